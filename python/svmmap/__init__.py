@@ -1,0 +1,30 @@
+"""svmmap: learning to rank with structural SVMs that optimize MAP and other IR metrics directly.
+
+The numeric work (reading LETOR files, oracles, the cutting-plane solver, metrics) is done by the
+Rust extension ``svmmap._core``; this package is a thin, typed layer over it.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from . import metrics
+from ._core import DataFormatError, ModelFormatError
+from .estimator import SkippedQueriesWarning, SVMMap
+from .io import load_letor, load_model
+
+try:
+    __version__ = version("svmmap")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0+unknown"
+
+__all__ = [
+    "SVMMap",
+    "SkippedQueriesWarning",
+    "DataFormatError",
+    "ModelFormatError",
+    "load_letor",
+    "load_model",
+    "metrics",
+    "__version__",
+]

@@ -1,0 +1,56 @@
+"""Type stubs for the Rust extension (hand-written; keep in step with rust/python.rs)."""
+
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+_Matrix = Union[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float32],
+    Tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any], int, int],
+]
+
+MODEL_FORMAT_VERSION: int
+
+class DataFormatError(ValueError): ...
+class ModelFormatError(ValueError): ...
+
+def fit(
+    x: _Matrix,
+    y: npt.NDArray[np.float64],
+    qid_codes: npt.NDArray[np.int64],
+    n_queries: int,
+    losses: Sequence[str],
+    c: float,
+    eps: float,
+    max_iter: int,
+    relevance_threshold: float,
+    n_threads: int,
+    callback: Optional[Callable[[dict], Any]] = None,
+) -> Tuple[npt.NDArray[np.float64], dict]: ...
+def predict(x: _Matrix, coef: npt.NDArray[np.float64], n_threads: int) -> npt.NDArray[np.float64]: ...
+def oracle_argmax(
+    scores: npt.NDArray[np.float64], relevant: npt.NDArray[np.bool_], loss: str
+) -> Tuple[float, npt.NDArray[np.float64]]: ...
+def evaluate(
+    metric: str,
+    y_true: npt.NDArray[np.float64],
+    y_score: npt.NDArray[np.float64],
+    qid_codes: npt.NDArray[np.int64],
+    n_queries: int,
+    ties: str,
+    gain: str,
+    relevance_threshold: float,
+    n_relevant: Optional[npt.NDArray[np.float64]] = None,
+) -> npt.NDArray[np.float64]: ...
+def read_letor_file(
+    path: str,
+    dtype: str = "float64",
+    n_features: Optional[int] = None,
+    keep_comments: bool = False,
+    n_threads: int = 0,
+) -> dict: ...
+def load_model_json(path: str) -> str: ...
+def save_model_json(path: str, text: str) -> None: ...
+def write_atomic(path: str, data: bytes) -> None: ...

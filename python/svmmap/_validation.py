@@ -1,0 +1,120 @@
+"""Input checks shared by the estimator, the metrics and the CLI.
+
+Everything is turned into what the Rust core borrows without copying: C-contiguous float32 or
+float64 arrays, or the arrays of a CSR matrix. A copy is made only when the input is of another
+layout or dtype, and then exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Tuple, Union
+
+import numpy as np
+import scipy.sparse as sp
+
+CoreMatrix = Union[np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray, int, int]]
+
+
+def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
+    """Returns (what the core takes, n_rows, n_features)."""
+    if sp.issparse(X):
+        X = X.tocsr() if X.format != "csr" else X
+        data = X.data
+        if data.dtype not in (np.float32, np.float64):
+            if not np.issubdtype(data.dtype, np.number) and data.dtype != np.bool_:
+                raise ValueError(f"{name} must hold numbers, got dtype {data.dtype}")
+            data = data.astype(np.float64)
+        indices, indptr = X.indices, X.indptr
+        if indices.dtype != indptr.dtype or indices.dtype not in (np.int32, np.int64):
+            indices = indices.astype(np.int64)
+            indptr = indptr.astype(np.int64)
+        n_rows, n_cols = X.shape
+        core = (
+            np.ascontiguousarray(data),
+            np.ascontiguousarray(indices),
+            np.ascontiguousarray(indptr),
+            int(n_rows),
+            int(n_cols),
+        )
+        return core, int(n_rows), int(n_cols)
+    if hasattr(X, "__dask_graph__"):
+        raise TypeError(f"{name} is a dask collection; use svmmap.dask.SVMMap for dask inputs")
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array (documents x features), got {arr.ndim} dimension(s)"
+            + ("; reshape a single feature with X.reshape(-1, 1)" if arr.ndim == 1 else "")
+        )
+    if arr.dtype not in (np.float32, np.float64):
+        if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer):
+            arr = arr.astype(np.float64)
+        elif np.issubdtype(arr.dtype, np.floating):
+            arr = arr.astype(np.float64)
+        else:
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{name} must hold numbers, got dtype {arr.dtype}: {exc}") from None
+    arr = np.ascontiguousarray(arr)
+    return arr, arr.shape[0], arr.shape[1]
+
+
+def check_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
+    """A 1-D float64 array of finite labels, one per row."""
+    try:
+        arr = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must hold numbers: {exc}") from None
+    if arr.ndim != 1:
+        arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.shape[0] != n_rows:
+        raise ValueError(f"{name} has {arr.shape[0]} entries but X has {n_rows} rows")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise ValueError(f"{name}[{bad[0]}] is {arr[bad[0]]}: labels must be finite numbers")
+    return np.ascontiguousarray(arr)
+
+
+def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes 0..n_queries-1 (in sorted order of the query ids) and the ids themselves.
+
+    Query ids may be any integers or strings, in any order; rows of one query need not be
+    adjacent.
+    """
+    if qid is None:
+        raise ValueError(
+            f"{required_by} ranks documents within queries and needs qid=: one query id per row "
+            "of X (any integers or strings, like the qid: field of a LETOR file or LightGBM's "
+            "group)"
+        )
+    arr = np.asarray(qid)
+    if arr.ndim != 1:
+        arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.ndim != 1:
+        raise ValueError(f"qid must be 1-D, got shape {arr.shape}")
+    if arr.shape[0] != n_rows:
+        raise ValueError(f"qid has {arr.shape[0]} entries but X has {n_rows} rows")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("qid contains NaN or infinite values")
+    try:
+        uniques, codes = np.unique(arr, return_inverse=True)
+    except TypeError as exc:
+        raise ValueError(f"qid values must be mutually comparable (all integers or all strings): {exc}") from None
+    return np.ascontiguousarray(codes.reshape(-1), dtype=np.int64), uniques
+
+
+def n_threads(n_jobs: int | None) -> int:
+    """scikit-learn's n_jobs convention as a thread count for the core (0 means all cores)."""
+    if n_jobs is None:
+        return 0
+    if not isinstance(n_jobs, (int, np.integer)) or isinstance(n_jobs, bool) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None, a positive integer or a negative integer, got {n_jobs!r}")
+    if n_jobs > 0:
+        return int(n_jobs)
+    import os
+
+    cores = os.cpu_count() or 1
+    return max(1, cores + 1 + int(n_jobs))

@@ -1,0 +1,110 @@
+"""Bundled data: MQ2008 from LETOR 4.0 (five folds rebuilt from its five query subsets)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from importlib import resources
+from typing import Any, Iterator, NamedTuple, Optional
+
+import numpy as np
+
+from ..io import load_letor
+
+#: Which subsets form each fold, as in MQ2008's readme.txt: fold k trains on S_k, S_k+1, S_k+2,
+#: validates on S_k+3 and tests on S_k+4 (indices modulo 5).
+MQ2008_FOLDS = {
+    k: {
+        "train": [(k - 1 + i) % 5 + 1 for i in range(3)],
+        "vali": [(k + 2) % 5 + 1],
+        "test": [(k + 3) % 5 + 1],
+    }
+    for k in range(1, 6)
+}
+
+
+class Split(NamedTuple):
+    X: np.ndarray
+    y: np.ndarray
+    qid: np.ndarray
+
+
+class Fold(NamedTuple):
+    name: str
+    train: Split
+    vali: Split
+    test: Split
+
+
+def mq2008_path(subset: int) -> str:
+    """Path of the bundled, gzip-compressed MQ2008 subset S1 ... S5."""
+    if subset not in range(1, 6):
+        raise ValueError(f"MQ2008 has subsets 1..5, got {subset!r}")
+    return str(resources.files(__package__).joinpath("data", "MQ2008", f"S{subset}.txt.gz"))
+
+
+@functools.lru_cache(maxsize=None)
+def _subset(subset: int, dtype: str) -> Split:
+    X, y, qid = load_letor(mq2008_path(subset), dtype=dtype)
+    for a in (X, y, qid):
+        a.setflags(write=False)
+    return Split(X, y, qid)
+
+
+def _concat(parts: list) -> Split:
+    if len(parts) == 1:
+        return parts[0]
+    return Split(*(np.concatenate([getattr(p, f) for p in parts]) for f in Split._fields))
+
+
+def load_mq2008(fold: int = 1, split: str = "train", *, dtype: Any = np.float64) -> Split:
+    """One split of one MQ2008 fold: ``(X, y, qid)`` with 46 features and labels 0, 1, 2.
+
+    Examples
+    --------
+    >>> from svmmap.datasets import load_mq2008
+    >>> X, y, qid = load_mq2008(fold=1, split="test")
+    >>> X.shape, len(set(qid))
+    ((2874, 46), 156)
+    """
+    if fold not in MQ2008_FOLDS:
+        raise ValueError(f"MQ2008 has folds 1..5, got {fold!r}")
+    if split not in ("train", "vali", "test"):
+        raise ValueError(f'split must be "train", "vali" or "test", got {split!r}')
+    name = np.dtype(dtype).name
+    return _concat([_subset(s, name) for s in MQ2008_FOLDS[fold][split]])
+
+
+def mq2008_folds(*, dtype: Any = np.float64) -> Iterator[Fold]:
+    """The five MQ2008 folds in order."""
+    for k in MQ2008_FOLDS:
+        yield Fold(f"Fold{k}", *(load_mq2008(k, s, dtype=dtype) for s in ("train", "vali", "test")))
+
+
+def letor_folds(root: str, *, dtype: Any = np.float64, folds: Optional[list] = None) -> Iterator[Fold]:
+    """Folds of a LETOR-style directory: ``root/Fold*/{train,vali,test}.txt`` (or ``.txt.gz``)."""
+    names = sorted(
+        (d for d in os.listdir(root) if d.lower().startswith("fold") and os.path.isdir(os.path.join(root, d))),
+        key=lambda d: (len(d), d),
+    )
+    if folds is not None:
+        names = [n for n in names if n[4:] in {str(f) for f in folds}]
+    if not names:
+        raise FileNotFoundError(f"{root}: no Fold* directories (expected root/Fold1/train.txt ...)")
+    for name in names:
+        parts = []
+        for split in ("train", "vali", "test"):
+            base = os.path.join(root, name, split + ".txt")
+            path = base if os.path.exists(base) else base + ".gz"
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"{base}: missing")
+            parts.append(Split(*load_letor(path, dtype=dtype)))
+        # Test and validation files may lack the highest feature indices of the training file.
+        d = parts[0].X.shape[1]
+        for i in (1, 2):
+            if parts[i].X.shape[1] != d:
+                split = ("train", "vali", "test")[i]
+                path = os.path.join(root, name, split + ".txt")
+                path = path if os.path.exists(path) else path + ".gz"
+                parts[i] = Split(*load_letor(path, dtype=dtype, n_features=max(d, parts[i].X.shape[1])))
+        yield Fold(name, *parts)

@@ -1,0 +1,285 @@
+"""The scikit-learn style estimator around the Rust solver."""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import warnings
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+
+from . import _core
+from ._validation import check_labels, check_matrix, check_qid, n_threads
+
+logger = logging.getLogger("svmmap")
+
+
+class SkippedQueriesWarning(UserWarning):
+    """Some training queries cannot contribute a constraint and were left out.
+
+    A query needs at least one relevant and one non-relevant document; queries without a
+    relevant document and queries with only relevant ones are skipped and counted.
+    """
+
+
+class SVMMap(BaseEstimator):
+    """Linear ranker trained by a structural SVM that optimizes a ranking metric directly.
+
+    Solves OP 1 of Yue et al. (2007) with margin rescaling,
+
+        min_w 1/2 ||w||^2 + C/n sum_q xi_q,
+        xi_q >= Delta(y_q, y) + w.Psi(x_q, y) - w.Psi(x_q, y_q) for every ranking y,
+
+    by the 1-slack cutting-plane algorithm with an exact loss-augmented argmax per query and a
+    dual coordinate-ascent QP. n counts the training queries that have both a relevant and a
+    non-relevant document, so C means what it means in SVM^map.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Trade-off between the margin and the training loss (> 0).
+    loss : str, default="map"
+        The metric whose loss ``Delta`` is optimized.
+    eps : float, default=1e-3
+        Tolerance in slack units, as SVM^struct's ``-e``: training stops when no constraint is
+        violated by more than ``eps`` beyond the working set's slack. The duality gap at exit,
+        ``gap_``, is then at most ``C * eps``.
+    max_iter : int, default=10000
+        Maximum number of cutting-plane iterations; a ``ConvergenceWarning`` is issued when it
+        is reached.
+    relevance_threshold : float, default=0.0
+        A document is relevant when its label is above this value (graded labels 1, 2 and
+        SVM^map's +1 are relevant; 0 and -1 are not).
+    n_jobs : int or None, default=None
+        Threads for the oracles, scoring and cut sums. None uses every core; negative values
+        count back from the number of cores as in scikit-learn. The learned model does not
+        depend on it.
+    verbose : int, default=0
+        Above 0, logs one line per iteration (primal, dual, gap, cuts, seconds) to the
+        ``svmmap`` logger at INFO level.
+    callback : callable or None, default=None
+        Called after every iteration with a dict (iteration, primal, dual, gap, loss, n_cuts,
+        n_active, seconds); returning True stops training.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The learned weights; a document's score is ``X @ coef_``.
+    objective_ : float
+        Primal objective 1/2 ||w||^2 + C/n sum_q xi_q at ``coef_``.
+    dual_objective_ : float
+        Dual objective of the final working set, a lower bound on the optimum.
+    gap_ : float
+        ``objective_ - dual_objective_``.
+    n_iter_ : int
+        Cutting-plane iterations run.
+    n_cuts_ : int
+        Cuts with a positive dual variable at the end.
+    converged_ : bool
+        Whether the gap fell to ``C * eps``.
+    n_queries_ : int
+        Training queries used (with both relevant and non-relevant documents).
+    n_queries_skipped_ : dict
+        Training queries left out, by reason ("no_relevant", "all_relevant").
+    history_ : list of dict
+        The per-iteration records passed to ``callback``.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap import SVMMap
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [0.9, 0.2], [0.1, 0.8], [0.2, 0.2]])
+    >>> y = np.array([1, 0, 0, 1, 0, 0])
+    >>> qid = np.array([7, 7, 7, 8, 8, 8])
+    >>> model = SVMMap(C=10.0).fit(X, y, qid=qid)
+    >>> bool(model.coef_[0] > model.coef_[1])
+    True
+    >>> model.score(X, y, qid=qid)
+    1.0
+    """
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        loss: Union[str, Sequence[str]] = "map",
+        eps: float = 1e-3,
+        max_iter: int = 10000,
+        relevance_threshold: float = 0.0,
+        n_jobs: Optional[int] = None,
+        verbose: int = 0,
+        callback: Optional[Callable[[dict], Any]] = None,
+    ) -> None:
+        self.C = C
+        self.loss = loss
+        self.eps = eps
+        self.max_iter = max_iter
+        self.relevance_threshold = relevance_threshold
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.callback = callback
+
+    def _losses(self) -> list[str]:
+        loss = self.loss
+        losses = [loss] if isinstance(loss, str) else list(loss)
+        if not losses or not all(isinstance(l, str) for l in losses):
+            raise ValueError(f"loss must be a loss name or a list of loss names, got {loss!r}")
+        return losses
+
+    def _check_params(self) -> None:
+        def positive(name: str, value: Any) -> None:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+        positive("C", self.C)
+        positive("eps", self.eps)
+        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
+            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
+        if not isinstance(self.relevance_threshold, numbers.Real) or not np.isfinite(self.relevance_threshold):
+            raise ValueError(f"relevance_threshold must be a finite number, got {self.relevance_threshold!r}")
+        if self.callback is not None and not callable(self.callback):
+            raise ValueError(f"callback must be callable or None, got {self.callback!r}")
+
+    def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMMap":
+        """Learn ``coef_`` from documents grouped by query.
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_documents, n_features)
+            float32 and float64 C-ordered arrays and CSR matrices are used without a copy.
+        y : array-like of shape (n_documents,)
+            Relevance labels (graded or -1/+1).
+        qid : array-like of shape (n_documents,)
+            Query id of every document, any integers or strings, in any order.
+
+        Returns
+        -------
+        self : SVMMap
+        """
+        self._check_params()
+        losses = self._losses()
+        core_X, n_rows, n_features = check_matrix(X)
+        labels = check_labels(y, n_rows)
+        codes, uniques = check_qid(qid, n_rows)
+        threads = n_threads(self.n_jobs)
+
+        verbose = self.verbose
+        user_callback = self.callback
+
+        def on_iteration(record: dict) -> bool:
+            if verbose:
+                logger.info(
+                    "iter %4d  primal %.6g  dual %.6g  gap %.3g  cuts %d/%d  %.2fs",
+                    record["iteration"],
+                    record["primal"],
+                    record["dual"],
+                    record["gap"],
+                    record["n_active"],
+                    record["n_cuts"],
+                    record["seconds"],
+                )
+            return bool(user_callback(record)) if user_callback is not None else False
+
+        needs_callback = bool(verbose) or user_callback is not None
+        coef, summary = _core.fit(
+            core_X,
+            labels,
+            codes,
+            len(uniques),
+            losses,
+            float(self.C),
+            float(self.eps),
+            int(self.max_iter),
+            float(self.relevance_threshold),
+            threads,
+            on_iteration if needs_callback else None,
+        )
+        self.coef_ = coef
+        self.n_features_in_ = n_features
+        self.objective_ = summary["primal"]
+        self.dual_objective_ = summary["dual"]
+        self.gap_ = summary["gap"]
+        self.n_iter_ = summary["n_iter"]
+        self.n_cuts_ = summary["n_active"]
+        self.converged_ = summary["stop"] == "converged"
+        self.n_queries_ = summary["n_queries"]
+        self.n_queries_skipped_ = {
+            "no_relevant": summary["n_skipped_no_relevant"],
+            "all_relevant": summary["n_skipped_all_relevant"],
+        }
+        self.history_ = summary["history"]
+        skipped = sum(self.n_queries_skipped_.values())
+        if skipped:
+            warnings.warn(
+                f"{skipped} of {len(uniques)} training queries were skipped: "
+                f"{self.n_queries_skipped_['no_relevant']} without a relevant document, "
+                f"{self.n_queries_skipped_['all_relevant']} with only relevant documents "
+                f"(relevant means label > {self.relevance_threshold})",
+                SkippedQueriesWarning,
+                stacklevel=2,
+            )
+        if summary["stop"] == "max_iter":
+            warnings.warn(
+                f"SVMMap stopped at max_iter={self.max_iter} with duality gap {self.gap_:.3g} "
+                f"> C*eps = {self.C * self.eps:.3g}; raise max_iter or eps",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        if verbose:
+            logger.info(
+                "%s after %d iterations: primal %.6g, gap %.3g, %d active cuts, %d queries (%d skipped)",
+                summary["stop"],
+                self.n_iter_,
+                self.objective_,
+                self.gap_,
+                self.n_cuts_,
+                self.n_queries_,
+                skipped,
+            )
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "coef_"):
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet; call fit(X, y, qid=...) first"
+            )
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Score every document; sorting a query's documents by score gives its ranking.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_documents,), float64, in the row order of ``X``.
+        """
+        self._check_fitted()
+        core_X, _, n_features = check_matrix(X)
+        if n_features != self.n_features_in_:
+            raise ValueError(
+                f"X has {n_features} features, but {type(self).__name__} was fitted with {self.n_features_in_}"
+            )
+        return _core.predict(core_X, self.coef_, n_threads(self.n_jobs))
+
+    def score(self, X: Any, y: Any, qid: Any = None) -> float:
+        """Mean average precision of the predicted ranking (see ``svmmap.metrics``).
+
+        Queries without a relevant document are skipped; ties in score are broken
+        pessimistically.
+        """
+        from .metrics import mean_average_precision
+
+        if qid is None:
+            check_qid(None, 0, required_by=f"{type(self).__name__}.score")
+        scores = self.predict(X)
+        return mean_average_precision(
+            y, scores, qid=qid, relevance_threshold=self.relevance_threshold
+        )
+
+    def save(self, path: Any) -> None:
+        """Write the fitted model as versioned JSON, atomically (read it with ``svmmap.load_model``)."""
+        from .io import save_model
+
+        save_model(self, path)

@@ -1,0 +1,217 @@
+"""Ranking metrics per query and averaged, with their conventions stated and selectable.
+
+Conventions (the defaults are those of SVM^map's evaluation and of trec_eval where they agree):
+
+- **Relevance.** A document is relevant when its label is above ``relevance_threshold``
+  (default 0). For NDCG its grade is its label when relevant and 0 otherwise, so SVM^map's
+  -1/+1 labels act as 0/1.
+- **Ties.** Documents with equal scores are ordered pessimistically (``ties="pessimistic"``:
+  lower grade first, so a tie never helps) or in input order (``ties="input"``).
+- **Queries without a relevant document** (and, for ROC area, without a non-relevant one) have
+  no defined value. ``no_relevant="skip"`` (default) leaves them out of the mean;
+  ``no_relevant=0`` or ``1`` counts them with that value. ``evaluate`` reports how many there were.
+- **AP** divides by the number of relevant documents in the list; pass ``n_relevant`` (one
+  count per query, in sorted query order) to divide by the total from the qrels instead, as
+  trec_eval does.
+- **NDCG@k** uses gain ``2**grade - 1`` (``gain="exp"``) or ``grade`` (``gain="linear"``, as
+  trec_eval's ndcg_cut), discount ``1/log2(1 + rank)``, and the ideal ordering of the same list.
+- **MRR@k** is 1/rank of the first relevant document within the top k, else 0.
+- **ROC area** is the fraction of (relevant, non-relevant) pairs ranked correctly.
+- **P@k** divides by k even when the list is shorter, as trec_eval does.
+
+Metric names: ``"map"``, ``"ndcg"``, ``"ndcg@k"``, ``"mrr"``, ``"mrr@k"``, ``"roc"``, ``"p@k"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _core
+from ._validation import check_labels, check_qid
+
+NoRelevant = Union[str, float, int]
+
+
+@dataclass
+class PerQuery:
+    """One metric on every query: ``values[i]`` belongs to ``qids[i]`` (sorted query ids).
+
+    Queries where the metric is undefined are left out (``no_relevant="skip"``) or filled
+    with the chosen value; ``n_undefined`` counts them either way.
+    """
+
+    metric: str
+    qids: np.ndarray
+    values: np.ndarray
+    n_undefined: int
+
+    def mean(self) -> float:
+        return float(np.mean(self.values)) if self.values.size else float("nan")
+
+
+@dataclass
+class Evaluation:
+    """Means of several metrics, with the per-query values and the counts behind them."""
+
+    means: Dict[str, float]
+    per_query: Dict[str, PerQuery] = field(repr=False)
+    n_queries: int
+    n_undefined: Dict[str, int]
+
+    def __getitem__(self, metric: str) -> float:
+        return self.means[metric]
+
+
+def _inputs(y_true: Any, y_score: Any, qid: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    scores = np.asarray(y_score, dtype=np.float64).reshape(-1)
+    labels = check_labels(y_true, scores.shape[0], name="y_true")
+    if np.isnan(scores).any():
+        raise ValueError(f"y_score[{int(np.flatnonzero(np.isnan(scores))[0])}] is NaN")
+    if qid is None:
+        codes = np.zeros(scores.shape[0], dtype=np.int64)
+        uniques = np.zeros(1 if scores.shape[0] else 0, dtype=np.int64)
+    else:
+        codes, uniques = check_qid(qid, scores.shape[0])
+    return labels, np.ascontiguousarray(scores), codes, uniques
+
+
+def _check_policy(no_relevant: NoRelevant) -> Optional[float]:
+    if isinstance(no_relevant, str):
+        if no_relevant != "skip":
+            raise ValueError(f'no_relevant must be "skip", 0 or 1, got {no_relevant!r}')
+        return None
+    if no_relevant in (0, 1) and not isinstance(no_relevant, bool):
+        return float(no_relevant)
+    raise ValueError(f'no_relevant must be "skip", 0 or 1, got {no_relevant!r}')
+
+
+def _per_query(
+    metric: str,
+    labels: np.ndarray,
+    scores: np.ndarray,
+    codes: np.ndarray,
+    uniques: np.ndarray,
+    *,
+    relevance_threshold: float,
+    ties: str,
+    gain: str,
+    no_relevant: NoRelevant,
+    n_relevant: Any,
+) -> PerQuery:
+    fill = _check_policy(no_relevant)
+    nr = None
+    if n_relevant is not None:
+        nr = np.ascontiguousarray(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
+        if nr.shape[0] != len(uniques):
+            raise ValueError(f"n_relevant has {nr.shape[0]} entries for {len(uniques)} queries")
+    values = _core.evaluate(
+        metric, labels, scores, codes, len(uniques), ties, gain, float(relevance_threshold), nr
+    )
+    undefined = np.isnan(values)
+    if fill is None:
+        return PerQuery(metric, uniques[~undefined], values[~undefined], int(undefined.sum()))
+    values[undefined] = fill
+    return PerQuery(metric, uniques, values, int(undefined.sum()))
+
+
+def per_query(
+    metric: str,
+    y_true: Any,
+    y_score: Any,
+    qid: Any = None,
+    *,
+    relevance_threshold: float = 0.0,
+    ties: str = "pessimistic",
+    gain: str = "exp",
+    no_relevant: NoRelevant = "skip",
+    n_relevant: Any = None,
+) -> PerQuery:
+    """``metric`` on every query. ``qid=None`` treats all documents as one query."""
+    labels, scores, codes, uniques = _inputs(y_true, y_score, qid)
+    return _per_query(
+        metric, labels, scores, codes, uniques, relevance_threshold=relevance_threshold,
+        ties=ties, gain=gain, no_relevant=no_relevant, n_relevant=n_relevant,
+    )
+
+
+def evaluate(
+    y_true: Any,
+    y_score: Any,
+    qid: Any = None,
+    metrics: Sequence[str] = ("map", "ndcg@10", "mrr@10"),
+    *,
+    relevance_threshold: float = 0.0,
+    ties: str = "pessimistic",
+    gain: str = "exp",
+    no_relevant: NoRelevant = "skip",
+    n_relevant: Any = None,
+) -> Evaluation:
+    """Several metrics at once, averaged over queries.
+
+    Examples
+    --------
+    >>> from svmmap.metrics import evaluate
+    >>> result = evaluate([1, 0, 0, 1], [0.9, 0.8, 0.1, 0.3], qid=[1, 1, 2, 2], metrics=["map", "mrr"])
+    >>> result["map"], result["mrr"]
+    (1.0, 1.0)
+    """
+    labels, scores, codes, uniques = _inputs(y_true, y_score, qid)
+    pq = {
+        m: _per_query(
+            m, labels, scores, codes, uniques, relevance_threshold=relevance_threshold,
+            ties=ties, gain=gain, no_relevant=no_relevant, n_relevant=n_relevant,
+        )
+        for m in metrics
+    }
+    return Evaluation(
+        means={m: v.mean() for m, v in pq.items()},
+        per_query=pq,
+        n_queries=len(uniques),
+        n_undefined={m: v.n_undefined for m, v in pq.items()},
+    )
+
+
+def _mean(metric: str, y_true: Any, y_score: Any, qid: Any, **conventions: Any) -> float:
+    return per_query(metric, y_true, y_score, qid, **conventions).mean()
+
+
+def mean_average_precision(y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> float:
+    """Mean over queries of average precision.
+
+    Examples
+    --------
+    >>> # Yue et al. Table 1, hypothesis h1: relevant documents at ranks 1, 6, 7.
+    >>> round(mean_average_precision([1, 0, 0, 0, 0, 1, 1, 0], [8, 7, 6, 5, 4, 3, 2, 1]), 2)
+    0.59
+    """
+    return _mean("map", y_true, y_score, qid, **conventions)
+
+
+def ndcg(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **conventions: Any) -> float:
+    """Mean NDCG@k over queries (no cutoff when k is None)."""
+    return _mean("ndcg" if k is None else f"ndcg@{int(k)}", y_true, y_score, qid, **conventions)
+
+
+def mrr(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **conventions: Any) -> float:
+    """Mean reciprocal rank of the first relevant document (within the top k if given)."""
+    return _mean("mrr" if k is None else f"mrr@{int(k)}", y_true, y_score, qid, **conventions)
+
+
+def roc_auc(y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> float:
+    """Mean over queries of the ROC area (fraction of correctly ordered relevant/non-relevant pairs).
+
+    Examples
+    --------
+    >>> # Yue et al. Table 1, hypothesis h2 (reverse order): 8 of 15 pairs right.
+    >>> round(roc_auc([1, 0, 0, 0, 0, 1, 1, 0], [1, 2, 3, 4, 5, 6, 7, 8]), 2)
+    0.53
+    """
+    return _mean("roc", y_true, y_score, qid, **conventions)
+
+
+def precision_at(k: int, y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> float:
+    """Mean precision in the top k."""
+    return _mean(f"p@{int(k)}", y_true, y_score, qid, **conventions)

@@ -1,0 +1,316 @@
+//! Query-grouped views of a feature matrix (dense row-major or CSR), borrowed, never copied.
+
+pub mod reader;
+
+use crate::error::{Error, Result};
+
+/// Element types a feature matrix may hold. Arithmetic is always carried out in f64.
+pub trait Scalar: Copy + Send + Sync + 'static {
+    fn to_f64(self) -> f64;
+}
+
+impl Scalar for f32 {
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Scalar for f64 {
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// Integer types scipy.sparse uses for `indptr` and `indices`.
+pub trait SparseIndex: Copy + Send + Sync + 'static {
+    /// The value as usize, or None when it is negative.
+    fn to_usize(self) -> Option<usize>;
+}
+
+impl SparseIndex for i32 {
+    #[inline(always)]
+    fn to_usize(self) -> Option<usize> {
+        usize::try_from(self).ok()
+    }
+}
+
+impl SparseIndex for i64 {
+    #[inline(always)]
+    fn to_usize(self) -> Option<usize> {
+        usize::try_from(self).ok()
+    }
+}
+
+/// A matrix whose rows are documents. The solver needs only two row operations.
+pub trait RowMatrix: Sync {
+    fn n_rows(&self) -> usize;
+    fn n_cols(&self) -> usize;
+    /// x_row . w
+    fn row_dot(&self, row: usize, w: &[f64]) -> f64;
+    /// out += alpha * x_row
+    fn row_axpy(&self, row: usize, alpha: f64, out: &mut [f64]);
+}
+
+/// A dense row-major (C-ordered) matrix.
+#[derive(Clone, Copy)]
+pub struct DenseView<'a, T> {
+    data: &'a [T],
+    n_rows: usize,
+    n_cols: usize,
+}
+
+impl<'a, T: Scalar> DenseView<'a, T> {
+    /// Checks the shape and that every value is finite.
+    pub fn new(data: &'a [T], n_rows: usize, n_cols: usize) -> Result<Self> {
+        if n_rows.checked_mul(n_cols) != Some(data.len()) {
+            return Err(Error::input(format!(
+                "dense matrix of shape ({n_rows}, {n_cols}) needs {} values, got {}",
+                n_rows as u128 * n_cols as u128,
+                data.len()
+            )));
+        }
+        if let Some(pos) = crate::parallel::first_non_finite(data) {
+            return Err(Error::input(format!(
+                "X[{}, {}] is {}: features must be finite numbers",
+                pos / n_cols.max(1),
+                pos % n_cols.max(1),
+                data[pos].to_f64()
+            )));
+        }
+        Ok(DenseView {
+            data,
+            n_rows,
+            n_cols,
+        })
+    }
+
+    #[inline(always)]
+    pub fn row(&self, row: usize) -> &'a [T] {
+        &self.data[row * self.n_cols..(row + 1) * self.n_cols]
+    }
+}
+
+impl<T: Scalar> RowMatrix for DenseView<'_, T> {
+    fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+    fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+    #[inline]
+    fn row_dot(&self, row: usize, w: &[f64]) -> f64 {
+        dot_dense(self.row(row), w)
+    }
+    #[inline]
+    fn row_axpy(&self, row: usize, alpha: f64, out: &mut [f64]) {
+        for (o, &x) in out.iter_mut().zip(self.row(row)) {
+            *o += alpha * x.to_f64();
+        }
+    }
+}
+
+/// Dot product with four independent accumulators, so that the compiler can vectorize it.
+/// The association order is fixed, which keeps scores identical from run to run.
+#[inline(always)]
+fn dot_dense<T: Scalar>(x: &[T], w: &[f64]) -> f64 {
+    let n = x.len().min(w.len());
+    let (x, w) = (&x[..n], &w[..n]);
+    let mut acc = [0.0f64; 4];
+    let chunks = n / 4;
+    for c in 0..chunks {
+        let b = 4 * c;
+        acc[0] += x[b].to_f64() * w[b];
+        acc[1] += x[b + 1].to_f64() * w[b + 1];
+        acc[2] += x[b + 2].to_f64() * w[b + 2];
+        acc[3] += x[b + 3].to_f64() * w[b + 3];
+    }
+    let mut tail = 0.0;
+    for b in 4 * chunks..n {
+        tail += x[b].to_f64() * w[b];
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// A compressed-sparse-row matrix with the arrays of scipy.sparse.csr_matrix.
+#[derive(Clone, Copy)]
+pub struct CsrView<'a, T, I> {
+    indptr: &'a [I],
+    indices: &'a [I],
+    data: &'a [T],
+    n_rows: usize,
+    n_cols: usize,
+}
+
+impl<'a, T: Scalar, I: SparseIndex> CsrView<'a, T, I> {
+    /// Checks that the arrays describe a valid CSR matrix with finite values, so that row
+    /// operations later need no bounds checks beyond the slices'.
+    pub fn new(
+        indptr: &'a [I],
+        indices: &'a [I],
+        data: &'a [T],
+        n_rows: usize,
+        n_cols: usize,
+    ) -> Result<Self> {
+        if indptr.len() != n_rows + 1 {
+            return Err(Error::input(format!(
+                "CSR indptr must have n_rows + 1 = {} entries, got {}",
+                n_rows + 1,
+                indptr.len()
+            )));
+        }
+        if indices.len() != data.len() {
+            return Err(Error::input(format!(
+                "CSR indices and data differ in length: {} and {}",
+                indices.len(),
+                data.len()
+            )));
+        }
+        let mut prev = 0usize;
+        for (row, p) in indptr.iter().enumerate() {
+            let p = p.to_usize().unwrap_or(usize::MAX);
+            if p < prev || p > data.len() || (row == 0 && p != 0) {
+                return Err(Error::input(format!(
+                    "CSR indptr is not a non-decreasing sequence from 0 to {} (entry {row})",
+                    data.len()
+                )));
+            }
+            prev = p;
+        }
+        if prev != data.len() {
+            return Err(Error::input(format!(
+                "CSR indptr ends at {prev} but there are {} stored values",
+                data.len()
+            )));
+        }
+        if let Some(pos) = indices
+            .iter()
+            .position(|i| i.to_usize().is_none_or(|i| i >= n_cols))
+        {
+            return Err(Error::input(format!(
+                "CSR column index at position {pos} is outside 0..{n_cols}"
+            )));
+        }
+        if let Some(pos) = crate::parallel::first_non_finite(data) {
+            return Err(Error::input(format!(
+                "stored value {pos} of the sparse matrix is {}: features must be finite numbers",
+                data[pos].to_f64()
+            )));
+        }
+        Ok(CsrView {
+            indptr,
+            indices,
+            data,
+            n_rows,
+            n_cols,
+        })
+    }
+
+    #[inline(always)]
+    fn range(&self, row: usize) -> std::ops::Range<usize> {
+        // Validated in `new`, so the conversions cannot fail.
+        let lo = self.indptr[row].to_usize().unwrap_or(0);
+        let hi = self.indptr[row + 1].to_usize().unwrap_or(0);
+        lo..hi
+    }
+}
+
+impl<T: Scalar, I: SparseIndex> RowMatrix for CsrView<'_, T, I> {
+    fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+    fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+    #[inline]
+    fn row_dot(&self, row: usize, w: &[f64]) -> f64 {
+        let r = self.range(row);
+        let mut acc = 0.0;
+        for (&j, &v) in self.indices[r.clone()].iter().zip(&self.data[r]) {
+            acc += v.to_f64() * w[j.to_usize().unwrap_or(0)];
+        }
+        acc
+    }
+    #[inline]
+    fn row_axpy(&self, row: usize, alpha: f64, out: &mut [f64]) {
+        let r = self.range(row);
+        for (&j, &v) in self.indices[r.clone()].iter().zip(&self.data[r]) {
+            out[j.to_usize().unwrap_or(0)] += alpha * v.to_f64();
+        }
+    }
+}
+
+/// Rows grouped by query. Queries are numbered 0..n_queries in the order of their codes
+/// (the caller's sorted unique qids); inside a query, rows keep the caller's order, which
+/// makes the grouping a stable sort.
+#[derive(Debug, Clone)]
+pub struct QueryGroups {
+    /// Row indices in grouped order.
+    pub order: Vec<usize>,
+    /// Query q owns `order[bounds[q]..bounds[q + 1]]`.
+    pub bounds: Vec<usize>,
+}
+
+impl QueryGroups {
+    /// Groups rows by integer query codes in `0..n_queries` with a counting sort (stable).
+    pub fn from_codes(codes: &[i64], n_queries: usize) -> Result<Self> {
+        let mut counts = vec![0usize; n_queries + 1];
+        for (row, &c) in codes.iter().enumerate() {
+            let c = usize::try_from(c)
+                .ok()
+                .filter(|&c| c < n_queries)
+                .ok_or_else(|| {
+                    Error::input(format!(
+                        "query code {c} of row {row} is outside 0..{n_queries}"
+                    ))
+                })?;
+            counts[c + 1] += 1;
+        }
+        for q in 0..n_queries {
+            counts[q + 1] += counts[q];
+        }
+        let bounds = counts.clone();
+        let mut next = counts;
+        let mut order = vec![0usize; codes.len()];
+        for (row, &c) in codes.iter().enumerate() {
+            let c = c as usize;
+            order[next[c]] = row;
+            next[c] += 1;
+        }
+        Ok(QueryGroups { order, bounds })
+    }
+
+    /// Rows of consecutive runs: each maximal run of equal qids is a query, as in a LETOR file.
+    pub fn contiguous(sizes: &[usize]) -> Self {
+        let mut bounds = Vec::with_capacity(sizes.len() + 1);
+        bounds.push(0);
+        for s in sizes {
+            bounds.push(bounds.last().copied().unwrap_or(0) + s);
+        }
+        let n = bounds.last().copied().unwrap_or(0);
+        QueryGroups {
+            order: (0..n).collect(),
+            bounds,
+        }
+    }
+
+    pub fn n_queries(&self) -> usize {
+        self.bounds.len() - 1
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The rows of query q, in the caller's order.
+    #[inline]
+    pub fn rows(&self, q: usize) -> &[usize] {
+        &self.order[self.bounds[q]..self.bounds[q + 1]]
+    }
+
+    /// Gathers a per-row array into grouped order.
+    pub fn gather(&self, per_row: &[f64]) -> Vec<f64> {
+        self.order.iter().map(|&r| per_row[r]).collect()
+    }
+}

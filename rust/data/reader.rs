@@ -1,0 +1,580 @@
+//! Reader for the LETOR / svmlight ranking format:
+//!
+//!   <label> qid:<query id> <index>:<value> ... [# comment]
+//!
+//! Indices start at 1 and may be sparse; lines may come in any query order; blank lines and
+//! lines holding only a comment are skipped; `.gz` files (detected by their magic bytes) are
+//! decompressed on the fly. The file is read in blocks of whole lines and each block is parsed
+//! in parallel, so memory holds one block of text at a time.
+//!
+//! Anything else is an error naming the file, the 1-based line, the field and what was
+//! expected: a missing `qid:`, a label or value that is not a finite number (including the
+//! `NULL` of LETOR's Feature-null files), an index that is 0, negative, repeated or beyond
+//! `MAX_FEATURE_INDEX`, or a file without a single data line. Unsorted indices are accepted
+//! and sorted.
+
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::io::Read;
+
+use crate::error::{Error, Result};
+
+/// The largest feature index accepted, so that column indices fit scipy's int32 and an absurd
+/// index is reported instead of allocated.
+pub const MAX_FEATURE_INDEX: u64 = i32::MAX as u64;
+
+/// Bytes of text parsed per block.
+const BLOCK_BYTES: usize = 16 << 20;
+
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Expected number of features; an index above it is an error. None: the largest index.
+    pub n_features: Option<usize>,
+    /// Keep the text after '#' of every data line.
+    pub keep_comments: bool,
+}
+
+/// A parsed file in CSR form, rows in file order.
+#[derive(Debug, Clone, Default)]
+pub struct LetorData<T> {
+    pub labels: Vec<f64>,
+    /// Index into `qid_names` for every row.
+    pub qid_codes: Vec<u32>,
+    /// Distinct query ids in order of first appearance.
+    pub qid_names: Vec<String>,
+    pub indptr: Vec<i64>,
+    /// 0-based column indices.
+    pub indices: Vec<i32>,
+    pub values: Vec<T>,
+    pub n_features: usize,
+    /// The 1-based line number of every row.
+    pub line_numbers: Vec<u64>,
+    pub comments: Option<Vec<String>>,
+}
+
+impl<T> LetorData<T> {
+    pub fn n_rows(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// True when every row lists exactly features 1..n_features in order, so that `values`
+    /// already is the dense row-major matrix.
+    pub fn is_dense_complete(&self) -> bool {
+        let d = self.n_features;
+        self.values.len() == self.n_rows() * d
+            && self
+                .indices
+                .chunks(d.max(1))
+                .all(|row| row.iter().enumerate().all(|(j, &i)| i as usize == j))
+    }
+}
+
+/// Value types the reader can produce.
+pub trait FromF64: Copy + Send + Sync + Default + 'static {
+    fn from_f64(v: f64) -> Self;
+}
+impl FromF64 for f64 {
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+}
+impl FromF64 for f32 {
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+
+/// Reads a LETOR/svmlight file (plain or gzip).
+pub fn read_letor<T: FromF64>(path: &str, opts: &ReadOptions) -> Result<LetorData<T>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut magic = [0u8; 2];
+    let n_magic = read_up_to(&mut reader, &mut magic).map_err(|e| Error::io(path, e))?;
+    let head = std::io::Cursor::new(magic[..n_magic].to_vec());
+    let source: Box<dyn Read> = if n_magic == 2 && magic == [0x1f, 0x8b] {
+        Box::new(flate2::read::MultiGzDecoder::new(head.chain(reader)))
+    } else {
+        Box::new(head.chain(reader))
+    };
+    parse_stream(source, path, opts)
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// Parses LETOR text from any reader; `path` only names the source in errors.
+pub fn parse_stream<T: FromF64>(
+    mut source: impl Read,
+    path: &str,
+    opts: &ReadOptions,
+) -> Result<LetorData<T>> {
+    let mut out = LetorData::<T> {
+        indptr: vec![0],
+        comments: opts.keep_comments.then(Vec::new),
+        ..Default::default()
+    };
+    let mut interner: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(BLOCK_BYTES + (1 << 16));
+    let mut lines_done: u64 = 0;
+    let mut eof = false;
+    while !eof {
+        // Fill the block, then cut it after its last newline; the rest waits for the next one.
+        let start = buf.len();
+        buf.resize(BLOCK_BYTES.max(start * 2), 0);
+        let mut filled = start;
+        while filled < buf.len() {
+            match source.read(&mut buf[filled..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(k) => filled += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+        buf.truncate(filled);
+        let cut = if eof {
+            buf.len()
+        } else {
+            match buf.iter().rposition(|&b| b == b'\n') {
+                Some(p) => p + 1,
+                None => continue, // a line longer than the block: read more
+            }
+        };
+        let lines = parse_block(&buf[..cut], path, lines_done, opts)?;
+        lines_done += lines.iter().map(|c| c.n_lines).sum::<u64>();
+        for chunk in lines {
+            append_chunk(&mut out, &mut interner, &buf[..cut], chunk);
+        }
+        buf.drain(..cut);
+    }
+    if out.n_rows() == 0 {
+        return Err(Error::parse(
+            path,
+            0,
+            "no data lines: the file is empty or holds only comments",
+        ));
+    }
+    if let Some(d) = opts.n_features {
+        out.n_features = d;
+    }
+    Ok(out)
+}
+
+/// Rows parsed from one piece of a block. Query ids and comments are byte ranges into the block.
+struct Chunk {
+    n_lines: u64,
+    labels: Vec<f64>,
+    qids: Vec<(usize, usize)>,
+    row_nnz: Vec<u32>,
+    indices: Vec<i32>,
+    values: Vec<f64>,
+    line_numbers: Vec<u64>,
+    comments: Vec<(usize, usize)>,
+    max_index: u64,
+}
+
+fn parse_block(
+    block: &[u8],
+    path: &str,
+    first_line: u64,
+    opts: &ReadOptions,
+) -> Result<Vec<Chunk>> {
+    let n_pieces = (rayon::current_num_threads() * 4).max(1);
+    let mut bounds = vec![0usize];
+    for i in 1..n_pieces {
+        let target = block.len() * i / n_pieces;
+        let prev = *bounds.last().unwrap_or(&0);
+        if target <= prev {
+            continue;
+        }
+        match block[target..].iter().position(|&b| b == b'\n') {
+            Some(p) if target + p + 1 < block.len() => bounds.push(target + p + 1),
+            _ => break,
+        }
+    }
+    bounds.push(block.len());
+    bounds.dedup();
+    let results: Vec<Result<Chunk>> = bounds
+        .par_windows(2)
+        .map(|w| parse_piece(block, w[0], w[1], path, opts))
+        .collect();
+    // Line numbers inside a piece are relative until we know how many lines precede it.
+    let mut offset = first_line;
+    let mut chunks = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Ok(mut c) => {
+                for l in &mut c.line_numbers {
+                    *l += offset;
+                }
+                offset += c.n_lines;
+                chunks.push(c);
+            }
+            Err(Error::Parse {
+                mut location,
+                message,
+            }) => {
+                location.line += offset as usize;
+                return Err(Error::Parse { location, message });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(chunks)
+}
+
+fn parse_piece(
+    block: &[u8],
+    lo: usize,
+    hi: usize,
+    path: &str,
+    opts: &ReadOptions,
+) -> Result<Chunk> {
+    let mut c = Chunk {
+        n_lines: 0,
+        labels: Vec::new(),
+        qids: Vec::new(),
+        row_nnz: Vec::new(),
+        indices: Vec::new(),
+        values: Vec::new(),
+        line_numbers: Vec::new(),
+        comments: Vec::new(),
+        max_index: 0,
+    };
+    let mut pos = lo;
+    while pos < hi {
+        let end = block[pos..hi]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(hi, |p| pos + p);
+        c.n_lines += 1;
+        let line_no = c.n_lines;
+        parse_line(block, pos, end, line_no, &mut c, opts)
+            .map_err(|msg| Error::parse(path, line_no as usize, msg))?;
+        pos = end + 1;
+    }
+    Ok(c)
+}
+
+fn is_space(b: u8) -> bool {
+    b == b' ' || b == b'\t' || b == b'\r'
+}
+
+/// Parses one line into `c`; the error is a message without the location.
+fn parse_line(
+    block: &[u8],
+    lo: usize,
+    hi: usize,
+    line_no: u64,
+    c: &mut Chunk,
+    opts: &ReadOptions,
+) -> std::result::Result<(), String> {
+    let line = &block[lo..hi];
+    let content_end = line.iter().position(|&b| b == b'#').unwrap_or(line.len());
+    let mut fields = Fields {
+        line,
+        pos: 0,
+        end: content_end,
+    };
+    let Some((label_at, label_tok)) = fields.next() else {
+        return Ok(()); // blank or comment-only line
+    };
+    let _ = label_at;
+    let label = parse_number(label_tok)
+        .map_err(|why| format!("field 1 (the label) is {}: {why}", show(label_tok)))?;
+    let (qid_at, qid_tok) = fields.next().ok_or_else(|| {
+        "expected 'qid:<query id>' after the label, got the end of the line".to_string()
+    })?;
+    let qid = qid_tok
+        .strip_prefix(b"qid:")
+        .filter(|q| !q.is_empty())
+        .ok_or_else(|| format!("field 2 must be 'qid:<query id>', got {}", show(qid_tok)))?;
+    let qid_start = lo + qid_at + 4;
+    let row_start = c.indices.len();
+    let mut prev: u64 = 0;
+    let mut sorted = true;
+    let mut field_no = 2;
+    while let Some((_, tok)) = fields.next() {
+        field_no += 1;
+        let colon = tok.iter().position(|&b| b == b':').ok_or_else(|| {
+            format!(
+                "field {field_no} must be '<index>:<value>', got {}",
+                show(tok)
+            )
+        })?;
+        let (idx_tok, val_tok) = (&tok[..colon], &tok[colon + 1..]);
+        let index = parse_index(idx_tok)
+            .map_err(|why| format!("field {field_no} ({}): {why}", show(tok)))?;
+        if let Some(d) = opts.n_features {
+            if index > d as u64 {
+                return Err(format!(
+                    "field {field_no} ({}): feature index {index} is above n_features = {d}",
+                    show(tok)
+                ));
+            }
+        }
+        let value = parse_number(val_tok)
+            .map_err(|why| format!("field {field_no} ({}): value {why}", show(tok)))?;
+        if index <= prev {
+            sorted = false;
+        }
+        prev = index;
+        c.max_index = c.max_index.max(index);
+        c.indices.push((index - 1) as i32);
+        c.values.push(value);
+    }
+    if !sorted {
+        let mut pairs: Vec<(i32, f64)> = c.indices[row_start..]
+            .iter()
+            .copied()
+            .zip(c.values[row_start..].iter().copied())
+            .collect();
+        pairs.sort_by_key(|p| p.0);
+        if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(format!(
+                "feature index {} appears more than once",
+                w[0].0 + 1
+            ));
+        }
+        for (k, (i, v)) in pairs.into_iter().enumerate() {
+            c.indices[row_start + k] = i;
+            c.values[row_start + k] = v;
+        }
+    }
+    c.labels.push(label);
+    c.qids.push((qid_start, qid_start + qid.len()));
+    c.row_nnz.push((c.indices.len() - row_start) as u32);
+    c.line_numbers.push(line_no);
+    if opts.keep_comments {
+        let from = (content_end + 1).min(line.len());
+        let mut a = lo + from;
+        let mut b = hi;
+        while a < b && is_space(block[a]) {
+            a += 1;
+        }
+        while b > a && is_space(block[b - 1]) {
+            b -= 1;
+        }
+        c.comments.push((a, b));
+    }
+    Ok(())
+}
+
+/// Whitespace-separated fields of a line, each with its offset.
+struct Fields<'a> {
+    line: &'a [u8],
+    pos: usize,
+    end: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn next(&mut self) -> Option<(usize, &'a [u8])> {
+        while self.pos < self.end && is_space(self.line[self.pos]) {
+            self.pos += 1;
+        }
+        if self.pos >= self.end {
+            return None;
+        }
+        let start = self.pos;
+        while self.pos < self.end && !is_space(self.line[self.pos]) {
+            self.pos += 1;
+        }
+        Some((start, &self.line[start..self.pos]))
+    }
+}
+
+fn show(tok: &[u8]) -> String {
+    let s = String::from_utf8_lossy(tok);
+    if s.chars().count() > 40 {
+        format!("'{}...'", s.chars().take(40).collect::<String>())
+    } else {
+        format!("'{s}'")
+    }
+}
+
+fn parse_number(tok: &[u8]) -> std::result::Result<f64, String> {
+    if tok.eq_ignore_ascii_case(b"null") {
+        return Err(
+            "NULL: a missing value (LETOR Feature-null files must be filled in first)".into(),
+        );
+    }
+    let v: f64 = std::str::from_utf8(tok)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| "not a number".to_string())?;
+    if !v.is_finite() {
+        return Err(format!("{v}: values must be finite"));
+    }
+    Ok(v)
+}
+
+fn parse_index(tok: &[u8]) -> std::result::Result<u64, String> {
+    if tok.is_empty() || !tok.iter().all(|b| b.is_ascii_digit()) {
+        return Err("the feature index must be a positive integer".into());
+    }
+    let mut v: u64 = 0;
+    for &b in tok {
+        v = v.saturating_mul(10).saturating_add((b - b'0') as u64);
+    }
+    if v == 0 {
+        return Err("feature index 0: indices start at 1".into());
+    }
+    if v > MAX_FEATURE_INDEX {
+        return Err(format!(
+            "feature index {} is above the largest supported index {MAX_FEATURE_INDEX}",
+            String::from_utf8_lossy(tok)
+        ));
+    }
+    Ok(v)
+}
+
+fn append_chunk<T: FromF64>(
+    out: &mut LetorData<T>,
+    interner: &mut HashMap<Vec<u8>, u32>,
+    block: &[u8],
+    chunk: Chunk,
+) {
+    let mut last: Option<(&[u8], u32)> = None;
+    for &(a, b) in &chunk.qids {
+        let q = &block[a..b];
+        let code = match last {
+            Some((prev, code)) if prev == q => code,
+            _ => {
+                let next = out.qid_names.len() as u32;
+                let code = *interner.entry(q.to_vec()).or_insert(next);
+                if code == next {
+                    out.qid_names.push(String::from_utf8_lossy(q).into_owned());
+                }
+                code
+            }
+        };
+        last = Some((q, code));
+        out.qid_codes.push(code);
+    }
+    let mut total = *out.indptr.last().unwrap_or(&0);
+    for nnz in &chunk.row_nnz {
+        total += *nnz as i64;
+        out.indptr.push(total);
+    }
+    out.labels.extend_from_slice(&chunk.labels);
+    out.indices.extend_from_slice(&chunk.indices);
+    out.values
+        .extend(chunk.values.iter().map(|&v| T::from_f64(v)));
+    out.line_numbers.extend_from_slice(&chunk.line_numbers);
+    out.n_features = out.n_features.max(chunk.max_index as usize);
+    if let Some(comments) = out.comments.as_mut() {
+        comments.extend(
+            chunk
+                .comments
+                .iter()
+                .map(|&(a, b)| String::from_utf8_lossy(&block[a..b]).into_owned()),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<LetorData<f64>> {
+        parse_stream(
+            text.as_bytes(),
+            "test.txt",
+            &ReadOptions {
+                keep_comments: true,
+                ..Default::default()
+            },
+        )
+    }
+
+    fn err(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_sparse_and_dense_rows() {
+        let d = parse("2 qid:10 1:0.5 3:-1e-3 # doc A\n\n# only a comment\n0 qid:7 2:4\n1 qid:10 1:1 2:2 3:3\n").unwrap();
+        assert_eq!(d.labels, vec![2.0, 0.0, 1.0]);
+        assert_eq!(d.qid_names, vec!["10", "7"]);
+        assert_eq!(d.qid_codes, vec![0, 1, 0]);
+        assert_eq!(d.indptr, vec![0, 2, 3, 6]);
+        assert_eq!(d.indices, vec![0, 2, 1, 0, 1, 2]);
+        assert_eq!(d.values, vec![0.5, -1e-3, 4.0, 1.0, 2.0, 3.0]);
+        assert_eq!(d.n_features, 3);
+        assert_eq!(d.line_numbers, vec![1, 4, 5]);
+        assert_eq!(d.comments.unwrap(), vec!["doc A", "", ""]);
+    }
+
+    #[test]
+    fn sorts_unsorted_indices() {
+        let d = parse("1 qid:1 3:3 1:1\n").unwrap();
+        assert_eq!(d.indices, vec![0, 2]);
+        assert_eq!(d.values, vec![1.0, 3.0]);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        assert_eq!(
+            err("1 qid:1 1:1\n0 1:2\n"),
+            "test.txt:2: field 2 must be 'qid:<query id>', got '1:2'"
+        );
+        assert!(
+            err("1 qid:1 1:abc\n").starts_with("test.txt:1: field 3 ('1:abc'): value not a number")
+        );
+        assert!(err("1 qid:1 1:NULL\n").contains("NULL"));
+        assert!(err("1 qid:1 0:1\n").contains("indices start at 1"));
+        assert!(err("1 qid:1 -2:1\n").contains("positive integer"));
+        assert!(err("1 qid:1 2:1 2:3\n").contains("more than once"));
+        assert!(err("1 qid:1 1000000000000:1\n").contains("largest supported index"));
+        assert!(err("nan qid:1 1:1\n").contains("field 1 (the label)"));
+        assert!(err("1 qid:1 1:inf\n").contains("finite"));
+        assert!(err("1 qid:1 1\n").contains("'<index>:<value>'"));
+        assert!(err("1\n").contains("end of the line"));
+        assert_eq!(
+            err(""),
+            "test.txt: no data lines: the file is empty or holds only comments"
+        );
+        assert_eq!(
+            err("# nothing\n\n"),
+            "test.txt: no data lines: the file is empty or holds only comments"
+        );
+    }
+
+    #[test]
+    fn line_numbers_survive_block_and_piece_boundaries() {
+        let mut text = String::new();
+        for i in 0..20_000 {
+            text.push_str(&format!("{} qid:{} 1:{}.5 2:1\n", i % 3, i / 50, i));
+        }
+        text.push_str("1 qid:9 1:oops\n");
+        let e = err(&text);
+        assert!(e.starts_with("test.txt:20001: field 3"), "{e}");
+        let d = parse(&text[..text.len() - 15]).unwrap();
+        assert_eq!(d.n_rows(), 20_000);
+        assert_eq!(d.qid_names.len(), 400);
+        assert!(d.is_dense_complete());
+        assert_eq!(d.values[2 * 12345], 12345.5);
+    }
+
+    #[test]
+    fn n_features_bounds_indices() {
+        let opts = ReadOptions {
+            n_features: Some(2),
+            keep_comments: false,
+        };
+        let e = parse_stream::<f64>("1 qid:1 3:1\n".as_bytes(), "f", &opts).unwrap_err();
+        assert!(e.to_string().contains("above n_features = 2"));
+        let d = parse_stream::<f64>("1 qid:1 1:1\n".as_bytes(), "f", &opts).unwrap();
+        assert_eq!(d.n_features, 2);
+    }
+}

@@ -1,0 +1,104 @@
+//! The one error type of the crate. Every message says what was expected and what was given,
+//! and errors about files carry the path and the 1-based line number.
+
+use std::fmt;
+
+/// Where in an input file a problem was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub path: String,
+    /// 1-based line number; 0 when the problem concerns the whole file.
+    pub line: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}", self.path)
+        } else {
+            write!(f, "{}:{}", self.path, self.line)
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A line of a data or model file could not be understood.
+    #[error("{location}: {message}")]
+    Parse { location: Location, message: String },
+
+    /// The operating system refused to read or write a file.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A parameter (C, eps, k, a loss name ...) is out of its domain.
+    #[error("invalid {name}: expected {expected}, got {got}")]
+    InvalidParameter {
+        name: String,
+        expected: String,
+        got: String,
+    },
+
+    /// Arrays handed in do not fit together (lengths, shapes, non-finite values ...).
+    #[error("{0}")]
+    InvalidInput(String),
+
+    /// Training was asked for but no query can contribute a constraint.
+    #[error(
+        "no training query has both a relevant and a non-relevant document \
+         ({n_queries} queries: {no_relevant} without a relevant document, \
+         {all_relevant} with only relevant documents); a document is relevant when its label \
+         is above {threshold}"
+    )]
+    NoUsableQueries {
+        n_queries: usize,
+        no_relevant: usize,
+        all_relevant: usize,
+        threshold: f64,
+    },
+
+    /// A model file is of another format or version, or does not fit the data.
+    #[error("{0}")]
+    Model(String),
+
+    /// The progress callback asked training to stop with an error (e.g. Ctrl-C in Python).
+    #[error("training interrupted: {0}")]
+    Interrupted(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn parse(path: &str, line: usize, message: impl Into<String>) -> Self {
+        Error::Parse {
+            location: Location {
+                path: path.to_string(),
+                line,
+            },
+            message: message.into(),
+        }
+    }
+
+    pub fn io(path: &str, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.to_string(),
+            source,
+        }
+    }
+
+    pub fn param(name: &str, expected: &str, got: impl fmt::Display) -> Self {
+        Error::InvalidParameter {
+            name: name.to_string(),
+            expected: expected.to_string(),
+            got: got.to_string(),
+        }
+    }
+
+    pub fn input(message: impl Into<String>) -> Self {
+        Error::InvalidInput(message.into())
+    }
+}

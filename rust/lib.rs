@@ -1,0 +1,18 @@
+//! svmmap: structural SVMs that optimize ranking metrics (MAP, ROC area, NDCG, MRR) directly.
+//!
+//! The crate is the numeric core of the `svmmap` Python package. Everything here works on
+//! borrowed slices so that the Python bindings (`python.rs`, behind the `python` feature) can
+//! hand numpy and scipy buffers over without copying them.
+
+pub mod data;
+pub mod error;
+pub mod metrics;
+pub mod model;
+pub mod oracle;
+pub mod parallel;
+pub mod solver;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, Result};

@@ -1,0 +1,319 @@
+//! Ranking metrics on one query, with their conventions spelled out.
+//!
+//! - A document is relevant when its label is above the relevance threshold; its grade (for
+//!   NDCG) is its label when relevant and 0 otherwise, so SVM^map's -1/+1 labels become 0/1.
+//! - The ranking sorts documents by descending score. Equal scores are ordered pessimistically
+//!   (lower grade first, then input order) or by input order alone.
+//! - A metric is undefined (None) on a query without a relevant document, and ROC area also on
+//!   a query without a non-relevant one; the caller decides whether to skip such queries or to
+//!   count them as 0 or 1.
+//! - AP divides by the number of relevant documents in the list, or by a given total (as
+//!   trec_eval does with the qrels' count).
+//! - NDCG@k uses gain 2^grade - 1 (or the grade itself, as trec_eval does) and discount
+//!   1/log2(1 + rank); its ideal ranking sorts the same list's grades. k = None means no cutoff.
+
+use rayon::prelude::*;
+
+use crate::data::QueryGroups;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ties {
+    Pessimistic,
+    InputOrder,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gain {
+    Exponential,
+    Linear,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    AveragePrecision,
+    Ndcg(Option<usize>),
+    ReciprocalRank(Option<usize>),
+    RocArea,
+    Precision(usize),
+}
+
+impl Metric {
+    /// Parses "map", "ndcg", "ndcg@10", "mrr", "mrr@10", "roc", "p@10" (and "ap", "rr", "auc").
+    pub fn parse(name: &str) -> Result<Self> {
+        let lower = name.trim().to_ascii_lowercase();
+        let (base, cutoff) = match lower.split_once('@') {
+            Some((b, k)) => {
+                let k: usize = k.parse().ok().filter(|&k| k > 0).ok_or_else(|| {
+                    Error::param("cutoff k", "an integer >= 1", format!("{name:?}"))
+                })?;
+                (b, Some(k))
+            }
+            None => (lower.as_str(), None),
+        };
+        match (base, cutoff) {
+            ("map" | "ap", None) => Ok(Metric::AveragePrecision),
+            ("ndcg", k) => Ok(Metric::Ndcg(k)),
+            ("mrr" | "rr", k) => Ok(Metric::ReciprocalRank(k)),
+            ("roc" | "auc", None) => Ok(Metric::RocArea),
+            ("p" | "precision", Some(k)) => Ok(Metric::Precision(k)),
+            _ => Err(Error::param(
+                "metric",
+                "one of map, ndcg, ndcg@k, mrr, mrr@k, roc, p@k",
+                format!("{name:?}"),
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Conventions {
+    pub ties: Ties,
+    pub gain: Gain,
+    pub relevance_threshold: f64,
+}
+
+impl Default for Conventions {
+    fn default() -> Self {
+        Conventions {
+            ties: Ties::Pessimistic,
+            gain: Gain::Exponential,
+            relevance_threshold: 0.0,
+        }
+    }
+}
+
+impl Conventions {
+    #[inline]
+    fn grade(&self, label: f64) -> f64 {
+        if label > self.relevance_threshold {
+            label
+        } else {
+            0.0
+        }
+    }
+
+    #[inline]
+    fn is_relevant(&self, label: f64) -> bool {
+        label > self.relevance_threshold
+    }
+
+    fn gain(&self, grade: f64) -> f64 {
+        match self.gain {
+            Gain::Exponential => grade.exp2() - 1.0,
+            Gain::Linear => grade,
+        }
+    }
+}
+
+/// Document indices in ranked order under the tie rule.
+pub fn rank(scores: &[f64], labels: &[f64], conv: &Conventions) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    match conv.ties {
+        Ties::InputOrder => order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a])),
+        Ties::Pessimistic => order.sort_by(|&a, &b| {
+            scores[b]
+                .total_cmp(&scores[a])
+                .then(conv.grade(labels[a]).total_cmp(&conv.grade(labels[b])))
+        }),
+    }
+    order
+}
+
+/// The metric on one query, or None where it is undefined. `n_relevant` overrides the
+/// denominator of AP (trec_eval's num_rel).
+pub fn evaluate_query(
+    metric: Metric,
+    scores: &[f64],
+    labels: &[f64],
+    conv: &Conventions,
+    n_relevant: Option<f64>,
+) -> Option<f64> {
+    let in_list = labels.iter().filter(|&&l| conv.is_relevant(l)).count();
+    let total = n_relevant.unwrap_or(in_list as f64);
+    if total <= 0.0 || (in_list == 0 && metric != Metric::AveragePrecision) {
+        return None;
+    }
+    let order = rank(scores, labels, conv);
+    let relevant_at = |r: usize| conv.is_relevant(labels[order[r]]);
+    match metric {
+        Metric::AveragePrecision => {
+            let mut hits = 0.0;
+            let mut sum = 0.0;
+            for r in 0..order.len() {
+                if relevant_at(r) {
+                    hits += 1.0;
+                    sum += hits / (r + 1) as f64;
+                }
+            }
+            Some(sum / total)
+        }
+        Metric::Ndcg(k) => {
+            let k = k.unwrap_or(order.len()).min(order.len());
+            let discount = |r: usize| 1.0 / ((r + 2) as f64).log2();
+            let dcg: f64 = (0..k)
+                .map(|r| conv.gain(conv.grade(labels[order[r]])) * discount(r))
+                .sum();
+            let mut ideal: Vec<f64> = labels.iter().map(|&l| conv.grade(l)).collect();
+            ideal.sort_by(|a, b| b.total_cmp(a));
+            let idcg: f64 = (0..k).map(|r| conv.gain(ideal[r]) * discount(r)).sum();
+            if idcg > 0.0 {
+                Some(dcg / idcg)
+            } else {
+                None
+            }
+        }
+        Metric::ReciprocalRank(k) => {
+            let k = k.unwrap_or(order.len()).min(order.len());
+            Some(
+                (0..k)
+                    .find(|&r| relevant_at(r))
+                    .map_or(0.0, |r| 1.0 / (r + 1) as f64),
+            )
+        }
+        Metric::RocArea => {
+            let negatives = order.len() - in_list;
+            if negatives == 0 {
+                return None;
+            }
+            // Each relevant document is counted with the non-relevant ones ranked below it.
+            let mut negatives_above = 0usize;
+            let mut correct = 0usize;
+            for r in 0..order.len() {
+                if relevant_at(r) {
+                    correct += negatives - negatives_above;
+                } else {
+                    negatives_above += 1;
+                }
+            }
+            Some(correct as f64 / (in_list * negatives) as f64)
+        }
+        Metric::Precision(k) => {
+            let hits = (0..k.min(order.len())).filter(|&r| relevant_at(r)).count();
+            Some(hits as f64 / k as f64)
+        }
+    }
+}
+
+/// The metric on every query (NaN where undefined), computed in parallel.
+pub fn evaluate(
+    metric: Metric,
+    scores: &[f64],
+    labels: &[f64],
+    groups: &QueryGroups,
+    conv: &Conventions,
+    n_relevant: Option<&[f64]>,
+) -> Result<Vec<f64>> {
+    if scores.len() != labels.len() || groups.n_rows() != labels.len() {
+        return Err(Error::input(format!(
+            "y_true has {} entries, y_score {} and qid {}",
+            labels.len(),
+            scores.len(),
+            groups.n_rows()
+        )));
+    }
+    if let Some(nr) = n_relevant {
+        if nr.len() != groups.n_queries() {
+            return Err(Error::input(format!(
+                "n_relevant has {} entries for {} queries",
+                nr.len(),
+                groups.n_queries()
+            )));
+        }
+    }
+    if let Some(r) = scores.iter().position(|s| s.is_nan()) {
+        return Err(Error::input(format!("y_score[{r}] is NaN")));
+    }
+    Ok((0..groups.n_queries())
+        .into_par_iter()
+        .map(|q| {
+            let rows = groups.rows(q);
+            let s: Vec<f64> = rows.iter().map(|&r| scores[r]).collect();
+            let l: Vec<f64> = rows.iter().map(|&r| labels[r]).collect();
+            evaluate_query(metric, &s, &l, conv, n_relevant.map(|nr| nr[q])).unwrap_or(f64::NAN)
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(metric: &str, scores: &[f64], labels: &[f64]) -> Option<f64> {
+        evaluate_query(
+            Metric::parse(metric).unwrap(),
+            scores,
+            labels,
+            &Conventions::default(),
+            None,
+        )
+    }
+
+    /// Yue et al. Table 1: relevance of documents 1..8 is 1 0 0 0 0 1 1 0; h1 ranks them
+    /// 8..1 (document 1 first), h2 ranks them in reverse.
+    #[test]
+    fn yue_table_2() {
+        let labels = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0];
+        let h1 = [8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0];
+        let h2 = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+        // h1: relevant at ranks 1, 6, 7: AP = (1 + 2/6 + 3/7)/3 = 0.587.
+        // h2: relevant at ranks 2, 3, 8: AP = (1/2 + 2/3 + 3/8)/3 = 0.514.
+        assert!(
+            (eval("map", &h1, &labels).unwrap() - (1.0 + 2.0 / 6.0 + 3.0 / 7.0) / 3.0).abs()
+                < 1e-12
+        );
+        assert!(
+            (eval("map", &h2, &labels).unwrap() - (0.5 + 2.0 / 3.0 + 3.0 / 8.0) / 3.0).abs()
+                < 1e-12
+        );
+        // ROC: h1 orders 7 of 15 pairs correctly (doc 1 above all 5, docs 6, 7 above doc 8),
+        // h2 orders 8 (docs 6, 7 above docs 2-5).
+        assert!((eval("roc", &h1, &labels).unwrap() - 7.0 / 15.0).abs() < 1e-12);
+        assert!((eval("roc", &h2, &labels).unwrap() - 8.0 / 15.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ties_are_pessimistic_by_default() {
+        // All scores equal: the relevant document goes last. AP = 1/3, RR = 1/3.
+        let labels = [1.0, 0.0, 0.0];
+        let scores = [0.0; 3];
+        assert!((eval("map", &scores, &labels).unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert!((eval("mrr", &scores, &labels).unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(eval("mrr@2", &scores, &labels), Some(0.0));
+        assert_eq!(eval("roc", &scores, &labels), Some(0.0));
+        let input = Conventions {
+            ties: Ties::InputOrder,
+            ..Conventions::default()
+        };
+        assert_eq!(
+            evaluate_query(Metric::AveragePrecision, &scores, &labels, &input, None),
+            Some(1.0)
+        );
+    }
+
+    #[test]
+    fn ndcg_by_hand() {
+        // Grades 2, 0, 1 ranked in this order. Gains 3, 0, 1; DCG = 3 + 0 + 1/log2(4) = 3.5.
+        // Ideal 2, 1, 0: IDCG = 3 + 1/log2(3). NDCG@1 = 1.
+        let labels = [2.0, 0.0, 1.0];
+        let scores = [3.0, 2.0, 1.0];
+        let expected = 3.5 / (3.0 + 1.0 / 3f64.log2());
+        assert!((eval("ndcg", &scores, &labels).unwrap() - expected).abs() < 1e-12);
+        assert!((eval("ndcg@1", &scores, &labels).unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(eval("ndcg", &scores, &[0.0, 0.0, 0.0]), None);
+        assert_eq!(
+            eval("ndcg", &scores, &[-1.0, -1.0, 1.0]).map(|v| (v * 1e12).round()),
+            Some((0.5 * 1e12f64).round())
+        );
+    }
+
+    #[test]
+    fn undefined_cases() {
+        assert_eq!(eval("map", &[1.0, 2.0], &[0.0, 0.0]), None);
+        assert_eq!(eval("roc", &[1.0, 2.0], &[1.0, 1.0]), None);
+        assert_eq!(eval("p@5", &[1.0, 2.0], &[1.0, 0.0]), Some(0.2));
+        assert!(Metric::parse("ndcg@0").is_err());
+        assert!(Metric::parse("map@3").is_err());
+        assert!(Metric::parse("foo").is_err());
+    }
+}

@@ -1,0 +1,66 @@
+//! Loss-augmented inference ("oracles"): for one query, the ranking ybar that maximizes
+//! Delta(y*, y) + w.Psi(x, y) - w.Psi(x, y*), the most violated constraint of the structural SVM.
+//!
+//! Every feature map used here is linear in the documents, so the difference
+//! deltaPsi(ybar) = Psi(x, y*) - Psi(x, ybar) is written as per-document coefficients c with
+//! deltaPsi = sum_i c_i x_i. The oracle returns Delta(y*, ybar) and fills c; the hinge value of
+//! the query is then Delta - sum_i c_i s_i with s_i = w.x_i. The solver builds a cutting plane
+//! as X^T c, so an oracle never sees the features, only the scores.
+
+pub mod map;
+#[cfg(test)]
+pub(crate) mod testing;
+
+use crate::error::{Error, Result};
+
+/// One query's loss-augmented argmax.
+pub trait Oracle: Send + Sync {
+    /// The loss name as the user spells it ("map", ...).
+    fn name(&self) -> String;
+
+    /// Finds ybar for a query whose documents have the given scores and binary relevance.
+    /// The query has at least one relevant and one non-relevant document. `coef` has the
+    /// query's length; the oracle overwrites it with the coefficients of deltaPsi(ybar).
+    /// Returns Delta(y*, ybar).
+    fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64;
+}
+
+/// The value max_y Delta(y*, y) + w.Psi(y) - w.Psi(y*) for one query, through `oracle`.
+/// It is non-negative because y = y* is a candidate.
+pub fn hinge(oracle: &dyn Oracle, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
+    let loss = oracle.argmax(scores, relevant, coef);
+    loss - dot(coef, scores)
+}
+
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Builds an oracle from its user-facing name.
+pub fn from_name(name: &str) -> Result<Box<dyn Oracle>> {
+    match name {
+        "map" => Ok(Box::new(map::MapOracle::default())),
+        "map-greedy" => Ok(Box::new(map::MapOracle {
+            algorithm: map::MapAlgorithm::Greedy,
+        })),
+        _ => Err(Error::param("loss", "one of \"map\"", format!("{name:?}"))),
+    }
+}
+
+/// Indices of the relevant and of the non-relevant documents, each sorted by descending score.
+/// Equal scores keep index order, so the result never depends on the sort's internals.
+pub(crate) fn split_sorted(scores: &[f64], relevant: &[bool]) -> (Vec<usize>, Vec<usize>) {
+    let mut pos: Vec<usize> = Vec::new();
+    let mut neg: Vec<usize> = Vec::new();
+    for (i, &r) in relevant.iter().enumerate() {
+        if r {
+            pos.push(i)
+        } else {
+            neg.push(i)
+        }
+    }
+    let by_score = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b));
+    pos.sort_unstable_by(by_score);
+    neg.sort_unstable_by(by_score);
+    (pos, neg)
+}

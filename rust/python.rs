@@ -1,0 +1,506 @@
+//! All PyO3 code. Each binding borrows the numpy buffers, builds a view, releases the GIL,
+//! calls the core and converts its error. Nothing here computes anything itself.
+
+use numpy::ndarray::Array2;
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use crate::data::reader::{read_letor, FromF64, LetorData, ReadOptions};
+use crate::data::{CsrView, DenseView, QueryGroups, RowMatrix, Scalar, SparseIndex};
+use crate::error::Error;
+use crate::metrics::{self, Conventions, Gain, Metric, Ties};
+use crate::model::ModelFile;
+use crate::oracle;
+use crate::parallel::{matvec, with_threads};
+use crate::solver::{self, Control, IterationRecord, Options, StopReason};
+
+create_exception!(
+    _core,
+    DataFormatError,
+    PyValueError,
+    "A data file could not be parsed; the message names the file, the line and the field."
+);
+create_exception!(
+    _core,
+    ModelFormatError,
+    PyValueError,
+    "A model file is truncated, corrupted, of another format or of an unsupported version."
+);
+
+fn to_py(err: Error) -> PyErr {
+    match err {
+        Error::Parse { .. } => DataFormatError::new_err(err.to_string()),
+        Error::Io {
+            ref path,
+            ref source,
+        } => {
+            let errno = source.raw_os_error().unwrap_or(0);
+            let kind = source.kind();
+            let message = source.to_string();
+            let path = path.clone();
+            if kind == std::io::ErrorKind::NotFound {
+                pyo3::exceptions::PyFileNotFoundError::new_err((errno, message, path))
+            } else {
+                PyOSError::new_err((errno, message, path))
+            }
+        }
+        Error::Model(_) => ModelFormatError::new_err(err.to_string()),
+        _ => PyValueError::new_err(err.to_string()),
+    }
+}
+
+/// A feature matrix as handed over by the Python layer: a C-contiguous 2-D float array, or the
+/// tuple (data, indices, indptr, n_rows, n_cols) of a CSR matrix.
+enum Matrix<'py> {
+    DenseF64(PyReadonlyArray2<'py, f64>),
+    DenseF32(PyReadonlyArray2<'py, f32>),
+    Csr {
+        data: Floats<'py>,
+        indices: Ints<'py>,
+        indptr: Ints<'py>,
+        shape: (usize, usize),
+    },
+}
+
+enum Floats<'py> {
+    F64(PyReadonlyArray1<'py, f64>),
+    F32(PyReadonlyArray1<'py, f32>),
+}
+
+enum Ints<'py> {
+    I32(PyReadonlyArray1<'py, i32>),
+    I64(PyReadonlyArray1<'py, i64>),
+}
+
+fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, what: &str) -> PyResult<&'a [T]> {
+    a.as_slice()
+        .map_err(|_| PyValueError::new_err(format!("{what} must be a contiguous array")))
+}
+
+impl<'py> Matrix<'py> {
+    fn extract(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(t) = obj.cast::<PyTuple>() {
+            let (data, indices, indptr, n_rows, n_cols): (
+                Bound<'py, PyAny>,
+                Bound<'py, PyAny>,
+                Bound<'py, PyAny>,
+                usize,
+                usize,
+            ) = t.extract()?;
+            let data = if let Ok(a) = data.extract() {
+                Floats::F64(a)
+            } else {
+                Floats::F32(data.extract().map_err(|_| {
+                    PyValueError::new_err("sparse X.data must be float32 or float64")
+                })?)
+            };
+            let ints = |o: Bound<'py, PyAny>, what: &str| -> PyResult<Ints<'py>> {
+                if let Ok(a) = o.extract() {
+                    Ok(Ints::I32(a))
+                } else {
+                    Ok(Ints::I64(o.extract().map_err(|_| {
+                        PyValueError::new_err(format!("sparse X.{what} must be int32 or int64"))
+                    })?))
+                }
+            };
+            return Ok(Matrix::Csr {
+                data,
+                indices: ints(indices, "indices")?,
+                indptr: ints(indptr, "indptr")?,
+                shape: (n_rows, n_cols),
+            });
+        }
+        if let Ok(a) = obj.extract() {
+            return Ok(Matrix::DenseF64(a));
+        }
+        if let Ok(a) = obj.extract() {
+            return Ok(Matrix::DenseF32(a));
+        }
+        Err(PyValueError::new_err(
+            "X must be a 2-D float32 or float64 array or a CSR matrix",
+        ))
+    }
+
+    fn n_rows(&self) -> usize {
+        match self {
+            Matrix::DenseF64(a) => a.shape()[0],
+            Matrix::DenseF32(a) => a.shape()[0],
+            Matrix::Csr { shape, .. } => shape.0,
+        }
+    }
+
+    /// Builds the view and runs `f` on it with the GIL released.
+    fn run<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
+    ) -> PyResult<R> {
+        fn dense<'a, T: Scalar + numpy::Element>(
+            a: &'a PyReadonlyArray2<'_, T>,
+        ) -> PyResult<(&'a [T], usize, usize)> {
+            let s = a
+                .as_slice()
+                .map_err(|_| PyValueError::new_err("X must be C-contiguous"))?;
+            Ok((s, a.shape()[0], a.shape()[1]))
+        }
+        fn csr<R: Send, T: Scalar + numpy::Element, I: SparseIndex + numpy::Element>(
+            py: Python<'_>,
+            data: &PyReadonlyArray1<'_, T>,
+            indices: &PyReadonlyArray1<'_, I>,
+            indptr: &PyReadonlyArray1<'_, I>,
+            shape: (usize, usize),
+            f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
+        ) -> PyResult<R> {
+            let (d, i, p) = (
+                slice(data, "X.data")?,
+                slice(indices, "X.indices")?,
+                slice(indptr, "X.indptr")?,
+            );
+            py.detach(|| f(&CsrView::new(p, i, d, shape.0, shape.1)?))
+                .map_err(to_py)
+        }
+        match self {
+            Matrix::DenseF64(a) => {
+                let (s, n, d) = dense(a)?;
+                py.detach(|| f(&DenseView::new(s, n, d)?)).map_err(to_py)
+            }
+            Matrix::DenseF32(a) => {
+                let (s, n, d) = dense(a)?;
+                py.detach(|| f(&DenseView::new(s, n, d)?)).map_err(to_py)
+            }
+            Matrix::Csr {
+                data,
+                indices,
+                indptr,
+                shape,
+            } => match (data, indices, indptr) {
+                (Floats::F64(d), Ints::I32(i), Ints::I32(p)) => csr(py, d, i, p, *shape, f),
+                (Floats::F64(d), Ints::I64(i), Ints::I64(p)) => csr(py, d, i, p, *shape, f),
+                (Floats::F32(d), Ints::I32(i), Ints::I32(p)) => csr(py, d, i, p, *shape, f),
+                (Floats::F32(d), Ints::I64(i), Ints::I64(p)) => csr(py, d, i, p, *shape, f),
+                _ => Err(PyValueError::new_err(
+                    "sparse X.indices and X.indptr must have the same integer type",
+                )),
+            },
+        }
+    }
+}
+
+fn groups(codes: &PyReadonlyArray1<'_, i64>, n_queries: usize) -> PyResult<QueryGroups> {
+    QueryGroups::from_codes(slice(codes, "qid codes")?, n_queries).map_err(to_py)
+}
+
+fn record_dict<'py>(py: Python<'py>, r: &IterationRecord) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("iteration", r.iteration)?;
+    d.set_item("primal", r.primal)?;
+    d.set_item("dual", r.dual)?;
+    d.set_item("gap", r.gap)?;
+    d.set_item("loss", r.loss)?;
+    d.set_item("n_cuts", r.n_cuts)?;
+    d.set_item("n_active", r.n_active)?;
+    d.set_item("seconds", r.seconds)?;
+    Ok(d)
+}
+
+/// Trains a linear ranker. Returns (coef, summary dict).
+#[pyfunction]
+#[pyo3(signature = (x, y, qid_codes, n_queries, losses, c, eps, max_iter, relevance_threshold, n_threads, callback=None))]
+#[allow(clippy::too_many_arguments)]
+fn fit<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: PyReadonlyArray1<'py, f64>,
+    qid_codes: PyReadonlyArray1<'py, i64>,
+    n_queries: usize,
+    losses: Vec<String>,
+    c: f64,
+    eps: f64,
+    max_iter: usize,
+    relevance_threshold: f64,
+    n_threads: usize,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
+    let x = Matrix::extract(x)?;
+    let labels = slice(&y, "y")?;
+    let groups = groups(&qid_codes, n_queries)?;
+    let oracles = losses
+        .iter()
+        .map(|l| oracle::from_name(l))
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(to_py)?;
+    let opts = Options {
+        c,
+        eps,
+        max_iter,
+        relevance_threshold,
+        ..Options::default()
+    };
+    let mut callback_error: Option<PyErr> = None;
+    let result = x.run(py, |m| {
+        let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
+        let mut on_iteration = |r: &IterationRecord| -> crate::Result<Control> {
+            Python::attach(|py| {
+                let outcome = py.check_signals().and_then(|_| match &callback {
+                    Some(cb) => cb
+                        .call1(py, (record_dict(py, r)?,))
+                        .and_then(|v| v.is_truthy(py)),
+                    None => Ok(false),
+                });
+                match outcome {
+                    Ok(true) => Ok(Control::Stop),
+                    Ok(false) => Ok(Control::Continue),
+                    Err(e) => {
+                        let msg = e.to_string();
+                        callback_error = Some(e);
+                        Err(Error::Interrupted(msg))
+                    }
+                }
+            })
+        };
+        with_threads(n_threads, || {
+            solver::train(m, labels, &groups, &refs, &opts, &mut on_iteration)
+        })?
+    });
+    let (w, s) = match result {
+        Ok(v) => v,
+        Err(e) => return Err(callback_error.take().unwrap_or(e)),
+    };
+    let summary = PyDict::new(py);
+    summary.set_item("primal", s.primal)?;
+    summary.set_item("dual", s.dual)?;
+    summary.set_item("gap", s.gap)?;
+    summary.set_item("n_iter", s.n_iter)?;
+    summary.set_item("n_cuts", s.n_cuts)?;
+    summary.set_item("n_active", s.n_active)?;
+    summary.set_item(
+        "stop",
+        match s.stop {
+            StopReason::Converged => "converged",
+            StopReason::MaxIter => "max_iter",
+            StopReason::Callback => "callback",
+        },
+    )?;
+    summary.set_item("n_queries", s.n_queries)?;
+    summary.set_item("n_skipped_no_relevant", s.n_skipped_no_relevant)?;
+    summary.set_item("n_skipped_all_relevant", s.n_skipped_all_relevant)?;
+    let history = PyList::empty(py);
+    for r in &s.history {
+        history.append(record_dict(py, r)?)?;
+    }
+    summary.set_item("history", history)?;
+    Ok((PyArray1::from_vec(py, w), summary))
+}
+
+/// Scores every row: X . coef.
+#[pyfunction]
+fn predict<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    coef: PyReadonlyArray1<'py, f64>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let x = Matrix::extract(x)?;
+    let w = slice(&coef, "coef")?;
+    let n = x.n_rows();
+    let scores = x.run(py, |m| {
+        if m.n_cols() != w.len() {
+            return Err(Error::input(format!(
+                "X has {} features, but the model was trained with {}",
+                m.n_cols(),
+                w.len()
+            )));
+        }
+        let mut out = vec![0.0; n];
+        with_threads(n_threads, || matvec(m, w, &mut out))?;
+        Ok(out)
+    })?;
+    Ok(PyArray1::from_vec(py, scores))
+}
+
+/// One query's loss-augmented argmax: returns (Delta, coefficients of deltaPsi).
+#[pyfunction]
+fn oracle_argmax<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    relevant: PyReadonlyArray1<'py, bool>,
+    loss: &str,
+) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
+    let s = slice(&scores, "scores")?;
+    let r = slice(&relevant, "relevant")?;
+    if s.len() != r.len() {
+        return Err(PyValueError::new_err(format!(
+            "scores has {} entries but relevant has {}",
+            s.len(),
+            r.len()
+        )));
+    }
+    if !r.iter().any(|&v| v) || r.iter().all(|&v| v) {
+        return Err(PyValueError::new_err(
+            "the query needs at least one relevant and one non-relevant document",
+        ));
+    }
+    if let Some(i) = s.iter().position(|v| !v.is_finite()) {
+        return Err(PyValueError::new_err(format!("scores[{i}] is not finite")));
+    }
+    let o = oracle::from_name(loss).map_err(to_py)?;
+    let mut coef = vec![0.0; s.len()];
+    let delta = py.detach(|| o.argmax(s, r, &mut coef));
+    Ok((delta, PyArray1::from_vec(py, coef)))
+}
+
+/// A metric on every query (NaN where it is undefined).
+#[pyfunction]
+#[pyo3(signature = (metric, y_true, y_score, qid_codes, n_queries, ties, gain, relevance_threshold, n_relevant=None))]
+#[allow(clippy::too_many_arguments)]
+fn evaluate<'py>(
+    py: Python<'py>,
+    metric: &str,
+    y_true: PyReadonlyArray1<'py, f64>,
+    y_score: PyReadonlyArray1<'py, f64>,
+    qid_codes: PyReadonlyArray1<'py, i64>,
+    n_queries: usize,
+    ties: &str,
+    gain: &str,
+    relevance_threshold: f64,
+    n_relevant: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let metric = Metric::parse(metric).map_err(to_py)?;
+    let conv = Conventions {
+        ties: match ties {
+            "pessimistic" => Ties::Pessimistic,
+            "input" => Ties::InputOrder,
+            other => {
+                return Err(to_py(Error::param(
+                    "ties",
+                    "\"pessimistic\" or \"input\"",
+                    format!("{other:?}"),
+                )))
+            }
+        },
+        gain: match gain {
+            "exp" => Gain::Exponential,
+            "linear" => Gain::Linear,
+            other => {
+                return Err(to_py(Error::param(
+                    "gain",
+                    "\"exp\" or \"linear\"",
+                    format!("{other:?}"),
+                )))
+            }
+        },
+        relevance_threshold,
+    };
+    let groups = groups(&qid_codes, n_queries)?;
+    let (t, s) = (slice(&y_true, "y_true")?, slice(&y_score, "y_score")?);
+    let nr = match &n_relevant {
+        Some(a) => Some(slice(a, "n_relevant")?),
+        None => None,
+    };
+    let values = py
+        .detach(|| metrics::evaluate(metric, s, t, &groups, &conv, nr))
+        .map_err(to_py)?;
+    Ok(PyArray1::from_vec(py, values))
+}
+
+fn letor_dict<'py, T: FromF64 + numpy::Element>(
+    py: Python<'py>,
+    data: LetorData<T>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let n = data.n_rows();
+    let nf = data.n_features;
+    let dense_complete = data.is_dense_complete();
+    d.set_item("n_features", nf)?;
+    d.set_item("qid_names", data.qid_names)?;
+    d.set_item("comments", data.comments)?;
+    d.set_item("labels", PyArray1::from_vec(py, data.labels))?;
+    d.set_item("qid_codes", PyArray1::from_vec(py, data.qid_codes))?;
+    d.set_item("line_numbers", PyArray1::from_vec(py, data.line_numbers))?;
+    if dense_complete {
+        // Every row lists features 1..d in order: the values are the dense matrix already.
+        let arr = Array2::from_shape_vec((n, nf), data.values)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        d.set_item("dense", PyArray2::from_owned_array(py, arr))?;
+    } else {
+        d.set_item("indptr", PyArray1::from_vec(py, data.indptr))?;
+        d.set_item("indices", PyArray1::from_vec(py, data.indices))?;
+        d.set_item("values", PyArray1::from_vec(py, data.values))?;
+    }
+    Ok(d)
+}
+
+/// Reads a LETOR/svmlight file. Returns a dict with "labels", "qid_codes", "qid_names",
+/// "n_features", "line_numbers", "comments" and either "dense" or "indptr"/"indices"/"values".
+#[pyfunction]
+#[pyo3(signature = (path, dtype="float64", n_features=None, keep_comments=false, n_threads=0))]
+fn read_letor_file<'py>(
+    py: Python<'py>,
+    path: &str,
+    dtype: &str,
+    n_features: Option<usize>,
+    keep_comments: bool,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let opts = ReadOptions {
+        n_features,
+        keep_comments,
+    };
+    match dtype {
+        "float64" => {
+            let data = py
+                .detach(|| with_threads(n_threads, || read_letor::<f64>(path, &opts))?)
+                .map_err(to_py)?;
+            letor_dict(py, data)
+        }
+        "float32" => {
+            let data = py
+                .detach(|| with_threads(n_threads, || read_letor::<f32>(path, &opts))?)
+                .map_err(to_py)?;
+            letor_dict(py, data)
+        }
+        other => Err(PyValueError::new_err(format!(
+            "dtype must be float32 or float64, got {other}"
+        ))),
+    }
+}
+
+/// Reads and checks a model file; returns its JSON text.
+#[pyfunction]
+fn load_model_json(py: Python<'_>, path: &str) -> PyResult<String> {
+    py.detach(|| ModelFile::load(path).and_then(|m| m.to_json()))
+        .map_err(to_py)
+}
+
+/// Checks a model's JSON text and writes it atomically.
+#[pyfunction]
+fn save_model_json(py: Python<'_>, path: &str, text: &str) -> PyResult<()> {
+    py.detach(|| ModelFile::from_json(text, path).and_then(|m| m.save(path)))
+        .map_err(to_py)
+}
+
+/// Writes bytes to `path` atomically (temporary file, fsync, rename).
+#[pyfunction]
+fn write_atomic(py: Python<'_>, path: &str, data: &[u8]) -> PyResult<()> {
+    py.detach(|| crate::model::write_atomic(path, data))
+        .map_err(to_py)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("DataFormatError", m.py().get_type::<DataFormatError>())?;
+    m.add("ModelFormatError", m.py().get_type::<ModelFormatError>())?;
+    m.add("MODEL_FORMAT_VERSION", crate::model::FORMAT_VERSION)?;
+    m.add_function(wrap_pyfunction!(fit, m)?)?;
+    m.add_function(wrap_pyfunction!(predict, m)?)?;
+    m.add_function(wrap_pyfunction!(oracle_argmax, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(read_letor_file, m)?)?;
+    m.add_function(wrap_pyfunction!(load_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(save_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(write_atomic, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! The 1-slack cutting-plane algorithm (Joachims, Finley, Yu 2009) for the structural SVM of
+//! Yue et al. 2007, OP 1 with margin rescaling.
+//!
+//! Problem. With n = the training queries that have both a relevant and a non-relevant document,
+//!
+//!   min_w  P(w) = 1/2 ||w||^2 + sum_s C_s * 1/n sum_q H_{q,s}(w),
+//!   H_{q,s}(w) = max_y Delta_s(y_q, y) + w.Psi_s(x_q, y) - w.Psi_s(x_q, y_q) >= 0,
+//!
+//! one term s per slack group (one group for SVM^map; several for SVM-combo with separate
+//! slacks). With one group and C_s = C this is OP 1: C/n sum_q xi_q, so C means what it means
+//! in SVM^map.
+//!
+//! Method. Each iteration scores every document (X w), runs the oracle of every group on every
+//! query in parallel, and averages the results into one cut per group,
+//! b = 1/n sum_q Delta_q and g = 1/n sum_q deltaPsi_q = X^T c / n, whose violation
+//! b - w.g equals 1/n sum_q H_q(w), so P(w) is known exactly at every iterate. The working-set
+//! dual (dual_qp.rs) is a lower bound on min P; training stops when the gap P(w) - D(a) is at
+//! most eps * sum_s C_s, i.e. when no cut is violated by more than eps beyond the working set's
+//! slack (SVM^struct's criterion), with the QP itself solved to a hundredth of that.
+//!
+//! Returns w, the primal and dual objectives, the gap, the iteration count and the cut counts.
+//! Sums over queries are taken in query order and X^T c in fixed row chunks, so the result is
+//! the same for any number of threads.
+
+use rayon::prelude::*;
+use std::time::Instant;
+
+use super::dual_qp::{dot, Cut, WorkingSet};
+use crate::data::{QueryGroups, RowMatrix};
+use crate::error::{Error, Result};
+use crate::oracle::Oracle;
+use crate::parallel::{matvec, rmatvec, split_by_bounds};
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The regularization trade-off of OP 1 (per slack group).
+    pub c: f64,
+    /// Tolerance on the violation of the most violated constraint, in slack units.
+    pub eps: f64,
+    /// Maximum number of cutting-plane iterations (oracle passes).
+    pub max_iter: usize,
+    /// Cuts whose dual variable stayed zero for this many iterations are dropped.
+    pub max_idle: usize,
+    /// A document is relevant when its label is above this value.
+    pub relevance_threshold: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            c: 1.0,
+            eps: 1e-3,
+            max_iter: 10_000,
+            max_idle: 50,
+            relevance_threshold: 0.0,
+        }
+    }
+}
+
+impl Options {
+    pub fn validate(&self) -> Result<()> {
+        if !(self.c.is_finite() && self.c > 0.0) {
+            return Err(Error::param("C", "a finite number > 0", self.c));
+        }
+        if !(self.eps.is_finite() && self.eps > 0.0) {
+            return Err(Error::param("eps", "a finite number > 0", self.eps));
+        }
+        if self.max_iter == 0 {
+            return Err(Error::param("max_iter", "an integer >= 1", self.max_iter));
+        }
+        if !self.relevance_threshold.is_finite() {
+            return Err(Error::param(
+                "relevance_threshold",
+                "a finite number",
+                self.relevance_threshold,
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What one iteration measured, for progress reports and the training history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IterationRecord {
+    pub iteration: usize,
+    /// P(w) at this iteration's w.
+    pub primal: f64,
+    /// D(a) of the working set that produced w (0 at the first iteration).
+    pub dual: f64,
+    pub gap: f64,
+    /// Average Delta over the training queries of the new cut(s), summed over groups.
+    pub loss: f64,
+    /// Cuts in the working set and those with a positive dual variable, before this
+    /// iteration's cut is added.
+    pub n_cuts: usize,
+    pub n_active: usize,
+    /// Seconds since training started.
+    pub seconds: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    Converged,
+    MaxIter,
+    Callback,
+}
+
+/// What a progress callback asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Stop,
+}
+
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub primal: f64,
+    pub dual: f64,
+    pub gap: f64,
+    pub n_iter: usize,
+    pub n_cuts: usize,
+    pub n_active: usize,
+    pub stop: StopReason,
+    pub n_queries: usize,
+    pub n_skipped_no_relevant: usize,
+    pub n_skipped_all_relevant: usize,
+    pub history: Vec<IterationRecord>,
+}
+
+/// Trains w on the rows of `x` grouped by `groups`, with one slack group per oracle.
+pub fn train<M: RowMatrix + ?Sized>(
+    x: &M,
+    labels: &[f64],
+    groups: &QueryGroups,
+    oracles: &[&dyn Oracle],
+    opts: &Options,
+    on_iteration: &mut dyn FnMut(&IterationRecord) -> Result<Control>,
+) -> Result<(Vec<f64>, Summary)> {
+    opts.validate()?;
+    let n_rows = x.n_rows();
+    if labels.len() != n_rows || groups.n_rows() != n_rows {
+        return Err(Error::input(format!(
+            "X has {n_rows} rows but y has {} and qid {} entries",
+            labels.len(),
+            groups.n_rows()
+        )));
+    }
+    if oracles.is_empty() {
+        return Err(Error::input("at least one loss is needed"));
+    }
+    if let Some(r) = labels.iter().position(|v| !v.is_finite()) {
+        return Err(Error::input(format!(
+            "y[{r}] is {}: labels must be finite numbers",
+            labels[r]
+        )));
+    }
+
+    let relevant: Vec<bool> = groups
+        .order
+        .iter()
+        .map(|&r| labels[r] > opts.relevance_threshold)
+        .collect();
+    let mut usable = vec![false; groups.n_queries()];
+    let (mut no_rel, mut all_rel) = (0, 0);
+    for (q, u) in usable.iter_mut().enumerate() {
+        let rel = &relevant[groups.bounds[q]..groups.bounds[q + 1]];
+        let p = rel.iter().filter(|&&r| r).count();
+        if p == 0 {
+            no_rel += 1;
+        } else if p == rel.len() {
+            all_rel += 1;
+        } else {
+            *u = true;
+        }
+    }
+    let n = usable.iter().filter(|&&u| u).count();
+    if n == 0 {
+        return Err(Error::NoUsableQueries {
+            n_queries: groups.n_queries(),
+            no_relevant: no_rel,
+            all_relevant: all_rel,
+            threshold: opts.relevance_threshold,
+        });
+    }
+    let inv_n = 1.0 / n as f64;
+    let d = x.n_cols();
+    let c_total = opts.c * oracles.len() as f64;
+    let qp_tol = opts.eps / 100.0;
+
+    let start = Instant::now();
+    let mut ws = WorkingSet::new(d, vec![opts.c; oracles.len()]);
+    let mut w = vec![0.0; d];
+    let mut scores_rows = vec![0.0; n_rows];
+    let mut coef_grouped = vec![0.0; n_rows];
+    let mut coef_rows = vec![0.0; n_rows];
+    let mut history = Vec::new();
+    let mut stop = StopReason::MaxIter;
+    let mut last = None;
+
+    for iteration in 1..=opts.max_iter {
+        matvec(x, &w, &mut scores_rows);
+        let scores = groups.gather(&scores_rows);
+        let mut cuts = Vec::with_capacity(oracles.len());
+        let mut violation_total = 0.0;
+        let mut loss_total = 0.0;
+        for (s, oracle) in oracles.iter().enumerate() {
+            let losses: Vec<f64> = split_by_bounds(&mut coef_grouped, &groups.bounds)
+                .into_par_iter()
+                .enumerate()
+                .map(|(q, coef)| {
+                    coef.fill(0.0);
+                    if !usable[q] {
+                        return 0.0;
+                    }
+                    let range = groups.bounds[q]..groups.bounds[q + 1];
+                    oracle.argmax(&scores[range.clone()], &relevant[range], coef)
+                })
+                .collect();
+            let b = losses.iter().sum::<f64>() * inv_n;
+            for (&row, &c) in groups.order.iter().zip(&coef_grouped) {
+                coef_rows[row] = c * inv_n;
+            }
+            let g = rmatvec(x, &coef_rows);
+            violation_total += opts.c * (b - dot(&w, &g)).max(0.0);
+            loss_total += b;
+            cuts.push(Cut { g, b, group: s });
+        }
+        let primal = 0.5 * dot(&w, &w) + violation_total;
+        let dual = ws.dual_objective();
+        let record = IterationRecord {
+            iteration,
+            primal,
+            dual,
+            gap: primal - dual,
+            loss: loss_total,
+            n_cuts: ws.len(),
+            n_active: ws.n_active(),
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        let control = on_iteration(&record)?;
+        let converged = record.gap <= opts.eps * c_total;
+        history.push(record.clone());
+        last = Some(record);
+        if converged {
+            stop = StopReason::Converged;
+            break;
+        }
+        if control == Control::Stop {
+            stop = StopReason::Callback;
+            break;
+        }
+        if iteration == opts.max_iter {
+            break;
+        }
+        for cut in cuts {
+            ws.add(cut);
+        }
+        ws.solve(qp_tol, 100_000 + 1_000 * ws.len());
+        w = ws.weights();
+        ws.drop_idle(opts.max_idle);
+    }
+
+    let last = last.expect("max_iter >= 1 was validated");
+    let summary = Summary {
+        primal: last.primal,
+        dual: last.dual,
+        gap: last.gap,
+        n_iter: last.iteration,
+        n_cuts: ws.len(),
+        n_active: ws.n_active(),
+        stop,
+        n_queries: n,
+        n_skipped_no_relevant: no_rel,
+        n_skipped_all_relevant: all_rel,
+        history,
+    };
+    Ok((w, summary))
+}

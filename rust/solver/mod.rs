@@ -1,0 +1,7 @@
+//! The 1-slack cutting-plane structural SVM (Joachims, Finley, Yu 2009) and its working-set
+//! dual, solved by coordinate ascent.
+
+pub mod cutting_plane;
+pub mod dual_qp;
+
+pub use cutting_plane::{train, Control, IterationRecord, Options, StopReason, Summary};
