@@ -1,0 +1,135 @@
+"""The cutting-plane solver against an independent solve of the n-slack primal (OP 1)."""
+
+import numpy as np
+import pytest
+from scipy.optimize import LinearConstraint, minimize
+from sklearn.exceptions import ConvergenceWarning
+
+from svmmap import SVMMap
+from svmmap.datasets import load_mq2008
+
+from brute import map_constraints
+
+
+def tiny_problem(seed: int, n_queries=3, d=3):
+    rng = np.random.default_rng(seed)
+    X, y, qid = [], [], []
+    for q in range(n_queries):
+        n = int(rng.integers(3, 6))
+        rel = np.zeros(n)
+        rel[rng.choice(n, size=int(rng.integers(1, n)), replace=False)] = 1
+        X.append(rng.normal(size=(n, d)) + rel[:, None] * rng.normal(0.5, 0.5, size=d))
+        y.append(rel)
+        qid.append(np.full(n, q))
+    return np.vstack(X), np.concatenate(y), np.concatenate(qid)
+
+
+def n_slack_optimum(X, y, qid, C):
+    """min_{w, xi} 1/2 |w|^2 + C/n sum_q xi_q with every constraint of OP 1 written out,
+    solved by SLSQP. Returns (objective, w) and the primal function P(w)."""
+    queries = np.unique(qid)
+    cons = []
+    for q in queries:
+        loss, dpsi = map_constraints(X[qid == q], y[qid == q] > 0)
+        # Many rankings share a constraint; duplicates only make SLSQP's subproblems degenerate.
+        rows = np.unique(np.round(np.column_stack([loss, dpsi]), 12), axis=0)
+        cons.append((rows[:, 0], rows[:, 1:]))
+    n, d = len(queries), X.shape[1]
+
+    def primal(w):
+        return 0.5 * w @ w + C / n * sum(np.max(loss - dpsi @ w) for loss, dpsi in cons)
+
+    def objective(z):
+        return 0.5 * z[:d] @ z[:d] + C / n * z[d:].sum()
+
+    # xi_q - Delta + w.deltaPsi >= 0 for every ranking: A z >= Delta with z = (w, xi).
+    A = np.vstack([np.hstack([dpsi, np.tile(np.eye(n)[qi], (len(dpsi), 1))]) for qi, (_, dpsi) in enumerate(cons)])
+    lb = np.concatenate([loss for loss, _ in cons])
+    z0 = np.zeros(d + n)
+    z0[d:] = lb.max() + 1.0
+    res = minimize(
+        objective, z0, jac=lambda z: np.concatenate([z[:d], np.full(n, C / n)]),
+        hess=lambda z: np.diag(np.concatenate([np.ones(d), np.zeros(n)])),
+        constraints=[LinearConstraint(A, lb, np.inf)], method="trust-constr",
+        options={"gtol": 1e-12, "xtol": 1e-14, "maxiter": 20000},
+    )
+    assert res.status in (1, 2), res.message
+    # The interior-point iterate may sit a hair inside or outside the feasible set; P(w) is exact.
+    return primal(res.x[:d]), res.x[:d], primal
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
+def test_optimum_matches_n_slack_primal(seed, C):
+    X, y, qid = tiny_problem(seed)
+    optimum, w_ref, primal = n_slack_optimum(X, y, qid, C)
+    eps = 1e-6
+    model = SVMMap(C=C, eps=eps).fit(X, y, qid=qid)
+    # objective_ is the exact primal at coef_, and the dual a lower bound of the optimum.
+    assert model.objective_ == pytest.approx(primal(model.coef_), rel=1e-9, abs=1e-12)
+    assert model.gap_ <= C * eps
+    # The reference's P(w_ref) is an upper bound of the optimum, so the dual cannot exceed it,
+    # and svmmap's objective is within its gap of it.
+    assert model.dual_objective_ <= optimum + 1e-12
+    assert model.objective_ <= optimum + C * eps
+    # Both solvers agree: the reference (an interior-point method, less precise) is within
+    # 1e-5 (relative) of svmmap's dual bound.
+    assert optimum - model.dual_objective_ <= C * eps + 1e-5 * max(1.0, optimum)
+    # Strong convexity: 1/2 |w - w*|^2 <= P(w) - P* <= P(w) - D for both solutions.
+    # (max(0, .) absorbs rounding: a gap of -1e-17 is a gap of 0.)
+    bound = np.sqrt(2 * max(0.0, model.gap_)) + np.sqrt(2 * max(0.0, optimum - model.dual_objective_))
+    assert np.linalg.norm(model.coef_ - w_ref) <= bound + 1e-9
+
+
+@pytest.mark.parametrize("C,eps", [(0.1, 1e-3), (1.0, 1e-3), (100.0, 1e-3), (10.0, 1e-4), (1000.0, 1e-2)])
+def test_gap_is_within_eps_at_exit_on_mq2008(C, eps):
+    X, y, qid = load_mq2008(fold=1, split="train")
+    model = SVMMap(C=C, eps=eps).fit(X, y, qid=qid)
+    assert model.converged_
+    # eps is in slack units (SVM^struct's -e); the objective gap is at most C * eps.
+    assert 0 <= model.gap_ <= C * eps
+    assert model.gap_ == pytest.approx(model.objective_ - model.dual_objective_)
+    last = model.history_[-1]
+    assert last["gap"] == model.gap_ and last["iteration"] == model.n_iter_
+    assert 0 < model.n_cuts_ <= last["n_cuts"]
+
+
+def test_history_bounds_are_consistent():
+    X, y, qid = load_mq2008(fold=2, split="train")
+    model = SVMMap(C=10.0).fit(X, y, qid=qid)
+    primals = [r["primal"] for r in model.history_]
+    duals = [r["dual"] for r in model.history_]
+    # Each dual is a lower bound of the optimum and each primal an upper bound.
+    assert max(duals) <= min(primals) + 1e-12
+    # The working-set dual only grows as cuts are added.
+    assert all(b >= a - 1e-9 for a, b in zip(duals, duals[1:]))
+
+
+def test_max_iter_stops_with_a_warning():
+    X, y, qid = load_mq2008(fold=1, split="train")
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        model = SVMMap(C=100.0, max_iter=3).fit(X, y, qid=qid)
+    assert model.n_iter_ == 3 and not model.converged_
+    assert model.gap_ > 100.0 * 1e-3
+
+
+def test_callback_can_stop_training():
+    X, y, qid = load_mq2008(fold=1, split="train")
+    seen = []
+
+    def stop_at_five(record):
+        seen.append(record["iteration"])
+        return record["iteration"] >= 5
+
+    model = SVMMap(C=100.0, callback=stop_at_five).fit(X, y, qid=qid)
+    assert seen == [1, 2, 3, 4, 5] and model.n_iter_ == 5 and not model.converged_
+
+
+def test_callback_exception_propagates():
+    X, y, qid = load_mq2008(fold=1, split="train")
+
+    def boom(record):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        SVMMap(callback=boom).fit(X, y, qid=qid)
