@@ -127,6 +127,142 @@ pub struct Summary {
     pub history: Vec<IterationRecord>,
 }
 
+/// Where cutting planes come from. `cuts(w)` returns, for every slack group, the averaged cut
+/// (b, g) = (1/n sum_q Delta_q(ybar_q), 1/n sum_q deltaPsi_q(ybar_q)) of the most violated
+/// constraints at w. The local implementation is `QueryCuts`; a distributed one may sum the
+/// parts of several machines.
+pub trait CutSource {
+    /// Dimension of w.
+    fn dim(&self) -> usize;
+    /// Number of slack groups (losses with separate slacks).
+    fn n_groups(&self) -> usize;
+    fn cuts(&mut self, w: &[f64]) -> Result<Vec<(f64, Vec<f64>)>>;
+}
+
+/// How many queries can contribute constraints, and why the others cannot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueryCounts {
+    pub usable: usize,
+    pub no_relevant: usize,
+    pub all_relevant: usize,
+}
+
+/// Training queries prepared once: binary relevance in grouped order and which queries have
+/// both relevant and non-relevant documents.
+pub struct RankingProblem<'a, M: RowMatrix + ?Sized> {
+    x: &'a M,
+    groups: &'a QueryGroups,
+    relevant: Vec<bool>,
+    usable: Vec<bool>,
+    pub counts: QueryCounts,
+}
+
+impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
+    pub fn new(x: &'a M, labels: &[f64], groups: &'a QueryGroups, threshold: f64) -> Result<Self> {
+        let n_rows = x.n_rows();
+        if labels.len() != n_rows || groups.n_rows() != n_rows {
+            return Err(Error::input(format!(
+                "X has {n_rows} rows but y has {} and qid {} entries",
+                labels.len(),
+                groups.n_rows()
+            )));
+        }
+        if let Some(r) = labels.iter().position(|v| !v.is_finite()) {
+            return Err(Error::input(format!(
+                "y[{r}] is {}: labels must be finite numbers",
+                labels[r]
+            )));
+        }
+        let relevant: Vec<bool> = groups
+            .order
+            .iter()
+            .map(|&r| labels[r] > threshold)
+            .collect();
+        let mut counts = QueryCounts::default();
+        let usable = (0..groups.n_queries())
+            .map(|q| {
+                let rel = &relevant[groups.bounds[q]..groups.bounds[q + 1]];
+                let p = rel.iter().filter(|&&r| r).count();
+                if p == 0 {
+                    counts.no_relevant += 1;
+                } else if p == rel.len() {
+                    counts.all_relevant += 1;
+                } else {
+                    counts.usable += 1;
+                }
+                p > 0 && p < rel.len()
+            })
+            .collect();
+        Ok(RankingProblem {
+            x,
+            groups,
+            relevant,
+            usable,
+            counts,
+        })
+    }
+
+    /// For each oracle, sum_q Delta_q and sum_q deltaPsi_q over the usable queries at w (not
+    /// divided by n, so that parts of a data set can be added up).
+    pub fn cut_sums(&self, w: &[f64], oracles: &[&dyn Oracle]) -> Vec<(f64, Vec<f64>)> {
+        let groups = self.groups;
+        let n_rows = self.x.n_rows();
+        let mut scores_rows = vec![0.0; n_rows];
+        matvec(self.x, w, &mut scores_rows);
+        let scores = groups.gather(&scores_rows);
+        let mut coef_grouped = vec![0.0; n_rows];
+        let mut coef_rows = scores_rows; // reused: the per-row scores are no longer needed
+        oracles
+            .iter()
+            .map(|oracle| {
+                let losses: Vec<f64> = split_by_bounds(&mut coef_grouped, &groups.bounds)
+                    .into_par_iter()
+                    .enumerate()
+                    .map(|(q, coef)| {
+                        coef.fill(0.0);
+                        if !self.usable[q] {
+                            return 0.0;
+                        }
+                        let range = groups.bounds[q]..groups.bounds[q + 1];
+                        oracle.argmax(&scores[range.clone()], &self.relevant[range], coef)
+                    })
+                    .collect();
+                for (&row, &c) in groups.order.iter().zip(&coef_grouped) {
+                    coef_rows[row] = c;
+                }
+                (losses.iter().sum::<f64>(), rmatvec(self.x, &coef_rows))
+            })
+            .collect()
+    }
+}
+
+/// The cuts of a `RankingProblem` on this machine.
+pub struct QueryCuts<'a, 'b, M: RowMatrix + ?Sized> {
+    pub problem: RankingProblem<'a, M>,
+    pub oracles: &'b [&'b dyn Oracle],
+}
+
+impl<M: RowMatrix + ?Sized> CutSource for QueryCuts<'_, '_, M> {
+    fn dim(&self) -> usize {
+        self.problem.x.n_cols()
+    }
+    fn n_groups(&self) -> usize {
+        self.oracles.len()
+    }
+    fn cuts(&mut self, w: &[f64]) -> Result<Vec<(f64, Vec<f64>)>> {
+        let inv_n = 1.0 / self.problem.counts.usable as f64;
+        Ok(self
+            .problem
+            .cut_sums(w, self.oracles)
+            .into_iter()
+            .map(|(b, mut g)| {
+                g.iter_mut().for_each(|v| *v *= inv_n);
+                (b * inv_n, g)
+            })
+            .collect())
+    }
+}
+
 /// Trains w on the rows of `x` grouped by `groups`, with one slack group per oracle.
 pub fn train<M: RowMatrix + ?Sized>(
     x: &M,
@@ -137,90 +273,58 @@ pub fn train<M: RowMatrix + ?Sized>(
     on_iteration: &mut dyn FnMut(&IterationRecord) -> Result<Control>,
 ) -> Result<(Vec<f64>, Summary)> {
     opts.validate()?;
-    let n_rows = x.n_rows();
-    if labels.len() != n_rows || groups.n_rows() != n_rows {
-        return Err(Error::input(format!(
-            "X has {n_rows} rows but y has {} and qid {} entries",
-            labels.len(),
-            groups.n_rows()
-        )));
-    }
     if oracles.is_empty() {
         return Err(Error::input("at least one loss is needed"));
     }
-    if let Some(r) = labels.iter().position(|v| !v.is_finite()) {
-        return Err(Error::input(format!(
-            "y[{r}] is {}: labels must be finite numbers",
-            labels[r]
-        )));
-    }
-
-    let relevant: Vec<bool> = groups
-        .order
-        .iter()
-        .map(|&r| labels[r] > opts.relevance_threshold)
-        .collect();
-    let mut usable = vec![false; groups.n_queries()];
-    let (mut no_rel, mut all_rel) = (0, 0);
-    for (q, u) in usable.iter_mut().enumerate() {
-        let rel = &relevant[groups.bounds[q]..groups.bounds[q + 1]];
-        let p = rel.iter().filter(|&&r| r).count();
-        if p == 0 {
-            no_rel += 1;
-        } else if p == rel.len() {
-            all_rel += 1;
-        } else {
-            *u = true;
-        }
-    }
-    let n = usable.iter().filter(|&&u| u).count();
-    if n == 0 {
+    let problem = RankingProblem::new(x, labels, groups, opts.relevance_threshold)?;
+    let counts = problem.counts;
+    if counts.usable == 0 {
         return Err(Error::NoUsableQueries {
             n_queries: groups.n_queries(),
-            no_relevant: no_rel,
-            all_relevant: all_rel,
+            no_relevant: counts.no_relevant,
+            all_relevant: counts.all_relevant,
             threshold: opts.relevance_threshold,
         });
     }
-    let inv_n = 1.0 / n as f64;
-    let d = x.n_cols();
-    let c_total = opts.c * oracles.len() as f64;
+    let mut source = QueryCuts { problem, oracles };
+    let (w, mut summary) = solve(&mut source, opts, on_iteration)?;
+    summary.n_queries = counts.usable;
+    summary.n_skipped_no_relevant = counts.no_relevant;
+    summary.n_skipped_all_relevant = counts.all_relevant;
+    Ok((w, summary))
+}
+
+/// The cutting-plane loop on any source of cuts (the query counts of the summary are left 0).
+pub fn solve(
+    source: &mut dyn CutSource,
+    opts: &Options,
+    on_iteration: &mut dyn FnMut(&IterationRecord) -> Result<Control>,
+) -> Result<(Vec<f64>, Summary)> {
+    opts.validate()?;
+    let d = source.dim();
+    let n_groups = source.n_groups();
+    let c_total = opts.c * n_groups as f64;
     let qp_tol = opts.eps / 100.0;
 
     let start = Instant::now();
-    let mut ws = WorkingSet::new(d, vec![opts.c; oracles.len()]);
+    let mut ws = WorkingSet::new(d, vec![opts.c; n_groups]);
     let mut w = vec![0.0; d];
-    let mut scores_rows = vec![0.0; n_rows];
-    let mut coef_grouped = vec![0.0; n_rows];
-    let mut coef_rows = vec![0.0; n_rows];
     let mut history = Vec::new();
     let mut stop = StopReason::MaxIter;
     let mut last = None;
 
     for iteration in 1..=opts.max_iter {
-        matvec(x, &w, &mut scores_rows);
-        let scores = groups.gather(&scores_rows);
-        let mut cuts = Vec::with_capacity(oracles.len());
+        let new_cuts = source.cuts(&w)?;
+        if new_cuts.len() != n_groups || new_cuts.iter().any(|(_, g)| g.len() != d) {
+            return Err(Error::input(format!(
+                "a cut source returned {} cuts for {n_groups} slack groups (dimension {d})",
+                new_cuts.len()
+            )));
+        }
         let mut violation_total = 0.0;
         let mut loss_total = 0.0;
-        for (s, oracle) in oracles.iter().enumerate() {
-            let losses: Vec<f64> = split_by_bounds(&mut coef_grouped, &groups.bounds)
-                .into_par_iter()
-                .enumerate()
-                .map(|(q, coef)| {
-                    coef.fill(0.0);
-                    if !usable[q] {
-                        return 0.0;
-                    }
-                    let range = groups.bounds[q]..groups.bounds[q + 1];
-                    oracle.argmax(&scores[range.clone()], &relevant[range], coef)
-                })
-                .collect();
-            let b = losses.iter().sum::<f64>() * inv_n;
-            for (&row, &c) in groups.order.iter().zip(&coef_grouped) {
-                coef_rows[row] = c * inv_n;
-            }
-            let g = rmatvec(x, &coef_rows);
+        let mut cuts = Vec::with_capacity(n_groups);
+        for (s, (b, g)) in new_cuts.into_iter().enumerate() {
             violation_total += opts.c * (b - dot(&w, &g)).max(0.0);
             loss_total += b;
             cuts.push(Cut { g, b, group: s });
@@ -269,9 +373,9 @@ pub fn train<M: RowMatrix + ?Sized>(
         n_cuts: ws.len(),
         n_active: ws.n_active(),
         stop,
-        n_queries: n,
-        n_skipped_no_relevant: no_rel,
-        n_skipped_all_relevant: all_rel,
+        n_queries: 0,
+        n_skipped_no_relevant: 0,
+        n_skipped_all_relevant: 0,
         history,
     };
     Ok((w, summary))

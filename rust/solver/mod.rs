@@ -4,4 +4,7 @@
 pub mod cutting_plane;
 pub mod dual_qp;
 
-pub use cutting_plane::{train, Control, IterationRecord, Options, StopReason, Summary};
+pub use cutting_plane::{
+    solve, train, Control, CutSource, IterationRecord, Options, QueryCounts, QueryCuts,
+    RankingProblem, StopReason, Summary,
+};
