@@ -45,7 +45,7 @@ impl ModelFile {
             } else {
                 "not valid JSON"
             };
-            Error::parse(source, e.line(), format!("{what}: {e}"))
+            Error::Model(format!("{source}:{}: {what}: {e}", e.line()))
         })?;
         let format = header.get("format").and_then(|v| v.as_str());
         if format != Some(FORMAT_NAME) {

@@ -48,6 +48,7 @@ def test_coefficients_describe_a_real_ranking():
     for _ in range(200):
         n = int(rng.integers(2, 30))
         scores, relevant = random_query(rng, n)
+        scores = rng.normal(size=n)  # tied documents would share averaged coefficients
         _, loss, coef = oracle_hinge(scores, relevant)
         p, q = relevant.sum(), (~relevant).sum()
         above = np.rint(coef[relevant] * p * q / 2).astype(int)
@@ -58,6 +59,25 @@ def test_coefficients_describe_a_real_ranking():
         above_sorted = np.sort(above)
         ap = np.mean(np.arange(1, p + 1) / (np.arange(1, p + 1) + above_sorted))
         assert loss == pytest.approx(1 - ap, abs=1e-12)
+
+
+def test_tied_documents_of_one_class_share_their_coefficient():
+    # All scores tie: every non-relevant document goes above every relevant one, and which
+    # relevant document sits where is arbitrary, so they all get the mean coefficient:
+    # relevant k has N non-relevant above it -> c = 2 N / (P N) = 2 / P for each of them;
+    # each non-relevant has all P relevant below -> c = -2 P / (P N) = -2 / N.
+    relevant = np.array([False, True, False, True, True])
+    _, coef = _core.oracle_argmax(np.zeros(5), relevant, "map")
+    np.testing.assert_allclose(coef[relevant], 2 / 3)
+    np.testing.assert_allclose(coef[~relevant], -2 / 2)
+    # Permuting the documents permutes the coefficients.
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        scores, rel = random_query(rng, int(rng.integers(2, 12)))
+        perm = rng.permutation(len(scores))
+        _, c1 = _core.oracle_argmax(scores, rel, "map")
+        _, c2 = _core.oracle_argmax(scores[perm], rel[perm], "map")
+        np.testing.assert_allclose(c2, c1[perm], atol=1e-14)
 
 
 def test_zero_scores_give_the_worst_ranking():

@@ -11,8 +11,10 @@
 //! picks o_j = argmax_k sum_{k' >= k} delta_j(k', k'+1) for each j independently; Theorem 2
 //! shows the choices are monotone in j, hence feasible and optimal. We break ties in the argmax
 //! towards the lowest position (the largest k), which keeps the choices monotone.
+//! Documents of one relevance class that tie in score share the mean of their coefficients
+//! (`average_ties`), so the cut does not depend on the order the documents were listed in.
 
-use super::{split_sorted, Oracle};
+use super::{average_ties, split_sorted, Oracle};
 
 /// Which exact algorithm computes the MAP argmax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,7 +41,10 @@ impl Oracle for MapOracle {
         let opt = match self.algorithm {
             MapAlgorithm::Greedy => positions_greedy(&sp, &sn),
         };
-        encode(&pos, &neg, &opt, coef)
+        let loss = encode(&pos, &neg, &opt, coef);
+        average_ties(&pos, scores, coef);
+        average_ties(&neg, scores, coef);
+        loss
     }
 }
 
@@ -119,6 +124,31 @@ mod tests {
                 "scores {scores:?} relevant {relevant:?}: oracle {h}, brute force {brute}"
             );
             checked += 1;
+        }
+    }
+
+    #[test]
+    fn permuting_documents_permutes_the_coefficients() {
+        let oracle = MapOracle::default();
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        for _ in 0..300 {
+            let n = rng.random_range(2..12);
+            let (scores, mut relevant) = random_query(&mut rng, n);
+            relevant[0] = true;
+            relevant[n - 1] = false;
+            let mut coef = vec![0.0; n];
+            let loss = oracle.argmax(&scores, &relevant, &mut coef);
+            let mut perm: Vec<usize> = (0..n).collect();
+            perm.reverse();
+            perm.rotate_left(rng.random_range(0..n));
+            let s2: Vec<f64> = perm.iter().map(|&i| scores[i]).collect();
+            let r2: Vec<bool> = perm.iter().map(|&i| relevant[i]).collect();
+            let mut c2 = vec![0.0; n];
+            let loss2 = oracle.argmax(&s2, &r2, &mut c2);
+            assert!((loss - loss2).abs() < 1e-12);
+            for (k, &i) in perm.iter().enumerate() {
+                assert!((c2[k] - coef[i]).abs() < 1e-12, "{scores:?} {relevant:?}");
+            }
         }
     }
 

@@ -47,6 +47,33 @@ pub fn from_name(name: &str) -> Result<Box<dyn Oracle>> {
     }
 }
 
+/// Replaces the coefficients of documents that tie in score within `sorted` (one relevance
+/// class, sorted by descending score) by their mean.
+///
+/// Documents of equal relevance and equal score are interchangeable in the argmax: every
+/// assignment of them to the tied positions gives the same H. Averaging their coefficients
+/// takes the mean of those equally violated constraints, which is implied by them and as
+/// violated, so the cutting-plane algorithm stays exact, and it makes the cut independent of
+/// the order in which the caller listed the documents.
+pub(crate) fn average_ties(sorted: &[usize], scores: &[f64], coef: &mut [f64]) {
+    let mut start = 0;
+    while start < sorted.len() {
+        let s = scores[sorted[start]];
+        let mut end = start + 1;
+        while end < sorted.len() && scores[sorted[end]] == s {
+            end += 1;
+        }
+        if end - start > 1 {
+            let run = &sorted[start..end];
+            let mean = run.iter().map(|&i| coef[i]).sum::<f64>() / run.len() as f64;
+            for &i in run {
+                coef[i] = mean;
+            }
+        }
+        start = end;
+    }
+}
+
 /// Indices of the relevant and of the non-relevant documents, each sorted by descending score.
 /// Equal scores keep index order, so the result never depends on the sort's internals.
 pub(crate) fn split_sorted(scores: &[f64], relevant: &[bool]) -> (Vec<usize>, Vec<usize>) {
