@@ -70,6 +70,17 @@ def test_float32_input_is_used_as_is(fold1):
     assert np.linalg.norm(c.coef_ - b.coef_) <= distance_bound(c, b)
 
 
+def test_any_hashable_query_ids():
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.3], [0.2, 0.8]])
+    y = np.array([1, 0, 1, 0])
+    expected = SVMMap(eps=1e-8).fit(X, y, qid=[0, 0, 1, 1])
+    for qid in ([("a", 1), ("a", 1), ("b", 2), ("b", 2)], np.array([7, 7, "x", "x"], dtype=object), ["u", "u", 3, 3]):
+        model = SVMMap(eps=1e-8).fit(X, y, qid=qid)
+        assert np.linalg.norm(model.coef_ - expected.coef_) <= distance_bound(model, expected)
+    with pytest.raises(ValueError, match="hashable"):
+        SVMMap().fit(X, y, qid=[{"q": 1}, {"q": 1}, {"q": 2}, {"q": 2}])
+
+
 def test_predict_and_score(fold1):
     X, y, qid = fold1
     model = SVMMap().fit(X, y, qid=qid)

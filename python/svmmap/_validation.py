@@ -77,11 +77,21 @@ def check_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes 0..n_queries-1 (in sorted order of the query ids) and the ids themselves.
+def _object_array(values: Any) -> np.ndarray:
+    """A 1-D object array holding the given values as they are (tuples stay whole)."""
+    items = list(values)
+    arr = np.empty(len(items), dtype=object)
+    for i, v in enumerate(items):
+        arr[i] = v
+    return arr
 
-    Query ids may be any integers or strings, in any order; rows of one query need not be
-    adjacent.
+
+def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes 0..n_queries-1 and the distinct query ids they stand for.
+
+    Query ids may be any hashable values (integers, strings, tuples ...), in any order; rows of
+    one query need not be adjacent. Ids that can be sorted are numbered in sorted order;
+    otherwise (e.g. a mix of integers and strings) in order of first appearance.
     """
     if qid is None:
         raise ValueError(
@@ -89,20 +99,32 @@ def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np
             "of X (any integers or strings, like the qid: field of a LETOR file or LightGBM's "
             "group)"
         )
-    arr = np.asarray(qid)
+    arr = qid if isinstance(qid, np.ndarray) else None
+    if arr is None:
+        try:
+            arr = np.asarray(qid)
+        except (TypeError, ValueError):
+            arr = _object_array(qid)
+        if arr.ndim != 1 and not isinstance(qid, np.ndarray):
+            arr = _object_array(qid)  # e.g. a list of tuples
     if arr.ndim != 1:
         arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
     if arr.ndim != 1:
         raise ValueError(f"qid must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n_rows:
         raise ValueError(f"qid has {arr.shape[0]} entries but X has {n_rows} rows")
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)):
-            raise ValueError("qid contains NaN or infinite values")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError("qid contains NaN or infinite values")
     try:
         uniques, codes = np.unique(arr, return_inverse=True)
-    except TypeError as exc:
-        raise ValueError(f"qid values must be mutually comparable (all integers or all strings): {exc}") from None
+    except TypeError:
+        # Not mutually comparable (e.g. integers and strings): number by first appearance.
+        mapping: dict = {}
+        try:
+            codes = np.fromiter((mapping.setdefault(v, len(mapping)) for v in arr), dtype=np.int64, count=len(arr))
+        except TypeError as exc:
+            raise ValueError(f"qid values must be hashable: {exc}") from None
+        uniques = _object_array(mapping)
     return np.ascontiguousarray(codes.reshape(-1), dtype=np.int64), uniques
 
 
