@@ -8,6 +8,7 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
+use crate::binning;
 use crate::data::reader::{read_letor, FromF64, LetorData, ReadOptions};
 use crate::data::{CsrView, DenseView, QueryGroups, RowMatrix, Scalar, SparseIndex};
 use crate::error::Error;
@@ -489,6 +490,161 @@ fn write_atomic(py: Python<'_>, path: &str, data: &[u8]) -> PyResult<()> {
         .map_err(to_py)
 }
 
+/// A dense float matrix for binning, where NaN may mark missing values (so it is not checked
+/// for finiteness here, unlike `Matrix`).
+enum DenseFloats<'py> {
+    F64(PyReadonlyArray2<'py, f64>),
+    F32(PyReadonlyArray2<'py, f32>),
+}
+
+impl<'py> DenseFloats<'py> {
+    fn extract(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(a) = obj.extract() {
+            return Ok(DenseFloats::F64(a));
+        }
+        obj.extract().map(DenseFloats::F32).map_err(|_| {
+            PyValueError::new_err("X must be a 2-D float32 or float64 array for binning")
+        })
+    }
+
+    /// Runs `f` on (values, n_rows, n_cols) with the GIL released.
+    fn run<R: Send>(
+        &self,
+        py: Python<'_>,
+        f64_fn: impl FnOnce(&[f64], usize, usize) -> crate::Result<R> + Send,
+        f32_fn: impl FnOnce(&[f32], usize, usize) -> crate::Result<R> + Send,
+    ) -> PyResult<R> {
+        let contiguous = || PyValueError::new_err("X must be C-contiguous");
+        match self {
+            DenseFloats::F64(a) => {
+                let (n, d) = (a.shape()[0], a.shape()[1]);
+                let s = a.as_slice().map_err(|_| contiguous())?;
+                py.detach(|| f64_fn(s, n, d)).map_err(to_py)
+            }
+            DenseFloats::F32(a) => {
+                let (n, d) = (a.shape()[0], a.shape()[1]);
+                let s = a.as_slice().map_err(|_| contiguous())?;
+                py.detach(|| f32_fn(s, n, d)).map_err(to_py)
+            }
+        }
+    }
+}
+
+fn thresholds_from(
+    values: &PyReadonlyArray1<'_, f64>,
+    offsets: &PyReadonlyArray1<'_, i64>,
+) -> PyResult<binning::Thresholds> {
+    let offsets = slice(offsets, "threshold offsets")?
+        .iter()
+        .map(|&o| {
+            usize::try_from(o)
+                .map_err(|_| PyValueError::new_err(format!("threshold offset {o} is negative")))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    binning::Thresholds::new(slice(values, "thresholds")?.to_vec(), offsets).map_err(to_py)
+}
+
+/// Concatenated thresholds and the offsets of every column's block.
+type ThresholdArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<i64>>);
+
+/// Fits binning thresholds per column. Returns (values, offsets): column j's sorted thresholds
+/// are values[offsets[j]:offsets[j + 1]].
+#[pyfunction]
+fn bin_fit<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    n_thresholds: usize,
+    strategy: &str,
+    missing: &str,
+    n_threads: usize,
+) -> PyResult<ThresholdArrays<'py>> {
+    let strategy = binning::Strategy::parse(strategy).map_err(to_py)?;
+    let missing = binning::Missing::parse(missing).map_err(to_py)?;
+    let x = DenseFloats::extract(x)?;
+    let th = x.run(
+        py,
+        |s, n, d| {
+            with_threads(n_threads, || {
+                binning::fit(s, n, d, n_thresholds, strategy, missing)
+            })?
+        },
+        |s, n, d| {
+            with_threads(n_threads, || {
+                binning::fit(s, n, d, n_thresholds, strategy, missing)
+            })?
+        },
+    )?;
+    let offsets: Vec<i64> = th.offsets.iter().map(|&o| o as i64).collect();
+    Ok((
+        PyArray1::from_vec(py, th.values),
+        PyArray1::from_vec(py, offsets),
+    ))
+}
+
+/// The indicator features of a dense matrix: returns (indptr, indices, n_cols) of a CSR matrix
+/// whose stored values are all 1, with int32 index arrays when they fit and int64 otherwise.
+#[pyfunction]
+fn bin_transform<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    values: PyReadonlyArray1<'py, f64>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    missing: &str,
+    n_threads: usize,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, usize)> {
+    let missing = binning::Missing::parse(missing).map_err(to_py)?;
+    let th = thresholds_from(&values, &offsets)?;
+    let x = DenseFloats::extract(x)?;
+    let n_rows = match &x {
+        DenseFloats::F64(a) => a.shape()[0],
+        DenseFloats::F32(a) => a.shape()[0],
+    };
+    // Every row sets at most one column per output column, so this bounds the stored values.
+    let (n_out, _) = th.columns(missing);
+    let small = n_rows
+        .checked_mul(n_out)
+        .is_some_and(|nnz| nnz <= i32::MAX as usize);
+    if small {
+        let out = x.run(
+            py,
+            |s, n, d| {
+                with_threads(n_threads, || {
+                    binning::transform::<_, i32>(s, n, d, &th, missing)
+                })?
+            },
+            |s, n, d| {
+                with_threads(n_threads, || {
+                    binning::transform::<_, i32>(s, n, d, &th, missing)
+                })?
+            },
+        )?;
+        Ok((
+            PyArray1::from_vec(py, out.indptr).into_any(),
+            PyArray1::from_vec(py, out.indices).into_any(),
+            out.n_cols,
+        ))
+    } else {
+        let out = x.run(
+            py,
+            |s, n, d| {
+                with_threads(n_threads, || {
+                    binning::transform::<_, i64>(s, n, d, &th, missing)
+                })?
+            },
+            |s, n, d| {
+                with_threads(n_threads, || {
+                    binning::transform::<_, i64>(s, n, d, &th, missing)
+                })?
+            },
+        )?;
+        Ok((
+            PyArray1::from_vec(py, out.indptr).into_any(),
+            PyArray1::from_vec(py, out.indices).into_any(),
+            out.n_cols,
+        ))
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DataFormatError", m.py().get_type::<DataFormatError>())?;
@@ -502,5 +658,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(save_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(write_atomic, m)?)?;
+    m.add_function(wrap_pyfunction!(bin_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(bin_transform, m)?)?;
     Ok(())
 }
