@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from . import metrics
 from ._core import DataFormatError, ModelFormatError
+from .binning import Binner, StepFunction, piecewise_scores
 from .estimator import SkippedQueriesWarning, SVMMap
 from .io import load_letor, load_model
 
@@ -20,6 +21,9 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 __all__ = [
     "SVMMap",
+    "Binner",
+    "StepFunction",
+    "piecewise_scores",
     "SkippedQueriesWarning",
     "DataFormatError",
     "ModelFormatError",

@@ -54,3 +54,17 @@ def read_letor_file(
 def load_model_json(path: str) -> str: ...
 def save_model_json(path: str, text: str) -> None: ...
 def write_atomic(path: str, data: bytes) -> None: ...
+def bin_fit(
+    x: Union[npt.NDArray[np.float64], npt.NDArray[np.float32]],
+    n_thresholds: int,
+    strategy: str,
+    missing: str,
+    n_threads: int,
+) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]: ...
+def bin_transform(
+    x: Union[npt.NDArray[np.float64], npt.NDArray[np.float32]],
+    values: npt.NDArray[np.float64],
+    offsets: npt.NDArray[np.int64],
+    missing: str,
+    n_threads: int,
+) -> Tuple[npt.NDArray[Any], npt.NDArray[Any], int]: ...

@@ -1,0 +1,430 @@
+"""Feature binning (Yue et al. 2007, section 4.2) and the piecewise-constant scores it yields.
+
+Each base feature f (a retrieval function's score, say) gets a sorted set of thresholds K_f
+fitted on training data, and is replaced by the indicators ``1[f > k]`` for k in K_f. A linear
+model on the indicators scores a document by a sum over base features of piecewise-constant
+functions of their values, which :func:`piecewise_scores` returns for inspection or plotting
+(Yue et al. Figure 2).
+
+The threshold fitting and the transform run in the Rust core (``rust/binning.rs``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import check_array
+
+from . import _core
+from ._validation import n_threads
+
+#: Identifies the dictionaries written by :meth:`Binner.to_dict`.
+BINNER_DICT_TYPE = "svmmap.Binner"
+#: Version of the layout of :meth:`Binner.to_dict`; :meth:`Binner.from_dict` reads this version.
+BINNER_DICT_VERSION = 1
+
+_STRATEGIES = ("quantile", "uniform")
+_MISSING = ("error", "indicator")
+
+
+# scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite.
+_ALLOW_NAN = (
+    {"ensure_all_finite": False}
+    if "ensure_all_finite" in inspect.signature(check_array).parameters
+    else {"force_all_finite": False}
+)
+
+
+def _as_dense(X: Any) -> np.ndarray:
+    """A C-contiguous float32/float64 2-D array. Sparse input is densified (base features are
+    few); NaN and infinity are left for the core, which reports them with their position."""
+    arr = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", **_ALLOW_NAN)
+    if sp.issparse(arr):
+        arr = arr.toarray()
+    return np.ascontiguousarray(arr)
+
+
+def _column_names(X: Any) -> Optional[np.ndarray]:
+    """Column names of a dataframe when they are all strings (scikit-learn's convention)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or sp.issparse(X):
+        return None
+    names = list(columns)
+    if names and all(isinstance(c, str) for c in names):
+        return np.asarray(names, dtype=object)
+    return None
+
+
+class Binner(TransformerMixin, BaseEstimator):
+    """Thresholds per base feature and the indicator features ``1[f > k]`` (Yue et al. 4.2).
+
+    ``fit`` places up to ``n_thresholds`` thresholds per column of ``X`` where the column's
+    training values vary; ``transform`` returns the indicators as a scipy.sparse CSR matrix of
+    float64 ones, in feature-major order: the indicators of feature 0 (thresholds increasing),
+    then its missing-value indicator if ``missing="indicator"``, then those of feature 1, ...
+
+    Thresholds lie in the gaps between distinct training values (the midpoint of two
+    neighbouring values), so no training value sits on a threshold.
+
+    Parameters
+    ----------
+    n_thresholds : int, default=50
+        Maximum number of thresholds per base feature (Yue et al. use 50). A feature with
+        fewer distinct training values gets one threshold per gap between them (which keeps
+        all its ordering information); a constant feature gets none.
+    strategy : {"quantile", "uniform"}, default="quantile"
+        ``"quantile"``: equal-frequency bins over the training values; a run of equal values
+        (such as many zero scores) forms one bin, and the thresholds concentrate where
+        documents are dense. ``"uniform"``: evenly spaced thresholds strictly between the
+        smallest and the largest training value.
+    missing : {"error", "indicator"}, default="error"
+        What NaN means. ``"error"`` rejects it. ``"indicator"`` treats NaN as a missing value:
+        it sets none of its feature's threshold indicators and sets one extra indicator per
+        base feature instead, so a linear model learns a score of its own for "missing" (used
+        for documents that a retrieval run did not return). NaN values are ignored when fitting.
+    n_jobs : int or None, default=None
+        Threads for fitting and transforming (None: all cores). The result does not depend on it.
+
+    Attributes
+    ----------
+    thresholds_ : list of ndarray
+        Per base feature, its sorted thresholds (float64, strictly increasing, possibly empty).
+    n_features_in_ : int
+        Number of base features seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` in ``fit``, when it was a dataframe with string column names.
+    n_output_features_ : int
+        Number of indicator columns ``transform`` returns.
+
+    See Also
+    --------
+    piecewise_scores : the learned score of each base feature as a step function.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap import Binner
+    >>> X = np.array([[0.0, 5.0], [1.0, 5.0], [3.0, 7.0]])
+    >>> binner = Binner(n_thresholds=50).fit(X)
+    >>> [k.tolist() for k in binner.thresholds_]  # midpoints of the gaps between values
+    [[0.5, 2.0], [6.0]]
+    >>> binner.transform(np.array([[2.5, 6.0]])).toarray()  # 2.5 > 0.5, 2.5 > 2, 6 > 6 is false
+    array([[1., 1., 0.]])
+    >>> binner.get_feature_names_out().tolist()
+    ['x0>0.5', 'x0>2.0', 'x1>6.0']
+    """
+
+    def __init__(
+        self,
+        n_thresholds: int = 50,
+        strategy: str = "quantile",
+        missing: str = "error",
+        n_jobs: Optional[int] = None,
+    ) -> None:
+        self.n_thresholds = n_thresholds
+        self.strategy = strategy
+        self.missing = missing
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self.missing == "indicator"
+        tags.input_tags.sparse = True
+        return tags
+
+    def _check_params(self) -> None:
+        n = self.n_thresholds
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(f"n_thresholds must be an integer >= 1, got {n!r}")
+        if self.strategy not in _STRATEGIES:
+            raise ValueError(f"strategy must be one of {_STRATEGIES}, got {self.strategy!r}")
+        if self.missing not in _MISSING:
+            raise ValueError(f"missing must be one of {_MISSING}, got {self.missing!r}")
+
+    def fit(self, X: Any, y: Any = None) -> "Binner":
+        """Fit the thresholds of every column of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_documents, n_base_features)
+            Base feature values (scores of retrieval functions, ...). Sparse input is
+            densified. NaN marks a missing value when ``missing="indicator"``.
+        y : ignored
+            Present so that the binner fits in a Pipeline.
+
+        Returns
+        -------
+        self : Binner
+        """
+        self._check_params()
+        names = _column_names(X)
+        arr = _as_dense(X)
+        values, offsets = _core.bin_fit(
+            arr, int(self.n_thresholds), self.strategy, self.missing, n_threads(self.n_jobs)
+        )
+        self.thresholds_ = [values[offsets[j] : offsets[j + 1]].copy() for j in range(arr.shape[1])]
+        self.n_features_in_ = arr.shape[1]
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.n_output_features_ = self._n_output()
+        return self
+
+    def _n_output(self) -> int:
+        extra = 1 if self.missing == "indicator" else 0
+        return int(sum(len(k) + extra for k in self.thresholds_))
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "thresholds_"):
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X) first")
+
+    def _flat(self) -> tuple[np.ndarray, np.ndarray]:
+        lengths = [len(k) for k in self.thresholds_]
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        values = np.concatenate(self.thresholds_) if self.thresholds_ else np.zeros(0)
+        return np.ascontiguousarray(values, dtype=np.float64), offsets
+
+    def transform(self, X: Any) -> sp.csr_matrix:
+        """The indicator features of ``X``.
+
+        Returns
+        -------
+        X_binned : scipy.sparse.csr_matrix of shape (n_documents, n_output_features_), float64
+            Feature-major columns; every stored value is 1.
+        """
+        self._check_fitted()
+        names = _column_names(X)
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if names is not None and fitted_names is not None and list(names) != list(fitted_names):
+            raise ValueError(
+                f"X has columns {list(names)}, but {type(self).__name__} was fitted with {list(fitted_names)}"
+            )
+        arr = _as_dense(X)
+        if arr.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {arr.shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} features as input"
+            )
+        values, offsets = self._flat()
+        indptr, indices, n_cols = _core.bin_transform(
+            arr, values, offsets, self.missing, n_threads(self.n_jobs)
+        )
+        data = np.ones(indices.shape[0], dtype=np.float64)
+        return sp.csr_matrix((data, indices, indptr), shape=(arr.shape[0], n_cols))
+
+    def _input_names(self, input_features: Any = None) -> List[str]:
+        fitted = getattr(self, "feature_names_in_", None)
+        if input_features is None:
+            if fitted is not None:
+                return [str(n) for n in fitted]
+            return [f"x{j}" for j in range(self.n_features_in_)]
+        names = [str(n) for n in input_features]
+        if len(names) != self.n_features_in_:
+            raise ValueError(f"input_features has {len(names)} names for {self.n_features_in_} features")
+        if fitted is not None and names != [str(n) for n in fitted]:
+            raise ValueError(f"input_features {names} differ from the fitted feature names {list(fitted)}")
+        return names
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of the indicator columns: ``"name>threshold"`` and ``"name=missing"``.
+
+        Thresholds are written with Python's shortest round-trip representation, so the names
+        are unique and give the exact thresholds back.
+        """
+        self._check_fitted()
+        names = self._input_names(input_features)
+        out: List[str] = []
+        for name, k in zip(names, self.thresholds_):
+            out.extend(f"{name}>{float(t)!r}" for t in k)
+            if self.missing == "indicator":
+                out.append(f"{name}=missing")
+        return np.asarray(out, dtype=object)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Everything ``transform`` needs, as a JSON-serializable dict (see :meth:`from_dict`).
+
+        The layout (version 1)::
+
+            {"type": "svmmap.Binner", "version": 1,
+             "params": {"n_thresholds": 50, "strategy": "quantile", "missing": "error"},
+             "n_features_in": 15, "feature_names_in": null or [names],
+             "thresholds": [[k_1, k_2, ...], ...],   # one sorted list per base feature
+             "n_output_features": 750}
+
+        Floats are Python floats, which ``json`` writes in their shortest round-trip form, so a
+        JSON round trip gives the exact thresholds back. ``n_jobs`` is a runtime setting and
+        is not stored.
+        """
+        self._check_fitted()
+        fitted = getattr(self, "feature_names_in_", None)
+        return {
+            "type": BINNER_DICT_TYPE,
+            "version": BINNER_DICT_VERSION,
+            "params": {
+                "n_thresholds": int(self.n_thresholds),
+                "strategy": str(self.strategy),
+                "missing": str(self.missing),
+            },
+            "n_features_in": int(self.n_features_in_),
+            "feature_names_in": None if fitted is None else [str(n) for n in fitted],
+            "thresholds": [[float(t) for t in k] for k in self.thresholds_],
+            "n_output_features": int(self.n_output_features_),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Binner":
+        """A fitted Binner from the dict of :meth:`to_dict` (after a JSON round trip, say).
+
+        Raises
+        ------
+        ValueError
+            When the dict is not a Binner's, is of a newer version, or is inconsistent.
+        """
+        if not isinstance(d, dict) or d.get("type") != BINNER_DICT_TYPE:
+            got = d.get("type") if isinstance(d, dict) else type(d).__name__
+            raise ValueError(f'not a Binner dict (expected "type": "{BINNER_DICT_TYPE}", got {got!r})')
+        version = d.get("version")
+        if version != BINNER_DICT_VERSION:
+            newer = isinstance(version, int) and version > BINNER_DICT_VERSION
+            raise ValueError(
+                f"Binner dict version {version!r} "
+                + ("was written by a newer svmmap; upgrade svmmap" if newer else "is not supported")
+                + f" (this svmmap reads version {BINNER_DICT_VERSION})"
+            )
+        try:
+            params = dict(d["params"])
+            thresholds = [np.asarray(k, dtype=np.float64).reshape(-1) for k in d["thresholds"]]
+            n_features = int(d["n_features_in"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"malformed Binner dict: {exc!r}") from None
+        binner = cls(**{k: v for k, v in params.items() if k in cls._get_param_names()})
+        binner._check_params()
+        if len(thresholds) != n_features:
+            raise ValueError(f"Binner dict has {len(thresholds)} threshold lists for {n_features} features")
+        for j, k in enumerate(thresholds):
+            if not np.all(np.isfinite(k)) or np.any(np.diff(k) <= 0):
+                raise ValueError(f"thresholds of feature {j} must be finite and strictly increasing")
+        binner.thresholds_ = thresholds
+        binner.n_features_in_ = n_features
+        names = d.get("feature_names_in")
+        if names is not None:
+            if len(names) != n_features:
+                raise ValueError(f"Binner dict has {len(names)} feature names for {n_features} features")
+            binner.feature_names_in_ = np.asarray(names, dtype=object)
+        binner.n_output_features_ = binner._n_output()
+        stored = d.get("n_output_features")
+        if stored is not None and int(stored) != binner.n_output_features_:
+            raise ValueError(
+                f"Binner dict says {stored} output features but its thresholds give {binner.n_output_features_}"
+            )
+        return binner
+
+
+@dataclass
+class StepFunction:
+    """The learned score of one base feature: piecewise constant in its value.
+
+    With thresholds ``k_1 < ... < k_T`` and weights ``w_1 ... w_T`` of their indicators, a value
+    ``v`` scores ``sum(w_t for k_t < v)``: ``values[0]`` (= 0) for ``v <= k_1``, ``values[i]``
+    for ``k_i < v <= k_{i+1}``, and ``values[T]`` for ``v > k_T``. ``missing`` is the score of
+    a missing value (the weight of the missing indicator), or None without one.
+    """
+
+    feature: str
+    thresholds: np.ndarray
+    values: np.ndarray
+    missing: Optional[float] = None
+
+    def __call__(self, v: Any) -> np.ndarray:
+        """Scores of the values ``v`` (NaN scores ``missing``)."""
+        v = np.asarray(v, dtype=np.float64)
+        out = self.values[np.searchsorted(self.thresholds, v, side="left")]
+        nan = np.isnan(v)
+        if np.any(nan):
+            if self.missing is None:
+                raise ValueError(f"{self.feature}: a NaN value has no score without a missing indicator")
+            out = np.where(nan, self.missing, out)
+        return out
+
+
+def _binner_and_coef(model: Any, coef: Any) -> tuple[Binner, np.ndarray]:
+    if isinstance(model, Binner):
+        if coef is None:
+            raise ValueError("piecewise_scores(binner, coef) needs the weights of the indicator features")
+        return model, np.asarray(coef, dtype=np.float64).reshape(-1)
+    steps = getattr(model, "steps", None)
+    if steps is None:
+        raise TypeError(
+            f"expected a fitted Binner (with coef) or a Pipeline whose last two steps are a Binner "
+            f"and a linear model, got {type(model).__name__}"
+        )
+    active = [s for _, s in steps if s not in (None, "passthrough")]
+    if len(active) < 2 or not isinstance(active[-2], Binner):
+        raise ValueError(
+            "the pipeline's last two steps must be a Binner and a linear model with coef_; got "
+            + " -> ".join(type(s).__name__ for s in active)
+        )
+    binner, final = active[-2], active[-1]
+    if coef is None:
+        if not hasattr(final, "coef_"):
+            raise NotFittedError(f"the pipeline's last step {type(final).__name__} has no coef_; fit the pipeline first")
+        coef = final.coef_
+    return binner, np.asarray(coef, dtype=np.float64).reshape(-1)
+
+
+def piecewise_scores(model: Any, coef: Any = None) -> List[StepFunction]:
+    """Each base feature's learned score as a step function (Yue et al. 2007, Figure 2).
+
+    Parameters
+    ----------
+    model : Binner or Pipeline
+        A fitted Binner (then give ``coef``), or a fitted Pipeline ending with a Binner and a
+        linear model such as SVMMap (its ``coef_`` is used).
+    coef : array-like of shape (n_output_features_,), optional
+        Weights of the indicator features.
+
+    Returns
+    -------
+    list of StepFunction
+        One per base feature, in input order. The sum over base features of
+        ``step(X[:, j])`` equals the linear model's score of ``binner.transform(X)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap import Binner, piecewise_scores
+    >>> binner = Binner().fit(np.array([[0.0], [1.0], [3.0]]))  # thresholds 0.5 and 2
+    >>> (step,) = piecewise_scores(binner, coef=[0.25, -0.5])
+    >>> step.thresholds.tolist(), step.values.tolist()
+    ([0.5, 2.0], [0.0, 0.25, -0.25])
+    >>> step(np.array([0.0, 1.0, 3.0])).tolist()
+    [0.0, 0.25, -0.25]
+    """
+    binner, w = _binner_and_coef(model, coef)
+    binner._check_fitted()
+    if w.shape[0] != binner.n_output_features_:
+        raise ValueError(
+            f"coef has {w.shape[0]} weights but the binner makes {binner.n_output_features_} indicator features"
+        )
+    names = binner._input_names()
+    with_missing = binner.missing == "indicator"
+    out = []
+    at = 0
+    for name, k in zip(names, binner.thresholds_):
+        weights = w[at : at + len(k)]
+        at += len(k)
+        values = np.concatenate([[0.0], np.cumsum(weights)])
+        missing = None
+        if with_missing:
+            missing = float(w[at])
+            at += 1
+        out.append(StepFunction(name, np.asarray(k, dtype=np.float64).copy(), values, missing))
+    return out
