@@ -1,4 +1,4 @@
-"""Command line: ``svmmap learn | classify | evaluate | experiment`` (SVM^map style)."""
+"""Command line: ``svmmap learn | classify | evaluate | experiment | fuse | protocol`` (SVM^map style)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,66 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--folds", default=None, help="comma-separated fold numbers (default: all)")
     exp.add_argument("--n-jobs", type=int, default=None)
     exp.add_argument("-q", "--quiet", action="store_true", help="print only the table")
+
+    fuse = sub.add_parser(
+        "fuse",
+        help="fuse TREC runs with SVM-map on binned scores (query-level cross-validation)",
+        description=(
+            "Learns to combine the scores of several TREC runs into one ranking that maximizes MAP "
+            "(Yue et al. 2007, section 4). Every query of the output is scored by a model trained "
+            "without it (k folds over queries); C is chosen by an inner cross-validation."
+        ),
+    )
+    fuse.add_argument("--qrels", required=True, metavar="QRELS", help="TREC qrels: qid iteration docno relevance")
+    fuse.add_argument("--runs", required=True, nargs="+", metavar="RUN", help="TREC runs: qid Q0 docno rank score tag")
+    fuse.add_argument("--out", required=True, metavar="FUSED", help="where to write the fused run")
+    fuse.add_argument("--folds", type=int, default=5, help="folds over queries (default 5)")
+    fuse.add_argument("--C", type=_floats, default=None, dest="C_grid",
+                      help="comma-separated C grid, chosen by inner cross-validation (default 0.01,0.1,1,10); one value fixes C")
+    fuse.add_argument("--inner-folds", type=int, default=3, help="folds of the inner cross-validation for C (default 3)")
+    fuse.add_argument("--thresholds", type=int, default=50, help="thresholds per run (default 50)")
+    fuse.add_argument("--strategy", default="quantile", choices=["quantile", "uniform"])
+    fuse.add_argument("--normalize", default="none", choices=["none", "minmax"], help="per-query score normalization before binning")
+    fuse.add_argument("--depth", type=int, default=None, help="write at most this many documents per query")
+    fuse.add_argument("--tag", default="svmmap-fusion", help="run tag of the output (default svmmap-fusion)")
+    fuse.add_argument("--seed", type=int, default=0, help="seed of the fold assignments (default 0)")
+    fuse.add_argument("--eps", type=float, default=1e-3)
+    fuse.add_argument("--n-jobs", type=int, default=None)
+    fuse.add_argument("-q", "--quiet", action="store_true", help="print only the table")
+
+    prot = sub.add_parser(
+        "protocol",
+        help="compare rankers with Yue et al.'s protocol (random splits or folds, Wilcoxon, W/L)",
+        description=(
+            "Repeated random query splits (default 10 training, 5 validation, the rest test, 50 trials) "
+            "or given folds; C chosen on validation for every method; per-query AP, wins/losses and "
+            "the two-sided Wilcoxon signed-rank test against the first method; a table laid out like "
+            "Yue et al. Tables 6-11."
+        ),
+    )
+    prot.add_argument("--data", default=None,
+                      help="a LETOR file (random splits) or a directory with Fold*/{train,vali,test}.txt (default: bundled MQ2008)")
+    prot.add_argument("--design", default="random", choices=["random", "folds"])
+    prot.add_argument("--methods", default="map,roc,best",
+                      help="comma-separated methods, the first is the reference: a loss name for SVMMap(loss=...) "
+                           "(map, roc, ndcg@10, ...), best/best2/best3 (the best single feature on the training "
+                           "queries), feature:N (feature N, 1-based), or LABEL=module:callable (called with C=...). "
+                           "Default map,roc,best")
+    prot.add_argument("--trials", type=int, default=50)
+    prot.add_argument("--train", type=int, default=10, help="training queries per trial (default 10)")
+    prot.add_argument("--vali", type=int, default=5, help="validation queries per trial (default 5)")
+    prot.add_argument("--test", type=int, default=None, help="test queries per trial (default: all the rest)")
+    prot.add_argument("--C", type=_floats, default=None, dest="C_grid", help="comma-separated C grid (default 0.01 ... 10000)")
+    prot.add_argument("--features", default=None,
+                      help="use only these features: comma-separated 1-based indices, LETOR 4.0 names, or 'retrieval' "
+                           "(the 25 TF-IDF/BM25/LMIR features of MQ2007/MQ2008)")
+    prot.add_argument("--bin", type=int, default=None, metavar="N",
+                      help="bin the features into N thresholds each (Yue et al. 4.2) for the learned methods")
+    prot.add_argument("--seed", type=int, default=0)
+    prot.add_argument("--eps", type=float, default=1e-3)
+    prot.add_argument("--show-p", action="store_true", help="add a column of Wilcoxon p-values")
+    prot.add_argument("--n-jobs", type=int, default=None)
+    prot.add_argument("-q", "--quiet", action="store_true", help="print only the table")
     return p
 
 
@@ -144,11 +204,160 @@ def _experiment(args: argparse.Namespace) -> None:
     print(format_table(results))
 
 
+def _fuse(args: argparse.Namespace) -> None:
+    from .fusion import DEFAULT_FUSION_C_GRID, cross_fuse
+    from .trec import read_qrels, read_run, write_run
+
+    say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    qrels = read_qrels(args.qrels)
+    runs = [read_run(path) for path in args.runs]
+    names = [r.name for r in runs]
+    if len(set(names)) != len(names):
+        raise ValueError("the same run file is given twice")
+    grid = DEFAULT_FUSION_C_GRID if args.C_grid is None else args.C_grid
+    if say:
+        say(
+            f"{len(runs)} runs, {len(qrels.queries())} judged queries; {args.folds} folds over queries, "
+            f"C from {', '.join(f'{c:g}' for c in grid)}, {args.thresholds} thresholds per run"
+        )
+    start = time.perf_counter()
+    result = cross_fuse(
+        runs, qrels, n_folds=args.folds, random_state=args.seed, tag=args.tag, progress=say,
+        C=grid if len(grid) > 1 else grid[0], inner_folds=args.inner_folds, n_thresholds=args.thresholds,
+        strategy=args.strategy, normalize=args.normalize, eps=args.eps, n_jobs=args.n_jobs,
+    )
+    write_run(args.out, result.run, depth=args.depth)
+    if say:
+        say(f"fused run written to {args.out} ({time.perf_counter() - start:.1f}s)")
+    print(result.table())
+
+
+def _feature_columns(spec: Optional[str], n_features: int) -> Optional[List[int]]:
+    from .datasets import LETOR4_FEATURE_NAMES, LETOR4_RETRIEVAL_FUNCTIONS
+
+    if spec is None:
+        return None
+    cols: List[int] = []
+    for item in (t.strip() for t in spec.split(",") if t.strip()):
+        if item == "retrieval":
+            cols.extend(LETOR4_RETRIEVAL_FUNCTIONS.values())
+        elif item.isdigit():
+            if not 1 <= int(item) <= n_features:
+                raise ValueError(f"--features: feature {item} is outside 1..{n_features}")
+            cols.append(int(item) - 1)
+        elif item in LETOR4_FEATURE_NAMES:
+            cols.append(LETOR4_FEATURE_NAMES.index(item))
+        else:
+            raise ValueError(f"--features: {item!r} is neither a 1-based index, a LETOR 4.0 feature name nor 'retrieval'")
+    return list(dict.fromkeys(cols))
+
+
+def _protocol_methods(spec: str, *, eps: float, n_jobs: Optional[int], bin_thresholds: Optional[int]) -> dict:
+    import importlib
+
+    from .binning import Binner
+    from .estimator import SVMMap
+    from .protocol import SingleFeature
+
+    def learned(make):
+        if bin_thresholds is None:
+            return make
+        from sklearn.pipeline import Pipeline
+
+        return lambda C: Pipeline([("bin", Binner(n_thresholds=bin_thresholds, n_jobs=n_jobs)), ("svm", make(C))])
+
+    ordinal = {1: "Best Func.", 2: "2nd Best", 3: "3rd Best"}
+    methods: dict = {}
+    for item in (t.strip() for t in spec.split(",") if t.strip()):
+        if "=" in item:
+            label, target = item.split("=", 1)
+            module, _, attr = target.partition(":")
+            if not attr:
+                raise ValueError(f"--methods: {item!r}: expected LABEL=module:callable")
+            factory = getattr(importlib.import_module(module), attr)
+            methods[label] = learned(lambda C, f=factory: f(C=C))
+        elif item in ("best", "best2", "best3"):
+            k = 1 if item == "best" else int(item[-1])
+            methods[ordinal[k]] = (lambda C, k=k: SingleFeature(rank=k), [1.0])
+        elif item.startswith("feature:"):
+            j = int(item.split(":", 1)[1])
+            methods[f"feature {j}"] = (lambda C, j=j: SingleFeature(feature=j - 1), [1.0])
+        else:
+            # A loss name: check it now rather than after the first trial.
+            import numpy as np
+
+            from . import _core
+
+            try:
+                _core.oracle_argmax(np.array([1.0, 0.0]), np.array([True, False]), item)
+            except ValueError as exc:
+                raise ValueError(f"--methods: {item!r} is not a loss SVMMap knows ({exc})") from None
+            methods[f"SVM-{item}"] = learned(lambda C, loss=item: SVMMap(C=C, loss=loss, eps=eps, n_jobs=n_jobs))
+    if not methods:
+        raise ValueError("--methods: no method given")
+    return methods
+
+
+def _protocol(args: argparse.Namespace) -> None:
+    import os
+
+    import numpy as np
+
+    from .datasets import Fold, Split, letor_folds, load_mq2008_docs, mq2008_folds
+    from .io import load_letor
+    from .protocol import DEFAULT_PROTOCOL_C_GRID, given_folds, random_splits
+
+    say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    grid = DEFAULT_PROTOCOL_C_GRID if args.C_grid is None else args.C_grid
+    methods = _protocol_methods(args.methods, eps=args.eps, n_jobs=args.n_jobs, bin_thresholds=args.bin)
+    source = "MQ2008 (bundled)" if args.data is None else args.data
+    start = time.perf_counter()
+    if args.design == "random":
+        if args.data is None:
+            X, y, qid, _ = load_mq2008_docs()
+        elif os.path.isdir(args.data):
+            fold = next(iter(letor_folds(args.data, folds=None)))
+            X, y, qid = (np.concatenate([getattr(fold, p)[i] for p in ("train", "vali", "test")]) for i in range(3))
+        else:
+            X, y, qid = load_letor(args.data, sparse=False)
+        cols = _feature_columns(args.features, X.shape[1])
+        if cols is not None:
+            X = np.ascontiguousarray(X[:, cols])
+        if say:
+            say(f"{source}: {len(np.unique(qid))} queries, {X.shape[1]} features; methods {', '.join(methods)}")
+        result = random_splits(
+            X, y, qid, methods, n_trials=args.trials, n_train=args.train, n_vali=args.vali, n_test=args.test,
+            C_grid=grid, random_state=args.seed, progress=say,
+        )
+    else:
+        folds = list(mq2008_folds() if args.data is None else letor_folds(args.data))
+        cols = _feature_columns(args.features, folds[0].train.X.shape[1])
+        if cols is not None:
+            folds = [
+                Fold(f.name, *(Split(np.ascontiguousarray(s.X[:, cols]), s.y, s.qid) for s in (f.train, f.vali, f.test)))
+                for f in folds
+            ]
+        if say:
+            say(f"{source}: {len(folds)} folds; methods {', '.join(methods)}")
+        result = given_folds(folds, methods, C_grid=grid, progress=say)
+    if say:
+        say(f"{result.description}; {time.perf_counter() - start:.1f}s")
+    title = "MQ2008" if args.data is None else os.path.basename(os.path.normpath(args.data))
+    print(result.table(title=title, show_p=args.show_p))
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     from ._core import DataFormatError, ModelFormatError
 
     args = _parser().parse_args(argv)
-    handlers = {"learn": _learn, "classify": _classify, "evaluate": _evaluate, "experiment": _experiment}
+    handlers = {
+        "learn": _learn,
+        "classify": _classify,
+        "evaluate": _evaluate,
+        "experiment": _experiment,
+        "fuse": _fuse,
+        "protocol": _protocol,
+    }
     try:
         handlers[args.command](args)
     except (DataFormatError, ModelFormatError, OSError, ValueError) as exc:

@@ -108,3 +108,50 @@ def letor_folds(root: str, *, dtype: Any = np.float64, folds: Optional[list] = N
                 path = path if os.path.exists(path) else path + ".gz"
                 parts[i] = Split(*load_letor(path, dtype=dtype, n_features=max(d, parts[i].X.shape[1])))
         yield Fold(name, *parts)
+
+
+#: The 46 features of LETOR 4.0's MQ2007 and MQ2008, in column order (feature k is column k-1).
+#: Source: T. Qin and T.-Y. Liu, "Introducing LETOR 4.0 Datasets", arXiv:1306.2597, the feature
+#: table (the dataset's readme does not list them). Streams: body, anchor, title, URL, whole
+#: document.
+LETOR4_FEATURE_NAMES = tuple(
+    [f"{m}.{s}" for m in ("TF", "IDF", "TF-IDF", "DL", "BM25", "LMIR.ABS", "LMIR.DIR", "LMIR.JM")
+     for s in ("body", "anchor", "title", "URL", "whole")]
+    + ["PageRank", "Inlinks", "Outlinks", "URL.slashes", "URL.length", "ChildPages"]
+)
+
+#: The query-dependent retrieval functions among them (column index by name): TF-IDF, BM25 and
+#: the three language models (absolute discounting, Dirichlet, Jelinek-Mercer smoothing), each
+#: on the five streams. These are base functions in the sense of Yue et al. (their Indri
+#: functions: TFIDF, Okapi, LM with Dirichlet and with Jelinek-Mercer smoothing, cosine).
+LETOR4_RETRIEVAL_FUNCTIONS = {
+    name: i
+    for i, name in enumerate(LETOR4_FEATURE_NAMES)
+    if name.split(".")[0] in ("TF-IDF", "BM25", "LMIR")
+}
+
+
+def _docid(comment: str) -> str:
+    """The document id of a LETOR 4.0 comment such as ``docid = GX004-93-7097963 inc = ...``."""
+    fields = comment.split()
+    for i, f in enumerate(fields[:-2]):
+        if f == "docid" and fields[i + 1] == "=":
+            return fields[i + 2]
+    raise ValueError(f"no 'docid = ...' in the comment {comment!r}")
+
+
+def load_mq2008_docs(subsets: Any = (1, 2, 3, 4, 5), *, dtype: Any = np.float64) -> tuple:
+    """All documents of the given MQ2008 subsets with their document ids.
+
+    Returns
+    -------
+    X : ndarray of shape (n_documents, 46)
+    y : ndarray of labels 0, 1, 2
+    qid : ndarray of int64 query ids
+    docno : ndarray of str, the GOV2 document ids of the ``#docid = ...`` comments
+    """
+    parts = []
+    for s in subsets:
+        X, y, qid, comments = load_letor(mq2008_path(int(s)), dtype=dtype, return_comments=True)
+        parts.append((X, y, qid, np.asarray([_docid(c) for c in comments], dtype=str)))
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))

@@ -1,0 +1,433 @@
+"""Fusion of retrieval runs with SVM-map (Yue et al. 2007, section 4; Meng et al. 2009).
+
+Each input run is a base function. A document of a query gets one feature per run: the run's
+score, or "missing" when the run did not return it. The scores are binned into the threshold
+indicators 1[score > k] of Yue et al. section 4.2, and a missing score gets an indicator of its
+own, so the model learns a piecewise-constant score per run plus a score for "not retrieved by
+this run". SVM-map then learns the weights that maximize MAP on the training queries.
+
+:func:`cross_fuse` scores every query with a model that was trained without it (k folds over
+queries, C chosen by an inner cross-validation on the training queries), so the fused run's
+MAP is a held-out estimate. :class:`RunFusion` fits one model on all judged queries and fuses
+runs of new queries.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+from sklearn.pipeline import Pipeline
+
+from .binning import Binner
+from .estimator import SVMMap
+from .protocol import fit_ranker
+from .trec import Qrels, Run, evaluate_run, sort_qids, trec_ranks
+
+#: The C values tried by default; C is chosen on held-out training queries. They are smaller
+#: than for raw features because a binned document has many active indicators (about half of
+#: n_thresholds per run), which makes its squared norm, and so the effective C, large.
+DEFAULT_FUSION_C_GRID = (0.01, 0.1, 1.0, 10.0)
+
+_NORMALIZE = ("none", "minmax")
+
+
+@dataclass
+class RunFeatures:
+    """Documents of the union of the runs, with one score column per run.
+
+    ``X[i, r]`` is run r's score of document ``docno[i]`` for query ``qid[i]``, NaN when run r
+    did not return it. Rows are sorted by query, then docno.
+    """
+
+    X: np.ndarray
+    qid: np.ndarray
+    docno: np.ndarray
+    run_names: List[str]
+
+
+def _group_bounds(qid: np.ndarray) -> np.ndarray:
+    """Start of every run of equal query ids in a query-sorted array, plus the end."""
+    if len(qid) == 0:
+        return np.zeros(1, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    return np.r_[starts, len(qid)]
+
+
+def _minmax_per_query(X: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Per query and run, (s - min) / (max - min) over the documents the run returned (acc4 of
+    Yue et al.); a run whose scores of a query are all equal gets 1 for all of them."""
+    out = np.array(X, dtype=np.float64, copy=True)
+    starts = bounds[:-1]
+    lo = np.minimum.reduceat(np.where(np.isnan(X), np.inf, X), starts, axis=0)
+    hi = np.maximum.reduceat(np.where(np.isnan(X), -np.inf, X), starts, axis=0)
+    sizes = np.diff(bounds)
+    lo_rows, hi_rows = np.repeat(lo, sizes, axis=0), np.repeat(hi, sizes, axis=0)
+    span = hi_rows - lo_rows
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled = (out - lo_rows) / span
+    scaled[np.isfinite(out) & ~(span > 0)] = 1.0
+    scaled[np.isnan(out)] = np.nan
+    return scaled
+
+
+def run_features(
+    runs: Sequence[Run], *, queries: Optional[Sequence[str]] = None, normalize: str = "none"
+) -> RunFeatures:
+    """The score matrix of several runs over the union of their documents.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The base runs, in a fixed order (column r is ``runs[r]``).
+    queries : sequence of str, optional
+        Keep only these queries (default: every query of any run).
+    normalize : {"none", "minmax"}, default="none"
+        ``"none"`` uses the scores as they are (Yue et al. bin raw scores). ``"minmax"``
+        rescales each run's scores per query to [0, 1] first, which makes thresholds mean the
+        same thing for queries whose score ranges differ.
+    """
+    if not runs:
+        raise ValueError("at least one run is needed")
+    if normalize not in _NORMALIZE:
+        raise ValueError(f"normalize must be one of {_NORMALIZE}, got {normalize!r}")
+    keys = [np.char.add(np.char.add(r.qid, "\t"), r.docno) for r in runs]
+    all_keys = np.concatenate(keys)
+    all_qid = np.concatenate([r.qid for r in runs])
+    all_doc = np.concatenate([r.docno for r in runs])
+    if queries is not None:
+        keep = np.isin(all_qid, np.asarray([str(q) for q in queries], dtype=str))
+        all_keys, all_qid, all_doc = all_keys[keep], all_qid[keep], all_doc[keep]
+    uniq, first = np.unique(all_keys, return_index=True)
+    qid, docno = all_qid[first], all_doc[first]
+    q_order = {q: i for i, q in enumerate(sort_qids(np.unique(qid)))}
+    q_key = np.fromiter((q_order[q] for q in qid.tolist()), dtype=np.int64, count=len(qid))
+    order = np.lexsort((docno, q_key))
+    uniq, qid, docno = uniq[order], qid[order], docno[order]
+    X = np.full((len(uniq), len(runs)), np.nan)
+    # uniq is in query order now, no longer sorted: look keys up through a sorter.
+    sorter = np.argsort(uniq)
+    for r, (run, k) in enumerate(zip(runs, keys)):
+        if len(np.unique(k)) != len(k):
+            raise ValueError(f"run {run.name} lists a document twice for the same query")
+        if len(uniq) == 0:
+            break
+        rows = sorter[np.clip(np.searchsorted(uniq, k, sorter=sorter), 0, len(uniq) - 1)]
+        hit = uniq[rows] == k
+        X[rows[hit], r] = run.score[hit]
+    if normalize == "minmax":
+        X = _minmax_per_query(X, _group_bounds(qid))
+    return RunFeatures(X, qid, docno, [r.name for r in runs])
+
+
+def query_folds(queries: Sequence[str], n_folds: int, random_state: Any = 0) -> Dict[str, int]:
+    """Assigns queries to ``n_folds`` folds of (nearly) equal size at random."""
+    if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
+        raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+    qs = sort_qids(queries)
+    if len(qs) < n_folds:
+        raise ValueError(f"{len(qs)} queries cannot be split into {n_folds} folds")
+    rng = np.random.default_rng(random_state)
+    perm = rng.permutation(len(qs))
+    return {qs[i]: int(k % n_folds) for k, i in enumerate(perm.tolist())}
+
+
+def _mean_ap(y: np.ndarray, scores: np.ndarray, qid: np.ndarray) -> tuple[float, int]:
+    from .metrics import per_query
+
+    pq = per_query("map", y, scores, qid)
+    return float(pq.values.sum()), int(pq.values.size)
+
+
+class RunFusion:
+    """Learns to fuse retrieval runs with SVM-map on binned scores.
+
+    Parameters
+    ----------
+    C : float or sequence of float, default=(0.01, 0.1, 1, 10)
+        SVM-map's C. With several values, C is chosen by ``inner_folds``-fold cross-validation
+        over the training queries (mean held-out AP; the smaller C on ties).
+    n_thresholds : int, default=50
+        Thresholds per run (Yue et al. use 50), see :class:`svmmap.Binner`.
+    strategy : {"quantile", "uniform"}, default="quantile"
+        How thresholds are placed.
+    normalize : {"none", "minmax"}, default="none"
+        Per-query score normalization before binning, see :func:`run_features`.
+    inner_folds : int, default=3
+        Folds over training queries for choosing C.
+    eps, max_iter, n_jobs :
+        Passed to :class:`svmmap.SVMMap`.
+    random_state : int, default=0
+        Seed of the inner fold assignment.
+
+    Attributes
+    ----------
+    pipeline_ : sklearn.pipeline.Pipeline
+        ``Binner(missing="indicator")`` followed by ``SVMMap``, fitted on all training queries.
+    C_ : float
+        The C used for ``pipeline_``.
+    cv_map_ : dict
+        Mean held-out AP of every C tried (empty when C was fixed).
+    n_runs_ : int
+        Number of runs fitted on.
+    run_names_ : list of str
+    """
+
+    def __init__(
+        self,
+        C: Union[float, Sequence[float]] = DEFAULT_FUSION_C_GRID,
+        n_thresholds: int = 50,
+        strategy: str = "quantile",
+        normalize: str = "none",
+        inner_folds: int = 3,
+        eps: float = 1e-3,
+        max_iter: int = 10000,
+        random_state: Any = 0,
+        n_jobs: Optional[int] = None,
+    ) -> None:
+        self.C = C
+        self.n_thresholds = n_thresholds
+        self.strategy = strategy
+        self.normalize = normalize
+        self.inner_folds = inner_folds
+        self.eps = eps
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _grid(self) -> List[float]:
+        grid = [self.C] if isinstance(self.C, numbers.Real) else list(self.C)
+        if not grid or not all(isinstance(c, numbers.Real) and c > 0 for c in grid):
+            raise ValueError(f"C must be a positive number or a non-empty sequence of them, got {self.C!r}")
+        return sorted(float(c) for c in grid)
+
+    def make_pipeline(self, C: float) -> Pipeline:
+        """The unfitted model for one C: Binner(missing="indicator") then SVMMap."""
+        return Pipeline(
+            [
+                ("bin", Binner(n_thresholds=self.n_thresholds, strategy=self.strategy, missing="indicator", n_jobs=self.n_jobs)),
+                ("svm", SVMMap(C=C, eps=self.eps, max_iter=self.max_iter, n_jobs=self.n_jobs)),
+            ]
+        )
+
+    def fit_features(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> "RunFusion":
+        """Fit on a score matrix (NaN = not returned), graded labels and query ids."""
+        grid = self._grid()
+        self.cv_map_: Dict[float, float] = {}
+        if len(grid) == 1:
+            self.C_ = grid[0]
+        else:
+            self.C_ = self._choose_C(X, y, qid, grid)
+        self.pipeline_ = fit_ranker(self.make_pipeline(self.C_), X, y, qid)
+        self.n_runs_ = X.shape[1]
+        return self
+
+    def _choose_C(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray, grid: List[float]) -> float:
+        # Only queries with a relevant document have an AP to validate on; the others still
+        # train (and are skipped by the solver when they have no relevant document).
+        with_rel = np.unique(qid[y > 0])
+        if len(with_rel) < self.inner_folds:
+            raise ValueError(
+                f"choosing C by {self.inner_folds}-fold cross-validation needs at least {self.inner_folds} "
+                f"training queries with a relevant document, got {len(with_rel)}; give a single C"
+            )
+        folds = query_folds(with_rel, self.inner_folds, self.random_state)
+        fold_of_row = np.fromiter((folds.get(q, -1) for q in qid.tolist()), dtype=np.int64, count=len(qid))
+        best = None
+        for C in grid:
+            total, count = 0.0, 0
+            for k in range(self.inner_folds):
+                test = fold_of_row == k
+                model = fit_ranker(self.make_pipeline(C), X[~test], y[~test], qid[~test])
+                s, n = _mean_ap(y[test], model.predict(X[test]), qid[test])
+                total, count = total + s, count + n
+            self.cv_map_[C] = total / max(count, 1)
+            if best is None or self.cv_map_[C] > self.cv_map_[best]:
+                best = C
+        assert best is not None
+        return best
+
+    def fit(self, runs: Sequence[Run], qrels: Qrels) -> "RunFusion":
+        """Fit on every query of the runs that has judgments in ``qrels``."""
+        feats = run_features(runs, queries=qrels.queries(), normalize=self.normalize)
+        y = qrels.labels(feats.qid, feats.docno)
+        self.fit_features(feats.X, y, feats.qid)
+        self.run_names_ = feats.run_names
+        return self
+
+    def predict_features(self, X: np.ndarray) -> np.ndarray:
+        if not hasattr(self, "pipeline_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("This RunFusion instance is not fitted yet; call fit(runs, qrels) first")
+        if X.shape[1] != self.n_runs_:
+            raise ValueError(f"{X.shape[1]} runs given, but the fusion was fitted on {self.n_runs_}")
+        return self.pipeline_.predict(X)
+
+    def fuse(self, runs: Sequence[Run], *, tag: str = "svmmap-fusion") -> Run:
+        """The fused run of ``runs`` (same order as in ``fit``) over the union of their documents."""
+        feats = run_features(runs, normalize=self.normalize)
+        scores = self.predict_features(feats.X)
+        return _make_run(feats, scores, tag)
+
+
+def _make_run(feats: RunFeatures, scores: np.ndarray, tag: str) -> Run:
+    ranks = trec_ranks(feats.qid, feats.docno, scores)
+    return Run(feats.qid, feats.docno, scores, ranks, tag, tag)
+
+
+@dataclass
+class FusionResult:
+    """The output of :func:`cross_fuse`.
+
+    Attributes
+    ----------
+    run : Run
+        The fused run: every query scored by the model of the one fold that held it out.
+        Scores are comparable within a query only (different folds, different models).
+    fold_of : dict
+        Query id -> fold number.
+    C_by_fold : list of float
+        The C chosen for every fold.
+    cv_map_by_fold : list of dict
+        The inner cross-validation MAP of every C, per fold.
+    per_query : dict
+        ``{name: {qid: AP}}`` for the fused run (``"fused"``) and every input run (by name),
+        on the queries with a relevant document (see :func:`svmmap.trec.evaluate_run`).
+    run_names : list of str
+    """
+
+    run: Run
+    fold_of: Dict[str, int]
+    C_by_fold: List[float]
+    cv_map_by_fold: List[Dict[float, float]]
+    per_query: Dict[str, Dict[str, float]] = field(repr=False)
+    run_names: List[str] = field(default_factory=list)
+
+    def map(self, name: str = "fused") -> float:
+        values = list(self.per_query[name].values())
+        return float(np.mean(values)) if values else float("nan")
+
+    def best_run(self) -> str:
+        """The input run with the highest MAP on these queries (chosen with hindsight, which
+        favours the baseline)."""
+        return max(self.run_names, key=lambda n: (self.map(n), n))
+
+    def table(self) -> str:
+        """A Markdown table: MAP of the fused run and every input run, with wins/losses of the
+        fused run per query and the two-sided Wilcoxon signed-rank p-value (** for p < 0.05)."""
+        from .protocol import paired_comparison
+
+        names = ["fused"] + sorted(self.run_names, key=lambda n: -self.map(n))
+        queries = sorted(self.per_query["fused"])
+        fused = np.asarray([self.per_query["fused"][q] for q in queries])
+        lines = ["| run | MAP | W/L (fused vs run) | p (Wilcoxon) |", "|---|---:|---:|---:|"]
+        for n in names:
+            if n == "fused":
+                lines.append(f"| **fused (SVM-map)** | **{self.map(n):.4f}** | – | – |")
+                continue
+            other = np.asarray([self.per_query[n][q] for q in queries])
+            cmp = paired_comparison(fused, other)
+            stars = " **" if cmp.p_value < 0.05 else ""
+            lines.append(f"| {n} | {self.map(n):.4f} | {cmp.wins}/{cmp.losses}{stars} | {cmp.p_value:.2g} |")
+        return "\n".join(lines)
+
+
+def cross_fuse(
+    runs: Sequence[Run],
+    qrels: Qrels,
+    *,
+    n_folds: int = 5,
+    random_state: Any = 0,
+    tag: str = "svmmap-fusion",
+    progress: Optional[Any] = None,
+    **params: Any,
+) -> FusionResult:
+    """Fuse runs so that no query is scored by a model trained on it.
+
+    The queries of the runs are split at random into ``n_folds`` folds. For each fold, a
+    :class:`RunFusion` (with ``params``) is fitted on the judged queries of the other folds,
+    choosing C by inner cross-validation among them, and scores the fold's documents.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The base runs.
+    qrels : Qrels
+        Judgments; unjudged documents count as not relevant, queries without any judgment
+        are scored but never trained on.
+    n_folds : int, default=5
+    random_state : int, default=0
+        Seed of the fold assignments.
+    tag : str
+        Tag of the fused run.
+    progress : callable, optional
+        Called with a line of text after each fold.
+    **params
+        Parameters of :class:`RunFusion` (C, n_thresholds, normalize, ...).
+
+    Returns
+    -------
+    FusionResult
+    """
+    normalize = params.get("normalize", "none")
+    feats = run_features(runs, normalize=normalize)
+    judged = set(qrels.qid.tolist())
+    y = qrels.labels(feats.qid, feats.docno)
+    folds = query_folds(np.unique(feats.qid), n_folds, random_state)
+    fold_of_row = np.fromiter((folds[q] for q in feats.qid.tolist()), dtype=np.int64, count=len(feats.qid))
+    judged_row = np.isin(feats.qid, np.asarray(sorted(judged), dtype=str))
+    scores = np.full(len(feats.qid), np.nan)
+    C_by_fold: List[float] = []
+    cv_by_fold: List[Dict[float, float]] = []
+    for k in range(n_folds):
+        test = fold_of_row == k
+        train = ~test & judged_row
+        model = RunFusion(random_state=random_state, **params).fit_features(feats.X[train], y[train], feats.qid[train])
+        scores[test] = model.predict_features(feats.X[test])
+        C_by_fold.append(model.C_)
+        cv_by_fold.append(dict(model.cv_map_))
+        if progress is not None:
+            progress(
+                f"fold {k + 1}/{n_folds}: trained on {len(np.unique(feats.qid[train]))} queries, C={model.C_:g}, "
+                f"scored {len(np.unique(feats.qid[test]))} held-out queries"
+            )
+    fused = _make_run(feats, scores, tag)
+    per_query = {"fused": evaluate_run(fused, qrels)}
+    for run in runs:
+        per_query[run.name] = evaluate_run(run, qrels, queries=list(per_query["fused"]))
+    return FusionResult(fused, folds, C_by_fold, cv_by_fold, per_query, [r.name for r in runs])
+
+
+def runs_from_features(
+    X: np.ndarray,
+    qid: Any,
+    docno: Any,
+    columns: Mapping[str, int],
+    *,
+    depth: Optional[int] = None,
+) -> List[Run]:
+    """One run per feature column: the feature is the run's score (e.g. the BM25 or LMIR
+    columns of a LETOR file, which are retrieval functions). With ``depth``, each run keeps
+    only its top ``depth`` documents per query (in trec_eval's order), so the runs differ in
+    which documents they return, as real runs do."""
+    qid = np.asarray([str(q) for q in np.asarray(qid).tolist()], dtype=str)
+    docno = np.asarray(docno, dtype=str)
+    runs = []
+    for name, col in columns.items():
+        score = np.asarray(X[:, col], dtype=np.float64)
+        ranks = trec_ranks(qid, docno, score)
+        keep = np.ones(len(qid), dtype=bool) if depth is None else ranks <= depth
+        runs.append(Run(qid[keep], docno[keep], score[keep], ranks[keep], name, name))
+    return runs
+
+
+def qrels_from_labels(qid: Any, docno: Any, y: Any) -> Qrels:
+    """Qrels from graded labels (a LETOR file's labels, rounded to integers)."""
+    return Qrels(
+        np.asarray([str(q) for q in np.asarray(qid).tolist()], dtype=str),
+        np.asarray(docno, dtype=str),
+        np.rint(np.asarray(y, dtype=np.float64)).astype(np.int64),
+    )

@@ -1,0 +1,353 @@
+"""TREC run files and qrels: reading with clear errors, writing valid runs, evaluating runs.
+
+Formats (whitespace-separated, one entry per line):
+
+- run: ``qid Q0 docno rank score tag`` (the second field is ignored, as trec_eval does);
+- qrels: ``qid iteration docno relevance`` (the second field is ignored; relevance is an integer,
+  and a document is relevant when it is >= 1, trec_eval's default).
+
+trec_eval ranks a query's documents by decreasing score and breaks ties by *decreasing* docno
+(it ignores the rank column). :func:`write_run` writes documents in exactly that order with
+ranks 1..n, so that the written ranks and the order trec_eval evaluates agree, and
+:func:`evaluate_run` evaluates in that order too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from ._core import DataFormatError
+from .io import PathLike, write_atomic
+
+
+@dataclass
+class Run:
+    """A retrieval run: one row per (query, document) with its score.
+
+    Attributes
+    ----------
+    qid, docno : ndarray of str
+        Query id and document id of every row.
+    score : ndarray of float64
+        The run's score of every row.
+    rank : ndarray of int64
+        The rank column as given (not used for evaluation: trec_eval sorts by score).
+    tag : str
+        The run tag (sixth field) of the first line.
+    name : str
+        Where the run came from (its path), for messages and tables.
+    """
+
+    qid: np.ndarray
+    docno: np.ndarray
+    score: np.ndarray
+    rank: np.ndarray
+    tag: str = "run"
+    name: str = "run"
+
+    def __post_init__(self) -> None:
+        self.qid = np.asarray(self.qid, dtype=str)
+        self.docno = np.asarray(self.docno, dtype=str)
+        self.score = np.asarray(self.score, dtype=np.float64)
+        self.rank = np.asarray(self.rank, dtype=np.int64)
+        n = self.qid.shape[0]
+        for what in ("docno", "score", "rank"):
+            if getattr(self, what).shape != (n,):
+                raise ValueError(f"run {self.name}: {what} has shape {getattr(self, what).shape}, expected ({n},)")
+        if not np.all(np.isfinite(self.score)):
+            raise ValueError(f"run {self.name}: scores must be finite numbers")
+
+    def __len__(self) -> int:
+        return int(self.qid.shape[0])
+
+    def queries(self) -> List[str]:
+        """The query ids of the run, sorted (numerically when they are all integers)."""
+        return sort_qids(np.unique(self.qid))
+
+    def to_dict(self) -> Dict[str, Dict[str, float]]:
+        """``{qid: {docno: score}}``, the layout pytrec_eval takes."""
+        out: Dict[str, Dict[str, float]] = {}
+        for q, d, s in zip(self.qid.tolist(), self.docno.tolist(), self.score.tolist()):
+            out.setdefault(q, {})[d] = s
+        return out
+
+    @classmethod
+    def from_dict(cls, scores: Mapping[str, Mapping[str, float]], *, tag: str = "run", name: str = "run") -> "Run":
+        """A run from ``{qid: {docno: score}}``; ranks follow trec_eval's order."""
+        qid, docno, score = [], [], []
+        for q, docs in scores.items():
+            for d, s in docs.items():
+                qid.append(str(q))
+                docno.append(str(d))
+                score.append(float(s))
+        run = cls(np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(score), np.zeros(len(qid), dtype=np.int64), tag, name)
+        run.rank = trec_ranks(run.qid, run.docno, run.score)
+        return run
+
+
+@dataclass
+class Qrels:
+    """Relevance judgments: one row per judged (query, document) with its integer relevance."""
+
+    qid: np.ndarray
+    docno: np.ndarray
+    rel: np.ndarray
+    name: str = "qrels"
+    _lookup: Optional[Dict[tuple, int]] = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.qid = np.asarray(self.qid, dtype=str)
+        self.docno = np.asarray(self.docno, dtype=str)
+        self.rel = np.asarray(self.rel, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return int(self.qid.shape[0])
+
+    def queries(self) -> List[str]:
+        return sort_qids(np.unique(self.qid))
+
+    def to_dict(self) -> Dict[str, Dict[str, int]]:
+        """``{qid: {docno: relevance}}``, the layout pytrec_eval takes."""
+        out: Dict[str, Dict[str, int]] = {}
+        for q, d, r in zip(self.qid.tolist(), self.docno.tolist(), self.rel.tolist()):
+            out.setdefault(q, {})[d] = int(r)
+        return out
+
+    @classmethod
+    def from_dict(cls, judgments: Mapping[str, Mapping[str, int]], *, name: str = "qrels") -> "Qrels":
+        """Qrels from ``{qid: {docno: relevance}}`` (pytrec_eval's layout)."""
+        rows = [(str(q), str(d), int(r)) for q, docs in judgments.items() for d, r in docs.items()]
+        qid, docno, rel = zip(*rows) if rows else ((), (), ())
+        return cls(np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(rel, dtype=np.int64), name)
+
+    def labels(self, qid: Sequence[str], docno: Sequence[str]) -> np.ndarray:
+        """Relevance of each (qid, docno) pair; unjudged documents get 0 (not relevant)."""
+        if self._lookup is None:
+            self._lookup = {(q, d): r for q, d, r in zip(self.qid.tolist(), self.docno.tolist(), self.rel.tolist())}
+        lookup = self._lookup
+        return np.fromiter((lookup.get((q, d), 0) for q, d in zip(qid, docno)), dtype=np.float64, count=len(qid))
+
+    def n_relevant(self, queries: Iterable[str], level: int = 1) -> np.ndarray:
+        """Number of documents judged relevant (relevance >= level) for each query."""
+        rel = self.rel >= level
+        counts: Dict[str, int] = {}
+        for q in self.qid[rel].tolist():
+            counts[q] = counts.get(q, 0) + 1
+        return np.asarray([counts.get(str(q), 0) for q in queries], dtype=np.float64)
+
+
+def sort_qids(qids: Iterable[Any]) -> List[str]:
+    """Query ids as strings, sorted numerically when all are integers, else as text."""
+    ids = [str(q) for q in qids]
+    try:
+        return sorted(ids, key=lambda q: (int(q), q))
+    except ValueError:
+        return sorted(ids)
+
+
+def trec_order(qid: np.ndarray, docno: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Row order of trec_eval: by query, then decreasing score, then decreasing docno."""
+    q_order = {q: i for i, q in enumerate(sort_qids(np.unique(qid)))}
+    q_key = np.fromiter((q_order[q] for q in qid.tolist()), dtype=np.int64, count=len(qid))
+    # Decreasing docno: rank the docnos increasingly, then negate the rank.
+    _, d_rank = np.unique(docno, return_inverse=True)
+    return np.lexsort((-d_rank.reshape(-1), -score, q_key))
+
+
+def trec_ranks(qid: np.ndarray, docno: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Rank 1..n of every row within its query, in trec_eval's order."""
+    order = trec_order(qid, docno, score)
+    ranks = np.empty(len(order), dtype=np.int64)
+    q_sorted = qid[order]
+    starts = np.flatnonzero(np.r_[True, q_sorted[1:] != q_sorted[:-1]]) if len(order) else np.zeros(0, dtype=np.int64)
+    group = np.cumsum(np.r_[True, q_sorted[1:] != q_sorted[:-1]]) - 1 if len(order) else np.zeros(0, dtype=np.int64)
+    ranks[order] = np.arange(len(order)) - starts[group] + 1
+    return ranks
+
+
+def _open_lines(path: PathLike) -> Iterable[tuple]:
+    name = os.fspath(path)
+    with open(name, "r", encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            yield name, lineno, line
+
+
+def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
+    """Read a TREC run file ``qid Q0 docno rank score tag``.
+
+    Raises
+    ------
+    svmmap.DataFormatError
+        With ``file:line`` for a line without exactly 6 fields, a non-integer rank, a score
+        that is not a finite number, or a document listed twice for the same query; and for a
+        file without any entry.
+    """
+    qid: List[str] = []
+    docno: List[str] = []
+    rank: List[int] = []
+    score: List[float] = []
+    seen: Dict[tuple, int] = {}
+    tag = None
+    fname = os.fspath(path)
+    for fname, lineno, line in _open_lines(path):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 6:
+            raise DataFormatError(
+                f"{fname}:{lineno}: expected 6 fields 'qid Q0 docno rank score tag', got {len(fields)}: {line.strip()!r}"
+            )
+        q, _, d, r, s, t = fields
+        try:
+            r_val = int(r)
+        except ValueError:
+            raise DataFormatError(f"{fname}:{lineno}: field 4 (rank) must be an integer, got {r!r}") from None
+        try:
+            s_val = float(s)
+        except ValueError:
+            raise DataFormatError(f"{fname}:{lineno}: field 5 (score) must be a number, got {s!r}") from None
+        if not np.isfinite(s_val):
+            raise DataFormatError(f"{fname}:{lineno}: field 5 (score) must be finite, got {s!r}")
+        first = seen.setdefault((q, d), lineno)
+        if first != lineno:
+            raise DataFormatError(
+                f"{fname}:{lineno}: document {d!r} appears twice for query {q!r} (first on line {first})"
+            )
+        if tag is None:
+            tag = t
+        qid.append(q)
+        docno.append(d)
+        rank.append(r_val)
+        score.append(s_val)
+    if not qid:
+        raise DataFormatError(f"{fname}: the run is empty (expected lines 'qid Q0 docno rank score tag')")
+    return Run(
+        np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(score, dtype=np.float64),
+        np.asarray(rank, dtype=np.int64), tag or "run", name if name is not None else fname,
+    )
+
+
+def read_qrels(path: PathLike) -> Qrels:
+    """Read TREC qrels ``qid iteration docno relevance`` (relevance an integer).
+
+    Raises
+    ------
+    svmmap.DataFormatError
+        With ``file:line`` for a line without exactly 4 fields, a non-integer relevance, or a
+        document judged twice for the same query; and for a file without any judgment.
+    """
+    qid: List[str] = []
+    docno: List[str] = []
+    rel: List[int] = []
+    seen: Dict[tuple, int] = {}
+    fname = os.fspath(path)
+    for fname, lineno, line in _open_lines(path):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise DataFormatError(
+                f"{fname}:{lineno}: expected 4 fields 'qid iteration docno relevance', got {len(fields)}: {line.strip()!r}"
+            )
+        q, _, d, r = fields
+        try:
+            r_val = int(r)
+        except ValueError:
+            raise DataFormatError(f"{fname}:{lineno}: field 4 (relevance) must be an integer, got {r!r}") from None
+        first = seen.setdefault((q, d), lineno)
+        if first != lineno:
+            raise DataFormatError(
+                f"{fname}:{lineno}: document {d!r} is judged twice for query {q!r} (first on line {first})"
+            )
+        qid.append(q)
+        docno.append(d)
+        rel.append(r_val)
+    if not qid:
+        raise DataFormatError(f"{fname}: the qrels file is empty (expected lines 'qid iteration docno relevance')")
+    return Qrels(np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(rel, dtype=np.int64), fname)
+
+
+def format_run(run: Run, *, tag: Optional[str] = None, depth: Optional[int] = None) -> str:
+    """The text of a valid TREC run: per query (in sorted order), documents by decreasing
+    score with ties by decreasing docno (trec_eval's order), ranks 1..n, scores written
+    exactly (shortest round-trip form), at most ``depth`` documents per query."""
+    tag = tag if tag is not None else run.tag
+    if not tag or any(c.isspace() for c in tag):
+        raise ValueError(f"the run tag must be one word without spaces, got {tag!r}")
+    for what in ("qid", "docno"):
+        values = getattr(run, what)
+        bad = [v for v in values.tolist() if not v or any(c.isspace() for c in v)]
+        if bad:
+            raise ValueError(f"{what} {bad[0]!r} is empty or contains whitespace; it cannot be written to a run file")
+    order = trec_order(run.qid, run.docno, run.score)
+    ranks = trec_ranks(run.qid, run.docno, run.score)
+    lines = []
+    for i in order.tolist():
+        r = int(ranks[i])
+        if depth is not None and r > depth:
+            continue
+        lines.append(f"{run.qid[i]} Q0 {run.docno[i]} {r} {float(run.score[i])!r} {tag}\n")
+    return "".join(lines)
+
+
+def write_run(path: PathLike, run: Run, *, tag: Optional[str] = None, depth: Optional[int] = None) -> None:
+    """Write ``run`` as a TREC run file, atomically (see :func:`format_run`)."""
+    write_atomic(path, format_run(run, tag=tag, depth=depth))
+
+
+def write_qrels(path: PathLike, qrels: Qrels) -> None:
+    """Write qrels ``qid 0 docno relevance``, sorted by query and docno, atomically."""
+    q_order = {q: i for i, q in enumerate(sort_qids(np.unique(qrels.qid)))}
+    keys = sorted(range(len(qrels)), key=lambda i: (q_order[qrels.qid[i]], qrels.docno[i]))
+    write_atomic(path, "".join(f"{qrels.qid[i]} 0 {qrels.docno[i]} {int(qrels.rel[i])}\n" for i in keys))
+
+
+def evaluate_run(
+    run: Run,
+    qrels: Qrels,
+    metric: str = "map",
+    *,
+    queries: Optional[Sequence[str]] = None,
+) -> Dict[str, float]:
+    """Per-query ``metric`` ("map", "mrr", "mrr@k" or "p@k") of a run against qrels, the way trec_eval computes it.
+
+    Documents are ranked in trec_eval's order (score, then decreasing docno); unjudged
+    documents are not relevant; a document is relevant when its relevance is >= 1; AP
+    divides by the number of relevant documents in the qrels (retrieved or not). Queries
+    are those of the run (or ``queries``) that have at least one relevant document in the
+    qrels; queries without one are left out, svmmap's convention (trec_eval would count 0).
+
+    Returns
+    -------
+    dict
+        ``{qid: value}``.
+    """
+    from .metrics import per_query
+
+    if not (metric == "map" or metric == "mrr" or metric.startswith(("p@", "mrr@"))):
+        raise ValueError(
+            f'evaluate_run supports "map", "mrr", "mrr@k" and "p@k", got {metric!r} (other metrics '
+            "would need the judged documents that the run did not retrieve)"
+        )
+    judged_rel = set(qrels.qid[qrels.rel >= 1].tolist())
+    wanted = run.queries() if queries is None else [str(q) for q in queries]
+    wanted = [q for q in wanted if q in judged_rel]
+    mask = np.isin(run.qid, wanted)
+    qid, docno, score = run.qid[mask], run.docno[mask], run.score[mask]
+    order = trec_order(qid, docno, score)
+    qid, docno = qid[order], docno[order]
+    labels = qrels.labels(qid, docno)
+    # Scores are replaced by the position in trec_eval's order, so ties are already broken.
+    pos = -np.arange(len(order), dtype=np.float64)
+    kwargs: Dict[str, Any] = {"relevance_threshold": 0.5, "ties": "input"}
+    if metric == "map":
+        kwargs["n_relevant"] = qrels.n_relevant(np.unique(qid).tolist())
+    pq = per_query(metric, labels, pos, qid, **kwargs)
+    values = dict(zip([str(q) for q in pq.qids.tolist()], pq.values.tolist()))
+    # A query whose relevant documents were all missed has AP 0 (no relevant document was
+    # retrieved, so per_query saw none and skipped it).
+    return {q: float(values.get(q, 0.0)) for q in wanted}
