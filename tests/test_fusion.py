@@ -88,7 +88,7 @@ def test_no_query_is_scored_by_a_model_trained_on_it():
 def test_fused_mq2008_runs_beat_the_best_single_run():
     # Two of MQ2008's five query subsets (S1, S2: 217 queries with a relevant document), its
     # 25 retrieval-function features as runs, 3 folds over queries and a fixed C = 0.1 to keep
-    # the test short (benchmarks/mq2008_fusion.py runs the full version with C chosen by
+    # the test short (examples/mq2008_fusion.py runs the full version with C chosen by
     # inner cross-validation). The best single run is picked with hindsight on the same
     # queries, which favours it.
     X, y, qid, doc = load_mq2008_docs((1, 2))

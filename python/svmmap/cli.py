@@ -112,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     prot.add_argument("--train", type=int, default=10, help="training queries per trial (default 10)")
     prot.add_argument("--vali", type=int, default=5, help="validation queries per trial (default 5)")
     prot.add_argument("--test", type=int, default=None, help="test queries per trial (default: all the rest)")
-    prot.add_argument("--C", type=_floats, default=None, dest="C_grid", help="comma-separated C grid (default 0.01 ... 10000)")
+    prot.add_argument("--C", type=_floats, default=None, dest="C_grid", help="comma-separated C grid (default 0.01,0.1,1,10,100,1000)")
     prot.add_argument("--features", default=None,
                       help="use only these features: comma-separated 1-based indices, LETOR 4.0 names, or 'retrieval' "
                            "(the 25 TF-IDF/BM25/LMIR features of MQ2007/MQ2008)")

@@ -15,6 +15,7 @@ runs of new queries.
 from __future__ import annotations
 
 import numbers
+import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -321,6 +322,10 @@ class FusionResult:
         from .protocol import paired_comparison
 
         names = ["fused"] + sorted(self.run_names, key=lambda n: -self.map(n))
+        # Runs read from files are named by their paths; show the file names when they differ.
+        short = {n: os.path.basename(n) for n in self.run_names}
+        if len(set(short.values())) < len(short):
+            short = {n: n for n in self.run_names}
         queries = sorted(self.per_query["fused"])
         fused = np.asarray([self.per_query["fused"][q] for q in queries])
         lines = ["| run | MAP | W/L (fused vs run) | p (Wilcoxon) |", "|---|---:|---:|---:|"]
@@ -331,7 +336,7 @@ class FusionResult:
             other = np.asarray([self.per_query[n][q] for q in queries])
             cmp = paired_comparison(fused, other)
             stars = " **" if cmp.p_value < 0.05 else ""
-            lines.append(f"| {n} | {self.map(n):.4f} | {cmp.wins}/{cmp.losses}{stars} | {cmp.p_value:.2g} |")
+            lines.append(f"| {short[n]} | {self.map(n):.4f} | {cmp.wins}/{cmp.losses}{stars} | {cmp.p_value:.2g} |")
         return "\n".join(lines)
 
 

@@ -30,7 +30,7 @@ from sklearn.pipeline import Pipeline
 from .estimator import SkippedQueriesWarning
 
 #: C values tried when none are given: a wide range, as Yue et al. describe.
-DEFAULT_PROTOCOL_C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0)
+DEFAULT_PROTOCOL_C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
 
 Factory = Callable[[float], Any]
 MethodSpec = Union[Factory, Tuple[Factory, Sequence[float]]]
