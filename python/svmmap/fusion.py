@@ -40,7 +40,8 @@ class RunFeatures:
     """Documents of the union of the runs, with one score column per run.
 
     ``X[i, r]`` is run r's score of document ``docno[i]`` for query ``qid[i]``, NaN when run r
-    did not return it. Rows are sorted by query, then docno.
+    did not return it. Rows are sorted by query (numerically when the ids are integers), then
+    docno.
     """
 
     X: np.ndarray
@@ -94,30 +95,30 @@ def run_features(
         raise ValueError("at least one run is needed")
     if normalize not in _NORMALIZE:
         raise ValueError(f"normalize must be one of {_NORMALIZE}, got {normalize!r}")
-    keys = [np.char.add(np.char.add(r.qid, "\t"), r.docno) for r in runs]
-    all_keys = np.concatenate(keys)
+    lengths = [len(r) for r in runs]
     all_qid = np.concatenate([r.qid for r in runs])
     all_doc = np.concatenate([r.docno for r in runs])
-    if queries is not None:
-        keep = np.isin(all_qid, np.asarray([str(q) for q in queries], dtype=str))
-        all_keys, all_qid, all_doc = all_keys[keep], all_qid[keep], all_doc[keep]
-    uniq, first = np.unique(all_keys, return_index=True)
-    qid, docno = all_qid[first], all_doc[first]
-    q_order = {q: i for i, q in enumerate(sort_qids(np.unique(qid)))}
-    q_key = np.fromiter((q_order[q] for q in qid.tolist()), dtype=np.int64, count=len(qid))
-    order = np.lexsort((docno, q_key))
-    uniq, qid, docno = uniq[order], qid[order], docno[order]
-    X = np.full((len(uniq), len(runs)), np.nan)
-    # uniq is in query order now, no longer sorted: look keys up through a sorter.
-    sorter = np.argsort(uniq)
-    for r, (run, k) in enumerate(zip(runs, keys)):
-        if len(np.unique(k)) != len(k):
+    # One string sort of all (qid, docno) keys gives every pair its row in the union.
+    keys = np.char.add(np.char.add(all_qid, "\t"), all_doc)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    X_all = np.full((len(first), len(runs)), np.nan)
+    start = 0
+    for r, (run, n) in enumerate(zip(runs, lengths)):
+        rows = inverse[start : start + n]
+        start += n
+        if n and np.bincount(rows).max() > 1:
             raise ValueError(f"run {run.name} lists a document twice for the same query")
-        if len(uniq) == 0:
-            break
-        rows = sorter[np.clip(np.searchsorted(uniq, k, sorter=sorter), 0, len(uniq) - 1)]
-        hit = uniq[rows] == k
-        X[rows[hit], r] = run.score[hit]
+        X_all[rows, r] = run.score
+    qid_all, docno_all = all_qid[first], all_doc[first]
+    if queries is not None:
+        keep = np.isin(qid_all, np.asarray([str(q) for q in queries], dtype=str))
+        X_all, qid_all, docno_all = X_all[keep], qid_all[keep], docno_all[keep]
+    # Group the rows by query (in sorted query order); inside a query, by docno.
+    q_order = {q: i for i, q in enumerate(sort_qids(set(qid_all.tolist())))}
+    q_key = np.fromiter((q_order[q] for q in qid_all.tolist()), dtype=np.int64, count=len(qid_all))
+    order = np.argsort(q_key, kind="stable")
+    X, qid, docno = X_all[order], qid_all[order], docno_all[order]
     if normalize == "minmax":
         X = _minmax_per_query(X, _group_bounds(qid))
     return RunFeatures(X, qid, docno, [r.name for r in runs])

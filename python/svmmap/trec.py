@@ -15,6 +15,7 @@ ranks 1..n, so that the written ranks and the order trec_eval evaluates agree, a
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
@@ -22,6 +23,8 @@ import numpy as np
 
 from ._core import DataFormatError
 from .io import PathLike, write_atomic
+
+_WHITESPACE = re.compile(r"\s")
 
 
 @dataclass
@@ -158,14 +161,21 @@ def trec_order(qid: np.ndarray, docno: np.ndarray, score: np.ndarray) -> np.ndar
     return np.lexsort((-d_rank.reshape(-1), -score, q_key))
 
 
+def _ranks_in_order(qid_sorted: np.ndarray) -> np.ndarray:
+    """1..n within each run of equal query ids of an array already in trec_eval's order."""
+    n = len(qid_sorted)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    new_query = np.r_[True, qid_sorted[1:] != qid_sorted[:-1]]
+    starts = np.flatnonzero(new_query)
+    return np.arange(n, dtype=np.int64) - starts[np.cumsum(new_query) - 1] + 1
+
+
 def trec_ranks(qid: np.ndarray, docno: np.ndarray, score: np.ndarray) -> np.ndarray:
     """Rank 1..n of every row within its query, in trec_eval's order."""
     order = trec_order(qid, docno, score)
     ranks = np.empty(len(order), dtype=np.int64)
-    q_sorted = qid[order]
-    starts = np.flatnonzero(np.r_[True, q_sorted[1:] != q_sorted[:-1]]) if len(order) else np.zeros(0, dtype=np.int64)
-    group = np.cumsum(np.r_[True, q_sorted[1:] != q_sorted[:-1]]) - 1 if len(order) else np.zeros(0, dtype=np.int64)
-    ranks[order] = np.arange(len(order)) - starts[group] + 1
+    ranks[order] = _ranks_in_order(qid[order])
     return ranks
 
 
@@ -174,6 +184,17 @@ def _open_lines(path: PathLike) -> Iterable[tuple]:
     with open(name, "r", encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             yield name, lineno, line
+
+
+def _first_duplicate(qid: List[str], docno: List[str]) -> Optional[tuple]:
+    """(row of the first repeated (qid, docno) pair, row of its first occurrence), or None."""
+    keys = np.char.add(np.char.add(np.asarray(qid, dtype=str), "\t"), np.asarray(docno, dtype=str))
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    repeated = np.flatnonzero(first[inverse.reshape(-1)] != np.arange(len(keys)))
+    if repeated.size == 0:
+        return None
+    row = int(repeated[0])
+    return row, int(first[inverse.reshape(-1)[row]])
 
 
 def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
@@ -190,7 +211,7 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
     docno: List[str] = []
     rank: List[int] = []
     score: List[float] = []
-    seen: Dict[tuple, int] = {}
+    lines: List[int] = []
     tag = None
     fname = os.fspath(path)
     for fname, lineno, line in _open_lines(path):
@@ -201,30 +222,33 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
             raise DataFormatError(
                 f"{fname}:{lineno}: expected 6 fields 'qid Q0 docno rank score tag', got {len(fields)}: {line.strip()!r}"
             )
-        q, _, d, r, s, t = fields
+        q, _, d, r, sc, t = fields
         try:
             r_val = int(r)
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 4 (rank) must be an integer, got {r!r}") from None
         try:
-            s_val = float(s)
+            s_val = float(sc)
         except ValueError:
-            raise DataFormatError(f"{fname}:{lineno}: field 5 (score) must be a number, got {s!r}") from None
-        if not np.isfinite(s_val):
-            raise DataFormatError(f"{fname}:{lineno}: field 5 (score) must be finite, got {s!r}")
-        first = seen.setdefault((q, d), lineno)
-        if first != lineno:
-            raise DataFormatError(
-                f"{fname}:{lineno}: document {d!r} appears twice for query {q!r} (first on line {first})"
-            )
+            raise DataFormatError(f"{fname}:{lineno}: field 5 (score) must be a number, got {sc!r}") from None
+        if s_val - s_val != 0.0:  # NaN or infinite
+            raise DataFormatError(f"{fname}:{lineno}: field 5 (score) must be finite, got {sc!r}")
         if tag is None:
             tag = t
         qid.append(q)
         docno.append(d)
         rank.append(r_val)
         score.append(s_val)
+        lines.append(lineno)
     if not qid:
         raise DataFormatError(f"{fname}: the run is empty (expected lines 'qid Q0 docno rank score tag')")
+    dup = _first_duplicate(qid, docno)
+    if dup is not None:
+        row, first = dup
+        raise DataFormatError(
+            f"{fname}:{lines[row]}: document {docno[row]!r} appears twice for query {qid[row]!r} "
+            f"(first on line {lines[first]})"
+        )
     return Run(
         np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(score, dtype=np.float64),
         np.asarray(rank, dtype=np.int64), tag or "run", name if name is not None else fname,
@@ -271,27 +295,32 @@ def read_qrels(path: PathLike) -> Qrels:
     return Qrels(np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(rel, dtype=np.int64), fname)
 
 
+def _check_words(values: np.ndarray, what: str) -> None:
+    """Every value must be one non-empty word, or the written file would not parse."""
+    items = values.tolist()
+    if any(len(v) == 0 for v in items) or _WHITESPACE.search("\x00".join(items)):
+        bad = next(v for v in items if not v or _WHITESPACE.search(v))
+        raise ValueError(f"{what} {bad!r} is empty or contains whitespace; it cannot be written to a run file")
+
+
 def format_run(run: Run, *, tag: Optional[str] = None, depth: Optional[int] = None) -> str:
     """The text of a valid TREC run: per query (in sorted order), documents by decreasing
     score with ties by decreasing docno (trec_eval's order), ranks 1..n, scores written
     exactly (shortest round-trip form), at most ``depth`` documents per query."""
     tag = tag if tag is not None else run.tag
-    if not tag or any(c.isspace() for c in tag):
+    if not tag or _WHITESPACE.search(tag):
         raise ValueError(f"the run tag must be one word without spaces, got {tag!r}")
-    for what in ("qid", "docno"):
-        values = getattr(run, what)
-        bad = [v for v in values.tolist() if not v or any(c.isspace() for c in v)]
-        if bad:
-            raise ValueError(f"{what} {bad[0]!r} is empty or contains whitespace; it cannot be written to a run file")
+    _check_words(run.qid, "qid")
+    _check_words(run.docno, "docno")
     order = trec_order(run.qid, run.docno, run.score)
-    ranks = trec_ranks(run.qid, run.docno, run.score)
-    lines = []
-    for i in order.tolist():
-        r = int(ranks[i])
-        if depth is not None and r > depth:
-            continue
-        lines.append(f"{run.qid[i]} Q0 {run.docno[i]} {r} {float(run.score[i])!r} {tag}\n")
-    return "".join(lines)
+    qid, docno, score = run.qid[order], run.docno[order], run.score[order]
+    ranks = _ranks_in_order(qid)
+    if depth is not None:
+        keep = ranks <= depth
+        qid, docno, score, ranks = qid[keep], docno[keep], score[keep], ranks[keep]
+    return "".join(
+        f"{q} Q0 {d} {r} {x!r} {tag}\n" for q, d, r, x in zip(qid.tolist(), docno.tolist(), ranks.tolist(), score.tolist())
+    )
 
 
 def write_run(path: PathLike, run: Run, *, tag: Optional[str] = None, depth: Optional[int] = None) -> None:
@@ -313,9 +342,10 @@ def evaluate_run(
     *,
     queries: Optional[Sequence[str]] = None,
 ) -> Dict[str, float]:
-    """Per-query ``metric`` ("map", "mrr", "mrr@k" or "p@k") of a run against qrels, the way trec_eval computes it.
+    """Per-query ``metric`` of a run against qrels, the way trec_eval computes it.
 
-    Documents are ranked in trec_eval's order (score, then decreasing docno); unjudged
+    ``metric`` is "map", "mrr", "mrr@k" or "p@k" (measures that need only the retrieved
+    documents and the number of relevant ones). Documents are ranked in trec_eval's order (score, then decreasing docno); unjudged
     documents are not relevant; a document is relevant when its relevance is >= 1; AP
     divides by the number of relevant documents in the qrels (retrieved or not). Queries
     are those of the run (or ``queries``) that have at least one relevant document in the
