@@ -161,3 +161,18 @@ def test_cli_protocol(tmp_path, capsys):
     code = main(["protocol", "--data", str(tmp_path / "toy.txt"), "--methods", "map,nonsense", "-q"])
     assert code == 2
     assert "'nonsense' is not a loss" in capsys.readouterr().err
+
+
+def test_classifiers_compete_through_their_decision_function():
+    # An SVM_acc-style competitor: a scikit-learn classifier fitted on binary relevance and
+    # ranked by its decision function. Recompute one trial by hand with scikit-learn.
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, qid = toy_data(seed=4)
+    y = y * 2  # graded labels 0/2: relevant means > 0
+    result = random_splits(X, y, qid, {"logreg": lambda C: LogisticRegression(C=C)}, n_trials=2, n_train=4, n_vali=3, C_grid=[0.5])
+    for t, split in enumerate(result.splits):
+        train = np.isin(qid, split.train)
+        clf = LogisticRegression(C=0.5).fit(X[train], (y[train] > 0).astype(int))
+        aps = [average_precision_score(y[qid == q] > 0, clf.decision_function(X[qid == q])) for q in split.test]
+        assert result.methods["logreg"].test_map[t] == pytest.approx(np.mean(aps))

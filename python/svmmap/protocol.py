@@ -8,7 +8,8 @@ test (scipy.stats.wilcoxon), in a table laid out like Yue et al. Tables 6-11.
 
 A method is a factory: a callable that takes C and returns an unfitted ranker with
 ``fit(X, y, qid=...)`` and ``predict(X)`` (an :class:`svmmap.SVMMap`, a baseline, a Pipeline
-ending in one, ...). So any competitor fits, as long as it follows that convention.
+ending in one, ...), or a scikit-learn classifier, which is trained on binary relevance and
+ranks by its decision function (e.g. ``lambda C: LinearSVC(C=C)`` as an SVM_acc).
 
 Conventions: a document is relevant when its label is above ``relevance_threshold`` (0); AP
 skips queries without a relevant document (they are not drawn into random splits at all); score
@@ -260,18 +261,45 @@ def _columns(X: Any, which: Optional[Sequence[int]] = None) -> List[np.ndarray]:
 # Running the protocol
 
 
-def fit_ranker(model: Any, X: Any, y: Any, qid: Any) -> Any:
-    """``model.fit(X, y, qid=qid)``; for a Pipeline, qid goes to its last step (unless metadata
-    routing is on, when the pipeline routes it itself). Skipped-query warnings are silenced:
-    small training sets have them by design."""
+def _is_classifier(model: Any) -> bool:
+    """scikit-learn's is_classifier, which needs estimator tags; other objects are rankers."""
+    from sklearn.base import is_classifier
+
+    try:
+        return bool(is_classifier(model))
+    except (AttributeError, TypeError):
+        return getattr(model, "_estimator_type", None) == "classifier"
+
+
+def fit_ranker(model: Any, X: Any, y: Any, qid: Any, *, relevance_threshold: float = 0.0) -> Any:
+    """Fit a ranker: ``model.fit(X, y, qid=qid)``.
+
+    For a Pipeline, qid goes to its last step (unless metadata routing is on, when the pipeline
+    routes it itself). A scikit-learn classifier (SVM_acc-style baselines such as LinearSVC)
+    is fitted on the binary relevance ``y > relevance_threshold`` without qid; rank with
+    :func:`ranking_scores`. Skipped-query warnings are silenced: small training sets have
+    them by design.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SkippedQueriesWarning)
+        if _is_classifier(model):
+            return model.fit(X, (np.asarray(y, dtype=np.float64) > relevance_threshold).astype(np.int64))
         if isinstance(model, Pipeline):
             import sklearn
 
             if not sklearn.get_config().get("enable_metadata_routing", False):
                 return model.fit(X, y, **{f"{model.steps[-1][0]}__qid": qid})
         return model.fit(X, y, qid=qid)
+
+
+def ranking_scores(model: Any, X: Any) -> np.ndarray:
+    """A fitted ranker's scores: ``predict`` for rankers, the decision function (or the
+    probability of relevance) for classifiers."""
+    if _is_classifier(model):
+        if hasattr(model, "decision_function"):
+            return np.asarray(model.decision_function(X), dtype=np.float64).reshape(-1)
+        return np.asarray(model.predict_proba(X)[:, -1], dtype=np.float64)
+    return np.asarray(model.predict(X), dtype=np.float64)
 
 
 @dataclass
@@ -390,7 +418,7 @@ def evaluate_splits(
         return np.concatenate([rows_of[q] for q in queries])
 
     def ap(model: Any, r: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        pq = per_query("map", y[r], model.predict(X[r]), qid[r], relevance_threshold=relevance_threshold)
+        pq = per_query("map", y[r], ranking_scores(model, X[r]), qid[r], relevance_threshold=relevance_threshold)
         return pq.qids, pq.values
 
     results = {name: MethodResult(name, np.zeros(len(splits)), np.zeros(len(splits)), [], {}) for name in specs}
@@ -401,7 +429,7 @@ def evaluate_splits(
             start = time.perf_counter()
             best = None
             for C in grid:
-                model = fit_ranker(factory(C), X[tr], y[tr], qid[tr])
+                model = fit_ranker(factory(C), X[tr], y[tr], qid[tr], relevance_threshold=relevance_threshold)
                 _, v = ap(model, va)
                 vali = float(np.mean(v)) if v.size else float("nan")
                 if best is None or vali > best[0]:
