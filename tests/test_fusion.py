@@ -143,3 +143,13 @@ def test_cli_fuse_reports_bad_files(tmp_path, capsys):
     assert code == 2
     assert "bad.run:2: document 'd1' appears twice" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_unjudged_queries_are_scored_but_not_trained_on():
+    runs, qrels = synthetic_runs(n_queries=12, seed=2)
+    extra = Run.from_dict({"unjudged": {"u1": 0.3, "u2": 0.9}}, name="A")
+    a = Run.from_dict({**runs[0].to_dict(), **extra.to_dict()}, name="A")
+    result = cross_fuse([a, runs[1]], qrels, n_folds=3, C=1.0, n_thresholds=4)
+    assert set(result.run.to_dict()["unjudged"]) == {"u1", "u2"}
+    assert "unjudged" not in result.per_query["fused"]
+    assert len(result.per_query["fused"]) == 12

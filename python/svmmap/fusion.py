@@ -297,7 +297,8 @@ class FusionResult:
         The inner cross-validation MAP of every C, per fold.
     per_query : dict
         ``{name: {qid: AP}}`` for the fused run (``"fused"``) and every input run (by name),
-        on the queries with a relevant document (see :func:`svmmap.trec.evaluate_run`).
+        on the queries with a relevant document (see :func:`svmmap.trec.evaluate_run`); an
+        input run that lacks one of these queries scores 0 on it, as with ``trec_eval -c``.
     run_names : list of str
     """
 
