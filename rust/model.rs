@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
 
@@ -90,6 +91,21 @@ impl ModelFile {
                 "{source}: coef[{i}] is not a finite number"
             )));
         }
+        // The free-form parts are objects when present; a reader may look up keys in them.
+        for (field, value) in [
+            ("params", Some(&self.params)),
+            ("binning", self.binning.as_ref()),
+            ("training", self.training.as_ref()),
+        ] {
+            if let Some(v) = value {
+                if !(v.is_object() || v.is_null()) {
+                    return Err(Error::Model(format!(
+                        "{source}: \"{field}\" must be a JSON object or null, got {}",
+                        json_kind(v)
+                    )));
+                }
+            }
+        }
         if let Some(names) = &self.feature_names {
             if names.len() != self.n_features {
                 return Err(Error::Model(format!(
@@ -108,7 +124,14 @@ impl ModelFile {
     }
 
     pub fn load(path: &str) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        // A binary file handed over by mistake is a format problem, not an I/O failure.
+        let text = String::from_utf8(bytes).map_err(|e| {
+            Error::Model(format!(
+                "{path}: not an svmmap model: the file is not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
         Self::from_json(&text, path)
     }
 
@@ -120,9 +143,39 @@ impl ModelFile {
     }
 }
 
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// Distinguishes the temporary files of concurrent writers within one process.
+static TEMP_SERIAL: AtomicU64 = AtomicU64::new(0);
+
 /// Writes `bytes` to a temporary file beside `path`, flushes it to disk and renames it over
 /// `path`, so that readers see either the old file or the whole new one, never a part.
+///
+/// The temporary file is `.<name>.tmp-<pid>-<serial>` in the target's directory (a rename
+/// is atomic only within one file system) and is created exclusively, so that two writers of
+/// the same path, in one process or several, never write into the same temporary file; the
+/// last rename wins and the file is always one writer's complete output. If the process is
+/// killed before the rename, the temporary file stays behind and `path` is untouched.
 pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
+    write_atomic_then(path, bytes, &mut || Ok(()))
+}
+
+/// `write_atomic` with a hook run after the data is on disk and before the rename, so that
+/// tests can interrupt a write at its most delicate point.
+pub fn write_atomic_then(
+    path: &str,
+    bytes: &[u8],
+    before_rename: &mut dyn FnMut() -> Result<()>,
+) -> Result<()> {
     let target = Path::new(path);
     let dir = target
         .parent()
@@ -132,21 +185,34 @@ pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
         .file_name()
         .ok_or_else(|| Error::input(format!("{path}: not a file path")))?;
     let tmp = dir.join(format!(
-        ".{}.tmp-{}",
+        ".{}.tmp-{}-{}",
         name.to_string_lossy(),
-        std::process::id()
+        std::process::id(),
+        TEMP_SERIAL.fetch_add(1, Ordering::Relaxed)
     ));
     let tmp_str = tmp.to_string_lossy().into_owned();
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp_str, e))?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(&tmp_str, e))?;
         f.write_all(bytes).map_err(|e| Error::io(&tmp_str, e))?;
         f.sync_all().map_err(|e| Error::io(&tmp_str, e))?;
+        drop(f);
+        before_rename()?;
         std::fs::rename(&tmp, target).map_err(|e| Error::io(path, e))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
+        return result;
     }
-    result
+    // Make the rename itself durable. Not every platform can open a directory for syncing;
+    // the file is complete and in place either way, so a failure here is not reported.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -200,5 +266,114 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("coef has 2"));
+    }
+
+    fn scratch_dir(tag: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("svmmap-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn concurrent_writers_never_mix_their_output() {
+        // Eight threads write different 1 MB contents to the same path while a reader keeps
+        // reading it: every read must be one writer's complete content. With a shared
+        // temporary name, one writer could truncate or rename another's half-written file.
+        let dir = scratch_dir("atomic-race");
+        let path = dir.join("out.txt").to_string_lossy().into_owned();
+        let content = |k: usize| vec![b'a' + k as u8; 1 << 20];
+        write_atomic(&path, &content(0)).unwrap();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let writers: Vec<_> = (0..8)
+                .map(|k| {
+                    let path = &path;
+                    scope.spawn(move || -> Result<()> {
+                        for _ in 0..10 {
+                            write_atomic(path, &content(k))?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            // The reader records problems instead of panicking, so that a failure cannot
+            // leave the scope waiting for it.
+            let reader = scope.spawn(|| {
+                let (mut reads, mut bad) = (0, Vec::new());
+                while !done.load(Ordering::Relaxed) {
+                    let data = std::fs::read(&path).unwrap_or_default();
+                    if data.len() != 1 << 20 || data.iter().any(|&b| b != data[0]) {
+                        bad.push(data.len());
+                    }
+                    reads += 1;
+                }
+                (reads, bad)
+            });
+            let results: Vec<Result<()>> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+            done.store(true, Ordering::Relaxed);
+            let (reads, bad) = reader.join().unwrap();
+            assert!(reads > 0);
+            assert!(
+                bad.is_empty(),
+                "reads saw partial or mixed files of sizes {bad:?}"
+            );
+            for r in results {
+                r.unwrap();
+            }
+        });
+        // Nothing but the target is left in the directory.
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("out.txt")]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_failure_before_the_rename_keeps_the_old_file() {
+        let dir = scratch_dir("atomic-fail");
+        let path = dir.join("m.json").to_string_lossy().into_owned();
+        write_atomic(&path, b"old complete content").unwrap();
+        let err = write_atomic_then(&path, b"new", &mut || Err(Error::input("interrupted")));
+        assert!(err.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"old complete content");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "the temporary file is removed"
+        );
+        // A directory in the way is an I/O error naming the path, and nothing is left behind.
+        let sub = dir.join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let e = write_atomic(&sub.to_string_lossy(), b"x").unwrap_err();
+        assert!(matches!(e, Error::Io { .. }), "{e}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn binary_and_mistyped_model_files_are_format_errors() {
+        let dir = scratch_dir("model-bad");
+        let path = dir.join("m.json");
+        std::fs::write(&path, [0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe]).unwrap();
+        let e = ModelFile::load(&path.to_string_lossy()).unwrap_err();
+        assert!(
+            matches!(e, Error::Model(_)) && e.to_string().contains("not UTF-8"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        let text = sample().to_json().unwrap();
+        let e = ModelFile::from_json(
+            &text
+                .replace("\"params\": {", "\"params\": [{")
+                .replace("1.0\n  }", "1.0\n  }]"),
+            "m.json",
+        );
+        let e = e.unwrap_err().to_string();
+        assert!(
+            e.contains("\"params\" must be a JSON object or null, got an array"),
+            "{e}"
+        );
     }
 }
