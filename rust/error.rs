@@ -68,6 +68,18 @@ pub enum Error {
     /// The progress callback asked training to stop with an error (e.g. Ctrl-C in Python).
     #[error("training interrupted: {0}")]
     Interrupted(String),
+
+    /// The arithmetic left the range of float64 (an overflow to inf or a NaN), which happens
+    /// when feature values are astronomically large.
+    #[error("{0}")]
+    Numerical(String),
+
+    /// A bug in svmmap: a panic caught at the library's boundary (see `guard.rs`).
+    #[error(
+        "internal error in svmmap: {0}. This is a bug; please report it with the data or \
+         code that triggers it"
+    )]
+    Internal(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -7,6 +7,7 @@
 pub mod binning;
 pub mod data;
 pub mod error;
+pub mod guard;
 pub mod metrics;
 pub mod model;
 pub mod oracle;

@@ -4,7 +4,7 @@
 use numpy::ndarray::Array2;
 use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
@@ -31,8 +31,26 @@ create_exception!(
     "A model file is truncated, corrupted, of another format or of an unsupported version."
 );
 
+create_exception!(
+    _core,
+    InternalError,
+    PyRuntimeError,
+    "A bug in svmmap: a panic inside the Rust core was caught at the boundary. Please report it."
+);
+
+/// Releases the GIL and runs `f`, turning a panic in it (or in a rayon worker it waits for)
+/// into `Error::Internal`, so that no panic crosses into Python. Every call into the core goes
+/// through here (a test in guard.rs checks that this file has no other `py.detach`).
+fn detach<R: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> crate::Result<R> + Send,
+) -> crate::Result<R> {
+    py.detach(|| crate::guard::catch_panics(f))
+}
+
 fn to_py(err: Error) -> PyErr {
     match err {
+        Error::Internal(_) => InternalError::new_err(err.to_string()),
         Error::Parse { .. } => DataFormatError::new_err(err.to_string()),
         Error::Io {
             ref path,
@@ -142,6 +160,12 @@ impl<'py> Matrix<'py> {
         fn dense<'a, T: Scalar + numpy::Element>(
             a: &'a PyReadonlyArray2<'_, T>,
         ) -> PyResult<(&'a [T], usize, usize)> {
+            // as_slice also accepts Fortran order, whose memory would be read as the transpose.
+            if !a.is_c_contiguous() {
+                return Err(PyValueError::new_err(
+                    "X must be a C-contiguous (row-major) array",
+                ));
+            }
             let s = a
                 .as_slice()
                 .map_err(|_| PyValueError::new_err("X must be C-contiguous"))?;
@@ -160,17 +184,16 @@ impl<'py> Matrix<'py> {
                 slice(indices, "X.indices")?,
                 slice(indptr, "X.indptr")?,
             );
-            py.detach(|| f(&CsrView::new(p, i, d, shape.0, shape.1)?))
-                .map_err(to_py)
+            detach(py, || f(&CsrView::new(p, i, d, shape.0, shape.1)?)).map_err(to_py)
         }
         match self {
             Matrix::DenseF64(a) => {
                 let (s, n, d) = dense(a)?;
-                py.detach(|| f(&DenseView::new(s, n, d)?)).map_err(to_py)
+                detach(py, || f(&DenseView::new(s, n, d)?)).map_err(to_py)
             }
             Matrix::DenseF32(a) => {
                 let (s, n, d) = dense(a)?;
-                py.detach(|| f(&DenseView::new(s, n, d)?)).map_err(to_py)
+                detach(py, || f(&DenseView::new(s, n, d)?)).map_err(to_py)
             }
             Matrix::Csr {
                 data,
@@ -349,7 +372,7 @@ fn oracle_argmax<'py>(
     }
     let o = oracle::from_name(loss).map_err(to_py)?;
     let mut coef = vec![0.0; s.len()];
-    let delta = py.detach(|| o.argmax(s, r, &mut coef));
+    let delta = detach(py, || Ok(o.argmax(s, r, &mut coef))).map_err(to_py)?;
     Ok((delta, PyArray1::from_vec(py, coef)))
 }
 
@@ -401,9 +424,8 @@ fn evaluate<'py>(
         Some(a) => Some(slice(a, "n_relevant")?),
         None => None,
     };
-    let values = py
-        .detach(|| metrics::evaluate(metric, s, t, &groups, &conv, nr))
-        .map_err(to_py)?;
+    let values =
+        detach(py, || metrics::evaluate(metric, s, t, &groups, &conv, nr)).map_err(to_py)?;
     Ok(PyArray1::from_vec(py, values))
 }
 
@@ -452,15 +474,17 @@ fn read_letor_file<'py>(
     };
     match dtype {
         "float64" => {
-            let data = py
-                .detach(|| with_threads(n_threads, || read_letor::<f64>(path, &opts))?)
-                .map_err(to_py)?;
+            let data = detach(py, || {
+                with_threads(n_threads, || read_letor::<f64>(path, &opts))?
+            })
+            .map_err(to_py)?;
             letor_dict(py, data)
         }
         "float32" => {
-            let data = py
-                .detach(|| with_threads(n_threads, || read_letor::<f32>(path, &opts))?)
-                .map_err(to_py)?;
+            let data = detach(py, || {
+                with_threads(n_threads, || read_letor::<f32>(path, &opts))?
+            })
+            .map_err(to_py)?;
             letor_dict(py, data)
         }
         other => Err(PyValueError::new_err(format!(
@@ -472,22 +496,55 @@ fn read_letor_file<'py>(
 /// Reads and checks a model file; returns its JSON text.
 #[pyfunction]
 fn load_model_json(py: Python<'_>, path: &str) -> PyResult<String> {
-    py.detach(|| ModelFile::load(path).and_then(|m| m.to_json()))
-        .map_err(to_py)
+    detach(py, || ModelFile::load(path).and_then(|m| m.to_json())).map_err(to_py)
 }
 
 /// Checks a model's JSON text and writes it atomically.
 #[pyfunction]
 fn save_model_json(py: Python<'_>, path: &str, text: &str) -> PyResult<()> {
-    py.detach(|| ModelFile::from_json(text, path).and_then(|m| m.save(path)))
-        .map_err(to_py)
+    detach(py, || {
+        ModelFile::from_json(text, path).and_then(|m| m.save(path))
+    })
+    .map_err(to_py)
 }
 
 /// Writes bytes to `path` atomically (temporary file, fsync, rename).
 #[pyfunction]
 fn write_atomic(py: Python<'_>, path: &str, data: &[u8]) -> PyResult<()> {
-    py.detach(|| crate::model::write_atomic(path, data))
-        .map_err(to_py)
+    detach(py, || crate::model::write_atomic(path, data)).map_err(to_py)
+}
+
+/// `write_atomic` that calls `before_rename()` once the data is on disk and before the rename,
+/// so that tests can kill the process at that point; an exception from it aborts the write.
+#[pyfunction]
+fn _debug_write_atomic(
+    py: Python<'_>,
+    path: &str,
+    data: &[u8],
+    before_rename: Py<PyAny>,
+) -> PyResult<()> {
+    let mut raised: Option<PyErr> = None;
+    let result = detach(py, || {
+        crate::model::write_atomic_then(path, data, &mut || {
+            Python::attach(|py| before_rename.call0(py).map(|_| ())).map_err(|e| {
+                let message = e.to_string();
+                raised = Some(e);
+                Error::Interrupted(message)
+            })
+        })
+    });
+    match (result, raised) {
+        (Ok(()), _) => Ok(()),
+        (Err(_), Some(e)) => Err(e),
+        (Err(e), None) => Err(to_py(e)),
+    }
+}
+
+/// Panics on purpose inside the guarded boundary, on the calling thread (place="caller") or
+/// in a rayon worker (place="worker"), so that tests can check that no panic reaches Python.
+#[pyfunction]
+fn _debug_panic(py: Python<'_>, place: &str) -> PyResult<()> {
+    detach(py, || crate::guard::debug_panic(place)).map_err(to_py)
 }
 
 /// A dense float matrix for binning, where NaN may mark missing values (so it is not checked
@@ -518,13 +575,20 @@ impl<'py> DenseFloats<'py> {
         match self {
             DenseFloats::F64(a) => {
                 let (n, d) = (a.shape()[0], a.shape()[1]);
+                // as_slice also accepts Fortran order, whose memory would be read transposed.
+                if !a.is_c_contiguous() {
+                    return Err(contiguous());
+                }
                 let s = a.as_slice().map_err(|_| contiguous())?;
-                py.detach(|| f64_fn(s, n, d)).map_err(to_py)
+                detach(py, || f64_fn(s, n, d)).map_err(to_py)
             }
             DenseFloats::F32(a) => {
                 let (n, d) = (a.shape()[0], a.shape()[1]);
+                if !a.is_c_contiguous() {
+                    return Err(contiguous());
+                }
                 let s = a.as_slice().map_err(|_| contiguous())?;
-                py.detach(|| f32_fn(s, n, d)).map_err(to_py)
+                detach(py, || f32_fn(s, n, d)).map_err(to_py)
             }
         }
     }
@@ -649,6 +713,10 @@ fn bin_transform<'py>(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DataFormatError", m.py().get_type::<DataFormatError>())?;
     m.add("ModelFormatError", m.py().get_type::<ModelFormatError>())?;
+    m.add("InternalError", m.py().get_type::<InternalError>())?;
+    crate::guard::install_quiet_hook();
+    m.add_function(wrap_pyfunction!(_debug_panic, m)?)?;
+    m.add_function(wrap_pyfunction!(_debug_write_atomic, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::FORMAT_VERSION)?;
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(predict, m)?)?;

@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from . import metrics
-from ._core import DataFormatError, ModelFormatError
+from ._core import DataFormatError, InternalError, ModelFormatError
 from .binning import Binner, StepFunction, piecewise_scores
 from .estimator import SkippedQueriesWarning, SVMMap
 from .io import load_letor, load_model
@@ -27,6 +27,7 @@ __all__ = [
     "SkippedQueriesWarning",
     "DataFormatError",
     "ModelFormatError",
+    "InternalError",
     "load_letor",
     "load_model",
     "metrics",

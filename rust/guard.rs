@@ -1,0 +1,135 @@
+//! Turning panics into errors at the boundary of the library.
+//!
+//! A panic is a bug in svmmap, never a reaction to bad input (bad input gets a typed `Error`).
+//! Still, a bug must not take the host program down or cross into Python as pyo3's
+//! `PanicException`, which derives from `BaseException` and escapes `except Exception`.
+//! `catch_panics` runs a computation, catches a panic on the calling thread or in a rayon
+//! worker (rayon re-raises a worker's panic on the thread that waits for it), and returns
+//! `Error::Internal` with the panic message and the place in the source where it happened.
+//!
+//! `install_quiet_hook` replaces the default panic hook, which prints a message (and, with
+//! `RUST_BACKTRACE`, a backtrace) to stderr, with one that only records the message and the
+//! location for `catch_panics` to report. Set `SVMMAP_PANIC_STDERR=1` to also get the default
+//! output, e.g. with a backtrace when debugging.
+
+use std::any::Any;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Mutex, Once};
+
+use crate::error::{Error, Result};
+
+/// The last panic seen by the hook: "message (at file:line:column)".
+static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+static HOOK: Once = Once::new();
+
+/// Installs the recording hook once per process (later calls do nothing).
+pub fn install_quiet_hook() {
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        let echo = std::env::var_os("SVMMAP_PANIC_STDERR").is_some_and(|v| v != "0");
+        panic::set_hook(Box::new(move |info| {
+            let message = payload_message(info.payload());
+            let described = match info.location() {
+                Some(at) => format!("{message} (at {}:{}:{})", at.file(), at.line(), at.column()),
+                None => message,
+            };
+            if let Ok(mut last) = LAST_PANIC.lock() {
+                *last = Some(described);
+            }
+            if echo {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn payload_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// Runs `f`; a panic inside it (on this thread or in a rayon worker it waits for) becomes
+/// `Error::Internal`.
+pub fn catch_panics<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+    // The computation is abandoned after a panic and its state is never looked at again, so
+    // observing broken invariants through the closure's captures is not a concern.
+    match panic::catch_unwind(AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = payload_message(payload.as_ref());
+            // The hook saw the same panic (possibly on a worker thread) and knows where it
+            // happened; the payload only carries the message.
+            let recorded = LAST_PANIC.lock().ok().and_then(|mut last| last.take());
+            let described = match recorded {
+                Some(r) if r.starts_with(&message) => r,
+                _ => message,
+            };
+            Err(Error::Internal(described))
+        }
+    }
+}
+
+/// Panics on purpose, for the tests of the boundary: on the calling thread ("caller") or
+/// inside a rayon worker of a two-thread pool ("worker").
+pub fn debug_panic(place: &str) -> Result<()> {
+    match place {
+        "caller" => panic!("svmmap debug panic on the calling thread"),
+        "worker" => {
+            crate::parallel::with_threads(2, || {
+                use rayon::prelude::*;
+                (0..64usize).into_par_iter().for_each(|i| {
+                    if i == 37 {
+                        panic!("svmmap debug panic in a worker thread");
+                    }
+                });
+            })?;
+            Ok(())
+        }
+        other => Err(Error::param(
+            "place",
+            "\"caller\" or \"worker\"",
+            format!("{other:?}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panics_become_internal_errors() {
+        // The quiet hook is not installed here: it is process-wide and would silence the
+        // messages of failing tests. Without it the error carries the message only.
+        for place in ["caller", "worker"] {
+            match catch_panics(|| debug_panic(place)) {
+                Err(Error::Internal(m)) => assert!(m.contains("svmmap debug panic"), "{m}"),
+                other => panic!("expected an internal error, got {other:?}"),
+            }
+        }
+        assert!(matches!(
+            catch_panics(|| debug_panic("elsewhere")),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert_eq!(catch_panics(|| Ok(3)).unwrap(), 3);
+    }
+
+    #[test]
+    fn every_binding_releases_the_gil_through_the_guard() {
+        // The bindings must call the core through `detach`, which catches panics; a bare
+        // `py.detach` would let a panic reach Python as pyo3's PanicException. The one
+        // occurrence is inside `detach` itself.
+        let source = include_str!("python.rs");
+        assert_eq!(
+            source.matches("py.detach(").count(),
+            1,
+            "rust/python.rs calls py.detach outside the panic guard; use detach(py, ...)"
+        );
+        assert_eq!(source.matches("allow_threads(").count(), 0);
+    }
+}
