@@ -195,6 +195,9 @@ pub fn evaluate_query(
     }
 }
 
+/// The largest grade NDCG accepts with the exponential gain.
+pub const MAX_EXP_GRADE: f64 = 1000.0;
+
 /// The metric on every query (NaN where undefined), computed in parallel.
 pub fn evaluate(
     metric: Metric,
@@ -223,6 +226,17 @@ pub fn evaluate(
     }
     if let Some(r) = scores.iter().position(|s| s.is_nan()) {
         return Err(Error::input(format!("y_score[{r}] is NaN")));
+    }
+    if matches!(metric, Metric::Ndcg(_)) && conv.gain == Gain::Exponential {
+        // 2^grade summed over up to 10^7 documents stays below f64::MAX (1.8e308) for grades
+        // up to 1000; beyond, DCG and its ideal overflow and the ratio would be inf / inf.
+        if let Some(r) = labels.iter().position(|&l| conv.grade(l) > MAX_EXP_GRADE) {
+            return Err(Error::input(format!(
+                "y_true[{r}] is {}: with the gain 2^label - 1, NDCG needs labels of at most \
+                 {MAX_EXP_GRADE} (above, float64 overflows); use the linear gain",
+                labels[r]
+            )));
+        }
     }
     Ok((0..groups.n_queries())
         .into_par_iter()

@@ -23,8 +23,19 @@ pub fn split_even(n: usize, k: usize) -> Vec<Range<usize>> {
     (0..k).map(|i| (i * n / k)..((i + 1) * n / k)).collect()
 }
 
+/// The largest thread count accepted. Results do not depend on the count, so more threads
+/// than this can only cost memory and start-up time (a million would take minutes to spawn).
+pub const MAX_THREADS: usize = 1024;
+
 /// Runs `f` on a pool of `n_threads` threads (0 means one per core).
 pub fn with_threads<R: Send>(n_threads: usize, f: impl FnOnce() -> R + Send) -> Result<R> {
+    if n_threads > MAX_THREADS {
+        return Err(Error::param(
+            "number of threads (n_jobs)",
+            &format!("at most {MAX_THREADS}"),
+            n_threads,
+        ));
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(n_threads)
         .build()

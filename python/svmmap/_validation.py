@@ -7,6 +7,7 @@ layout or dtype, and then exactly once.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Tuple, Union
 
 import numpy as np
@@ -15,11 +16,23 @@ import scipy.sparse as sp
 CoreMatrix = Union[np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray, int, int]]
 
 
+def _check_number_dtype(dtype: np.dtype, name: str) -> None:
+    # Complex numbers would lose their imaginary part and strings would be parsed, both
+    # silently; neither is a feature value.
+    if dtype.kind == "c":
+        raise ValueError(f"{name} must hold real numbers, got complex dtype {dtype}")
+    if dtype.kind in "USV":
+        raise ValueError(f"{name} must hold numbers, got dtype {dtype} (strings or raw bytes)")
+
+
 def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
     """Returns (what the core takes, n_rows, n_features)."""
     if sp.issparse(X):
         X = X.tocsr() if X.format != "csr" else X
         data = X.data
+        _check_number_dtype(data.dtype, name)
+        if X.shape[1] == 0:
+            raise ValueError(f"{name} has 0 features (shape {X.shape}); at least 1 is needed")
         if data.dtype not in (np.float32, np.float64):
             if not np.issubdtype(data.dtype, np.number) and data.dtype != np.bool_:
                 raise ValueError(f"{name} must hold numbers, got dtype {data.dtype}")
@@ -45,6 +58,9 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
             f"{name} must be a 2-D array (documents x features), got {arr.ndim} dimension(s)"
             + ("; reshape a single feature with X.reshape(-1, 1)" if arr.ndim == 1 else "")
         )
+    _check_number_dtype(arr.dtype, name)
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has 0 features (shape {arr.shape}); at least 1 is needed")
     if arr.dtype not in (np.float32, np.float64):
         if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer):
             arr = arr.astype(np.float64)
@@ -128,6 +144,33 @@ def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np
     return np.ascontiguousarray(codes.reshape(-1), dtype=np.int64), uniques
 
 
+#: Training keeps a few dense float64 vectors of n_features values per cutting plane in its
+#: working set (typically tens of them); fit refuses a width for which one such vector would
+#: take more than this fraction of the physical memory, instead of exhausting it.
+WEIGHT_MEMORY_FRACTION = 1 / 64
+
+
+def check_weight_memory(n_features: int, name: str = "X") -> None:
+    """Refuse a feature count whose dense weight vectors cannot fit in memory.
+
+    A sparse matrix can have a huge number of columns at no cost (one stray index such as
+    2,000,000,000 in a LETOR file is enough), but the solver's weight vector and cutting
+    planes are dense.
+    """
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not a POSIX system
+        return
+    per_vector = 8 * int(n_features)
+    if per_vector > physical * WEIGHT_MEMORY_FRACTION:
+        raise ValueError(
+            f"{name} has {n_features} features: each dense weight vector or cutting plane would "
+            f"take {per_vector / 2**30:.1f} GiB, more than 1/{round(1 / WEIGHT_MEMORY_FRACTION)} of "
+            f"the {physical / 2**30:.1f} GiB of memory; drop the unused columns (is there a stray "
+            "huge feature index in the data file?)"
+        )
+
+
 def n_threads(n_jobs: int | None) -> int:
     """scikit-learn's n_jobs convention as a thread count for the core (0 means all cores)."""
     if n_jobs is None:
@@ -136,7 +179,5 @@ def n_threads(n_jobs: int | None) -> int:
         raise ValueError(f"n_jobs must be None, a positive integer or a negative integer, got {n_jobs!r}")
     if n_jobs > 0:
         return int(n_jobs)
-    import os
-
     cores = os.cpu_count() or 1
     return max(1, cores + 1 + int(n_jobs))

@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from . import _core
-from ._validation import check_labels, check_matrix, check_qid, n_threads
+from ._validation import check_labels, check_matrix, check_qid, check_weight_memory, n_threads
 
 logger = logging.getLogger("svmmap")
 
@@ -125,7 +125,10 @@ class SVMMap(BaseEstimator):
 
     def _losses(self) -> list[str]:
         loss = self.loss
-        losses = [loss] if isinstance(loss, str) else list(loss)
+        try:
+            losses = [loss] if isinstance(loss, str) else list(loss)
+        except TypeError:
+            raise ValueError(f"loss must be a loss name or a list of loss names, got {loss!r}") from None
         if not losses or not all(isinstance(l, str) for l in losses):
             raise ValueError(f"loss must be a loss name or a list of loss names, got {loss!r}")
         return losses
@@ -163,6 +166,7 @@ class SVMMap(BaseEstimator):
         self._check_params()
         losses = self._losses()
         core_X, n_rows, n_features = check_matrix(X)
+        check_weight_memory(n_features)
         labels = check_labels(y, n_rows)
         codes, uniques = check_qid(qid, n_rows)
         threads = n_threads(self.n_jobs)

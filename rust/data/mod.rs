@@ -255,6 +255,13 @@ pub struct QueryGroups {
 impl QueryGroups {
     /// Groups rows by integer query codes in `0..n_queries` with a counting sort (stable).
     pub fn from_codes(codes: &[i64], n_queries: usize) -> Result<Self> {
+        // Every query needs a row; this also keeps an absurd count from being allocated.
+        if n_queries > codes.len() {
+            return Err(Error::input(format!(
+                "{n_queries} queries for {} rows: every query needs at least one row",
+                codes.len()
+            )));
+        }
         let mut counts = vec![0usize; n_queries + 1];
         for (row, &c) in codes.iter().enumerate() {
             let c = usize::try_from(c)

@@ -26,6 +26,10 @@ pub const MAX_FEATURE_INDEX: u64 = i32::MAX as u64;
 /// Bytes of text parsed per block.
 const BLOCK_BYTES: usize = 16 << 20;
 
+/// The longest line accepted. Real lines are a few kilobytes; without a bound, a binary file
+/// without a newline would be read into memory whole while looking for the end of its line.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
     /// Expected number of features; an index above it is an error. None: the largest index.
@@ -112,9 +116,18 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 
 /// Parses LETOR text from any reader; `path` only names the source in errors.
 pub fn parse_stream<T: FromF64>(
+    source: impl Read,
+    path: &str,
+    opts: &ReadOptions,
+) -> Result<LetorData<T>> {
+    parse_stream_with_limit(source, path, opts, MAX_LINE_BYTES)
+}
+
+fn parse_stream_with_limit<T: FromF64>(
     mut source: impl Read,
     path: &str,
     opts: &ReadOptions,
+    max_line: usize,
 ) -> Result<LetorData<T>> {
     let mut out = LetorData::<T> {
         indptr: vec![0],
@@ -147,6 +160,16 @@ pub fn parse_stream<T: FromF64>(
         } else {
             match buf.iter().rposition(|&b| b == b'\n') {
                 Some(p) => p + 1,
+                None if buf.len() > max_line => {
+                    return Err(Error::parse(
+                        path,
+                        lines_done as usize + 1,
+                        format!(
+                            "the line is longer than {max_line} bytes without a line break: \
+                             not a LETOR/svmlight text file?"
+                        ),
+                    ))
+                }
                 None => continue, // a line longer than the block: read more
             }
         };
@@ -299,6 +322,14 @@ fn parse_line(
         .strip_prefix(b"qid:")
         .filter(|q| !q.is_empty())
         .ok_or_else(|| format!("field 2 must be 'qid:<query id>', got {}", show(qid_tok)))?;
+    // Query ids become Python strings; two ids that differ only in invalid bytes would
+    // otherwise turn into the same string and silently merge two queries.
+    if std::str::from_utf8(qid).is_err() {
+        return Err(format!(
+            "field 2: the query id {} is not valid UTF-8 text",
+            show(qid_tok)
+        ));
+    }
     let qid_start = lo + qid_at + 4;
     let row_start = c.indices.len();
     let mut prev: u64 = 0;
@@ -576,5 +607,38 @@ mod tests {
         assert!(e.to_string().contains("above n_features = 2"));
         let d = parse_stream::<f64>("1 qid:1 1:1\n".as_bytes(), "f", &opts).unwrap();
         assert_eq!(d.n_features, 2);
+    }
+
+    #[test]
+    fn a_stream_without_line_breaks_is_refused_not_buffered() {
+        // An endless stream of 'x' (think of a binary file without a newline): the reader
+        // must stop once the line exceeds the limit instead of buffering forever.
+        let e = parse_stream_with_limit::<f64>(
+            std::io::repeat(b'x'),
+            "endless",
+            &ReadOptions::default(),
+            1 << 10,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("endless:1: the line is longer than 1024 bytes"),
+            "{e}"
+        );
+        // Lines shorter than the limit are read whatever the block boundaries.
+        let text = format!("1 qid:1 1:0.5{}\n0 qid:1 1:2\n", "0".repeat(3000));
+        let d =
+            parse_stream_with_limit::<f64>(text.as_bytes(), "f", &ReadOptions::default(), 1 << 13)
+                .unwrap();
+        assert_eq!(d.n_rows(), 2);
+    }
+
+    #[test]
+    fn query_ids_must_be_utf8() {
+        let e = parse_stream::<f64>(&b"1 qid:\xff\xfe 1:1\n"[..], "f", &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("f:1: field 2: the query id"), "{e}");
+        assert!(e.contains("not valid UTF-8"), "{e}");
     }
 }
