@@ -294,6 +294,14 @@ pub fn train<M: RowMatrix + ?Sized>(
     Ok((w, summary))
 }
 
+fn out_of_range(iteration: usize, what: &str) -> Error {
+    Error::Numerical(format!(
+        "training stopped at iteration {iteration}: {what} is not a finite float64 number; \
+         feature values are too large for float64 arithmetic (squares of feature values, \
+         summed over the features, must stay below 1.8e308): scale the features"
+    ))
+}
+
 /// The cutting-plane loop on any source of cuts (the query counts of the summary are left 0).
 pub fn solve(
     source: &mut dyn CutSource,
@@ -325,11 +333,18 @@ pub fn solve(
         let mut loss_total = 0.0;
         let mut cuts = Vec::with_capacity(n_groups);
         for (s, (b, g)) in new_cuts.into_iter().enumerate() {
+            // The Gram matrix holds g.g; if it overflows, every later number is inf or NaN.
+            if !(b.is_finite() && dot(&g, &g).is_finite()) {
+                return Err(out_of_range(iteration, "the new cutting plane"));
+            }
             violation_total += opts.c * (b - dot(&w, &g)).max(0.0);
             loss_total += b;
             cuts.push(Cut { g, b, group: s });
         }
         let primal = 0.5 * dot(&w, &w) + violation_total;
+        if !primal.is_finite() {
+            return Err(out_of_range(iteration, "the primal objective"));
+        }
         let dual = ws.dual_objective();
         let record = IterationRecord {
             iteration,
@@ -361,6 +376,9 @@ pub fn solve(
         }
         ws.solve(qp_tol, 100_000 + 1_000 * ws.len());
         w = ws.weights();
+        if w.iter().any(|v| !v.is_finite()) {
+            return Err(out_of_range(iteration, "the weight vector"));
+        }
         ws.drop_idle(opts.max_idle);
     }
 
