@@ -76,6 +76,10 @@ impl<T> LetorData<T> {
 /// Value types the reader can produce.
 pub trait FromF64: Copy + Send + Sync + Default + 'static {
     fn from_f64(v: f64) -> Self;
+    /// Whether `v` (finite) stays finite in this type.
+    fn fits(_v: f64) -> bool {
+        true
+    }
 }
 impl FromF64 for f64 {
     fn from_f64(v: f64) -> Self {
@@ -85,6 +89,9 @@ impl FromF64 for f64 {
 impl FromF64 for f32 {
     fn from_f64(v: f64) -> Self {
         v as f32
+    }
+    fn fits(v: f64) -> bool {
+        (v as f32).is_finite()
     }
 }
 
@@ -173,7 +180,7 @@ fn parse_stream_with_limit<T: FromF64>(
                 None => continue, // a line longer than the block: read more
             }
         };
-        let lines = parse_block(&buf[..cut], path, lines_done, opts)?;
+        let lines = parse_block(&buf[..cut], path, lines_done, opts, T::fits)?;
         lines_done += lines.iter().map(|c| c.n_lines).sum::<u64>();
         for chunk in lines {
             append_chunk(&mut out, &mut interner, &buf[..cut], chunk);
@@ -206,11 +213,15 @@ struct Chunk {
     max_index: u64,
 }
 
+/// Whether a finite value stays finite in the output type (float32 overflows above 3.4e38).
+type Fits = fn(f64) -> bool;
+
 fn parse_block(
     block: &[u8],
     path: &str,
     first_line: u64,
     opts: &ReadOptions,
+    fits: Fits,
 ) -> Result<Vec<Chunk>> {
     let n_pieces = (rayon::current_num_threads() * 4).max(1);
     let mut bounds = vec![0usize];
@@ -229,7 +240,7 @@ fn parse_block(
     bounds.dedup();
     let results: Vec<Result<Chunk>> = bounds
         .par_windows(2)
-        .map(|w| parse_piece(block, w[0], w[1], path, opts))
+        .map(|w| parse_piece(block, w[0], w[1], path, opts, fits))
         .collect();
     // Line numbers inside a piece are relative until we know how many lines precede it.
     let mut offset = first_line;
@@ -262,6 +273,7 @@ fn parse_piece(
     hi: usize,
     path: &str,
     opts: &ReadOptions,
+    fits: Fits,
 ) -> Result<Chunk> {
     let mut c = Chunk {
         n_lines: 0,
@@ -282,7 +294,7 @@ fn parse_piece(
             .map_or(hi, |p| pos + p);
         c.n_lines += 1;
         let line_no = c.n_lines;
-        parse_line(block, pos, end, line_no, &mut c, opts)
+        parse_line(block, pos, end, line_no, &mut c, opts, fits)
             .map_err(|msg| Error::parse(path, line_no as usize, msg))?;
         pos = end + 1;
     }
@@ -301,6 +313,7 @@ fn parse_line(
     line_no: u64,
     c: &mut Chunk,
     opts: &ReadOptions,
+    fits: Fits,
 ) -> std::result::Result<(), String> {
     let line = &block[lo..hi];
     let content_end = line.iter().position(|&b| b == b'#').unwrap_or(line.len());
@@ -356,6 +369,13 @@ fn parse_line(
         }
         let value = parse_number(val_tok)
             .map_err(|why| format!("field {field_no} ({}): value {why}", show(tok)))?;
+        if !fits(value) {
+            return Err(format!(
+                "field {field_no} ({}): value {value:e} is beyond the float32 range (3.4e38); \
+                 read the file as float64",
+                show(tok)
+            ));
+        }
         if index <= prev {
             sorted = false;
         }
@@ -640,5 +660,27 @@ mod tests {
             .to_string();
         assert!(e.starts_with("f:1: field 2: the query id"), "{e}");
         assert!(e.contains("not valid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn values_beyond_float32_are_errors_when_reading_float32() {
+        let text = "1 qid:1 1:1e39\n";
+        let e = parse_stream::<f32>(text.as_bytes(), "f", &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("f:1: field 3 ('1:1e39'): value 1e39 is beyond the float32"),
+            "{e}"
+        );
+        let d = parse_stream::<f64>(text.as_bytes(), "f", &ReadOptions::default()).unwrap();
+        assert_eq!(d.values, vec![1e39]);
+        // f32::MAX itself is fine.
+        let d = parse_stream::<f32>(
+            "1 qid:1 1:3.4028235e38\n".as_bytes(),
+            "f",
+            &ReadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(d.values, vec![f32::MAX]);
     }
 }
