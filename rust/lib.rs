@@ -7,11 +7,16 @@
 pub mod binning;
 pub mod data;
 pub mod error;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod guard;
 pub mod metrics;
 pub mod model;
 pub mod oracle;
 pub mod parallel;
+#[cfg(test)]
+mod proptests;
 pub mod solver;
 
 #[cfg(feature = "python")]

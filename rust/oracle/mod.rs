@@ -8,7 +8,7 @@
 //! as X^T c, so an oracle never sees the features, only the scores.
 
 pub mod map;
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod testing;
 
 use crate::error::{Error, Result};
