@@ -147,21 +147,15 @@ fn parse_stream_with_limit<T: FromF64>(
     let mut eof = false;
     while !eof {
         // Fill the block, then cut it after its last newline; the rest waits for the next one.
+        // Appending through `take` grows the buffer only as far as there is data, so a small
+        // input costs its size rather than a zeroed block of BLOCK_BYTES.
         let start = buf.len();
-        buf.resize(BLOCK_BYTES.max(start * 2), 0);
-        let mut filled = start;
-        while filled < buf.len() {
-            match source.read(&mut buf[filled..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(k) => filled += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error::io(path, e)),
-            }
-        }
-        buf.truncate(filled);
+        let want = BLOCK_BYTES.max(start * 2) - start;
+        let got = (&mut source)
+            .take(want as u64)
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io(path, e))?;
+        eof = got < want;
         let cut = if eof {
             buf.len()
         } else {
