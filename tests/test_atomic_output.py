@@ -1,4 +1,4 @@
-"""Models, predictions (and every other file svmmap writes) appear whole or not at all.
+"""Models, predictions, TREC runs and qrels (every file svmmap writes) appear whole or not at all.
 
 Writes go to a temporary file beside the target, are flushed to disk and renamed over it.
 These tests interrupt writers for real, in subprocesses:
@@ -42,6 +42,20 @@ WRITERS = {
         import numpy as np
         from svmmap.io import save_predictions
         save_predictions(path, np.linspace(0.0, 1.0, {N_SCORES}))
+    """,
+    "trec-run": """
+        import numpy as np
+        from svmmap.trec import Run, write_run
+        n = 40_000
+        write_run(path, Run(qid=np.repeat(np.arange(400), 100).astype(str), docno=[f"d{i}" for i in range(n)],
+                            score=np.linspace(0, 1, n), rank=np.zeros(n, dtype=np.int64)))
+    """,
+    "trec-qrels": """
+        import numpy as np
+        from svmmap.trec import Qrels, write_qrels
+        n = 40_000
+        write_qrels(path, Qrels(qid=np.repeat(np.arange(400), 100).astype(str), docno=[f"d{i}" for i in range(n)],
+                                rel=np.arange(n) % 3))
     """,
     "write_atomic": """
         from svmmap.io import write_atomic
