@@ -20,6 +20,9 @@
 //! Returns the number of steps taken; a stays feasible at every step, so stopping early at
 //! `max_steps` only leaves the dual objective lower (the cutting-plane loop measures the gap).
 
+/// Rounding units of the gradients' magnitude below which a violation is not measurable.
+const NOISE_ULPS: f64 = 1024.0;
+
 /// One cutting plane: w . g >= b - xi_group.
 #[derive(Debug, Clone)]
 pub struct Cut {
@@ -126,8 +129,18 @@ impl WorkingSet {
     }
 
     /// Maximizes D(a) until every group's gradient spread is at most `tol`.
+    /// A `tol` below the rounding floor of the gradients is raised to it.
     pub fn solve(&mut self, tol: f64, max_steps: usize) -> usize {
         self.refresh_ga();
+        // A violation is a difference of gradients b_j - (Ga)_j; below a few hundred units of
+        // rounding of their magnitude it is noise, and asking for less would only spin until
+        // max_steps.
+        let scale = self
+            .cuts
+            .iter()
+            .zip(&self.ga)
+            .fold(0.0f64, |s, (c, ga)| s.max(c.b.abs()).max(ga.abs()));
+        let tol = tol.max(NOISE_ULPS * f64::EPSILON * scale);
         let m = self.cuts.len();
         let n_groups = self.caps.len();
         let mut steps = 0;
