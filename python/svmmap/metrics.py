@@ -30,7 +30,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._validation import check_labels, check_qid
+from ._validation import check_labels, check_qid, contiguous
 
 NoRelevant = Union[str, float, int]
 
@@ -75,7 +75,7 @@ def _inputs(y_true: Any, y_score: Any, qid: Any) -> tuple[np.ndarray, np.ndarray
         uniques = np.zeros(1 if scores.shape[0] else 0, dtype=np.int64)
     else:
         codes, uniques = check_qid(qid, scores.shape[0])
-    return labels, np.ascontiguousarray(scores), codes, uniques
+    return labels, contiguous(scores), codes, uniques
 
 
 def _check_policy(no_relevant: NoRelevant) -> Optional[float]:
@@ -104,7 +104,7 @@ def _per_query(
     fill = _check_policy(no_relevant)
     nr = None
     if n_relevant is not None:
-        nr = np.ascontiguousarray(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
+        nr = contiguous(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
         if nr.shape[0] != len(uniques):
             raise ValueError(f"n_relevant has {nr.shape[0]} entries for {len(uniques)} queries")
     values = _core.evaluate(
