@@ -12,7 +12,7 @@ from . import metrics
 from ._core import DataFormatError, ModelFormatError
 from .binning import Binner, StepFunction, piecewise_scores
 from .estimator import SkippedQueriesWarning, SVMMap
-from .io import load_letor, load_model
+from .io import load_letor, load_model, save_model
 
 try:
     __version__ = version("svmmap")
@@ -29,6 +29,7 @@ __all__ = [
     "ModelFormatError",
     "load_letor",
     "load_model",
+    "save_model",
     "metrics",
     "__version__",
 ]
