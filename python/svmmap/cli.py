@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 import time
 import warnings
-from typing import List, Optional
+from typing import List, Optional, TextIO
 
 import numpy as np
 
@@ -33,7 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     learn.add_argument("--max-iter", type=int, default=10000, help="iteration limit (default 10000)")
     learn.add_argument("--relevance-threshold", type=float, default=0.0, help="relevant means label > this (default 0)")
     learn.add_argument("--n-jobs", type=int, default=None, help="threads (default: all cores)")
-    learn.add_argument("-v", "--verbose", action="count", default=0, help="print one line per iteration")
+    learn.add_argument(
+        "-v", "--verbose", action="count", default=0,
+        help="show progress: primal, dual, gap (against its target C*eps), cuts and seconds per "
+        "iteration (one status line on a terminal, one line per iteration otherwise)",
+    )
     learn.add_argument("train", metavar="TRAIN")
     learn.add_argument("model", metavar="MODEL")
 
@@ -126,24 +129,79 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+class _ProgressDisplay:
+    """``svmmap learn -v``: per-iteration progress on stderr.
+
+    On a terminal one status line is rewritten in place; otherwise (a log file, a pipe) every
+    iteration gets its own line. The bar estimates how far the duality gap has come from its
+    first value to its target C*eps on a log scale, which is how cutting-plane gaps shrink.
+    """
+
+    def __init__(self, target_gap: float, stream: Optional[TextIO] = None, width: int = 20) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.target = target_gap
+        self.width = width
+        self.first_gap: Optional[float] = None
+        self.last_length = 0
+
+    def fraction(self, gap: float) -> float:
+        if gap <= self.target:
+            return 1.0
+        first = self.first_gap if self.first_gap is not None else gap
+        if first <= self.target or first <= gap:
+            return 0.0
+        return float(np.clip(np.log(first / gap) / np.log(first / self.target), 0.0, 1.0))
+
+    def __call__(self, record: dict) -> bool:
+        gap = record["gap"]
+        if self.first_gap is None:
+            self.first_gap = gap
+        done = self.fraction(gap)
+        filled = int(round(done * self.width))
+        line = (
+            f"iter {record['iteration']:4d} [{'#' * filled}{'.' * (self.width - filled)}] {100 * done:3.0f}%  "
+            f"primal {record['primal']:.6g}  dual {record['dual']:.6g}  "
+            f"gap {gap:.3g} (target {self.target:.3g})  "
+            f"cuts {record['n_active']}/{record['n_cuts']}  {record['seconds']:.2f}s"
+        )
+        if self.tty:
+            pad = " " * max(0, self.last_length - len(line))
+            self.stream.write("\r" + line + pad)
+            self.last_length = len(line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+        return False
+
+    def close(self) -> None:
+        if self.tty and self.last_length:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
 def _learn(args: argparse.Namespace) -> None:
     from .estimator import SVMMap
     from .io import load_letor
 
     X, y, qid = load_letor(args.train)
-    if args.verbose:
-        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-
+    display = _ProgressDisplay(args.C * args.eps) if args.verbose else None
     model = SVMMap(
         C=args.C, loss=args.loss, eps=args.eps, max_iter=args.max_iter,
-        relevance_threshold=args.relevance_threshold, n_jobs=args.n_jobs, verbose=args.verbose,
+        relevance_threshold=args.relevance_threshold, n_jobs=args.n_jobs, callback=display,
     )
     start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model.fit(X, y, qid=qid)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.fit(X, y, qid=qid)
+    finally:
+        if display is not None:
+            display.close()
     for w in caught:
         print(f"svmmap: warning: {w.message}", file=sys.stderr)
+    # The callback is a property of this run, not of the model.
+    model.set_params(callback=None)
     model.save(args.model)
     print(
         f"trained on {model.n_queries_} queries in {time.perf_counter() - start:.2f}s: "
@@ -158,13 +216,21 @@ def _classify(args: argparse.Namespace) -> None:
     from .metrics import mean_average_precision
 
     model = load_model(args.model)
+    # A Pipeline(Binner, SVMMap) model takes the binner's input features.
+    n_expected = int(model.n_features_in_)
+    svm = model.steps[-1][1] if hasattr(model, "steps") else model
     X, y, qid = load_letor(args.test, n_features=None)
-    if X.shape[1] < model.n_features_in_:
+    if X.shape[1] < n_expected:
         # A test file may simply not mention the last features; they are zero.
-        X, y, qid = load_letor(args.test, n_features=model.n_features_in_)
+        X, y, qid = load_letor(args.test, n_features=n_expected)
+    elif X.shape[1] > n_expected:
+        raise ValueError(
+            f"{args.test} has features up to index {X.shape[1]}, but the model {args.model} "
+            f"was trained on {n_expected} features"
+        )
     scores = model.predict(X)
     save_predictions(args.predictions, scores)
-    map_ = mean_average_precision(y, scores, qid, relevance_threshold=model.relevance_threshold)
+    map_ = mean_average_precision(y, scores, qid, relevance_threshold=svm.relevance_threshold)
     print(f"{len(scores)} scores written to {args.predictions}; MAP {map_:.4f}", file=sys.stderr)
 
 
