@@ -118,7 +118,7 @@ def test_newer_or_foreign_or_truncated_files_are_refused(fitted, tmp_path):
     with pytest.raises(ModelFormatError, match="not an svmmap model"):
         svmmap.load_model(path)
     path.write_text(text[: len(text) // 2])
-    with pytest.raises(svmmap.DataFormatError, match="truncated"):
+    with pytest.raises(ModelFormatError, match=r"model.json:\d+: the file ends early \(truncated\?\)"):
         svmmap.load_model(path)
 
 
