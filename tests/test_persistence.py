@@ -96,7 +96,7 @@ def test_wrong_feature_count_is_a_clear_error(fitted, tmp_path):
     path = tmp_path / "model.json"
     fitted.save(path)
     loaded = svmmap.load_model(path)
-    with pytest.raises(ValueError, match="X has 45 features, but SVMMap was fitted with 46 features"):
+    with pytest.raises(ValueError, match=r"X has 45 features, but SVMMap is expecting 46 features as input \(it was fitted with 46\)"):
         loaded.predict(np.zeros((3, 45)))
     # A file whose weights do not match its declared feature count is refused on loading.
     doc = json.loads(path.read_text())

@@ -27,6 +27,7 @@ def contiguous(a: Any, dtype: Any = None) -> np.ndarray:
 def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
     """Returns (what the core takes, n_rows, n_features)."""
     if sp.issparse(X):
+        _check_not_empty_or_complex(X, name)
         X = X.tocsr() if X.format != "csr" else X
         data = X.data
         if data.dtype not in (np.float32, np.float64):
@@ -52,8 +53,14 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be a 2-D array (documents x features), got {arr.ndim} dimension(s)"
-            + ("; reshape a single feature with X.reshape(-1, 1)" if arr.ndim == 1 else "")
+            + (
+                ". Reshape your data with X.reshape(-1, 1) if it has a single feature, or "
+                "X.reshape(1, -1) if it is a single document"
+                if arr.ndim == 1
+                else ""
+            )
         )
+    _check_not_empty_or_complex(arr, name)
     if arr.dtype not in (np.float32, np.float64):
         if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer):
             arr = arr.astype(np.float64)
@@ -63,13 +70,30 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
             try:
                 arr = arr.astype(np.float64)
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"{name} must hold numbers, got dtype {arr.dtype}: {exc}") from None
+                # A TypeError stays one (an object that is no number); a ValueError too (a
+                # string that is no number), as scikit-learn's estimators do.
+                raise type(exc)(f"{name} must hold numbers, got dtype {arr.dtype}: {exc}") from None
     arr = contiguous(arr)
     return arr, arr.shape[0], arr.shape[1]
 
 
+def _check_not_empty_or_complex(arr: Any, name: str) -> None:
+    """Errors for an X without rows or columns, or of complex numbers (worded as in
+    scikit-learn, whose users know these messages)."""
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"Complex data not supported: {name} has dtype {arr.dtype}; ranking scores are real numbers")
+    if arr.shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required: {name} has no documents")
+    if arr.shape[1] == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required: {name} has no features")
+
+
 def check_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
     """A 1-D float64 array of finite labels, one per row."""
+    if y is None:
+        raise ValueError(f"this estimator requires y to be passed, but the target y is None: give one relevance label per row of X as {name}")
+    if np.iscomplexobj(y):
+        raise ValueError(f"Complex data not supported: {name} must hold real relevance labels")
     try:
         arr = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError) as exc:

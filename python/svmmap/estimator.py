@@ -349,8 +349,8 @@ class SVMMap(BaseEstimator):
         core_X, _, n_features = check_matrix(X)
         if n_features != self.n_features_in_:
             raise ValueError(
-                f"X has {n_features} features, but {type(self).__name__} was fitted with "
-                f"{self.n_features_in_} features"
+                f"X has {n_features} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input (it was fitted with {self.n_features_in_})"
             )
         return _core.predict(core_X, self.coef_, n_threads(self.n_jobs))
 
