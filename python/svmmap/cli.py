@@ -55,6 +55,24 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("data", metavar="DATA")
     evaluate.add_argument("predictions", metavar="PREDICTIONS")
 
+    export = sub.add_parser(
+        "export",
+        help="write a model file as a Solr LTR or Elasticsearch LTR model (JSON)",
+        description="Linear models become Solr LinearModel / Elasticsearch model/linear; models on "
+        "binned features become one regression tree per base feature (Solr "
+        "MultipleAdditiveTreesModel / Elasticsearch model/xgboost+json). See svmmap.export.",
+    )
+    export.add_argument("--to", required=True, choices=["solr", "elasticsearch"], help="the search engine")
+    export.add_argument("--name", default="svmmap", help="the model's name in the engine (default svmmap)")
+    export.add_argument("--store", default=None, help="Solr feature store (default: Solr's default store)")
+    export.add_argument(
+        "--feature-names", default=None,
+        help="comma-separated names of the engine's features, one per model input "
+        "(default: the names in the model file, else f1,f2,...)",
+    )
+    export.add_argument("model", metavar="MODEL")
+    export.add_argument("out", metavar="OUT", help="where to write the JSON (atomically)")
+
     exp = sub.add_parser(
         "experiment",
         help="train/validate/test on LETOR folds (default: the bundled MQ2008)",
@@ -252,6 +270,24 @@ def _evaluate(args: argparse.Namespace) -> None:
         print(f"{m:<{width}}  {result[m]:.4f}  ({pq.values.size} queries, {pq.n_undefined} undefined)")
 
 
+def _export(args: argparse.Namespace) -> None:
+    import json
+
+    from .export import to_elasticsearch, to_solr
+    from .io import load_model, write_atomic
+
+    model = load_model(args.model)
+    names = None if args.feature_names is None else [n.strip() for n in args.feature_names.split(",")]
+    if args.to == "solr":
+        doc = to_solr(model, args.name, feature_names=names, store=args.store)
+    else:
+        if args.store is not None:
+            raise ValueError("--store is for Solr; Elasticsearch takes the feature set in the _createmodel URL")
+        doc = to_elasticsearch(model, args.name, feature_names=names)
+    write_atomic(args.out, json.dumps(doc, indent=2) + "\n")
+    print(f"{args.to} model {args.name!r} written to {args.out}", file=sys.stderr)
+
+
 def _experiment(args: argparse.Namespace) -> None:
     from .datasets import letor_folds, mq2008_folds
     from .experiment import format_table, run_folds
@@ -423,6 +459,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "experiment": _experiment,
         "fuse": _fuse,
         "protocol": _protocol,
+        "export": _export,
     }
     try:
         handlers[args.command](args)
