@@ -210,7 +210,7 @@ def check_feature_names(estimator: Any, X: Any) -> None:
     if fitted is not None and given is None:
         warnings.warn(f"X does not have valid feature names, but {name} was fitted with feature names", UserWarning, stacklevel=3)
         return
-    if fitted is None:
+    if fitted is None or given is None:
         warnings.warn(f"X has feature names, but {name} was fitted without feature names", UserWarning, stacklevel=3)
         return
     if len(fitted) != len(given) or not np.array_equal(fitted, given):

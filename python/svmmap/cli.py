@@ -6,7 +6,10 @@ import argparse
 import sys
 import time
 import warnings
-from typing import List, Optional, TextIO
+from typing import TYPE_CHECKING, Iterable, List, Optional, TextIO
+
+if TYPE_CHECKING:
+    from .datasets import Fold
 
 import numpy as np
 
@@ -293,6 +296,7 @@ def _experiment(args: argparse.Namespace) -> None:
     from .experiment import format_table, run_folds
 
     selected = None if args.folds is None else [int(f) for f in args.folds.split(",")]
+    folds: Iterable[Fold]
     if args.data is None:
         folds = (f for f in mq2008_folds() if selected is None or int(f.name[4:]) in selected)
         source = "MQ2008 (bundled)"

@@ -333,7 +333,11 @@ class SVMMap(_LocalSVMMap):
             _check_whole_queries([info[0] for info in infos])
             # Empty partitions contribute nothing; leave them out of every iteration.
             parts = [p for p, info in zip(parts, infos) if info[1] > 0]
-            counts = tuple(int(sum(info[3][k] for info in infos)) for k in range(3))
+            counts = (
+                int(sum(info[3][0] for info in infos)),
+                int(sum(info[3][1] for info in infos)),
+                int(sum(info[3][2] for info in infos)),
+            )
             n_queries_total = int(sum(len(info[0]) for info in infos))
             n_usable = counts[0]
             if n_usable == 0:

@@ -193,7 +193,7 @@ class SVMMap(BaseEstimator):
 
     def _check_params(self) -> None:
         def positive(name: str, value: Any) -> None:
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(float(value)) or value <= 0:
                 raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
         positive("C", self.C)

@@ -155,7 +155,7 @@ def plot_weights(
     ax.bar(np.arange(len(order)), values, color=colors)
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_xticks(np.arange(len(order)))
-    ax.set_xticklabels([feature_names[j] for j in order], rotation=90, fontsize=8)
+    ax.set_xticklabels([feature_names[int(j)] for j in order], rotation=90, fontsize=8)
     ax.set_ylabel("weight")
     ax.set_title("Learned weights")
     ax.margins(x=0.01)
