@@ -192,7 +192,11 @@ mod tests {
             ..sample()
         };
         let back = ModelFile::from_json(&m.to_json().unwrap(), "m.json").unwrap();
-        assert!(back.coef.iter().zip(&m.coef).all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(back
+            .coef
+            .iter()
+            .zip(&m.coef)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
     }
 
     #[test]

@@ -408,10 +408,7 @@ struct PyCutSource {
 impl PyCutSource {
     fn call(&self, py: Python<'_>, w: &[f64]) -> PyResult<Vec<(f64, Vec<f64>)>> {
         py.check_signals()?;
-        let result = self
-            .source
-            .bind(py)
-            .call1((PyArray1::from_slice(py, w),))?;
+        let result = self.source.bind(py).call1((PyArray1::from_slice(py, w),))?;
         let shape_error = || {
             PyValueError::new_err(format!(
                 "the cut source must return a list of {} (float, float64 array of length {}) pairs",
@@ -535,7 +532,10 @@ fn solve<'py>(
         no_relevant: counts.1,
         all_relevant: counts.2,
     };
-    Ok((PyArray1::from_vec(py, w), solve_summary_dict(py, &s, counts)?))
+    Ok((
+        PyArray1::from_vec(py, w),
+        solve_summary_dict(py, &s, counts)?,
+    ))
 }
 
 /// Scores every row: X . coef.
