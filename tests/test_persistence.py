@@ -160,3 +160,63 @@ def test_cli_classify_refuses_a_file_with_more_features(fitted, data, tmp_path, 
     err = capsys.readouterr().err
     assert "features up to index 48" in err and "trained on 46 features" in err
     assert not (tmp_path / "pred.txt").exists()
+
+
+@pytest.fixture(scope="module")
+def binned_pipeline(data):
+    if not hasattr(svmmap, "Binner"):
+        pytest.skip("svmmap.Binner (issue #4) is not in this build")
+    from sklearn.pipeline import Pipeline
+
+    X, y, qid = data
+    base = X[:, :5]
+    pipe = Pipeline([("bin", svmmap.Binner(n_thresholds=8)), ("svm", SVMMap(C=10.0))]).fit(base, y, svm__qid=qid)
+    return pipe, base
+
+
+def test_binned_pipeline_round_trip(binned_pipeline, data, tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    pipe, base = binned_pipeline
+    path = tmp_path / "binned.json"
+    svmmap.save_model(pipe, path)
+    doc = json.loads(path.read_text())
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    binner = pipe.named_steps["bin"]
+    # The binning field is the Binner's own dict; the weights are those of its indicators.
+    assert doc["binning"] == binner.to_dict()
+    assert doc["n_features"] == binner.n_output_features_ == len(doc["coef"])
+    assert doc["feature_names"] == list(binner.get_feature_names_out())
+    loaded = svmmap.load_model(path)
+    assert [name for name, _ in loaded.steps] == ["bin", "svm"]
+    assert type(loaded.named_steps["bin"]) is svmmap.Binner
+    np.testing.assert_array_equal(loaded.predict(base), pipe.predict(base))
+    for a, b in zip(loaded.named_steps["bin"].thresholds_, binner.thresholds_):
+        np.testing.assert_array_equal(a, b)
+    # The loaded Pipeline takes the base features and says so when given others.
+    with pytest.raises(ValueError, match="expecting 5 features"):
+        loaded.predict(np.zeros((2, 6)))
+
+
+def test_binned_pipeline_with_inconsistent_weights_is_refused(binned_pipeline, tmp_path):
+    pipe, _ = binned_pipeline
+    path = tmp_path / "binned.json"
+    svmmap.save_model(pipe, path)
+    doc = json.loads(path.read_text())
+    doc["binning"]["thresholds"][0] = doc["binning"]["thresholds"][0][:-1]
+    doc["binning"]["n_output_features"] -= 1
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ModelFormatError, match=r"binning produces \d+ features but the model has \d+ weights"):
+        svmmap.load_model(path)
+
+
+def test_cli_classifies_with_a_binned_model(binned_pipeline, data, tmp_path):
+    pipe, base = binned_pipeline
+    _, y, qid = data
+    test_file = tmp_path / "test.txt"
+    write_letor(test_file, base, y, qid)
+    model = tmp_path / "binned.json"
+    svmmap.save_model(pipe, model)
+    predictions = tmp_path / "pred.txt"
+    assert main(["classify", str(test_file), str(model), str(predictions)]) == 0
+    Xf, _, _ = svmmap.load_letor(test_file)
+    np.testing.assert_array_equal(np.loadtxt(predictions), pipe.predict(Xf))
