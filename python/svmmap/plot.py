@@ -141,7 +141,7 @@ def plot_weights(
     >>> X, y, qid = load_mq2008(fold=1, split="vali")
     >>> model = SVMMap(C=10.0).fit(X, y, qid=qid)
     >>> ax = plot_weights(model, sort=True, top=10)
-    >>> len(ax.patches), ax.patches[0].get_height() == model.coef_.max()
+    >>> len(ax.patches), bool(ax.patches[0].get_height() == model.coef_.max())
     (10, True)
     """
     plt = _pyplot()
