@@ -52,6 +52,7 @@ feature set (Elasticsearch) the model will be used with. They default to ``featu
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -94,8 +95,7 @@ def _step_functions(binner: Any, svm: Any) -> list:
             "exported, since in Solr and Elasticsearch a feature that does not match is 0, not missing; "
             "refit the Binner with missing='error'"
         )
-    from .binning import piecewise_scores  # type: ignore[import-not-found]
-
+    piecewise_scores = importlib.import_module(".binning", __package__).piecewise_scores
     return piecewise_scores(binner, svm.coef_)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from typing import Any, Optional, Sequence, Union
@@ -293,8 +294,10 @@ def load_model(path: PathLike) -> Any:
     if binning is None:
         return model
     try:
-        from . import Binner  # type: ignore[attr-defined]
-    except ImportError:
+        # Looked up at run time: svmmap.binning may be absent from a build (and then mypy must
+        # not insist on it either).
+        Binner = importlib.import_module(".binning", __package__).Binner
+    except (ImportError, AttributeError):
         raise ModelFormatError(
             f"{name}: the model holds binning thresholds, but this svmmap has no svmmap.Binner to apply them"
         ) from None

@@ -212,9 +212,9 @@ def plot_piecewise_scores(
     if isinstance(model, (list, tuple)):
         steps = list(model)
     else:
-        from . import piecewise_scores  # type: ignore[attr-defined]
+        import importlib
 
-        steps = piecewise_scores(model, coef)
+        steps = importlib.import_module(".binning", __package__).piecewise_scores(model, coef)
     if features is not None:
         by_name = {s.feature: s for s in steps}
         chosen = []
