@@ -186,14 +186,14 @@ def binned(data):
     from sklearn.pipeline import Pipeline
 
     X, y, qid = data
-    base = X[:, [0, 4, 14, 24, 39]]  # TF, BM25-ish and LM features of MQ2008
+    base = X[:, [0, 4, 14, 24, 39]]  # TF.body, TF.whole, TF-IDF.whole, BM25.whole, LMIR.JM.whole
     pipe = Pipeline([("bin", svmmap.Binner(n_thresholds=20)), ("svm", SVMMap(C=10.0))]).fit(base, y, svm__qid=qid)
     return pipe, base
 
 
 def test_solr_binned_model_is_one_tree_per_base_feature(binned):
     pipe, base = binned
-    names = ["tf", "bm25", "idf", "lm_dir", "lm_jm"]
+    names = ["TF.body", "TF.whole", "TF-IDF.whole", "BM25.whole", "LMIR.JM.whole"]
     doc = to_solr(pipe, "binned", feature_names=names)
     jsonschema.validate(doc, schema("solr_ltr_model"))
     assert doc["class"] == "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
@@ -211,7 +211,7 @@ def test_solr_binned_model_is_one_tree_per_base_feature(binned):
 
 def test_elasticsearch_binned_model_is_one_tree_per_base_feature(binned):
     pipe, base = binned
-    names = ["tf", "bm25", "idf", "lm_dir", "lm_jm"]
+    names = ["TF.body", "TF.whole", "TF-IDF.whole", "BM25.whole", "LMIR.JM.whole"]
     body = to_elasticsearch(pipe, "binned", feature_names=names)
     jsonschema.validate(body, schema("es_ltr_createmodel"))
     trees = json.loads(body["model"]["model"]["definition"])

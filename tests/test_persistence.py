@@ -207,6 +207,10 @@ def test_binned_pipeline_with_inconsistent_weights_is_refused(binned_pipeline, t
     path.write_text(json.dumps(doc))
     with pytest.raises(ModelFormatError, match=r"binning produces \d+ features but the model has \d+ weights"):
         svmmap.load_model(path)
+    doc["binning"]["version"] = 99
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ModelFormatError, match="invalid binning: Binner dict version 99 was written by a newer svmmap"):
+        svmmap.load_model(path)
 
 
 def test_cli_classifies_with_a_binned_model(binned_pipeline, data, tmp_path):

@@ -101,7 +101,7 @@ def test_piecewise_plot_of_a_binned_pipeline(tmp_path):
     from sklearn.pipeline import Pipeline
 
     X, y, qid = load_mq2008(fold=1, split="vali")
-    X = X[:, [0, 4, 24]]  # a few base features
+    X = X[:, [10, 20, 25]]  # TF-IDF.body, BM25.body, LMIR.ABS.body
     pipe = Pipeline([("bin", svmmap.Binner(n_thresholds=10)), ("svm", SVMMap(C=10.0))]).fit(X, y, svm__qid=qid)
     axes = plot_piecewise_scores(pipe, features=[0, 2])
     assert len(axes) == 2

@@ -52,7 +52,6 @@ feature set (Elasticsearch) the model will be used with. They default to ``featu
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -95,7 +94,8 @@ def _step_functions(binner: Any, svm: Any) -> list:
             "exported, since in Solr and Elasticsearch a feature that does not match is 0, not missing; "
             "refit the Binner with missing='error'"
         )
-    piecewise_scores = importlib.import_module(".binning", __package__).piecewise_scores
+    from .binning import piecewise_scores
+
     return piecewise_scores(binner, svm.coef_)
 
 

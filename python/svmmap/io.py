@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from typing import Any, Optional, Sequence, Union
@@ -158,8 +157,10 @@ def _split_pipeline(model: Any) -> tuple:
         return None, model
     steps = getattr(model, "steps", None)
     if steps is not None and len(steps) == 2:
+        from .binning import Binner
+
         first, last = steps[0][1], steps[1][1]
-        if isinstance(last, SVMMap) and hasattr(first, "to_dict") and type(first).__name__ == "Binner":
+        if isinstance(first, Binner) and isinstance(last, SVMMap):
             return first, last
     raise TypeError(
         "save_model takes a fitted svmmap.SVMMap or a Pipeline of exactly (svmmap.Binner, svmmap.SVMMap), "
@@ -183,8 +184,8 @@ def model_document(model: Any) -> dict:
     if binner is not None:
         binning = binner.to_dict()
         # The binner's own input names (a DataFrame's columns) travel with it; the model's
-        # features are then the binner's outputs.
-        if names is None and hasattr(binner, "get_feature_names_out"):
+        # features are then the binner's outputs ("name>threshold").
+        if names is None:
             names = binner.get_feature_names_out()
     return {
         "format": "svmmap-model",
@@ -293,30 +294,17 @@ def load_model(path: PathLike) -> Any:
     model.history_ = training.get("history", [])
     if binning is None:
         return model
-    try:
-        # Looked up at run time: svmmap.binning may be absent from a build (and then mypy must
-        # not insist on it either).
-        Binner = importlib.import_module(".binning", __package__).Binner
-    except (ImportError, AttributeError):
-        raise ModelFormatError(
-            f"{name}: the model holds binning thresholds, but this svmmap has no svmmap.Binner to apply them"
-        ) from None
     from sklearn.pipeline import Pipeline
 
-    binner = Binner.from_dict(binning)
-    n_out = _binner_output_count(binner)
-    if n_out is not None and n_out != model.n_features_in_:
+    from .binning import Binner
+
+    try:
+        binner = Binner.from_dict(binning)
+    except ValueError as exc:
+        raise ModelFormatError(f"{name}: invalid binning: {exc}") from None
+    if binner.n_output_features_ != model.n_features_in_:
         raise ModelFormatError(
-            f"{name}: the binning produces {n_out} features but the model has {model.n_features_in_} weights"
+            f"{name}: the binning produces {binner.n_output_features_} features but the model has "
+            f"{model.n_features_in_} weights"
         )
     return Pipeline([("bin", binner), ("svm", model)])
-
-
-def _binner_output_count(binner: Any) -> Optional[int]:
-    """How many indicator features a fitted Binner produces, when it can say."""
-    if hasattr(binner, "get_feature_names_out"):
-        try:
-            return len(binner.get_feature_names_out())
-        except Exception:  # noqa: BLE001 - an older Binner may not support it unfitted
-            return None
-    return None

@@ -207,14 +207,29 @@ def plot_piecewise_scores(
     Returns
     -------
     axes : ndarray of matplotlib Axes, one per drawn feature
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.pipeline import Pipeline
+    >>> from svmmap import Binner, SVMMap
+    >>> from svmmap.datasets import load_mq2008
+    >>> from svmmap.plot import plot_piecewise_scores
+    >>> X, y, qid = load_mq2008(fold=1, split="vali")
+    >>> pipe = Pipeline([("bin", Binner(n_thresholds=20)), ("svm", SVMMap(C=1.0))])
+    >>> pipe = pipe.fit(X[:, [20, 30]], y, svm__qid=qid)  # BM25.body and LMIR.DIR.body
+    >>> axes = plot_piecewise_scores(pipe)
+    >>> [ax.get_title() for ax in axes]
+    ['x0', 'x1']
     """
     plt = _pyplot()
     if isinstance(model, (list, tuple)):
         steps = list(model)
     else:
-        import importlib
+        from .binning import piecewise_scores
 
-        steps = importlib.import_module(".binning", __package__).piecewise_scores(model, coef)
+        steps = piecewise_scores(model, coef)
     if features is not None:
         by_name = {s.feature: s for s in steps}
         chosen = []
