@@ -244,6 +244,28 @@ mod tests {
     }
 
     #[test]
+    fn weights_read_back_bit_for_bit() {
+        // Random weights of every magnitude: each must survive text and back exactly, which
+        // serde_json guarantees only with its float_roundtrip feature.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let coef: Vec<f64> = (0..5000)
+            .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-30..30)))
+            .collect();
+        let m = ModelFile {
+            n_features: coef.len(),
+            coef,
+            ..sample()
+        };
+        let back = ModelFile::from_json(&m.to_json().unwrap(), "m.json").unwrap();
+        assert!(back
+            .coef
+            .iter()
+            .zip(&m.coef)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    #[test]
     fn bad_files_are_reported() {
         let text = sample().to_json().unwrap();
         let truncated = &text[..text.len() / 2];

@@ -12,7 +12,7 @@ from . import metrics
 from ._core import DataFormatError, InternalError, ModelFormatError
 from .binning import Binner, StepFunction, piecewise_scores
 from .estimator import SkippedQueriesWarning, SVMMap
-from .io import load_letor, load_model
+from .io import load_letor, load_model, save_model
 
 try:
     __version__ = version("svmmap")
@@ -30,6 +30,7 @@ __all__ = [
     "InternalError",
     "load_letor",
     "load_model",
+    "save_model",
     "metrics",
     "__version__",
 ]

@@ -1,6 +1,6 @@
 """Type stubs for the Rust extension (hand-written; keep in step with rust/python.rs)."""
 
-from typing import Any, Callable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -71,3 +71,23 @@ def bin_transform(
 ) -> Tuple[npt.NDArray[Any], npt.NDArray[Any], int]: ...
 def _debug_panic(place: str) -> None: ...
 def _debug_write_atomic(path: str, data: bytes, before_rename: Callable[[], Any]) -> None: ...
+def cut_sums(
+    x: _Matrix,
+    y: npt.NDArray[np.float64],
+    qid_codes: npt.NDArray[np.int64],
+    n_queries: int,
+    w: npt.NDArray[np.float64],
+    losses: Sequence[str],
+    relevance_threshold: float,
+    n_threads: int,
+) -> Tuple[List[Tuple[float, npt.NDArray[np.float64]]], Dict[str, int]]: ...
+def solve(
+    cut_source: Callable[[npt.NDArray[np.float64]], Sequence[Tuple[float, npt.NDArray[np.float64]]]],
+    dim: int,
+    n_groups: int,
+    c: float,
+    eps: float,
+    max_iter: int,
+    counts: Tuple[int, int, int],
+    callback: Optional[Callable[[dict], Any]] = None,
+) -> Tuple[npt.NDArray[np.float64], dict]: ...

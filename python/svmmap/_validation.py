@@ -16,23 +16,21 @@ import scipy.sparse as sp
 CoreMatrix = Union[np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray, int, int]]
 
 
-def _check_number_dtype(dtype: np.dtype, name: str) -> None:
-    # Complex numbers would lose their imaginary part and strings would be parsed, both
-    # silently; neither is a feature value.
-    if dtype.kind == "c":
-        raise ValueError(f"{name} must hold real numbers, got complex dtype {dtype}")
-    if dtype.kind in "USV":
-        raise ValueError(f"{name} must hold numbers, got dtype {dtype} (strings or raw bytes)")
+def contiguous(a: Any, dtype: Any = None) -> np.ndarray:
+    """``a`` as a C-contiguous and aligned array, copied only when it is neither.
+
+    Aligned matters besides contiguous: arrays rebuilt from network frames or made with
+    ``np.frombuffer`` at an odd offset can be unaligned views, which the core cannot borrow.
+    """
+    return np.require(a, dtype=dtype, requirements=["C", "A"])
 
 
 def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
     """Returns (what the core takes, n_rows, n_features)."""
     if sp.issparse(X):
+        _check_not_empty_or_complex(X, name)
         X = X.tocsr() if X.format != "csr" else X
         data = X.data
-        _check_number_dtype(data.dtype, name)
-        if X.shape[1] == 0:
-            raise ValueError(f"{name} has 0 features (shape {X.shape}); at least 1 is needed")
         if data.dtype not in (np.float32, np.float64):
             if not np.issubdtype(data.dtype, np.number) and data.dtype != np.bool_:
                 raise ValueError(f"{name} must hold numbers, got dtype {data.dtype}")
@@ -43,9 +41,9 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
             indptr = indptr.astype(np.int64)
         n_rows, n_cols = X.shape
         core = (
-            np.ascontiguousarray(data),
-            np.ascontiguousarray(indices),
-            np.ascontiguousarray(indptr),
+            contiguous(data),
+            contiguous(indices),
+            contiguous(indptr),
             int(n_rows),
             int(n_cols),
         )
@@ -56,11 +54,14 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be a 2-D array (documents x features), got {arr.ndim} dimension(s)"
-            + ("; reshape a single feature with X.reshape(-1, 1)" if arr.ndim == 1 else "")
+            + (
+                ". Reshape your data with X.reshape(-1, 1) if it has a single feature, or "
+                "X.reshape(1, -1) if it is a single document"
+                if arr.ndim == 1
+                else ""
+            )
         )
-    _check_number_dtype(arr.dtype, name)
-    if arr.shape[1] == 0:
-        raise ValueError(f"{name} has 0 features (shape {arr.shape}); at least 1 is needed")
+    _check_not_empty_or_complex(arr, name)
     if arr.dtype not in (np.float32, np.float64):
         if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer):
             arr = arr.astype(np.float64)
@@ -70,13 +71,33 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
             try:
                 arr = arr.astype(np.float64)
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"{name} must hold numbers, got dtype {arr.dtype}: {exc}") from None
-    arr = np.ascontiguousarray(arr)
+                # A TypeError stays one (an object that is no number); a ValueError too (a
+                # string that is no number), as scikit-learn's estimators do.
+                raise type(exc)(f"{name} must hold numbers, got dtype {arr.dtype}: {exc}") from None
+    arr = contiguous(arr)
     return arr, arr.shape[0], arr.shape[1]
+
+
+def _check_not_empty_or_complex(arr: Any, name: str) -> None:
+    """Errors for an X without rows or columns, of complex numbers or of strings (worded as
+    in scikit-learn where it has a message, since its users know them). Complex numbers would
+    lose their imaginary part and strings would be parsed, both silently."""
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"Complex data not supported: {name} has dtype {arr.dtype}; ranking scores are real numbers")
+    if arr.dtype.kind in "USV":
+        raise ValueError(f"{name} must hold numbers, got dtype {arr.dtype} (strings or raw bytes)")
+    if arr.shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required: {name} has no documents")
+    if arr.shape[1] == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required: {name} has no features")
 
 
 def check_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
     """A 1-D float64 array of finite labels, one per row."""
+    if y is None:
+        raise ValueError(f"this estimator requires y to be passed, but the target y is None: give one relevance label per row of X as {name}")
+    if np.iscomplexobj(y):
+        raise ValueError(f"Complex data not supported: {name} must hold real relevance labels")
     try:
         arr = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -90,7 +111,7 @@ def check_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise ValueError(f"{name}[{bad[0]}] is {arr[bad[0]]}: labels must be finite numbers")
-    return np.ascontiguousarray(arr)
+    return contiguous(arr)
 
 
 def _object_array(values: Any) -> np.ndarray:
@@ -141,7 +162,7 @@ def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np
         except TypeError as exc:
             raise ValueError(f"qid values must be hashable: {exc}") from None
         uniques = _object_array(mapping)
-    return np.ascontiguousarray(codes.reshape(-1), dtype=np.int64), uniques
+    return contiguous(codes.reshape(-1), dtype=np.int64), uniques
 
 
 #: Training keeps a few dense float64 vectors of n_features values per cutting plane in its
@@ -181,3 +202,56 @@ def n_threads(n_jobs: int | None) -> int:
         return int(n_jobs)
     cores = os.cpu_count() or 1
     return max(1, cores + 1 + int(n_jobs))
+
+
+def feature_names_of(X: Any) -> "np.ndarray | None":
+    """The string column names of a DataFrame-like ``X`` (pandas, polars ...), else None.
+
+    Names are kept only when every column name is a string, as scikit-learn does; a mix of
+    strings and other names is an error because it cannot be checked reliably later.
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None or sp.issparse(X) or isinstance(X, np.ndarray):
+        return None
+    names = np.asarray(list(columns), dtype=object)
+    is_str = np.array([isinstance(n, str) for n in names], dtype=bool)
+    if names.size == 0 or not is_str.any():
+        return None
+    if not is_str.all():
+        kinds = sorted({type(n).__name__ for n in names})
+        raise TypeError(
+            f"X's column names must be all strings or all non-strings, got a mix of {kinds}; "
+            "convert them with X.columns = X.columns.astype(str)"
+        )
+    return names
+
+
+def check_feature_names(estimator: Any, X: Any) -> None:
+    """Checks X's column names against those seen in ``fit`` (scikit-learn's convention:
+    different names are an error; names present on one side only get a warning)."""
+    import warnings
+
+    fitted = getattr(estimator, "feature_names_in_", None)
+    given = feature_names_of(X)
+    name = type(estimator).__name__
+    if fitted is None and given is None:
+        return
+    if fitted is not None and given is None:
+        warnings.warn(f"X does not have valid feature names, but {name} was fitted with feature names", UserWarning, stacklevel=3)
+        return
+    if fitted is None or given is None:
+        warnings.warn(f"X has feature names, but {name} was fitted without feature names", UserWarning, stacklevel=3)
+        return
+    if len(fitted) != len(given) or not np.array_equal(fitted, given):
+        unexpected = [n for n in given if n not in set(fitted)]
+        missing = [n for n in fitted if n not in set(given)]
+        detail = []
+        if unexpected:
+            detail.append(f"names unseen at fit time: {unexpected[:5]}")
+        if missing:
+            detail.append(f"names seen at fit time, yet now missing: {missing[:5]}")
+        if not detail:
+            detail.append("the same names in a different order")
+        raise ValueError(
+            "The feature names should match those that were passed during fit; " + "; ".join(detail)
+        )

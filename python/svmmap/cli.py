@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 import time
 import warnings
-from typing import List, Optional
+from typing import TYPE_CHECKING, Iterable, List, Optional, TextIO
+
+if TYPE_CHECKING:
+    from .datasets import Fold
 
 import numpy as np
 
@@ -33,7 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     learn.add_argument("--max-iter", type=int, default=10000, help="iteration limit (default 10000)")
     learn.add_argument("--relevance-threshold", type=float, default=0.0, help="relevant means label > this (default 0)")
     learn.add_argument("--n-jobs", type=int, default=None, help="threads (default: all cores)")
-    learn.add_argument("-v", "--verbose", action="count", default=0, help="print one line per iteration")
+    learn.add_argument(
+        "-v", "--verbose", action="count", default=0,
+        help="show progress: primal, dual, gap (against its target C*eps), cuts and seconds per "
+        "iteration (one status line on a terminal, one line per iteration otherwise)",
+    )
     learn.add_argument("train", metavar="TRAIN")
     learn.add_argument("model", metavar="MODEL")
 
@@ -51,6 +57,24 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--relevance-threshold", type=float, default=0.0)
     evaluate.add_argument("data", metavar="DATA")
     evaluate.add_argument("predictions", metavar="PREDICTIONS")
+
+    export = sub.add_parser(
+        "export",
+        help="write a model file as a Solr LTR or Elasticsearch LTR model (JSON)",
+        description="Linear models become Solr LinearModel / Elasticsearch model/linear; models on "
+        "binned features become one regression tree per base feature (Solr "
+        "MultipleAdditiveTreesModel / Elasticsearch model/xgboost+json). See svmmap.export.",
+    )
+    export.add_argument("--to", required=True, choices=["solr", "elasticsearch"], help="the search engine")
+    export.add_argument("--name", default="svmmap", help="the model's name in the engine (default svmmap)")
+    export.add_argument("--store", default=None, help="Solr feature store (default: Solr's default store)")
+    export.add_argument(
+        "--feature-names", default=None,
+        help="comma-separated names of the engine's features, one per model input "
+        "(default: the names in the model file, else f1,f2,...)",
+    )
+    export.add_argument("model", metavar="MODEL")
+    export.add_argument("out", metavar="OUT", help="where to write the JSON (atomically)")
 
     exp = sub.add_parser(
         "experiment",
@@ -126,24 +150,79 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+class _ProgressDisplay:
+    """``svmmap learn -v``: per-iteration progress on stderr.
+
+    On a terminal one status line is rewritten in place; otherwise (a log file, a pipe) every
+    iteration gets its own line. The bar estimates how far the duality gap has come from its
+    first value to its target C*eps on a log scale, which is how cutting-plane gaps shrink.
+    """
+
+    def __init__(self, target_gap: float, stream: Optional[TextIO] = None, width: int = 20) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.target = target_gap
+        self.width = width
+        self.first_gap: Optional[float] = None
+        self.last_length = 0
+
+    def fraction(self, gap: float) -> float:
+        if gap <= self.target:
+            return 1.0
+        first = self.first_gap if self.first_gap is not None else gap
+        if first <= self.target or first <= gap:
+            return 0.0
+        return float(np.clip(np.log(first / gap) / np.log(first / self.target), 0.0, 1.0))
+
+    def __call__(self, record: dict) -> bool:
+        gap = record["gap"]
+        if self.first_gap is None:
+            self.first_gap = gap
+        done = self.fraction(gap)
+        filled = int(round(done * self.width))
+        line = (
+            f"iter {record['iteration']:4d} [{'#' * filled}{'.' * (self.width - filled)}] {100 * done:3.0f}%  "
+            f"primal {record['primal']:.6g}  dual {record['dual']:.6g}  "
+            f"gap {gap:.3g} (target {self.target:.3g})  "
+            f"cuts {record['n_active']}/{record['n_cuts']}  {record['seconds']:.2f}s"
+        )
+        if self.tty:
+            pad = " " * max(0, self.last_length - len(line))
+            self.stream.write("\r" + line + pad)
+            self.last_length = len(line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+        return False
+
+    def close(self) -> None:
+        if self.tty and self.last_length:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
 def _learn(args: argparse.Namespace) -> None:
     from .estimator import SVMMap
     from .io import load_letor
 
     X, y, qid = load_letor(args.train)
-    if args.verbose:
-        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-
+    display = _ProgressDisplay(args.C * args.eps) if args.verbose else None
     model = SVMMap(
         C=args.C, loss=args.loss, eps=args.eps, max_iter=args.max_iter,
-        relevance_threshold=args.relevance_threshold, n_jobs=args.n_jobs, verbose=args.verbose,
+        relevance_threshold=args.relevance_threshold, n_jobs=args.n_jobs, callback=display,
     )
     start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model.fit(X, y, qid=qid)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.fit(X, y, qid=qid)
+    finally:
+        if display is not None:
+            display.close()
     for w in caught:
         print(f"svmmap: warning: {w.message}", file=sys.stderr)
+    # The callback is a property of this run, not of the model.
+    model.set_params(callback=None)
     model.save(args.model)
     print(
         f"trained on {model.n_queries_} queries in {time.perf_counter() - start:.2f}s: "
@@ -158,13 +237,21 @@ def _classify(args: argparse.Namespace) -> None:
     from .metrics import mean_average_precision
 
     model = load_model(args.model)
+    # A Pipeline(Binner, SVMMap) model takes the binner's input features.
+    n_expected = int(model.n_features_in_)
+    svm = model.steps[-1][1] if hasattr(model, "steps") else model
     X, y, qid = load_letor(args.test, n_features=None)
-    if X.shape[1] < model.n_features_in_:
+    if X.shape[1] < n_expected:
         # A test file may simply not mention the last features; they are zero.
-        X, y, qid = load_letor(args.test, n_features=model.n_features_in_)
+        X, y, qid = load_letor(args.test, n_features=n_expected)
+    elif X.shape[1] > n_expected:
+        raise ValueError(
+            f"{args.test} has features up to index {X.shape[1]}, but the model {args.model} "
+            f"was trained on {n_expected} features"
+        )
     scores = model.predict(X)
     save_predictions(args.predictions, scores)
-    map_ = mean_average_precision(y, scores, qid, relevance_threshold=model.relevance_threshold)
+    map_ = mean_average_precision(y, scores, qid, relevance_threshold=svm.relevance_threshold)
     print(f"{len(scores)} scores written to {args.predictions}; MAP {map_:.4f}", file=sys.stderr)
 
 
@@ -186,11 +273,30 @@ def _evaluate(args: argparse.Namespace) -> None:
         print(f"{m:<{width}}  {result[m]:.4f}  ({pq.values.size} queries, {pq.n_undefined} undefined)")
 
 
+def _export(args: argparse.Namespace) -> None:
+    import json
+
+    from .export import to_elasticsearch, to_solr
+    from .io import load_model, write_atomic
+
+    model = load_model(args.model)
+    names = None if args.feature_names is None else [n.strip() for n in args.feature_names.split(",")]
+    if args.to == "solr":
+        doc = to_solr(model, args.name, feature_names=names, store=args.store)
+    else:
+        if args.store is not None:
+            raise ValueError("--store is for Solr; Elasticsearch takes the feature set in the _createmodel URL")
+        doc = to_elasticsearch(model, args.name, feature_names=names)
+    write_atomic(args.out, json.dumps(doc, indent=2) + "\n")
+    print(f"{args.to} model {args.name!r} written to {args.out}", file=sys.stderr)
+
+
 def _experiment(args: argparse.Namespace) -> None:
     from .datasets import letor_folds, mq2008_folds
     from .experiment import format_table, run_folds
 
     selected = None if args.folds is None else [int(f) for f in args.folds.split(",")]
+    folds: Iterable[Fold]
     if args.data is None:
         folds = (f for f in mq2008_folds() if selected is None or int(f.name[4:]) in selected)
         source = "MQ2008 (bundled)"
@@ -357,6 +463,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "experiment": _experiment,
         "fuse": _fuse,
         "protocol": _protocol,
+        "export": _export,
     }
     try:
         handlers[args.command](args)

@@ -2,19 +2,73 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import numbers
+import sys
+import threading
 import warnings
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from . import _core
-from ._validation import check_labels, check_matrix, check_qid, check_weight_memory, n_threads
+from ._validation import (
+    check_feature_names,
+    check_labels,
+    check_matrix,
+    check_qid,
+    check_weight_memory,
+    feature_names_of,
+    n_threads,
+)
 
 logger = logging.getLogger("svmmap")
+
+_LOG_FORMAT = "[svmmap] %(message)s"
+_log_lock = threading.Lock()
+_log_users = 0
+_log_handler: Optional[logging.Handler] = None
+_log_saved_level = logging.NOTSET
+
+
+@contextlib.contextmanager
+def _progress_logging(verbose: int) -> Iterator[None]:
+    """Makes ``verbose`` progress lines visible for the duration of a fit.
+
+    Python's logging drops INFO records when nothing is configured (its last-resort handler
+    shows warnings and errors only), so a user who asks for ``verbose=1`` would see nothing.
+    While a verbose fit runs, the ``svmmap`` logger is therefore lowered to INFO if its own
+    level was left unset, and, when no handler is configured anywhere on its path to the root
+    logger, a temporary handler writes the lines to stderr. A level or handler the user set
+    is respected; everything is restored afterwards. Concurrent fits share the arrangement.
+    """
+    global _log_users, _log_handler, _log_saved_level
+    if not verbose:
+        yield
+        return
+    with _log_lock:
+        if _log_users == 0:
+            _log_saved_level = logger.level
+            if logger.level == logging.NOTSET:
+                logger.setLevel(logging.INFO)
+            if not logger.hasHandlers():
+                _log_handler = logging.StreamHandler(sys.stderr)
+                _log_handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+                logger.addHandler(_log_handler)
+        _log_users += 1
+    try:
+        yield
+    finally:
+        with _log_lock:
+            _log_users -= 1
+            if _log_users == 0:
+                if _log_handler is not None:
+                    logger.removeHandler(_log_handler)
+                    _log_handler = None
+                logger.setLevel(_log_saved_level)
 
 
 class SkippedQueriesWarning(UserWarning):
@@ -58,11 +112,14 @@ class SVMMap(BaseEstimator):
         count back from the number of cores as in scikit-learn. The learned model does not
         depend on it.
     verbose : int, default=0
-        Above 0, logs one line per iteration (primal, dual, gap, cuts, seconds) to the
-        ``svmmap`` logger at INFO level.
+        Above 0, logs one line per iteration (primal, dual, gap, cuts, seconds) and a final
+        summary to the ``svmmap`` logger at INFO level. Without any logging configuration the
+        lines go to stderr; with one, they go to the configured handlers (see
+        ``_progress_logging``).
     callback : callable or None, default=None
         Called after every iteration with a dict (iteration, primal, dual, gap, loss, n_cuts,
-        n_active, seconds); returning True stops training.
+        n_active, seconds); returning True stops training (``stop_reason_ == "callback"``).
+        An exception raised by the callback stops training and propagates out of ``fit``.
 
     Attributes
     ----------
@@ -80,6 +137,8 @@ class SVMMap(BaseEstimator):
         Cuts with a positive dual variable at the end.
     converged_ : bool
         Whether the gap fell to ``C * eps``.
+    stop_reason_ : str
+        Why training stopped: "converged", "max_iter" or "callback".
     n_queries_ : int
         Training queries used (with both relevant and non-relevant documents).
     n_queries_skipped_ : dict
@@ -88,6 +147,9 @@ class SVMMap(BaseEstimator):
         The per-iteration records passed to ``callback``.
     n_features_in_ : int
         Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` in ``fit``, when ``X`` had string column names (e.g. a pandas
+        DataFrame); absent otherwise.
 
     Examples
     --------
@@ -135,7 +197,7 @@ class SVMMap(BaseEstimator):
 
     def _check_params(self) -> None:
         def positive(name: str, value: Any) -> None:
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(float(value)) or value <= 0:
                 raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
         positive("C", self.C)
@@ -154,6 +216,7 @@ class SVMMap(BaseEstimator):
         ----------
         X : array-like or scipy.sparse matrix of shape (n_documents, n_features)
             float32 and float64 C-ordered arrays and CSR matrices are used without a copy.
+            A pandas DataFrame's string column names are kept in ``feature_names_in_``.
         y : array-like of shape (n_documents,)
             Relevance labels (graded or -1/+1).
         qid : array-like of shape (n_documents,)
@@ -165,14 +228,39 @@ class SVMMap(BaseEstimator):
         """
         self._check_params()
         losses = self._losses()
+        names = feature_names_of(X)
         core_X, n_rows, n_features = check_matrix(X)
         check_weight_memory(n_features)
         labels = check_labels(y, n_rows)
-        codes, uniques = check_qid(qid, n_rows)
+        codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
         threads = n_threads(self.n_jobs)
 
+        on_iteration = self._iteration_callback()
+        with _progress_logging(self.verbose):
+            coef, summary = _core.fit(
+                core_X,
+                labels,
+                codes,
+                len(uniques),
+                losses,
+                float(self.C),
+                float(self.eps),
+                int(self.max_iter),
+                float(self.relevance_threshold),
+                threads,
+                on_iteration,
+            )
+            self._set_fitted(coef, summary, n_features, names, len(uniques))
+        return self
+
+    def _iteration_callback(self) -> Optional[Callable[[dict], bool]]:
+        """The per-iteration hook handed to the solver: logs (when verbose) and calls the
+        user's callback, whose true return value stops training. None when neither is asked
+        for, so that the solver need not enter Python at every iteration."""
         verbose = self.verbose
         user_callback = self.callback
+        if not verbose and user_callback is None:
+            return None
 
         def on_iteration(record: dict) -> bool:
             if verbose:
@@ -188,27 +276,30 @@ class SVMMap(BaseEstimator):
                 )
             return bool(user_callback(record)) if user_callback is not None else False
 
-        needs_callback = bool(verbose) or user_callback is not None
-        coef, summary = _core.fit(
-            core_X,
-            labels,
-            codes,
-            len(uniques),
-            losses,
-            float(self.C),
-            float(self.eps),
-            int(self.max_iter),
-            float(self.relevance_threshold),
-            threads,
-            on_iteration if needs_callback else None,
-        )
+        return on_iteration
+
+    def _set_fitted(
+        self,
+        coef: np.ndarray,
+        summary: dict,
+        n_features: int,
+        feature_names: Optional[np.ndarray],
+        n_queries_total: int,
+    ) -> None:
+        """Stores the solver's result as fitted attributes and reports skipped queries,
+        non-convergence and (when verbose) the outcome."""
         self.coef_ = coef
         self.n_features_in_ = n_features
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self.objective_ = summary["primal"]
         self.dual_objective_ = summary["dual"]
         self.gap_ = summary["gap"]
         self.n_iter_ = summary["n_iter"]
         self.n_cuts_ = summary["n_active"]
+        self.stop_reason_ = summary["stop"]
         self.converged_ = summary["stop"] == "converged"
         self.n_queries_ = summary["n_queries"]
         self.n_queries_skipped_ = {
@@ -219,21 +310,21 @@ class SVMMap(BaseEstimator):
         skipped = sum(self.n_queries_skipped_.values())
         if skipped:
             warnings.warn(
-                f"{skipped} of {len(uniques)} training queries were skipped: "
+                f"{skipped} of {n_queries_total} training queries were skipped: "
                 f"{self.n_queries_skipped_['no_relevant']} without a relevant document, "
                 f"{self.n_queries_skipped_['all_relevant']} with only relevant documents "
                 f"(relevant means label > {self.relevance_threshold})",
                 SkippedQueriesWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         if summary["stop"] == "max_iter":
             warnings.warn(
-                f"SVMMap stopped at max_iter={self.max_iter} with duality gap {self.gap_:.3g} "
+                f"{type(self).__name__} stopped at max_iter={self.max_iter} with duality gap {self.gap_:.3g} "
                 f"> C*eps = {self.C * self.eps:.3g}; raise max_iter or eps",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-        if verbose:
+        if self.verbose:
             logger.info(
                 "%s after %d iterations: primal %.6g, gap %.3g, %d active cuts, %d queries (%d skipped)",
                 summary["stop"],
@@ -244,7 +335,6 @@ class SVMMap(BaseEstimator):
                 self.n_queries_,
                 skipped,
             )
-        return self
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):
@@ -260,10 +350,12 @@ class SVMMap(BaseEstimator):
         scores : ndarray of shape (n_documents,), float64, in the row order of ``X``.
         """
         self._check_fitted()
+        check_feature_names(self, X)
         core_X, _, n_features = check_matrix(X)
         if n_features != self.n_features_in_:
             raise ValueError(
-                f"X has {n_features} features, but {type(self).__name__} was fitted with {self.n_features_in_}"
+                f"X has {n_features} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input (it was fitted with {self.n_features_in_})"
             )
         return _core.predict(core_X, self.coef_, n_threads(self.n_jobs))
 
@@ -283,7 +375,22 @@ class SVMMap(BaseEstimator):
         )
 
     def save(self, path: Any) -> None:
-        """Write the fitted model as versioned JSON, atomically (read it with ``svmmap.load_model``)."""
+        """Write the fitted model as versioned JSON, atomically.
+
+        The format is described in ``docs/model-format.md``; read the file back with
+        ``svmmap.load_model``. ``svmmap classify`` reads it too.
+        """
         from .io import save_model
 
         save_model(self, path)
+
+    def __sklearn_tags__(self) -> Any:
+        # scikit-learn >= 1.6 reads tags from here: labels are required, sparse input is fine.
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.sparse = True
+        return tags
+
+    def _more_tags(self) -> dict:
+        # The same tags for scikit-learn < 1.6.
+        return {"requires_y": True}

@@ -124,7 +124,7 @@ def run_features(
     return RunFeatures(X, qid, docno, [r.name for r in runs])
 
 
-def query_folds(queries: Sequence[str], n_folds: int, random_state: Any = 0) -> Dict[str, int]:
+def query_folds(queries: Union[Sequence[str], np.ndarray], n_folds: int, random_state: Any = 0) -> Dict[str, int]:
     """Assigns queries to ``n_folds`` folds of (nearly) equal size at random."""
     if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
         raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
@@ -200,8 +200,9 @@ class RunFusion:
         self.n_jobs = n_jobs
 
     def _grid(self) -> List[float]:
-        grid = [self.C] if isinstance(self.C, numbers.Real) else list(self.C)
-        if not grid or not all(isinstance(c, numbers.Real) and c > 0 for c in grid):
+        C: Any = self.C
+        grid: List[Any] = [C] if isinstance(C, numbers.Real) else list(C)
+        if not grid or not all(isinstance(c, numbers.Real) and float(c) > 0 for c in grid):
             raise ValueError(f"C must be a positive number or a non-empty sequence of them, got {self.C!r}")
         return sorted(float(c) for c in grid)
 

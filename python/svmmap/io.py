@@ -132,51 +132,155 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None) -> np.nda
     return np.asarray(values, dtype=np.float64)
 
 
-def save_model(model: Any, path: PathLike) -> None:
-    """Write a fitted SVMMap as versioned JSON (see ``svmmap.load_model``), atomically."""
-    model._check_fitted()
+#: Estimator parameters that describe how a model was run, not the model; not saved.
+_RUNTIME_PARAMS = ("callback", "n_jobs", "verbose")
+
+
+def _json_value(name: str, value: Any) -> Any:
+    """A parameter value as JSON data, or a clear error when it has no JSON form."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, tuple):
+        value = list(value)
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        raise ValueError(f"parameter {name}={value!r} cannot be written to a model file (it has no JSON form)") from None
+    return value
+
+
+def _split_pipeline(model: Any) -> tuple:
+    """(binner or None, the SVMMap) of a fitted SVMMap or Pipeline(Binner, SVMMap)."""
+    from .estimator import SVMMap
+
+    if isinstance(model, SVMMap):
+        return None, model
+    steps = getattr(model, "steps", None)
+    if steps is not None and len(steps) == 2:
+        from .binning import Binner
+
+        first, last = steps[0][1], steps[1][1]
+        if isinstance(first, Binner) and isinstance(last, SVMMap):
+            return first, last
+    raise TypeError(
+        "save_model takes a fitted svmmap.SVMMap or a Pipeline of exactly (svmmap.Binner, svmmap.SVMMap), "
+        f"got {type(model).__name__}"
+    )
+
+
+def model_document(model: Any) -> dict:
+    """The model file's content (see ``docs/model-format.md``) as a dict."""
+    from . import __version__
+
+    binner, svm = _split_pipeline(model)
+    svm._check_fitted()
     params = {
-        k: v
-        for k, v in model.get_params(deep=False).items()
-        if k not in ("callback", "n_jobs", "verbose")
+        k: _json_value(k, v)
+        for k, v in svm.get_params(deep=False).items()
+        if k not in _RUNTIME_PARAMS
     }
-    doc = {
+    names = getattr(svm, "feature_names_in_", None)
+    binning = None
+    if binner is not None:
+        binning = binner.to_dict()
+        # The binner's own input names (a DataFrame's columns) travel with it; the model's
+        # features are then the binner's outputs ("name>threshold").
+        if names is None:
+            names = binner.get_feature_names_out()
+    return {
         "format": "svmmap-model",
         "version": _core.MODEL_FORMAT_VERSION,
-        "n_features": int(model.n_features_in_),
-        "coef": [float(c) for c in model.coef_],
+        "svmmap_version": __version__,
+        "n_features": int(svm.n_features_in_),
+        "coef": [float(c) for c in svm.coef_],
         "params": params,
-        "feature_names": None,
-        "binning": None,
+        "feature_names": None if names is None else [str(n) for n in names],
+        "binning": binning,
         "training": {
-            "objective": model.objective_,
-            "dual_objective": model.dual_objective_,
-            "gap": model.gap_,
-            "n_iter": model.n_iter_,
-            "n_cuts": model.n_cuts_,
-            "converged": model.converged_,
-            "n_queries": model.n_queries_,
-            "n_queries_skipped": model.n_queries_skipped_,
+            "objective": float(svm.objective_),
+            "dual_objective": float(svm.dual_objective_),
+            "gap": float(svm.gap_),
+            "n_iter": int(svm.n_iter_),
+            "n_cuts": int(svm.n_cuts_),
+            "converged": bool(svm.converged_),
+            "stop_reason": getattr(svm, "stop_reason_", "converged" if svm.converged_ else "max_iter"),
+            "n_queries": int(svm.n_queries_),
+            "n_queries_skipped": {k: int(v) for k, v in svm.n_queries_skipped_.items()},
+            "history": [
+                {k: (float(v) if isinstance(v, float) else int(v)) for k, v in record.items()}
+                for record in getattr(svm, "history_", [])
+            ],
         },
     }
-    _core.save_model_json(os.fspath(path), json.dumps(doc))
+
+
+def save_model(model: Any, path: PathLike) -> None:
+    """Write a fitted model as versioned JSON, atomically (read it with ``svmmap.load_model``).
+
+    Parameters
+    ----------
+    model : svmmap.SVMMap or sklearn.pipeline.Pipeline
+        A fitted ``SVMMap``, or a fitted ``Pipeline([("bin", svmmap.Binner()), ("svm",
+        svmmap.SVMMap())])``, whose thresholds are stored in the file's "binning" field.
+    path : str or path-like
+        Where to write. A reader sees either the old file or the whole new one.
+
+    Notes
+    -----
+    The format (``docs/model-format.md``) holds the weights, the estimator's parameters (loss,
+    C, eps, ...), the feature names, the binning thresholds and the training summary
+    (objectives, gap, iterations, per-iteration history). ``svmmap learn`` writes the same
+    format and ``svmmap classify`` reads it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import svmmap
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.2], [0.1, 0.8]])
+    >>> model = svmmap.SVMMap(C=10.0).fit(X, [1, 0, 1, 0], qid=[1, 1, 2, 2])
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.json")
+    >>> svmmap.save_model(model, path)
+    >>> loaded = svmmap.load_model(path)
+    >>> bool(np.array_equal(loaded.coef_, model.coef_)), loaded.C
+    (True, 10.0)
+    """
+    doc = model_document(model)
+    _core.save_model_json(os.fspath(path), json.dumps(doc, allow_nan=False))
 
 
 def load_model(path: PathLike) -> Any:
-    """Read a model written by ``SVMMap.save`` or ``svmmap learn``.
+    """Read a model written by ``svmmap.save_model``, ``SVMMap.save`` or ``svmmap learn``.
+
+    Returns
+    -------
+    model : svmmap.SVMMap, or a fitted Pipeline(Binner, SVMMap) when the file holds binning
+        thresholds. Its parameters and fitted attributes (``coef_``, ``n_features_in_``,
+        ``feature_names_in_``, ``objective_``, ``history_`` ...) are those that were saved.
 
     Raises
     ------
     svmmap.ModelFormatError
-        When the file is truncated, corrupted, not an svmmap model, or of a newer version.
+        When the file is truncated, corrupted, not an svmmap model, of a newer format version
+        (the message says so and which version this svmmap reads), or inconsistent (e.g.
+        ``n_features`` and the number of weights differ).
+    FileNotFoundError, OSError
+        When the file cannot be read.
     """
+    from ._core import ModelFormatError
     from .estimator import SVMMap
 
-    doc = json.loads(_core.load_model_json(os.fspath(path)))
+    name = os.fspath(path)
+    doc = json.loads(_core.load_model_json(name))
     params = doc.get("params") or {}
-    model = SVMMap(**{k: v for k, v in params.items() if k in SVMMap._get_param_names()})
+    known = set(SVMMap._get_param_names())
+    model = SVMMap(**{k: v for k, v in params.items() if k in known})
     model.coef_ = np.asarray(doc["coef"], dtype=np.float64)
     model.n_features_in_ = int(doc["n_features"])
+    binning = doc.get("binning")
+    names = doc.get("feature_names")
+    if names is not None and binning is None:
+        model.feature_names_in_ = np.asarray(names, dtype=object)
     training = doc.get("training") or {}
     model.objective_ = training.get("objective", float("nan"))
     model.dual_objective_ = training.get("dual_objective", float("nan"))
@@ -184,7 +288,23 @@ def load_model(path: PathLike) -> Any:
     model.n_iter_ = training.get("n_iter", 0)
     model.n_cuts_ = training.get("n_cuts", 0)
     model.converged_ = training.get("converged", False)
+    model.stop_reason_ = training.get("stop_reason", "converged" if model.converged_ else "max_iter")
     model.n_queries_ = training.get("n_queries", 0)
     model.n_queries_skipped_ = training.get("n_queries_skipped", {})
-    model.history_ = []
-    return model
+    model.history_ = training.get("history", [])
+    if binning is None:
+        return model
+    from sklearn.pipeline import Pipeline
+
+    from .binning import Binner
+
+    try:
+        binner = Binner.from_dict(binning)
+    except ValueError as exc:
+        raise ModelFormatError(f"{name}: invalid binning: {exc}") from None
+    if binner.n_output_features_ != model.n_features_in_:
+        raise ModelFormatError(
+            f"{name}: the binning produces {binner.n_output_features_} features but the model has "
+            f"{model.n_features_in_} weights"
+        )
+    return Pipeline([("bin", binner), ("svm", model)])

@@ -30,7 +30,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._validation import check_labels, check_qid
+from ._validation import check_labels, check_qid, contiguous
 
 NoRelevant = Union[str, float, int]
 
@@ -75,7 +75,7 @@ def _inputs(y_true: Any, y_score: Any, qid: Any) -> tuple[np.ndarray, np.ndarray
         uniques = np.zeros(1 if scores.shape[0] else 0, dtype=np.int64)
     else:
         codes, uniques = check_qid(qid, scores.shape[0])
-    return labels, np.ascontiguousarray(scores), codes, uniques
+    return labels, contiguous(scores), codes, uniques
 
 
 def _check_policy(no_relevant: NoRelevant) -> Optional[float]:
@@ -104,7 +104,7 @@ def _per_query(
     fill = _check_policy(no_relevant)
     nr = None
     if n_relevant is not None:
-        nr = np.ascontiguousarray(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
+        nr = contiguous(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
         if nr.shape[0] != len(uniques):
             raise ValueError(f"n_relevant has {nr.shape[0]} entries for {len(uniques)} queries")
     values = _core.evaluate(
@@ -215,3 +215,59 @@ def roc_auc(y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> f
 def precision_at(k: int, y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> float:
     """Mean precision in the top k."""
     return _mean(f"p@{int(k)}", y_true, y_score, qid, **conventions)
+
+
+def _ranking_score(y_true: Any, y_pred: Any, *, metric: str, qid: Any = None, **conventions: Any) -> float:
+    if qid is None:
+        raise ValueError(
+            f"the {metric!r} ranking scorer needs qid=: enable metadata routing "
+            "(sklearn.set_config(enable_metadata_routing=True)), call .set_score_request(qid=True) "
+            "on the scorer and pass qid=... to the search's fit"
+        )
+    return per_query(metric, y_true, y_pred, qid, **conventions).mean()
+
+
+def make_ranking_scorer(metric: str = "map", **conventions: Any) -> Any:
+    """A scikit-learn scorer for a ranking metric averaged over queries, e.g. for GridSearchCV.
+
+    The scorer scores ``estimator.predict(X)`` against ``y`` with ``per_query(metric, ...)``
+    (same metric names and conventions). It needs each document's query id, which scikit-learn
+    passes to scorers through metadata routing: enable it, request ``qid`` from the scorer with
+    ``.set_score_request(qid=True)`` and from the estimator with ``.set_fit_request(qid=True)``,
+    and split with a query-grouped splitter so that no query is cut between training and
+    validation (``GroupKFold`` with ``groups=qid``).
+
+    Parameters
+    ----------
+    metric : str, default="map"
+        ``"map"``, ``"ndcg"``, ``"ndcg@k"``, ``"mrr"``, ``"mrr@k"``, ``"roc"`` or ``"p@k"``.
+    **conventions
+        ``relevance_threshold``, ``ties``, ``gain``, ``no_relevant`` (see the module docs).
+
+    Returns
+    -------
+    scorer : callable ``scorer(estimator, X, y, qid=...)``, greater is better.
+
+    Examples
+    --------
+    >>> import sklearn
+    >>> from sklearn.model_selection import GridSearchCV, GroupKFold
+    >>> from svmmap import SVMMap
+    >>> from svmmap.datasets import load_mq2008
+    >>> from svmmap.metrics import make_ranking_scorer
+    >>> X, y, qid = load_mq2008(fold=1, split="vali")
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     search = GridSearchCV(
+    ...         SVMMap().set_fit_request(qid=True),
+    ...         {"C": [0.1, 10.0]},
+    ...         scoring=make_ranking_scorer("ndcg@10").set_score_request(qid=True),
+    ...         cv=GroupKFold(n_splits=3),
+    ...     ).fit(X, y, qid=qid, groups=qid)
+    >>> sorted(search.cv_results_["param_C"].tolist())
+    [0.1, 10.0]
+    """
+    from sklearn.metrics import make_scorer
+
+    # Check the name and conventions now rather than inside a search.
+    per_query(metric, [1.0, 0.0], [1.0, 0.0], None, **conventions)
+    return make_scorer(_ranking_score, greater_is_better=True, metric=metric, **conventions)

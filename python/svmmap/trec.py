@@ -127,7 +127,7 @@ class Qrels:
         qid, docno, rel = zip(*rows) if rows else ((), (), ())
         return cls(np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(rel, dtype=np.int64), name)
 
-    def labels(self, qid: Sequence[str], docno: Sequence[str]) -> np.ndarray:
+    def labels(self, qid: Union[Sequence[str], np.ndarray], docno: Union[Sequence[str], np.ndarray]) -> np.ndarray:
         """Relevance of each (qid, docno) pair; unjudged documents get 0 (not relevant)."""
         if self._lookup is None:
             self._lookup = {(q, d): r for q, d, r in zip(self.qid.tolist(), self.docno.tolist(), self.rel.tolist())}
@@ -330,7 +330,7 @@ def write_run(path: PathLike, run: Run, *, tag: Optional[str] = None, depth: Opt
 
 def write_qrels(path: PathLike, qrels: Qrels) -> None:
     """Write qrels ``qid 0 docno relevance``, sorted by query and docno, atomically."""
-    q_order = {q: i for i, q in enumerate(sort_qids(np.unique(qrels.qid)))}
+    q_order: Dict[Any, int] = {q: i for i, q in enumerate(sort_qids(np.unique(qrels.qid)))}
     keys = sorted(range(len(qrels)), key=lambda i: (q_order[qrels.qid[i]], qrels.docno[i]))
     write_atomic(path, "".join(f"{qrels.qid[i]} 0 {qrels.docno[i]} {int(qrels.rel[i])}\n" for i in keys))
 

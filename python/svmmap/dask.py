@@ -1,0 +1,424 @@
+"""Training on a Dask cluster: the oracles and cut sums run on the workers, the QP on the client.
+
+``svmmap.dask.SVMMap`` takes the same parameters as ``svmmap.SVMMap`` and learns the same
+model; only the place of the work changes. Every cutting-plane iteration sends the current
+``w`` to the workers; each worker scores its partitions, runs the loss-augmented argmax of every
+query in them and returns, per partition, the sums sum_q Delta_q and sum_q deltaPsi_q (a
+vector of ``n_features`` numbers). The client adds them up in partition order, divides by the
+number n of usable training queries and hands the averaged cut to the same cutting-plane loop
+(``svmmap._core.solve``) that single-machine training runs, which solves the small working-set
+QP. The data never leaves the workers; per iteration, ``n_features`` numbers travel each way
+per partition.
+
+As with LightGBM's and XGBoost's Dask rankers, every query must lie entirely within one
+partition (rows of one query may be in any order inside it). ``fit`` checks this and names the
+offending query otherwise.
+
+Requires the optional dependencies ``pip install "svmmap[dask]"`` (dask[array], dask[dataframe],
+distributed).
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from . import _core
+from ._validation import check_labels, check_matrix, check_qid, feature_names_of, n_threads
+from .estimator import SVMMap as _LocalSVMMap
+from .estimator import _progress_logging
+
+__all__ = ["SVMMap"]
+
+
+def _aligned(a: Any) -> Any:
+    """``a`` (an array, or the array tuple of a CSR matrix) as aligned C-ordered arrays."""
+    if isinstance(a, tuple):
+        return tuple(_aligned(v) for v in a)
+    if isinstance(a, np.ndarray):
+        return np.require(a, requirements=["C", "A"])
+    return a
+
+
+class _Part:
+    """One partition prepared on a worker: the arrays the core borrows, query codes, counts."""
+
+    def __init__(self, X: Any, y: Any, qid: Any, index: int, relevance_threshold: float) -> None:
+        try:
+            core_X, n_rows, n_features = check_matrix(X)
+            labels = check_labels(y, n_rows)
+            if qid is None:
+                raise ValueError("qid is required")
+            codes, uniques = check_qid(qid, n_rows, required_by="svmmap.dask.SVMMap.fit")
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"partition {index}: {exc}") from None
+        # Blocks rebuilt from network frames may be unaligned views; the core borrows aligned,
+        # C-ordered arrays (a copy is made only for an unaligned block, once).
+        self.X = _aligned(core_X)
+        self.labels = _aligned(labels)
+        self.codes = _aligned(codes)
+        self.uniques = uniques
+        self.n_rows = n_rows
+        self.n_features = n_features
+        # The same rule as the core's RankingProblem: a query can contribute a constraint when
+        # it has at least one relevant and one non-relevant document.
+        sizes = np.bincount(codes, minlength=len(uniques))
+        relevant = np.bincount(codes, weights=labels > relevance_threshold, minlength=len(uniques))
+        self.counts = (
+            int(np.count_nonzero((relevant > 0) & (relevant < sizes))),
+            int(np.count_nonzero(relevant == 0)),
+            int(np.count_nonzero(relevant == sizes)),
+        )
+
+
+    def __setstate__(self, state: dict) -> None:
+        # A partition that moves between workers is rebuilt from network frames too.
+        self.__dict__.update(state)
+        self.X = _aligned(self.X)
+        self.labels = _aligned(self.labels)
+        self.codes = _aligned(self.codes)
+
+
+def _prepare(X: Any, y: Any, qid: Any, index: int, relevance_threshold: float) -> _Part:
+    return _Part(X, y, qid, index, relevance_threshold)
+
+
+def _part_summary(part: _Part) -> Tuple[np.ndarray, int, int, Tuple[int, int, int]]:
+    return part.uniques, part.n_rows, part.n_features, part.counts
+
+
+def _worker_threads(n_jobs: Optional[int]) -> int:
+    """n_jobs threads, or (None) as many as the worker was given (all cores when unknown)."""
+    if n_jobs is not None:
+        return n_threads(n_jobs)
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+        state = getattr(worker, "state", None)
+        nthreads = getattr(state, "nthreads", None) or getattr(worker, "nthreads", None)
+        return int(nthreads) if nthreads else 0
+    except (ImportError, ValueError, AttributeError):
+        return 0
+
+
+def _part_cut_sums(
+    part: _Part, w: np.ndarray, losses: List[str], relevance_threshold: float, n_jobs: Optional[int]
+) -> list:
+    """The worker's share of an iteration: one (sum Delta, sum deltaPsi) pair per loss."""
+    # w arrives in a network frame and may be an unaligned view.
+    w = np.require(w, dtype=np.float64, requirements=["C", "A"])
+    sums, _ = _core.cut_sums(
+        part.X, part.labels, part.codes, len(part.uniques), w, losses,
+        float(relevance_threshold), _worker_threads(n_jobs),
+    )
+    return sums
+
+
+def _predict_block(block: Any, coef: np.ndarray, n_jobs: Optional[int]) -> np.ndarray:
+    core_X, _, n_features = check_matrix(block)
+    if n_features != coef.shape[0]:
+        raise ValueError(f"X has {n_features} features, but the model was fitted with {coef.shape[0]} features")
+    # Blocks and coef may arrive as unaligned views of network frames.
+    return _core.predict(_aligned(core_X), _aligned(coef), _worker_threads(n_jobs))
+
+
+def _predict_frame(frame: Any, coef: np.ndarray, n_jobs: Optional[int]) -> Any:
+    import pandas as pd
+
+    return pd.Series(_predict_block(frame, coef, n_jobs), index=frame.index, name="score")
+
+
+def _is_dask_array(obj: Any) -> bool:
+    return hasattr(obj, "__dask_graph__") and hasattr(obj, "chunks") and hasattr(obj, "ndim")
+
+
+def _is_dask_frame(obj: Any) -> bool:
+    return hasattr(obj, "__dask_graph__") and hasattr(obj, "npartitions") and not hasattr(obj, "chunks")
+
+
+def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_parts: int) -> list:
+    """The row partitions of y or qid as a list of Delayed (or plain) objects, aligned with X's."""
+    if _is_dask_array(obj):
+        if obj.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {obj.shape}")
+        if row_chunks is not None and obj.chunks[0] != row_chunks:
+            if any(np.isnan(c) for c in obj.chunks[0]):
+                raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() first")
+            obj = obj.rechunk((row_chunks,))
+        blocks = list(obj.to_delayed().ravel())
+    elif _is_dask_frame(obj):
+        blocks = list(obj.to_delayed())
+    else:
+        if row_chunks is None:
+            raise TypeError(
+                f"{name} must be a dask collection partitioned like X when X is a dask DataFrame, "
+                f"got {type(obj).__name__}"
+            )
+        arr = np.asarray(obj)
+        if arr.ndim != 1 or arr.shape[0] != sum(row_chunks):
+            raise ValueError(f"{name} must be 1-D with one entry per row of X ({sum(row_chunks)}), got shape {arr.shape}")
+        bounds = np.cumsum((0,) + tuple(row_chunks))
+        blocks = [arr[bounds[i]: bounds[i + 1]] for i in range(len(row_chunks))]
+    if len(blocks) != n_parts:
+        raise ValueError(
+            f"{name} has {len(blocks)} partitions but X has {n_parts}; X, y and qid must be "
+            "partitioned alike (e.g. columns of one dask DataFrame, or dask arrays with the same row chunks)"
+        )
+    return blocks
+
+
+def _partitions(X: Any, y: Any, qid: Any) -> Tuple[list, list, list, Optional[np.ndarray]]:
+    """X, y and qid as three aligned lists of per-partition objects, and X's column names."""
+    if _is_dask_array(X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be a 2-D dask array (documents x features), got {X.ndim} dimension(s)")
+        if any(np.isnan(c) for c in X.chunks[0]):
+            raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
+        if X.numblocks[1] > 1:
+            # Whole rows must be on one worker; the feature dimension is never split.
+            X = X.rechunk({1: -1})
+        x_blocks = list(X.to_delayed()[:, 0])
+        row_chunks: Optional[Tuple[int, ...]] = tuple(int(c) for c in X.chunks[0])
+        names = None
+    elif _is_dask_frame(X):
+        x_blocks = list(X.to_delayed())
+        row_chunks = None
+        names = feature_names_of(X)
+    else:
+        raise TypeError(
+            f"svmmap.dask.SVMMap.fit takes a dask array or dask DataFrame X, got {type(X).__name__}; "
+            "use svmmap.SVMMap for data in memory"
+        )
+    n_parts = len(x_blocks)
+    y_blocks = _row_blocks(y, "y", row_chunks, n_parts)
+    q_blocks = _row_blocks(qid, "qid", row_chunks, n_parts)
+    return x_blocks, y_blocks, q_blocks, names
+
+
+def _check_whole_queries(uniques: List[np.ndarray]) -> None:
+    """Raises if a query id occurs in more than one partition."""
+    non_empty = [(i, u) for i, u in enumerate(uniques) if len(u)]
+    if not non_empty:
+        return
+    values = np.concatenate([u for _, u in non_empty])
+    owners = np.concatenate([np.full(len(u), i) for i, u in non_empty])
+    try:
+        order = np.argsort(values, kind="stable")
+    except TypeError as exc:
+        raise ValueError(f"qid values of different partitions cannot be compared: {exc}") from None
+    sorted_values = values[order]
+    dup = np.flatnonzero(sorted_values[1:] == sorted_values[:-1])
+    if dup.size:
+        q = sorted_values[dup[0]]
+        q = q.item() if isinstance(q, np.generic) else q
+        parts = sorted(set(owners[order][(sorted_values == q)].tolist()))
+        raise ValueError(
+            f"query {q!r} has rows in partitions {parts}: every partition must hold whole queries "
+            f"({dup.size} quer{'y is' if dup.size == 1 else 'ies are'} split). Sort the rows by qid and "
+            "cut the chunks at query boundaries, or for a dask DataFrame with a qid column use "
+            "ddf.shuffle(on='qid') (as for LightGBM's and XGBoost's Dask rankers)."
+        )
+
+
+class SVMMap(_LocalSVMMap):
+    """``svmmap.SVMMap`` trained on a Dask cluster; same parameters, same model.
+
+    ``fit(X, y, qid=...)`` takes a dask array or dask DataFrame ``X`` whose partitions
+    (row chunks) each hold whole queries, and ``y`` and ``qid`` partitioned alike (dask arrays or
+    Series; numpy arrays are cut along ``X``'s row chunks). The loss-augmented argmax of every
+    query and the cut sums are computed on the workers that hold the partitions; the client
+    adds the partitions' sums in partition order and runs the cutting-plane loop and its QP.
+    The model equals the one ``svmmap.SVMMap`` learns on the same data up to floating-point
+    rounding in the order of the sums.
+
+    The Dask client is ``model.client`` if set, else ``distributed.default_client()``.
+    ``n_jobs`` is the number of threads each worker uses (None: the worker's own thread count).
+    After ``fit``, ``predict`` accepts dask arrays and DataFrames (lazily, one task per
+    partition) as well as in-memory data, and ``to_local()`` returns a plain ``svmmap.SVMMap``.
+
+    Parameters
+    ----------
+    See ``svmmap.SVMMap``; every parameter has the same meaning.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from distributed import Client, LocalCluster
+    >>> from svmmap.datasets import load_mq2008
+    >>> import svmmap.dask
+    >>> X, y, qid = load_mq2008(fold=1, split="vali")
+    >>> # Cut the rows at query boundaries into two partitions.
+    >>> cut = int(np.flatnonzero(qid[1:] != qid[:-1])[len(set(qid)) // 2]) + 1
+    >>> chunks = (cut, len(qid) - cut)
+    >>> with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, Client(cluster) as client:
+    ...     dX = da.from_array(X, chunks=(chunks, X.shape[1]))
+    ...     model = svmmap.dask.SVMMap(C=10.0).fit(dX, da.from_array(y, chunks=(chunks,)), qid=da.from_array(qid, chunks=(chunks,)))
+    >>> local = svmmap.SVMMap(C=10.0).fit(X, y, qid=qid)
+    >>> bool(np.allclose(model.coef_, local.coef_, rtol=0, atol=1e-8))
+    True
+    """
+
+    @property
+    def client(self) -> Any:
+        """The ``distributed.Client`` to train with (default: ``distributed.default_client()``)."""
+        return self.__dict__.get("_client")
+
+    @client.setter
+    def client(self, value: Any) -> None:
+        self.__dict__["_client"] = value
+
+    def _get_client(self) -> Any:
+        if self.client is not None:
+            return self.client
+        try:
+            from distributed import default_client
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError('svmmap.dask needs dask.distributed: pip install "svmmap[dask]"') from exc
+        try:
+            return default_client()
+        except ValueError:
+            raise ValueError(
+                "svmmap.dask.SVMMap needs a dask.distributed Client: create one first "
+                "(client = distributed.Client(...)) or set model.client"
+            ) from None
+
+    def __getstate__(self) -> dict:
+        # A client is a live connection: it is not part of the model.
+        state = dict(self.__dict__)
+        state.pop("_client", None)
+        return state
+
+    def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMMap":
+        """Learn ``coef_`` on the cluster from documents grouped by query.
+
+        Parameters
+        ----------
+        X : dask.array.Array or dask.dataframe.DataFrame of shape (n_documents, n_features)
+            Partitioned by rows so that each partition holds whole queries. A dask array's
+            feature dimension may be chunked; it is joined into one chunk.
+        y : dask array or Series, or array-like, of shape (n_documents,)
+            Relevance labels, partitioned like ``X`` (array-likes are cut along ``X``'s row
+            chunks when ``X`` is a dask array).
+        qid : dask array or Series, or array-like, of shape (n_documents,)
+            Query id of every document, partitioned like ``X``.
+
+        Returns
+        -------
+        self : svmmap.dask.SVMMap
+        """
+        from dask import delayed
+
+        self._check_params()
+        losses = self._losses()
+        if qid is None:
+            check_qid(None, 0, required_by="svmmap.dask.SVMMap.fit")
+        client = self._get_client()
+        x_blocks, y_blocks, q_blocks, names = _partitions(X, y, qid)
+        threshold = float(self.relevance_threshold)
+        tasks = [
+            delayed(_prepare, pure=False)(xb, yb, qb, i, threshold)
+            for i, (xb, yb, qb) in enumerate(zip(x_blocks, y_blocks, q_blocks))
+        ]
+        parts = client.compute(tasks)
+        try:
+            infos = client.gather(client.map(_part_summary, parts, pure=False))
+            n_features_seen = {info[2] for info in infos if info[1] > 0}
+            if not n_features_seen:
+                raise ValueError("X has no rows")
+            if len(n_features_seen) > 1:
+                raise ValueError(f"the partitions of X have different numbers of features: {sorted(n_features_seen)}")
+            n_features = n_features_seen.pop()
+            _check_whole_queries([info[0] for info in infos])
+            # Empty partitions contribute nothing; leave them out of every iteration.
+            parts = [p for p, info in zip(parts, infos) if info[1] > 0]
+            counts = (
+                int(sum(info[3][0] for info in infos)),
+                int(sum(info[3][1] for info in infos)),
+                int(sum(info[3][2] for info in infos)),
+            )
+            n_queries_total = int(sum(len(info[0]) for info in infos))
+            n_usable = counts[0]
+            if n_usable == 0:
+                raise ValueError(
+                    f"no training query has both a relevant and a non-relevant document "
+                    f"({n_queries_total} queries: {counts[1]} without a relevant document, "
+                    f"{counts[2]} with only relevant documents); a document is relevant when its "
+                    f"label is above {self.relevance_threshold}"
+                )
+            inv_n = 1.0 / n_usable
+            n_jobs = self.n_jobs
+            n_groups = len(losses)
+
+            def cut_source(w: np.ndarray) -> list:
+                per_part = client.gather(
+                    client.map(
+                        _part_cut_sums, parts, w=w, losses=losses,
+                        relevance_threshold=threshold, n_jobs=n_jobs, pure=False,
+                    )
+                )
+                cuts = []
+                for s in range(n_groups):
+                    # Partition order is fixed, so the sums (and the model) do not depend on
+                    # which worker answers first.
+                    b = 0.0
+                    g = np.zeros(n_features)
+                    for sums in per_part:
+                        b += sums[s][0]
+                        g += sums[s][1]
+                    cuts.append((b * inv_n, g * inv_n))
+                return cuts
+
+            with _progress_logging(self.verbose):
+                coef, summary = _core.solve(
+                    cut_source, n_features, n_groups, float(self.C), float(self.eps),
+                    int(self.max_iter), counts, self._iteration_callback(),
+                )
+                self._set_fitted(coef, summary, n_features, names, n_queries_total)
+        finally:
+            client.cancel(parts)
+        return self
+
+    def predict(self, X: Any) -> Any:
+        """Scores: a dask array (for a dask array ``X``), a dask Series named "score" (for a
+        dask DataFrame) or a numpy array (for data in memory), in the row order of ``X``."""
+        self._check_fitted()
+        coef = self.coef_
+        if _is_dask_array(X):
+            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has shape {X.shape}, but {type(self).__name__} was fitted with {self.n_features_in_} features"
+                )
+            if X.numblocks[1] > 1:
+                X = X.rechunk({1: -1})
+            return X.map_blocks(_predict_block, coef, self.n_jobs, drop_axis=1, dtype=np.float64)
+        if _is_dask_frame(X):
+            from ._validation import check_feature_names
+
+            check_feature_names(self, X)
+            return X.map_partitions(_predict_frame, coef, self.n_jobs, meta=("score", "f8"))
+        return super().predict(X)
+
+    def score(self, X: Any, y: Any, qid: Any = None) -> float:
+        """Mean average precision of the predicted ranking (computed on the client)."""
+        import dask
+
+        from .metrics import mean_average_precision
+
+        if qid is None:
+            check_qid(None, 0, required_by=f"{type(self).__name__}.score")
+        scores, y, qid = dask.compute(self.predict(X), y, qid)
+        return mean_average_precision(
+            np.asarray(y), np.asarray(scores), qid=np.asarray(qid),
+            relevance_threshold=self.relevance_threshold,
+        )
+
+    def to_local(self) -> _LocalSVMMap:
+        """A plain ``svmmap.SVMMap`` with the same parameters and fitted attributes."""
+        self._check_fitted()
+        local = _LocalSVMMap(**self.get_params(deep=False))
+        for key, value in self.__dict__.items():
+            if key.endswith("_") and not key.startswith("_"):
+                setattr(local, key, value)
+        return local
