@@ -593,6 +593,51 @@ fn oracle_argmax<'py>(
     Ok((delta, PyArray1::from_vec(py, coef)))
 }
 
+/// (value, grad, per_query) of `structured_hinge`.
+type HingeTuple<'py> = (f64, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
+/// The structural hinge of every query through the given losses (added up: separate slacks),
+/// summed, with its gradient with respect to the scores. Returns (value, grad, per_query).
+#[pyfunction]
+#[pyo3(signature = (scores, labels, qid_codes, n_queries, losses, relevance_threshold, n_threads))]
+#[allow(clippy::too_many_arguments)]
+fn structured_hinge<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    labels: PyReadonlyArray1<'py, f64>,
+    qid_codes: PyReadonlyArray1<'py, i64>,
+    n_queries: usize,
+    losses: Vec<String>,
+    relevance_threshold: f64,
+    n_threads: usize,
+) -> PyResult<HingeTuple<'py>> {
+    let (s, l) = (slice(&scores, "scores")?, slice(&labels, "labels")?);
+    let groups = groups(&qid_codes, n_queries)?;
+    let oracles = losses
+        .iter()
+        .map(|name| oracle::from_name(name))
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(to_py)?;
+    let result = py
+        .detach(|| {
+            let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
+            let run = || oracle::hinge::structured_hinge(s, l, &groups, &refs, relevance_threshold);
+            // A training loop may call this thousands of times: the global pool avoids
+            // starting threads on every call unless a thread count is asked for.
+            if n_threads == 0 {
+                run()
+            } else {
+                with_threads(n_threads, run)?
+            }
+        })
+        .map_err(to_py)?;
+    Ok((
+        result.value,
+        PyArray1::from_vec(py, result.grad),
+        PyArray1::from_vec(py, result.per_query),
+    ))
+}
+
 /// A metric on every query (NaN where it is undefined).
 #[pyfunction]
 #[pyo3(signature = (metric, y_true, y_score, qid_codes, n_queries, ties, gain, relevance_threshold, n_relevant=None))]
@@ -938,6 +983,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(predict, m)?)?;
     m.add_function(wrap_pyfunction!(oracle_argmax, m)?)?;
+    m.add_function(wrap_pyfunction!(structured_hinge, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(read_letor_file, m)?)?;
     m.add_function(wrap_pyfunction!(load_model_json, m)?)?;

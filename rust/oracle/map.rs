@@ -1,4 +1,4 @@
-//! The MAP oracle of Yue et al. 2007 (Algorithm 2).
+//! The MAP oracle of Yue et al. 2007: Algorithm 2, and an exact O(n log n) version of it.
 //!
 //! With relevant documents sorted by score (s+_1 >= ... >= s+_P) and non-relevant ones likewise
 //! (s-_1 >= ... >= s-_N), the argmax ranking is an interleaving of the two lists (Observation 1)
@@ -11,143 +11,258 @@
 //! picks o_j = argmax_k sum_{k' >= k} delta_j(k', k'+1) for each j independently; Theorem 2
 //! shows the choices are monotone in j, hence feasible and optimal. We break ties in the argmax
 //! towards the lowest position (the largest k), which keeps the choices monotone.
+//!
+//! The fast version evaluates delta_j(i, P+1) in O(1). With 0-based g and j, the loss side is
+//!
+//!   1/P sum_{m=i+1}^{P} m / ((m+j)(m+j+1))
+//!     = 1/P [ H(P+j) - H(i+j) - (j+1) (1/(i+j+1) - 1/(P+j+1)) ]
+//!
+//! (write m/((m+j)(m+j+1)) = 1/(m+j) - (j+1) [1/(m+j) - 1/(m+j+1)] and sum; H are harmonic
+//! numbers), and the score side is -2/(P N) (sum_{g >= i} s+_g - (P - i) s-_j) from suffix
+//! sums. Because the largest argmax is monotone in j, divide and conquer over j with shrinking
+//! ranges of i finds all of them in O(P log N + N) after the O(n log n) sort (interleave.rs).
+//!
 //! Documents of one relevance class that tie in score share the mean of their coefficients
 //! (`average_ties`), so the cut does not depend on the order the documents were listed in.
 
-use super::{average_ties, split_sorted, Oracle};
+use super::interleave::{
+    above_from_positions, encode_po, harmonic_numbers, positions_fast, positions_greedy,
+    ScoreTerms, SeparableLoss, Sorted,
+};
+use super::{average_ties, Oracle};
 
 /// Which exact algorithm computes the MAP argmax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MapAlgorithm {
     /// Algorithm 2 as published: O(P N) after sorting.
-    #[default]
     Greedy,
+    /// Divide and conquer over the monotone positions: O(P log N + N) after sorting.
+    Fast,
+    /// Greedy when the query has at most `GREEDY_MAX_RELEVANT` relevant documents, Fast
+    /// otherwise (the crossover measured by `cargo bench --bench oracles`, see the README).
+    #[default]
+    Auto,
 }
+
+/// Up to this many relevant documents, Algorithm 2's tight O(P N) loop beats the divide and
+/// conquer (measured crossover; see `MapAlgorithm::Auto`).
+pub const GREEDY_MAX_RELEVANT: usize = 4;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MapOracle {
     pub algorithm: MapAlgorithm,
 }
 
+/// l_g(a) = -(g+1) / (g+1+a) / P: minus relevant g's precision at its rank, over P.
+pub(crate) struct ApLoss {
+    inv_p: f64,
+    p: usize,
+    harmonic: Vec<f64>,
+}
+
+impl ApLoss {
+    pub fn new(p: usize, n: usize, with_harmonic: bool) -> Self {
+        ApLoss {
+            inv_p: 1.0 / p as f64,
+            p,
+            harmonic: if with_harmonic {
+                harmonic_numbers(p + n)
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+impl SeparableLoss for ApLoss {
+    #[inline]
+    fn increase(&self, g: usize, j: usize) -> f64 {
+        let k = (g + 1) as f64;
+        let jj = j as f64;
+        self.inv_p * k / ((k + jj) * (k + jj + 1.0))
+    }
+
+    #[inline]
+    fn increase_from(&self, i: usize, j: usize) -> f64 {
+        let h = &self.harmonic;
+        let p = self.p;
+        let j1 = (j + 1) as f64;
+        self.inv_p
+            * ((h[p + j] - h[i + j]) - j1 * (1.0 / (i + j + 1) as f64 - 1.0 / (p + j + 1) as f64))
+    }
+}
+
+impl MapAlgorithm {
+    /// The algorithm `Auto` resolves to for a query with `p` relevant documents.
+    pub fn resolve(self, p: usize) -> MapAlgorithm {
+        match self {
+            MapAlgorithm::Auto if p <= GREEDY_MAX_RELEVANT => MapAlgorithm::Greedy,
+            MapAlgorithm::Auto => MapAlgorithm::Fast,
+            other => other,
+        }
+    }
+}
+
 impl Oracle for MapOracle {
     fn name(&self) -> String {
-        "map".to_string()
+        match self.algorithm {
+            MapAlgorithm::Greedy => "map-greedy",
+            MapAlgorithm::Fast => "map-fast",
+            MapAlgorithm::Auto => "map",
+        }
+        .to_string()
     }
 
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
-        let (pos, neg) = split_sorted(scores, relevant);
-        let sp: Vec<f64> = pos.iter().map(|&i| scores[i]).collect();
-        let sn: Vec<f64> = neg.iter().map(|&i| scores[i]).collect();
-        let opt = match self.algorithm {
-            MapAlgorithm::Greedy => positions_greedy(&sp, &sn),
-        };
-        let loss = encode(&pos, &neg, &opt, coef);
-        average_ties(&pos, scores, coef);
-        average_ties(&neg, scores, coef);
-        loss
+        let sorted = Sorted::new(scores, relevant);
+        let opt = positions(&sorted, self.algorithm);
+        let above = above_from_positions(&opt, sorted.p());
+        encode_po(&sorted, &above, coef);
+        average_ties(&sorted.pos, scores, coef);
+        average_ties(&sorted.neg, scores, coef);
+        loss_from_above(&above)
     }
 }
 
-/// o_j (0-based: the index into the sorted relevant list of the first relevant document below
-/// non-relevant j, P meaning below all of them) by Algorithm 2.
-pub fn positions_greedy(sp: &[f64], sn: &[f64]) -> Vec<usize> {
-    let p = sp.len();
-    let pn = (p * sn.len()) as f64;
-    let inv_p = 1.0 / p as f64;
-    sn.iter()
+/// o_j of the MAP argmax by the chosen algorithm.
+pub(crate) fn positions(sorted: &Sorted, algorithm: MapAlgorithm) -> Vec<usize> {
+    let (p, n) = (sorted.p(), sorted.n());
+    match algorithm.resolve(p) {
+        MapAlgorithm::Greedy => positions_greedy(&ApLoss::new(p, n, false), sorted),
+        _ => {
+            let loss = ApLoss::new(p, n, true);
+            positions_fast(&loss, &ScoreTerms::new(sorted), 0, 0)
+        }
+    }
+}
+
+/// Delta_map = 1 - AP of the interleaving with `above[g]` non-relevant documents above good g.
+pub(crate) fn loss_from_above(above: &[usize]) -> f64 {
+    let ap: f64 = above
+        .iter()
         .enumerate()
-        .map(|(j, &s_neg)| {
-            let jj = (j + 1) as f64;
-            let (mut acc, mut best, mut opt) = (0.0f64, 0.0f64, p);
-            for k in (0..p).rev() {
-                let kk = (k + 1) as f64;
-                acc += inv_p * kk / ((jj + kk) * (jj + kk - 1.0)) - 2.0 * (sp[k] - s_neg) / pn;
-                if acc > best {
-                    best = acc;
-                    opt = k;
-                }
-            }
-            opt
-        })
-        .collect()
-}
-
-/// Turns the positions o_j into Delta_map = 1 - AP and the coefficients of deltaPsi_po:
-/// c = 2 (#non-relevant above) / (P N) for a relevant document and
-/// c = -2 (#relevant below) / (P N) for a non-relevant one.
-pub fn encode(pos: &[usize], neg: &[usize], opt: &[usize], coef: &mut [f64]) -> f64 {
-    let p = pos.len();
-    let scale = 2.0 / (p * neg.len()) as f64;
-    // above[k] = number of non-relevant documents ranked above relevant k.
-    let mut above = vec![0usize; p + 1];
-    for &o in opt {
-        above[o] += 1;
-    }
-    for k in 1..=p {
-        above[k] += above[k - 1];
-    }
-    let mut ap = 0.0;
-    for (k, &doc) in pos.iter().enumerate() {
-        ap += (k + 1) as f64 / (k + 1 + above[k]) as f64;
-        coef[doc] = scale * above[k] as f64;
-    }
-    for (&doc, &o) in neg.iter().zip(opt) {
-        coef[doc] = -scale * (p - o) as f64;
-    }
-    1.0 - ap / p as f64
+        .map(|(g, &a)| (g + 1) as f64 / (g + 1 + a) as f64)
+        .sum();
+    1.0 - ap / above.len() as f64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oracle::testing::{brute_force_hinge, random_query};
+    use crate::oracle::testing::{brute_force_hinge, map_loss, random_query, usable};
     use crate::oracle::{dot, hinge};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
     #[test]
-    fn greedy_matches_brute_force_on_random_queries() {
-        let oracle = MapOracle::default();
+    fn both_algorithms_match_brute_force_on_random_queries() {
         let mut rng = ChaCha8Rng::seed_from_u64(20070723);
         let mut checked = 0;
         while checked < 1500 {
             let n = rng.random_range(2..=7);
             let (scores, relevant) = random_query(&mut rng, n);
-            if relevant.iter().all(|&r| r) || !relevant.iter().any(|&r| r) {
+            if !usable(&relevant) {
                 continue;
             }
-            let mut coef = vec![0.0; n];
-            let h = hinge(&oracle, &scores, &relevant, &mut coef);
-            let brute = brute_force_hinge(&scores, &relevant, crate::oracle::testing::map_loss);
-            assert!(
-                (h - brute).abs() < 1e-10,
-                "scores {scores:?} relevant {relevant:?}: oracle {h}, brute force {brute}"
-            );
+            let brute = brute_force_hinge(&scores, &relevant, map_loss);
+            for algorithm in [MapAlgorithm::Greedy, MapAlgorithm::Fast] {
+                let mut coef = vec![0.0; n];
+                let h = hinge(&MapOracle { algorithm }, &scores, &relevant, &mut coef);
+                assert!(
+                    (h - brute).abs() < 1e-10,
+                    "{algorithm:?} scores {scores:?} relevant {relevant:?}: oracle {h}, brute force {brute}"
+                );
+            }
             checked += 1;
         }
     }
 
     #[test]
-    fn permuting_documents_permutes_the_coefficients() {
-        let oracle = MapOracle::default();
-        let mut rng = ChaCha8Rng::seed_from_u64(11);
-        for _ in 0..300 {
-            let n = rng.random_range(2..12);
-            let (scores, mut relevant) = random_query(&mut rng, n);
+    fn fast_equals_greedy_on_large_random_queries() {
+        // The closed form of delta_j(i, P+1) and the divide and conquer must reproduce
+        // Algorithm 2: the same hinge value and, without ties in the scores, the same positions.
+        let mut rng = ChaCha8Rng::seed_from_u64(99);
+        for trial in 0..300 {
+            let n = rng.random_range(2..600);
+            let frac = [0.02, 0.2, 0.5, 0.9][trial % 4];
+            let tied = trial % 3 == 0;
+            let scores: Vec<f64> = (0..n)
+                .map(|_| {
+                    if tied {
+                        rng.random_range(0..5) as f64 * 0.1
+                    } else {
+                        rng.random_range(-2.0..2.0)
+                    }
+                })
+                .collect();
+            let mut relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(frac)).collect();
             relevant[0] = true;
             relevant[n - 1] = false;
-            let mut coef = vec![0.0; n];
-            let loss = oracle.argmax(&scores, &relevant, &mut coef);
-            let mut perm: Vec<usize> = (0..n).collect();
-            perm.reverse();
-            perm.rotate_left(rng.random_range(0..n));
-            let s2: Vec<f64> = perm.iter().map(|&i| scores[i]).collect();
-            let r2: Vec<bool> = perm.iter().map(|&i| relevant[i]).collect();
-            let mut c2 = vec![0.0; n];
-            let loss2 = oracle.argmax(&s2, &r2, &mut c2);
-            assert!((loss - loss2).abs() < 1e-12);
-            for (k, &i) in perm.iter().enumerate() {
-                assert!((c2[k] - coef[i]).abs() < 1e-12, "{scores:?} {relevant:?}");
+            let sorted = Sorted::new(&scores, &relevant);
+            let greedy = positions(&sorted, MapAlgorithm::Greedy);
+            let fast = positions(&sorted, MapAlgorithm::Fast);
+            let (mut cg, mut cf) = (vec![0.0; n], vec![0.0; n]);
+            let hg = hinge(
+                &MapOracle {
+                    algorithm: MapAlgorithm::Greedy,
+                },
+                &scores,
+                &relevant,
+                &mut cg,
+            );
+            let hf = hinge(
+                &MapOracle {
+                    algorithm: MapAlgorithm::Fast,
+                },
+                &scores,
+                &relevant,
+                &mut cf,
+            );
+            assert!((hg - hf).abs() < 1e-10 * (1.0 + hg.abs()), "{hg} vs {hf}");
+            if !tied {
+                assert_eq!(greedy, fast, "trial {trial}");
+            }
+        }
+    }
+
+    #[test]
+    fn closed_form_equals_the_sum() {
+        // increase_from(i, j) must equal the plain sum of increase(g, j) over g >= i.
+        let loss = ApLoss::new(7, 9, true);
+        for j in 0..9 {
+            for i in 0..=7 {
+                let sum: f64 = (i..7).map(|g| loss.increase(g, j)).sum();
+                assert!(
+                    (loss.increase_from(i, j) - sum).abs() < 1e-15,
+                    "i {i} j {j}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn permuting_documents_permutes_the_coefficients() {
+        for algorithm in [MapAlgorithm::Greedy, MapAlgorithm::Fast] {
+            let oracle = MapOracle { algorithm };
+            let mut rng = ChaCha8Rng::seed_from_u64(11);
+            for _ in 0..300 {
+                let n = rng.random_range(2..12);
+                let (scores, mut relevant) = random_query(&mut rng, n);
+                relevant[0] = true;
+                relevant[n - 1] = false;
+                let mut coef = vec![0.0; n];
+                let loss = oracle.argmax(&scores, &relevant, &mut coef);
+                let mut perm: Vec<usize> = (0..n).collect();
+                perm.reverse();
+                perm.rotate_left(rng.random_range(0..n));
+                let s2: Vec<f64> = perm.iter().map(|&i| scores[i]).collect();
+                let r2: Vec<bool> = perm.iter().map(|&i| relevant[i]).collect();
+                let mut c2 = vec![0.0; n];
+                let loss2 = oracle.argmax(&s2, &r2, &mut c2);
+                assert!((loss - loss2).abs() < 1e-12);
+                for (k, &i) in perm.iter().enumerate() {
+                    assert!((c2[k] - coef[i]).abs() < 1e-12, "{scores:?} {relevant:?}");
+                }
             }
         }
     }
@@ -162,12 +277,15 @@ mod tests {
         // The maximum is 4/3 with the relevant document third.
         let scores = [0.0, 1.0, 0.0, -1.0];
         let relevant = [true, false, false, false];
-        let mut coef = [0.0; 4];
-        let h = hinge(&MapOracle::default(), &scores, &relevant, &mut coef);
-        assert!((h - 4.0 / 3.0).abs() < 1e-12, "{h}");
-        let loss = MapOracle::default().argmax(&scores, &relevant, &mut coef);
-        assert!((loss - 2.0 / 3.0).abs() < 1e-12);
-        assert!((loss - dot(&coef, &scores) - h).abs() < 1e-12);
+        for algorithm in [MapAlgorithm::Greedy, MapAlgorithm::Fast] {
+            let oracle = MapOracle { algorithm };
+            let mut coef = [0.0; 4];
+            let h = hinge(&oracle, &scores, &relevant, &mut coef);
+            assert!((h - 4.0 / 3.0).abs() < 1e-12, "{h}");
+            let loss = oracle.argmax(&scores, &relevant, &mut coef);
+            assert!((loss - 2.0 / 3.0).abs() < 1e-12);
+            assert!((loss - dot(&coef, &scores) - h).abs() < 1e-12);
+        }
     }
 
     #[test]
@@ -183,9 +301,11 @@ mod tests {
             let neg = n - p;
             let worst_ap: f64 =
                 (1..=p).map(|k| k as f64 / (k + neg) as f64).sum::<f64>() / p as f64;
-            let mut coef = vec![0.0; n];
-            let loss = MapOracle::default().argmax(&vec![0.0; n], &relevant, &mut coef);
-            assert!((loss - (1.0 - worst_ap)).abs() < 1e-12);
+            for algorithm in [MapAlgorithm::Greedy, MapAlgorithm::Fast] {
+                let mut coef = vec![0.0; n];
+                let loss = MapOracle { algorithm }.argmax(&vec![0.0; n], &relevant, &mut coef);
+                assert!((loss - (1.0 - worst_ap)).abs() < 1e-12);
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Brute-force references for the oracle tests: enumerate every ranking of a small query.
-//! Written from the definitions (DESIGN.md section 1), sharing no code with the oracles.
+//! Written from the definitions (DESIGN.md section 1 and the papers), sharing no code with the
+//! oracles. A ranking is a permutation listing documents from the top (0-based ranks).
 
 use rand::Rng;
 
@@ -20,6 +21,33 @@ pub fn random_query<R: Rng>(rng: &mut R, n: usize) -> (Vec<f64>, Vec<bool>) {
     (scores, relevant)
 }
 
+/// A random query of n documents with exactly `n_relevant` relevant ones (or a random count
+/// when None), ties about half of the time; the cases the issue names (one relevant, all but
+/// one relevant) are drawn on purpose by the callers.
+pub fn random_query_with<R: Rng>(
+    rng: &mut R,
+    n: usize,
+    n_relevant: Option<usize>,
+) -> (Vec<f64>, Vec<bool>) {
+    let (scores, _) = random_query(rng, n);
+    let k = n_relevant.unwrap_or_else(|| rng.random_range(1..n));
+    let mut relevant = vec![false; n];
+    let mut placed = 0;
+    while placed < k {
+        let i = rng.random_range(0..n);
+        if !relevant[i] {
+            relevant[i] = true;
+            placed += 1;
+        }
+    }
+    (scores, relevant)
+}
+
+/// Whether a query has both a relevant and a non-relevant document.
+pub fn usable(relevant: &[bool]) -> bool {
+    relevant.iter().any(|&r| r) && !relevant.iter().all(|&r| r)
+}
+
 /// 1 - AP of a ranking given as the relevance of its documents from the top.
 pub fn map_loss(ranked: &[bool]) -> f64 {
     let total = ranked.iter().filter(|&&r| r).count() as f64;
@@ -32,6 +60,58 @@ pub fn map_loss(ranked: &[bool]) -> f64 {
         }
     }
     1.0 - ap / total
+}
+
+/// The fraction of (relevant, non-relevant) pairs ranked the wrong way round.
+pub fn roc_loss(ranked: &[bool]) -> f64 {
+    let p = ranked.iter().filter(|&&r| r).count();
+    let n = ranked.len() - p;
+    let mut negatives_above = 0;
+    let mut swapped = 0;
+    for &r in ranked {
+        if r {
+            swapped += negatives_above;
+        } else {
+            negatives_above += 1;
+        }
+    }
+    swapped as f64 / (p * n) as f64
+}
+
+/// 1 - NDCG@k with binary gains and the discount `d(rank)` (0-based rank), where k = None
+/// means no cutoff.
+pub fn ndcg_loss(ranked: &[bool], k: Option<usize>, d: impl Fn(usize) -> f64) -> f64 {
+    let k = k.unwrap_or(usize::MAX);
+    let p = ranked.iter().filter(|&&r| r).count();
+    let dcg: f64 = (0..ranked.len().min(k))
+        .filter(|&r| ranked[r])
+        .map(&d)
+        .sum();
+    let ideal: f64 = (0..p.min(k)).map(&d).sum();
+    1.0 - dcg / ideal
+}
+
+/// 1/log2(2 + r), the default discount at 0-based rank r.
+pub fn log2_discount(r: usize) -> f64 {
+    1.0 / ((r + 2) as f64).log2()
+}
+
+/// Chakrabarti et al.'s D(i): 1 for 0-based ranks 0 and 1, 1/log2(1 + i) after.
+pub fn paper_discount(r: usize) -> f64 {
+    if r <= 1 {
+        1.0
+    } else {
+        1.0 / ((r + 1) as f64).log2()
+    }
+}
+
+/// 1 - RR@k: 1 - 1/(1 + r) for the first relevant document at 0-based rank r < k, else 1.
+pub fn rr_loss(ranked: &[bool], k: Option<usize>) -> f64 {
+    let k = k.unwrap_or(usize::MAX);
+    match ranked.iter().position(|&r| r) {
+        Some(r) if r < k => 1.0 - 1.0 / (1 + r) as f64,
+        _ => 1.0,
+    }
 }
 
 /// Calls `f` with every permutation of 0..n (Heap's algorithm).
@@ -57,30 +137,52 @@ pub fn for_each_permutation(n: usize, mut f: impl FnMut(&[usize])) {
     }
 }
 
-/// max over all rankings y of loss(y) + w.Psi_po(y) - w.Psi_po(y*), with
-/// Psi_po(y) = 1/(P N) sum_{i rel, j non-rel} y_ij (x_i - x_j).
-pub fn brute_force_hinge(scores: &[f64], relevant: &[bool], loss: fn(&[bool]) -> f64) -> f64 {
-    let n = scores.len();
-    let p = relevant.iter().filter(|&&r| r).count();
-    let pn = (p * (n - p)) as f64;
+/// The maximum of `value(perm)` over every ranking of n documents.
+pub fn brute_force_max(n: usize, mut value: impl FnMut(&[usize]) -> f64) -> f64 {
     let mut best = f64::NEG_INFINITY;
-    let mut rank = vec![0usize; n];
     for_each_permutation(n, |perm| {
-        for (r, &doc) in perm.iter().enumerate() {
-            rank[doc] = r;
-        }
-        let mut psi_diff = 0.0;
-        for i in (0..n).filter(|&i| relevant[i]) {
-            for j in (0..n).filter(|&j| !relevant[j]) {
-                let y_ij = if rank[i] < rank[j] { 1.0 } else { -1.0 };
-                psi_diff += (y_ij - 1.0) * (scores[i] - scores[j]);
-            }
-        }
-        let ranked: Vec<bool> = perm.iter().map(|&d| relevant[d]).collect();
-        let value = loss(&ranked) + psi_diff / pn;
-        if value > best {
-            best = value;
+        let v = value(perm);
+        if v > best {
+            best = v;
         }
     });
     best
+}
+
+/// w.Psi_po(y) - w.Psi_po(y*) for the ranking `perm`, with
+/// Psi_po(y) = 1/(P N) sum_{i rel, j non-rel} y_ij (x_i - x_j).
+pub fn psi_po_gap(scores: &[f64], relevant: &[bool], perm: &[usize]) -> f64 {
+    let n = scores.len();
+    let p = relevant.iter().filter(|&&r| r).count();
+    let mut rank = vec![0usize; n];
+    for (r, &doc) in perm.iter().enumerate() {
+        rank[doc] = r;
+    }
+    let mut gap = 0.0;
+    for i in (0..n).filter(|&i| relevant[i]) {
+        for j in (0..n).filter(|&j| !relevant[j]) {
+            let y_ij = if rank[i] < rank[j] { 1.0 } else { -1.0 };
+            gap += (y_ij - 1.0) * (scores[i] - scores[j]);
+        }
+    }
+    gap / (p * (n - p)) as f64
+}
+
+/// w.phi_mrr(y) - w.phi_mrr(y*) for the ranking `perm`: phi_mrr(y) sums x_b - x_g0 over the
+/// non-relevant b ranked above the first relevant document g0, and phi_mrr(y*) = 0.
+pub fn phi_mrr_gap(scores: &[f64], relevant: &[bool], perm: &[usize]) -> f64 {
+    let first = perm
+        .iter()
+        .position(|&d| relevant[d])
+        .expect("a relevant document");
+    let g0 = perm[first];
+    perm[..first].iter().map(|&b| scores[b] - scores[g0]).sum()
+}
+
+/// max over all rankings y of loss(y) + w.Psi_po(y) - w.Psi_po(y*).
+pub fn brute_force_hinge(scores: &[f64], relevant: &[bool], loss: impl Fn(&[bool]) -> f64) -> f64 {
+    brute_force_max(scores.len(), |perm| {
+        let ranked: Vec<bool> = perm.iter().map(|&d| relevant[d]).collect();
+        loss(&ranked) + psi_po_gap(scores, relevant, perm)
+    })
 }

@@ -1,0 +1,239 @@
+//! Interleavings of the relevant and the non-relevant documents, shared by the oracles that use
+//! the partial-order feature map Psi_po (map, ndcg, roc).
+//!
+//! Notation (0-based throughout). The relevant documents ("goods") are sorted by descending
+//! score, s+_0 >= ... >= s+_{P-1}; so are the non-relevant ones, s-_0 >= ... >= s-_{N-1}.
+//! When the loss depends only on which ranks hold relevant documents (MAP, NDCG, ROC area,
+//! RR), some argmax ranking keeps both lists in score order (Yue et al. Observation 1: among
+//! rankings with the same relevance pattern, sorting each class by score maximizes w.Psi_po, by
+//! the rearrangement inequality). Such a ranking is described either by
+//!
+//! - `above[g]`, the number of non-relevant documents ranked above good g (non-decreasing), or
+//! - `o[j]`, the index of the first good ranked below non-relevant j (P when none is; non-
+//!   decreasing), Yue et al.'s o_j.
+//!
+//! Relative to the ideal ranking, moving non-relevant j above goods i..P-1 changes
+//! H = Delta + w.Psi(y) - w.Psi(y*) by
+//!
+//!   F_j(i) = sum_{g=i}^{P-1} [l_g(j+1) - l_g(j)] - 2 / (P N) sum_{g=i}^{P-1} (s+_g - s-_j),
+//!
+//! where l_g(a) is the loss contribution of good g with a non-relevant documents above it
+//! (the loss must be such a sum over goods: "separable"). Then H(o) = sum_j F_j(o_j) for every
+//! non-decreasing o, because the non-relevant documents above good g are exactly j < above[g].
+//! When every l_g is concave in a (its increments do not grow), the largest argmax of F_j is
+//! non-decreasing in j (Yue et al. Lemma 1 and Theorem 2, whose proof only uses concavity and
+//! the score order), so maximizing each F_j on its own gives a feasible, hence optimal, o.
+
+/// The documents of one query split by relevance, each class sorted by descending score.
+/// Equal scores keep index order, so the result never depends on the sort's internals.
+pub(crate) struct Sorted {
+    pub pos: Vec<usize>,
+    pub neg: Vec<usize>,
+    pub sp: Vec<f64>,
+    pub sn: Vec<f64>,
+}
+
+impl Sorted {
+    pub fn new(scores: &[f64], relevant: &[bool]) -> Self {
+        let (pos, neg) = super::split_sorted(scores, relevant);
+        let sp = pos.iter().map(|&i| scores[i]).collect();
+        let sn = neg.iter().map(|&i| scores[i]).collect();
+        Sorted { pos, neg, sp, sn }
+    }
+
+    pub fn p(&self) -> usize {
+        self.pos.len()
+    }
+
+    pub fn n(&self) -> usize {
+        self.neg.len()
+    }
+}
+
+/// above[g] = #{j : o[j] <= g}, the non-relevant documents ranked above good g.
+pub(crate) fn above_from_positions(opt: &[usize], p: usize) -> Vec<usize> {
+    let mut above = vec![0usize; p + 1];
+    for &o in opt {
+        above[o] += 1;
+    }
+    for g in 1..=p {
+        above[g] += above[g - 1];
+    }
+    above.truncate(p);
+    above
+}
+
+/// Fills the coefficients of deltaPsi_po = Psi_po(y*) - Psi_po(ybar) for the interleaving given
+/// by `above` (non-decreasing): c = 2 above[g] / (P N) for good g, and
+/// c = -2 #{goods below} / (P N) for a non-relevant document, since each inverted pair (g, j)
+/// turns y_gj from +1 to -1 and so contributes 2 (x_g - x_j) / (P N) to deltaPsi.
+pub(crate) fn encode_po(sorted: &Sorted, above: &[usize], coef: &mut [f64]) {
+    let (p, n) = (sorted.p(), sorted.n());
+    let scale = 2.0 / (p as f64 * n as f64);
+    for (&doc, &a) in sorted.pos.iter().zip(above) {
+        coef[doc] = scale * a as f64;
+    }
+    // Goods with above[g] <= j are ranked above non-relevant j; `g` counts them.
+    let mut g = 0;
+    for (j, &doc) in sorted.neg.iter().enumerate() {
+        while g < p && above[g] <= j {
+            g += 1;
+        }
+        coef[doc] = -scale * (p - g) as f64;
+    }
+}
+
+/// A loss that is a sum over goods of l_g(above[g]) (see the module comment).
+pub(crate) trait SeparableLoss {
+    /// l_g(j + 1) - l_g(j).
+    fn increase(&self, g: usize, j: usize) -> f64;
+    /// sum_{g=i}^{P-1} [l_g(j + 1) - l_g(j)], in O(1).
+    fn increase_from(&self, i: usize, j: usize) -> f64;
+}
+
+/// The score side of F_j(i): -2 / (P N) sum_{g >= i} (s+_g - s-_j), from suffix sums of s+.
+pub(crate) struct ScoreTerms<'a> {
+    sn: &'a [f64],
+    /// suffix[i] = sum_{g >= i} s+_g, with suffix[P] = 0.
+    suffix: Vec<f64>,
+    scale: f64,
+}
+
+impl<'a> ScoreTerms<'a> {
+    pub fn new(sorted: &'a Sorted) -> Self {
+        let p = sorted.p();
+        let mut suffix = vec![0.0; p + 1];
+        for g in (0..p).rev() {
+            suffix[g] = suffix[g + 1] + sorted.sp[g];
+        }
+        ScoreTerms {
+            sn: &sorted.sn,
+            suffix,
+            scale: 2.0 / (p as f64 * sorted.n() as f64),
+        }
+    }
+
+    fn p(&self) -> usize {
+        self.suffix.len() - 1
+    }
+
+    /// F_j(i) for a separable loss.
+    #[inline]
+    pub fn value<L: SeparableLoss>(&self, loss: &L, i: usize, j: usize) -> f64 {
+        let count = (self.p() - i) as f64;
+        loss.increase_from(i, j) - self.scale * (self.suffix[i] - count * self.sn[j])
+    }
+
+    /// H(o) = sum_j F_j(o_j).
+    pub fn total<L: SeparableLoss>(&self, loss: &L, opt: &[usize]) -> f64 {
+        opt.iter()
+            .enumerate()
+            .map(|(j, &i)| self.value(loss, i, j))
+            .sum()
+    }
+}
+
+/// o_j by Yue et al.'s Algorithm 2: for every non-relevant j on its own, the largest argmax
+/// of F_j, accumulating F_j(i) from i = P down. O(P N).
+pub(crate) fn positions_greedy<L: SeparableLoss>(loss: &L, sorted: &Sorted) -> Vec<usize> {
+    let (sp, sn) = (&sorted.sp, &sorted.sn);
+    let p = sp.len();
+    let scale = 2.0 / (p as f64 * sn.len() as f64);
+    sn.iter()
+        .enumerate()
+        .map(|(j, &s_neg)| {
+            let (mut acc, mut best, mut opt) = (0.0f64, 0.0f64, p);
+            for g in (0..p).rev() {
+                acc += loss.increase(g, j) - scale * (sp[g] - s_neg);
+                if acc > best {
+                    best = acc;
+                    opt = g;
+                }
+            }
+            opt
+        })
+        .collect()
+}
+
+/// The same largest argmaxes, found by divide and conquer over j: since they are non-decreasing
+/// in j, the argmax for the middle j splits the range of i left to search for the j below and
+/// above it. Each level of the recursion scans at most P + (its number of j) values of i, each
+/// in O(1), so the total is O(P log N + N).
+///
+/// `lowest` restricts every o_j to lowest..=P; the first `fixed` non-relevant documents get
+/// o_j = 0 (they are ranked above every good). Both serve losses that are concave only from
+/// the second rank on (ndcg.rs).
+pub(crate) fn positions_fast<L: SeparableLoss>(
+    loss: &L,
+    terms: &ScoreTerms<'_>,
+    lowest: usize,
+    fixed: usize,
+) -> Vec<usize> {
+    let n = terms.sn.len();
+    let p = terms.p();
+    let mut opt = vec![0usize; n];
+    let fixed = fixed.min(n);
+    // An explicit stack of (j range, i range) keeps the depth independent of N.
+    let mut stack = vec![(fixed, n, lowest.min(p), p)];
+    while let Some((jlo, jhi, ilo, ihi)) = stack.pop() {
+        if jlo >= jhi {
+            continue;
+        }
+        let mid = jlo + (jhi - jlo) / 2;
+        let mut best_i = ihi;
+        let mut best = terms.value(loss, ihi, mid);
+        for i in (ilo..ihi).rev() {
+            let v = terms.value(loss, i, mid);
+            if v > best {
+                best = v;
+                best_i = i;
+            }
+        }
+        opt[mid] = best_i;
+        stack.push((jlo, mid, ilo, best_i));
+        stack.push((mid + 1, jhi, best_i, ihi));
+    }
+    opt
+}
+
+/// Harmonic numbers H(0..=n), summed with Kahan compensation so that differences of large
+/// ones keep their accuracy.
+pub(crate) fn harmonic_numbers(n: usize) -> Vec<f64> {
+    let mut h = Vec::with_capacity(n + 1);
+    h.push(0.0);
+    let (mut sum, mut carry) = (0.0f64, 0.0f64);
+    for i in 1..=n {
+        let term = 1.0 / i as f64 - carry;
+        let next = sum + term;
+        carry = (next - sum) - term;
+        sum = next;
+        h.push(sum);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_counts_inverted_pairs() {
+        // Goods g0 (doc 0), g1 (doc 2); non-relevant j0 (doc 1), j1 (doc 3). above = [1, 2]:
+        // ranking j0 g0 j1 g1. Inverted pairs: (g0,j0), (g1,j0), (g1,j1). P N = 4.
+        // c_g0 = 2*1/4, c_g1 = 2*2/4; j0 has 2 goods below: -2*2/4; j1 has 1: -2/4.
+        let sorted = Sorted::new(&[4.0, 3.0, 2.0, 1.0], &[true, false, true, false]);
+        let mut coef = [0.0; 4];
+        encode_po(&sorted, &[1, 2], &mut coef);
+        assert_eq!(coef, [0.5, -1.0, 1.0, -0.5]);
+        assert_eq!(above_from_positions(&[0, 1], 2), vec![1, 2]);
+    }
+
+    #[test]
+    fn harmonic_numbers_by_hand() {
+        let h = harmonic_numbers(4);
+        let expected = [0.0, 1.0, 1.5, 1.5 + 1.0 / 3.0, 1.5 + 1.0 / 3.0 + 0.25];
+        for (a, b) in h.iter().zip(expected) {
+            assert!((a - b).abs() < 1e-15);
+        }
+    }
+}

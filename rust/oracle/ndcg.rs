@@ -1,0 +1,360 @@
+//! The NDCG oracles with Psi_po (Chakrabarti et al. 2008, section 3.4): clipped at rank k
+//! ("ndcg@k") and not clipped ("ndcg", their SVMndcg-nc).
+//!
+//! Relevance is binary, so with D the discount (0 from rank k on when clipped),
+//!
+//!   Delta = 1 - sum_{relevant at rank r} D(r) / DCG*,   DCG* = sum_{r < min(P, k)} D(r).
+//!
+//! The loss depends only on which ranks hold relevant documents, so the argmax is an
+//! interleaving of the two score-sorted lists (interleave.rs); with above[g] the non-relevant
+//! documents above relevant g (0-based everything, rank of g = g + above[g]),
+//!
+//!   H = 1 + sum_g f_g(above[g]),   f_g(a) = -D(g + a) / DCG* + h_g(a),
+//!   h_g(a) = 2 / (P N) sum_{b < a} (s-_b - s+_g),
+//!
+//! maximized over non-decreasing `above`. h_g is concave with its peak at
+//! a*_g = #{b : s-_b > s+_g}, which does not decrease with g.
+//!
+//! No clip. With D(r) = 1/log2(2 + r) every f_g is concave (D is convex), so Yue et al.'s
+//! per-non-relevant decomposition applies, with the loss side of F_j(i) telescoping to
+//! (D(i + j) - D(P + j)) / DCG*, and the divide and conquer of interleave.rs is exact.
+//! Chakrabarti's discount is flat over the first two ranks, so it is convex only from rank 1
+//! on: we solve the two cases "relevant 0 at rank 0" (all o_j >= 1) and "non-relevant 0 above
+//! every relevant document" (o_0 = 0); within each, every increment used comes from ranks >= 1,
+//! where the loss is concave, and the better case is the argmax.
+//!
+//! Clip at k (the dynamic program of Chakrabarti's Figure 2 with Facts 3.3 and 3.4, in our
+//! words). Relevant documents ranked in the top k form a prefix 0..m of the relevant list,
+//! m <= min(P, k). For them, f_g mixes loss and score; the best prefix placement is a DP over
+//! g with states a <= k - 1 - g and a running maximum over a' <= a (monotonicity), O(k^2). The
+//! others, g >= m, have D = 0 and need a_m >= k - m; each then sits at its own constrained peak
+//! max(a*_g, k - m), which is non-decreasing, so their best total Out(m) does not depend on the
+//! prefix and takes O(log P) with prefix sums and a binary search. The argmax is the best m.
+//! Total O(n log n + k^2).
+
+use super::interleave::{
+    above_from_positions, encode_po, positions_fast, positions_greedy, ScoreTerms, SeparableLoss,
+    Sorted,
+};
+use super::map::MapAlgorithm;
+use super::Oracle;
+
+/// The position discount of NDCG (as a function of the 0-based rank r).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Discount {
+    /// 1/log2(2 + r), i.e. 1/log2(1 + rank) with 1-based ranks (trec_eval, svmmap.metrics).
+    #[default]
+    Log2,
+    /// Chakrabarti et al.'s D(r): 1 for r = 0, 1 and 1/log2(1 + r) for r >= 2 (Jarvelin and
+    /// Kekalainen's original discount with base 2).
+    Paper,
+}
+
+impl Discount {
+    #[inline]
+    pub fn at(self, r: usize) -> f64 {
+        match self {
+            Discount::Log2 => 1.0 / ((r + 2) as f64).log2(),
+            Discount::Paper if r <= 1 => 1.0,
+            Discount::Paper => 1.0 / ((r + 1) as f64).log2(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NdcgOracle {
+    /// Ranks from k on earn nothing; None means no clip.
+    pub cutoff: Option<usize>,
+    pub discount: Discount,
+}
+
+/// l_g(a) = -D(g + a) / DCG*.
+struct DiscountLoss<'a> {
+    d: &'a [f64],
+    p: usize,
+    inv_ideal: f64,
+}
+
+impl SeparableLoss for DiscountLoss<'_> {
+    #[inline]
+    fn increase(&self, g: usize, j: usize) -> f64 {
+        (self.d[g + j] - self.d[g + j + 1]) * self.inv_ideal
+    }
+
+    #[inline]
+    fn increase_from(&self, i: usize, j: usize) -> f64 {
+        (self.d[i + j] - self.d[self.p + j]) * self.inv_ideal
+    }
+}
+
+impl Oracle for NdcgOracle {
+    fn name(&self) -> String {
+        let mut name = match self.cutoff {
+            Some(k) => format!("ndcg@{k}"),
+            None => "ndcg".to_string(),
+        };
+        if self.discount == Discount::Paper {
+            name.push_str(":paper");
+        }
+        name
+    }
+
+    fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
+        let sorted = Sorted::new(scores, relevant);
+        let (p, n) = (sorted.p(), sorted.n());
+        let total = p + n;
+        let clip = self.cutoff.filter(|&k| k < total);
+        let k = clip.unwrap_or(total);
+        // d[r] for r = 0..=total, zero from the cutoff on.
+        let d: Vec<f64> = (0..=total)
+            .map(|r| if r < k { self.discount.at(r) } else { 0.0 })
+            .collect();
+        let ideal: f64 = d[..p.min(k)].iter().sum();
+        let inv_ideal = 1.0 / ideal;
+        let above = match clip {
+            Some(k) => clipped_positions(&sorted, &d, inv_ideal, k),
+            None => {
+                let loss = DiscountLoss {
+                    d: &d,
+                    p,
+                    inv_ideal,
+                };
+                let opt = if self.discount == Discount::Log2 {
+                    if MapAlgorithm::Auto.resolve(p) == MapAlgorithm::Greedy {
+                        positions_greedy(&loss, &sorted)
+                    } else {
+                        positions_fast(&loss, &ScoreTerms::new(&sorted), 0, 0)
+                    }
+                } else {
+                    let terms = ScoreTerms::new(&sorted);
+                    let first_on_top = positions_fast(&loss, &terms, 1, 0);
+                    let first_below = positions_fast(&loss, &terms, 0, 1);
+                    if terms.total(&loss, &first_below) > terms.total(&loss, &first_on_top) {
+                        first_below
+                    } else {
+                        first_on_top
+                    }
+                };
+                above_from_positions(&opt, p)
+            }
+        };
+        encode_po(&sorted, &above, coef);
+        let dcg: f64 = above.iter().enumerate().map(|(g, &a)| d[g + a]).sum();
+        1.0 - dcg * inv_ideal
+    }
+}
+
+/// above[g] of the clipped argmax by the prefix DP plus the closed-form tail (module comment).
+fn clipped_positions(sorted: &Sorted, d: &[f64], inv_ideal: f64, k: usize) -> Vec<usize> {
+    let (sp, sn) = (&sorted.sp, &sorted.sn);
+    let (p, n) = (sp.len(), sn.len());
+    let scale = 2.0 / (p as f64 * n as f64);
+    // neg_prefix[a] = sum_{b < a} s-_b; pos_prefix[g] = sum_{g' < g} s+_g'.
+    let mut neg_prefix = vec![0.0; n + 1];
+    for b in 0..n {
+        neg_prefix[b + 1] = neg_prefix[b] + sn[b];
+    }
+    let mut pos_prefix = vec![0.0; p + 1];
+    for g in 0..p {
+        pos_prefix[g + 1] = pos_prefix[g] + sp[g];
+    }
+    let h = |g: usize, a: usize| scale * (neg_prefix[a] - a as f64 * sp[g]);
+    // peak[g] = a*_g = #{b : s-_b > s+_g}, non-decreasing in g.
+    let mut peak = vec![0usize; p];
+    let mut b = 0;
+    for g in 0..p {
+        while b < n && sn[b] > sp[g] {
+            b += 1;
+        }
+        peak[g] = b;
+    }
+    // peak_suffix[g] = sum_{g' >= g} h_g'(a*_g').
+    let mut peak_suffix = vec![0.0; p + 1];
+    for g in (0..p).rev() {
+        peak_suffix[g] = peak_suffix[g + 1] + h(g, peak[g]);
+    }
+    // Out(m): goods m.. out of the top k, each at max(a*_g, k - m); None when infeasible.
+    let out = |m: usize| -> Option<f64> {
+        if m == p {
+            return Some(0.0);
+        }
+        let lower = k - m;
+        if lower > n {
+            return None;
+        }
+        // Goods m..t sit at the lower bound, goods t.. at their peaks.
+        let t = m + peak[m..].partition_point(|&a| a < lower);
+        let at_lower = scale
+            * ((t - m) as f64 * neg_prefix[lower] - lower as f64 * (pos_prefix[t] - pos_prefix[m]));
+        Some(at_lower + peak_suffix[t])
+    };
+
+    let rows = p.min(k);
+    let f = |g: usize, a: usize| -d[g + a] * inv_ideal + h(g, a);
+    // value[a] = V_g(a); best_arg[g][a] = argmax_{a' <= a} V_{g-1}(a') for the backtrack.
+    let mut best_arg: Vec<Vec<usize>> = Vec::with_capacity(rows);
+    let mut value: Vec<f64> = Vec::new();
+    let mut best_total = out(0).map(|v| (v, 0usize, 0usize));
+    for g in 0..rows {
+        let width = n.min(k - 1 - g) + 1;
+        let mut next = Vec::with_capacity(width);
+        let mut args = Vec::with_capacity(width);
+        if g == 0 {
+            next.extend((0..width).map(|a| f(0, a)));
+        } else {
+            let (mut run, mut run_arg) = (f64::NEG_INFINITY, 0usize);
+            for (a, &previous) in value[..width].iter().enumerate() {
+                if previous > run {
+                    run = previous;
+                    run_arg = a;
+                }
+                args.push(run_arg);
+                next.push(f(g, a) + run);
+            }
+        }
+        best_arg.push(args);
+        value = next;
+        // m = g + 1 goods in the top k: the prefix ends at g.
+        let (arg, v) =
+            value
+                .iter()
+                .copied()
+                .enumerate()
+                .fold(
+                    (0, f64::NEG_INFINITY),
+                    |acc, (a, v)| if v > acc.1 { (a, v) } else { acc },
+                );
+        if let Some(tail) = out(g + 1) {
+            if best_total.is_none_or(|(best, _, _)| v + tail > best) {
+                best_total = Some((v + tail, g + 1, arg));
+            }
+        }
+    }
+    let (_, m, last) = best_total.expect("m = min(P, k) is always feasible");
+    let mut above = vec![0usize; p];
+    if m > 0 {
+        above[m - 1] = last;
+        for g in (1..m).rev() {
+            above[g - 1] = best_arg[g][above[g]];
+        }
+    }
+    for g in m..p {
+        above[g] = peak[g].max(k - m);
+    }
+    above
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::hinge;
+    use crate::oracle::testing::{
+        brute_force_hinge, log2_discount, ndcg_loss, paper_discount, random_query_with,
+    };
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn check(oracle: NdcgOracle, seed: u64, cases: usize) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let d: fn(usize) -> f64 = match oracle.discount {
+            Discount::Log2 => log2_discount,
+            Discount::Paper => paper_discount,
+        };
+        for trial in 0..cases {
+            let n = rng.random_range(2..=7);
+            // One relevant, all but one relevant, or any number.
+            let count = match trial % 4 {
+                0 => Some(1),
+                1 => Some(n - 1),
+                _ => None,
+            };
+            let (scores, relevant) = random_query_with(&mut rng, n, count);
+            let mut coef = vec![0.0; n];
+            let h = hinge(&oracle, &scores, &relevant, &mut coef);
+            let brute = brute_force_hinge(&scores, &relevant, |ranked| {
+                ndcg_loss(ranked, oracle.cutoff, d)
+            });
+            assert!(
+                (h - brute).abs() < 1e-10,
+                "{} scores {scores:?} relevant {relevant:?}: oracle {h}, brute force {brute}",
+                oracle.name()
+            );
+        }
+    }
+
+    #[test]
+    fn matches_brute_force_for_every_cutoff_and_discount() {
+        // Cutoffs 1..4 are shorter than most lists; 9 is longer than every list (2..=7 documents).
+        for (i, cutoff) in [None, Some(1), Some(2), Some(3), Some(4), Some(9)]
+            .into_iter()
+            .enumerate()
+        {
+            for discount in [Discount::Log2, Discount::Paper] {
+                check(NdcgOracle { cutoff, discount }, 34 + i as u64, 700);
+            }
+        }
+    }
+
+    #[test]
+    fn large_queries_agree_with_the_unclipped_dp() {
+        // With k = the list length the clipped DP solves the unclipped problem; it must agree
+        // with the per-non-relevant decomposition (both discounts) on queries too long to
+        // enumerate.
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        for trial in 0..200 {
+            let n = rng.random_range(2..120);
+            let tied = trial % 2 == 0;
+            let scores: Vec<f64> = (0..n)
+                .map(|_| {
+                    if tied {
+                        rng.random_range(0..4) as f64 * 0.02
+                    } else {
+                        rng.random_range(-0.3..0.3)
+                    }
+                })
+                .collect();
+            let mut relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.3)).collect();
+            relevant[0] = true;
+            relevant[n - 1] = false;
+            for discount in [Discount::Log2, Discount::Paper] {
+                let mut c = vec![0.0; n];
+                let unclipped = hinge(
+                    &NdcgOracle {
+                        cutoff: None,
+                        discount,
+                    },
+                    &scores,
+                    &relevant,
+                    &mut c,
+                );
+                let sorted = Sorted::new(&scores, &relevant);
+                let d: Vec<f64> = (0..=n)
+                    .map(|r| if r < n { discount.at(r) } else { 0.0 })
+                    .collect();
+                let p = sorted.p();
+                let inv_ideal = 1.0 / d[..p].iter().sum::<f64>();
+                let above = clipped_positions(&sorted, &d, inv_ideal, n);
+                encode_po(&sorted, &above, &mut c);
+                let dcg: f64 = above.iter().enumerate().map(|(g, &a)| d[g + a]).sum();
+                let dp = 1.0 - dcg * inv_ideal - crate::oracle::dot(&c, &scores);
+                assert!(
+                    (unclipped - dp).abs() < 1e-10,
+                    "{discount:?}: {unclipped} vs {dp}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn ndcg_at_one_with_zero_scores() {
+        // w = 0: only Delta counts. With k = 1 any ranking with a non-relevant document first
+        // has NDCG@1 = 0, so the hinge is 1.
+        let relevant = [true, false, true, false, false];
+        let mut coef = [0.0; 5];
+        let oracle = NdcgOracle {
+            cutoff: Some(1),
+            discount: Discount::Log2,
+        };
+        assert!((hinge(&oracle, &[0.0; 5], &relevant, &mut coef) - 1.0).abs() < 1e-15);
+    }
+}
