@@ -59,3 +59,149 @@ def map_constraints(X: np.ndarray, relevant: np.ndarray) -> tuple[np.ndarray, np
     psi = np.einsum("kij,ijd->kd", y, pair_diff) / (len(pos) * len(neg))
     psi_star = pair_diff.sum(axis=(0, 1)) / (len(pos) * len(neg))
     return loss, psi_star[None, :] - psi
+
+
+# ---------------------------------------------------------------------------------------------
+# Every loss and feature map of svmmap, by enumeration of all rankings (issue 3). Rankings are
+# rows of `perms`, listing documents from the top; ranks are 0-based.
+
+
+def ranks_of(perms: np.ndarray) -> np.ndarray:
+    """rank[k, i] = 0-based rank of document i in ranking k."""
+    n = perms.shape[1]
+    rank = np.empty_like(perms)
+    rank[np.arange(len(perms))[:, None], perms] = np.arange(n)[None, :]
+    return rank
+
+
+def log2_discount(r: np.ndarray) -> np.ndarray:
+    """1/log2(1 + rank) with 1-based ranks, i.e. 1/log2(2 + r) for 0-based r."""
+    return 1.0 / np.log2(r + 2.0)
+
+
+def paper_discount(r: np.ndarray) -> np.ndarray:
+    """Chakrabarti et al.'s D(i): 1 for 0-based i <= 1, 1/log2(1 + i) after."""
+    r = np.asarray(r, dtype=float)
+    return np.where(r <= 1, 1.0, 1.0 / np.log2(np.maximum(r, 1.0) + 1.0))
+
+
+def parse_loss(name: str) -> tuple[str, int | None, list[str]]:
+    head, *options = name.split(":")
+    base, _, k = head.partition("@")
+    return base, (int(k) if k else None), options
+
+
+def loss_of_rankings(name: str, relevant: np.ndarray, perms: np.ndarray) -> np.ndarray:
+    """Delta(y*, y) of every ranking for the loss `name` (binary relevance)."""
+    base, k, options = parse_loss(name)
+    ranked = relevant[perms].astype(float)  # rankings x positions
+    n = perms.shape[1]
+    p = int(relevant.sum())
+    positions = np.arange(n)
+    if base.startswith("map"):
+        return 1.0 - ap_of_rankings(ranked)
+    if base == "roc":
+        # For each relevant document, the non-relevant ones above it.
+        neg_above = np.cumsum(1.0 - ranked, axis=1)
+        return (ranked * neg_above).sum(axis=1) / (p * (n - p))
+    if base in ("ndcg", "dorm"):
+        d = paper_discount(positions) if "paper" in options else log2_discount(positions)
+        if k is not None:
+            d = np.where(positions < k, d, 0.0)
+        ideal = d[: min(p, n)].sum()
+        return 1.0 - (ranked * d[None, :]).sum(axis=1) / ideal
+    if base == "mrr":
+        first = np.argmax(ranked > 0, axis=1)
+        rr = 1.0 / (1.0 + first)
+        if k is not None:
+            rr = np.where(first < k, rr, 0.0)
+        return 1.0 - rr
+    raise ValueError(name)
+
+
+def phi_mrr_gap(scores: np.ndarray, relevant: np.ndarray, perms: np.ndarray) -> np.ndarray:
+    """w.phi_mrr(y) - w.phi_mrr(y*): the sum of s_b - s_g0 over the non-relevant b ranked above
+    the first relevant document g0 (phi_mrr(y*) = 0; Chakrabarti et al. eq. 5)."""
+    ranked = relevant[perms]
+    first = np.argmax(ranked, axis=1)
+    g0 = perms[np.arange(len(perms)), first]
+    above = np.arange(perms.shape[1])[None, :] < first[:, None]
+    return (np.where(above, scores[perms] - scores[g0][:, None], 0.0)).sum(axis=1)
+
+
+def dorm_decay(n: int, depth: int | None) -> np.ndarray:
+    """Le & Smola's A(r) = 1/sqrt(1 + r), 0 from rank `depth` on."""
+    a = 1.0 / np.sqrt(1.0 + np.arange(n))
+    if depth is not None:
+        a[depth:] = 0.0
+    return a
+
+
+def dorm_gap(name: str, scores: np.ndarray, relevant: np.ndarray, perms: np.ndarray) -> np.ndarray:
+    """w.phi_dorm(y) - w.phi_dorm(y*), y* the best ranking with every relevant document first."""
+    _, _, options = parse_loss(name)
+    depth = next((int(o.split("=")[1]) for o in options if o.startswith("depth=")), None)
+    a = dorm_decay(perms.shape[1], depth)
+    value = (a[None, :] * scores[perms]).sum(axis=1)
+    p = int(relevant.sum())
+    consistent = relevant[perms[:, :p]].all(axis=1)
+    return value - value[consistent].max()
+
+
+def feature_gap(name: str, scores: np.ndarray, relevant: np.ndarray, perms: np.ndarray) -> np.ndarray:
+    base, _, _ = parse_loss(name)
+    if base == "mrr":
+        return phi_mrr_gap(scores, relevant, perms)
+    if base == "dorm":
+        return dorm_gap(name, scores, relevant, perms)
+    return psi_po_gap(scores, relevant, perms)
+
+
+def hinge(name: str, scores: np.ndarray, relevant: np.ndarray) -> float:
+    """max over all rankings of Delta + w.Psi(y) - w.Psi(y*) for one query and one loss;
+    "max(a,b)" is the largest of the components (shared slack)."""
+    if name.startswith("max("):
+        return max(hinge(part, scores, relevant) for part in name[4:-1].split(","))
+    if parse_loss(name)[0] in ("acc", "acc2"):
+        return acc_hinge(name, scores, relevant)
+    perms = permutations(len(scores))
+    return float(np.max(loss_of_rankings(name, relevant, perms) + feature_gap(name, scores, relevant, perms)))
+
+
+def acc_hinge(name: str, scores: np.ndarray, relevant: np.ndarray) -> float:
+    """max over all labelings y' of Delta + w.Psi(y') - w.Psi(y) with Delta = 1/m sum cost
+    [y'_i != y_i] and Psi = 1/(2m) sum cost_i y'_i x_i (Joachims 2005 with a per-document loss)."""
+    m = len(scores)
+    y = np.where(relevant, 1.0, -1.0)
+    cost = np.ones(m)
+    if name == "acc2":
+        cost[relevant] = (~relevant).sum() / relevant.sum()
+    flips = np.array(list(itertools.product([1.0, -1.0], repeat=m)))  # y'_i = flip_i * y_i
+    y_new = flips * y[None, :]
+    delta = ((y_new != y[None, :]) * cost[None, :]).sum(axis=1)
+    psi_gap = (cost[None, :] * (y_new - y[None, :]) * scores[None, :]).sum(axis=1) / 2.0
+    return float(np.max(delta + psi_gap) / m)
+
+
+def constraints(name: str, X: np.ndarray, relevant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every constraint of one query: (Delta(y), deltaPsi(y)) for all rankings y, with
+    deltaPsi = Psi(y*) - Psi(y), for losses with Psi_po (map, roc, ndcg) or phi_mrr (mrr)."""
+    n = X.shape[0]
+    perms = permutations(n)
+    loss = loss_of_rankings(name, relevant, perms)
+    if parse_loss(name)[0] == "mrr":
+        ranked = relevant[perms]
+        first = np.argmax(ranked, axis=1)
+        g0 = perms[np.arange(len(perms)), first]
+        above = (np.arange(n)[None, :] < first[:, None]).astype(float)
+        # phi_mrr(y) = sum_{b above g0} x_b - (#above) x_g0; deltaPsi = -phi_mrr(y).
+        phi = np.einsum("kr,krd->kd", above, X[perms]) - above.sum(axis=1)[:, None] * X[g0]
+        return loss, -phi
+    rank = ranks_of(perms)
+    pos = np.flatnonzero(relevant)
+    neg = np.flatnonzero(~relevant)
+    y = np.where(rank[:, pos][:, :, None] < rank[:, neg][:, None, :], 1.0, -1.0)
+    pair_diff = X[pos][:, None, :] - X[neg][None, :, :]
+    psi = np.einsum("kij,ijd->kd", y, pair_diff) / (len(pos) * len(neg))
+    psi_star = pair_diff.sum(axis=(0, 1)) / (len(pos) * len(neg))
+    return loss, psi_star[None, :] - psi

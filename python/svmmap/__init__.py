@@ -13,6 +13,7 @@ from ._core import DataFormatError, InternalError, ModelFormatError
 from .binning import Binner, StepFunction, piecewise_scores
 from .estimator import SkippedQueriesWarning, SVMMap
 from .io import load_letor, load_model, save_model
+from .losses import structured_hinge
 
 try:
     __version__ = version("svmmap")
@@ -32,5 +33,6 @@ __all__ = [
     "load_model",
     "save_model",
     "metrics",
+    "structured_hinge",
     "__version__",
 ]

@@ -34,6 +34,15 @@ def predict(x: _Matrix, coef: npt.NDArray[np.float64], n_threads: int) -> npt.ND
 def oracle_argmax(
     scores: npt.NDArray[np.float64], relevant: npt.NDArray[np.bool_], loss: str
 ) -> Tuple[float, npt.NDArray[np.float64]]: ...
+def structured_hinge(
+    scores: npt.NDArray[np.float64],
+    labels: npt.NDArray[np.float64],
+    qid_codes: npt.NDArray[np.int64],
+    n_queries: int,
+    losses: Sequence[str],
+    relevance_threshold: float,
+    n_threads: int,
+) -> Tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
 def evaluate(
     metric: str,
     y_true: npt.NDArray[np.float64],

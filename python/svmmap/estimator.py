@@ -95,8 +95,17 @@ class SVMMap(BaseEstimator):
     ----------
     C : float, default=1.0
         Trade-off between the margin and the training loss (> 0).
-    loss : str, default="map"
-        The metric whose loss ``Delta`` is optimized.
+    loss : str or list of str, default="map"
+        The metric whose loss ``Delta`` is optimized: "map", "roc", "ndcg@k", "ndcg" (no clip),
+        "mrr@k", "mrr" (no cutoff), "acc", "acc2", "dorm@k" ... (see ``svmmap.losses``). A list
+        such as ``["map", "ndcg@10", "mrr@10"]`` trains SVM-combo (Chakrabarti et al. 2008,
+        section 3.7), each loss with its own feature map.
+    slack : {"separate", "shared"}, default="separate"
+        How a list of losses is combined. "separate": one slack per loss and query, each loss
+        with its own cap C, so the objective is 1/2 ||w||^2 + sum_l C/n sum_q xi_q^l (with L
+        losses the total weight of the training loss is L times that of one loss; divide C by
+        L to compare). "shared": one slack per query that must cover every loss,
+        1/2 ||w||^2 + C/n sum_q max_l xi_q^l. Ignored for a single loss.
     eps : float, default=1e-3
         Tolerance in slack units, as SVM^struct's ``-e``: training stops when no constraint is
         violated by more than ``eps`` beyond the working set's slack. The duality gap at exit,
@@ -169,6 +178,7 @@ class SVMMap(BaseEstimator):
         self,
         C: float = 1.0,
         loss: Union[str, Sequence[str]] = "map",
+        slack: str = "separate",
         eps: float = 1e-3,
         max_iter: int = 10000,
         relevance_threshold: float = 0.0,
@@ -178,6 +188,7 @@ class SVMMap(BaseEstimator):
     ) -> None:
         self.C = C
         self.loss = loss
+        self.slack = slack
         self.eps = eps
         self.max_iter = max_iter
         self.relevance_threshold = relevance_threshold
@@ -186,14 +197,9 @@ class SVMMap(BaseEstimator):
         self.callback = callback
 
     def _losses(self) -> list[str]:
-        loss = self.loss
-        try:
-            losses = [loss] if isinstance(loss, str) else list(loss)
-        except TypeError:
-            raise ValueError(f"loss must be a loss name or a list of loss names, got {loss!r}") from None
-        if not losses or not all(isinstance(l, str) for l in losses):
-            raise ValueError(f"loss must be a loss name or a list of loss names, got {loss!r}")
-        return losses
+        from .losses import loss_names
+
+        return loss_names(self.loss, self.slack)
 
     def _check_params(self) -> None:
         def positive(name: str, value: Any) -> None:

@@ -271,3 +271,36 @@ def make_ranking_scorer(metric: str = "map", **conventions: Any) -> Any:
     # Check the name and conventions now rather than inside a search.
     per_query(metric, [1.0, 0.0], [1.0, 0.0], None, **conventions)
     return make_scorer(_ranking_score, greater_is_better=True, metric=metric, **conventions)
+def best_accuracy(y_true: Any, y_score: Any, qid: Any = None, *, relevance_threshold: float = 0.0) -> float:
+    """Mean over queries of the best accuracy a threshold on the scores can reach.
+
+    For each query, documents scoring above a threshold are classified relevant and the others
+    non-relevant; the threshold ranges over every cut between distinct scores (and above and
+    below all of them), and the best fraction of correctly classified documents counts. This is
+    the "best accuracy" of Yue et al. (2007), Table 4. Every query with at least one document
+    counts, with or without relevant documents.
+
+    Examples
+    --------
+    >>> # Yue et al. Table 3, hypothesis h1 (document 1 first): the best cut, after document 1,
+    >>> # misclassifies documents 6-9: accuracy 7/11.
+    >>> round(best_accuracy([1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0], list(range(11, 0, -1))), 2)
+    0.64
+    """
+    labels, scores, codes, uniques = _inputs(y_true, y_score, qid)
+    relevant = labels > relevance_threshold
+    best = []
+    order = np.lexsort((-scores, codes))
+    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+    for q in range(len(uniques)):
+        rows = order[bounds[q] : bounds[q + 1]]
+        if rows.size == 0:
+            continue
+        s, r = scores[rows], relevant[rows]
+        # Cut after position t (top t called relevant): correct = relevant in the top t plus
+        # non-relevant below. Only cuts between distinct scores (or at the ends) are possible.
+        correct = np.concatenate([[0], np.cumsum(r)]) + (~r).sum() - np.concatenate([[0], np.cumsum(~r)])
+        allowed = np.ones(len(rows) + 1, dtype=bool)
+        allowed[1:-1] = s[:-1] != s[1:]
+        best.append(correct[allowed].max() / len(rows))
+    return float(np.mean(best)) if best else float("nan")

@@ -1,0 +1,463 @@
+"""The baselines of the papers, as estimators and transformers with svmmap's conventions.
+
+- ``SVMAcc``: SVM_acc and SVM_acc2 of Yue et al. (2007, section 5.2), a linear SVM classifier
+  on the documents with a bias, trained by svmmap's own engine (the structural SVM with the
+  per-document loss "acc" or "acc2" on the whole training set as one query).
+- ``QueryPercentileTransformer`` and ``QueryMinMaxScaler``: the per-query score normalizations
+  of SVM_acc3 (percentiles) and SVM_acc4 (min-max).
+- ``AdaRank``: Xu & Li (2007) with single features as weak rankers and MAP or NDCG as the
+  measure, as Meng et al. (2009) use it; Meng et al.'s modified updates are an option.
+- ``DORM``: Le & Smola's permutation feature map, loss-augmented inference as an assignment
+  problem (Chakrabarti et al. 2008, sections 3.1.3 and 3.5), trained by svmmap's engine.
+
+Every estimator has ``fit(X, y, qid=...)`` and ``predict(X)`` (one score per document) like
+``SVMMap``; ``score`` is MAP.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Optional
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import NotFittedError
+
+from . import _core
+from ._validation import check_labels, check_matrix, check_qid, n_threads
+from .estimator import SVMMap
+from .metrics import mean_average_precision, per_query
+
+__all__ = ["SVMAcc", "QueryPercentileTransformer", "QueryMinMaxScaler", "AdaRank", "DORM"]
+
+
+class _LinearScorer(BaseEstimator):
+    """Shared predict/score for the linear baselines: score = X @ coef_ + intercept_."""
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "coef_"):
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet; call fit(X, y, qid=...) first"
+            )
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Score every document (ranking = sorting a query's documents by score).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_documents,), in the row order of ``X``.
+        """
+        self._check_fitted()
+        core_X, _, n_features = check_matrix(X)
+        if n_features != self.n_features_in_:
+            raise ValueError(
+                f"X has {n_features} features, but {type(self).__name__} was fitted with {self.n_features_in_}"
+            )
+        threads = n_threads(getattr(self, "n_jobs", None))
+        return _core.predict(core_X, np.ascontiguousarray(self.coef_, dtype=np.float64), threads) + float(
+            getattr(self, "intercept_", 0.0)
+        )
+
+    def score(self, X: Any, y: Any, qid: Any = None) -> float:
+        """Mean average precision of the predicted ranking (svmmap.metrics conventions)."""
+        if qid is None:
+            check_qid(None, 0, required_by=f"{type(self).__name__}.score")
+        return mean_average_precision(
+            y, self.predict(X), qid=qid, relevance_threshold=getattr(self, "relevance_threshold", 0.0)
+        )
+
+
+def _copy_fit(target: Any, model: SVMMap) -> None:
+    for name in ("objective_", "dual_objective_", "gap_", "n_iter_", "n_cuts_", "converged_", "history_"):
+        setattr(target, name, getattr(model, name))
+
+
+class SVMAcc(_LinearScorer):
+    """SVM_acc / SVM_acc2: a linear SVM that classifies documents as relevant or not.
+
+    Solves, over all training documents i = 1..m (queries are ignored, as in Yue et al.),
+
+        min_{w,b} 1/2 (||w||^2 + b^2) + C/m sum_i cost_i max(0, 1 - y_i (w.x_i + b)),
+
+    with y_i = +1 for relevant documents (label > ``relevance_threshold``) and -1 otherwise,
+    cost_i = 1, or with ``balanced=True`` (SVM_acc2) cost_i = #non-relevant / #relevant for the
+    relevant documents, the cost ratio of Yue et al.'s SVM_acc2 (SVM^light's ``-j``). The bias is
+    a constant feature of value ``intercept_scaling`` and is regularized like the weights, as in
+    liblinear (scikit-learn's ``LinearSVC(loss="hinge")`` with ``C = C/m`` solves the same
+    problem). The solver is svmmap's 1-slack cutting-plane engine with the loss "acc"/"acc2".
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Trade-off; the hinge is averaged over documents, so C means what it means in SVM^perf.
+    balanced : bool, default=False
+        SVM_acc2's cost ratio.
+    intercept_scaling : float, default=1.0
+        Value of the constant feature that carries the bias.
+    eps, max_iter, relevance_threshold, n_jobs, verbose, callback
+        As in ``SVMMap``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    objective_, dual_objective_, gap_, n_iter_, n_cuts_, converged_, history_
+        As in ``SVMMap`` (the objective includes b^2 / (2 intercept_scaling^2)).
+    """
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        balanced: bool = False,
+        intercept_scaling: float = 1.0,
+        eps: float = 1e-3,
+        max_iter: int = 10000,
+        relevance_threshold: float = 0.0,
+        n_jobs: Optional[int] = None,
+        verbose: int = 0,
+        callback: Any = None,
+    ) -> None:
+        self.C = C
+        self.balanced = balanced
+        self.intercept_scaling = intercept_scaling
+        self.eps = eps
+        self.max_iter = max_iter
+        self.relevance_threshold = relevance_threshold
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.callback = callback
+
+    def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMAcc":
+        """Fit the classifier. ``qid`` is accepted for a uniform API and not used.
+
+        Returns
+        -------
+        self : SVMAcc
+        """
+        scaling = self.intercept_scaling
+        if isinstance(scaling, bool) or not isinstance(scaling, numbers.Real) or not scaling > 0:
+            raise ValueError(f"intercept_scaling must be a number > 0, got {scaling!r}")
+        _, n_rows, n_features = check_matrix(X)
+        labels = check_labels(y, n_rows)
+        relevant = labels > self.relevance_threshold
+        if relevant.all() or not relevant.any():
+            raise ValueError(
+                f"SVMAcc needs relevant and non-relevant documents (label > {self.relevance_threshold}); "
+                f"got {int(relevant.sum())} relevant of {n_rows}"
+            )
+        if sp.issparse(X):
+            augmented = sp.hstack([sp.csr_matrix(X), sp.csr_matrix(np.full((n_rows, 1), float(scaling)))], format="csr")
+        else:
+            dense = np.asarray(X, dtype=np.float64)
+            augmented = np.hstack([dense, np.full((n_rows, 1), float(scaling))])
+        model = SVMMap(
+            C=self.C,
+            loss="acc2" if self.balanced else "acc",
+            eps=self.eps,
+            max_iter=self.max_iter,
+            relevance_threshold=self.relevance_threshold,
+            n_jobs=self.n_jobs,
+            verbose=self.verbose,
+            callback=self.callback,
+        )
+        # All documents form one "query": the loss is a mean over documents.
+        model.fit(augmented, labels, qid=np.zeros(n_rows, dtype=np.int64))
+        self.coef_ = model.coef_[:-1].copy()
+        self.intercept_ = float(model.coef_[-1] * scaling)
+        self.n_features_in_ = n_features
+        _copy_fit(self, model)
+        return self
+
+
+class _QueryTransformer(TransformerMixin, BaseEstimator):
+    """Per-query, per-feature transforms: stateless, but ``transform`` needs ``qid``."""
+
+    def fit(self, X: Any, y: Any = None, qid: Any = None) -> "_QueryTransformer":
+        """Record the number of features (nothing is learned: the transform is per query)."""
+        X = self._dense(X)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def fit_transform(self, X: Any, y: Any = None, qid: Any = None) -> np.ndarray:  # type: ignore[override]
+        return self.fit(X, y, qid=qid).transform(X, qid=qid)
+
+    @staticmethod
+    def _dense(X: Any) -> np.ndarray:
+        arr = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        if arr.ndim != 2:
+            raise ValueError(f"X must be a 2-D array (documents x features), got {arr.ndim} dimension(s)")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("X contains NaN or infinite values")
+        return np.asarray(arr, dtype=np.float64)
+
+    def transform(self, X: Any, qid: Any = None) -> np.ndarray:
+        """Transform every feature within every query.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+        qid : array-like of shape (n_documents,)
+            Required: the transform is computed per query.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_documents, n_features), float64
+        """
+        if not hasattr(self, "n_features_in_"):
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet")
+        X = self._dense(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with {self.n_features_in_}")
+        codes, uniques = check_qid(qid, X.shape[0], required_by=f"{type(self).__name__}.transform")
+        out = np.empty_like(X)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+        for q in range(len(uniques)):
+            rows = order[bounds[q] : bounds[q + 1]]
+            out[rows] = self._transform_query(X[rows])
+        return out
+
+    def _transform_query(self, block: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class QueryPercentileTransformer(_QueryTransformer):
+    """SVM_acc3's normalization: each feature value becomes its percentile within its query.
+
+    The value v of a document becomes the fraction of the query's documents whose value is at
+    most v (``scipy.stats.percentileofscore(..., kind="weak") / 100``): the top document gets 1,
+    and a document "in the top 90%" of the scores gets 0.9 as in Yue et al. (2007, 5.2.1).
+    Equal values get the same percentile.
+    """
+
+    def _transform_query(self, block: np.ndarray) -> np.ndarray:
+        n = block.shape[0]
+        ordered = np.sort(block, axis=0)
+        out = np.empty_like(block)
+        for f in range(block.shape[1]):
+            out[:, f] = np.searchsorted(ordered[:, f], block[:, f], side="right") / n
+        return out
+
+
+class QueryMinMaxScaler(_QueryTransformer):
+    """SVM_acc4's normalization: (v - min) / (max - min) of each feature within each query.
+
+    A feature that is constant within a query becomes 0 there (it cannot rank that query).
+    """
+
+    def _transform_query(self, block: np.ndarray) -> np.ndarray:
+        low = block.min(axis=0)
+        span = block.max(axis=0) - low
+        safe = np.where(span > 0, span, 1.0)
+        return np.where(span > 0, (block - low) / safe, 0.0)
+
+
+class AdaRank(_LinearScorer):
+    """AdaRank (Xu & Li 2007): boosting with single features as weak rankers.
+
+    With m training queries and a measure E in [0, 1] per query (MAP or NDCG), AdaRank keeps a
+    distribution P over queries (uniform at first) and, in every round t:
+
+    1. picks the feature k whose ranking has the best weighted measure sum_i P(i) E_i(k);
+    2. weighs it by alpha = 1/2 ln( sum_i P(i) (1 + E_i(k)) / sum_i P(i) (1 - E_i(k)) );
+    3. adds alpha to the feature's weight, f = sum_t alpha_t x_{k_t};
+    4. sets P(i) proportional to exp(-E_i(f)), so that queries f ranks badly get more weight.
+
+    Left alone, step 1 tends to pick the same feature round after round: once f is a multiple
+    of one feature, adding it again leaves the ranking, hence P, unchanged, a fixed point. So by
+    default (``repeat=False``) the feature chosen in the previous round is not a candidate in
+    the next one (as common AdaRank implementations do); ``repeat=True`` is the plain rule.
+
+    ``variant="meng"`` uses the updates as printed by Meng et al. (2009, Algorithm 1):
+    alpha = 1/2 sum_i P(i) (1 + E_i(k)) and P_{t+1}(i) proportional to P_t(i) exp(-E_i(f)).
+    Queries on which the measure is undefined (no relevant document) are left out. E is
+    computed by ``svmmap.metrics`` (graded gains for NDCG, pessimistic ties).
+
+    Parameters
+    ----------
+    measure : str, default="map"
+        "map", "ndcg@k" or any ``svmmap.metrics`` name.
+    n_estimators : int, default=100
+        Rounds T. ``coef_path_`` keeps the weights after every round, so a validation set can
+        choose T without refitting.
+    variant : {"xu-li", "meng"}, default="xu-li"
+    repeat : bool, default=False
+        Whether the feature of the previous round may be chosen again at once.
+    relevance_threshold : float, default=0.0
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    coef_path_ : ndarray of shape (n_rounds, n_features)
+    features_ : list of int
+        The feature chosen in every round.
+    train_measure_ : list of float
+        Mean training measure of f after every round.
+    n_iter_ : int
+        Rounds run (fewer than ``n_estimators`` when a weak ranker is perfect on every query).
+    """
+
+    def __init__(
+        self,
+        measure: str = "map",
+        n_estimators: int = 100,
+        variant: str = "xu-li",
+        repeat: bool = False,
+        relevance_threshold: float = 0.0,
+    ) -> None:
+        self.measure = measure
+        self.n_estimators = n_estimators
+        self.variant = variant
+        self.repeat = repeat
+        self.relevance_threshold = relevance_threshold
+
+    def fit(self, X: Any, y: Any, qid: Any = None) -> "AdaRank":
+        """Run the boosting rounds.
+
+        Returns
+        -------
+        self : AdaRank
+        """
+        if self.variant not in ("xu-li", "meng"):
+            raise ValueError(f'variant must be "xu-li" or "meng", got {self.variant!r}')
+        T = self.n_estimators
+        if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
+            raise ValueError(f"n_estimators must be an integer >= 1, got {T!r}")
+        X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"X must be a 2-D array (documents x features), got {X.ndim} dimension(s)")
+        labels = check_labels(y, X.shape[0])
+        check_qid(qid, X.shape[0], required_by="AdaRank")
+        d = X.shape[1]
+
+        def measure(scores: np.ndarray) -> tuple:
+            pq = per_query(self.measure, labels, scores, qid, relevance_threshold=self.relevance_threshold)
+            return pq.qids, pq.values
+
+        qids, _ = measure(np.zeros(X.shape[0]))
+        if qids.size == 0:
+            raise ValueError(f"no training query has a relevant document (label > {self.relevance_threshold})")
+        # E[k, i]: the measure of query i ranked by feature k alone. Fixed for the whole run.
+        E = np.vstack([measure(np.ascontiguousarray(X[:, k]))[1] for k in range(d)])
+        m = E.shape[1]
+        P = np.full(m, 1.0 / m)
+        coef = np.zeros(d)
+        path, chosen, train = [], [], []
+        for _ in range(T):
+            weighted = E @ P
+            if chosen and not self.repeat and d > 1:
+                weighted[chosen[-1]] = -np.inf
+            k = int(np.argmax(weighted))
+            e = E[k]
+            up, down = float(P @ (1.0 + e)), float(P @ (1.0 - e))
+            if self.variant == "meng":
+                alpha = 0.5 * up
+            elif down <= 0.0:
+                # The weak ranker is perfect on every weighted query: alpha would be infinite.
+                # A weight that dominates the others is its limit (ties of the feature are
+                # still broken by the earlier rounds); stop there.
+                alpha = 1e6 * (1.0 + float(np.abs(coef).sum()))
+            else:
+                alpha = 0.5 * math.log(up / down)
+            coef[k] += alpha
+            _, values = measure(X @ coef)
+            path.append(coef.copy())
+            chosen.append(k)
+            train.append(float(values.mean()))
+            if self.variant == "xu-li" and down <= 0.0:
+                break
+            weights = np.exp(-values)
+            if self.variant == "meng":
+                weights = P * weights
+            P = weights / weights.sum()
+        self.coef_ = coef
+        self.intercept_ = 0.0
+        self.coef_path_ = np.array(path)
+        self.features_ = chosen
+        self.train_measure_ = train
+        self.n_iter_ = len(path)
+        self.n_features_in_ = d
+        return self
+
+
+class DORM(_LinearScorer):
+    """DORM: Le & Smola's permutation feature map, trained by svmmap's structural SVM engine.
+
+    Feature map phi(x, y) = sum_i A(y(i)) x_i with A(r) = 1/sqrt(1 + r) for 0-based ranks
+    r < ``depth`` and 0 beyond; loss 1 - NDCG@k (binary gains, 1/log2(1 + rank) discount);
+    loss-augmented inference is an assignment of documents to the first max(k, depth) ranks,
+    solved exactly by the Hungarian method in O(max(k, depth)^2 n) per query (O(n^3) with
+    ``depth=None, k=None``). The target ranking is the best label-consistent one for the current
+    scores, which makes the objective non-convex (see ``svmmap.losses`` and rust/oracle/dorm.rs):
+    the result is a local solution. Defaults follow Chakrabarti et al. (2008, section 4.4):
+    NDCG@10 and A cut at rank 30.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+    k : int or None, default=10
+        NDCG cutoff (None: no cutoff).
+    depth : int or None, default=30
+        Rank from which A(r) = 0 (None: never).
+    eps, max_iter, relevance_threshold, n_jobs, verbose, callback
+        As in ``SVMMap``.
+    """
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        k: Optional[int] = 10,
+        depth: Optional[int] = 30,
+        eps: float = 1e-3,
+        max_iter: int = 10000,
+        relevance_threshold: float = 0.0,
+        n_jobs: Optional[int] = None,
+        verbose: int = 0,
+        callback: Any = None,
+    ) -> None:
+        self.C = C
+        self.k = k
+        self.depth = depth
+        self.eps = eps
+        self.max_iter = max_iter
+        self.relevance_threshold = relevance_threshold
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.callback = callback
+
+    def loss_name(self) -> str:
+        """The engine's loss name for these parameters, e.g. "dorm@10:depth=30"."""
+        for name in ("k", "depth"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
+                raise ValueError(f"{name} must be None or an integer >= 1, got {v!r}")
+        name = "dorm" if self.k is None else f"dorm@{int(self.k)}"
+        return name if self.depth is None else f"{name}:depth={int(self.depth)}"
+
+    def fit(self, X: Any, y: Any, qid: Any = None) -> "DORM":
+        """Train on documents grouped by query (see ``SVMMap.fit``).
+
+        Returns
+        -------
+        self : DORM
+        """
+        model = SVMMap(
+            C=self.C,
+            loss=self.loss_name(),
+            eps=self.eps,
+            max_iter=self.max_iter,
+            relevance_threshold=self.relevance_threshold,
+            n_jobs=self.n_jobs,
+            verbose=self.verbose,
+            callback=self.callback,
+        )
+        model.fit(X, y, qid=qid)
+        self.coef_ = model.coef_
+        self.intercept_ = 0.0
+        self.n_features_in_ = model.n_features_in_
+        self.n_queries_ = model.n_queries_
+        self.n_queries_skipped_ = model.n_queries_skipped_
+        _copy_fit(self, model)
+        return self
