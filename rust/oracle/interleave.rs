@@ -158,7 +158,8 @@ pub(crate) fn positions_greedy<L: SeparableLoss>(loss: &L, sorted: &Sorted) -> V
 /// The same largest argmaxes, found by divide and conquer over j: since they are non-decreasing
 /// in j, the argmax for the middle j splits the range of i left to search for the j below and
 /// above it. Each level of the recursion scans at most P + (its number of j) values of i, each
-/// in O(1), so the total is O(P log N + N).
+/// in O(1), so the total is O(P log N + N); a range of j whose range of i has shrunk to one
+/// value is filled without evaluating anything.
 ///
 /// `lowest` restricts every o_j to lowest..=P; the first `fixed` non-relevant documents get
 /// o_j = 0 (they are ranked above every good). Both serve losses that are concave only from
@@ -177,6 +178,12 @@ pub(crate) fn positions_fast<L: SeparableLoss>(
     let mut stack = vec![(fixed, n, lowest.min(p), p)];
     while let Some((jlo, jhi, ilo, ihi)) = stack.pop() {
         if jlo >= jhi {
+            continue;
+        }
+        if ilo == ihi {
+            // Only one position is left for the whole range: no need to evaluate anything.
+            // With few relevant documents this settles most of the j quickly.
+            opt[jlo..jhi].fill(ilo);
             continue;
         }
         let mid = jlo + (jhi - jlo) / 2;

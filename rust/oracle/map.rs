@@ -46,7 +46,7 @@ pub enum MapAlgorithm {
 
 /// Up to this many relevant documents, Algorithm 2's tight O(P N) loop beats the divide and
 /// conquer (measured crossover; see `MapAlgorithm::Auto`).
-pub const GREEDY_MAX_RELEVANT: usize = 4;
+pub const GREEDY_MAX_RELEVANT: usize = 8;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MapOracle {
