@@ -106,7 +106,7 @@ def lambdarank_candidates(train: Any, vali: Any) -> Iterable:
     for leaves in (7, 31):
         model = lgb.LGBMRanker(
             objective="lambdarank", n_estimators=500, learning_rate=0.05, num_leaves=leaves,
-            min_child_samples=20, verbose=-1, n_jobs=2,
+            min_child_samples=20, verbose=-1, n_jobs=1,
         )
         # LightGBM 4.7 renamed eval_set to eval_X/eval_y; older 4.x only knows eval_set.
         if "eval_X" in inspect.signature(model.fit).parameters:

@@ -13,7 +13,8 @@
 //!   1/2 |w|^2 + C/n sum_q max_l H_{q,l}(w),
 //!
 //! and the most violated constraint of a query is that of the loss with the largest hinge.
-//! `SharedSlack` runs every component oracle and keeps that one (the first on ties).
+//! `SharedSlack` runs every component oracle and keeps that one (the first on ties, up to
+//! rounding).
 
 use super::{dot, Oracle};
 
@@ -39,7 +40,9 @@ impl Oracle for SharedSlack {
         for part in &self.parts {
             let delta = part.argmax(scores, relevant, &mut trial);
             let h = delta - dot(&trial, scores);
-            if best.is_none_or(|(bh, _)| h > bh) {
+            // Hinges equal up to rounding count as a tie (the first loss wins), so that the
+            // choice does not depend on the order in which the dot products were summed.
+            if best.is_none_or(|(bh, _)| h > bh + 1e-12 * (1.0 + bh.abs())) {
                 best = Some((h, delta));
                 coef.copy_from_slice(&trial);
             }

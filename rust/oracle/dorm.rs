@@ -21,7 +21,7 @@
 //! augmenting paths with potentials), O(m^2 n) time and O(n) memory: O(n^3) for "dorm", the
 //! reason DORM is slow on long queries.
 
-use super::{split_sorted, Oracle};
+use super::{average_ties, split_sorted, Oracle};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DormOracle {
@@ -71,10 +71,18 @@ impl Oracle for DormOracle {
         // value(r, i) = A(r) s_i - z_i D(r) / DCG*, maximized: minimize its negative.
         let decay: Vec<f64> = (0..m).map(|r| self.decay(r)).collect();
         let gain: Vec<f64> = (0..m).map(|r| discount(r) / ideal).collect();
-        let doc_of_rank = assign(m, n, |r, i| {
+        // Columns in a canonical order (relevant, then non-relevant, each by descending
+        // score): when several assignments are optimal, the one found then depends only on the
+        // scores and labels, not on the order the caller listed the documents in.
+        let canonical: Vec<usize> = pos.iter().chain(&neg).copied().collect();
+        let doc_of_rank: Vec<usize> = assign(m, n, |r, c| {
+            let i = canonical[c];
             let loss = if relevant[i] { gain[r] } else { 0.0 };
             loss - decay[r] * scores[i]
-        });
+        })
+        .into_iter()
+        .map(|c| canonical[c])
+        .collect();
         // deltaPsi = phi(y*) - phi(ybar): c_i = A(rank in y*) - A(rank in ybar).
         for (r, &doc) in pos.iter().chain(&neg).enumerate() {
             coef[doc] = self.decay(r);
@@ -86,6 +94,9 @@ impl Oracle for DormOracle {
                 dcg += gain[r];
             }
         }
+        // Tied documents of one class have identical rows in the assignment (and in y*).
+        average_ties(&pos, scores, coef);
+        average_ties(&neg, scores, coef);
         1.0 - dcg
     }
 }

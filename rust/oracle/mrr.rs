@@ -15,7 +15,7 @@
 //! the concave S(r) - r s_min, which is max(k, #{b : s_b > s_min}) (when at most N). The
 //! coefficients of deltaPsi = -phi_mrr(ybar) are r for g0 and -1 for each b above it.
 
-use super::Oracle;
+use super::{average_ties, Oracle};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MrrOracle {
@@ -90,7 +90,19 @@ impl Oracle for MrrOracle {
         for &b in &neg[..best_r] {
             coef[b] = -1.0;
         }
-        coef[g0] = best_r as f64;
+        // Any relevant document with the lowest score can play g0: they share its coefficient,
+        // and tied non-relevant documents at the boundary share theirs (`average_ties`).
+        let lowest = relevant
+            .iter()
+            .zip(scores)
+            .filter(|&(&r, &s)| r && s == s_min)
+            .count();
+        for (c, (&r, &s)) in coef.iter_mut().zip(relevant.iter().zip(scores)) {
+            if r && s == s_min {
+                *c = best_r as f64 / lowest as f64;
+            }
+        }
+        average_ties(&neg, scores, coef);
         delta(best_r)
     }
 }

@@ -31,13 +31,16 @@
 //! max(a*_g, k - m), which is non-decreasing, so their best total Out(m) does not depend on the
 //! prefix and takes O(log P) with prefix sums and a binary search. The argmax is the best m.
 //! Total O(n log n + k^2).
+//!
+//! As in every oracle, documents of one class that tie in score share the mean of their
+//! coefficients (`average_ties`).
 
 use super::interleave::{
     above_from_positions, encode_po, positions_fast, positions_greedy, ScoreTerms, SeparableLoss,
     Sorted,
 };
 use super::map::MapAlgorithm;
-use super::Oracle;
+use super::{average_ties, Oracle};
 
 /// The position discount of NDCG (as a function of the 0-based rank r).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -139,6 +142,8 @@ impl Oracle for NdcgOracle {
             }
         };
         encode_po(&sorted, &above, coef);
+        average_ties(&sorted.pos, scores, coef);
+        average_ties(&sorted.neg, scores, coef);
         let dcg: f64 = above.iter().enumerate().map(|(g, &a)| d[g + a]).sum();
         1.0 - dcg * inv_ideal
     }

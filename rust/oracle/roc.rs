@@ -9,7 +9,7 @@
 //! pairs of every document is a merge of the two sorted lists, O(n log n) in all.
 
 use super::interleave::Sorted;
-use super::Oracle;
+use super::{average_ties, Oracle};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RocOracle;
@@ -42,6 +42,9 @@ impl Oracle for RocOracle {
             coef[doc] = scale * b as f64;
         }
         fill_negatives(&sorted, scale, coef);
+        // Tied documents of one class already get equal counts; this keeps the rule explicit.
+        average_ties(&sorted.pos, scores, coef);
+        average_ties(&sorted.neg, scores, coef);
         total as f64 / (p * n) as f64
     }
 }
