@@ -10,7 +10,9 @@ from scipy.stats import percentileofscore
 from sklearn.exceptions import NotFittedError
 from sklearn.svm import LinearSVC
 
-from svmmap.baselines import DORM, AdaRank, QueryMinMaxScaler, QueryPercentileTransformer, SVMAcc
+from sklearn.base import clone
+
+from svmmap.baselines import DORM, AdaRank, QueryMinMaxScaler, QueryPercentileTransformer, SVMAcc, SVMAcc2
 from svmmap.metrics import mean_average_precision
 
 
@@ -78,6 +80,10 @@ def test_svm_acc_predicts_with_its_bias_and_takes_sparse_input():
     assert np.allclose(dense.coef_, sparse.coef_) and dense.intercept_ == pytest.approx(sparse.intercept_)
     assert np.allclose(dense.predict(X), X @ dense.coef_ + dense.intercept_)
     assert dense.score(X, y, qid=qid) == mean_average_precision(y, dense.predict(X), qid)
+    # SVMAcc2 is SVMAcc(balanced=True), and both survive scikit-learn's clone.
+    a2 = clone(SVMAcc2(C=2.0, eps=1e-6)).fit(X, y)
+    b2 = SVMAcc(C=2.0, eps=1e-6, balanced=True).fit(X, y)
+    assert np.allclose(a2.coef_, b2.coef_) and clone(dense).get_params()["C"] == 2.0
     with pytest.raises(ValueError, match="relevant and non-relevant"):
         SVMAcc().fit(X, np.zeros(len(y)))
     with pytest.raises(NotFittedError):

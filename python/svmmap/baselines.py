@@ -1,6 +1,6 @@
 """The baselines of the papers, as estimators and transformers with svmmap's conventions.
 
-- ``SVMAcc``: SVM_acc and SVM_acc2 of Yue et al. (2007, section 5.2), a linear SVM classifier
+- ``SVMAcc`` (and ``SVMAcc2``): SVM_acc and SVM_acc2 of Yue et al. (2007, section 5.2), a linear SVM classifier
   on the documents with a bias, trained by svmmap's own engine (the structural SVM with the
   per-document loss "acc" or "acc2" on the whole training set as one query).
 - ``QueryPercentileTransformer`` and ``QueryMinMaxScaler``: the per-query score normalizations
@@ -30,7 +30,7 @@ from ._validation import check_labels, check_matrix, check_qid, n_threads
 from .estimator import SVMMap
 from .metrics import mean_average_precision, per_query
 
-__all__ = ["SVMAcc", "QueryPercentileTransformer", "QueryMinMaxScaler", "AdaRank", "DORM"]
+__all__ = ["SVMAcc", "SVMAcc2", "QueryPercentileTransformer", "QueryMinMaxScaler", "AdaRank", "DORM"]
 
 
 class _LinearScorer(BaseEstimator):
@@ -169,6 +169,29 @@ class SVMAcc(_LinearScorer):
         self.n_features_in_ = n_features
         _copy_fit(self, model)
         return self
+
+
+class SVMAcc2(SVMAcc):
+    """SVM_acc2: ``SVMAcc`` with ``balanced=True`` by default (relevant documents weighted by
+    #non-relevant / #relevant), for tools that build estimators from a class and C alone, e.g.
+    ``svmmap protocol --methods map,SVM-acc2=svmmap.baselines:SVMAcc2``."""
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        balanced: bool = True,
+        intercept_scaling: float = 1.0,
+        eps: float = 1e-3,
+        max_iter: int = 10000,
+        relevance_threshold: float = 0.0,
+        n_jobs: Optional[int] = None,
+        verbose: int = 0,
+        callback: Any = None,
+    ) -> None:
+        super().__init__(
+            C=C, balanced=balanced, intercept_scaling=intercept_scaling, eps=eps, max_iter=max_iter,
+            relevance_threshold=relevance_threshold, n_jobs=n_jobs, verbose=verbose, callback=callback,
+        )
 
 
 class _QueryTransformer(TransformerMixin, BaseEstimator):
