@@ -105,7 +105,8 @@ class SVMMap(BaseEstimator):
         with its own cap C, so the objective is 1/2 ||w||^2 + sum_l C/n sum_q xi_q^l (with L
         losses the total weight of the training loss is L times that of one loss; divide C by
         L to compare). "shared": one slack per query that must cover every loss,
-        1/2 ||w||^2 + C/n sum_q max_l xi_q^l. Ignored for a single loss.
+        1/2 ||w||^2 + C/n sum_q max_l xi_q^l. Ignored for a single loss. With separate slacks
+        the gap at exit is at most L * C * eps.
     eps : float, default=1e-3
         Tolerance in slack units, as SVM^struct's ``-e``: training stops when no constraint is
         violated by more than ``eps`` beyond the working set's slack. The duality gap at exit,
