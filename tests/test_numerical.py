@@ -48,7 +48,11 @@ def test_converges_or_warns_never_nan(loss, kind, C):
     assert np.all(np.isfinite(model.coef_))
     for value in (model.objective_, model.dual_objective_, model.gap_):
         assert np.isfinite(value)
-    assert model.dual_objective_ <= model.objective_ + 1e-9 * (1 + abs(model.objective_))
+    if not loss.startswith("dorm"):
+        # DORM's target ranking is the best label-consistent one at the current w
+        # (rust/oracle/dorm.rs), so its objective is not convex and its cuts are not lower
+        # bounds: the working-set dual need not be below the objective.
+        assert model.dual_objective_ <= model.objective_ + 1e-9 * (1 + abs(model.objective_))
     assert np.all(np.isfinite(model.predict(X)))
     stopped = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     assert model.converged_ or (model.n_iter_ == 40 and stopped), (model.n_iter_, model.gap_)

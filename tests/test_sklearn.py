@@ -95,8 +95,8 @@ def test_clone_get_params_set_params(vali):
     X, y, qid = vali
     model = SVMMap(C=3.0, loss="map", eps=1e-4, max_iter=500, relevance_threshold=0.5, n_jobs=1, verbose=0)
     params = model.get_params()
-    assert params == {"C": 3.0, "loss": "map", "eps": 1e-4, "max_iter": 500, "relevance_threshold": 0.5,
-                      "n_jobs": 1, "verbose": 0, "callback": None}
+    assert params == {"C": 3.0, "loss": "map", "slack": "separate", "eps": 1e-4, "max_iter": 500,
+                      "relevance_threshold": 0.5, "n_jobs": 1, "verbose": 0, "callback": None}
     model.fit(X, y, qid=qid)
     copy = clone(model)
     assert copy.get_params() == params and not hasattr(copy, "coef_")

@@ -203,7 +203,7 @@ class _QueryTransformer(TransformerMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def fit_transform(self, X: Any, y: Any = None, qid: Any = None) -> np.ndarray:  # type: ignore[override]
+    def fit_transform(self, X: Any, y: Any = None, qid: Any = None) -> np.ndarray:
         return self.fit(X, y, qid=qid).transform(X, qid=qid)
 
     @staticmethod
@@ -414,7 +414,9 @@ class DORM(_LinearScorer):
     solved exactly by the Hungarian method in O(max(k, depth)^2 n) per query (O(n^3) with
     ``depth=None, k=None``). The target ranking is the best label-consistent one for the current
     scores, which makes the objective non-convex (see ``svmmap.losses`` and rust/oracle/dorm.rs):
-    the result is a local solution. Defaults follow Chakrabarti et al. (2008, section 4.4):
+    the result is a local solution, the cuts are not lower bounds, and ``dual_objective_`` may
+    exceed ``objective_`` (a negative ``gap_``); training stops when the new cut is within eps
+    of the working set, as for the other losses. Defaults follow Chakrabarti et al. (2008, section 4.4):
     NDCG@10 and A cut at rank 30.
 
     Parameters
