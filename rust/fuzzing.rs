@@ -58,6 +58,13 @@ pub fn losses() -> &'static [(&'static str, Box<dyn Oracle>)] {
     })
 }
 
+/// DORM's target ranking is the best label-consistent one at the current w (oracle/dorm.rs),
+/// so its objective is not convex: the properties that rest on convexity (the working-set dual
+/// bounds the primal; two solutions lie within their gaps of one optimum) do not apply to it.
+fn is_convex(name: &str) -> bool {
+    !name.starts_with("dorm")
+}
+
 /// Losses of Yue et al.'s MAP with Psi_po, checked against brute force.
 fn is_map(name: &str) -> bool {
     matches!(name, "map" | "map-greedy" | "map-fast")
@@ -442,7 +449,7 @@ pub fn check_solver(data: &[u8]) {
     assert!(s.n_iter >= 1 && s.n_iter <= max_iter);
     let scale = 1.0 + s.primal.abs();
     assert!(
-        s.dual <= s.primal + 1e-9 * scale,
+        s.dual <= s.primal + 1e-9 * scale || !is_convex(name),
         "{name}: dual {} above primal {}",
         s.dual,
         s.primal
@@ -474,10 +481,14 @@ pub fn check_solver(data: &[u8]) {
         .map(|(a, b)| (a - b) * (a - b))
         .sum::<f64>()
         .sqrt();
-    let bound = (2.0 * s.gap.max(0.0)).sqrt() + (2.0 * s3.gap.max(0.0)).sqrt();
+    // The gaps are only known up to rounding, to the 1e-9 * scale the dual bound above allows
+    // (a flat problem, e.g. a query of identical documents, lets rounding of c.s of order 1e-16
+    // pull w by 1e-8 at no visible cost), so each enters the bound with that slack.
+    let slack = |gap: f64, primal: f64| (2.0 * (gap.max(0.0) + 1e-9 * (1.0 + primal.abs()))).sqrt();
+    let bound = slack(s.gap, s.primal) + slack(s3.gap, s3.primal);
     let norm = oracle::dot(&w, &w).sqrt();
     assert!(
-        distance <= bound + 1e-9 * (1.0 + norm),
+        distance <= bound + 1e-9 * (1.0 + norm) || !is_convex(name),
         "{name}: |w - w_reversed| = {distance} > {bound}"
     );
 }
