@@ -11,7 +11,7 @@
 //! in SVM^map.
 //!
 //! Method. Each iteration scores every document (X w), runs the oracle of every group on every
-//! query in parallel, and averages the results into one cut per group,
+//! query in parallel (both in one pass over X, see `cut_sums`), and averages the results into one cut per group,
 //! b = 1/n sum_q Delta_q and g = 1/n sum_q deltaPsi_q = X^T c / n, whose violation
 //! b - w.g equals 1/n sum_q H_q(w), so P(w) is known exactly at every iterate. The working-set
 //! dual (dual_qp.rs) is a lower bound on min P; training stops when the gap P(w) - D(a) is at
@@ -20,17 +20,17 @@
 //! to its rounding floor) so that w is a continuous function of the data.
 //!
 //! Returns w, the primal and dual objectives, the gap, the iteration count and the cut counts.
-//! Sums over queries are taken in query order and X^T c in fixed row chunks, so the result is
-//! the same for any number of threads.
+//! Sums over queries are taken in fixed blocks of queries added in order, so the result is the
+//! same for any number of threads.
 
 use rayon::prelude::*;
+use std::ops::Range;
 use std::time::Instant;
 
 use super::dual_qp::{dot, Cut, WorkingSet};
 use crate::data::{QueryGroups, RowMatrix};
 use crate::error::{Error, Result};
 use crate::oracle::Oracle;
-use crate::parallel::{matvec, rmatvec, split_by_bounds};
 
 /// The working-set QP is solved to this fraction of `eps` (see `solve`).
 const QP_TOL_FACTOR: f64 = 1e-9;
@@ -208,36 +208,94 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
 
     /// For each oracle, sum_q Delta_q and sum_q deltaPsi_q over the usable queries at w (not
     /// divided by n, so that parts of a data set can be added up).
+    ///
+    /// One pass over X: each query's rows are scored, the oracles run, and the query's
+    /// coefficients are added into the cut while its rows are still in cache, so that an
+    /// iteration reads X from memory once where X w followed by X^T c would read it twice.
+    /// Queries are cut into consecutive blocks whose boundaries depend only on the problem's
+    /// shape; each block is summed serially and the blocks are added in order, so the result
+    /// does not depend on the number of threads.
     pub fn cut_sums(&self, w: &[f64], oracles: &[&dyn Oracle]) -> Vec<(f64, Vec<f64>)> {
         let groups = self.groups;
-        let n_rows = self.x.n_rows();
-        let mut scores_rows = vec![0.0; n_rows];
-        matvec(self.x, w, &mut scores_rows);
-        let scores = groups.gather(&scores_rows);
-        let mut coef_grouped = vec![0.0; n_rows];
-        let mut coef_rows = scores_rows; // reused: the per-row scores are no longer needed
-        oracles
-            .iter()
-            .map(|oracle| {
-                let losses: Vec<f64> = split_by_bounds(&mut coef_grouped, &groups.bounds)
-                    .into_par_iter()
-                    .enumerate()
-                    .map(|(q, coef)| {
-                        coef.fill(0.0);
-                        if !self.usable[q] {
-                            return 0.0;
+        let d = self.x.n_cols();
+        let blocks = query_blocks(&groups.bounds, d * oracles.len().max(1));
+        let partials: Vec<Vec<(f64, Vec<f64>)>> = blocks
+            .into_par_iter()
+            .map(|queries| {
+                let mut sums: Vec<(f64, Vec<f64>)> =
+                    oracles.iter().map(|_| (0.0, vec![0.0; d])).collect();
+                let mut scores = Vec::new();
+                let mut coef = Vec::new();
+                for q in queries {
+                    if !self.usable[q] {
+                        continue;
+                    }
+                    let rows = groups.rows(q);
+                    let relevant = &self.relevant[groups.bounds[q]..groups.bounds[q + 1]];
+                    scores.clear();
+                    scores.extend(rows.iter().map(|&r| self.x.row_dot(r, w)));
+                    for (oracle, (b, g)) in oracles.iter().zip(sums.iter_mut()) {
+                        coef.clear();
+                        coef.resize(rows.len(), 0.0);
+                        *b += oracle.argmax(&scores, relevant, &mut coef);
+                        for (&r, &c) in rows.iter().zip(&coef) {
+                            if c != 0.0 {
+                                self.x.row_axpy(r, c, g);
+                            }
                         }
-                        let range = groups.bounds[q]..groups.bounds[q + 1];
-                        oracle.argmax(&scores[range.clone()], &self.relevant[range], coef)
-                    })
-                    .collect();
-                for (&row, &c) in groups.order.iter().zip(&coef_grouped) {
-                    coef_rows[row] = c;
+                    }
                 }
-                (losses.iter().sum::<f64>(), rmatvec(self.x, &coef_rows))
+                sums
             })
-            .collect()
+            .collect();
+        let mut total: Vec<(f64, Vec<f64>)> = oracles.iter().map(|_| (0.0, vec![0.0; d])).collect();
+        for part in partials {
+            for ((b, g), (pb, pg)) in total.iter_mut().zip(part) {
+                *b += pb;
+                for (o, v) in g.iter_mut().zip(pg) {
+                    *o += v;
+                }
+            }
+        }
+        total
     }
+}
+
+/// Rows per query block in `cut_sums`: enough work per block to amortize its partial sums,
+/// and blocks enough for load balance on many cores.
+const BLOCK_ROWS: usize = 4096;
+/// Upper bound on the number of query blocks (and so of partial sums kept at once).
+const MAX_BLOCKS: usize = 1024;
+/// Upper bound on the memory of the partial sums, in f64 values (32 MiB).
+const PARTIAL_BUDGET: usize = 1 << 22;
+
+/// Consecutive query ranges of about equal row counts. Their number depends only on the row
+/// count and on `width`, the f64 values of one block's partial sums, never on the threads.
+fn query_blocks(bounds: &[usize], width: usize) -> Vec<Range<usize>> {
+    let n_queries = bounds.len() - 1;
+    let n_rows = bounds[n_queries];
+    let k = (PARTIAL_BUDGET / width.max(1))
+        .min(MAX_BLOCKS)
+        .min(n_rows.div_ceil(BLOCK_ROWS))
+        .clamp(1, n_queries.max(1));
+    let mut blocks = Vec::with_capacity(k);
+    let mut start = 0;
+    for i in 1..=k {
+        // The block ends at the first query that ends at or beyond i/k of the rows.
+        let target = i * n_rows / k;
+        let end = if i == k {
+            n_queries
+        } else {
+            bounds
+                .partition_point(|&b| b < target)
+                .clamp(start, n_queries)
+        };
+        if end > start {
+            blocks.push(start..end);
+            start = end;
+        }
+    }
+    blocks
 }
 
 /// The cuts of a `RankingProblem` on this machine.
@@ -415,4 +473,166 @@ pub fn solve(
         history,
     };
     Ok((w, summary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{CsrView, DenseView};
+    use crate::oracle::from_name;
+    use crate::parallel::with_threads;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A data set of `n_queries` queries of 1 to 300 documents (shuffled rows, so that queries
+    /// are not contiguous), with values whose sums are sensitive to the association order.
+    fn problem(seed: u64, n_queries: usize, d: usize) -> (Vec<f64>, Vec<f64>, Vec<i64>) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut codes = Vec::new();
+        for q in 0..n_queries {
+            let size = rng.random_range(1..300);
+            codes.extend(std::iter::repeat_n(q as i64, size));
+        }
+        // Fisher-Yates shuffle of the rows' queries.
+        for i in (1..codes.len()).rev() {
+            codes.swap(i, rng.random_range(0..=i));
+        }
+        let n = codes.len();
+        let x = (0..n * d)
+            .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-3..4)))
+            .collect();
+        let labels = (0..n).map(|_| rng.random_range(0..3) as f64).collect();
+        (x, labels, codes)
+    }
+
+    /// The cut sums computed the plain way: all scores first, then the oracle per query, then
+    /// X^T c by rows in order.
+    fn two_pass(
+        x: &dyn RowMatrix,
+        labels: &[f64],
+        groups: &QueryGroups,
+        w: &[f64],
+        oracle: &dyn Oracle,
+    ) -> (f64, Vec<f64>) {
+        let d = x.n_cols();
+        let scores: Vec<f64> = (0..x.n_rows()).map(|r| x.row_dot(r, w)).collect();
+        let (mut b, mut g) = (0.0, vec![0.0; d]);
+        for q in 0..groups.n_queries() {
+            let rows = groups.rows(q);
+            let s: Vec<f64> = rows.iter().map(|&r| scores[r]).collect();
+            let rel: Vec<bool> = rows.iter().map(|&r| labels[r] > 0.0).collect();
+            let p = rel.iter().filter(|&&v| v).count();
+            if p == 0 || p == rel.len() {
+                continue;
+            }
+            let mut c = vec![0.0; rows.len()];
+            b += oracle.argmax(&s, &rel, &mut c);
+            for (&r, &ci) in rows.iter().zip(&c) {
+                x.row_axpy(r, ci, &mut g);
+            }
+        }
+        (b, g)
+    }
+
+    #[test]
+    fn cut_sums_equal_the_two_pass_computation_and_ignore_the_thread_count() {
+        let d = 7;
+        let (data, labels, codes) = problem(3, 400, d);
+        let n = labels.len();
+        let groups = QueryGroups::from_codes(&codes, 400).unwrap();
+        let x = DenseView::new(&data, n, d).unwrap();
+        let w: Vec<f64> = (0..d).map(|j| (j as f64 - 3.0) * 0.37).collect();
+        let names = ["map", "ndcg@10", "mrr@5"];
+        let owned: Vec<_> = names.iter().map(|l| from_name(l).unwrap()).collect();
+        let oracles: Vec<&dyn Oracle> = owned.iter().map(|o| o.as_ref()).collect();
+        let problem = RankingProblem::new(&x, &labels, &groups, 0.0).unwrap();
+        let one = with_threads(1, || problem.cut_sums(&w, &oracles)).unwrap();
+        for threads in [2, 3, 8] {
+            let other = with_threads(threads, || problem.cut_sums(&w, &oracles)).unwrap();
+            assert_eq!(one, other, "{threads} threads");
+        }
+        for (oracle, (b, g)) in oracles.iter().zip(&one) {
+            let (b2, g2) = two_pass(&x, &labels, &groups, &w, *oracle);
+            assert!(
+                (b - b2).abs() <= 1e-9 * b2.abs().max(1.0),
+                "{}",
+                oracle.name()
+            );
+            let scale = g2.iter().map(|v| v.abs()).fold(1.0, f64::max);
+            for (u, v) in g.iter().zip(&g2) {
+                assert!(
+                    (u - v).abs() <= 1e-9 * scale,
+                    "{}: {u} vs {v}",
+                    oracle.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn sparse_and_dense_views_give_the_same_cut() {
+        let d = 5;
+        let (mut data, labels, codes) = problem(11, 60, d);
+        // Zero out most values, so that the CSR matrix is really sparse.
+        for (i, v) in data.iter_mut().enumerate() {
+            if i % 3 != 0 {
+                *v = 0.0;
+            }
+        }
+        let n = labels.len();
+        let (mut indptr, mut indices, mut values) = (vec![0i64], Vec::new(), Vec::new());
+        for r in 0..n {
+            for j in 0..d {
+                if data[r * d + j] != 0.0 {
+                    indices.push(j as i64);
+                    values.push(data[r * d + j]);
+                }
+            }
+            indptr.push(indices.len() as i64);
+        }
+        let groups = QueryGroups::from_codes(&codes, 60).unwrap();
+        let dense = DenseView::new(&data, n, d).unwrap();
+        let csr = CsrView::new(&indptr, &indices, &values, n, d).unwrap();
+        let w = vec![0.5, -1.0, 0.25, 2.0, -0.125];
+        let map = from_name("map").unwrap();
+        let oracles = [map.as_ref()];
+        let a = RankingProblem::new(&dense, &labels, &groups, 0.0)
+            .unwrap()
+            .cut_sums(&w, &oracles);
+        let b = RankingProblem::new(&csr, &labels, &groups, 0.0)
+            .unwrap()
+            .cut_sums(&w, &oracles);
+        assert_eq!(a[0].0, b[0].0);
+        for (u, v) in a[0].1.iter().zip(&b[0].1) {
+            assert!((u - v).abs() <= 1e-12 * u.abs().max(1.0));
+        }
+    }
+
+    #[test]
+    fn query_blocks_cover_every_query_once_in_order() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for case in 0..200 {
+            let n_queries = rng.random_range(0..300);
+            let mut bounds = vec![0usize];
+            for _ in 0..n_queries {
+                let size = if case % 4 == 0 {
+                    rng.random_range(0..20_000)
+                } else {
+                    rng.random_range(0..40)
+                };
+                bounds.push(bounds.last().unwrap() + size);
+            }
+            let width = [1, 136, 1 << 20, 1 << 23][case % 4];
+            let blocks = query_blocks(&bounds, width);
+            let mut next = 0;
+            for b in &blocks {
+                assert_eq!(b.start, next);
+                assert!(b.end > b.start);
+                next = b.end;
+            }
+            assert_eq!(next, n_queries);
+            assert!(blocks.len() <= MAX_BLOCKS);
+            assert!(blocks.len() * width <= PARTIAL_BUDGET.max(width));
+        }
+    }
 }
