@@ -152,6 +152,14 @@ def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np
         raise ValueError(f"qid has {arr.shape[0]} entries but X has {n_rows} rows")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError("qid contains NaN or infinite values")
+    if arr.dtype.kind in "iuf" and arr.size and bool(np.all(arr[1:] >= arr[:-1])):
+        # Already sorted, as in LETOR files: the codes are the run numbers, found in one
+        # vectorized pass instead of np.unique's sort (the same result, several times faster
+        # on millions of rows; training calls this once per fit).
+        new_query = np.concatenate(([False], arr[1:] != arr[:-1]))
+        codes = np.cumsum(new_query, dtype=np.int64)
+        new_query[0] = True
+        return contiguous(codes), arr[new_query]
     try:
         uniques, codes = np.unique(arr, return_inverse=True)
     except TypeError:
