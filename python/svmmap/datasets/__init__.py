@@ -1,4 +1,5 @@
-"""Bundled data: MQ2008 from LETOR 4.0 (five folds rebuilt from its five query subsets)."""
+"""Bundled data: MQ2008 from LETOR 4.0 (five folds rebuilt from its five query subsets), and a
+generator of synthetic query-grouped data shaped like MSLR-WEB30K (``make_ranking``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Iterator, NamedTuple, Optional
 import numpy as np
 
 from ..io import load_letor
+from ._synthetic import MSLR_LABEL_FRACTIONS, RankingData, make_ranking
 
 #: Which subsets form each fold, as in MQ2008's readme.txt: fold k trains on S_k, S_k+1, S_k+2,
 #: validates on S_k+3 and tests on S_k+4 (indices modulo 5).
