@@ -25,7 +25,8 @@ def package_modules():
     # The installed package (what `import svmmap` finds), not the source tree.
     names = ["svmmap"]
     for info in pkgutil.walk_packages(svmmap.__path__, prefix="svmmap."):
-        if not info.name.startswith("svmmap._") and info.name != "svmmap.__main__":
+        # Private modules count too: public functions such as make_ranking live in them.
+        if info.name not in ("svmmap._core", "svmmap.__main__"):
             names.append(info.name)
     return sorted(names)
 

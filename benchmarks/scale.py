@@ -1,0 +1,267 @@
+"""Performance at scale: svmmap against the hardware floor, itself on fewer threads, LightGBM,
+and scikit-learn's reader, every ratio measured in the same run.
+
+    python benchmarks/scale.py                  # MSLR-WEB30K fold shape (about 2.27M x 136 float32)
+    python benchmarks/scale.py --queries 2000   # a smaller shape
+    python benchmarks/scale.py --only fit,threads --json out.json
+
+Sections (each measurement runs in a fresh Python process, so that memory peaks are its own):
+
+fit      SVMMap(loss="map", C=1, eps=1e-3) on make_ranking data of the training-fold shape of
+         MSLR-WEB30K (3 of 5 folds: about 18,900 queries, 2.27M documents, 136 float32
+         features). Reports wall time, iterations, the peak resident memory during fit over
+         the size of X (the process's whole RSS, X included, with the peak counter reset just
+         before fit), and the time of one cutting-plane iteration over the floor: numpy's
+         ``X @ w`` plus ``X.T @ c`` on the same array (float32 vectors, so that numpy does not
+         convert X; its BLAS uses every core), best of several runs.
+threads  The same fit with n_jobs=1 and on every core, alternating, best of two each: the
+         speed-up. The models must be bit-identical (the script stops otherwise).
+lightgbm MQ2008 fold 1: SVMMap(C=1) against LightGBM's LGBMRanker (lambdarank, its defaults),
+         both on all cores, fit times and test MAP.
+reader   A 200,000-line LETOR file (MSLR-shape lines: 136 features, written with 6 significant
+         digits) and one of real MQ2008 lines repeated to 200,000 lines (46 features and the
+         ``#docid = ...`` comments): svmmap.load_letor against
+         sklearn.datasets.load_svmlight_file(query_id=True), best of three each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+# The child programs. Each prints one JSON object on its last line of output.
+COMMON = r'''
+import json, os, time, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+
+def rss_reset():
+    # Writing 5 to clear_refs resets the kernel's peak-RSS counter (VmHWM) to the current RSS,
+    # so that VmHWM afterwards is the peak of what follows, not of the data generation.
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+def status(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise KeyError(field)
+'''
+
+FIT = COMMON + r'''
+import svmmap
+from svmmap.datasets import make_ranking
+args = json.loads(os.environ["SCALE_ARGS"])
+X, y, qid = make_ranking(args["queries"], args["docs"], args["features"], random_state=0)
+# The floor: one pass of X @ w and one of X.T @ c, as numpy does them on the same array.
+rng = np.random.default_rng(1)
+w = rng.standard_normal(X.shape[1]).astype(X.dtype)
+c = rng.standard_normal(X.shape[0]).astype(X.dtype)
+floor = []
+for _ in range(args["floor_repeats"]):
+    t = time.perf_counter(); s = X @ w; g = X.T @ c; floor.append(time.perf_counter() - t)
+del s, g, c
+# Peak-RSS counters include what the generator left in malloc's free lists; hand it back first.
+import ctypes
+ctypes.CDLL("libc.so.6").malloc_trim(0)
+fits = []
+for _ in range(args["repeats"]):  # alternate the thread counts, so that noise falls on all
+    for n_jobs in args["n_jobs"]:
+        rss_before = status("VmRSS")
+        rss_reset()
+        model = svmmap.SVMMap(C=args["C"], eps=args["eps"], n_jobs=n_jobs)
+        t = time.perf_counter(); model.fit(X, y, qid=qid); seconds = time.perf_counter() - t
+        h = model.history_
+        per_iter = (h[-1]["seconds"] - h[0]["seconds"]) / (len(h) - 1) if len(h) > 1 else h[0]["seconds"]
+        fits.append({
+            "n_jobs": n_jobs, "seconds": seconds, "n_iter": int(model.n_iter_),
+            "converged": bool(model.converged_), "first_iteration_seconds": h[0]["seconds"],
+            "per_iteration": per_iter, "rss_before": rss_before, "peak_rss": status("VmHWM"),
+            "coef": model.coef_.tolist(), "objective": model.objective_,
+        })
+        del model
+print(json.dumps({
+    "n_docs": int(X.shape[0]), "n_features": int(X.shape[1]), "n_queries": int(args["queries"]),
+    "x_bytes": int(X.nbytes), "dtype": str(X.dtype), "floor": min(floor), "fits": fits,
+}))
+'''
+
+LIGHTGBM = COMMON + r'''
+import lightgbm
+import svmmap
+from svmmap.datasets import load_mq2008
+from svmmap.metrics import mean_average_precision
+X, y, qid = load_mq2008(fold=1, split="train")
+Xt, yt, qt = load_mq2008(fold=1, split="test")
+out = {"n_docs": int(X.shape[0])}
+_, sizes = np.unique(qid, return_counts=True)  # LETOR files keep a query's rows together
+times = {"svmmap": [], "lightgbm": []}
+for _ in range(5):
+    t = time.perf_counter(); m = svmmap.SVMMap(C=1.0).fit(X, y, qid=qid); times["svmmap"].append(time.perf_counter() - t)
+    t = time.perf_counter()
+    r = lightgbm.LGBMRanker(objective="lambdarank", verbose=-1, n_jobs=os.cpu_count()).fit(X, y, group=sizes)
+    times["lightgbm"].append(time.perf_counter() - t)
+out["svmmap_seconds"] = min(times["svmmap"])
+out["lightgbm_seconds"] = min(times["lightgbm"])
+out["svmmap_map"] = mean_average_precision(yt, m.predict(Xt), qid=qt)
+out["lightgbm_map"] = mean_average_precision(yt, r.predict(Xt), qid=qt)
+print(json.dumps(out))
+'''
+
+READER = COMMON + r'''
+import svmmap
+from sklearn.datasets import load_svmlight_file
+path = os.environ["SCALE_FILE"]
+out = {"bytes": os.path.getsize(path)}
+for name, load in (
+    ("svmmap", lambda: svmmap.load_letor(path)),
+    ("sklearn", lambda: load_svmlight_file(path, query_id=True)),
+):
+    best = None
+    for _ in range(3):
+        t = time.perf_counter(); X, y, q = load(); dt = time.perf_counter() - t
+        best = dt if best is None else min(best, dt)
+    out[name] = best
+    out[name + "_shape"] = list(X.shape)
+    out[name + "_checksum"] = [float(np.asarray(X.sum())), float(y.sum())]
+print(json.dumps(out))
+'''
+
+
+def run_child(program: str, env_extra: dict) -> dict:
+    env = dict(os.environ, **env_extra)
+    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark child failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def fits(args, jobs: list, repeats: int) -> dict:
+    """Fits on one generated data set, for each thread count in `jobs`, `repeats` times
+    (alternating). Returns the shared measurements and, per thread count, the fastest fit."""
+    r = run_child(FIT, {"SCALE_ARGS": json.dumps({
+        "queries": args.queries, "docs": args.docs, "features": args.features, "C": 1.0,
+        "eps": 1e-3, "n_jobs": jobs, "repeats": repeats, "floor_repeats": 5,
+    })})
+    best = {}
+    for f in r.pop("fits"):
+        if f["n_jobs"] not in best or f["seconds"] < best[f["n_jobs"]]["seconds"]:
+            best[f["n_jobs"]] = f
+        # Every fit of a thread count must give the same model.
+        if f["coef"] != best[f["n_jobs"]]["coef"] or f["coef"] != next(iter(best.values()))["coef"]:
+            raise SystemExit("fits with different thread counts or repeats gave different models")
+    r["best"] = best
+    return r
+
+
+def write_mslr_shape(path: str, n_lines: int) -> None:
+    from svmmap.datasets import make_ranking
+
+    X, y, qid = make_ranking(max(1, n_lines // 120), 120, 136, size_spread=0.0, random_state=0)
+    X, y, qid = X[:n_lines], y[:n_lines], qid[:n_lines]
+    with open(path, "w") as f:
+        for lo in range(0, len(y), 10000):
+            rows = []
+            for i in range(lo, min(len(y), lo + 10000)):
+                feats = " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(X[i]))
+                rows.append(f"{int(y[i])} qid:{qid[i] + 1} {feats}\n")
+            f.writelines(rows)
+
+
+def write_mq2008_repeated(path: str, n_lines: int) -> None:
+    import gzip
+
+    from svmmap.datasets import mq2008_path
+
+    lines = []
+    for s in range(1, 6):
+        with gzip.open(mq2008_path(s), "rt") as f:
+            lines.extend(f.readlines())
+    with open(path, "w") as f:
+        written, copy = 0, 0
+        while written < n_lines:
+            for line in lines[: n_lines - written]:
+                # Each copy gets its own query ids, so that queries stay whole and distinct.
+                label, q, rest = line.split(" ", 2)
+                f.write(f"{label} qid:{int(q[4:]) + 100000 * copy} {rest}")
+            written += min(len(lines), n_lines - written)
+            copy += 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--queries", type=int, default=18_900, help="training queries (MSLR-WEB30K fold: about 18,900)")
+    parser.add_argument("--docs", type=float, default=120.0, help="mean documents per query")
+    parser.add_argument("--features", type=int, default=136)
+    parser.add_argument("--reader-lines", type=int, default=200_000)
+    parser.add_argument("--only", default="fit,threads,lightgbm,reader", help="comma-separated sections")
+    parser.add_argument("--json", help="also write every measurement to this file")
+    args = parser.parse_args()
+    sections = set(args.only.split(","))
+    results: dict = {}
+    cores = os.cpu_count() or 1
+
+    if sections & {"fit", "threads"}:
+        jobs = [cores, 1] if "threads" in sections and cores > 1 else [cores]
+        shared = fits(args, jobs, repeats=2 if "threads" in sections else 1)
+        results["fit"] = shared
+        r = dict(shared["best"][cores], **{k: v for k, v in shared.items() if k != "best"})
+        gib = r["x_bytes"] / 2**30
+        print(f"\n## Fit, MSLR-WEB30K fold shape ({r['n_docs']:,} x {r['n_features']} {r['dtype']}, "
+              f"{r['n_queries']:,} queries, X = {gib:.2f} GiB), loss map, C=1, eps=1e-3, {cores} threads\n")
+        print("| measure | value |\n|---|---:|")
+        print(f"| wall time of fit (s) | {r['seconds']:.1f} |")
+        print(f"| iterations | {r['n_iter']} (converged: {r['converged']}) |")
+        print(f"| first iteration incl. setup (s) | {r['first_iteration_seconds']:.2f} |")
+        print(f"| time per iteration (s) | {r['per_iteration']:.3f} |")
+        print(f"| floor: numpy X @ w + X.T @ c (s) | {r['floor']:.3f} |")
+        print(f"| per iteration / floor | **{r['per_iteration'] / r['floor']:.2f}** |")
+        print(f"| peak RSS during fit / size of X | **{r['peak_rss'] / r['x_bytes']:.2f}** |")
+        print(f"| (RSS before fit / size of X) | {r['rss_before'] / r['x_bytes']:.2f} |")
+        print(f"| memory added by fit / size of X | {(r['peak_rss'] - r['rss_before']) / r['x_bytes']:.3f} |")
+        if "threads" in sections and cores > 1:
+            one, many = shared["best"][1], shared["best"][cores]
+            print("\n## Thread scaling of the same fit (best of 2 each, alternating)\n")
+            print("| threads | wall time (s) | per iteration (s) | iterations |\n|---:|---:|---:|---:|")
+            for t, f in (("1", one), (str(cores), many)):
+                print(f"| {t} | {f['seconds']:.2f} | {f['per_iteration']:.3f} | {f['n_iter']} |")
+            print(f"\nspeed-up 1 -> {cores} threads: fit **{one['seconds'] / many['seconds']:.2f}x**, "
+                  f"per iteration {one['per_iteration'] / many['per_iteration']:.2f}x; "
+                  f"coef_ bit-identical: {one['coef'] == many['coef']}")
+    if "lightgbm" in sections:
+        r = run_child(LIGHTGBM, {})
+        results["lightgbm"] = r
+        print(f"\n## MQ2008 fold 1 ({r['n_docs']:,} training documents), {cores} threads, best of 5\n")
+        print("| ranker | fit (s) | test MAP |\n|---|---:|---:|")
+        print(f"| svmmap SVMMap(C=1) | {r['svmmap_seconds']:.3f} | {r['svmmap_map']:.4f} |")
+        print(f"| LightGBM LGBMRanker (lambdarank, defaults) | {r['lightgbm_seconds']:.3f} | {r['lightgbm_map']:.4f} |")
+        print(f"\nLightGBM time / svmmap time: **{r['lightgbm_seconds'] / r['svmmap_seconds']:.1f}x**")
+    if "reader" in sections:
+        results["reader"] = {}
+        print(f"\n## Reading a {args.reader_lines:,}-line LETOR file, best of 3\n")
+        print("| file | size (MB) | svmmap.load_letor (s) | sklearn load_svmlight_file (s) | sklearn / svmmap |")
+        print("|---|---:|---:|---:|---:|")
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, write in (("MSLR shape, 136 features", write_mslr_shape), ("MQ2008 lines, 46 features + comments", write_mq2008_repeated)):
+                path = os.path.join(tmp, "data.txt")
+                write(path, args.reader_lines)
+                r = run_child(READER, {"SCALE_FILE": path})
+                if r["svmmap_shape"] != r["sklearn_shape"] or not all(
+                    abs(a - b) <= 1e-6 * max(1.0, abs(b)) for a, b in zip(r["svmmap_checksum"], r["sklearn_checksum"])
+                ):
+                    raise SystemExit(f"the readers disagree on {name}: {r}")
+                results["reader"][name] = r
+                print(f"| {name} | {r['bytes'] / 1e6:.0f} | {r['svmmap']:.3f} | {r['sklearn']:.3f} | **{r['sklearn'] / r['svmmap']:.1f}x** |")
+                os.remove(path)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
