@@ -147,3 +147,36 @@ def test_save_and_load_round_trip(fold1, tmp_path):
     (tmp_path / "newer.json").write_text(text.replace('"version": 1', '"version": 7'))
     with pytest.raises(ModelFormatError, match="newer svmmap"):
         load_model(tmp_path / "newer.json")
+
+
+def test_skipped_queries_do_not_count_in_n(fold1):
+    # C means C/n with n the usable queries (OP 1), so removing the unusable queries changes
+    # nothing; had n counted them, the same C would mean a different trade-off (C scaled by
+    # 471/339 moves coef_ by about 2e-2 on this fold).
+    X, y, qid = fold1
+    usable = np.zeros(len(y), dtype=bool)
+    for q in np.unique(qid):
+        rows = qid == q
+        usable[rows] = (y[rows] > 0).any() and (y[rows] <= 0).any()
+    assert (~usable).any()
+    with pytest.warns(SkippedQueriesWarning):
+        full = SVMMap(C=10.0).fit(X, y, qid=qid)
+    only_usable = SVMMap(C=10.0).fit(X[usable], y[usable], qid=qid[usable])
+    assert full.n_queries_ == only_usable.n_queries_ == len(np.unique(qid[usable]))
+    np.testing.assert_allclose(full.coef_, only_usable.coef_, rtol=0, atol=1e-10)
+    rescaled = SVMMap(C=10.0 * len(np.unique(qid)) / full.n_queries_).fit(X[usable], y[usable], qid=qid[usable])
+    assert np.abs(rescaled.coef_ - full.coef_).max() > 1e-4
+
+
+def test_inactive_cuts_are_dropped_during_training(fold1):
+    # At C = 1000 training takes hundreds of iterations, each adding one cut; cuts whose dual
+    # variable stays at zero for max_idle iterations leave the working set, so few remain.
+    X, y, qid = fold1
+    with pytest.warns(SkippedQueriesWarning):
+        model = SVMMap(C=1000.0).fit(X, y, qid=qid)
+    assert model.converged_
+    assert model.n_iter_ > 100
+    assert model.n_cuts_ < model.n_iter_ / 4
+    # The working set shrank at some point (it would only grow without dropping).
+    sizes = [r["n_cuts"] for r in model.history_]
+    assert any(b < a for a, b in zip(sizes, sizes[1:]))
