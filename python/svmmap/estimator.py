@@ -178,6 +178,7 @@ class SVMMap(BaseEstimator):
     def __init__(
         self,
         C: float = 1.0,
+        *,
         loss: Union[str, Sequence[str]] = "map",
         slack: str = "separate",
         eps: float = 1e-3,

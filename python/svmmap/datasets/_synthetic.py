@@ -117,9 +117,9 @@ def make_ranking(
         raise ValueError(f"size_spread must be a number >= 0, got {size_spread!r}")
     if not (0 <= informative_fraction <= 1):
         raise ValueError(f"informative_fraction must be in [0, 1], got {informative_fraction!r}")
-    for name, value in (("query_effect", query_effect), ("label_noise", label_noise)):
-        if not (np.isfinite(value) and value >= 0):
-            raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+    for name, number in (("query_effect", query_effect), ("label_noise", label_noise)):
+        if not (np.isfinite(number) and number >= 0):
+            raise ValueError(f"{name} must be a number >= 0, got {number!r}")
     fractions = np.asarray(label_fractions, dtype=np.float64)
     if fractions.ndim != 1 or fractions.size < 2 or np.any(fractions < 0) or not np.isfinite(fractions).all() or fractions.sum() <= 0:
         raise ValueError(f"label_fractions must be at least two non-negative numbers, got {label_fractions!r}")
