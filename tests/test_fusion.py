@@ -85,18 +85,20 @@ def test_no_query_is_scored_by_a_model_trained_on_it():
         np.testing.assert_array_equal(got, expected)
 
 
-def test_fused_mq2008_runs_beat_the_best_single_run():
-    # Two of MQ2008's five query subsets (S1, S2: 217 queries with a relevant document), its
-    # 25 retrieval-function features as runs, 3 folds over queries and a fixed C = 0.1 to keep
-    # the test short (examples/mq2008_fusion.py runs the full version with C chosen by
-    # inner cross-validation). The best single run is picked with hindsight on the same
-    # queries, which favours it.
-    X, y, qid, doc = load_mq2008_docs((1, 2))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fused_mq2008_runs_beat_the_best_single_run(seed):
+    # All of MQ2008 (564 queries with a relevant document), its 25 retrieval-function features
+    # as runs, 5 folds over queries, C chosen by 3-fold cross-validation inside each training
+    # fold. The best single run is picked with hindsight on all queries, which favours it.
+    # Two fold assignments: the margin (0.004 to 0.011 over seeds 0-4 when this was written)
+    # must not hinge on one lucky split. On 217 queries and a fixed C it did not hold for
+    # every seed.
+    X, y, qid, doc = load_mq2008_docs((1, 2, 3, 4, 5))
     runs = runs_from_features(X, qid, doc, LETOR4_RETRIEVAL_FUNCTIONS)
     qrels = qrels_from_labels(qid, doc, y)
-    result = cross_fuse(runs, qrels, n_folds=3, C=0.1, n_thresholds=10)
+    result = cross_fuse(runs, qrels, n_folds=5, C=[0.01, 0.1, 1.0], inner_folds=3, n_thresholds=10, random_state=seed)
     best = result.best_run()
-    assert len(result.per_query["fused"]) == 217
+    assert len(result.per_query["fused"]) == 564
     # Independent evaluation of the fused run and the best run with pytrec_eval.
     evaluator = pytrec_eval.RelevanceEvaluator(qrels.to_dict(), {"map"})
     with_rel = set(result.per_query["fused"])
@@ -107,6 +109,41 @@ def test_fused_mq2008_runs_beat_the_best_single_run():
     assert fused_map == pytest.approx(result.map(), abs=1e-12)
     assert fused_map > single_map
     assert "| **fused (SVM-map)** |" in result.table()
+
+
+def test_run_fusion_fit_then_fuse_end_to_end(tmp_path):
+    # The Python API's two steps: learn on runs and qrels of some queries, then fuse runs of
+    # new queries (here the same retrieval functions on MQ2008's subsets 4 and 5), written as
+    # a TREC run that reads back. Relevant documents of the new queries must rank higher than
+    # under the best single function chosen on the training queries.
+    def runs_and_qrels(subsets):
+        X, y, qid, doc = load_mq2008_docs(subsets)
+        return runs_from_features(X, qid, doc, LETOR4_RETRIEVAL_FUNCTIONS), qrels_from_labels(qid, doc, y)
+
+    train_runs, train_qrels = runs_and_qrels((1, 2, 3))
+    test_runs, test_qrels = runs_and_qrels((4, 5))
+    model = RunFusion(C=[0.1, 1.0], inner_folds=3, n_thresholds=10).fit(train_runs, train_qrels)
+    fused = model.fuse(test_runs, tag="e2e")
+    path = tmp_path / "fused.run"
+    write_run(path, fused)
+    back = read_run(path)
+    assert back.to_dict().keys() == fused.to_dict().keys()
+    evaluator = pytrec_eval.RelevanceEvaluator(test_qrels.to_dict(), {"map"})
+    judged = [q for q, docs in test_qrels.to_dict().items() if any(v > 0 for v in docs.values())]
+
+    def mean_ap(run):
+        scores = evaluator.evaluate(run.to_dict())
+        return np.mean([scores[q]["map"] for q in judged])
+
+    train_eval = pytrec_eval.RelevanceEvaluator(train_qrels.to_dict(), {"map"})
+    train_judged = [q for q, docs in train_qrels.to_dict().items() if any(v > 0 for v in docs.values())]
+    best_name = max(
+        (r.name for r in train_runs),
+        key=lambda n: np.mean([v["map"] for q, v in train_eval.evaluate(next(r for r in train_runs if r.name == n).to_dict()).items() if q in train_judged]),
+    )
+    best_on_test = next(r for r in test_runs if r.name == best_name)
+    assert mean_ap(back) == pytest.approx(mean_ap(fused), abs=1e-9)
+    assert mean_ap(fused) > mean_ap(best_on_test)
 
 
 def test_cli_fuse_writes_a_valid_run(tmp_path, capsys):
