@@ -95,3 +95,90 @@ fn every_loss_of_this_build_is_probed() {
         "{names:?}"
     );
 }
+
+/// A property check on input bytes, as a fuzz target runs it.
+type Check = fn(&[u8]);
+
+/// The property check each cargo-fuzz target in `fuzz/fuzz_targets/` runs.
+const FUZZ_TARGETS: &[(&str, Check)] = &[
+    ("reader", check_reader),
+    ("oracle", check_oracle),
+    ("solver", check_solver),
+];
+
+/// Every file below `dir`, in a fixed order.
+fn files_below(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn fuzz_regressions_replay() {
+    // Inputs a fuzzer once crashed on are kept in fuzz/regressions/<target>/ (any depth); each
+    // goes through the check its target runs, so that a fixed crash stays fixed. The files are
+    // listed at run time: a new one is picked up without touching this test.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    for target in files_below(&root.join("fuzz_targets")) {
+        let name = target.file_stem().unwrap().to_string_lossy().into_owned();
+        assert!(
+            FUZZ_TARGETS.iter().any(|(t, _)| *t == name),
+            "fuzz target {name} has no entry in FUZZ_TARGETS"
+        );
+    }
+    let regressions = root.join("regressions");
+    let mut dirs: Vec<_> = std::fs::read_dir(&regressions)
+        .unwrap_or_else(|e| panic!("{}: {e}", regressions.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .collect();
+    dirs.sort();
+    assert!(
+        !dirs.is_empty(),
+        "no target directory in {}",
+        regressions.display()
+    );
+    let mut failures = Vec::new();
+    for dir in &dirs {
+        let name = dir.file_name().unwrap().to_string_lossy();
+        assert!(
+            dir.is_dir(),
+            "{}: expected a directory named after a fuzz target",
+            dir.display()
+        );
+        let check = FUZZ_TARGETS
+            .iter()
+            .find(|(t, _)| *t == name)
+            .unwrap_or_else(|| panic!("{}: no fuzz target of that name", dir.display()))
+            .1;
+        let files = files_below(dir);
+        assert!(!files.is_empty(), "{}: no regression file", dir.display());
+        for file in files {
+            let data = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            // Every file is replayed and every failure reported, not just the first.
+            if let Err(payload) = std::panic::catch_unwind(|| check(&data)) {
+                let message = payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                failures.push(format!("{}: {message}", file.display()));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "fuzz regressions fail:\n{}",
+        failures.join("\n")
+    );
+}

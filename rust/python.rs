@@ -618,19 +618,18 @@ fn structured_hinge<'py>(
         .map(|name| oracle::from_name(name))
         .collect::<crate::Result<Vec<_>>>()
         .map_err(to_py)?;
-    let result = py
-        .detach(|| {
-            let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
-            let run = || oracle::hinge::structured_hinge(s, l, &groups, &refs, relevance_threshold);
-            // A training loop may call this thousands of times: the global pool avoids
-            // starting threads on every call unless a thread count is asked for.
-            if n_threads == 0 {
-                run()
-            } else {
-                with_threads(n_threads, run)?
-            }
-        })
-        .map_err(to_py)?;
+    let result = detach(py, || {
+        let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
+        let run = || oracle::hinge::structured_hinge(s, l, &groups, &refs, relevance_threshold);
+        // A training loop may call this thousands of times: the global pool avoids
+        // starting threads on every call unless a thread count is asked for.
+        if n_threads == 0 {
+            run()
+        } else {
+            with_threads(n_threads, run)?
+        }
+    })
+    .map_err(to_py)?;
     Ok((
         result.value,
         PyArray1::from_vec(py, result.grad),
