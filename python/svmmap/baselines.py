@@ -105,6 +105,18 @@ class SVMAcc(_LinearScorer):
     intercept_ : float
     objective_, dual_objective_, gap_, n_iter_, n_cuts_, converged_, history_
         As in ``SVMMap`` (the objective includes b^2 / (2 intercept_scaling^2)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap.baselines import SVMAcc
+    >>> # One relevant document at x = 1 and three non-relevant ones at x = -1. With every hinge
+    >>> # active, the objective is (w^2 + b^2) / 2 + C (1 - w) + C b / 2, which gives w = C and
+    >>> # b = -C / 2.
+    >>> X = np.array([[1.0], [-1.0], [-1.0], [-1.0]])
+    >>> model = SVMAcc(C=0.5).fit(X, [1, 0, 0, 0])
+    >>> round(float(model.coef_[0]), 4), round(model.intercept_, 4)
+    (0.5, -0.25)
     """
 
     def __init__(
@@ -174,7 +186,20 @@ class SVMAcc(_LinearScorer):
 class SVMAcc2(SVMAcc):
     """SVM_acc2: ``SVMAcc`` with ``balanced=True`` by default (relevant documents weighted by
     #non-relevant / #relevant), for tools that build estimators from a class and C alone, e.g.
-    ``svmmap protocol --methods map,SVM-acc2=svmmap.baselines:SVMAcc2``."""
+    ``svmmap protocol --methods map,SVM-acc2=svmmap.baselines:SVMAcc2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap.baselines import SVMAcc2
+    >>> # The data of the SVMAcc example. The relevant document now costs 3 (three non-relevant
+    >>> # documents per relevant one), so the objective is (w^2 + b^2) / 2 + 3 C (1 - w) / 2, which
+    >>> # gives w = 3 C / 2 and b = 0.
+    >>> X = np.array([[1.0], [-1.0], [-1.0], [-1.0]])
+    >>> model = SVMAcc2(C=0.5).fit(X, [1, 0, 0, 0])
+    >>> round(float(model.coef_[0]), 4), round(model.intercept_, 4)
+    (0.75, 0.0)
+    """
 
     def __init__(
         self,
@@ -253,6 +278,16 @@ class QueryPercentileTransformer(_QueryTransformer):
     most v (``scipy.stats.percentileofscore(..., kind="weak") / 100``): the top document gets 1,
     and a document "in the top 90%" of the scores gets 0.9 as in Yue et al. (2007, 5.2.1).
     Equal values get the same percentile.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap.baselines import QueryPercentileTransformer
+    >>> # In query 1, one of the three values is at most 10, two are at most 20 and all three are at
+    >>> # most 30. The two equal values of query 2 share the top percentile.
+    >>> X = np.array([[10.0], [20.0], [30.0], [5.0], [5.0]])
+    >>> QueryPercentileTransformer().fit_transform(X, qid=[1, 1, 1, 2, 2]).ravel().round(4).tolist()
+    [0.3333, 0.6667, 1.0, 1.0, 1.0]
     """
 
     def _transform_query(self, block: np.ndarray) -> np.ndarray:
@@ -268,6 +303,15 @@ class QueryMinMaxScaler(_QueryTransformer):
     """SVM_acc4's normalization: (v - min) / (max - min) of each feature within each query.
 
     A feature that is constant within a query becomes 0 there (it cannot rank that query).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap.baselines import QueryMinMaxScaler
+    >>> # Query 1's values span 10 to 30, so 20 is halfway. The feature is constant in query 2.
+    >>> X = np.array([[10.0], [20.0], [30.0], [5.0], [5.0]])
+    >>> QueryMinMaxScaler().fit_transform(X, qid=[1, 1, 1, 2, 2]).ravel().tolist()
+    [0.0, 0.5, 1.0, 0.0, 0.0]
     """
 
     def _transform_query(self, block: np.ndarray) -> np.ndarray:
@@ -320,6 +364,17 @@ class AdaRank(_LinearScorer):
         Mean training measure of f after every round.
     n_iter_ : int
         Rounds run (fewer than ``n_estimators`` when a weak ranker is perfect on every query).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap.baselines import AdaRank
+    >>> # Feature 1 ranks the relevant document first in both queries, feature 0 only in query 2.
+    >>> X, y, qid = np.array([[0.0, 2.0], [1.0, 1.0], [1.0, 3.0], [0.0, 0.0]]), [1, 0, 1, 0], [1, 1, 2, 2]
+    >>> model = AdaRank().fit(X, y, qid=qid)
+    >>> # A weak ranker with AP 1 on every query gets an unbounded alpha: boosting stops at once.
+    >>> model.features_, model.n_iter_, model.score(X, y, qid=qid)
+    ([1], 1, 1.0)
     """
 
     def __init__(
@@ -428,6 +483,18 @@ class DORM(_LinearScorer):
         Rank from which A(r) = 0 (None: never).
     eps, max_iter, relevance_threshold, n_jobs, verbose, callback
         As in ``SVMMap``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap.baselines import DORM
+    >>> from svmmap.metrics import ndcg
+    >>> # Feature 0 ranks the relevant document first in both queries, feature 1 in neither.
+    >>> X = np.array([[1.0, 0.3], [0.0, 0.9], [0.2, 0.1], [0.9, 0.5], [0.1, 0.6], [0.0, 0.2]])
+    >>> y, qid = [1, 0, 0, 1, 0, 0], [1, 1, 1, 2, 2, 2]
+    >>> model = DORM(C=10.0).fit(X, y, qid=qid)
+    >>> model.loss_name(), bool(model.coef_[0] > model.coef_[1]), ndcg(y, model.predict(X), qid, k=10)
+    ('dorm@10:depth=30', True, 1.0)
     """
 
     def __init__(

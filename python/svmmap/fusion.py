@@ -175,6 +175,21 @@ class RunFusion:
     n_runs_ : int
         Number of runs fitted on.
     run_names_ : list of str
+
+    Examples
+    --------
+    >>> from svmmap.fusion import RunFusion
+    >>> from svmmap.trec import Qrels, Run, evaluate_run
+    >>> # Run "good" ranks the relevant document first in queries 1-3; run "poor" always ranks c first.
+    >>> good = Run.from_dict({"1": {"a": 3, "b": 2, "c": 1}, "2": {"a": 1, "b": 3, "c": 2},
+    ...                       "3": {"a": 2, "b": 1, "c": 3}, "4": {"a": 3, "b": 1, "c": 2}}, name="good")
+    >>> poor = Run.from_dict({q: {"a": 1, "b": 2, "c": 3} for q in "1234"}, name="poor")
+    >>> qrels = Qrels.from_dict({"1": {"a": 1}, "2": {"b": 1}, "3": {"c": 1}})  # query 4 is new
+    >>> fused = RunFusion(C=1.0).fit([good, poor], qrels).fuse([good, poor])
+    >>> evaluate_run(fused, qrels)  # AP 1 on every judged query, as "good" alone has
+    {'1': 1.0, '2': 1.0, '3': 1.0}
+    >>> fused.docno[(fused.qid == "4") & (fused.rank == 1)].tolist()  # query 4 follows "good" too
+    ['a']
     """
 
     def __init__(

@@ -64,6 +64,17 @@ def load_letor(
         For a malformed line; the message gives ``file:line``, the field and what was wrong.
     FileNotFoundError, OSError
         When the file cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from svmmap import load_letor
+    >>> path = os.path.join(tempfile.mkdtemp(), "train.txt")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("2 qid:10 1:0.5 2:1.0 # a\\n0 qid:10 1:0.1 2:0.0 # b\\n1 qid:11 1:0.3 2:0.2 # c\\n")
+    >>> X, y, qid, comments = load_letor(path, return_comments=True)
+    >>> X.tolist(), y.tolist(), qid.tolist(), comments
+    ([[0.5, 1.0], [0.1, 0.0], [0.3, 0.2]], [2.0, 0.0, 1.0], [10, 10, 11], ['a', 'b', 'c'])
     """
     from ._validation import n_threads
 
@@ -266,6 +277,20 @@ def load_model(path: PathLike) -> Any:
         ``n_features`` and the number of weights differ).
     FileNotFoundError, OSError
         When the file cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from svmmap import Binner, SVMMap, load_model, save_model
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.2], [0.1, 0.8]])
+    >>> model = make_pipeline(Binner(), SVMMap(C=10.0)).fit(X, [1, 0, 1, 0], svmmap__qid=[1, 1, 2, 2])
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.json")
+    >>> save_model(model, path)
+    >>> loaded = load_model(path)  # the file holds thresholds, so this is a Pipeline again
+    >>> type(loaded).__name__, bool(np.array_equal(loaded.predict(X), model.predict(X)))
+    ('Pipeline', True)
     """
     from ._core import ModelFormatError
     from .estimator import SVMMap

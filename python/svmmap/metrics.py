@@ -129,7 +129,20 @@ def per_query(
     no_relevant: NoRelevant = "skip",
     n_relevant: Any = None,
 ) -> PerQuery:
-    """``metric`` on every query. ``qid=None`` treats all documents as one query."""
+    """``metric`` on every query. ``qid=None`` treats all documents as one query.
+
+    Examples
+    --------
+    >>> from svmmap.metrics import per_query
+    >>> # Query 1 has relevant documents at ranks 1 and 3: AP = (1/1 + 2/3) / 2 = 5/6. Query 2
+    >>> # has no relevant document, so its AP is undefined and it is left out.
+    >>> y, scores, qid = [1, 0, 1, 0, 0, 0], [4, 3, 2, 1, 2, 1], [1, 1, 1, 1, 2, 2]
+    >>> pq = per_query("map", y, scores, qid)
+    >>> pq.qids.tolist(), pq.values.round(4).tolist(), pq.n_undefined
+    ([1], [0.8333], 1)
+    >>> per_query("map", y, scores, qid, no_relevant=0).values.round(4).tolist()  # counted as 0
+    [0.8333, 0.0]
+    """
     labels, scores, codes, uniques = _inputs(y_true, y_score, qid)
     return _per_query(
         metric, labels, scores, codes, uniques, relevance_threshold=relevance_threshold,
@@ -191,12 +204,33 @@ def mean_average_precision(y_true: Any, y_score: Any, qid: Any = None, **convent
 
 
 def ndcg(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **conventions: Any) -> float:
-    """Mean NDCG@k over queries (no cutoff when k is None)."""
+    """Mean NDCG@k over queries (no cutoff when k is None).
+
+    Examples
+    --------
+    >>> from svmmap.metrics import ndcg
+    >>> # Grades 1 and 2 in the wrong order: DCG = (2^1 - 1) / log2(2) + (2^2 - 1) / log2(3) = 2.8928
+    >>> # and the ideal DCG = 3 / log2(2) + 1 / log2(3) = 3.6309, so NDCG = 0.7967.
+    >>> round(ndcg([1, 2], [2.0, 1.0]), 4)
+    0.7967
+    >>> round(ndcg([1, 2], [2.0, 1.0], k=1), 4)  # the top document only: gain 1 of an ideal 3
+    0.3333
+    """
     return _mean("ndcg" if k is None else f"ndcg@{int(k)}", y_true, y_score, qid, **conventions)
 
 
 def mrr(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **conventions: Any) -> float:
-    """Mean reciprocal rank of the first relevant document (within the top k if given)."""
+    """Mean reciprocal rank of the first relevant document (within the top k if given).
+
+    Examples
+    --------
+    >>> from svmmap.metrics import mrr
+    >>> # The first relevant document is at rank 2 in query 1 and at rank 1 in query 2.
+    >>> mrr([0, 1, 1, 0], [2.0, 1.0, 2.0, 1.0], qid=[1, 1, 2, 2])  # (1/2 + 1/1) / 2
+    0.75
+    >>> mrr([0, 1, 1, 0], [2.0, 1.0, 2.0, 1.0], qid=[1, 1, 2, 2], k=1)  # rank 2 is past the cutoff
+    0.5
+    """
     return _mean("mrr" if k is None else f"mrr@{int(k)}", y_true, y_score, qid, **conventions)
 
 

@@ -160,6 +160,16 @@ def make_random_splits(
     n_test : int or None
         Size of the test set; None uses all remaining queries.
     random_state : int, numpy Generator or None
+
+    Examples
+    --------
+    >>> from svmmap.protocol import make_random_splits
+    >>> splits = make_random_splits(range(6), n_trials=3, n_train=2, n_vali=2, random_state=0)
+    >>> # 3 trials of 2 training queries draw each of the 6 queries exactly once for training.
+    >>> sorted(q for s in splits for q in s.train)
+    [0, 1, 2, 3, 4, 5]
+    >>> [len(s.test) for s in splits]  # the 6 - 2 - 2 queries left in each trial
+    [2, 2, 2]
     """
     qs = list(dict.fromkeys(np.asarray(list(queries)).tolist()))
     for name, v, lo in (("n_trials", n_trials, 1), ("n_train", n_train, 1), ("n_vali", n_vali, 1)):
@@ -209,6 +219,17 @@ class SingleFeature(BaseEstimator):
     ----------
     feature_ : int
         The column used.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap.protocol import SingleFeature
+    >>> # Column 1 ranks the relevant document first in both queries, column 0 in neither.
+    >>> X, y, qid = np.array([[0.2, 1.0], [0.9, 0.0], [0.1, 0.4], [0.8, 0.3]]), [1, 0, 1, 0], [1, 1, 2, 2]
+    >>> SingleFeature().fit(X, y, qid).feature_, SingleFeature(rank=2).fit(X, y, qid).feature_
+    (1, 0)
+    >>> SingleFeature(feature=0).fit(X, y, qid).predict(X).tolist()
+    [0.2, 0.9, 0.1, 0.8]
     """
 
     def __init__(self, feature: Optional[int] = None, rank: int = 1, C: float = 1.0, relevance_threshold: float = 0.0) -> None:
@@ -534,6 +555,19 @@ def given_folds(
 
     Each fold has ``train``, ``vali`` and ``test`` parts, each ``(X, y, qid)``; C is chosen on
     ``vali``. Query ids must not repeat across the parts of a fold (they are stacked).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap.datasets import Fold, make_ranking
+    >>> from svmmap.protocol import SingleFeature, given_folds
+    >>> X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=5, random_state=0)
+    >>> X[:, 0] = y  # Feature 0 is the label itself, so it ranks every query perfectly.
+    >>> a, b = np.searchsorted(qid, [10, 15])  # Queries 0-9 train, 10-14 validate, 15-19 test.
+    >>> fold = Fold("Fold1", (X[:a], y[:a], qid[:a]), (X[a:b], y[a:b], qid[a:b]), (X[b:], y[b:], qid[b:]))
+    >>> result = given_folds([fold], {"Best Func.": lambda C: SingleFeature()}, C_grid=[1.0])
+    >>> result.methods["Best Func."].per_query  # the test queries, each ranked perfectly
+    {15: 1.0, 16: 1.0, 17: 1.0, 18: 1.0, 19: 1.0}
     """
     import scipy.sparse as sp
 

@@ -206,6 +206,17 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
         With ``file:line`` for a line without exactly 6 fields, a non-integer rank, a score
         that is not a finite number, or a document listed twice for the same query; and for a
         file without any entry.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from svmmap.trec import read_run
+    >>> path = os.path.join(tempfile.mkdtemp(), "bm25.run")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("1 Q0 d1 1 2.5 bm25\\n1 Q0 d2 2 1.5 bm25\\n2 Q0 d7 1 0.3 bm25\\n")
+    >>> run = read_run(path)
+    >>> len(run), run.tag, run.queries(), run.to_dict()["1"]
+    (3, 'bm25', ['1', '2'], {'d1': 2.5, 'd2': 1.5})
     """
     qid: List[str] = []
     docno: List[str] = []
@@ -263,6 +274,17 @@ def read_qrels(path: PathLike) -> Qrels:
     svmmap.DataFormatError
         With ``file:line`` for a line without exactly 4 fields, a non-integer relevance, or a
         document judged twice for the same query; and for a file without any judgment.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from svmmap.trec import read_qrels
+    >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("1 0 d1 2\\n1 0 d2 0\\n2 0 d7 1\\n")
+    >>> qrels = read_qrels(path)
+    >>> qrels.to_dict(), qrels.n_relevant(["1", "2"]).tolist()  # d2 is judged, but not relevant
+    ({'1': {'d1': 2, 'd2': 0}, '2': {'d7': 1}}, [1.0, 1.0])
     """
     qid: List[str] = []
     docno: List[str] = []
@@ -306,7 +328,19 @@ def _check_words(values: np.ndarray, what: str) -> None:
 def format_run(run: Run, *, tag: Optional[str] = None, depth: Optional[int] = None) -> str:
     """The text of a valid TREC run: per query (in sorted order), documents by decreasing
     score with ties by decreasing docno (trec_eval's order), ranks 1..n, scores written
-    exactly (shortest round-trip form), at most ``depth`` documents per query."""
+    exactly (shortest round-trip form), at most ``depth`` documents per query.
+
+    Examples
+    --------
+    >>> from svmmap.trec import Run, format_run
+    >>> run = Run.from_dict({"1": {"d1": 0.5, "d2": 0.5, "d3": 0.9}}, tag="bm25")
+    >>> print(format_run(run), end="")  # d1 and d2 tie, so the larger docno, d2, comes first
+    1 Q0 d3 1 0.9 bm25
+    1 Q0 d2 2 0.5 bm25
+    1 Q0 d1 3 0.5 bm25
+    >>> print(format_run(run, tag="top1", depth=1), end="")
+    1 Q0 d3 1 0.9 top1
+    """
     tag = tag if tag is not None else run.tag
     if not tag or _WHITESPACE.search(tag):
         raise ValueError(f"the run tag must be one word without spaces, got {tag!r}")
@@ -324,7 +358,19 @@ def format_run(run: Run, *, tag: Optional[str] = None, depth: Optional[int] = No
 
 
 def write_run(path: PathLike, run: Run, *, tag: Optional[str] = None, depth: Optional[int] = None) -> None:
-    """Write ``run`` as a TREC run file, atomically (see :func:`format_run`)."""
+    """Write ``run`` as a TREC run file, atomically (see :func:`format_run`).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from svmmap.trec import Run, read_run, write_run
+    >>> run = Run.from_dict({"1": {"d1": 0.5, "d2": 0.5, "d3": 0.9}, "2": {"d4": 1.0}}, tag="bm25")
+    >>> path = os.path.join(tempfile.mkdtemp(), "bm25.run")
+    >>> write_run(path, run)
+    >>> back = read_run(path)  # the same scores, with the ranks in trec_eval's order
+    >>> back.to_dict() == run.to_dict(), back.docno.tolist(), back.rank.tolist()
+    (True, ['d3', 'd2', 'd1', 'd4'], [1, 2, 3, 1])
+    """
     write_atomic(path, format_run(run, tag=tag, depth=depth))
 
 
@@ -355,6 +401,18 @@ def evaluate_run(
     -------
     dict
         ``{qid: value}``.
+
+    Examples
+    --------
+    >>> from svmmap.trec import Qrels, Run, evaluate_run
+    >>> run = Run.from_dict({"1": {"d1": 0.9, "d2": 0.8, "d3": 0.7, "d4": 0.6}, "2": {"d1": 1.0}})
+    >>> qrels = Qrels.from_dict({"1": {"d1": 1, "d2": 0, "d3": 2, "d5": 1}, "2": {"d1": 0}})
+    >>> # Query 1 has relevant documents at ranks 1 and 3 and misses d5: AP = (1/1 + 2/3) / 3 = 5/9.
+    >>> # Query 2 has no relevant document, so it is left out.
+    >>> {q: round(ap, 4) for q, ap in evaluate_run(run, qrels).items()}
+    {'1': 0.5556}
+    >>> evaluate_run(run, qrels, "p@2")
+    {'1': 0.5}
     """
     from .metrics import per_query
 
