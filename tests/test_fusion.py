@@ -90,7 +90,7 @@ def test_fused_mq2008_runs_beat_the_best_single_run(seed):
     # All of MQ2008 (564 queries with a relevant document), its 25 retrieval-function features
     # as runs, 5 folds over queries, C chosen by 3-fold cross-validation inside each training
     # fold. The best single run is picked with hindsight on all queries, which favours it.
-    # Two fold assignments: the margin (0.004 to 0.011 over seeds 0-4 when this was written)
+    # Two fold assignments: the margin (0.007 to 0.011 over seeds 0-4 when this was written)
     # must not hinge on one lucky split. On 217 queries and a fixed C it did not hold for
     # every seed.
     X, y, qid, doc = load_mq2008_docs((1, 2, 3, 4, 5))
