@@ -59,8 +59,6 @@ pub struct DenseView<'a, T> {
     data: &'a [T],
     n_rows: usize,
     n_cols: usize,
-    /// Whether the row kernels may use AVX2 (checked once, when the view is made).
-    avx2: bool,
 }
 
 impl<'a, T: Scalar> DenseView<'a, T> {
@@ -85,7 +83,6 @@ impl<'a, T: Scalar> DenseView<'a, T> {
             data,
             n_rows,
             n_cols,
-            avx2: has_avx2(),
         })
     }
 
@@ -104,18 +101,17 @@ impl<T: Scalar> RowMatrix for DenseView<'_, T> {
     }
     #[inline]
     fn row_dot(&self, row: usize, w: &[f64]) -> f64 {
-        dot_dense(self.row(row), w, self.avx2)
+        dot_lanes(self.row(row), w)
     }
     #[inline]
     fn row_axpy(&self, row: usize, alpha: f64, out: &mut [f64]) {
-        axpy_dense(alpha, self.row(row), out, self.avx2)
+        axpy_lanes(alpha, self.row(row), out)
     }
 }
 
 /// Dot product in eight lanes: lane j sums the products at positions j, j + 8, j + 16 ...,
 /// and the lanes are added in a fixed tree. Independent lanes let the compiler use vector
-/// registers; the fixed association keeps scores identical from run to run, and the same with
-/// or without AVX2 (no fused multiply-add is used, so the rounding is that of the plain code).
+/// registers; the fixed association keeps scores identical from run to run.
 #[inline(always)]
 fn dot_lanes<T: Scalar>(x: &[T], w: &[f64]) -> f64 {
     const LANES: usize = 8;
@@ -136,62 +132,12 @@ fn dot_lanes<T: Scalar>(x: &[T], w: &[f64]) -> f64 {
     (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) + tail
 }
 
-/// out += alpha * x, element by element (no reduction, so any vector width rounds alike).
+/// out += alpha * x, element by element.
 #[inline(always)]
 fn axpy_lanes<T: Scalar>(alpha: f64, x: &[T], out: &mut [f64]) {
     for (o, &v) in out.iter_mut().zip(x) {
         *o += alpha * v.to_f64();
     }
-}
-
-/// The same kernels compiled for AVX2, which converts and multiplies four values per
-/// instruction where the x86-64 baseline (SSE2) does two. Chosen at run time (`has_avx2`).
-#[cfg(target_arch = "x86_64")]
-mod avx2 {
-    use super::Scalar;
-
-    #[target_feature(enable = "avx2")]
-    pub fn dot<T: Scalar>(x: &[T], w: &[f64]) -> f64 {
-        super::dot_lanes(x, w)
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub fn axpy<T: Scalar>(alpha: f64, x: &[T], out: &mut [f64]) {
-        super::axpy_lanes(alpha, x, out)
-    }
-}
-
-fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-#[inline(always)]
-fn dot_dense<T: Scalar>(x: &[T], w: &[f64], avx2: bool) -> f64 {
-    #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: `avx2` is true only when the CPU was found to support AVX2 (`has_avx2`).
-        return unsafe { avx2::dot(x, w) };
-    }
-    let _ = avx2;
-    dot_lanes(x, w)
-}
-
-#[inline(always)]
-fn axpy_dense<T: Scalar>(alpha: f64, x: &[T], out: &mut [f64], avx2: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: as in `dot_dense`.
-        return unsafe { avx2::axpy(alpha, x, out) };
-    }
-    let _ = avx2;
-    axpy_lanes(alpha, x, out)
 }
 
 /// A compressed-sparse-row matrix with the arrays of scipy.sparse.csr_matrix.
@@ -376,21 +322,14 @@ impl QueryGroups {
     pub fn rows(&self, q: usize) -> &[usize] {
         &self.order[self.bounds[q]..self.bounds[q + 1]]
     }
-
-    /// Gathers a per-row array into grouped order.
-    pub fn gather(&self, per_row: &[f64]) -> Vec<f64> {
-        self.order.iter().map(|&r| per_row[r]).collect()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The AVX2 kernels must round exactly as the baseline ones, so that a model does not
-    /// depend on the CPU it was trained on.
     #[test]
-    fn avx2_and_baseline_kernels_agree_bit_for_bit() {
+    fn lane_kernels_compute_the_dot_product_and_axpy() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
             state ^= state << 13;
@@ -404,23 +343,17 @@ mod tests {
                 .collect();
             let x32: Vec<f32> = x64.iter().map(|&v| v as f32).collect();
             let w: Vec<f64> = (0..n).map(|_| next()).collect();
-            for avx2 in [false, has_avx2()] {
-                assert_eq!(
-                    dot_dense(&x64, &w, avx2).to_bits(),
-                    dot_lanes(&x64, &w).to_bits()
-                );
-                assert_eq!(
-                    dot_dense(&x32, &w, avx2).to_bits(),
-                    dot_lanes(&x32, &w).to_bits()
-                );
-                let (mut a, mut b) = (w.clone(), w.clone());
-                axpy_dense(0.37, &x32, &mut a, avx2);
-                axpy_lanes(0.37, &x32, &mut b);
-                assert_eq!(a, b);
-            }
-            // And the lanes compute the dot product.
             let plain: f64 = x64.iter().zip(&w).map(|(a, b)| a * b).sum();
             assert!((dot_lanes(&x64, &w) - plain).abs() <= 1e-12 * (1.0 + plain.abs()) * n as f64);
+            let plain32: f64 = x32.iter().zip(&w).map(|(&a, b)| a as f64 * b).sum();
+            assert!(
+                (dot_lanes(&x32, &w) - plain32).abs() <= 1e-12 * (1.0 + plain32.abs()) * n as f64
+            );
+            let mut out = w.clone();
+            axpy_lanes(0.37, &x32, &mut out);
+            for ((o, &v), &x) in out.iter().zip(&w).zip(&x32) {
+                assert_eq!(*o, v + 0.37 * x as f64);
+            }
         }
     }
 }

@@ -219,11 +219,12 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
         let groups = self.groups;
         let d = self.x.n_cols();
         let blocks = query_blocks(&groups.bounds, d * oracles.len().max(1));
+        let zero_sums =
+            || -> Vec<(f64, Vec<f64>)> { oracles.iter().map(|_| (0.0, vec![0.0; d])).collect() };
         let partials: Vec<Vec<(f64, Vec<f64>)>> = blocks
             .into_par_iter()
             .map(|queries| {
-                let mut sums: Vec<(f64, Vec<f64>)> =
-                    oracles.iter().map(|_| (0.0, vec![0.0; d])).collect();
+                let mut sums = zero_sums();
                 let mut scores = Vec::new();
                 let mut coef = Vec::new();
                 for q in queries {
@@ -248,7 +249,7 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                 sums
             })
             .collect();
-        let mut total: Vec<(f64, Vec<f64>)> = oracles.iter().map(|_| (0.0, vec![0.0; d])).collect();
+        let mut total = zero_sums();
         for part in partials {
             for ((b, g), (pb, pg)) in total.iter_mut().zip(part) {
                 *b += pb;
