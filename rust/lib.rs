@@ -1,7 +1,7 @@
 //! svmmap: structural SVMs that optimize ranking metrics (MAP, ROC area, NDCG, MRR) directly.
 //!
 //! The crate is the numeric core of the `svmmap` Python package. Everything here works on
-//! borrowed slices so that the Python bindings (`python.rs`, behind the `python` feature) can
+//! borrowed slices so that the Python bindings (`python/`, behind the `python` feature) can
 //! hand numpy and scipy buffers over without copying them.
 
 pub mod binning;

@@ -1,0 +1,125 @@
+//! Binning bindings: threshold fitting and the indicator transform.
+
+use numpy::{PyArray1, PyReadonlyArray1, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::arrays::*;
+use super::to_py;
+use crate::binning;
+use crate::parallel::with_threads;
+
+pub(super) fn thresholds_from(
+    values: &PyReadonlyArray1<'_, f64>,
+    offsets: &PyReadonlyArray1<'_, i64>,
+) -> PyResult<binning::Thresholds> {
+    let offsets = slice(offsets, "threshold offsets")?
+        .iter()
+        .map(|&o| {
+            usize::try_from(o)
+                .map_err(|_| PyValueError::new_err(format!("threshold offset {o} is negative")))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    binning::Thresholds::new(slice(values, "thresholds")?.to_vec(), offsets).map_err(to_py)
+}
+
+/// Concatenated thresholds and the offsets of every column's block.
+pub(super) type ThresholdArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<i64>>);
+
+/// Fits binning thresholds per column. Returns (values, offsets): column j's sorted thresholds
+/// are values[offsets[j]:offsets[j + 1]].
+#[pyfunction]
+pub(super) fn bin_fit<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    n_thresholds: usize,
+    strategy: &str,
+    missing: &str,
+    n_threads: usize,
+) -> PyResult<ThresholdArrays<'py>> {
+    let strategy = binning::Strategy::parse(strategy).map_err(to_py)?;
+    let missing = binning::Missing::parse(missing).map_err(to_py)?;
+    let x = DenseFloats::extract(x)?;
+    let th = x.run(
+        py,
+        |s, n, d| {
+            with_threads(n_threads, || {
+                binning::fit(s, n, d, n_thresholds, strategy, missing)
+            })?
+        },
+        |s, n, d| {
+            with_threads(n_threads, || {
+                binning::fit(s, n, d, n_thresholds, strategy, missing)
+            })?
+        },
+    )?;
+    let offsets: Vec<i64> = th.offsets.iter().map(|&o| o as i64).collect();
+    Ok((
+        PyArray1::from_vec(py, th.values),
+        PyArray1::from_vec(py, offsets),
+    ))
+}
+
+/// The indicator features of a dense matrix: returns (indptr, indices, n_cols) of a CSR matrix
+/// whose stored values are all 1, with int32 index arrays when they fit and int64 otherwise.
+#[pyfunction]
+pub(super) fn bin_transform<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    values: PyReadonlyArray1<'py, f64>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    missing: &str,
+    n_threads: usize,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, usize)> {
+    let missing = binning::Missing::parse(missing).map_err(to_py)?;
+    let th = thresholds_from(&values, &offsets)?;
+    let x = DenseFloats::extract(x)?;
+    let n_rows = match &x {
+        DenseFloats::F64(a) => a.shape()[0],
+        DenseFloats::F32(a) => a.shape()[0],
+    };
+    // Every row sets at most one column per output column, so this bounds the stored values.
+    let (n_out, _) = th.columns(missing);
+    let small = n_rows
+        .checked_mul(n_out)
+        .is_some_and(|nnz| nnz <= i32::MAX as usize);
+    if small {
+        let out = x.run(
+            py,
+            |s, n, d| {
+                with_threads(n_threads, || {
+                    binning::transform::<_, i32>(s, n, d, &th, missing)
+                })?
+            },
+            |s, n, d| {
+                with_threads(n_threads, || {
+                    binning::transform::<_, i32>(s, n, d, &th, missing)
+                })?
+            },
+        )?;
+        Ok((
+            PyArray1::from_vec(py, out.indptr).into_any(),
+            PyArray1::from_vec(py, out.indices).into_any(),
+            out.n_cols,
+        ))
+    } else {
+        let out = x.run(
+            py,
+            |s, n, d| {
+                with_threads(n_threads, || {
+                    binning::transform::<_, i64>(s, n, d, &th, missing)
+                })?
+            },
+            |s, n, d| {
+                with_threads(n_threads, || {
+                    binning::transform::<_, i64>(s, n, d, &th, missing)
+                })?
+            },
+        )?;
+        Ok((
+            PyArray1::from_vec(py, out.indptr).into_any(),
+            PyArray1::from_vec(py, out.indices).into_any(),
+            out.n_cols,
+        ))
+    }
+}

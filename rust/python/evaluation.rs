@@ -1,0 +1,167 @@
+//! Scoring and evaluation bindings: prediction, one query's oracle, the structured hinge and
+//! the per-query metrics.
+
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::arrays::*;
+use super::{detach, to_py};
+use crate::error::Error;
+use crate::metrics::{self, Conventions, Gain, Metric, Ties};
+use crate::oracle;
+use crate::parallel::{matvec, with_threads};
+
+/// Scores every row: X . coef.
+#[pyfunction]
+pub(super) fn predict<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    coef: PyReadonlyArray1<'py, f64>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let x = Matrix::extract(x)?;
+    let w = slice(&coef, "coef")?;
+    let n = x.n_rows();
+    let scores = x.run(py, |m| {
+        if m.n_cols() != w.len() {
+            return Err(Error::input(format!(
+                "X has {} features, but the model was trained with {}",
+                m.n_cols(),
+                w.len()
+            )));
+        }
+        let mut out = vec![0.0; n];
+        with_threads(n_threads, || matvec(m, w, &mut out))?;
+        Ok(out)
+    })?;
+    Ok(PyArray1::from_vec(py, scores))
+}
+
+/// One query's loss-augmented argmax: returns (Delta, coefficients of deltaPsi).
+#[pyfunction]
+pub(super) fn oracle_argmax<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    relevant: PyReadonlyArray1<'py, bool>,
+    loss: &str,
+) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
+    let s = slice(&scores, "scores")?;
+    let r = slice(&relevant, "relevant")?;
+    if s.len() != r.len() {
+        return Err(PyValueError::new_err(format!(
+            "scores has {} entries but relevant has {}",
+            s.len(),
+            r.len()
+        )));
+    }
+    if !r.iter().any(|&v| v) || r.iter().all(|&v| v) {
+        return Err(PyValueError::new_err(
+            "the query needs at least one relevant and one non-relevant document",
+        ));
+    }
+    if let Some(i) = s.iter().position(|v| !v.is_finite()) {
+        return Err(PyValueError::new_err(format!("scores[{i}] is not finite")));
+    }
+    let o = oracle::from_name(loss).map_err(to_py)?;
+    let mut coef = vec![0.0; s.len()];
+    let delta = detach(py, || Ok(o.argmax(s, r, &mut coef))).map_err(to_py)?;
+    Ok((delta, PyArray1::from_vec(py, coef)))
+}
+
+/// (value, grad, per_query) of `structured_hinge`.
+pub(super) type HingeTuple<'py> = (f64, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
+/// The structural hinge of every query through the given losses (added up: separate slacks),
+/// summed, with its gradient with respect to the scores. Returns (value, grad, per_query).
+#[pyfunction]
+#[pyo3(signature = (scores, labels, qid_codes, n_queries, losses, relevance_threshold, n_threads))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn structured_hinge<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    labels: PyReadonlyArray1<'py, f64>,
+    qid_codes: PyReadonlyArray1<'py, i64>,
+    n_queries: usize,
+    losses: Vec<String>,
+    relevance_threshold: f64,
+    n_threads: usize,
+) -> PyResult<HingeTuple<'py>> {
+    let (s, l) = (slice(&scores, "scores")?, slice(&labels, "labels")?);
+    let groups = groups(&qid_codes, n_queries)?;
+    let oracles = losses
+        .iter()
+        .map(|name| oracle::from_name(name))
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(to_py)?;
+    let result = detach(py, || {
+        let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
+        let run = || oracle::hinge::structured_hinge(s, l, &groups, &refs, relevance_threshold);
+        // A training loop may call this thousands of times: the global pool avoids
+        // starting threads on every call unless a thread count is asked for.
+        if n_threads == 0 {
+            run()
+        } else {
+            with_threads(n_threads, run)?
+        }
+    })
+    .map_err(to_py)?;
+    Ok((
+        result.value,
+        PyArray1::from_vec(py, result.grad),
+        PyArray1::from_vec(py, result.per_query),
+    ))
+}
+
+/// A metric on every query (NaN where it is undefined).
+#[pyfunction]
+#[pyo3(signature = (metric, y_true, y_score, qid_codes, n_queries, ties, gain, relevance_threshold, n_relevant=None))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn evaluate<'py>(
+    py: Python<'py>,
+    metric: &str,
+    y_true: PyReadonlyArray1<'py, f64>,
+    y_score: PyReadonlyArray1<'py, f64>,
+    qid_codes: PyReadonlyArray1<'py, i64>,
+    n_queries: usize,
+    ties: &str,
+    gain: &str,
+    relevance_threshold: f64,
+    n_relevant: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let metric = Metric::parse(metric).map_err(to_py)?;
+    let conv = Conventions {
+        ties: match ties {
+            "pessimistic" => Ties::Pessimistic,
+            "input" => Ties::InputOrder,
+            other => {
+                return Err(to_py(Error::param(
+                    "ties",
+                    "\"pessimistic\" or \"input\"",
+                    format!("{other:?}"),
+                )))
+            }
+        },
+        gain: match gain {
+            "exp" => Gain::Exponential,
+            "linear" => Gain::Linear,
+            other => {
+                return Err(to_py(Error::param(
+                    "gain",
+                    "\"exp\" or \"linear\"",
+                    format!("{other:?}"),
+                )))
+            }
+        },
+        relevance_threshold,
+    };
+    let groups = groups(&qid_codes, n_queries)?;
+    let (t, s) = (slice(&y_true, "y_true")?, slice(&y_score, "y_score")?);
+    let nr = match &n_relevant {
+        Some(a) => Some(slice(a, "n_relevant")?),
+        None => None,
+    };
+    let values =
+        detach(py, || metrics::evaluate(metric, s, t, &groups, &conv, nr)).map_err(to_py)?;
+    Ok(PyArray1::from_vec(py, values))
+}

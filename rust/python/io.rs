@@ -1,0 +1,132 @@
+//! File bindings: the LETOR reader, model files, atomic writes, and the debug hooks the tests
+//! use to interrupt a write or raise a panic inside the guard.
+
+use numpy::ndarray::Array2;
+use numpy::{PyArray1, PyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::{detach, to_py};
+use crate::data::reader::{read_letor, FromF64, LetorData, ReadOptions};
+use crate::error::Error;
+use crate::model::ModelFile;
+use crate::parallel::with_threads;
+
+pub(super) fn letor_dict<'py, T: FromF64 + numpy::Element>(
+    py: Python<'py>,
+    data: LetorData<T>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let n = data.n_rows();
+    let nf = data.n_features;
+    let dense_complete = data.is_dense_complete();
+    d.set_item("n_features", nf)?;
+    d.set_item("qid_names", data.qid_names)?;
+    d.set_item("comments", data.comments)?;
+    d.set_item("labels", PyArray1::from_vec(py, data.labels))?;
+    d.set_item("qid_codes", PyArray1::from_vec(py, data.qid_codes))?;
+    d.set_item("line_numbers", PyArray1::from_vec(py, data.line_numbers))?;
+    if dense_complete {
+        // Every row lists features 1..d in order: the values are the dense matrix already.
+        let arr = Array2::from_shape_vec((n, nf), data.values)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        d.set_item("dense", PyArray2::from_owned_array(py, arr))?;
+    } else {
+        d.set_item("indptr", PyArray1::from_vec(py, data.indptr))?;
+        d.set_item("indices", PyArray1::from_vec(py, data.indices))?;
+        d.set_item("values", PyArray1::from_vec(py, data.values))?;
+    }
+    Ok(d)
+}
+
+/// Reads a LETOR/svmlight file. Returns a dict with "labels", "qid_codes", "qid_names",
+/// "n_features", "line_numbers", "comments" and either "dense" or "indptr"/"indices"/"values".
+#[pyfunction]
+#[pyo3(signature = (path, dtype="float64", n_features=None, keep_comments=false, n_threads=0))]
+pub(super) fn read_letor_file<'py>(
+    py: Python<'py>,
+    path: &str,
+    dtype: &str,
+    n_features: Option<usize>,
+    keep_comments: bool,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let opts = ReadOptions {
+        n_features,
+        keep_comments,
+    };
+    match dtype {
+        "float64" => {
+            let data = detach(py, || {
+                with_threads(n_threads, || read_letor::<f64>(path, &opts))?
+            })
+            .map_err(to_py)?;
+            letor_dict(py, data)
+        }
+        "float32" => {
+            let data = detach(py, || {
+                with_threads(n_threads, || read_letor::<f32>(path, &opts))?
+            })
+            .map_err(to_py)?;
+            letor_dict(py, data)
+        }
+        other => Err(PyValueError::new_err(format!(
+            "dtype must be float32 or float64, got {other}"
+        ))),
+    }
+}
+
+/// Reads and checks a model file; returns its JSON text.
+#[pyfunction]
+pub(super) fn load_model_json(py: Python<'_>, path: &str) -> PyResult<String> {
+    detach(py, || ModelFile::load(path).and_then(|m| m.to_json())).map_err(to_py)
+}
+
+/// Checks a model's JSON text and writes it atomically.
+#[pyfunction]
+pub(super) fn save_model_json(py: Python<'_>, path: &str, text: &str) -> PyResult<()> {
+    detach(py, || {
+        ModelFile::from_json(text, path).and_then(|m| m.save(path))
+    })
+    .map_err(to_py)
+}
+
+/// Writes bytes to `path` atomically (temporary file, fsync, rename).
+#[pyfunction]
+pub(super) fn write_atomic(py: Python<'_>, path: &str, data: &[u8]) -> PyResult<()> {
+    detach(py, || crate::model::write_atomic(path, data)).map_err(to_py)
+}
+
+/// `write_atomic` that calls `before_rename()` once the data is on disk and before the rename,
+/// so that tests can kill the process at that point; an exception from it aborts the write.
+#[pyfunction]
+pub(super) fn _debug_write_atomic(
+    py: Python<'_>,
+    path: &str,
+    data: &[u8],
+    before_rename: Py<PyAny>,
+) -> PyResult<()> {
+    let mut raised: Option<PyErr> = None;
+    let result = detach(py, || {
+        crate::model::write_atomic_then(path, data, &mut || {
+            Python::attach(|py| before_rename.call0(py).map(|_| ())).map_err(|e| {
+                let message = e.to_string();
+                raised = Some(e);
+                Error::Interrupted(message)
+            })
+        })
+    });
+    match (result, raised) {
+        (Ok(()), _) => Ok(()),
+        (Err(_), Some(e)) => Err(e),
+        (Err(e), None) => Err(to_py(e)),
+    }
+}
+
+/// Panics on purpose inside the guarded boundary, on the calling thread (place="caller") or
+/// in a rayon worker (place="worker"), so that tests can check that no panic reaches Python.
+#[pyfunction]
+pub(super) fn _debug_panic(py: Python<'_>, place: &str) -> PyResult<()> {
+    detach(py, || crate::guard::debug_panic(place)).map_err(to_py)
+}

@@ -1,0 +1,94 @@
+//! All PyO3 code (module `svmmap._core`), split by concern: `arrays` (borrowed views),
+//! `training`, `evaluation`, `io` and `binning`. Each binding borrows the numpy buffers, builds a
+//! view, releases the GIL, calls the core and converts its error. Nothing here computes anything
+//! itself.
+
+mod arrays;
+mod binning;
+mod evaluation;
+mod io;
+mod training;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use crate::error::Error;
+
+create_exception!(
+    _core,
+    DataFormatError,
+    PyValueError,
+    "A data file could not be parsed; the message names the file, the line and the field."
+);
+create_exception!(
+    _core,
+    ModelFormatError,
+    PyValueError,
+    "A model file is truncated, corrupted, of another format or of an unsupported version."
+);
+
+create_exception!(
+    _core,
+    InternalError,
+    PyRuntimeError,
+    "A bug in svmmap: a panic inside the Rust core was caught at the boundary. Please report it."
+);
+
+/// Releases the GIL and runs `f`, turning a panic in it (or in a rayon worker it waits for)
+/// into `Error::Internal`, so that no panic crosses into Python. Every call into the core goes
+/// through here (a test in guard.rs checks that this file has no other `py.detach`).
+pub(crate) fn detach<R: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> crate::Result<R> + Send,
+) -> crate::Result<R> {
+    py.detach(|| crate::guard::catch_panics(f))
+}
+
+pub(crate) fn to_py(err: Error) -> PyErr {
+    match err {
+        Error::Internal(_) => InternalError::new_err(err.to_string()),
+        Error::Parse { .. } => DataFormatError::new_err(err.to_string()),
+        Error::Io {
+            ref path,
+            ref source,
+        } => {
+            let errno = source.raw_os_error().unwrap_or(0);
+            let kind = source.kind();
+            let message = source.to_string();
+            let path = path.clone();
+            if kind == std::io::ErrorKind::NotFound {
+                pyo3::exceptions::PyFileNotFoundError::new_err((errno, message, path))
+            } else {
+                PyOSError::new_err((errno, message, path))
+            }
+        }
+        Error::Model(_) => ModelFormatError::new_err(err.to_string()),
+        _ => PyValueError::new_err(err.to_string()),
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("DataFormatError", m.py().get_type::<DataFormatError>())?;
+    m.add("ModelFormatError", m.py().get_type::<ModelFormatError>())?;
+    m.add("InternalError", m.py().get_type::<InternalError>())?;
+    crate::guard::install_quiet_hook();
+    m.add_function(wrap_pyfunction!(io::_debug_panic, m)?)?;
+    m.add_function(wrap_pyfunction!(io::_debug_write_atomic, m)?)?;
+    m.add("MODEL_FORMAT_VERSION", crate::model::FORMAT_VERSION)?;
+    m.add_function(wrap_pyfunction!(training::fit, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluation::predict, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluation::oracle_argmax, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluation::structured_hinge, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluation::evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(io::read_letor_file, m)?)?;
+    m.add_function(wrap_pyfunction!(io::load_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(io::save_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(io::write_atomic, m)?)?;
+    m.add_function(wrap_pyfunction!(binning::bin_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(binning::bin_transform, m)?)?;
+    m.add_function(wrap_pyfunction!(training::cut_sums, m)?)?;
+    m.add_function(wrap_pyfunction!(training::solve, m)?)?;
+    Ok(())
+}
