@@ -48,11 +48,11 @@ def main() -> int:
 
     import pytrec_eval
 
-    from svmmap.cli import main as svmmap_main
+    from svmmap.ir.cli import main as svmmap_main
     from svmmap.datasets import LETOR4_RETRIEVAL_FUNCTIONS, load_mq2008_docs
-    from svmmap.fusion import qrels_from_labels, runs_from_features
-    from svmmap.protocol import paired_comparison
-    from svmmap.trec import Run, read_run, write_qrels, write_run
+    from svmmap.ir.fusion import qrels_from_labels, runs_from_features
+    from svmmap.ir.protocol import paired_comparison
+    from svmmap.ir.trec import Run, read_run, write_qrels, write_run
 
     out_dir = args.out_dir or tempfile.mkdtemp(prefix="mq2008-fusion-")
     os.makedirs(out_dir, exist_ok=True)

@@ -45,14 +45,14 @@ WRITERS = {
     """,
     "trec-run": """
         import numpy as np
-        from svmmap.trec import Run, write_run
+        from svmmap.ir.trec import Run, write_run
         n = 40_000
         write_run(path, Run(qid=np.repeat(np.arange(400), 100).astype(str), docno=[f"d{i}" for i in range(n)],
                             score=np.linspace(0, 1, n), rank=np.zeros(n, dtype=np.int64)))
     """,
     "trec-qrels": """
         import numpy as np
-        from svmmap.trec import Qrels, write_qrels
+        from svmmap.ir.trec import Qrels, write_qrels
         n = 40_000
         write_qrels(path, Qrels(qid=np.repeat(np.arange(400), 100).astype(str), docno=[f"d{i}" for i in range(n)],
                                 rel=np.arange(n) % 3))

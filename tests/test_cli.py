@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import svmmap
-from svmmap.cli import main
+from svmmap.ir.cli import main
 from svmmap.datasets import load_mq2008
 
 

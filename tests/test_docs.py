@@ -18,7 +18,7 @@ import svmmap
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 # Modules whose examples need an optional dependency, and that dependency.
-OPTIONAL = {"svmmap.plot": "matplotlib", "svmmap.dask": "distributed"}
+OPTIONAL = {"svmmap.ir.plot": "matplotlib", "svmmap.dask": "distributed"}
 
 
 def package_modules():
@@ -35,7 +35,7 @@ def package_modules():
 def test_docstring_examples(name, tmp_path, monkeypatch):
     if name in OPTIONAL:
         pytest.importorskip(OPTIONAL[name])
-    if name == "svmmap.plot":
+    if name == "svmmap.ir.plot":
         import matplotlib
 
         matplotlib.use("Agg")

@@ -11,7 +11,7 @@ import pytest
 import svmmap
 from svmmap import SVMMap
 from svmmap.datasets import load_mq2008
-from svmmap.export import SOLR_SPLIT_SLACK, _smallest_f32_above, _solr_threshold, to_elasticsearch, to_solr
+from svmmap.ir.export import SOLR_SPLIT_SLACK, _smallest_f32_above, _solr_threshold, to_elasticsearch, to_solr
 
 jsonschema = pytest.importorskip("jsonschema")
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
@@ -239,7 +239,7 @@ def test_missing_value_indicators_are_not_exported(data):
 
 
 def test_cli_export(linear, tmp_path, capsys):
-    from svmmap.cli import main
+    from svmmap.ir.cli import main
 
     model = tmp_path / "model.json"
     linear.save(model)

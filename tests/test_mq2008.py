@@ -3,7 +3,7 @@
 import numpy as np
 
 from svmmap.datasets import mq2008_folds
-from svmmap.experiment import run_folds
+from svmmap.ir.experiment import run_folds
 
 
 def test_mean_test_map_reaches_svm_map_level():

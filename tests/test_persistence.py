@@ -9,7 +9,7 @@ import pytest
 
 import svmmap
 from svmmap import ModelFormatError, SVMMap
-from svmmap.cli import main
+from svmmap.ir.cli import main
 from svmmap.datasets import load_mq2008
 
 SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "model-format.schema.json"

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import svmmap  # noqa: E402
 from svmmap import SVMMap  # noqa: E402
 from svmmap.datasets import load_mq2008  # noqa: E402
-from svmmap.plot import plot_convergence, plot_piecewise_scores, plot_weights  # noqa: E402
+from svmmap.ir.plot import plot_convergence, plot_piecewise_scores, plot_weights  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from svmmap import SVMMap
-from svmmap.cli import _ProgressDisplay
+from svmmap.ir.cli import _ProgressDisplay
 from svmmap.datasets import load_mq2008
 
 RECORD_KEYS = {"iteration", "primal", "dual", "gap", "loss", "n_cuts", "n_active", "seconds"}
@@ -135,7 +135,7 @@ def test_progress_display_lines_and_terminal_rewrites():
 
 
 def test_cli_learn_shows_progress(tmp_path, capsys):
-    from svmmap.cli import main
+    from svmmap.ir.cli import main
     from svmmap.datasets import mq2008_path
 
     model_path = tmp_path / "model.json"

@@ -204,6 +204,8 @@ _RSS_CHILD = textwrap.dedent(
         return status("VmHWM") - before
 
     warnings.simplefilter("ignore")
+    # svmmap imports its modules on first use: import them (and scikit-learn) before measuring.
+    svmmap.SVMMap, svmmap.structured_hinge
     task = json.loads(sys.argv[1])
     out = {}
     if task["what"] == "fit":

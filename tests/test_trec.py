@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from svmmap import DataFormatError
-from svmmap.trec import Qrels, Run, evaluate_run, format_run, read_qrels, read_run, write_qrels, write_run
+from svmmap.ir.trec import Qrels, Run, evaluate_run, format_run, read_qrels, read_run, write_qrels, write_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

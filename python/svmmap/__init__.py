@@ -1,24 +1,49 @@
 """svmmap: learning to rank with structural SVMs that optimize MAP and other IR metrics directly.
 
 The numeric work (reading LETOR files, oracles, the cutting-plane solver, metrics) is done by the
-Rust extension ``svmmap._core``; this package is a thin, typed layer over it.
+Rust extension ``svmmap._core``; this package is a thin, typed layer over it, in two parts:
+
+- the estimator core: :class:`SVMMap` (``svmmap.estimator``), the losses (``svmmap.losses``),
+  metrics (``svmmap.metrics``), feature binning (``svmmap.binning``), files (``svmmap.io``),
+  bundled data (``svmmap.datasets``), the papers' baselines (``svmmap.baselines``) and Dask
+  training (``svmmap.dask``);
+- the IR tooling built on it, in ``svmmap.ir``: TREC files, run fusion, the evaluation protocol,
+  the experiment, exports, plots and the command line.
+
+Names are imported when first used, so that ``import svmmap`` (and the command line) does not pay
+for scikit-learn or SciPy until a name that needs them is touched.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib
+from typing import TYPE_CHECKING, Any, List
 
-from . import metrics
+from . import _aliases
 from ._core import DataFormatError, InternalError, ModelFormatError
-from .binning import Binner, StepFunction, piecewise_scores
-from .estimator import SkippedQueriesWarning, SVMMap
-from .io import load_letor, load_model, save_model
-from .losses import structured_hinge
 
-try:
-    __version__ = version("svmmap")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from . import baselines, binning, datasets, estimator, io, ir, losses, metrics
+    from .binning import Binner, StepFunction, piecewise_scores
+    from .estimator import SkippedQueriesWarning, SVMMap
+    from .io import load_letor, load_model, save_model
+    from .losses import structured_hinge
+
+_aliases.install()
+
+#: Public names defined in submodules, imported on first access.
+_LAZY = {
+    "SVMMap": "estimator",
+    "SkippedQueriesWarning": "estimator",
+    "Binner": "binning",
+    "StepFunction": "binning",
+    "piecewise_scores": "binning",
+    "load_letor": "io",
+    "load_model": "io",
+    "save_model": "io",
+    "structured_hinge": "losses",
+}
+_SUBMODULES = ("baselines", "binning", "datasets", "estimator", "io", "ir", "losses", "metrics", "dask")
 
 __all__ = [
     "SVMMap",
@@ -32,7 +57,36 @@ __all__ = [
     "load_letor",
     "load_model",
     "save_model",
-    "metrics",
     "structured_hinge",
+    "metrics",
+    "losses",
+    "datasets",
+    "baselines",
+    "ir",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    elif name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("svmmap")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            value = "0+unknown"
+    elif f"{__name__}.{name}" in _aliases.MOVED:
+        _aliases.warn_moved(f"{__name__}.{name}", stacklevel=2)
+        return importlib.import_module(_aliases.MOVED[f"{__name__}.{name}"])
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))

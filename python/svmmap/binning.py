@@ -25,6 +25,14 @@ from sklearn.utils import check_array
 from . import _core
 from ._validation import n_threads
 
+__all__ = [
+    "BINNER_DICT_TYPE",
+    "BINNER_DICT_VERSION",
+    "Binner",
+    "StepFunction",
+    "piecewise_scores",
+]
+
 #: Identifies the dictionaries written by :meth:`Binner.to_dict`.
 BINNER_DICT_TYPE = "svmmap.Binner"
 #: Version of the layout of :meth:`Binner.to_dict`; :meth:`Binner.from_dict` reads this version.

@@ -25,6 +25,11 @@ from ._validation import (
     n_threads,
 )
 
+__all__ = [
+    "SkippedQueriesWarning",
+    "SVMMap",
+]
+
 logger = logging.getLogger("svmmap")
 
 _LOG_FORMAT = "[svmmap] %(message)s"

@@ -11,6 +11,16 @@ import scipy.sparse as sp
 
 from . import _core
 
+__all__ = [
+    "load_letor",
+    "write_atomic",
+    "save_predictions",
+    "load_predictions",
+    "model_document",
+    "save_model",
+    "load_model",
+]
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 

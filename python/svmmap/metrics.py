@@ -32,6 +32,20 @@ import numpy as np
 from . import _core
 from ._validation import check_labels, check_qid, contiguous
 
+__all__ = [
+    "PerQuery",
+    "Evaluation",
+    "per_query",
+    "evaluate",
+    "mean_average_precision",
+    "ndcg",
+    "mrr",
+    "roc_auc",
+    "precision_at",
+    "make_ranking_scorer",
+    "best_accuracy",
+]
+
 NoRelevant = Union[str, float, int]
 
 

@@ -13,6 +13,22 @@ import numpy as np
 from ..io import load_letor
 from ._synthetic import MSLR_LABEL_FRACTIONS, RankingData, make_ranking
 
+__all__ = [
+    "MQ2008_FOLDS",
+    "MSLR_LABEL_FRACTIONS",
+    "RankingData",
+    "Split",
+    "Fold",
+    "make_ranking",
+    "mq2008_path",
+    "load_mq2008",
+    "mq2008_folds",
+    "letor_folds",
+    "LETOR4_FEATURE_NAMES",
+    "LETOR4_RETRIEVAL_FUNCTIONS",
+    "load_mq2008_docs",
+]
+
 #: Which subsets form each fold, as in MQ2008's readme.txt: fold k trains on S_k, S_k+1, S_k+2,
 #: validates on S_k+3 and tests on S_k+4 (indices modulo 5).
 MQ2008_FOLDS = {

@@ -9,9 +9,16 @@ from typing import Callable, Iterable, List, Optional, Sequence
 
 import numpy as np
 
-from .datasets import Fold
-from .estimator import SkippedQueriesWarning, SVMMap
-from .metrics import mean_average_precision
+from ..datasets import Fold
+from ..estimator import SkippedQueriesWarning, SVMMap
+from ..metrics import mean_average_precision
+
+__all__ = [
+    "DEFAULT_C_GRID",
+    "FoldResult",
+    "run_folds",
+    "format_table",
+]
 
 DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 

@@ -26,7 +26,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError('svmmap.plot needs matplotlib: pip install "svmmap[plot]"') from exc
+        raise ImportError('svmmap.ir.plot needs matplotlib: pip install "svmmap[plot]"') from exc
     return plt
 
 
@@ -65,7 +65,7 @@ def plot_convergence(model: Any, ax: Any = None, *, objectives: bool = False) ->
     >>> matplotlib.use("Agg")
     >>> from svmmap import SVMMap
     >>> from svmmap.datasets import load_mq2008
-    >>> from svmmap.plot import plot_convergence
+    >>> from svmmap.ir.plot import plot_convergence
     >>> X, y, qid = load_mq2008(fold=1, split="vali")
     >>> ax = plot_convergence(SVMMap(C=10.0).fit(X, y, qid=qid))
     >>> ax.get_yscale()
@@ -137,7 +137,7 @@ def plot_weights(
     >>> matplotlib.use("Agg")
     >>> from svmmap import SVMMap
     >>> from svmmap.datasets import load_mq2008
-    >>> from svmmap.plot import plot_weights
+    >>> from svmmap.ir.plot import plot_weights
     >>> X, y, qid = load_mq2008(fold=1, split="vali")
     >>> model = SVMMap(C=10.0).fit(X, y, qid=qid)
     >>> ax = plot_weights(model, sort=True, top=10)
@@ -215,7 +215,7 @@ def plot_piecewise_scores(
     >>> from sklearn.pipeline import Pipeline
     >>> from svmmap import Binner, SVMMap
     >>> from svmmap.datasets import load_mq2008
-    >>> from svmmap.plot import plot_piecewise_scores
+    >>> from svmmap.ir.plot import plot_piecewise_scores
     >>> X, y, qid = load_mq2008(fold=1, split="vali")
     >>> pipe = Pipeline([("bin", Binner(n_thresholds=20)), ("svm", SVMMap(C=1.0))])
     >>> pipe = pipe.fit(X[:, [20, 30]], y, svm__qid=qid)  # BM25.body and LMIR.DIR.body
@@ -227,7 +227,7 @@ def plot_piecewise_scores(
     if isinstance(model, (list, tuple)):
         steps = list(model)
     else:
-        from .binning import piecewise_scores
+        from ..binning import piecewise_scores
 
         steps = piecewise_scores(model, coef)
     if features is not None:

@@ -68,7 +68,7 @@ _SOLR_TREES = "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
 
 def _parts(model: Any) -> Tuple[Any, Any]:
     """(binner or None, SVMMap) of a fitted model or Pipeline(Binner, SVMMap)."""
-    from .io import _split_pipeline
+    from ..io import _split_pipeline
 
     binner, svm = _split_pipeline(model)
     svm._check_fitted()
@@ -94,7 +94,7 @@ def _step_functions(binner: Any, svm: Any) -> list:
             "exported, since in Solr and Elasticsearch a feature that does not match is 0, not missing; "
             "refit the Binner with missing='error'"
         )
-    from .binning import piecewise_scores
+    from ..binning import piecewise_scores
 
     return piecewise_scores(binner, svm.coef_)
 
@@ -201,7 +201,7 @@ def to_solr(
     --------
     >>> import numpy as np
     >>> from svmmap import SVMMap
-    >>> from svmmap.export import to_solr
+    >>> from svmmap.ir.export import to_solr
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.2], [0.1, 0.8]])
     >>> model = SVMMap(C=10.0).fit(X, [1, 0, 1, 0], qid=[1, 1, 2, 2])
     >>> doc = to_solr(model, "my_model", feature_names=["title_bm25", "body_bm25"])
@@ -293,7 +293,7 @@ def to_elasticsearch(
     >>> import json
     >>> import numpy as np
     >>> from svmmap import SVMMap
-    >>> from svmmap.export import to_elasticsearch
+    >>> from svmmap.ir.export import to_elasticsearch
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.2], [0.1, 0.8]])
     >>> model = SVMMap(C=10.0).fit(X, [1, 0, 1, 0], qid=[1, 1, 2, 2])
     >>> body = to_elasticsearch(model, "my_model", feature_names=["title_query", "body_query"])

@@ -28,7 +28,24 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline
 
-from .estimator import SkippedQueriesWarning
+from ..estimator import SkippedQueriesWarning
+
+__all__ = [
+    "DEFAULT_PROTOCOL_C_GRID",
+    "Comparison",
+    "paired_comparison",
+    "QuerySplit",
+    "make_random_splits",
+    "SingleFeature",
+    "fit_ranker",
+    "ranking_scores",
+    "MethodResult",
+    "ProtocolResult",
+    "evaluate_splits",
+    "random_splits",
+    "given_folds",
+    "format_table",
+]
 
 #: C values tried when none are given: a wide range, as Yue et al. describe.
 DEFAULT_PROTOCOL_C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -163,7 +180,7 @@ def make_random_splits(
 
     Examples
     --------
-    >>> from svmmap.protocol import make_random_splits
+    >>> from svmmap.ir.protocol import make_random_splits
     >>> splits = make_random_splits(range(6), n_trials=3, n_train=2, n_vali=2, random_state=0)
     >>> # 3 trials of 2 training queries draw each of the 6 queries exactly once for training.
     >>> sorted(q for s in splits for q in s.train)
@@ -223,7 +240,7 @@ class SingleFeature(BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from svmmap.protocol import SingleFeature
+    >>> from svmmap.ir.protocol import SingleFeature
     >>> # Column 1 ranks the relevant document first in both queries, column 0 in neither.
     >>> X, y, qid = np.array([[0.2, 1.0], [0.9, 0.0], [0.1, 0.4], [0.8, 0.3]]), [1, 0, 1, 0], [1, 1, 2, 2]
     >>> SingleFeature().fit(X, y, qid).feature_, SingleFeature(rank=2).fit(X, y, qid).feature_
@@ -239,8 +256,8 @@ class SingleFeature(BaseEstimator):
         self.relevance_threshold = relevance_threshold
 
     def fit(self, X: Any, y: Any, qid: Any = None) -> "SingleFeature":
-        from ._validation import check_matrix, check_qid
-        from .metrics import mean_average_precision
+        from .._validation import check_matrix, check_qid
+        from ..metrics import mean_average_precision
 
         _, n_rows, d = check_matrix(X)
         if self.feature is not None:
@@ -425,7 +442,7 @@ def evaluate_splits(
     description: str = "",
 ) -> ProtocolResult:
     """Runs every method on every split of one dataset (see the module docstring)."""
-    from .metrics import per_query
+    from ..metrics import per_query
 
     y = np.asarray(y, dtype=np.float64)
     qid = np.asarray(qid)
@@ -521,7 +538,7 @@ def random_splits(
     --------
     >>> from svmmap import SVMMap
     >>> from svmmap.datasets import load_mq2008
-    >>> from svmmap.protocol import SingleFeature, random_splits
+    >>> from svmmap.ir.protocol import SingleFeature, random_splits
     >>> X, y, qid = load_mq2008(1, "test")
     >>> result = random_splits(
     ...     X, y, qid,
@@ -560,7 +577,7 @@ def given_folds(
     --------
     >>> import numpy as np
     >>> from svmmap.datasets import Fold, make_ranking
-    >>> from svmmap.protocol import SingleFeature, given_folds
+    >>> from svmmap.ir.protocol import SingleFeature, given_folds
     >>> X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=5, random_state=0)
     >>> X[:, 0] = y  # Feature 0 is the label itself, so it ranks every query perfectly.
     >>> a, b = np.searchsorted(qid, [10, 15])  # Queries 0-9 train, 10-14 validate, 15-19 test.

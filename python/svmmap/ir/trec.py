@@ -21,8 +21,22 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ._core import DataFormatError
-from .io import PathLike, write_atomic
+from .._core import DataFormatError
+from ..io import PathLike, write_atomic
+
+__all__ = [
+    "Run",
+    "Qrels",
+    "sort_qids",
+    "trec_order",
+    "trec_ranks",
+    "read_run",
+    "read_qrels",
+    "format_run",
+    "write_run",
+    "write_qrels",
+    "evaluate_run",
+]
 
 _WHITESPACE = re.compile(r"\s")
 
@@ -210,7 +224,7 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
     Examples
     --------
     >>> import os, tempfile
-    >>> from svmmap.trec import read_run
+    >>> from svmmap.ir.trec import read_run
     >>> path = os.path.join(tempfile.mkdtemp(), "bm25.run")
     >>> with open(path, "w") as f:
     ...     _ = f.write("1 Q0 d1 1 2.5 bm25\\n1 Q0 d2 2 1.5 bm25\\n2 Q0 d7 1 0.3 bm25\\n")
@@ -278,7 +292,7 @@ def read_qrels(path: PathLike) -> Qrels:
     Examples
     --------
     >>> import os, tempfile
-    >>> from svmmap.trec import read_qrels
+    >>> from svmmap.ir.trec import read_qrels
     >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
     >>> with open(path, "w") as f:
     ...     _ = f.write("1 0 d1 2\\n1 0 d2 0\\n2 0 d7 1\\n")
@@ -332,7 +346,7 @@ def format_run(run: Run, *, tag: Optional[str] = None, depth: Optional[int] = No
 
     Examples
     --------
-    >>> from svmmap.trec import Run, format_run
+    >>> from svmmap.ir.trec import Run, format_run
     >>> run = Run.from_dict({"1": {"d1": 0.5, "d2": 0.5, "d3": 0.9}}, tag="bm25")
     >>> print(format_run(run), end="")  # d1 and d2 tie, so the larger docno, d2, comes first
     1 Q0 d3 1 0.9 bm25
@@ -363,7 +377,7 @@ def write_run(path: PathLike, run: Run, *, tag: Optional[str] = None, depth: Opt
     Examples
     --------
     >>> import os, tempfile
-    >>> from svmmap.trec import Run, read_run, write_run
+    >>> from svmmap.ir.trec import Run, read_run, write_run
     >>> run = Run.from_dict({"1": {"d1": 0.5, "d2": 0.5, "d3": 0.9}, "2": {"d4": 1.0}}, tag="bm25")
     >>> path = os.path.join(tempfile.mkdtemp(), "bm25.run")
     >>> write_run(path, run)
@@ -404,7 +418,7 @@ def evaluate_run(
 
     Examples
     --------
-    >>> from svmmap.trec import Qrels, Run, evaluate_run
+    >>> from svmmap.ir.trec import Qrels, Run, evaluate_run
     >>> run = Run.from_dict({"1": {"d1": 0.9, "d2": 0.8, "d3": 0.7, "d4": 0.6}, "2": {"d1": 1.0}})
     >>> qrels = Qrels.from_dict({"1": {"d1": 1, "d2": 0, "d3": 2, "d5": 1}, "2": {"d1": 0}})
     >>> # Query 1 has relevant documents at ranks 1 and 3 and misses d5: AP = (1/1 + 2/3) / 3 = 5/9.
@@ -414,7 +428,7 @@ def evaluate_run(
     >>> evaluate_run(run, qrels, "p@2")
     {'1': 0.5}
     """
-    from .metrics import per_query
+    from ..metrics import per_query
 
     if not (metric == "map" or metric == "mrr" or metric.startswith(("p@", "mrr@"))):
         raise ValueError(

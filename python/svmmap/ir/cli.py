@@ -9,10 +9,14 @@ import warnings
 from typing import TYPE_CHECKING, Iterable, List, Optional, TextIO
 
 if TYPE_CHECKING:
-    from .datasets import Fold
+    from ..datasets import Fold
 
 import numpy as np
 
+
+__all__ = [
+    "main",
+]
 
 def _floats(text: str) -> List[float]:
     try:
@@ -63,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
         help="write a model file as a Solr LTR or Elasticsearch LTR model (JSON)",
         description="Linear models become Solr LinearModel / Elasticsearch model/linear; models on "
         "binned features become one regression tree per base feature (Solr "
-        "MultipleAdditiveTreesModel / Elasticsearch model/xgboost+json). See svmmap.export.",
+        "MultipleAdditiveTreesModel / Elasticsearch model/xgboost+json). See svmmap.ir.export.",
     )
     export.add_argument("--to", required=True, choices=["solr", "elasticsearch"], help="the search engine")
     export.add_argument("--name", default="svmmap", help="the model's name in the engine (default svmmap)")
@@ -202,8 +206,8 @@ class _ProgressDisplay:
 
 
 def _learn(args: argparse.Namespace) -> None:
-    from .estimator import SVMMap
-    from .io import load_letor
+    from ..estimator import SVMMap
+    from ..io import load_letor
 
     X, y, qid = load_letor(args.train)
     display = _ProgressDisplay(args.C * args.eps) if args.verbose else None
@@ -233,8 +237,8 @@ def _learn(args: argparse.Namespace) -> None:
 
 
 def _classify(args: argparse.Namespace) -> None:
-    from .io import load_letor, load_model, save_predictions
-    from .metrics import mean_average_precision
+    from ..io import load_letor, load_model, save_predictions
+    from ..metrics import mean_average_precision
 
     model = load_model(args.model)
     # A Pipeline(Binner, SVMMap) model takes the binner's input features.
@@ -256,8 +260,8 @@ def _classify(args: argparse.Namespace) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    from .io import load_letor, load_predictions
-    from .metrics import evaluate
+    from ..io import load_letor, load_predictions
+    from ..metrics import evaluate
 
     _, y, qid = load_letor(args.data)
     scores = load_predictions(args.predictions, n_expected=len(y))
@@ -277,7 +281,7 @@ def _export(args: argparse.Namespace) -> None:
     import json
 
     from .export import to_elasticsearch, to_solr
-    from .io import load_model, write_atomic
+    from ..io import load_model, write_atomic
 
     model = load_model(args.model)
     names = None if args.feature_names is None else [n.strip() for n in args.feature_names.split(",")]
@@ -292,7 +296,7 @@ def _export(args: argparse.Namespace) -> None:
 
 
 def _experiment(args: argparse.Namespace) -> None:
-    from .datasets import letor_folds, mq2008_folds
+    from ..datasets import letor_folds, mq2008_folds
     from .experiment import format_table, run_folds
 
     selected = None if args.folds is None else [int(f) for f in args.folds.split(",")]
@@ -339,7 +343,7 @@ def _fuse(args: argparse.Namespace) -> None:
 
 
 def _feature_columns(spec: Optional[str], n_features: int) -> Optional[List[int]]:
-    from .datasets import LETOR4_FEATURE_NAMES, LETOR4_RETRIEVAL_FUNCTIONS
+    from ..datasets import LETOR4_FEATURE_NAMES, LETOR4_RETRIEVAL_FUNCTIONS
 
     if spec is None:
         return None
@@ -361,8 +365,8 @@ def _feature_columns(spec: Optional[str], n_features: int) -> Optional[List[int]
 def _protocol_methods(spec: str, *, eps: float, n_jobs: Optional[int], bin_thresholds: Optional[int]) -> dict:
     import importlib
 
-    from .binning import Binner
-    from .estimator import SVMMap
+    from ..binning import Binner
+    from ..estimator import SVMMap
     from .protocol import SingleFeature
 
     def learned(make):
@@ -392,7 +396,7 @@ def _protocol_methods(spec: str, *, eps: float, n_jobs: Optional[int], bin_thres
             # A loss name: check it now rather than after the first trial.
             import numpy as np
 
-            from . import _core
+            from .. import _core
 
             try:
                 _core.oracle_argmax(np.array([1.0, 0.0]), np.array([True, False]), item)
@@ -409,8 +413,8 @@ def _protocol(args: argparse.Namespace) -> None:
 
     import numpy as np
 
-    from .datasets import Fold, Split, letor_folds, load_mq2008_docs, mq2008_folds
-    from .io import load_letor
+    from ..datasets import Fold, Split, letor_folds, load_mq2008_docs, mq2008_folds
+    from ..io import load_letor
     from .protocol import DEFAULT_PROTOCOL_C_GRID, given_folds, random_splits
 
     say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -453,7 +457,7 @@ def _protocol(args: argparse.Namespace) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    from ._core import DataFormatError, ModelFormatError
+    from .._core import DataFormatError, ModelFormatError
 
     args = _parser().parse_args(argv)
     handlers = {

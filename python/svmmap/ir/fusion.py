@@ -22,10 +22,22 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 from sklearn.pipeline import Pipeline
 
-from .binning import Binner
-from .estimator import SVMMap
+from ..binning import Binner
+from ..estimator import SVMMap
 from .protocol import fit_ranker
 from .trec import Qrels, Run, evaluate_run, sort_qids, trec_ranks
+
+__all__ = [
+    "DEFAULT_FUSION_C_GRID",
+    "RunFeatures",
+    "run_features",
+    "query_folds",
+    "RunFusion",
+    "FusionResult",
+    "cross_fuse",
+    "runs_from_features",
+    "qrels_from_labels",
+]
 
 #: The C values tried by default; C is chosen on held-out training queries. They are smaller
 #: than for raw features because a binned document has many active indicators (about half of
@@ -137,7 +149,7 @@ def query_folds(queries: Union[Sequence[str], np.ndarray], n_folds: int, random_
 
 
 def _mean_ap(y: np.ndarray, scores: np.ndarray, qid: np.ndarray) -> tuple[float, int]:
-    from .metrics import per_query
+    from ..metrics import per_query
 
     pq = per_query("map", y, scores, qid)
     return float(pq.values.sum()), int(pq.values.size)
@@ -178,8 +190,8 @@ class RunFusion:
 
     Examples
     --------
-    >>> from svmmap.fusion import RunFusion
-    >>> from svmmap.trec import Qrels, Run, evaluate_run
+    >>> from svmmap.ir.fusion import RunFusion
+    >>> from svmmap.ir.trec import Qrels, Run, evaluate_run
     >>> # Run "good" ranks the relevant document first in queries 1-3; run "poor" always ranks c first.
     >>> good = Run.from_dict({"1": {"a": 3, "b": 2, "c": 1}, "2": {"a": 1, "b": 3, "c": 2},
     ...                       "3": {"a": 2, "b": 1, "c": 3}, "4": {"a": 3, "b": 1, "c": 2}}, name="good")
@@ -313,7 +325,7 @@ class FusionResult:
         The inner cross-validation MAP of every C, per fold.
     per_query : dict
         ``{name: {qid: AP}}`` for the fused run (``"fused"``) and every input run (by name),
-        on the queries with a relevant document (see :func:`svmmap.trec.evaluate_run`); an
+        on the queries with a relevant document (see :func:`svmmap.ir.trec.evaluate_run`); an
         input run that lacks one of these queries scores 0 on it, as with ``trec_eval -c``.
     run_names : list of str
     """
