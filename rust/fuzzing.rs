@@ -26,34 +26,18 @@ use crate::error::Error;
 use crate::oracle::{self, testing, Oracle};
 use crate::solver::{self, Control, Options, StopReason, Summary};
 
-/// Loss names tried with `oracle::from_name`; those it accepts are checked.
-pub const CANDIDATE_LOSSES: &[&str] = &[
-    "map",
-    "map-greedy",
-    "map-fast",
-    "roc",
-    "ndcg",
-    "ndcg@1",
-    "ndcg@3",
-    "ndcg@3:paper",
-    "mrr",
-    "mrr@1",
-    "mrr@3",
-    "acc",
-    "acc2",
-    "dorm",
-    "dorm@3",
-    "max(map,roc)",
-    "max(ndcg@3,mrr@3)",
-];
-
-/// The candidate losses this build knows, with their oracles.
-pub fn losses() -> &'static [(&'static str, Box<dyn Oracle>)] {
-    static LOSSES: OnceLock<Vec<(&'static str, Box<dyn Oracle>)>> = OnceLock::new();
+/// Every example name of the loss registry (single losses and shared-slack combinations),
+/// with its oracle: a loss added to `oracle::registry::LOSSES` is checked from then on.
+pub fn losses() -> &'static [(String, Box<dyn Oracle>)] {
+    static LOSSES: OnceLock<Vec<(String, Box<dyn Oracle>)>> = OnceLock::new();
     LOSSES.get_or_init(|| {
-        CANDIDATE_LOSSES
-            .iter()
-            .filter_map(|&name| oracle::from_name(name).ok().map(|o| (name, o)))
+        oracle::registry::example_names()
+            .into_iter()
+            .map(|name| {
+                let oracle = oracle::from_name(&name)
+                    .unwrap_or_else(|e| panic!("registry example {name} does not build: {e}"));
+                (name, oracle)
+            })
             .collect()
     })
 }
@@ -62,7 +46,15 @@ pub fn losses() -> &'static [(&'static str, Box<dyn Oracle>)] {
 /// so its objective is not convex: the properties that rest on convexity (the working-set dual
 /// bounds the primal; two solutions lie within their gaps of one optimum) do not apply to it.
 fn is_convex(name: &str) -> bool {
-    !name.starts_with("dorm")
+    let base = |part: &str| {
+        oracle::registry::LossSpec::parse(part.trim())
+            .and_then(|spec| oracle::registry::lookup(spec.base))
+            .is_none_or(|info| info.convex)
+    };
+    match name.strip_prefix("max(").and_then(|r| r.strip_suffix(')')) {
+        Some(inner) => inner.split(',').all(base),
+        None => base(name),
+    }
 }
 
 /// Losses of Yue et al.'s MAP with Psi_po, checked against brute force.
@@ -329,7 +321,7 @@ impl TinyProblem {
     pub fn decode(data: &[u8]) -> Self {
         let mut b = Bytes::new(data);
         let all = losses();
-        let loss = all[b.below(all.len())].0;
+        let loss = all[b.below(all.len())].0.as_str();
         let c = b.pick(&[1e-3, 0.1, 1.0, 10.0, 1e3, 1e6]);
         let n_queries = 1 + b.below(4);
         let n_cols = 1 + b.below(3);

@@ -67,7 +67,7 @@ pub fn structured_hinge(
                 .map(|&r| labels[r] > relevance_threshold)
                 .collect();
             let mut grad = vec![0.0; rows.len()];
-            if !(rel.iter().any(|&r| r) && rel.iter().any(|&r| !r)) {
+            if super::QueryKind::of(&rel) != super::QueryKind::Usable {
                 return (0.0, grad);
             }
             let mut coef = vec![0.0; rows.len()];

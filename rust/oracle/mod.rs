@@ -15,6 +15,7 @@ pub(crate) mod interleave;
 pub mod map;
 pub mod mrr;
 pub mod ndcg;
+pub mod registry;
 pub mod roc;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod testing;
@@ -33,6 +34,31 @@ pub trait Oracle: Send + Sync {
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64;
 }
 
+/// What a query can contribute to training, by its documents' binary relevance. This is the
+/// one place the rule lives: a query gives a constraint (and a non-zero hinge) only when it has
+/// at least one relevant and one non-relevant document, since otherwise every ranking of it is
+/// equally right. Training, the cut sums of distributed training, the structured hinge, the
+/// single-query oracle binding and the baselines all classify queries through here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryKind {
+    Usable,
+    NoRelevant,
+    AllRelevant,
+}
+
+impl QueryKind {
+    pub fn of(relevant: &[bool]) -> Self {
+        let p = relevant.iter().filter(|&&r| r).count();
+        if p == 0 {
+            QueryKind::NoRelevant
+        } else if p == relevant.len() {
+            QueryKind::AllRelevant
+        } else {
+            QueryKind::Usable
+        }
+    }
+}
+
 /// The value max_y Delta(y*, y) + w.Psi(y) - w.Psi(y*) for one query, through `oracle`.
 /// It is non-negative because y = y* is a candidate.
 pub fn hinge(oracle: &dyn Oracle, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
@@ -44,132 +70,87 @@ pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// The loss names `from_name` accepts, for error messages and documentation.
-pub const LOSS_NAMES: &str =
-    "map, map-greedy, map-fast, roc, ndcg, ndcg@k, mrr, mrr@k, acc, acc2, \
-     dorm, dorm@k (options after a colon: ndcg@k:paper, dorm@k:depth=R), \
-     or max(name,name,...) for a shared slack";
+/// The loss names `from_name` accepts, for error messages and documentation (read from the
+/// registry).
+pub fn loss_names_help() -> String {
+    registry::names_help()
+}
 
-/// Builds an oracle from its user-facing name.
-///
-/// - "map": Yue et al.'s MAP loss with Psi_po; "map-greedy" and "map-fast" force one of the
-///   two exact algorithms (the default picks the faster one for the query, see map.rs).
-/// - "roc": ROC-area loss with Psi_po (Joachims 2005).
-/// - "ndcg@k" / "ndcg": NDCG loss with Psi_po, clipped at rank k or not at all (Chakrabarti
-///   et al. 3.4). The discount is 1/log2(1 + rank) with 1-based ranks; the suffix ":paper"
-///   selects Chakrabarti et al.'s D(i) (1 for 0-based ranks 0 and 1, 1/log2(1 + i) after).
-/// - "mrr@k" / "mrr": reciprocal-rank loss with the feature map phi_mrr (Chakrabarti 3.6).
-/// - "acc" / "acc2": the classification hinge of a linear SVM on the documents (acc2 weighs
-///   relevant documents by #non-relevant / #relevant of the query), for the SVM_acc baselines.
-/// - "dorm@k" / "dorm": Le & Smola's permutation feature map with A(r) = 1/sqrt(1 + r)
-///   (0-based r) and the NDCG@k loss, solved as an assignment problem; ":depth=R" sets
-///   A(r) = 0 from rank R on.
-/// - "max(a,b,...)": the shared-slack combination of Chakrabarti 3.7, which per query takes
-///   the most violated constraint over the component losses.
+/// Builds an oracle from its user-facing name: a loss of the registry (`registry::LOSSES`,
+/// which documents each one), spelled `name`, `name@k` or `name@k:option` as its entry allows,
+/// or "max(a,b,...)": the shared-slack combination of Chakrabarti 3.7, which per query takes the
+/// most violated constraint over the component losses.
 pub fn from_name(name: &str) -> Result<Box<dyn Oracle>> {
-    let bad = || Error::param("loss", &format!("one of {LOSS_NAMES}"), format!("{name:?}"));
+    let bad = || {
+        Error::param(
+            "loss",
+            &format!("one of {}", registry::names_help()),
+            format!("{name:?}"),
+        )
+    };
     let trimmed = name.trim();
     if let Some(inner) = trimmed
         .strip_prefix("max(")
         .and_then(|rest| rest.strip_suffix(')'))
     {
-        let parts = inner
-            .split(',')
-            .map(|part| {
-                if part.trim().starts_with("max(") {
-                    Err(Error::param(
-                        "loss",
-                        "max(...) of plain loss names (no nesting)",
-                        format!("{name:?}"),
-                    ))
-                } else {
-                    from_name(part)
-                }
-            })
-            .collect::<Result<Vec<_>>>()?;
-        if parts.is_empty() {
-            return Err(bad());
-        }
-        return Ok(Box::new(combo::SharedSlack::new(parts)));
+        let parts: Vec<&str> = inner.split(',').collect();
+        return shared_slack(&parts, name);
     }
-    let spec = LossSpec::parse(trimmed).ok_or_else(bad)?;
-    let no_cutoff = |spec: &LossSpec| spec.cutoff.is_none();
-    let no_options = |spec: &LossSpec| spec.options.is_empty();
-    match spec.base {
-        "map" | "map-greedy" | "map-fast" if no_cutoff(&spec) && no_options(&spec) => {
-            let algorithm = match spec.base {
-                "map-greedy" => map::MapAlgorithm::Greedy,
-                "map-fast" => map::MapAlgorithm::Fast,
-                _ => map::MapAlgorithm::Auto,
-            };
-            Ok(Box::new(map::MapOracle { algorithm }))
+    let spec = registry::LossSpec::parse(trimmed).ok_or_else(bad)?;
+    let info = registry::lookup(spec.base).ok_or_else(bad)?;
+    info.build(&spec).map_err(|e| match e {
+        registry::BuildError::Syntax => bad(),
+        registry::BuildError::Option(what, expected) => {
+            Error::param(what, expected, format!("{name:?}"))
         }
-        "roc" if no_cutoff(&spec) && no_options(&spec) => Ok(Box::new(roc::RocOracle)),
-        "ndcg" => {
-            let discount = match spec.options.as_slice() {
-                [] => ndcg::Discount::Log2,
-                ["paper"] => ndcg::Discount::Paper,
-                _ => return Err(bad()),
-            };
-            Ok(Box::new(ndcg::NdcgOracle {
-                cutoff: spec.cutoff,
-                discount,
-            }))
-        }
-        "mrr" if no_options(&spec) => Ok(Box::new(mrr::MrrOracle {
-            cutoff: spec.cutoff,
-        })),
-        "acc" | "acc2" if no_cutoff(&spec) && no_options(&spec) => Ok(Box::new(acc::AccOracle {
-            balanced: spec.base == "acc2",
-        })),
-        "dorm" => {
-            let mut depth = None;
-            for option in &spec.options {
-                let value = option.strip_prefix("depth=").ok_or_else(bad)?;
-                depth = Some(
-                    value
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|&d| d > 0)
-                        .ok_or_else(|| {
-                            Error::param("dorm depth", "an integer >= 1", format!("{name:?}"))
-                        })?,
-                );
+    })
+}
+
+/// The shared-slack combination of plain loss names (no nesting).
+fn shared_slack(parts: &[&str], spelled: &str) -> Result<Box<dyn Oracle>> {
+    if parts.is_empty() {
+        return Err(Error::param(
+            "loss",
+            "at least one loss in a shared slack",
+            format!("{spelled:?}"),
+        ));
+    }
+    let oracles = parts
+        .iter()
+        .map(|part| {
+            if part.trim().starts_with("max(") {
+                Err(Error::param(
+                    "loss",
+                    "max(...) of plain loss names (no nesting)",
+                    format!("{spelled:?}"),
+                ))
+            } else {
+                from_name(part)
             }
-            Ok(Box::new(dorm::DormOracle {
-                cutoff: spec.cutoff,
-                depth,
-            }))
-        }
-        _ => Err(bad()),
-    }
-}
-
-/// A loss name taken apart: "ndcg@10:paper" is base "ndcg", cutoff 10, options ["paper"].
-struct LossSpec<'a> {
-    base: &'a str,
-    cutoff: Option<usize>,
-    options: Vec<&'a str>,
-}
-
-impl<'a> LossSpec<'a> {
-    fn parse(name: &'a str) -> Option<Self> {
-        let mut pieces = name.split(':');
-        let head = pieces.next()?.trim();
-        let options: Vec<&str> = pieces.map(str::trim).collect();
-        if options.iter().any(|o| o.is_empty()) {
-            return None;
-        }
-        let (base, cutoff) = match head.split_once('@') {
-            Some((base, k)) => (base, Some(k.parse::<usize>().ok().filter(|&k| k > 0)?)),
-            None => (head, None),
-        };
-        Some(LossSpec {
-            base,
-            cutoff,
-            options,
         })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Box::new(combo::SharedSlack::new(oracles)))
+}
+
+/// The oracle of one slack group, given as a structured list of loss names: one name is that
+/// loss; several share one slack per query (their maximum, Chakrabarti 3.7).
+pub fn from_group<S: AsRef<str>>(names: &[S]) -> Result<Box<dyn Oracle>> {
+    match names {
+        [one] => from_name(one.as_ref()),
+        _ => {
+            let parts: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+            let spelled = format!("[{}]", parts.join(", "));
+            shared_slack(&parts, &spelled)
+        }
     }
+}
+
+/// The oracles of several slack groups (see `from_group`); at least one group is needed.
+pub fn from_groups<S: AsRef<str>>(groups: &[Vec<S>]) -> Result<Vec<Box<dyn Oracle>>> {
+    if groups.is_empty() {
+        return Err(Error::input("at least one loss is needed"));
+    }
+    groups.iter().map(|g| from_group(g)).collect()
 }
 
 /// Replaces the coefficients of documents that tie in score within `sorted` (one relevance

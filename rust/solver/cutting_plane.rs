@@ -30,7 +30,7 @@ use std::time::Instant;
 use super::dual_qp::{dot, Cut, WorkingSet};
 use crate::data::{QueryGroups, RowMatrix};
 use crate::error::{Error, Result};
-use crate::oracle::Oracle;
+use crate::oracle::{Oracle, QueryKind};
 
 /// The working-set QP is solved to this fraction of `eps` (see `solve`).
 const QP_TOL_FACTOR: f64 = 1e-9;
@@ -151,6 +151,45 @@ pub struct QueryCounts {
     pub all_relevant: usize,
 }
 
+impl QueryCounts {
+    /// Counts one query of the given kind.
+    pub fn add(&mut self, kind: QueryKind) {
+        match kind {
+            QueryKind::Usable => self.usable += 1,
+            QueryKind::NoRelevant => self.no_relevant += 1,
+            QueryKind::AllRelevant => self.all_relevant += 1,
+        }
+    }
+
+    /// The counts of several parts of a data set, added up.
+    pub fn merged(parts: &[QueryCounts]) -> QueryCounts {
+        parts
+            .iter()
+            .fold(QueryCounts::default(), |a, b| QueryCounts {
+                usable: a.usable + b.usable,
+                no_relevant: a.no_relevant + b.no_relevant,
+                all_relevant: a.all_relevant + b.all_relevant,
+            })
+    }
+
+    pub fn total(&self) -> usize {
+        self.usable + self.no_relevant + self.all_relevant
+    }
+
+    /// Training needs at least one usable query; the error says how the others failed.
+    pub fn require_usable(&self, threshold: f64) -> Result<()> {
+        if self.usable == 0 {
+            return Err(Error::NoUsableQueries {
+                n_queries: self.total(),
+                no_relevant: self.no_relevant,
+                all_relevant: self.all_relevant,
+                threshold,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Training queries prepared once: binary relevance in grouped order and which queries have
 /// both relevant and non-relevant documents.
 pub struct RankingProblem<'a, M: RowMatrix + ?Sized> {
@@ -185,16 +224,9 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
         let mut counts = QueryCounts::default();
         let usable = (0..groups.n_queries())
             .map(|q| {
-                let rel = &relevant[groups.bounds[q]..groups.bounds[q + 1]];
-                let p = rel.iter().filter(|&&r| r).count();
-                if p == 0 {
-                    counts.no_relevant += 1;
-                } else if p == rel.len() {
-                    counts.all_relevant += 1;
-                } else {
-                    counts.usable += 1;
-                }
-                p > 0 && p < rel.len()
+                let kind = QueryKind::of(&relevant[groups.bounds[q]..groups.bounds[q + 1]]);
+                counts.add(kind);
+                kind == QueryKind::Usable
             })
             .collect();
         Ok(RankingProblem {
@@ -341,14 +373,7 @@ pub fn train<M: RowMatrix + ?Sized>(
     }
     let problem = RankingProblem::new(x, labels, groups, opts.relevance_threshold)?;
     let counts = problem.counts;
-    if counts.usable == 0 {
-        return Err(Error::NoUsableQueries {
-            n_queries: groups.n_queries(),
-            no_relevant: counts.no_relevant,
-            all_relevant: counts.all_relevant,
-            threshold: opts.relevance_threshold,
-        });
-    }
+    counts.require_usable(opts.relevance_threshold)?;
     let mut source = QueryCuts { problem, oracles };
     let (w, mut summary) = solve(&mut source, opts, on_iteration)?;
     summary.n_queries = counts.usable;
