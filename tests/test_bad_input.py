@@ -266,16 +266,16 @@ def test_the_core_refuses_what_it_cannot_borrow():
     # refuses other layouts instead of reading the memory in the wrong order.
     codes = np.array([0, 0, 0, 1, 1, 1], dtype=np.int64)
     with pytest.raises(ValueError, match=r"X must be a C-contiguous \(row-major\) array"):
-        _core.fit(np.asfortranarray(X4), Y, codes, 2, ["map"], 1.0, 1e-3, 10, 0.0, 1)
+        _core.fit(np.asfortranarray(X4), Y, codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     with pytest.raises(ValueError, match="y must be a contiguous array"):
-        _core.fit(X4, np.repeat(Y, 2)[::2], codes, 2, ["map"], 1.0, 1e-3, 10, 0.0, 1)
+        _core.fit(X4, np.repeat(Y, 2)[::2], codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     with pytest.raises(TypeError):
-        _core.fit(X4, Y.astype(np.float32), codes, 2, ["map"], 1.0, 1e-3, 10, 0.0, 1)
+        _core.fit(X4, Y.astype(np.float32), codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     # An absurd query count is refused before anything is allocated for it.
     with pytest.raises(ValueError, match="1000000000000000000 queries for 6 rows"):
-        _core.fit(X4, Y, codes, 10**18, ["map"], 1.0, 1e-3, 10, 0.0, 1)
+        _core.fit(X4, Y, codes, 10**18, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     with pytest.raises(ValueError, match="query code 5 of row 0 is outside 0..2"):
-        _core.fit(X4, Y, np.array([5, 0, 0, 1, 1, 1], dtype=np.int64), 2, ["map"], 1.0, 1e-3, 10, 0.0, 1)
+        _core.fit(X4, Y, np.array([5, 0, 0, 1, 1, 1], dtype=np.int64), 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
 
 
 # ---------------------------------------------------------------------------------------

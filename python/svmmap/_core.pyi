@@ -1,6 +1,8 @@
-"""Type stubs for the Rust extension (hand-written; keep in step with rust/python.rs)."""
+"""Type stubs for the Rust extension (hand-written; keep in step with rust/python/)."""
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple, Union, final
+
+from typing_extensions import Self
 
 import numpy as np
 import numpy.typing as npt
@@ -17,19 +19,101 @@ class DataFormatError(ValueError): ...
 class ModelFormatError(ValueError): ...
 class InternalError(RuntimeError): ...
 
+from svmmap._typing import BinStrategy, Dtype, Gain, IterationRecord, LossInfo, Missing, Slack, StopReason, Ties
+
+LOSSES: Tuple[LossInfo, ...]
+LOSS_COMBINATION_EXAMPLES: Tuple[List[str], ...]
+
+@final
+class TrainConfig:
+    """The one training configuration, validated on construction (keyword arguments only)."""
+
+    DEFAULTS: ClassVar[Dict[str, Any]]
+    def __new__(
+        cls,
+        *,
+        C: float = ...,
+        eps: float = ...,
+        max_iter: int = ...,
+        relevance_threshold: float = ...,
+        loss: Union[str, Sequence[str]] = ...,
+        slack: Slack = ...,
+        n_jobs: Optional[int] = ...,
+    ) -> Self: ...
+    @property
+    def C(self) -> float: ...
+    @property
+    def eps(self) -> float: ...
+    @property
+    def max_iter(self) -> int: ...
+    @property
+    def relevance_threshold(self) -> float: ...
+    @property
+    def losses(self) -> List[List[str]]: ...
+    @property
+    def slack(self) -> Slack: ...
+    @property
+    def n_threads(self) -> int: ...
+    def kwargs(self) -> Dict[str, Any]: ...
+    def __getnewargs_ex__(self) -> Tuple[Tuple[()], Dict[str, Any]]: ...
+
+@final
+class ProblemSummary:
+    """Query counts: ``used`` can contribute to training (the n of C/n); the others cannot."""
+
+    def __new__(cls, *, used: int = 0, no_relevant: int = 0, all_relevant: int = 0) -> Self: ...
+    def __getnewargs_ex__(self) -> Tuple[Tuple[()], Dict[str, Any]]: ...
+    @property
+    def used(self) -> int: ...
+    @property
+    def no_relevant(self) -> int: ...
+    @property
+    def all_relevant(self) -> int: ...
+    @property
+    def skipped(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @staticmethod
+    def merge(parts: Sequence["ProblemSummary"]) -> "ProblemSummary": ...
+    def require_usable(self, relevance_threshold: float) -> None: ...
+
+@final
+class FitSummary:
+    """The outcome of a cutting-plane run."""
+
+    @property
+    def primal(self) -> float: ...
+    @property
+    def dual(self) -> float: ...
+    @property
+    def gap(self) -> float: ...
+    @property
+    def n_iter(self) -> int: ...
+    @property
+    def working_set(self) -> int: ...
+    @property
+    def active_cuts(self) -> int: ...
+    @property
+    def stop(self) -> StopReason: ...
+    @property
+    def problem(self) -> ProblemSummary: ...
+    @property
+    def history(self) -> List[IterationRecord]: ...
+
+_Callback = Optional[Callable[[IterationRecord], Any]]
+
 def fit(
     x: _Matrix,
     y: npt.NDArray[np.float64],
     qid_codes: npt.NDArray[np.int64],
     n_queries: int,
-    losses: Sequence[str],
-    c: float,
-    eps: float,
-    max_iter: int,
-    relevance_threshold: float,
-    n_threads: int,
-    callback: Optional[Callable[[dict], Any]] = None,
-) -> Tuple[npt.NDArray[np.float64], dict]: ...
+    config: TrainConfig,
+    callback: _Callback = None,
+) -> Tuple[npt.NDArray[np.float64], FitSummary]: ...
+def problem_summary(
+    y: npt.NDArray[np.float64], qid_codes: npt.NDArray[np.int64], n_queries: int, relevance_threshold: float
+) -> ProblemSummary: ...
+def n_threads(n_jobs: Optional[int]) -> int: ...
 def predict(x: _Matrix, coef: npt.NDArray[np.float64], n_threads: int) -> npt.NDArray[np.float64]: ...
 def oracle_argmax(
     scores: npt.NDArray[np.float64], relevant: npt.NDArray[np.bool_], loss: str
@@ -39,7 +123,7 @@ def structured_hinge(
     labels: npt.NDArray[np.float64],
     qid_codes: npt.NDArray[np.int64],
     n_queries: int,
-    losses: Sequence[str],
+    losses: Sequence[Sequence[str]],
     relevance_threshold: float,
     n_threads: int,
 ) -> Tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
@@ -49,14 +133,14 @@ def evaluate(
     y_score: npt.NDArray[np.float64],
     qid_codes: npt.NDArray[np.int64],
     n_queries: int,
-    ties: str,
-    gain: str,
+    ties: Ties,
+    gain: Gain,
     relevance_threshold: float,
     n_relevant: Optional[npt.NDArray[np.float64]] = None,
 ) -> npt.NDArray[np.float64]: ...
 def read_letor_file(
     path: str,
-    dtype: str = "float64",
+    dtype: Dtype = "float64",
     n_features: Optional[int] = None,
     keep_comments: bool = False,
     n_threads: int = 0,
@@ -67,15 +151,15 @@ def write_atomic(path: str, data: bytes) -> None: ...
 def bin_fit(
     x: Union[npt.NDArray[np.float64], npt.NDArray[np.float32]],
     n_thresholds: int,
-    strategy: str,
-    missing: str,
+    strategy: BinStrategy,
+    missing: Missing,
     n_threads: int,
 ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]: ...
 def bin_transform(
     x: Union[npt.NDArray[np.float64], npt.NDArray[np.float32]],
     values: npt.NDArray[np.float64],
     offsets: npt.NDArray[np.int64],
-    missing: str,
+    missing: Missing,
     n_threads: int,
 ) -> Tuple[npt.NDArray[Any], npt.NDArray[Any], int]: ...
 def _debug_panic(place: str) -> None: ...
@@ -86,17 +170,12 @@ def cut_sums(
     qid_codes: npt.NDArray[np.int64],
     n_queries: int,
     w: npt.NDArray[np.float64],
-    losses: Sequence[str],
-    relevance_threshold: float,
-    n_threads: int,
-) -> Tuple[List[Tuple[float, npt.NDArray[np.float64]]], Dict[str, int]]: ...
+    config: TrainConfig,
+) -> Tuple[List[Tuple[float, npt.NDArray[np.float64]]], ProblemSummary]: ...
 def solve(
-    cut_source: Callable[[npt.NDArray[np.float64]], Sequence[Tuple[float, npt.NDArray[np.float64]]]],
+    cut_source: Callable[[npt.NDArray[np.float64]], Sequence[Sequence[Tuple[float, npt.NDArray[np.float64]]]]],
     dim: int,
-    n_groups: int,
-    c: float,
-    eps: float,
-    max_iter: int,
-    counts: Tuple[int, int, int],
-    callback: Optional[Callable[[dict], Any]] = None,
-) -> Tuple[npt.NDArray[np.float64], dict]: ...
+    config: TrainConfig,
+    problem: ProblemSummary,
+    callback: _Callback = None,
+) -> Tuple[npt.NDArray[np.float64], FitSummary]: ...

@@ -8,10 +8,10 @@ layout or dtype, and then exactly once.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Tuple, Union
 
 import numpy as np
-import scipy.sparse as sp
 
 CoreMatrix = Union[np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray, int, int]]
 
@@ -25,9 +25,16 @@ def contiguous(a: Any, dtype: Any = None) -> np.ndarray:
     return np.require(a, dtype=dtype, requirements=["C", "A"])
 
 
+def issparse(X: Any) -> bool:
+    """scipy.sparse.issparse without importing SciPy: an object cannot be a SciPy sparse
+    matrix unless SciPy was imported, so the command line stays quick to start."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(X))
+
+
 def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
     """Returns (what the core takes, n_rows, n_features)."""
-    if sp.issparse(X):
+    if issparse(X):
         _check_not_empty_or_complex(X, name)
         X = X.tocsr() if X.format != "csr" else X
         data = X.data
@@ -201,15 +208,11 @@ def check_weight_memory(n_features: int, name: str = "X") -> None:
 
 
 def n_threads(n_jobs: int | None) -> int:
-    """scikit-learn's n_jobs convention as a thread count for the core (0 means all cores)."""
-    if n_jobs is None:
-        return 0
-    if not isinstance(n_jobs, (int, np.integer)) or isinstance(n_jobs, bool) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be None, a positive integer or a negative integer, got {n_jobs!r}")
-    if n_jobs > 0:
-        return int(n_jobs)
-    cores = os.cpu_count() or 1
-    return max(1, cores + 1 + int(n_jobs))
+    """scikit-learn's n_jobs convention as a thread count for the core (0 means all cores);
+    the rule and its error message are the core's (``_core.n_threads``)."""
+    from . import _core
+
+    return _core.n_threads(n_jobs)
 
 
 def feature_names_of(X: Any) -> "np.ndarray | None":
@@ -219,7 +222,7 @@ def feature_names_of(X: Any) -> "np.ndarray | None":
     strings and other names is an error because it cannot be checked reliably later.
     """
     columns = getattr(X, "columns", None)
-    if columns is None or sp.issparse(X) or isinstance(X, np.ndarray):
+    if columns is None or issparse(X) or isinstance(X, np.ndarray):
         return None
     names = np.asarray(list(columns), dtype=object)
     is_str = np.array([isinstance(n, str) for n in names], dtype=bool)

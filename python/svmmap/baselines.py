@@ -26,6 +26,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
 from . import _core
+
+#: The training defaults, owned by the core's TrainConfig.
+_D = _core.TrainConfig.DEFAULTS
 from ._validation import check_labels, check_matrix, check_qid, n_threads
 from .estimator import SVMMap
 from .metrics import mean_average_precision, per_query
@@ -121,13 +124,13 @@ class SVMAcc(_LinearScorer):
 
     def __init__(
         self,
-        C: float = 1.0,
+        C: float = _D["C"],
         balanced: bool = False,
         intercept_scaling: float = 1.0,
-        eps: float = 1e-3,
-        max_iter: int = 10000,
-        relevance_threshold: float = 0.0,
-        n_jobs: Optional[int] = None,
+        eps: float = _D["eps"],
+        max_iter: int = _D["max_iter"],
+        relevance_threshold: float = _D["relevance_threshold"],
+        n_jobs: Optional[int] = _D["n_jobs"],
         verbose: int = 0,
         callback: Any = None,
     ) -> None:
@@ -203,13 +206,13 @@ class SVMAcc2(SVMAcc):
 
     def __init__(
         self,
-        C: float = 1.0,
+        C: float = _D["C"],
         balanced: bool = True,
         intercept_scaling: float = 1.0,
-        eps: float = 1e-3,
-        max_iter: int = 10000,
-        relevance_threshold: float = 0.0,
-        n_jobs: Optional[int] = None,
+        eps: float = _D["eps"],
+        max_iter: int = _D["max_iter"],
+        relevance_threshold: float = _D["relevance_threshold"],
+        n_jobs: Optional[int] = _D["n_jobs"],
         verbose: int = 0,
         callback: Any = None,
     ) -> None:

@@ -22,7 +22,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_array
 
+from ._typing import BinStrategy, Missing
 from . import _core
+from ._model_file import BINNER_DICT_TYPE, BINNER_DICT_VERSION, BinningSpec, binning_from_dict
 from ._validation import n_threads
 
 __all__ = [
@@ -33,10 +35,6 @@ __all__ = [
     "piecewise_scores",
 ]
 
-#: Identifies the dictionaries written by :meth:`Binner.to_dict`.
-BINNER_DICT_TYPE = "svmmap.Binner"
-#: Version of the layout of :meth:`Binner.to_dict`; :meth:`Binner.from_dict` reads this version.
-BINNER_DICT_VERSION = 1
 
 _STRATEGIES = ("quantile", "uniform")
 _MISSING = ("error", "indicator")
@@ -132,8 +130,8 @@ class Binner(TransformerMixin, BaseEstimator):
     def __init__(
         self,
         n_thresholds: int = 50,
-        strategy: str = "quantile",
-        missing: str = "error",
+        strategy: BinStrategy = "quantile",
+        missing: Missing = "error",
         n_jobs: Optional[int] = None,
     ) -> None:
         self.n_thresholds = n_thresholds
@@ -187,19 +185,17 @@ class Binner(TransformerMixin, BaseEstimator):
         return self
 
     def _n_output(self) -> int:
-        extra = 1 if self.missing == "indicator" else 0
-        return int(sum(len(k) + extra for k in self.thresholds_))
+        return self._spec().n_output
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "thresholds_"):
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X) first")
 
+    def _spec(self) -> BinningSpec:
+        return BinningSpec(self.get_params(), self.thresholds_, self.n_features_in_)
+
     def _flat(self) -> tuple[np.ndarray, np.ndarray]:
-        lengths = [len(k) for k in self.thresholds_]
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        values = np.concatenate(self.thresholds_) if self.thresholds_ else np.zeros(0)
-        return np.ascontiguousarray(values, dtype=np.float64), offsets
+        return self._spec().flat()
 
     def transform(self, X: Any) -> sp.csr_matrix:
         """The indicator features of ``X``.
@@ -221,12 +217,8 @@ class Binner(TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"X has {arr.shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} features as input"
             )
-        values, offsets = self._flat()
-        indptr, indices, n_cols = _core.bin_transform(
-            arr, values, offsets, self.missing, n_threads(self.n_jobs)
-        )
-        data = np.ones(indices.shape[0], dtype=np.float64)
-        return sp.csr_matrix((data, indices, indptr), shape=(arr.shape[0], n_cols))
+        data, indices, indptr, n_rows, n_cols = self._spec().indicators(arr, n_threads(self.n_jobs))
+        return sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols))
 
     def _input_names(self, input_features: Any = None) -> List[str]:
         fitted = getattr(self, "feature_names_in_", None)
@@ -296,43 +288,14 @@ class Binner(TransformerMixin, BaseEstimator):
         ValueError
             When the dict is not a Binner's, is of a newer version, or is inconsistent.
         """
-        if not isinstance(d, dict) or d.get("type") != BINNER_DICT_TYPE:
-            got = d.get("type") if isinstance(d, dict) else type(d).__name__
-            raise ValueError(f'not a Binner dict (expected "type": "{BINNER_DICT_TYPE}", got {got!r})')
-        version = d.get("version")
-        if version != BINNER_DICT_VERSION:
-            newer = isinstance(version, int) and version > BINNER_DICT_VERSION
-            raise ValueError(
-                f"Binner dict version {version!r} "
-                + ("was written by a newer svmmap; upgrade svmmap" if newer else "is not supported")
-                + f" (this svmmap reads version {BINNER_DICT_VERSION})"
-            )
-        try:
-            params = dict(d["params"])
-            thresholds = [np.asarray(k, dtype=np.float64).reshape(-1) for k in d["thresholds"]]
-            n_features = int(d["n_features_in"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"malformed Binner dict: {exc!r}") from None
-        binner = cls(**{k: v for k, v in params.items() if k in cls._get_param_names()})
+        spec = binning_from_dict(d)
+        binner = cls(**{k: v for k, v in spec.params.items() if k in cls._get_param_names()})
         binner._check_params()
-        if len(thresholds) != n_features:
-            raise ValueError(f"Binner dict has {len(thresholds)} threshold lists for {n_features} features")
-        for j, k in enumerate(thresholds):
-            if not np.all(np.isfinite(k)) or np.any(np.diff(k) <= 0):
-                raise ValueError(f"thresholds of feature {j} must be finite and strictly increasing")
-        binner.thresholds_ = thresholds
-        binner.n_features_in_ = n_features
-        names = d.get("feature_names_in")
-        if names is not None:
-            if len(names) != n_features:
-                raise ValueError(f"Binner dict has {len(names)} feature names for {n_features} features")
-            binner.feature_names_in_ = np.asarray(names, dtype=object)
+        binner.thresholds_ = spec.thresholds
+        binner.n_features_in_ = spec.n_features_in
+        if spec.feature_names_in is not None:
+            binner.feature_names_in_ = np.asarray(spec.feature_names_in, dtype=object)
         binner.n_output_features_ = binner._n_output()
-        stored = d.get("n_output_features")
-        if stored is not None and int(stored) != binner.n_output_features_:
-            raise ValueError(
-                f"Binner dict says {stored} output features but its thresholds give {binner.n_output_features_}"
-            )
         return binner
 
 

@@ -4,10 +4,9 @@
 model; only the place of the work changes. Every cutting-plane iteration sends the current
 ``w`` to the workers; each worker scores its partitions, runs the loss-augmented argmax of every
 query in them and returns, per partition, the sums sum_q Delta_q and sum_q deltaPsi_q (a
-vector of ``n_features`` numbers). The client adds them up in partition order, divides by the
-number n of usable training queries and hands the averaged cut to the same cutting-plane loop
-(``svmmap._core.solve``) that single-machine training runs, which solves the small working-set
-QP. The data never leaves the workers; per iteration, ``n_features`` numbers travel each way
+vector of ``n_features`` numbers). The core's cutting-plane loop (``svmmap._core.solve``, the one
+single-machine training runs) adds them up in partition order, divides by the number n of usable
+training queries and solves the small working-set QP on the client. The data never leaves the workers; per iteration, ``n_features`` numbers travel each way
 per partition.
 
 As with LightGBM's and XGBoost's Dask rankers, every query must lie entirely within one
@@ -61,16 +60,8 @@ class _Part:
         self.uniques = uniques
         self.n_rows = n_rows
         self.n_features = n_features
-        # The same rule as the core's RankingProblem: a query can contribute a constraint when
-        # it has at least one relevant and one non-relevant document.
-        sizes = np.bincount(codes, minlength=len(uniques))
-        relevant = np.bincount(codes, weights=labels > relevance_threshold, minlength=len(uniques))
-        self.counts = (
-            int(np.count_nonzero((relevant > 0) & (relevant < sizes))),
-            int(np.count_nonzero(relevant == 0)),
-            int(np.count_nonzero(relevant == sizes)),
-        )
-
+        # The core's rule of which queries can contribute to training.
+        self.counts = _core.problem_summary(self.labels, self.codes, len(uniques), float(relevance_threshold))
 
     def __setstate__(self, state: dict) -> None:
         # A partition that moves between workers is rebuilt from network frames too.
@@ -84,7 +75,7 @@ def _prepare(X: Any, y: Any, qid: Any, index: int, relevance_threshold: float) -
     return _Part(X, y, qid, index, relevance_threshold)
 
 
-def _part_summary(part: _Part) -> Tuple[np.ndarray, int, int, Tuple[int, int, int]]:
+def _part_summary(part: _Part) -> Tuple[np.ndarray, int, int, "_core.ProblemSummary"]:
     return part.uniques, part.n_rows, part.n_features, part.counts
 
 
@@ -103,16 +94,15 @@ def _worker_threads(n_jobs: Optional[int]) -> int:
         return 0
 
 
-def _part_cut_sums(
-    part: _Part, w: np.ndarray, losses: List[str], relevance_threshold: float, n_jobs: Optional[int]
-) -> list:
-    """The worker's share of an iteration: one (sum Delta, sum deltaPsi) pair per loss."""
+def _part_cut_sums(part: _Part, w: np.ndarray, config: "_core.TrainConfig", n_jobs: Optional[int]) -> list:
+    """The worker's share of an iteration: one (sum Delta, sum deltaPsi) pair per slack group,
+    not divided by n (the core adds the parts up and divides)."""
     # w arrives in a network frame and may be an unaligned view.
     w = np.require(w, dtype=np.float64, requirements=["C", "A"])
-    sums, _ = _core.cut_sums(
-        part.X, part.labels, part.codes, len(part.uniques), w, losses,
-        float(relevance_threshold), _worker_threads(n_jobs),
-    )
+    threads = _worker_threads(n_jobs)
+    if threads != config.n_threads:
+        config = _core.TrainConfig(**{**config.kwargs(), "n_jobs": threads or None})
+    sums, _ = _core.cut_sums(part.X, part.labels, part.codes, len(part.uniques), w, config)
     return sums
 
 
@@ -310,13 +300,12 @@ class SVMMap(_LocalSVMMap):
         """
         from dask import delayed
 
-        self._check_params()
-        losses = self._losses()
+        config = self._config()
         if qid is None:
             check_qid(None, 0, required_by="svmmap.dask.SVMMap.fit")
         client = self._get_client()
         x_blocks, y_blocks, q_blocks, names = _partitions(X, y, qid)
-        threshold = float(self.relevance_threshold)
+        threshold = config.relevance_threshold
         tasks = [
             delayed(_prepare, pure=False)(xb, yb, qb, i, threshold)
             for i, (xb, yb, qb) in enumerate(zip(x_blocks, y_blocks, q_blocks))
@@ -333,48 +322,20 @@ class SVMMap(_LocalSVMMap):
             _check_whole_queries([info[0] for info in infos])
             # Empty partitions contribute nothing; leave them out of every iteration.
             parts = [p for p, info in zip(parts, infos) if info[1] > 0]
-            counts = (
-                int(sum(info[3][0] for info in infos)),
-                int(sum(info[3][1] for info in infos)),
-                int(sum(info[3][2] for info in infos)),
-            )
-            n_queries_total = int(sum(len(info[0]) for info in infos))
-            n_usable = counts[0]
-            if n_usable == 0:
-                raise ValueError(
-                    f"no training query has both a relevant and a non-relevant document "
-                    f"({n_queries_total} queries: {counts[1]} without a relevant document, "
-                    f"{counts[2]} with only relevant documents); a document is relevant when its "
-                    f"label is above {self.relevance_threshold}"
-                )
-            inv_n = 1.0 / n_usable
+            problem = _core.ProblemSummary.merge([info[3] for info in infos])
+            n_queries_total = problem.total
+            problem.require_usable(threshold)
             n_jobs = self.n_jobs
-            n_groups = len(losses)
 
             def cut_source(w: np.ndarray) -> list:
-                per_part = client.gather(
-                    client.map(
-                        _part_cut_sums, parts, w=w, losses=losses,
-                        relevance_threshold=threshold, n_jobs=n_jobs, pure=False,
-                    )
+                # One list of per-group sums per partition, in partition order: the core adds
+                # them in that order, so the model does not depend on which worker answers first.
+                return client.gather(
+                    client.map(_part_cut_sums, parts, w=w, config=config, n_jobs=n_jobs, pure=False)
                 )
-                cuts = []
-                for s in range(n_groups):
-                    # Partition order is fixed, so the sums (and the model) do not depend on
-                    # which worker answers first.
-                    b = 0.0
-                    g = np.zeros(n_features)
-                    for sums in per_part:
-                        b += sums[s][0]
-                        g += sums[s][1]
-                    cuts.append((b * inv_n, g * inv_n))
-                return cuts
 
             with _progress_logging(self.verbose):
-                coef, summary = _core.solve(
-                    cut_source, n_features, n_groups, float(self.C), float(self.eps),
-                    int(self.max_iter), counts, self._iteration_callback(),
-                )
+                coef, summary = _core.solve(cut_source, n_features, config, problem, self._iteration_callback())
                 self._set_fitted(coef, summary, n_features, names, n_queries_total)
         finally:
             client.cancel(parts)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import numbers
 import sys
 import threading
 import warnings
@@ -14,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
+from ._typing import IterationRecord, Slack
 from . import _core
 from ._validation import (
     check_feature_names,
@@ -31,6 +31,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger("svmmap")
+
+#: The defaults of every training parameter, owned by the Rust core's TrainConfig.
+_DEFAULTS = _core.TrainConfig.DEFAULTS
 
 _LOG_FORMAT = "[svmmap] %(message)s"
 _log_lock = threading.Lock()
@@ -182,16 +185,16 @@ class SVMMap(BaseEstimator):
 
     def __init__(
         self,
-        C: float = 1.0,
+        C: float = _DEFAULTS["C"],
         *,
-        loss: Union[str, Sequence[str]] = "map",
-        slack: str = "separate",
-        eps: float = 1e-3,
-        max_iter: int = 10000,
-        relevance_threshold: float = 0.0,
-        n_jobs: Optional[int] = None,
+        loss: Union[str, Sequence[str]] = _DEFAULTS["loss"],
+        slack: Slack = _DEFAULTS["slack"],
+        eps: float = _DEFAULTS["eps"],
+        max_iter: int = _DEFAULTS["max_iter"],
+        relevance_threshold: float = _DEFAULTS["relevance_threshold"],
+        n_jobs: Optional[int] = _DEFAULTS["n_jobs"],
         verbose: int = 0,
-        callback: Optional[Callable[[dict], Any]] = None,
+        callback: Optional[Callable[[IterationRecord], Any]] = None,
     ) -> None:
         self.C = C
         self.loss = loss
@@ -203,24 +206,21 @@ class SVMMap(BaseEstimator):
         self.verbose = verbose
         self.callback = callback
 
-    def _losses(self) -> list[str]:
-        from .losses import loss_names
-
-        return loss_names(self.loss, self.slack)
-
-    def _check_params(self) -> None:
-        def positive(name: str, value: Any) -> None:
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(float(value)) or value <= 0:
-                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-
-        positive("C", self.C)
-        positive("eps", self.eps)
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
-        if not isinstance(self.relevance_threshold, numbers.Real) or not np.isfinite(self.relevance_threshold):
-            raise ValueError(f"relevance_threshold must be a finite number, got {self.relevance_threshold!r}")
+    def _config(self) -> "_core.TrainConfig":
+        """The training configuration, validated by the core (one error line per bad
+        parameter, naming it); the callback is checked here, as it never reaches the core."""
+        config = _core.TrainConfig(
+            C=self.C,
+            eps=self.eps,
+            max_iter=self.max_iter,
+            relevance_threshold=self.relevance_threshold,
+            loss=self.loss,
+            slack=self.slack,
+            n_jobs=self.n_jobs,
+        )
         if self.callback is not None and not callable(self.callback):
             raise ValueError(f"callback must be callable or None, got {self.callback!r}")
+        return config
 
     def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMMap":
         """Learn ``coef_`` from documents grouped by query.
@@ -239,34 +239,20 @@ class SVMMap(BaseEstimator):
         -------
         self : SVMMap
         """
-        self._check_params()
-        losses = self._losses()
+        config = self._config()
         names = feature_names_of(X)
         core_X, n_rows, n_features = check_matrix(X)
         check_weight_memory(n_features)
         labels = check_labels(y, n_rows)
         codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
-        threads = n_threads(self.n_jobs)
 
         on_iteration = self._iteration_callback()
         with _progress_logging(self.verbose):
-            coef, summary = _core.fit(
-                core_X,
-                labels,
-                codes,
-                len(uniques),
-                losses,
-                float(self.C),
-                float(self.eps),
-                int(self.max_iter),
-                float(self.relevance_threshold),
-                threads,
-                on_iteration,
-            )
+            coef, summary = _core.fit(core_X, labels, codes, len(uniques), config, on_iteration)
             self._set_fitted(coef, summary, n_features, names, len(uniques))
         return self
 
-    def _iteration_callback(self) -> Optional[Callable[[dict], bool]]:
+    def _iteration_callback(self) -> Optional[Callable[[IterationRecord], bool]]:
         """The per-iteration hook handed to the solver: logs (when verbose) and calls the
         user's callback, whose true return value stops training. None when neither is asked
         for, so that the solver need not enter Python at every iteration."""
@@ -275,7 +261,7 @@ class SVMMap(BaseEstimator):
         if not verbose and user_callback is None:
             return None
 
-        def on_iteration(record: dict) -> bool:
+        def on_iteration(record: IterationRecord) -> bool:
             if verbose:
                 logger.info(
                     "iter %4d  primal %.6g  dual %.6g  gap %.3g  cuts %d/%d  %.2fs",
@@ -294,7 +280,7 @@ class SVMMap(BaseEstimator):
     def _set_fitted(
         self,
         coef: np.ndarray,
-        summary: dict,
+        summary: "_core.FitSummary",
         n_features: int,
         feature_names: Optional[np.ndarray],
         n_queries_total: int,
@@ -307,19 +293,19 @@ class SVMMap(BaseEstimator):
             self.feature_names_in_ = feature_names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.objective_ = summary["primal"]
-        self.dual_objective_ = summary["dual"]
-        self.gap_ = summary["gap"]
-        self.n_iter_ = summary["n_iter"]
-        self.n_cuts_ = summary["n_active"]
-        self.stop_reason_ = summary["stop"]
-        self.converged_ = summary["stop"] == "converged"
-        self.n_queries_ = summary["n_queries"]
+        self.objective_ = summary.primal
+        self.dual_objective_ = summary.dual
+        self.gap_ = summary.gap
+        self.n_iter_ = summary.n_iter
+        self.n_cuts_ = summary.active_cuts
+        self.stop_reason_ = summary.stop
+        self.converged_ = summary.stop == "converged"
+        self.n_queries_ = summary.problem.used
         self.n_queries_skipped_ = {
-            "no_relevant": summary["n_skipped_no_relevant"],
-            "all_relevant": summary["n_skipped_all_relevant"],
+            "no_relevant": summary.problem.no_relevant,
+            "all_relevant": summary.problem.all_relevant,
         }
-        self.history_ = summary["history"]
+        self.history_ = summary.history
         skipped = sum(self.n_queries_skipped_.values())
         if skipped:
             warnings.warn(
@@ -330,7 +316,7 @@ class SVMMap(BaseEstimator):
                 SkippedQueriesWarning,
                 stacklevel=3,
             )
-        if summary["stop"] == "max_iter":
+        if summary.stop == "max_iter":
             warnings.warn(
                 f"{type(self).__name__} stopped at max_iter={self.max_iter} with duality gap {self.gap_:.3g} "
                 f"> C*eps = {self.C * self.eps:.3g}; raise max_iter or eps",
@@ -340,7 +326,7 @@ class SVMMap(BaseEstimator):
         if self.verbose:
             logger.info(
                 "%s after %d iterations: primal %.6g, gap %.3g, %d active cuts, %d queries (%d skipped)",
-                summary["stop"],
+                summary.stop,
                 self.n_iter_,
                 self.objective_,
                 self.gap_,

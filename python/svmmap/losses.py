@@ -29,32 +29,38 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ._typing import Slack
 from . import _core
 from ._validation import check_labels, check_qid, n_threads
 
 LossSpec = Union[str, Sequence[str]]
 
-__all__ = ["structured_hinge", "loss_names"]
+__all__ = ["structured_hinge", "loss_groups", "loss_names", "LOSSES"]
 
 
-def loss_names(loss: LossSpec, slack: str = "separate") -> List[str]:
-    """The loss names the Rust core receives for ``loss`` and ``slack``.
+#: Every loss of the core's registry: one dict per loss with its name, accepted syntax
+#: ("ndcg, ndcg@k, ndcg@k:paper"), feature map, convexity, reference, one-line doc and example
+#: spellings.
+LOSSES = _core.LOSSES
 
-    A single name is passed on. A list with ``slack="separate"`` keeps one slack (one hinge) per
-    loss; with ``slack="shared"`` it becomes one ``"max(a,b,...)"`` loss whose hinge is the
-    largest of the components' hinges (Chakrabarti et al. 2008, section 3.7).
+
+def loss_groups(loss: LossSpec, slack: Slack = "separate") -> List[List[str]]:
+    """The slack groups the Rust core trains with, for ``loss`` and ``slack``: one list of loss
+    names per slack. A single name is one group; a list with ``slack="separate"`` is one group
+    per loss, with ``slack="shared"`` one group whose hinge is the largest of the components'
+    (Chakrabarti et al. 2008, section 3.7). Invalid names and arguments raise ValueError.
+
+    >>> loss_groups(["map", "ndcg@10"], "shared")
+    [['map', 'ndcg@10']]
+    >>> loss_groups(["map", "ndcg@10"])
+    [['map'], ['ndcg@10']]
     """
-    try:
-        losses = [loss] if isinstance(loss, str) else list(loss)
-    except TypeError:
-        raise ValueError(f"loss must be a loss name or a list of loss names, got {loss!r}") from None
-    if not losses or not all(isinstance(name, str) for name in losses):
-        raise ValueError(f"loss must be a loss name or a list of loss names, got {loss!r}")
-    if slack not in ("separate", "shared"):
-        raise ValueError(f'slack must be "separate" or "shared", got {slack!r}')
-    if slack == "shared" and len(losses) > 1:
-        return [f"max({','.join(name.strip() for name in losses)})"]
-    return losses
+    return _core.TrainConfig(loss=loss, slack=slack).losses
+
+
+def loss_names(loss: LossSpec, slack: Slack = "separate") -> List[str]:
+    """``loss_groups`` spelled as loss names, a shared group as ``"max(a,b,...)"``."""
+    return [group[0] if len(group) == 1 else f"max({','.join(group)})" for group in loss_groups(loss, slack)]
 
 
 def structured_hinge(
@@ -63,7 +69,7 @@ def structured_hinge(
     qid: Any = None,
     loss: LossSpec = "map",
     *,
-    slack: str = "separate",
+    slack: Slack = "separate",
     relevance_threshold: float = 0.0,
     n_jobs: Optional[int] = None,
 ) -> Tuple[float, np.ndarray]:
@@ -125,6 +131,6 @@ def structured_hinge(
     if not np.isfinite(relevance_threshold):
         raise ValueError(f"relevance_threshold must be a finite number, got {relevance_threshold!r}")
     value, grad, _ = _core.structured_hinge(
-        s, y, codes, n_queries, loss_names(loss, slack), float(relevance_threshold), n_threads(n_jobs)
+        s, y, codes, n_queries, loss_groups(loss, slack), float(relevance_threshold), n_threads(n_jobs)
     )
     return float(value), grad

@@ -30,6 +30,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
+from ._typing import Gain, Ties
 from ._validation import check_labels, check_qid, contiguous
 
 __all__ = [
@@ -110,8 +111,8 @@ def _per_query(
     uniques: np.ndarray,
     *,
     relevance_threshold: float,
-    ties: str,
-    gain: str,
+    ties: Ties,
+    gain: Gain,
     no_relevant: NoRelevant,
     n_relevant: Any,
 ) -> PerQuery:
@@ -138,8 +139,8 @@ def per_query(
     qid: Any = None,
     *,
     relevance_threshold: float = 0.0,
-    ties: str = "pessimistic",
-    gain: str = "exp",
+    ties: Ties = "pessimistic",
+    gain: Gain = "exp",
     no_relevant: NoRelevant = "skip",
     n_relevant: Any = None,
 ) -> PerQuery:
@@ -171,8 +172,8 @@ def evaluate(
     metrics: Sequence[str] = ("map", "ndcg@10", "mrr@10"),
     *,
     relevance_threshold: float = 0.0,
-    ties: str = "pessimistic",
-    gain: str = "exp",
+    ties: Ties = "pessimistic",
+    gain: Gain = "exp",
     no_relevant: NoRelevant = "skip",
     n_relevant: Any = None,
 ) -> Evaluation:

@@ -55,7 +55,7 @@ pub(super) fn oracle_argmax<'py>(
             r.len()
         )));
     }
-    if !r.iter().any(|&v| v) || r.iter().all(|&v| v) {
+    if oracle::QueryKind::of(r) != oracle::QueryKind::Usable {
         return Err(PyValueError::new_err(
             "the query needs at least one relevant and one non-relevant document",
         ));
@@ -72,7 +72,8 @@ pub(super) fn oracle_argmax<'py>(
 /// (value, grad, per_query) of `structured_hinge`.
 pub(super) type HingeTuple<'py> = (f64, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
 
-/// The structural hinge of every query through the given losses (added up: separate slacks),
+/// The structural hinge of every query through the given slack groups (one list of loss names
+/// per group, several names sharing a slack; the groups' hinges are added up),
 /// summed, with its gradient with respect to the scores. Returns (value, grad, per_query).
 #[pyfunction]
 #[pyo3(signature = (scores, labels, qid_codes, n_queries, losses, relevance_threshold, n_threads))]
@@ -83,17 +84,13 @@ pub(super) fn structured_hinge<'py>(
     labels: PyReadonlyArray1<'py, f64>,
     qid_codes: PyReadonlyArray1<'py, i64>,
     n_queries: usize,
-    losses: Vec<String>,
+    losses: Vec<Vec<String>>,
     relevance_threshold: f64,
     n_threads: usize,
 ) -> PyResult<HingeTuple<'py>> {
     let (s, l) = (slice(&scores, "scores")?, slice(&labels, "labels")?);
     let groups = groups(&qid_codes, n_queries)?;
-    let oracles = losses
-        .iter()
-        .map(|name| oracle::from_name(name))
-        .collect::<crate::Result<Vec<_>>>()
-        .map_err(to_py)?;
+    let oracles = oracle::from_groups(&losses).map_err(to_py)?;
     let result = detach(py, || {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
         let run = || oracle::hinge::structured_hinge(s, l, &groups, &refs, relevance_threshold);

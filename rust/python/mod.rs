@@ -5,6 +5,7 @@
 
 mod arrays;
 mod binning;
+mod config;
 mod evaluation;
 mod io;
 mod training;
@@ -90,5 +91,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binning::bin_transform, m)?)?;
     m.add_function(wrap_pyfunction!(training::cut_sums, m)?)?;
     m.add_function(wrap_pyfunction!(training::solve, m)?)?;
+    m.add_function(wrap_pyfunction!(training::problem_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(training::n_threads, m)?)?;
+    m.add_class::<config::TrainConfig>()?;
+    m.add_class::<config::ProblemSummary>()?;
+    m.add_class::<config::FitSummary>()?;
+    m.add("LOSSES", config::losses_table(m.py())?)?;
+    m.add(
+        "LOSS_COMBINATION_EXAMPLES",
+        config::combination_examples(m.py())?,
+    )?;
     Ok(())
 }

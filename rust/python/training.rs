@@ -7,14 +7,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::arrays::*;
+use super::config::{threads_of, FitSummary, ProblemSummary, TrainConfig};
 use super::{detach, to_py};
 use crate::error::Error;
 use crate::oracle;
 use crate::parallel::with_threads;
-use crate::solver::{
-    self, Control, CutSource, IterationRecord, Options, QueryCounts, RankingProblem, StopReason,
-    Summary,
-};
+use crate::solver::{self, Control, CutSource, IterationRecord, QueryCounts, RankingProblem};
 
 pub(super) fn record_dict<'py>(
     py: Python<'py>,
@@ -60,45 +58,29 @@ pub(super) fn progress_hook<'a>(
     }
 }
 
-/// Trains a linear ranker. Returns (coef, summary dict).
+/// Trains a linear ranker with the given configuration. Returns (coef, FitSummary).
 #[pyfunction]
-#[pyo3(signature = (x, y, qid_codes, n_queries, losses, c, eps, max_iter, relevance_threshold, n_threads, callback=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, y, qid_codes, n_queries, config, callback=None))]
 pub(super) fn fit<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     y: PyReadonlyArray1<'py, f64>,
     qid_codes: PyReadonlyArray1<'py, i64>,
     n_queries: usize,
-    losses: Vec<String>,
-    c: f64,
-    eps: f64,
-    max_iter: usize,
-    relevance_threshold: f64,
-    n_threads: usize,
+    config: PyRef<'py, TrainConfig>,
     callback: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
+) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary)> {
     let x = Matrix::extract(x)?;
     let labels = slice(&y, "y")?;
     let groups = groups(&qid_codes, n_queries)?;
-    let oracles = losses
-        .iter()
-        .map(|l| oracle::from_name(l))
-        .collect::<crate::Result<Vec<_>>>()
-        .map_err(to_py)?;
-    let opts = Options {
-        c,
-        eps,
-        max_iter,
-        relevance_threshold,
-        ..Options::default()
-    };
+    let oracles = config.oracles().map_err(to_py)?;
+    let (opts, n_threads) = (&config.options, config.n_threads);
     let mut callback_error: Option<PyErr> = None;
     let result = x.run(py, |m| {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
         let mut on_iteration = progress_hook(&callback, &mut callback_error);
         with_threads(n_threads, || {
-            solver::train(m, labels, &groups, &refs, &opts, &mut on_iteration)
+            solver::train(m, labels, &groups, &refs, opts, &mut on_iteration)
         })?
     });
     let (w, s) = match result {
@@ -110,57 +92,48 @@ pub(super) fn fit<'py>(
         no_relevant: s.n_skipped_no_relevant,
         all_relevant: s.n_skipped_all_relevant,
     };
-    let summary = solve_summary_dict(py, &s, counts)?;
-    Ok((PyArray1::from_vec(py, w), summary))
+    Ok((PyArray1::from_vec(py, w), FitSummary::new(py, &s, counts)?))
 }
 
-/// The summary of a `solver::solve` run as a dict (the keys of `fit`'s summary; the query
-/// counts are those of the whole data set, given by the caller).
-pub(super) fn solve_summary_dict<'py>(
-    py: Python<'py>,
-    s: &Summary,
-    counts: QueryCounts,
-) -> PyResult<Bound<'py, PyDict>> {
-    let summary = PyDict::new(py);
-    summary.set_item("primal", s.primal)?;
-    summary.set_item("dual", s.dual)?;
-    summary.set_item("gap", s.gap)?;
-    summary.set_item("n_iter", s.n_iter)?;
-    summary.set_item("n_cuts", s.n_cuts)?;
-    summary.set_item("n_active", s.n_active)?;
-    summary.set_item(
-        "stop",
-        match s.stop {
-            StopReason::Converged => "converged",
-            StopReason::MaxIter => "max_iter",
-            StopReason::Callback => "callback",
-        },
-    )?;
-    summary.set_item("n_queries", counts.usable)?;
-    summary.set_item("n_skipped_no_relevant", counts.no_relevant)?;
-    summary.set_item("n_skipped_all_relevant", counts.all_relevant)?;
-    let history = PyList::empty(py);
-    for r in &s.history {
-        history.append(record_dict(py, r)?)?;
+/// The query counts of a data set (which queries can contribute to training).
+#[pyfunction]
+pub(super) fn problem_summary(
+    y: PyReadonlyArray1<'_, f64>,
+    qid_codes: PyReadonlyArray1<'_, i64>,
+    n_queries: usize,
+    relevance_threshold: f64,
+) -> PyResult<ProblemSummary> {
+    let labels = slice(&y, "y")?;
+    let groups = groups(&qid_codes, n_queries)?;
+    if labels.len() != groups.n_rows() {
+        return Err(to_py(Error::input(format!(
+            "y has {} entries but qid {}",
+            labels.len(),
+            groups.n_rows()
+        ))));
     }
-    summary.set_item("history", history)?;
-    Ok(summary)
+    let mut counts = QueryCounts::default();
+    for q in 0..groups.n_queries() {
+        let relevant: Vec<bool> = groups
+            .rows(q)
+            .iter()
+            .map(|&r| labels[r] > relevance_threshold)
+            .collect();
+        counts.add(oracle::QueryKind::of(&relevant));
+    }
+    Ok(ProblemSummary { counts })
 }
 
-pub(super) fn counts_dict<'py>(py: Python<'py>, c: &QueryCounts) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("usable", c.usable)?;
-    d.set_item("no_relevant", c.no_relevant)?;
-    d.set_item("all_relevant", c.all_relevant)?;
-    Ok(d)
+/// scikit-learn's n_jobs as the core's thread count (0: one per core).
+#[pyfunction]
+pub(super) fn n_threads(n_jobs: &Bound<'_, PyAny>) -> PyResult<usize> {
+    threads_of(n_jobs)
 }
 
 /// The cut sums of one part of a data set at `w`, for training on several machines: for
-/// every loss, (sum_q Delta_q, sum_q deltaPsi_q) over the part's usable queries (not divided
-/// by n), and the part's query counts {"usable", "no_relevant", "all_relevant"}.
+/// every slack group of `config`, (sum_q Delta_q, sum_q deltaPsi_q) over the part's usable
+/// queries (not divided by n), and the part's ProblemSummary.
 #[pyfunction]
-#[pyo3(signature = (x, y, qid_codes, n_queries, w, losses, relevance_threshold, n_threads))]
-#[allow(clippy::too_many_arguments)]
 pub(super) fn cut_sums<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
@@ -168,29 +141,14 @@ pub(super) fn cut_sums<'py>(
     qid_codes: PyReadonlyArray1<'py, i64>,
     n_queries: usize,
     w: PyReadonlyArray1<'py, f64>,
-    losses: Vec<String>,
-    relevance_threshold: f64,
-    n_threads: usize,
-) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
+    config: PyRef<'py, TrainConfig>,
+) -> PyResult<(Bound<'py, PyList>, ProblemSummary)> {
     let x = Matrix::extract(x)?;
     let labels = slice(&y, "y")?;
     let groups = groups(&qid_codes, n_queries)?;
     let w = slice(&w, "w")?;
-    if !relevance_threshold.is_finite() {
-        return Err(to_py(Error::param(
-            "relevance_threshold",
-            "a finite number",
-            relevance_threshold,
-        )));
-    }
-    let oracles = losses
-        .iter()
-        .map(|l| oracle::from_name(l))
-        .collect::<crate::Result<Vec<_>>>()
-        .map_err(to_py)?;
-    if oracles.is_empty() {
-        return Err(to_py(Error::input("at least one loss is needed")));
-    }
+    let oracles = config.oracles().map_err(to_py)?;
+    let (threshold, n_threads) = (config.options.relevance_threshold, config.n_threads);
     let (sums, counts) = x.run(py, |m| {
         if m.n_cols() != w.len() {
             return Err(Error::input(format!(
@@ -199,7 +157,7 @@ pub(super) fn cut_sums<'py>(
                 m.n_cols()
             )));
         }
-        let problem = RankingProblem::new(m, labels, &groups, relevance_threshold)?;
+        let problem = RankingProblem::new(m, labels, &groups, threshold)?;
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
         let sums = with_threads(n_threads, || problem.cut_sums(w, &refs))?;
         Ok((sums, problem.counts))
@@ -208,15 +166,19 @@ pub(super) fn cut_sums<'py>(
     for (b, g) in sums {
         out.append((b, PyArray1::from_vec(py, g)))?;
     }
-    Ok((out, counts_dict(py, &counts)?))
+    Ok((out, ProblemSummary { counts }))
 }
 
-/// Cuts computed by a Python callable: `source(w)` returns one (b, g) pair per slack group,
-/// b = 1/n sum_q Delta_q and g = 1/n sum_q deltaPsi_q (a float64 array of length `dim`).
+/// Cuts computed in Python, e.g. on the machines that hold the parts of a data set:
+/// `source(w)` returns, for every part, one (sum_q Delta_q, sum_q deltaPsi_q) pair per slack
+/// group over the part's usable queries, not divided by n. The parts are added in the order
+/// given (so the cut does not depend on which machine answered first) and divided by n, the
+/// usable queries of the whole data set.
 pub(super) struct PyCutSource {
     source: Py<PyAny>,
     dim: usize,
     n_groups: usize,
+    inv_n: f64,
     error: Option<PyErr>,
 }
 
@@ -226,22 +188,40 @@ impl PyCutSource {
         let result = self.source.bind(py).call1((PyArray1::from_slice(py, w),))?;
         let shape_error = || {
             PyValueError::new_err(format!(
-                "the cut source must return a list of {} (float, float64 array of length {}) pairs",
+                "the cut source must return, for every part, a list of {} (float, float64 array \
+                 of length {}) pairs",
                 self.n_groups, self.dim
             ))
         };
-        let mut cuts = Vec::with_capacity(self.n_groups);
-        for item in result.try_iter().map_err(|_| shape_error())? {
-            let (b, g): (f64, PyReadonlyArray1<'_, f64>) =
-                item?.extract().map_err(|_| shape_error())?;
-            let g = g.as_slice().map_err(|_| shape_error())?;
-            if g.len() != self.dim {
+        let mut cuts: Vec<(f64, Vec<f64>)> = (0..self.n_groups)
+            .map(|_| (0.0, vec![0.0; self.dim]))
+            .collect();
+        for part in result.try_iter().map_err(|_| shape_error())? {
+            let part = part?;
+            let mut n_seen = 0;
+            for (s, item) in part.try_iter().map_err(|_| shape_error())?.enumerate() {
+                let (b, g): (f64, PyReadonlyArray1<'_, f64>) =
+                    item?.extract().map_err(|_| shape_error())?;
+                let g = g.as_slice().map_err(|_| shape_error())?;
+                if s >= self.n_groups || g.len() != self.dim {
+                    return Err(shape_error());
+                }
+                let (total_b, total_g) = &mut cuts[s];
+                *total_b += b;
+                for (t, v) in total_g.iter_mut().zip(g) {
+                    *t += v;
+                }
+                n_seen += 1;
+            }
+            if n_seen != self.n_groups {
                 return Err(shape_error());
             }
-            cuts.push((b, g.to_vec()));
         }
-        if cuts.len() != self.n_groups {
-            return Err(shape_error());
+        for (b, g) in cuts.iter_mut() {
+            *b *= self.inv_n;
+            for v in g.iter_mut() {
+                *v *= self.inv_n;
+            }
         }
         if let Some((s, _)) = cuts
             .iter()
@@ -276,43 +256,38 @@ impl CutSource for PyCutSource {
 }
 
 /// Runs the cutting-plane loop on cuts computed by the Python callable `cut_source(w)` (see
-/// `PyCutSource`), e.g. summed over the partitions of a distributed data set. `counts` (the
-/// query counts of the whole data set) are copied into the summary. Returns (coef, summary).
+/// `PyCutSource`), e.g. over the partitions of a distributed data set. `problem` holds the query
+/// counts of the whole data set: n of C/n is its `used`, and it is copied into the summary.
+/// Returns (coef, FitSummary).
 #[pyfunction]
-#[pyo3(signature = (cut_source, dim, n_groups, c, eps, max_iter, counts, callback=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (cut_source, dim, config, problem, callback=None))]
 pub(super) fn solve<'py>(
     py: Python<'py>,
     cut_source: Py<PyAny>,
     dim: usize,
-    n_groups: usize,
-    c: f64,
-    eps: f64,
-    max_iter: usize,
-    counts: (usize, usize, usize),
+    config: PyRef<'py, TrainConfig>,
+    problem: PyRef<'py, ProblemSummary>,
     callback: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
-    if dim == 0 || n_groups == 0 {
-        return Err(PyValueError::new_err(format!(
-            "dim and n_groups must be at least 1, got {dim} and {n_groups}"
-        )));
+) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary)> {
+    if dim == 0 {
+        return Err(PyValueError::new_err("dim must be at least 1, got 0"));
     }
-    let opts = Options {
-        c,
-        eps,
-        max_iter,
-        ..Options::default()
-    };
+    let opts = &config.options;
+    problem
+        .counts
+        .require_usable(opts.relevance_threshold)
+        .map_err(to_py)?;
     let mut source = PyCutSource {
         source: cut_source,
         dim,
-        n_groups,
+        n_groups: config.groups.len(),
+        inv_n: 1.0 / problem.counts.usable as f64,
         error: None,
     };
     let mut callback_error: Option<PyErr> = None;
     let result = detach(py, || {
         let mut on_iteration = progress_hook(&callback, &mut callback_error);
-        solver::solve(&mut source, &opts, &mut on_iteration)
+        solver::solve(&mut source, opts, &mut on_iteration)
     });
     let (w, s) = match result {
         Ok(v) => v,
@@ -324,13 +299,8 @@ pub(super) fn solve<'py>(
                 .unwrap_or_else(|| to_py(e)))
         }
     };
-    let counts = QueryCounts {
-        usable: counts.0,
-        no_relevant: counts.1,
-        all_relevant: counts.2,
-    };
     Ok((
         PyArray1::from_vec(py, w),
-        solve_summary_dict(py, &s, counts)?,
+        FitSummary::new(py, &s, problem.counts)?,
     ))
 }

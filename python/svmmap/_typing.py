@@ -1,0 +1,51 @@
+"""The option values and record types of the API, for type checkers (and ``_core.pyi``)."""
+
+from __future__ import annotations
+
+import sys
+from typing import List
+
+if sys.version_info >= (3, 11):
+    from typing import Literal, TypedDict
+else:  # pragma: no cover - older Pythons
+    from typing_extensions import Literal, TypedDict
+
+__all__ = ["Slack", "StopReason", "Ties", "Gain", "BinStrategy", "Missing", "Dtype", "LossInfo", "IterationRecord"]
+
+Slack = Literal["separate", "shared"]
+StopReason = Literal["converged", "max_iter", "callback"]
+Ties = Literal["pessimistic", "input"]
+Gain = Literal["exp", "linear"]
+BinStrategy = Literal["quantile", "uniform"]
+Missing = Literal["error", "indicator"]
+Dtype = Literal["float32", "float64"]
+
+
+class LossInfo(TypedDict):
+    """One loss of the registry (rust/oracle/registry.rs), as ``svmmap.losses.LOSSES`` lists it."""
+
+    name: str
+    syntax: str
+    cutoff: bool
+    options: List[str]
+    feature_map: Literal["psi_po", "phi_mrr", "phi_dorm", "per_document"]
+    convex: bool
+    reference: str
+    doc: str
+    examples: List[str]
+
+
+class IterationRecord(TypedDict):
+    """One cutting-plane iteration, as callbacks and ``history_`` see it."""
+
+    iteration: int
+    primal: float
+    dual: float
+    gap: float
+    #: Mean Delta of the new cut(s), summed over slack groups.
+    loss: float
+    #: Cuts held by the QP's working set before this iteration's cut is added.
+    n_cuts: int
+    #: Cuts of the working set with a positive dual variable (the estimators' ``n_cuts_``).
+    n_active: int
+    seconds: float

@@ -1,0 +1,492 @@
+//! The typed objects the Python layer trains with: the loss registry (`LOSSES`), the one
+//! training configuration (`TrainConfig`, validated here once), the problem summary (query
+//! counts, `ProblemSummary`) and the fit summary (`FitSummary`).
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+
+use super::to_py;
+use crate::error::Error;
+use crate::oracle::{self, registry};
+use crate::solver::{Options, QueryCounts, StopReason, Summary};
+
+/// The loss and slack used when none is given (the other defaults are `Options::default()`).
+const DEFAULT_LOSS: &str = "map";
+const DEFAULT_SLACK: &str = "separate";
+
+/// `_core.LOSSES`: one dict per registered loss (name, cutoff, options, feature_map, convex,
+/// reference, doc, examples).
+pub(super) fn losses_table(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
+    let entries = registry::LOSSES
+        .iter()
+        .map(|info| {
+            let d = PyDict::new(py);
+            d.set_item("name", info.name)?;
+            d.set_item("syntax", info.syntax())?;
+            d.set_item("cutoff", info.cutoff)?;
+            d.set_item("options", info.options.to_vec())?;
+            d.set_item("feature_map", info.feature_map)?;
+            d.set_item("convex", info.convex)?;
+            d.set_item("reference", info.reference)?;
+            d.set_item("doc", info.doc)?;
+            d.set_item("examples", info.examples.to_vec())?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, entries)
+}
+
+/// `_core.LOSS_COMBINATION_EXAMPLES`: shared-slack groups the tests exercise.
+pub(super) fn combination_examples(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
+    PyTuple::new(
+        py,
+        registry::COMBINATION_EXAMPLES
+            .iter()
+            .map(|parts| parts.to_vec()),
+    )
+}
+
+/// A parameter error in the words of the Python API: "C must be a finite number > 0, got '1'"
+/// (the value as Python spells it).
+fn param_error(name: &str, expected: &str, value: &Bound<'_, PyAny>) -> PyErr {
+    let shown = value
+        .repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "<unprintable>".to_string());
+    PyValueError::new_err(format!("{name} must be {expected}, got {shown}"))
+}
+
+/// What `Options::validate` expects of a parameter, asked of the core with a value it refuses,
+/// so that the words live in one place even when the Python value has the wrong type.
+fn expected_of(name: &str) -> String {
+    let mut probe = Options::default();
+    match name {
+        "C" => probe.c = f64::NAN,
+        "eps" => probe.eps = f64::NAN,
+        "max_iter" => probe.max_iter = 0,
+        _ => probe.relevance_threshold = f64::NAN,
+    }
+    match probe.validate() {
+        Err(Error::InvalidParameter { expected, .. }) => expected,
+        _ => "a valid value".to_string(),
+    }
+}
+
+fn real(name: &str, value: &Bound<'_, PyAny>, allow_bool: bool) -> PyResult<f64> {
+    if !allow_bool && value.is_instance_of::<PyBool>() {
+        return Err(param_error(name, &expected_of(name), value));
+    }
+    value
+        .extract::<f64>()
+        .map_err(|_| param_error(name, &expected_of(name), value))
+}
+
+fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if value.is_instance_of::<PyBool>() {
+        return Err(param_error(name, &expected_of(name), value));
+    }
+    value
+        .extract::<usize>()
+        .map_err(|_| param_error(name, &expected_of(name), value))
+}
+
+/// scikit-learn's n_jobs as a thread count for the core: None is 0 (one thread per core),
+/// n > 0 is n, n < 0 counts back from the number of cores (-1: all, -2: all but one).
+pub(super) fn threads_of(n_jobs: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if n_jobs.is_none() {
+        return Ok(0);
+    }
+    let bad = || {
+        param_error(
+            "n_jobs",
+            "None, a positive integer or a negative integer",
+            n_jobs,
+        )
+    };
+    if n_jobs.is_instance_of::<PyBool>() {
+        return Err(bad());
+    }
+    let n: i64 = n_jobs.extract().map_err(|_| bad())?;
+    match n {
+        0 => Err(bad()),
+        n if n > 0 => Ok(n as usize),
+        n => {
+            let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as i64;
+            Ok((cores + 1 + n).max(1) as usize)
+        }
+    }
+}
+
+/// The loss argument as slack groups: a name is one group; a list is one group per name
+/// (separate slacks) or one group of all names (shared slack).
+fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>>> {
+    let bad = || param_error("loss", "a loss name or a list of loss names", loss);
+    let names: Vec<String> = if let Ok(s) = loss.cast::<PyString>() {
+        vec![s.to_string()]
+    } else if loss.is_none() || loss.is_instance_of::<pyo3::types::PyBytes>() {
+        return Err(bad());
+    } else {
+        let mut names = Vec::new();
+        for item in loss.try_iter().map_err(|_| bad())? {
+            let item = item?;
+            let s = item.cast::<PyString>().map_err(|_| bad())?;
+            names.push(s.to_string());
+        }
+        names
+    };
+    if names.is_empty() {
+        return Err(bad());
+    }
+    for (i, name) in names.iter().enumerate() {
+        if names[..i].iter().any(|other| other.trim() == name.trim()) {
+            return Err(PyValueError::new_err(format!(
+                "loss lists {:?} twice; each loss of a combination must appear once",
+                name.trim()
+            )));
+        }
+    }
+    Ok(match slack {
+        "shared" if names.len() > 1 => vec![names.iter().map(|n| n.trim().to_string()).collect()],
+        _ => names.into_iter().map(|n| vec![n]).collect(),
+    })
+}
+
+/// Everything that decides a training run besides the data, validated once on construction:
+/// C, eps, max_iter, relevance_threshold, the losses as slack groups, slack, and the thread
+/// count. Immutable; its defaults (`TrainConfig.DEFAULTS`) are the defaults of every trainer.
+#[pyclass(module = "svmmap._core", frozen)]
+pub struct TrainConfig {
+    pub(super) options: Options,
+    pub(super) groups: Vec<Vec<String>>,
+    slack: String,
+    loss: Py<PyAny>,
+    n_jobs: Py<PyAny>,
+    pub(super) n_threads: usize,
+}
+
+impl TrainConfig {
+    /// The oracles of the slack groups (building them is cheap; they are not shared).
+    pub(super) fn oracles(&self) -> crate::Result<Vec<Box<dyn oracle::Oracle>>> {
+        oracle::from_groups(&self.groups)
+    }
+}
+
+#[pymethods]
+impl TrainConfig {
+    /// Keyword arguments only; a parameter left out takes its default, and every given value
+    /// (None included) is checked.
+    #[new]
+    #[pyo3(signature = (**kwargs))]
+    #[allow(non_snake_case)]
+    fn new(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        const NAMES: [&str; 7] = [
+            "C",
+            "eps",
+            "max_iter",
+            "relevance_threshold",
+            "loss",
+            "slack",
+            "n_jobs",
+        ];
+        let mut given: [Option<Bound<'_, PyAny>>; 7] = Default::default();
+        if let Some(kwargs) = kwargs {
+            for (key, value) in kwargs.iter() {
+                let key: String = key.extract()?;
+                let i = NAMES.iter().position(|n| *n == key).ok_or_else(|| {
+                    pyo3::exceptions::PyTypeError::new_err(format!(
+                        "TrainConfig() got an unexpected keyword argument {key:?}; expected one of {}",
+                        NAMES.join(", ")
+                    ))
+                })?;
+                given[i] = Some(value);
+            }
+        }
+        let [C, eps, max_iter, relevance_threshold, loss, slack, n_jobs] = given;
+        let (C, eps, max_iter, relevance_threshold, loss, slack, n_jobs) = (
+            C.as_ref(),
+            eps.as_ref(),
+            max_iter.as_ref(),
+            relevance_threshold.as_ref(),
+            loss.as_ref(),
+            slack.as_ref(),
+            n_jobs.as_ref(),
+        );
+        let defaults = Options::default();
+        let mut options = Options::default();
+        if let Some(v) = C {
+            options.c = real("C", v, false)?;
+        }
+        if let Some(v) = eps {
+            options.eps = real("eps", v, false)?;
+        }
+        if let Some(v) = max_iter {
+            options.max_iter = count("max_iter", v)?;
+        }
+        if let Some(v) = relevance_threshold {
+            options.relevance_threshold = real("relevance_threshold", v, true)?;
+        }
+        if let Err(Error::InvalidParameter { name, expected, .. }) = options.validate() {
+            let given = match name.as_str() {
+                "C" => C,
+                "eps" => eps,
+                "max_iter" => max_iter,
+                _ => relevance_threshold,
+            };
+            return Err(match given {
+                Some(v) => param_error(&name, &expected, v),
+                None => PyValueError::new_err(format!("invalid default {name}: {defaults:?}")),
+            });
+        }
+        let slack_text = match slack {
+            None => DEFAULT_SLACK.to_string(),
+            Some(s) => match s.extract::<String>() {
+                Ok(text) if text == "separate" || text == "shared" => text,
+                _ => return Err(param_error("slack", "\"separate\" or \"shared\"", s)),
+            },
+        };
+        let loss_obj: Py<PyAny> = match loss {
+            Some(l) => l.clone().unbind(),
+            None => PyString::new(py, DEFAULT_LOSS).into_any().unbind(),
+        };
+        let groups = loss_groups(loss_obj.bind(py), &slack_text)?;
+        oracle::from_groups(&groups).map_err(to_py)?;
+        let n_jobs_obj: Py<PyAny> = match n_jobs {
+            Some(n) => n.clone().unbind(),
+            None => py.None(),
+        };
+        let n_threads = threads_of(n_jobs_obj.bind(py))?;
+        Ok(TrainConfig {
+            options,
+            groups,
+            slack: slack_text,
+            loss: loss_obj,
+            n_jobs: n_jobs_obj,
+            n_threads,
+        })
+    }
+
+    /// The default of every parameter, as the estimators' signatures show them.
+    #[classattr]
+    #[allow(non_snake_case)]
+    fn DEFAULTS(py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let o = Options::default();
+        let d = PyDict::new(py);
+        d.set_item("C", o.c)?;
+        d.set_item("eps", o.eps)?;
+        d.set_item("max_iter", o.max_iter)?;
+        d.set_item("relevance_threshold", o.relevance_threshold)?;
+        d.set_item("loss", DEFAULT_LOSS)?;
+        d.set_item("slack", DEFAULT_SLACK)?;
+        d.set_item("n_jobs", py.None())?;
+        Ok(d.unbind())
+    }
+
+    #[getter]
+    #[allow(non_snake_case)]
+    fn C(&self) -> f64 {
+        self.options.c
+    }
+    #[getter]
+    fn eps(&self) -> f64 {
+        self.options.eps
+    }
+    #[getter]
+    fn max_iter(&self) -> usize {
+        self.options.max_iter
+    }
+    #[getter]
+    fn relevance_threshold(&self) -> f64 {
+        self.options.relevance_threshold
+    }
+    /// The slack groups: one list of loss names per slack (several names share it).
+    #[getter]
+    fn losses(&self) -> Vec<Vec<String>> {
+        self.groups.clone()
+    }
+    #[getter]
+    fn slack(&self) -> &str {
+        &self.slack
+    }
+    #[getter]
+    fn n_threads(&self) -> usize {
+        self.n_threads
+    }
+
+    /// The keyword arguments this configuration was built from.
+    fn kwargs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("C", self.options.c)?;
+        d.set_item("eps", self.options.eps)?;
+        d.set_item("max_iter", self.options.max_iter)?;
+        d.set_item("relevance_threshold", self.options.relevance_threshold)?;
+        d.set_item("loss", self.loss.bind(py))?;
+        d.set_item("slack", &self.slack)?;
+        d.set_item("n_jobs", self.n_jobs.bind(py))?;
+        Ok(d)
+    }
+
+    // Pickling (e.g. to Dask workers) rebuilds the configuration from its keyword arguments.
+    fn __getnewargs_ex__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyDict>)> {
+        Ok((PyTuple::empty(py), self.kwargs(py)?))
+    }
+
+    fn __getstate__(&self, py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("TrainConfig(**{})", self.kwargs(py)?.repr()?))
+    }
+}
+
+/// How many queries of a data set can contribute to training, and why the others cannot (the
+/// rule is `oracle::QueryKind`). Local, distributed and baseline training report these.
+#[pyclass(module = "svmmap._core", frozen, eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ProblemSummary {
+    pub(super) counts: QueryCounts,
+}
+
+#[pymethods]
+impl ProblemSummary {
+    #[new]
+    #[pyo3(signature = (*, used=0, no_relevant=0, all_relevant=0))]
+    fn new(used: usize, no_relevant: usize, all_relevant: usize) -> Self {
+        ProblemSummary {
+            counts: QueryCounts {
+                usable: used,
+                no_relevant,
+                all_relevant,
+            },
+        }
+    }
+
+    /// Queries with a relevant and a non-relevant document: the n of C/n.
+    #[getter]
+    fn used(&self) -> usize {
+        self.counts.usable
+    }
+    #[getter]
+    fn no_relevant(&self) -> usize {
+        self.counts.no_relevant
+    }
+    #[getter]
+    fn all_relevant(&self) -> usize {
+        self.counts.all_relevant
+    }
+    #[getter]
+    fn skipped(&self) -> usize {
+        self.counts.no_relevant + self.counts.all_relevant
+    }
+    #[getter]
+    fn total(&self) -> usize {
+        self.counts.total()
+    }
+
+    /// The summary of several parts of one data set.
+    #[staticmethod]
+    fn merge(parts: Vec<PyRef<'_, ProblemSummary>>) -> Self {
+        let counts: Vec<QueryCounts> = parts.iter().map(|p| p.counts).collect();
+        ProblemSummary {
+            counts: QueryCounts::merged(&counts),
+        }
+    }
+
+    /// Raises the core's error when no query can contribute to training.
+    fn require_usable(&self, relevance_threshold: f64) -> PyResult<()> {
+        self.counts
+            .require_usable(relevance_threshold)
+            .map_err(to_py)
+    }
+
+    fn __getnewargs_ex__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyDict>)> {
+        let d = PyDict::new(py);
+        d.set_item("used", self.counts.usable)?;
+        d.set_item("no_relevant", self.counts.no_relevant)?;
+        d.set_item("all_relevant", self.counts.all_relevant)?;
+        Ok((PyTuple::empty(py), d))
+    }
+
+    fn __getstate__(&self, py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ProblemSummary(used={}, no_relevant={}, all_relevant={})",
+            self.counts.usable, self.counts.no_relevant, self.counts.all_relevant
+        )
+    }
+}
+
+/// The outcome of a cutting-plane run. `working_set` counts the cuts held by the QP at the
+/// last iteration and `active_cuts` those with a positive dual variable (the estimators'
+/// `n_cuts_`); each history record is a dict with the keys of `IterationRecord` in `_core.pyi`
+/// (there, "n_cuts" is the working set and "n_active" the active cuts).
+#[pyclass(module = "svmmap._core", frozen)]
+pub struct FitSummary {
+    #[pyo3(get)]
+    primal: f64,
+    #[pyo3(get)]
+    dual: f64,
+    #[pyo3(get)]
+    gap: f64,
+    #[pyo3(get)]
+    n_iter: usize,
+    #[pyo3(get)]
+    working_set: usize,
+    #[pyo3(get)]
+    active_cuts: usize,
+    #[pyo3(get)]
+    stop: &'static str,
+    #[pyo3(get)]
+    problem: ProblemSummary,
+    #[pyo3(get)]
+    history: Py<PyList>,
+}
+
+impl FitSummary {
+    pub(super) fn new(py: Python<'_>, s: &Summary, counts: QueryCounts) -> PyResult<Self> {
+        let history = PyList::empty(py);
+        for r in &s.history {
+            history.append(super::training::record_dict(py, r)?)?;
+        }
+        Ok(FitSummary {
+            primal: s.primal,
+            dual: s.dual,
+            gap: s.gap,
+            n_iter: s.n_iter,
+            working_set: s.n_cuts,
+            active_cuts: s.n_active,
+            stop: match s.stop {
+                StopReason::Converged => "converged",
+                StopReason::MaxIter => "max_iter",
+                StopReason::Callback => "callback",
+            },
+            problem: ProblemSummary { counts },
+            history: history.unbind(),
+        })
+    }
+}
+
+#[pymethods]
+impl FitSummary {
+    fn __repr__(&self) -> String {
+        format!(
+            "FitSummary(stop={:?}, n_iter={}, primal={}, gap={}, active_cuts={}, problem={})",
+            self.stop,
+            self.n_iter,
+            self.primal,
+            self.gap,
+            self.active_cuts,
+            self.problem.__repr__()
+        )
+    }
+}
