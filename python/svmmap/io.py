@@ -7,7 +7,6 @@ import os
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _core
 
@@ -104,8 +103,12 @@ def load_letor(
     if "dense" in raw:
         X: Any = raw["dense"]
         if sparse is True:
+            import scipy.sparse as sp
+
             X = sp.csr_matrix(X)
     else:
+        import scipy.sparse as sp
+
         X = sp.csr_matrix((raw["values"], raw["indices"], raw["indptr"]), shape=(n_rows, d))
         if sparse is False:
             X = X.toarray()
@@ -303,20 +306,19 @@ def load_model(path: PathLike) -> Any:
     ('Pipeline', True)
     """
     from ._core import ModelFormatError
+    from ._model_file import read_model
     from .estimator import SVMMap
 
-    name = os.fspath(path)
-    doc = json.loads(_core.load_model_json(name))
-    params = doc.get("params") or {}
+    document = read_model(path)
+    params = document.params
     known = set(SVMMap._get_param_names())
     model = SVMMap(**{k: v for k, v in params.items() if k in known})
-    model.coef_ = np.asarray(doc["coef"], dtype=np.float64)
-    model.n_features_in_ = int(doc["n_features"])
-    binning = doc.get("binning")
-    names = doc.get("feature_names")
-    if names is not None and binning is None:
+    model.coef_ = document.coef
+    model.n_features_in_ = document.n_features
+    names = document.feature_names
+    if names is not None and document.binning is None:
         model.feature_names_in_ = np.asarray(names, dtype=object)
-    training = doc.get("training") or {}
+    training = document.training
     model.objective_ = training.get("objective", float("nan"))
     model.dual_objective_ = training.get("dual_objective", float("nan"))
     model.gap_ = training.get("gap", float("nan"))
@@ -327,19 +329,21 @@ def load_model(path: PathLike) -> Any:
     model.n_queries_ = training.get("n_queries", 0)
     model.n_queries_skipped_ = training.get("n_queries_skipped", {})
     model.history_ = training.get("history", [])
-    if binning is None:
+    if document.binning is None:
         return model
     from sklearn.pipeline import Pipeline
 
     from .binning import Binner
 
+    binning = document.binning
+    binner = Binner(**{k: v for k, v in binning.params.items() if k in Binner._get_param_names()})
     try:
-        binner = Binner.from_dict(binning)
+        binner._check_params()
     except ValueError as exc:
-        raise ModelFormatError(f"{name}: invalid binning: {exc}") from None
-    if binner.n_output_features_ != model.n_features_in_:
-        raise ModelFormatError(
-            f"{name}: the binning produces {binner.n_output_features_} features but the model has "
-            f"{model.n_features_in_} weights"
-        )
+        raise ModelFormatError(f"{document.path}: invalid binning: {exc}") from None
+    binner.thresholds_ = binning.thresholds
+    binner.n_features_in_ = binning.n_features_in
+    if binning.feature_names_in is not None:
+        binner.feature_names_in_ = np.asarray(binning.feature_names_in, dtype=object)
+    binner.n_output_features_ = binning.n_output
     return Pipeline([("bin", binner), ("svm", model)])

@@ -9,14 +9,17 @@ import warnings
 from typing import TYPE_CHECKING, Iterable, List, Optional, TextIO
 
 if TYPE_CHECKING:
+    from .._typing import IterationRecord
     from ..datasets import Fold
 
-import numpy as np
-
+from .. import _core
 
 __all__ = [
     "main",
 ]
+
+#: The training defaults, owned by the core's TrainConfig (the estimators show the same ones).
+_D = _core.TrainConfig.DEFAULTS
 
 def _floats(text: str) -> List[float]:
     try:
@@ -33,11 +36,14 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     learn = sub.add_parser("learn", help="train a model on a LETOR/svmlight file")
-    learn.add_argument("-c", type=float, default=1.0, dest="C", help="trade-off C of OP 1 (default 1)")
-    learn.add_argument("-e", type=float, default=1e-3, dest="eps", help="tolerance eps (default 0.001)")
-    learn.add_argument("--loss", default="map", help="loss to optimize (default map)")
-    learn.add_argument("--max-iter", type=int, default=10000, help="iteration limit (default 10000)")
-    learn.add_argument("--relevance-threshold", type=float, default=0.0, help="relevant means label > this (default 0)")
+    learn.add_argument("-c", type=float, default=_D["C"], dest="C", help=f"trade-off C of OP 1 (default {_D['C']:g})")
+    learn.add_argument("-e", type=float, default=_D["eps"], dest="eps", help=f"tolerance eps (default {_D['eps']:g})")
+    learn.add_argument("--loss", default=_D["loss"], help=f"loss to optimize (default {_D['loss']})")
+    learn.add_argument("--max-iter", type=int, default=_D["max_iter"], help=f"iteration limit (default {_D['max_iter']})")
+    learn.add_argument(
+        "--relevance-threshold", type=float, default=_D["relevance_threshold"],
+        help=f"relevant means label > this (default {_D['relevance_threshold']:g})",
+    )
     learn.add_argument("--n-jobs", type=int, default=None, help="threads (default: all cores)")
     learn.add_argument(
         "-v", "--verbose", action="count", default=0,
@@ -86,8 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     exp.add_argument("--data", default=None, help="directory with Fold*/{train,vali,test}.txt (default: bundled MQ2008)")
     exp.add_argument("--C", type=_floats, default=[0.1, 1.0, 10.0, 100.0, 1000.0], dest="C_grid", help="comma-separated C grid")
-    exp.add_argument("--eps", type=float, default=1e-3)
-    exp.add_argument("--loss", default="map")
+    exp.add_argument("--eps", type=float, default=_D["eps"])
+    exp.add_argument("--loss", default=_D["loss"])
     exp.add_argument("--folds", default=None, help="comma-separated fold numbers (default: all)")
     exp.add_argument("--n-jobs", type=int, default=None)
     exp.add_argument("-q", "--quiet", action="store_true", help="print only the table")
@@ -114,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     fuse.add_argument("--depth", type=int, default=None, help="write at most this many documents per query")
     fuse.add_argument("--tag", default="svmmap-fusion", help="run tag of the output (default svmmap-fusion)")
     fuse.add_argument("--seed", type=int, default=0, help="seed of the fold assignments (default 0)")
-    fuse.add_argument("--eps", type=float, default=1e-3)
+    fuse.add_argument("--eps", type=float, default=_D["eps"])
     fuse.add_argument("--n-jobs", type=int, default=None)
     fuse.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
@@ -171,6 +177,8 @@ class _ProgressDisplay:
         self.last_length = 0
 
     def fraction(self, gap: float) -> float:
+        import numpy as np
+
         if gap <= self.target:
             return 1.0
         first = self.first_gap if self.first_gap is not None else gap
@@ -178,7 +186,7 @@ class _ProgressDisplay:
             return 0.0
         return float(np.clip(np.log(first / gap) / np.log(first / self.target), 0.0, 1.0))
 
-    def __call__(self, record: dict) -> bool:
+    def __call__(self, record: "IterationRecord") -> bool:
         gap = record["gap"]
         if self.first_gap is None:
             self.first_gap = gap
@@ -237,13 +245,16 @@ def _learn(args: argparse.Namespace) -> None:
 
 
 def _classify(args: argparse.Namespace) -> None:
-    from ..io import load_letor, load_model, save_predictions
+    # The model file is scored without building an estimator, so that this command does not
+    # import scikit-learn (seconds) for a job that is one matrix-vector product.
+    from .._model_file import read_model
+    from .._validation import n_threads
+    from ..io import load_letor, save_predictions
     from ..metrics import mean_average_precision
 
-    model = load_model(args.model)
-    # A Pipeline(Binner, SVMMap) model takes the binner's input features.
-    n_expected = int(model.n_features_in_)
-    svm = model.steps[-1][1] if hasattr(model, "steps") else model
+    model = read_model(args.model)
+    # A binned model takes the binner's input features.
+    n_expected = model.n_input_features
     X, y, qid = load_letor(args.test, n_features=None)
     if X.shape[1] < n_expected:
         # A test file may simply not mention the last features; they are zero.
@@ -253,9 +264,9 @@ def _classify(args: argparse.Namespace) -> None:
             f"{args.test} has features up to index {X.shape[1]}, but the model {args.model} "
             f"was trained on {n_expected} features"
         )
-    scores = model.predict(X)
+    scores = model.predict(X, n_threads(args.n_jobs))
     save_predictions(args.predictions, scores)
-    map_ = mean_average_precision(y, scores, qid, relevance_threshold=svm.relevance_threshold)
+    map_ = mean_average_precision(y, scores, qid, relevance_threshold=model.relevance_threshold)
     print(f"{len(scores)} scores written to {args.predictions}; MAP {map_:.4f}", file=sys.stderr)
 
 

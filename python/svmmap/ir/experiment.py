@@ -5,12 +5,13 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Callable, Iterable, List, Optional, Sequence
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..datasets import Fold
 from ..estimator import SkippedQueriesWarning, SVMMap
+from .._selection import choose_C
 from ..metrics import mean_average_precision
 
 __all__ = [
@@ -53,27 +54,27 @@ def run_folds(
     """
     results = []
     for fold in folds:
-        best = None
-        vali_by_C = {}
+        seconds_by_C = {}
         grid_start = time.perf_counter()
-        for C in C_grid:
+
+        def fit_and_score(C: float, fold: Fold = fold) -> Tuple[float, SVMMap]:
             model = SVMMap(C=C, loss=loss, eps=eps, max_iter=max_iter, n_jobs=n_jobs)
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SkippedQueriesWarning)
                 model.fit(fold.train.X, fold.train.y, qid=fold.train.qid)
-            seconds = time.perf_counter() - start
+            seconds_by_C[C] = time.perf_counter() - start
             vali = mean_average_precision(fold.vali.y, model.predict(fold.vali.X), fold.vali.qid)
-            vali_by_C[C] = vali
             if progress:
                 progress(
                     f"{fold.name} C={C:g}: validation MAP {vali:.4f} "
-                    f"({model.n_iter_} iterations, {seconds:.2f}s)"
+                    f"({model.n_iter_} iterations, {seconds_by_C[C]:.2f}s)"
                 )
-            if best is None or vali > best[0]:
-                best = (vali, C, model, seconds)
-        assert best is not None, "C_grid must not be empty"
-        vali, C, model, seconds = best
+            return vali, model
+
+        chosen = choose_C(C_grid, fit_and_score)
+        vali, C, model, seconds, vali_by_C = chosen.score, chosen.C, chosen.model, seconds_by_C[chosen.C], chosen.scores
+        assert model is not None
         test = mean_average_precision(fold.test.y, model.predict(fold.test.X), fold.test.qid)
         results.append(
             FoldResult(fold.name, C, vali, test, seconds, time.perf_counter() - grid_start, model.n_iter_, vali_by_C)

@@ -17,11 +17,13 @@ from __future__ import annotations
 import numbers
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from sklearn.pipeline import Pipeline
 
+from .._selection import Selection, choose_C
+from .._typing import BinStrategy
 from ..binning import Binner
 from ..estimator import SVMMap
 from .protocol import fit_ranker
@@ -208,7 +210,7 @@ class RunFusion:
         self,
         C: Union[float, Sequence[float]] = DEFAULT_FUSION_C_GRID,
         n_thresholds: int = 50,
-        strategy: str = "quantile",
+        strategy: BinStrategy = "quantile",
         normalize: str = "none",
         inner_folds: int = 3,
         eps: float = 1e-3,
@@ -265,19 +267,19 @@ class RunFusion:
             )
         folds = query_folds(with_rel, self.inner_folds, self.random_state)
         fold_of_row = np.fromiter((folds.get(q, -1) for q in qid.tolist()), dtype=np.int64, count=len(qid))
-        best = None
-        for C in grid:
+
+        def cv_map(C: float) -> Tuple[float, None]:
             total, count = 0.0, 0
             for k in range(self.inner_folds):
                 test = fold_of_row == k
                 model = fit_ranker(self.make_pipeline(C), X[~test], y[~test], qid[~test])
                 s, n = _mean_ap(y[test], model.predict(X[test]), qid[test])
                 total, count = total + s, count + n
-            self.cv_map_[C] = total / max(count, 1)
-            if best is None or self.cv_map_[C] > self.cv_map_[best]:
-                best = C
-        assert best is not None
-        return best
+            return total / max(count, 1), None
+
+        chosen: Selection[None] = choose_C(grid, cv_map)
+        self.cv_map_.update(chosen.scores)
+        return chosen.C
 
     def fit(self, runs: Sequence[Run], qrels: Qrels) -> "RunFusion":
         """Fit on every query of the runs that has judgments in ``qrels``."""

@@ -28,6 +28,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline
 
+from .._selection import choose_C
 from ..estimator import SkippedQueriesWarning
 
 __all__ = [
@@ -465,15 +466,14 @@ def evaluate_splits(
         tr, va, te = rows(split.train), rows(split.vali), rows(split.test)
         for name, (factory, grid) in specs.items():
             start = time.perf_counter()
-            best = None
-            for C in grid:
+
+            def fit_and_score(C: float, factory: Factory = factory) -> Tuple[float, Any]:
                 model = fit_ranker(factory(C), X[tr], y[tr], qid[tr], relevance_threshold=relevance_threshold)
                 _, v = ap(model, va)
-                vali = float(np.mean(v)) if v.size else float("nan")
-                if best is None or vali > best[0]:
-                    best = (vali, C, model)
-            assert best is not None
-            vali, C, model = best
+                return (float(np.mean(v)) if v.size else float("nan")), model
+
+            chosen = choose_C(grid, fit_and_score)
+            vali, C, model = chosen.score, chosen.C, chosen.model
             q_test, v_test = ap(model, te)
             res = results[name]
             res.test_map[t] = float(np.mean(v_test)) if v_test.size else float("nan")

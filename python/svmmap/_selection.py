@@ -1,0 +1,46 @@
+"""The one loop that chooses C on validation data, shared by the LETOR experiment, Yue et al.'s
+protocol and run fusion (and any tool that picks a hyperparameter from a grid)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Generic, Iterable, Optional, Tuple, TypeVar
+
+__all__ = ["Selection", "choose_C"]
+
+M = TypeVar("M")
+
+
+@dataclass
+class Selection(Generic[M]):
+    """The outcome of a grid search: the chosen C, its validation score and model (None when
+    the caller's fit function returns none), and the score of every C tried."""
+
+    C: float
+    score: float
+    model: Optional[M]
+    scores: Dict[float, float] = field(default_factory=dict)
+
+
+def choose_C(grid: Iterable[float], fit_and_score: Callable[[float], Tuple[float, Optional[M]]]) -> Selection[M]:
+    """Fits once per C of ``grid`` (in the order given) and keeps the best validation score.
+
+    ``fit_and_score(C)`` returns (score, model); higher scores are better. On ties the C tried
+    first wins, so an ascending grid prefers the smaller C (the stronger regularization). A
+    NaN score never beats another one (comparisons with NaN are false); if the first score is
+    NaN, later ones are compared with it and the first C is kept.
+
+    >>> choose_C([0.1, 1.0, 10.0], lambda C: ({0.1: 0.5, 1.0: 0.7, 10.0: 0.7}[C], None)).C
+    1.0
+    """
+    best: Optional[Selection[M]] = None
+    scores: Dict[float, float] = {}
+    for C in grid:
+        score, model = fit_and_score(C)
+        scores[C] = score
+        if best is None or score > best.score:
+            best = Selection(C, score, model)
+    if best is None:
+        raise ValueError("the C grid must not be empty")
+    best.scores = scores
+    return best
