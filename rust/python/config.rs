@@ -1,15 +1,14 @@
-//! The typed objects the Python layer trains with: the loss registry (`LOSSES`), the one
-//! training configuration (`TrainConfig`, validated here once), the problem summary (query
-//! counts, `ProblemSummary`) and the fit summary (`FitSummary`).
+//! What the Python layer trains with: the loss registry (`LOSSES`) and the one training
+//! configuration (`TrainConfig`, validated here once). The results are in `results.rs`.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 
 use super::to_py;
 use crate::error::Error;
 use crate::oracle::{self, registry};
-use crate::solver::{Options, QueryCounts, StopReason, Summary};
+use crate::solver::Options;
 
 /// The loss and slack used when none is given (the other defaults are `Options::default()`).
 const DEFAULT_LOSS: &str = "map";
@@ -340,153 +339,5 @@ impl TrainConfig {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!("TrainConfig(**{})", self.kwargs(py)?.repr()?))
-    }
-}
-
-/// How many queries of a data set can contribute to training, and why the others cannot (the
-/// rule is `oracle::QueryKind`). Local, distributed and baseline training report these.
-#[pyclass(module = "svmmap._core", frozen, eq)]
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct ProblemSummary {
-    pub(super) counts: QueryCounts,
-}
-
-#[pymethods]
-impl ProblemSummary {
-    #[new]
-    #[pyo3(signature = (*, used=0, no_relevant=0, all_relevant=0))]
-    fn new(used: usize, no_relevant: usize, all_relevant: usize) -> Self {
-        ProblemSummary {
-            counts: QueryCounts {
-                usable: used,
-                no_relevant,
-                all_relevant,
-            },
-        }
-    }
-
-    /// Queries with a relevant and a non-relevant document: the n of C/n.
-    #[getter]
-    fn used(&self) -> usize {
-        self.counts.usable
-    }
-    #[getter]
-    fn no_relevant(&self) -> usize {
-        self.counts.no_relevant
-    }
-    #[getter]
-    fn all_relevant(&self) -> usize {
-        self.counts.all_relevant
-    }
-    #[getter]
-    fn skipped(&self) -> usize {
-        self.counts.no_relevant + self.counts.all_relevant
-    }
-    #[getter]
-    fn total(&self) -> usize {
-        self.counts.total()
-    }
-
-    /// The summary of several parts of one data set.
-    #[staticmethod]
-    fn merge(parts: Vec<PyRef<'_, ProblemSummary>>) -> Self {
-        let counts: Vec<QueryCounts> = parts.iter().map(|p| p.counts).collect();
-        ProblemSummary {
-            counts: QueryCounts::merged(&counts),
-        }
-    }
-
-    /// Raises the core's error when no query can contribute to training.
-    fn require_usable(&self, relevance_threshold: f64) -> PyResult<()> {
-        self.counts
-            .require_usable(relevance_threshold)
-            .map_err(to_py)
-    }
-
-    fn __getnewargs_ex__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyDict>)> {
-        let d = PyDict::new(py);
-        d.set_item("used", self.counts.usable)?;
-        d.set_item("no_relevant", self.counts.no_relevant)?;
-        d.set_item("all_relevant", self.counts.all_relevant)?;
-        Ok((PyTuple::empty(py), d))
-    }
-
-    fn __getstate__(&self, py: Python<'_>) -> Py<PyAny> {
-        py.None()
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "ProblemSummary(used={}, no_relevant={}, all_relevant={})",
-            self.counts.usable, self.counts.no_relevant, self.counts.all_relevant
-        )
-    }
-}
-
-/// The outcome of a cutting-plane run. `working_set` counts the cuts held by the QP at the
-/// last iteration and `active_cuts` those with a positive dual variable (the estimators'
-/// `n_cuts_`); each history record is a dict with the keys of `IterationRecord` in `_core.pyi`
-/// (there, "n_cuts" is the working set and "n_active" the active cuts).
-#[pyclass(module = "svmmap._core", frozen)]
-pub struct FitSummary {
-    #[pyo3(get)]
-    primal: f64,
-    #[pyo3(get)]
-    dual: f64,
-    #[pyo3(get)]
-    gap: f64,
-    #[pyo3(get)]
-    n_iter: usize,
-    #[pyo3(get)]
-    working_set: usize,
-    #[pyo3(get)]
-    active_cuts: usize,
-    #[pyo3(get)]
-    stop: &'static str,
-    #[pyo3(get)]
-    problem: ProblemSummary,
-    #[pyo3(get)]
-    history: Py<PyList>,
-}
-
-impl FitSummary {
-    pub(super) fn new(py: Python<'_>, s: &Summary, counts: QueryCounts) -> PyResult<Self> {
-        let history = PyList::empty(py);
-        for r in &s.history {
-            history.append(super::training::record_dict(py, r)?)?;
-        }
-        Ok(FitSummary {
-            primal: s.primal,
-            dual: s.dual,
-            gap: s.gap,
-            n_iter: s.n_iter,
-            working_set: s.n_cuts,
-            active_cuts: s.n_active,
-            stop: match s.stop {
-                StopReason::Converged => "converged",
-                StopReason::MaxIter => "max_iter",
-                StopReason::Callback => "callback",
-            },
-            problem: ProblemSummary { counts },
-            history: history.unbind(),
-        })
-    }
-}
-
-#[pymethods]
-impl FitSummary {
-    fn __repr__(&self) -> String {
-        format!(
-            "FitSummary(stop={:?}, n_iter={}, primal={}, gap={}, active_cuts={}, problem={})",
-            self.stop,
-            self.n_iter,
-            self.primal,
-            self.gap,
-            self.active_cuts,
-            self.problem.__repr__()
-        )
     }
 }

@@ -8,6 +8,7 @@ mod binning;
 mod config;
 mod evaluation;
 mod io;
+mod results;
 mod training;
 
 use pyo3::create_exception;
@@ -94,8 +95,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(training::problem_summary, m)?)?;
     m.add_function(wrap_pyfunction!(training::n_threads, m)?)?;
     m.add_class::<config::TrainConfig>()?;
-    m.add_class::<config::ProblemSummary>()?;
-    m.add_class::<config::FitSummary>()?;
+    m.add_class::<results::ProblemSummary>()?;
+    m.add_class::<results::FitSummary>()?;
     m.add("LOSSES", config::losses_table(m.py())?)?;
     m.add(
         "LOSS_COMBINATION_EXAMPLES",

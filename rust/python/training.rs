@@ -7,7 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::arrays::*;
-use super::config::{threads_of, FitSummary, ProblemSummary, TrainConfig};
+use super::config::{threads_of, TrainConfig};
+use super::results::{FitSummary, ProblemSummary};
 use super::{detach, to_py};
 use crate::error::Error;
 use crate::oracle;
