@@ -270,9 +270,27 @@ pub fn fit<T: Scalar>(
     if let Some((r, c, v)) = first_bad(x, n_cols, missing) {
         return Err(bad_value_error(r, c, v));
     }
+    // Quantile thresholds lie between distinct values, so a column has fewer than its rows;
+    // uniform ones are placed whether data lies between them or not, so all may be kept.
+    let per_column = match strategy {
+        Strategy::Quantile => n_thresholds.min(n_rows),
+        Strategy::Uniform => n_thresholds,
+    };
+    crate::memory::check(
+        crate::memory::bytes_of(per_column, 8).saturating_mul(n_cols as u64),
+        || {
+            (
+                format!("fitting {n_thresholds} thresholds for each of {n_cols} features"),
+                "lower n_thresholds".to_string(),
+            )
+        },
+    )?;
     let per_feature: Vec<Vec<f64>> = (0..n_cols)
         .into_par_iter()
         .map(|j| {
+            if crate::cancel::requested() {
+                return Vec::new();
+            }
             let mut col: Vec<f64> = (0..n_rows)
                 .map(|i| x[i * n_cols + j].to_f64())
                 .filter(|v| !v.is_nan())
@@ -281,6 +299,7 @@ pub fn fit<T: Scalar>(
             fit_sorted(&col, n_thresholds, strategy)
         })
         .collect();
+    crate::cancel::check()?;
     let mut offsets = Vec::with_capacity(n_cols + 1);
     offsets.push(0);
     let mut values = Vec::new();
@@ -385,10 +404,14 @@ pub fn transform<T: Scalar, I: IndexInt>(
         .par_chunks_mut(ROW_CHUNK)
         .enumerate()
         .for_each(|(c, chunk)| {
+            if crate::cancel::requested() {
+                return;
+            }
             for (i, n) in chunk.iter_mut().enumerate() {
                 *n = bin_row::<T, I>(row(c * ROW_CHUNK + i), th, &starts, None);
             }
         });
+    crate::cancel::check()?;
     let mut indptr = Vec::with_capacity(n_rows + 1);
     let mut total = 0usize;
     indptr.push(I::from_usize(0));
@@ -406,6 +429,17 @@ pub fn transform<T: Scalar, I: IndexInt>(
         bounds.push(total);
     }
 
+    crate::memory::check(
+        crate::memory::bytes_of(total, std::mem::size_of::<I>()),
+        || {
+            (
+                format!("the indicator matrix of {n_rows} rows ({total} stored values)"),
+                "use fewer thresholds, transform the rows in batches, or train on the features \
+                 themselves"
+                    .to_string(),
+            )
+        },
+    )?;
     let mut indices = vec![I::default(); total];
     // Cut the output into the slices of the row chunks, then fill them in parallel.
     let mut pieces = Vec::with_capacity(n_rows.div_ceil(ROW_CHUNK));
@@ -418,11 +452,15 @@ pub fn transform<T: Scalar, I: IndexInt>(
         rest = tail;
     }
     pieces.into_par_iter().for_each(|(lo, hi, piece)| {
+        if crate::cancel::requested() {
+            return;
+        }
         let mut at = 0;
         for i in lo..hi {
             at += bin_row(row(i), th, &starts, Some(&mut piece[at..]));
         }
     });
+    crate::cancel::check()?;
     Ok(Indicators {
         indptr,
         indices,

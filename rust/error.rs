@@ -69,6 +69,11 @@ pub enum Error {
     #[error("training interrupted: {0}")]
     Interrupted(String),
 
+    /// Work would need more memory than the machine has available; the message says how much
+    /// for what, and what to change.
+    #[error("{0}")]
+    Memory(String),
+
     /// The arithmetic left the range of float64 (an overflow to inf or a NaN), which happens
     /// when feature values are astronomically large.
     #[error("{0}")]

@@ -5,12 +5,14 @@
 //! hand numpy and scipy buffers over without copying them.
 
 pub mod binning;
+pub mod cancel;
 pub mod data;
 pub mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod guard;
+pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod oracle;

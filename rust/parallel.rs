@@ -44,11 +44,15 @@ pub fn first_non_finite<T: Scalar>(data: &[T]) -> Option<usize> {
         })
 }
 
-/// out[r] = x_r . w for every row r.
+/// out[r] = x_r . w for every row r. Stops early (leaving `out` partly filled) when the user
+/// interrupts; the caller checks `cancel::check` afterwards.
 pub fn matvec<M: RowMatrix + ?Sized>(x: &M, w: &[f64], out: &mut [f64]) {
     out.par_chunks_mut(ROW_CHUNK)
         .enumerate()
         .for_each(|(c, chunk)| {
+            if crate::cancel::requested() {
+                return;
+            }
             let base = c * ROW_CHUNK;
             for (i, o) in chunk.iter_mut().enumerate() {
                 *o = x.row_dot(base + i, w);

@@ -248,7 +248,13 @@ class SVMMap(BaseEstimator):
 
         on_iteration = self._iteration_callback()
         with _progress_logging(self.verbose):
-            coef, summary = _core.fit(core_X, labels, codes, len(uniques), config, on_iteration)
+            try:
+                coef, summary = _core.fit(core_X, labels, codes, len(uniques), config, on_iteration)
+            except BaseException:
+                # Interrupted (Ctrl-C), out of memory or refused: no model from an earlier fit
+                # may pass for the result of this one.
+                self._forget_fit()
+                raise
             self._set_fitted(coef, summary, n_features, names, len(uniques))
         return self
 
@@ -334,6 +340,11 @@ class SVMMap(BaseEstimator):
                 self.n_queries_,
                 skipped,
             )
+
+    def _forget_fit(self) -> None:
+        """Removes every fitted attribute (those ending in an underscore)."""
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, name)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):

@@ -174,6 +174,7 @@ fn parse_stream_with_limit<T: FromF64>(
                 None => continue, // a line longer than the block: read more
             }
         };
+        crate::cancel::check()?;
         let lines = parse_block(&buf[..cut], path, lines_done, opts, T::fits)?;
         lines_done += lines.iter().map(|c| c.n_lines).sum::<u64>();
         for chunk in lines {

@@ -34,6 +34,12 @@ impl Oracle for SharedSlack {
         format!("max({})", names.join(","))
     }
 
+    fn check_query_len(&self, n_docs: usize) -> crate::error::Result<()> {
+        self.parts
+            .iter()
+            .try_for_each(|p| p.check_query_len(n_docs))
+    }
+
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
         let mut trial = vec![0.0; scores.len()];
         let mut best: Option<(f64, f64)> = None; // (hinge, Delta)

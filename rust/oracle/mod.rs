@@ -32,6 +32,22 @@ pub trait Oracle: Send + Sync {
     /// query's length; the oracle overwrites it with the coefficients of deltaPsi(ybar).
     /// Returns Delta(y*, ybar).
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64;
+
+    /// Refuses, before any work starts, a query length on which this oracle would take
+    /// unreasonably long; the message says what to use instead. Most oracles are
+    /// O(n log n) and accept any length.
+    fn check_query_len(&self, _n_docs: usize) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Asks every oracle whether it accepts the longest query of `groups`.
+pub fn check_query_lens(oracles: &[&dyn Oracle], groups: &crate::data::QueryGroups) -> Result<()> {
+    let longest = (0..groups.n_queries())
+        .map(|q| groups.bounds[q + 1] - groups.bounds[q])
+        .max()
+        .unwrap_or(0);
+    oracles.iter().try_for_each(|o| o.check_query_len(longest))
 }
 
 /// What a query can contribute to training, by its documents' binary relevance. This is the

@@ -31,8 +31,15 @@ pub(super) fn predict<'py>(
                 w.len()
             )));
         }
+        crate::memory::check(crate::memory::bytes_of(n, 8), || {
+            (
+                format!("the scores of {n} rows"),
+                "predict the rows in batches".to_string(),
+            )
+        })?;
         let mut out = vec![0.0; n];
         with_threads(n_threads, || matvec(m, w, &mut out))?;
+        crate::cancel::check()?;
         Ok(out)
     })?;
     Ok(PyArray1::from_vec(py, scores))
@@ -64,6 +71,7 @@ pub(super) fn oracle_argmax<'py>(
         return Err(PyValueError::new_err(format!("scores[{i}] is not finite")));
     }
     let o = oracle::from_name(loss).map_err(to_py)?;
+    o.check_query_len(s.len()).map_err(to_py)?;
     let mut coef = vec![0.0; s.len()];
     let delta = detach(py, || Ok(o.argmax(s, r, &mut coef))).map_err(to_py)?;
     Ok((delta, PyArray1::from_vec(py, coef)))
@@ -93,6 +101,7 @@ pub(super) fn structured_hinge<'py>(
     let oracles = oracle::from_groups(&losses).map_err(to_py)?;
     let result = detach(py, || {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
+        oracle::check_query_lens(&refs, &groups)?;
         let run = || oracle::hinge::structured_hinge(s, l, &groups, &refs, relevance_threshold);
         // A training loop may call this thousands of times: the global pool avoids
         // starting threads on every call unless a thread count is asked for.

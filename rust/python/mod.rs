@@ -12,7 +12,9 @@ mod results;
 mod training;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeError, PyValueError,
+};
 use pyo3::prelude::*;
 
 use crate::error::Error;
@@ -37,14 +39,58 @@ create_exception!(
     "A bug in svmmap: a panic inside the Rust core was caught at the boundary. Please report it."
 );
 
+/// How often the calling thread looks for Ctrl-C while the core works.
+const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Releases the GIL and runs `f`, turning a panic in it (or in a rayon worker it waits for)
-/// into `Error::Internal`, so that no panic crosses into Python. Every call into the core goes
-/// through here (a test in guard.rs checks that this file has no other `py.detach`).
+/// into `Error::Internal`, so that no panic crosses into Python, and letting Ctrl-C stop it.
+/// Every call into the core goes through here (a test in guard.rs checks that rust/python/ has
+/// no other `py.detach`).
+///
+/// Python runs signal handlers only on its main thread and only when asked, so `f` runs on a
+/// worker thread while the calling thread sleeps without the GIL and wakes every
+/// `SIGNAL_POLL` to run `check_signals`. On KeyboardInterrupt (or any exception a handler
+/// raises) it sets the cancellation flag, which the core's loops check between chunks of work,
+/// waits for `f` to stop, and raises the exception.
 pub(crate) fn detach<R: Send>(
     py: Python<'_>,
     f: impl FnOnce() -> crate::Result<R> + Send,
 ) -> crate::Result<R> {
-    py.detach(|| crate::guard::catch_panics(f))
+    crate::cancel::clear();
+    let caller = std::thread::current();
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let result = crate::guard::catch_panics(f);
+            caller.unpark();
+            result
+        });
+        let mut raised: Option<PyErr> = None;
+        loop {
+            py.detach(|| std::thread::park_timeout(SIGNAL_POLL));
+            if worker.is_finished() {
+                break;
+            }
+            if raised.is_none() {
+                if let Err(e) = py.check_signals() {
+                    crate::cancel::request();
+                    raised = Some(e);
+                }
+            }
+        }
+        let result = worker.join().unwrap_or_else(|_| {
+            Err(Error::Internal(
+                "the worker thread of a core call panicked outside the guard".to_string(),
+            ))
+        });
+        match raised {
+            Some(e) => {
+                // Raised after the work stopped, whatever its outcome: the user asked to stop.
+                e.restore(py);
+                Err(Error::Interrupted("interrupted by the user".to_string()))
+            }
+            None => result,
+        }
+    })
 }
 
 pub(crate) fn to_py(err: Error) -> PyErr {
@@ -66,6 +112,11 @@ pub(crate) fn to_py(err: Error) -> PyErr {
             }
         }
         Error::Model(_) => ModelFormatError::new_err(err.to_string()),
+        // The exception a signal handler raised (KeyboardInterrupt) was set by `detach`;
+        // without one, the flag was set by an interrupt of another call.
+        Error::Interrupted(_) => Python::attach(PyErr::take)
+            .unwrap_or_else(|| PyKeyboardInterrupt::new_err(err.to_string())),
+        Error::Memory(_) => PyMemoryError::new_err(err.to_string()),
         _ => PyValueError::new_err(err.to_string()),
     }
 }

@@ -31,21 +31,27 @@ pub(super) fn record_dict<'py>(
     Ok(d)
 }
 
-/// The per-iteration hook handed to the solver: checks for Ctrl-C and calls the Python
-/// callback (if any) with the iteration's record; a true return value stops training. A
-/// Python exception is kept in `error`, so the caller can re-raise it unchanged.
+/// The per-iteration hook handed to the solver: stops on Ctrl-C (the cancellation flag set by
+/// `detach`), refuses to grow the working set beyond the memory available (each cut is a dense
+/// vector of `dim` numbers per slack group), and calls the Python callback (if any) with the
+/// iteration's record; a true return value stops training. A Python exception is kept in
+/// `error`, so the caller can re-raise it unchanged.
 pub(super) fn progress_hook<'a>(
     callback: &'a Option<Py<PyAny>>,
     error: &'a mut Option<PyErr>,
+    dim: usize,
+    n_groups: usize,
 ) -> impl FnMut(&IterationRecord) -> crate::Result<Control> + 'a {
     move |r: &IterationRecord| {
+        crate::cancel::check()?;
+        crate::memory::check_working_set(dim, n_groups, 2)?;
+        let Some(cb) = callback else {
+            return Ok(Control::Continue);
+        };
         Python::attach(|py| {
-            let outcome = py.check_signals().and_then(|_| match callback {
-                Some(cb) => cb
-                    .call1(py, (record_dict(py, r)?,))
-                    .and_then(|v| v.is_truthy(py)),
-                None => Ok(false),
-            });
+            let outcome = record_dict(py, r)
+                .and_then(|record| cb.call1(py, (record,)))
+                .and_then(|v| v.is_truthy(py));
             match outcome {
                 Ok(true) => Ok(Control::Stop),
                 Ok(false) => Ok(Control::Continue),
@@ -79,7 +85,10 @@ pub(super) fn fit<'py>(
     let mut callback_error: Option<PyErr> = None;
     let result = x.run(py, |m| {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
-        let mut on_iteration = progress_hook(&callback, &mut callback_error);
+        let mut on_iteration =
+            progress_hook(&callback, &mut callback_error, m.n_cols(), refs.len());
+        oracle::check_query_lens(&refs, &groups)?;
+        crate::memory::check_working_set(m.n_cols(), refs.len(), 2)?;
         with_threads(n_threads, || {
             solver::train(m, labels, &groups, &refs, opts, &mut on_iteration)
         })?
@@ -160,6 +169,7 @@ pub(super) fn cut_sums<'py>(
         }
         let problem = RankingProblem::new(m, labels, &groups, threshold)?;
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
+        oracle::check_query_lens(&refs, &groups)?;
         let sums = with_threads(n_threads, || problem.cut_sums(w, &refs))?;
         Ok((sums, problem.counts))
     })?;
@@ -287,7 +297,9 @@ pub(super) fn solve<'py>(
     };
     let mut callback_error: Option<PyErr> = None;
     let result = detach(py, || {
-        let mut on_iteration = progress_hook(&callback, &mut callback_error);
+        let n_groups = source.n_groups;
+        let mut on_iteration = progress_hook(&callback, &mut callback_error, dim, n_groups);
+        crate::memory::check_working_set(dim, n_groups, 2)?;
         solver::solve(&mut source, opts, &mut on_iteration)
     });
     let (w, s) = match result {

@@ -260,7 +260,9 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                 let mut scores = Vec::new();
                 let mut coef = Vec::new();
                 for q in queries {
-                    if !self.usable[q] {
+                    // A user interrupt stops the pass between queries; the caller's
+                    // per-iteration hook then reports it (the partial cut is never used).
+                    if !self.usable[q] || crate::cancel::requested() {
                         continue;
                     }
                     let rows = groups.rows(q);

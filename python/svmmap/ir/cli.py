@@ -485,8 +485,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (DataFormatError, ModelFormatError, OSError, ValueError) as exc:
         print(f"svmmap {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:
+        print(f"svmmap {args.command}: error: out of memory: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
-        print(f"svmmap {args.command}: interrupted", file=sys.stderr)
+        # Outputs are written atomically at the end, so an interrupted command leaves none.
+        print(f"svmmap {args.command}: interrupted; nothing was written", file=sys.stderr)
         return 130
     return 0
 

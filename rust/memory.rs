@@ -1,0 +1,147 @@
+//! Checks of large allocations against the memory the machine has available, so that an input
+//! or a parameter that asks for too much memory gets an error naming what needed it, instead of
+//! an abort of the process ("memory allocation of N bytes failed") or a kill by the kernel.
+
+use crate::error::{Error, Result};
+
+/// Below this, allocations are not checked: reading the available memory costs more than
+/// they can do harm.
+const UNCHECKED_BYTES: u64 = 64 << 20;
+
+/// Memory the process can still use, in bytes: Linux's MemAvailable, lowered to the cgroup
+/// (v2) limit and to the address-space limit when they are set. None where /proc cannot be read.
+pub fn available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib = meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemAvailable:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    let mut bytes = kib.saturating_mul(1024);
+    let read = |name: &str| -> Option<u64> {
+        std::fs::read_to_string(format!("/sys/fs/cgroup/{name}"))
+            .ok()?
+            .trim()
+            .parse::<u64>()
+            .ok()
+    };
+    if let (Some(max), Some(current)) = (read("memory.max"), read("memory.current")) {
+        bytes = bytes.min(max.saturating_sub(current));
+    }
+    if let Some(headroom) = address_space_headroom() {
+        bytes = bytes.min(headroom);
+    }
+    Some(bytes)
+}
+
+/// What is left of the process's address-space limit (`ulimit -v`, RLIMIT_AS), if one is set:
+/// beyond it every allocation fails, however much memory the machine has.
+fn address_space_headroom() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let soft = limits
+        .lines()
+        .find_map(|line| line.strip_prefix("Max address space"))?
+        .split_whitespace()
+        .next()?
+        .parse::<u64>()
+        .ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let used_kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmSize:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(soft.saturating_sub(used_kib.saturating_mul(1024)))
+}
+
+/// A number of bytes for messages: "320 MB", "1.5 GB".
+pub fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.0} MB", b / 1e6)
+    } else {
+        format!("{:.0} kB", b / 1e3)
+    }
+}
+
+/// `Err(Error::Memory)` when `bytes` exceed the available memory. The message reads
+/// "{what} needs N, but only M of memory is available; {advice}".
+pub fn check(bytes: u64, what: impl FnOnce() -> (String, String)) -> Result<()> {
+    if bytes < UNCHECKED_BYTES {
+        return Ok(());
+    }
+    match available() {
+        Some(free) if bytes > free => {
+            let (what, advice) = what();
+            Err(Error::Memory(format!(
+                "{what} needs {}, but only {} of memory is available; {advice}",
+                human(bytes),
+                human(free)
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Bytes of `count` values of `size` bytes, saturating (a parameter such as 2e9 thresholds
+/// times many columns must not wrap around).
+pub fn bytes_of(count: usize, size: usize) -> u64 {
+    (count as u64).saturating_mul(size as u64)
+}
+
+/// The cutting-plane solver keeps every cut as a dense vector of the features, per slack group:
+/// `n_cuts` more of them must fit. A very wide X (often a stray feature index in a sparse file)
+/// makes each cut large; training stops with an error before the machine runs out of memory.
+pub fn check_working_set(dim: usize, n_groups: usize, n_cuts: usize) -> Result<()> {
+    let bytes = bytes_of(dim, 8)
+        .saturating_mul(n_groups as u64)
+        .saturating_mul(n_cuts as u64);
+    check(bytes, || {
+        (
+            format!(
+                "training on {dim} features keeps every cutting plane as a dense vector of the \
+                 features ({} each); the next {n_cuts} for {n_groups} loss(es)",
+                human(bytes_of(dim, 8))
+            ),
+            "if X is that wide only because of a few large feature indices (e.g. a stray \
+             index in a sparse file), remove the unused columns; otherwise raise eps or lower \
+             max_iter to keep fewer cuts"
+                .to_string(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_impossible_request_is_refused_with_its_size() {
+        if available().is_none() {
+            return;
+        }
+        let err = check(u64::MAX / 2, || {
+            ("this test".to_string(), "advice".to_string())
+        })
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("this test needs "), "{text}");
+        assert!(text.contains("GB") && text.ends_with("; advice"), "{text}");
+        assert!(check(1 << 20, || unreachable!()).is_ok());
+    }
+
+    #[test]
+    fn sizes_saturate_and_print() {
+        assert_eq!(bytes_of(usize::MAX, 8), u64::MAX);
+        assert_eq!(human(320_000_000), "320 MB");
+        assert_eq!(human(1_500_000_000), "1.5 GB");
+    }
+}
