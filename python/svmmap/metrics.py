@@ -20,6 +20,25 @@ Conventions (the defaults are those of SVM^map's evaluation and of trec_eval whe
 - **P@k** divides by k even when the list is shorter, as trec_eval does.
 
 Metric names: ``"map"``, ``"ndcg"``, ``"ndcg@k"``, ``"mrr"``, ``"mrr@k"``, ``"roc"``, ``"p@k"``.
+
+**Named conventions.** ``conventions=`` picks a whole set at once (a keyword given as well
+overrides the preset's value):
+
+- ``"svmmap"`` (the default): the defaults above, SVM^map's evaluation. Queries without a
+  relevant document are skipped, so MAP is the mean over the queries that have one.
+- ``"trec_eval"``: what trec_eval (and pytrec_eval, PyTerrier, ir_measures) report for the same
+  lists judged by their labels: queries without a relevant document count 0
+  (``no_relevant=0``), NDCG gain is the grade (``gain="linear"``), and scores are compared as
+  trec_eval stores them, as float32 (scores that differ only beyond float32 precision tie).
+  trec_eval breaks ties by document id, which arrays do not have; ties stay pessimistic. For
+  TREC runs with document ids, use :mod:`svmmap.trec`, which follows trec_eval exactly.
+- ``"letor"``: the rules of LETOR 4.0's evaluation script (Eval-Score-4.0.pl) for MAP and P@k:
+  queries without a relevant document count 0, equal scores keep the input (file) order. Its
+  NDCG is not reproduced (it leaves ranks 1 and 2 undiscounted); ``"ndcg"`` here keeps the
+  discount 1/log2(1 + rank) with exponential gain.
+
+On MQ2008 many queries have no relevant document, so MAP under ``"svmmap"`` is much higher than
+under ``"trec_eval"`` or ``"letor"`` for the same scores; say which one a number is.
 """
 
 from __future__ import annotations
@@ -34,6 +53,32 @@ from ._validation import check_labels, check_qid, contiguous
 
 NoRelevant = Union[str, float, int]
 
+# The named sets of conventions (see the module docs). "float32": compare scores after rounding
+# them to float32, as trec_eval does; it is set by the preset only.
+CONVENTIONS: Dict[str, Dict[str, Any]] = {
+    "svmmap": {"relevance_threshold": 0.0, "ties": "pessimistic", "gain": "exp", "no_relevant": "skip", "float32": False},
+    "trec_eval": {"relevance_threshold": 0.0, "ties": "pessimistic", "gain": "linear", "no_relevant": 0, "float32": True},
+    "letor": {"relevance_threshold": 0.0, "ties": "input", "gain": "exp", "no_relevant": 0, "float32": False},
+}
+DEFAULT_CONVENTIONS = "svmmap"
+
+
+def resolve_conventions(conventions: Optional[str] = None, **overrides: Any) -> Dict[str, Any]:
+    """The conventions a call uses: the named preset with the keywords given (not None) on top.
+
+    Examples
+    --------
+    >>> from svmmap.metrics import resolve_conventions
+    >>> resolve_conventions("trec_eval")["no_relevant"], resolve_conventions("trec_eval", gain="exp")["gain"]
+    (0, 'exp')
+    """
+    name = DEFAULT_CONVENTIONS if conventions is None else conventions
+    if not isinstance(name, str) or name not in CONVENTIONS:
+        raise ValueError(f"conventions must be one of {', '.join(map(repr, CONVENTIONS))}, got {conventions!r}")
+    out = dict(CONVENTIONS[name])
+    out.update({k: v for k, v in overrides.items() if v is not None})
+    return out
+
 
 @dataclass
 class PerQuery:
@@ -47,6 +92,7 @@ class PerQuery:
     qids: np.ndarray
     values: np.ndarray
     n_undefined: int
+    conventions: str = DEFAULT_CONVENTIONS
 
     def mean(self) -> float:
         return float(np.mean(self.values)) if self.values.size else float("nan")
@@ -60,16 +106,23 @@ class Evaluation:
     per_query: Dict[str, PerQuery] = field(repr=False)
     n_queries: int
     n_undefined: Dict[str, int]
+    conventions: str = DEFAULT_CONVENTIONS
 
     def __getitem__(self, metric: str) -> float:
         return self.means[metric]
 
 
-def _inputs(y_true: Any, y_score: Any, qid: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _inputs(
+    y_true: Any, y_score: Any, qid: Any, float32: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     scores = np.asarray(y_score, dtype=np.float64).reshape(-1)
     labels = check_labels(y_true, scores.shape[0], name="y_true")
     if np.isnan(scores).any():
         raise ValueError(f"y_score[{int(np.flatnonzero(np.isnan(scores))[0])}] is NaN")
+    if float32:
+        # trec_eval keeps scores as C floats: round to the nearest float32 (beyond its range, inf).
+        with np.errstate(over="ignore"):
+            scores = scores.astype(np.float32).astype(np.float64)
     if qid is None:
         codes = np.zeros(scores.shape[0], dtype=np.int64)
         uniques = np.zeros(1 if scores.shape[0] else 0, dtype=np.int64)
@@ -123,13 +176,18 @@ def per_query(
     y_score: Any,
     qid: Any = None,
     *,
-    relevance_threshold: float = 0.0,
-    ties: str = "pessimistic",
-    gain: str = "exp",
-    no_relevant: NoRelevant = "skip",
+    conventions: Optional[str] = None,
+    relevance_threshold: Optional[float] = None,
+    ties: Optional[str] = None,
+    gain: Optional[str] = None,
+    no_relevant: Optional[NoRelevant] = None,
     n_relevant: Any = None,
 ) -> PerQuery:
     """``metric`` on every query. ``qid=None`` treats all documents as one query.
+
+    ``conventions`` names a preset (``"svmmap"``, the default, ``"trec_eval"`` or ``"letor"``,
+    see the module docs); ``relevance_threshold``, ``ties``, ``gain`` and ``no_relevant``
+    override single conventions of it.
 
     Examples
     --------
@@ -142,12 +200,19 @@ def per_query(
     ([1], [0.8333], 1)
     >>> per_query("map", y, scores, qid, no_relevant=0).values.round(4).tolist()  # counted as 0
     [0.8333, 0.0]
+    >>> round(per_query("map", y, scores, qid, conventions="trec_eval").mean(), 4)  # (5/6 + 0) / 2
+    0.4167
     """
-    labels, scores, codes, uniques = _inputs(y_true, y_score, qid)
-    return _per_query(
-        metric, labels, scores, codes, uniques, relevance_threshold=relevance_threshold,
-        ties=ties, gain=gain, no_relevant=no_relevant, n_relevant=n_relevant,
+    conv = resolve_conventions(
+        conventions, relevance_threshold=relevance_threshold, ties=ties, gain=gain, no_relevant=no_relevant
     )
+    labels, scores, codes, uniques = _inputs(y_true, y_score, qid, conv["float32"])
+    pq = _per_query(
+        metric, labels, scores, codes, uniques, relevance_threshold=conv["relevance_threshold"],
+        ties=conv["ties"], gain=conv["gain"], no_relevant=conv["no_relevant"], n_relevant=n_relevant,
+    )
+    pq.conventions = DEFAULT_CONVENTIONS if conventions is None else conventions
+    return pq
 
 
 def evaluate(
@@ -156,13 +221,14 @@ def evaluate(
     qid: Any = None,
     metrics: Sequence[str] = ("map", "ndcg@10", "mrr@10"),
     *,
-    relevance_threshold: float = 0.0,
-    ties: str = "pessimistic",
-    gain: str = "exp",
-    no_relevant: NoRelevant = "skip",
+    conventions: Optional[str] = None,
+    relevance_threshold: Optional[float] = None,
+    ties: Optional[str] = None,
+    gain: Optional[str] = None,
+    no_relevant: Optional[NoRelevant] = None,
     n_relevant: Any = None,
 ) -> Evaluation:
-    """Several metrics at once, averaged over queries.
+    """Several metrics at once, averaged over queries (conventions as in :func:`per_query`).
 
     Examples
     --------
@@ -171,19 +237,26 @@ def evaluate(
     >>> result["map"], result["mrr"]
     (1.0, 1.0)
     """
-    labels, scores, codes, uniques = _inputs(y_true, y_score, qid)
+    name = DEFAULT_CONVENTIONS if conventions is None else conventions
+    conv = resolve_conventions(
+        conventions, relevance_threshold=relevance_threshold, ties=ties, gain=gain, no_relevant=no_relevant
+    )
+    labels, scores, codes, uniques = _inputs(y_true, y_score, qid, conv["float32"])
     pq = {
         m: _per_query(
-            m, labels, scores, codes, uniques, relevance_threshold=relevance_threshold,
-            ties=ties, gain=gain, no_relevant=no_relevant, n_relevant=n_relevant,
+            m, labels, scores, codes, uniques, relevance_threshold=conv["relevance_threshold"],
+            ties=conv["ties"], gain=conv["gain"], no_relevant=conv["no_relevant"], n_relevant=n_relevant,
         )
         for m in metrics
     }
+    for v in pq.values():
+        v.conventions = name
     return Evaluation(
         means={m: v.mean() for m, v in pq.items()},
         per_query=pq,
         n_queries=len(uniques),
         n_undefined={m: v.n_undefined for m, v in pq.items()},
+        conventions=name,
     )
 
 
