@@ -334,7 +334,8 @@ def _evaluate(args: argparse.Namespace) -> None:
     print(
         f"conventions: {name}{' with ' + ', '.join(changed) + ' changed' if changed else ''} "
         f"(relevant: label > {conv['relevance_threshold']:g}; ties: {conv['ties']}; gain: {conv['gain']}; "
-        f"queries without a relevant document: {conv['no_relevant']}; scores as {scores_as})"
+        f"queries without a relevant document: {conv['no_relevant']}; scores as {scores_as}"
+        f"{'; NDCG as Eval-Score-4.0.pl' if conv['letor_ndcg'] else ''})"
     )
     width = max(len(m) for m in metrics)
     for m in metrics:

@@ -32,10 +32,12 @@ overrides the preset's value):
   trec_eval stores them, as float32 (scores that differ only beyond float32 precision tie).
   trec_eval breaks ties by document id, which arrays do not have; ties stay pessimistic. For
   TREC runs with document ids, use :mod:`svmmap.trec`, which follows trec_eval exactly.
-- ``"letor"``: the rules of LETOR 4.0's evaluation script (Eval-Score-4.0.pl) for MAP and P@k:
-  queries without a relevant document count 0, equal scores keep the input (file) order. Its
-  NDCG is not reproduced (it leaves ranks 1 and 2 undiscounted); ``"ndcg"`` here keeps the
-  discount 1/log2(1 + rank) with exponential gain.
+- ``"letor"``: what LETOR 4.0's evaluation script (Eval-Score-4.0.pl) reports, the convention
+  of the published LETOR baselines: queries without a relevant document count 0, equal scores
+  keep the input (file) order, and NDCG is the script's: gain 2**grade - 1, ranks 1 and 2
+  undiscounted and rank r >= 3 discounted by 1/log2(r), and NDCG@k of a query with fewer than
+  k documents is 0 (the script has no value there and averages it as 0; half of MQ2008's
+  queries have fewer than 10 documents). ``"ndcg"`` without k is NDCG at the query's length.
 
 On MQ2008 many queries have no relevant document, so MAP under ``"svmmap"`` is much higher than
 under ``"trec_eval"`` or ``"letor"`` for the same scores; say which one a number is.
@@ -54,11 +56,15 @@ from ._validation import check_labels, check_qid, contiguous
 NoRelevant = Union[str, float, int]
 
 # The named sets of conventions (see the module docs). "float32": compare scores after rounding
-# them to float32, as trec_eval does; it is set by the preset only.
+# them to float32, as trec_eval does; "letor_ndcg": NDCG as LETOR 4.0's script computes it.
+# These two are set by the presets only.
 CONVENTIONS: Dict[str, Dict[str, Any]] = {
-    "svmmap": {"relevance_threshold": 0.0, "ties": "pessimistic", "gain": "exp", "no_relevant": "skip", "float32": False},
-    "trec_eval": {"relevance_threshold": 0.0, "ties": "pessimistic", "gain": "linear", "no_relevant": 0, "float32": True},
-    "letor": {"relevance_threshold": 0.0, "ties": "input", "gain": "exp", "no_relevant": 0, "float32": False},
+    "svmmap": {"relevance_threshold": 0.0, "ties": "pessimistic", "gain": "exp", "no_relevant": "skip",
+               "float32": False, "letor_ndcg": False},
+    "trec_eval": {"relevance_threshold": 0.0, "ties": "pessimistic", "gain": "linear", "no_relevant": 0,
+                  "float32": True, "letor_ndcg": False},
+    "letor": {"relevance_threshold": 0.0, "ties": "input", "gain": "exp", "no_relevant": 0,
+              "float32": False, "letor_ndcg": True},
 }
 DEFAULT_CONVENTIONS = "svmmap"
 
@@ -141,6 +147,64 @@ def _check_policy(no_relevant: NoRelevant) -> Optional[float]:
     raise ValueError(f'no_relevant must be "skip", 0 or 1, got {no_relevant!r}')
 
 
+def _ndcg_cutoff(metric: str) -> Optional[int]:
+    """k of "ndcg@k", 0 for "ndcg", None for other metrics (and malformed names, which the
+    core then refuses with its message)."""
+    if metric == "ndcg":
+        return 0
+    base, at, k = metric.partition("@")
+    if base == "ndcg" and at and k.isdigit() and int(k) >= 1:
+        return int(k)
+    return None
+
+
+def _letor_ndcg(
+    labels: np.ndarray,
+    scores: np.ndarray,
+    codes: np.ndarray,
+    n_queries: int,
+    k: Optional[int],
+    *,
+    relevance_threshold: float,
+    ties: str,
+    gain: str,
+) -> np.ndarray:
+    """NDCG@k of every query as LETOR 4.0's Eval-Score-4.0.pl computes it (NaN: no relevant
+    document, so no ideal gain; the script reports 0 there, which no_relevant=0 gives).
+
+    The script ranks by decreasing score, equal scores in file order (a stable sort); the
+    gain of grade g is 2**g - 1 (its table 0 -> 0, 1 -> 1, 2 -> 3, for LETOR 4.0's grades;
+    it has no entry for higher grades, which count 0 there); DCG@p adds the gains of
+    ranks 1 and 2 undiscounted and the gain at rank r >= 3 times log(2)/log(r); the ideal DCG
+    is that of the grades sorted decreasingly. It computes NDCG at positions 1..n of a query of
+    n documents only, so NDCG@k of a query with fewer than k documents is missing and its
+    average counts it as 0.
+    """
+    grades = np.where(labels > relevance_threshold, labels, 0.0)
+    gains = np.exp2(grades) - 1.0 if gain == "exp" else grades
+    tie_key = np.arange(len(scores)) if ties == "input" else grades
+    order = np.lexsort((tie_key, -scores, codes))
+    bounds = np.searchsorted(codes[order], np.arange(n_queries + 1))
+    out = np.full(n_queries, np.nan)
+    for q in range(n_queries):
+        rows = order[bounds[q] : bounds[q + 1]]
+        n = rows.size
+        if n == 0:
+            continue
+        p = n if k is None else k
+        g = gains[rows]
+        ideal = np.sort(g)[::-1]
+        if ideal[0] <= 0.0:
+            continue  # no relevant document: undefined
+        if p > n:
+            out[q] = 0.0
+            continue
+        rank = np.arange(1, p + 1, dtype=np.float64)
+        discount = np.where(rank <= 2, 1.0, np.log(2.0) / np.log(np.maximum(rank, 2.0)))
+        out[q] = float(np.sum(g[:p] * discount)) / float(np.sum(ideal[:p] * discount))
+    return out
+
+
 def _per_query(
     metric: str,
     labels: np.ndarray,
@@ -153,6 +217,7 @@ def _per_query(
     gain: str,
     no_relevant: NoRelevant,
     n_relevant: Any,
+    letor_ndcg: bool = False,
 ) -> PerQuery:
     fill = _check_policy(no_relevant)
     nr = None
@@ -160,9 +225,16 @@ def _per_query(
         nr = contiguous(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
         if nr.shape[0] != len(uniques):
             raise ValueError(f"n_relevant has {nr.shape[0]} entries for {len(uniques)} queries")
-    values = _core.evaluate(
-        metric, labels, scores, codes, len(uniques), ties, gain, float(relevance_threshold), nr
-    )
+    cutoff = _ndcg_cutoff(metric) if letor_ndcg else None
+    if cutoff is not None:
+        values = _letor_ndcg(
+            labels, scores, codes, len(uniques), None if cutoff == 0 else cutoff,
+            relevance_threshold=float(relevance_threshold), ties=ties, gain=gain,
+        )
+    else:
+        values = _core.evaluate(
+            metric, labels, scores, codes, len(uniques), ties, gain, float(relevance_threshold), nr
+        )
     undefined = np.isnan(values)
     if fill is None:
         return PerQuery(metric, uniques[~undefined], values[~undefined], int(undefined.sum()))
@@ -210,6 +282,7 @@ def per_query(
     pq = _per_query(
         metric, labels, scores, codes, uniques, relevance_threshold=conv["relevance_threshold"],
         ties=conv["ties"], gain=conv["gain"], no_relevant=conv["no_relevant"], n_relevant=n_relevant,
+        letor_ndcg=conv["letor_ndcg"],
     )
     pq.conventions = DEFAULT_CONVENTIONS if conventions is None else conventions
     return pq
@@ -246,6 +319,7 @@ def evaluate(
         m: _per_query(
             m, labels, scores, codes, uniques, relevance_threshold=conv["relevance_threshold"],
             ties=conv["ties"], gain=conv["gain"], no_relevant=conv["no_relevant"], n_relevant=n_relevant,
+            letor_ndcg=conv["letor_ndcg"],
         )
         for m in metrics
     }
