@@ -73,6 +73,16 @@ def test_changelog_lists_unreleased_changes():
     assert "## [0.1.0]" in text
 
 
+def test_one_extension_module_in_the_package():
+    # The extension is built for the stable ABI (_core.abi3.so). A per-version build left
+    # beside it by an older `maturin develop` (_core.cpython-311-...so) would be imported in
+    # its place, since Python tries the version-specific suffix first.
+    package = Path(svmmap.__file__).parent
+    found = sorted(p.name for p in package.glob("_core*") if p.suffix in (".so", ".pyd"))
+    assert found == [Path(svmmap._core.__file__).name], found
+    assert Path(svmmap._core.__file__).name.startswith("_core.abi3."), svmmap._core.__file__
+
+
 def elf_section_names(path):
     """Section names of a 64-bit little-endian ELF file, read from its section header table."""
     data = Path(path).read_bytes()
