@@ -110,6 +110,15 @@ def test_measures_are_trec_evals(seed):
         for q, v in got[ours].items():
             # The same trec_eval code on the same order: the same double, not just close.
             assert v == expected[q][theirs], (ours, q)
+    # ir_measures' and trec_eval's spellings, and a relevance level of 2, give trec_eval's numbers too.
+    graded = pytrec_eval.RelevanceEvaluator(qrels, {"P_5", "map"}, relevance_level=2).evaluate(run)
+    other = evaluate_measures(
+        Run.from_dict(run), Qrels.from_dict(qrels), ["P(rel=2)@5", "AP(rel=2)", "ndcg_cut_10", "recip_rank"]
+    )
+    for q in expected:
+        assert other["P(rel=2)@5"][q] == graded[q]["P_5"] and other["AP(rel=2)"][q] == graded[q]["map"]
+        assert other["ndcg_cut_10"][q] == expected[q]["ndcg_cut_10"]
+        assert other["recip_rank"][q] == expected[q]["recip_rank"]
     # svmmap's conventions keep the same values on the queries with a relevant document.
     with_rel = {q for q, docs in qrels.items() if any(r >= 1 for r in docs.values())}
     skip = evaluate_run(Run.from_dict(run), Qrels.from_dict(qrels), "map")

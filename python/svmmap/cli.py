@@ -270,7 +270,12 @@ def _classify(args: argparse.Namespace) -> None:
     scores = model.predict(X)
     save_predictions(args.predictions, scores)
     map_ = mean_average_precision(y, scores, qid, relevance_threshold=svm.relevance_threshold)
-    print(f"{len(scores)} scores written to {args.predictions}; MAP {map_:.4f}", file=sys.stderr)
+    map_trec = mean_average_precision(y, scores, qid, relevance_threshold=svm.relevance_threshold, conventions="trec_eval")
+    print(
+        f"{len(scores)} scores written to {args.predictions}; MAP {map_:.4f} (conventions svmmap: queries "
+        f"without a relevant document skipped; {map_trec:.4f} with trec_eval's, which counts them 0)",
+        file=sys.stderr,
+    )
 
 
 def _metric_list(text: Optional[str], default: str) -> List[str]:
