@@ -20,6 +20,27 @@ Conventions (the defaults are those of SVM^map's evaluation and of trec_eval whe
 - **P@k** divides by k even when the list is shorter, as trec_eval does.
 
 Metric names: ``"map"``, ``"ndcg"``, ``"ndcg@k"``, ``"mrr"``, ``"mrr@k"``, ``"roc"``, ``"p@k"``.
+
+**Named conventions.** ``conventions=`` picks a whole set at once (a keyword given as well
+overrides the preset's value):
+
+- ``"svmmap"`` (the default): the defaults above, SVM^map's evaluation. Queries without a
+  relevant document are skipped, so MAP is the mean over the queries that have one.
+- ``"trec_eval"``: what trec_eval (and pytrec_eval, PyTerrier, ir_measures) report for the same
+  lists judged by their labels: queries without a relevant document count 0
+  (``no_relevant=0``), NDCG gain is the grade (``gain="linear"``), and scores are compared as
+  trec_eval stores them, as float32 (scores that differ only beyond float32 precision tie).
+  trec_eval breaks ties by document id, which arrays do not have; ties stay pessimistic. For
+  TREC runs with document ids, use :mod:`svmmap.ir.trec`, which follows trec_eval exactly.
+- ``"letor"``: what LETOR 4.0's evaluation script (Eval-Score-4.0.pl) reports, the convention
+  of the published LETOR baselines: queries without a relevant document count 0, equal scores
+  keep the input (file) order, and NDCG is the script's: gain 2**grade - 1, ranks 1 and 2
+  undiscounted and rank r >= 3 discounted by 1/log2(r), and NDCG@k of a query with fewer than
+  k documents is 0 (the script has no value there and averages it as 0; half of MQ2008's
+  queries have fewer than 10 documents). ``"ndcg"`` without k is NDCG at the query's length.
+
+On MQ2008 many queries have no relevant document, so MAP under ``"svmmap"`` is much higher than
+under ``"trec_eval"`` or ``"letor"`` for the same scores; say which one a number is.
 """
 
 from __future__ import annotations
@@ -49,6 +70,36 @@ __all__ = [
 
 NoRelevant = Union[str, float, int]
 
+# The named sets of conventions (see the module docs). "float32": compare scores after rounding
+# them to float32, as trec_eval does; "letor_ndcg": NDCG as LETOR 4.0's script computes it.
+# These two are set by the presets only.
+CONVENTIONS: Dict[str, Dict[str, Any]] = {
+    "svmmap": {"relevance_threshold": 0.0, "ties": "pessimistic", "gain": "exp", "no_relevant": "skip",
+               "float32": False, "letor_ndcg": False},
+    "trec_eval": {"relevance_threshold": 0.0, "ties": "pessimistic", "gain": "linear", "no_relevant": 0,
+                  "float32": True, "letor_ndcg": False},
+    "letor": {"relevance_threshold": 0.0, "ties": "input", "gain": "exp", "no_relevant": 0,
+              "float32": False, "letor_ndcg": True},
+}
+DEFAULT_CONVENTIONS = "svmmap"
+
+
+def resolve_conventions(conventions: Optional[str] = None, **overrides: Any) -> Dict[str, Any]:
+    """The conventions a call uses: the named preset with the keywords given (not None) on top.
+
+    Examples
+    --------
+    >>> from svmmap.metrics import resolve_conventions
+    >>> resolve_conventions("trec_eval")["no_relevant"], resolve_conventions("trec_eval", gain="exp")["gain"]
+    (0, 'exp')
+    """
+    name = DEFAULT_CONVENTIONS if conventions is None else conventions
+    if not isinstance(name, str) or name not in CONVENTIONS:
+        raise ValueError(f"conventions must be one of {', '.join(map(repr, CONVENTIONS))}, got {conventions!r}")
+    out = dict(CONVENTIONS[name])
+    out.update({k: v for k, v in overrides.items() if v is not None})
+    return out
+
 
 @dataclass
 class PerQuery:
@@ -62,6 +113,7 @@ class PerQuery:
     qids: np.ndarray
     values: np.ndarray
     n_undefined: int
+    conventions: str = DEFAULT_CONVENTIONS
 
     def mean(self) -> float:
         return float(np.mean(self.values)) if self.values.size else float("nan")
@@ -75,16 +127,23 @@ class Evaluation:
     per_query: Dict[str, PerQuery] = field(repr=False)
     n_queries: int
     n_undefined: Dict[str, int]
+    conventions: str = DEFAULT_CONVENTIONS
 
     def __getitem__(self, metric: str) -> float:
         return self.means[metric]
 
 
-def _inputs(y_true: Any, y_score: Any, qid: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _inputs(
+    y_true: Any, y_score: Any, qid: Any, float32: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     scores = np.asarray(y_score, dtype=np.float64).reshape(-1)
     labels = check_labels(y_true, scores.shape[0], name="y_true")
     if np.isnan(scores).any():
         raise ValueError(f"y_score[{int(np.flatnonzero(np.isnan(scores))[0])}] is NaN")
+    if float32:
+        # trec_eval keeps scores as C floats: round to the nearest float32 (beyond its range, inf).
+        with np.errstate(over="ignore"):
+            scores = scores.astype(np.float32).astype(np.float64)
     if qid is None:
         codes = np.zeros(scores.shape[0], dtype=np.int64)
         uniques = np.zeros(1 if scores.shape[0] else 0, dtype=np.int64)
@@ -103,6 +162,64 @@ def _check_policy(no_relevant: NoRelevant) -> Optional[float]:
     raise ValueError(f'no_relevant must be "skip", 0 or 1, got {no_relevant!r}')
 
 
+def _ndcg_cutoff(metric: str) -> Optional[int]:
+    """k of "ndcg@k", 0 for "ndcg", None for other metrics (and malformed names, which the
+    core then refuses with its message)."""
+    if metric == "ndcg":
+        return 0
+    base, at, k = metric.partition("@")
+    if base == "ndcg" and at and k.isdigit() and int(k) >= 1:
+        return int(k)
+    return None
+
+
+def _letor_ndcg(
+    labels: np.ndarray,
+    scores: np.ndarray,
+    codes: np.ndarray,
+    n_queries: int,
+    k: Optional[int],
+    *,
+    relevance_threshold: float,
+    ties: str,
+    gain: str,
+) -> np.ndarray:
+    """NDCG@k of every query as LETOR 4.0's Eval-Score-4.0.pl computes it (NaN: no relevant
+    document, so no ideal gain; the script reports 0 there, which no_relevant=0 gives).
+
+    The script ranks by decreasing score, equal scores in file order (a stable sort); the
+    gain of grade g is 2**g - 1 (its table 0 -> 0, 1 -> 1, 2 -> 3, for LETOR 4.0's grades;
+    it has no entry for higher grades, which count 0 there); DCG@p adds the gains of
+    ranks 1 and 2 undiscounted and the gain at rank r >= 3 times log(2)/log(r); the ideal DCG
+    is that of the grades sorted decreasingly. It computes NDCG at positions 1..n of a query of
+    n documents only, so NDCG@k of a query with fewer than k documents is missing and its
+    average counts it as 0.
+    """
+    grades = np.where(labels > relevance_threshold, labels, 0.0)
+    gains = np.exp2(grades) - 1.0 if gain == "exp" else grades
+    tie_key = np.arange(len(scores)) if ties == "input" else grades
+    order = np.lexsort((tie_key, -scores, codes))
+    bounds = np.searchsorted(codes[order], np.arange(n_queries + 1))
+    out = np.full(n_queries, np.nan)
+    for q in range(n_queries):
+        rows = order[bounds[q] : bounds[q + 1]]
+        n = rows.size
+        if n == 0:
+            continue
+        p = n if k is None else k
+        g = gains[rows]
+        ideal = np.sort(g)[::-1]
+        if ideal[0] <= 0.0:
+            continue  # no relevant document: undefined
+        if p > n:
+            out[q] = 0.0
+            continue
+        rank = np.arange(1, p + 1, dtype=np.float64)
+        discount = np.where(rank <= 2, 1.0, np.log(2.0) / np.log(np.maximum(rank, 2.0)))
+        out[q] = float(np.sum(g[:p] * discount)) / float(np.sum(ideal[:p] * discount))
+    return out
+
+
 def _per_query(
     metric: str,
     labels: np.ndarray,
@@ -115,6 +232,7 @@ def _per_query(
     gain: Gain,
     no_relevant: NoRelevant,
     n_relevant: Any,
+    letor_ndcg: bool = False,
 ) -> PerQuery:
     fill = _check_policy(no_relevant)
     nr = None
@@ -122,9 +240,16 @@ def _per_query(
         nr = contiguous(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
         if nr.shape[0] != len(uniques):
             raise ValueError(f"n_relevant has {nr.shape[0]} entries for {len(uniques)} queries")
-    values = _core.evaluate(
-        metric, labels, scores, codes, len(uniques), ties, gain, float(relevance_threshold), nr
-    )
+    cutoff = _ndcg_cutoff(metric) if letor_ndcg else None
+    if cutoff is not None:
+        values = _letor_ndcg(
+            labels, scores, codes, len(uniques), None if cutoff == 0 else cutoff,
+            relevance_threshold=float(relevance_threshold), ties=ties, gain=gain,
+        )
+    else:
+        values = _core.evaluate(
+            metric, labels, scores, codes, len(uniques), ties, gain, float(relevance_threshold), nr
+        )
     undefined = np.isnan(values)
     if fill is None:
         return PerQuery(metric, uniques[~undefined], values[~undefined], int(undefined.sum()))
@@ -138,13 +263,18 @@ def per_query(
     y_score: Any,
     qid: Any = None,
     *,
-    relevance_threshold: float = 0.0,
-    ties: Ties = "pessimistic",
-    gain: Gain = "exp",
-    no_relevant: NoRelevant = "skip",
+    conventions: Optional[str] = None,
+    relevance_threshold: Optional[float] = None,
+    ties: Optional[Ties] = None,
+    gain: Optional[Gain] = None,
+    no_relevant: Optional[NoRelevant] = None,
     n_relevant: Any = None,
 ) -> PerQuery:
     """``metric`` on every query. ``qid=None`` treats all documents as one query.
+
+    ``conventions`` names a preset (``"svmmap"``, the default, ``"trec_eval"`` or ``"letor"``,
+    see the module docs); ``relevance_threshold``, ``ties``, ``gain`` and ``no_relevant``
+    override single conventions of it.
 
     Examples
     --------
@@ -157,12 +287,20 @@ def per_query(
     ([1], [0.8333], 1)
     >>> per_query("map", y, scores, qid, no_relevant=0).values.round(4).tolist()  # counted as 0
     [0.8333, 0.0]
+    >>> round(per_query("map", y, scores, qid, conventions="trec_eval").mean(), 4)  # (5/6 + 0) / 2
+    0.4167
     """
-    labels, scores, codes, uniques = _inputs(y_true, y_score, qid)
-    return _per_query(
-        metric, labels, scores, codes, uniques, relevance_threshold=relevance_threshold,
-        ties=ties, gain=gain, no_relevant=no_relevant, n_relevant=n_relevant,
+    conv = resolve_conventions(
+        conventions, relevance_threshold=relevance_threshold, ties=ties, gain=gain, no_relevant=no_relevant
     )
+    labels, scores, codes, uniques = _inputs(y_true, y_score, qid, conv["float32"])
+    pq = _per_query(
+        metric, labels, scores, codes, uniques, relevance_threshold=conv["relevance_threshold"],
+        ties=conv["ties"], gain=conv["gain"], no_relevant=conv["no_relevant"], n_relevant=n_relevant,
+        letor_ndcg=conv["letor_ndcg"],
+    )
+    pq.conventions = DEFAULT_CONVENTIONS if conventions is None else conventions
+    return pq
 
 
 def evaluate(
@@ -171,13 +309,14 @@ def evaluate(
     qid: Any = None,
     metrics: Sequence[str] = ("map", "ndcg@10", "mrr@10"),
     *,
-    relevance_threshold: float = 0.0,
-    ties: Ties = "pessimistic",
-    gain: Gain = "exp",
-    no_relevant: NoRelevant = "skip",
+    conventions: Optional[str] = None,
+    relevance_threshold: Optional[float] = None,
+    ties: Optional[Ties] = None,
+    gain: Optional[Gain] = None,
+    no_relevant: Optional[NoRelevant] = None,
     n_relevant: Any = None,
 ) -> Evaluation:
-    """Several metrics at once, averaged over queries.
+    """Several metrics at once, averaged over queries (conventions as in :func:`per_query`).
 
     Examples
     --------
@@ -186,19 +325,27 @@ def evaluate(
     >>> result["map"], result["mrr"]
     (1.0, 1.0)
     """
-    labels, scores, codes, uniques = _inputs(y_true, y_score, qid)
+    name = DEFAULT_CONVENTIONS if conventions is None else conventions
+    conv = resolve_conventions(
+        conventions, relevance_threshold=relevance_threshold, ties=ties, gain=gain, no_relevant=no_relevant
+    )
+    labels, scores, codes, uniques = _inputs(y_true, y_score, qid, conv["float32"])
     pq = {
         m: _per_query(
-            m, labels, scores, codes, uniques, relevance_threshold=relevance_threshold,
-            ties=ties, gain=gain, no_relevant=no_relevant, n_relevant=n_relevant,
+            m, labels, scores, codes, uniques, relevance_threshold=conv["relevance_threshold"],
+            ties=conv["ties"], gain=conv["gain"], no_relevant=conv["no_relevant"], n_relevant=n_relevant,
+            letor_ndcg=conv["letor_ndcg"],
         )
         for m in metrics
     }
+    for v in pq.values():
+        v.conventions = name
     return Evaluation(
         means={m: v.mean() for m, v in pq.items()},
         per_query=pq,
         n_queries=len(uniques),
         n_undefined={m: v.n_undefined for m, v in pq.items()},
+        conventions=name,
     )
 
 

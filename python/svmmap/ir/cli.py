@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="svmmap",
         description="Structural SVMs that optimize ranking metrics (MAP, ...) directly.",
     )
+    from .. import __version__
+
+    p.add_argument("--version", action="version", version=f"svmmap {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     learn = sub.add_parser("learn", help="train a model on a LETOR/svmlight file")
@@ -59,14 +62,29 @@ def _parser() -> argparse.ArgumentParser:
     classify.add_argument("model", metavar="MODEL")
     classify.add_argument("predictions", metavar="PREDICTIONS")
 
-    evaluate = sub.add_parser("evaluate", help="evaluate predictions (one score per line) against a data file")
-    evaluate.add_argument("--metrics", default="map,ndcg@10,mrr@10,roc,p@10")
-    evaluate.add_argument("--ties", default="pessimistic", choices=["pessimistic", "input"])
-    evaluate.add_argument("--gain", default="exp", choices=["exp", "linear"])
-    evaluate.add_argument("--no-relevant", default="skip", choices=["skip", "0", "1"])
-    evaluate.add_argument("--relevance-threshold", type=float, default=0.0)
-    evaluate.add_argument("data", metavar="DATA")
-    evaluate.add_argument("predictions", metavar="PREDICTIONS")
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="evaluate predictions against a data file, or a TREC run against qrels",
+        description="Either DATA PREDICTIONS (a LETOR/svmlight file and one score per line; "
+        "svmmap.metrics with named conventions), or --run RUN --qrels QRELS (a TREC run, "
+        "evaluated as trec_eval does through ir_measures: map, ndcg@k, p@k, recall@k, rprec, "
+        "bpref, mrr, err@k, success@k, judged@k, or ir_measures' and trec_eval's names).",
+    )
+    evaluate.add_argument("--metrics", default=None,
+                          help="comma-separated metrics (default map,ndcg@10,mrr@10,roc,p@10 for DATA "
+                               "PREDICTIONS; map,ndcg@10,p@10,recall@100,rprec,bpref,mrr for --run)")
+    evaluate.add_argument("--conventions", default=None, choices=["svmmap", "trec_eval", "letor"],
+                          help="named conventions (default svmmap for DATA PREDICTIONS, trec_eval for --run); "
+                               "the options below override single conventions of DATA PREDICTIONS")
+    evaluate.add_argument("--ties", default=None, choices=["pessimistic", "input"])
+    evaluate.add_argument("--gain", default=None, choices=["exp", "linear"])
+    evaluate.add_argument("--no-relevant", default=None, choices=["skip", "0", "1"])
+    evaluate.add_argument("--relevance-threshold", type=float, default=None)
+    evaluate.add_argument("--run", default=None, metavar="RUN", help="a TREC run: qid Q0 docno rank score tag")
+    evaluate.add_argument("--qrels", default=None, metavar="QRELS", help="TREC qrels: qid iteration docno relevance")
+    evaluate.add_argument("-q", "--per-query", action="store_true", help="also print the value of every query")
+    evaluate.add_argument("data", metavar="DATA", nargs="?")
+    evaluate.add_argument("predictions", metavar="PREDICTIONS", nargs="?")
 
     export = sub.add_parser(
         "export",
@@ -267,25 +285,87 @@ def _classify(args: argparse.Namespace) -> None:
     scores = model.predict(X, n_threads(args.n_jobs))
     save_predictions(args.predictions, scores)
     map_ = mean_average_precision(y, scores, qid, relevance_threshold=model.relevance_threshold)
-    print(f"{len(scores)} scores written to {args.predictions}; MAP {map_:.4f}", file=sys.stderr)
+    map_trec = mean_average_precision(y, scores, qid, relevance_threshold=model.relevance_threshold, conventions="trec_eval")
+    print(
+        f"{len(scores)} scores written to {args.predictions}; MAP {map_:.4f} (conventions svmmap: queries "
+        f"without a relevant document skipped; {map_trec:.4f} with trec_eval's, which counts them 0)",
+        file=sys.stderr,
+    )
+
+
+def _metric_list(text: Optional[str], default: str) -> List[str]:
+    metrics = [m.strip() for m in (default if text is None else text).split(",") if m.strip()]
+    if not metrics:
+        raise ValueError("--metrics: no metric given")
+    return metrics
+
+
+def _evaluate_run(args: argparse.Namespace) -> None:
+    from .trec import evaluate_measures, read_qrels, read_run
+
+    if args.run is None or args.qrels is None:
+        raise ValueError("--run and --qrels go together: give both")
+    if args.data is not None:
+        raise ValueError("give either DATA PREDICTIONS or --run RUN --qrels QRELS, not both")
+    overridden = [o for o in ("ties", "gain", "no_relevant", "relevance_threshold") if getattr(args, o) is not None]
+    if overridden:
+        raise ValueError(f"--{overridden[0].replace('_', '-')} is for DATA PREDICTIONS; runs follow --conventions")
+    conventions = "trec_eval" if args.conventions is None else args.conventions
+    if conventions == "letor":
+        raise ValueError('--conventions letor is for DATA PREDICTIONS; runs take "trec_eval" or "svmmap"')
+    metrics = _metric_list(args.metrics, "map,ndcg@10,p@10,recall@100,rprec,bpref,mrr")
+    run, qrels = read_run(args.run), read_qrels(args.qrels)
+    result = evaluate_measures(run, qrels, metrics, conventions=conventions)
+    rule = (
+        "trec_eval: every query of the run that has judgments" if conventions == "trec_eval"
+        else "svmmap: only queries with a relevant document"
+    )
+    print(f"conventions: {conventions} ({rule}; ranks in trec_eval's order)")
+    width = max(len(m) for m in metrics)
+    for m in metrics:
+        values = result[m]
+        mean = sum(values.values()) / len(values) if values else float("nan")
+        print(f"{m:<{width}}  {mean:.4f}  ({len(values)} queries)")
+    if args.per_query:
+        for m in metrics:
+            for q, v in result[m].items():
+                print(f"{m}\t{q}\t{v:.4f}")
 
 
 def _evaluate(args: argparse.Namespace) -> None:
+    if args.run is not None or args.qrels is not None:
+        _evaluate_run(args)
+        return
     from ..io import load_letor, load_predictions
-    from ..metrics import evaluate
+    from ..metrics import CONVENTIONS, DEFAULT_CONVENTIONS, evaluate, resolve_conventions
 
+    if args.data is None or args.predictions is None:
+        raise ValueError("give DATA PREDICTIONS (a LETOR file and its scores) or --run RUN --qrels QRELS")
     _, y, qid = load_letor(args.data)
     scores = load_predictions(args.predictions, n_expected=len(y))
-    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    no_rel = args.no_relevant if args.no_relevant == "skip" else int(args.no_relevant)
-    result = evaluate(
-        y, scores, qid, metrics, relevance_threshold=args.relevance_threshold,
-        ties=args.ties, gain=args.gain, no_relevant=no_rel,
+    metrics = _metric_list(args.metrics, "map,ndcg@10,mrr@10,roc,p@10")
+    no_rel = None if args.no_relevant is None else (args.no_relevant if args.no_relevant == "skip" else int(args.no_relevant))
+    name = DEFAULT_CONVENTIONS if args.conventions is None else args.conventions
+    overrides = dict(relevance_threshold=args.relevance_threshold, ties=args.ties, gain=args.gain, no_relevant=no_rel)
+    conv = resolve_conventions(name, **overrides)
+    result = evaluate(y, scores, qid, metrics, conventions=name, **overrides)
+    changed = [k for k, v in conv.items() if v != CONVENTIONS[name][k]]
+    scores_as = "float32" if conv["float32"] else "float64"
+    print(
+        f"conventions: {name}{' with ' + ', '.join(changed) + ' changed' if changed else ''} "
+        f"(relevant: label > {conv['relevance_threshold']:g}; ties: {conv['ties']}; gain: {conv['gain']}; "
+        f"queries without a relevant document: {conv['no_relevant']}; scores as {scores_as}"
+        f"{'; NDCG as Eval-Score-4.0.pl' if conv['letor_ndcg'] else ''})"
     )
     width = max(len(m) for m in metrics)
     for m in metrics:
         pq = result.per_query[m]
         print(f"{m:<{width}}  {result[m]:.4f}  ({pq.values.size} queries, {pq.n_undefined} undefined)")
+    if args.per_query:
+        for m in metrics:
+            pq = result.per_query[m]
+            for q, v in zip(pq.qids.tolist(), pq.values.tolist()):
+                print(f"{m}\t{q}\t{v:.4f}")
 
 
 def _export(args: argparse.Namespace) -> None:

@@ -7,9 +7,14 @@ Formats (whitespace-separated, one entry per line):
   and a document is relevant when it is >= 1, trec_eval's default).
 
 trec_eval ranks a query's documents by decreasing score and breaks ties by *decreasing* docno
-(it ignores the rank column). :func:`write_run` writes documents in exactly that order with
-ranks 1..n, so that the written ranks and the order trec_eval evaluates agree, and
-:func:`evaluate_run` evaluates in that order too.
+(byte order, ``strcmp``); it ignores the rank column. It keeps scores as C ``float``s: a score
+is read as a double (``atof``) and rounded to the nearest float32, so scores that differ only
+beyond float32's 24-bit significand (about 7 significant digits) tie, and so do scores beyond
+float32's range (both become infinite) or below its smallest subnormal (both become 0).
+:func:`trec_order` reproduces exactly that, :func:`write_run` writes documents in that order
+with ranks 1..n, so that the written ranks and the order trec_eval evaluates agree, and
+:func:`evaluate_run` evaluates in that order too (also for the measures that other tools
+compute, such as gdeval's ERR@k).
 """
 
 from __future__ import annotations
@@ -166,13 +171,34 @@ def sort_qids(qids: Iterable[Any]) -> List[str]:
         return sorted(ids)
 
 
+def trec_scores(score: Any) -> np.ndarray:
+    """Scores as trec_eval compares them: each rounded to the nearest float32 (C ``float``).
+
+    trec_eval stores a run's scores in ``float`` fields (it parses the text with ``atof`` into
+    a double, then assigns it to a ``float``), and pytrec_eval does the same with the Python
+    floats it is given. Rounding is to nearest, ties to even; magnitudes beyond float32's
+    range become infinite, as the C conversion gives on IEEE machines.
+
+    Examples
+    --------
+    >>> from svmmap.ir.trec import trec_scores
+    >>> # 1 + 2**-24 is half-way between 1 and the next float32, 1 + 2**-23: it rounds to even, 1.
+    >>> trec_scores([1.0 + 2**-24, 1.0 + 2**-23, 0.1, 1e39]).tolist()
+    [1.0, 1.0000001192092896, 0.10000000149011612, inf]
+    """
+    with np.errstate(over="ignore"):
+        return np.asarray(score, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
 def trec_order(qid: np.ndarray, docno: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """Row order of trec_eval: by query, then decreasing score, then decreasing docno."""
+    """Row order of trec_eval: by query, then decreasing score (as a float32, see
+    :func:`trec_scores`), then decreasing docno (compared as strings)."""
     q_order = {q: i for i, q in enumerate(sort_qids(np.unique(qid)))}
     q_key = np.fromiter((q_order[q] for q in qid.tolist()), dtype=np.int64, count=len(qid))
-    # Decreasing docno: rank the docnos increasingly, then negate the rank.
-    _, d_rank = np.unique(docno, return_inverse=True)
-    return np.lexsort((-d_rank.reshape(-1), -score, q_key))
+    # Decreasing docno: rank the docnos increasingly, then negate the rank. numpy compares
+    # str by code point, which is the byte order of their UTF-8 encodings (trec_eval's strcmp).
+    _, d_rank = np.unique(np.asarray(docno, dtype=str), return_inverse=True)
+    return np.lexsort((-d_rank.reshape(-1), -trec_scores(score), q_key))
 
 
 def _ranks_in_order(qid_sorted: np.ndarray) -> np.ndarray:
@@ -395,21 +421,174 @@ def write_qrels(path: PathLike, qrels: Qrels) -> None:
     write_atomic(path, "".join(f"{qrels.qid[i]} 0 {qrels.docno[i]} {int(qrels.rel[i])}\n" for i in keys))
 
 
+# svmmap's metric names (those of svmmap.metrics, lower case) and their ir_measures names.
+_PLAIN_NAMES = {"map": "AP", "ap": "AP", "ndcg": "nDCG", "mrr": "RR", "rr": "RR", "rprec": "Rprec",
+                "r-prec": "Rprec", "bpref": "Bpref"}
+_CUTOFF_NAMES = {"map": "AP", "ap": "AP", "ndcg": "nDCG", "mrr": "RR", "rr": "RR", "p": "P", "recall": "R",
+                 "r": "R", "err": "ERR", "success": "Success", "judged": "Judged"}
+RUN_CONVENTIONS = ("svmmap", "trec_eval")
+# Rank-encoded scores are integers, exact in a float32 up to 2**24.
+_MAX_DOCS_PER_QUERY = 2**24
+
+
+def parse_measure(name: str) -> Any:
+    """The ir_measures measure for a name in svmmap's, ir_measures' or trec_eval's spelling.
+
+    svmmap's names are case-insensitive: ``map``, ``ndcg``, ``ndcg@k``, ``mrr``, ``mrr@k``,
+    ``p@k``, ``recall@k``, ``rprec``, ``bpref``, ``err@k``, ``success@k``, ``judged@k``.
+    ir_measures' names (``AP``, ``nDCG@10``, ``R@100``, ``Rprec``, ``Bpref``, ``RR``,
+    ``ERR@20``, ``Success@10``, ``Judged@10``, ``P(rel=2)@5``, ...) and trec_eval's
+    (``ndcg_cut_10``, ``recall_100``, ``recip_rank``, ``success_10``, ...) are taken as they are.
+
+    Examples
+    --------
+    >>> from svmmap.ir.trec import parse_measure
+    >>> [str(parse_measure(m)) for m in ["map", "NDCG@10", "recall@100", "ERR@20", "ndcg_cut_5", "Judged@10"]]
+    ['AP', 'nDCG@10', 'R@100', 'ERR@20', 'nDCG@5', 'Judged@10']
+    """
+    import ir_measures
+
+    text = name.strip()
+    low = text.lower()
+    if low in _PLAIN_NAMES:
+        return ir_measures.parse_measure(_PLAIN_NAMES[low])
+    base, at, cutoff = low.partition("@")
+    if at and base in _CUTOFF_NAMES and cutoff.isdigit() and int(cutoff) > 0:
+        return ir_measures.parse_measure(f"{_CUTOFF_NAMES[base]}@{int(cutoff)}")
+    try:
+        return ir_measures.parse_measure(text)
+    except (NameError, ValueError, SyntaxError):
+        pass
+    try:
+        found = ir_measures.parse_trec_measure(text)
+    except (NameError, ValueError, SyntaxError, KeyError):
+        found = []
+    if len(found) == 1:
+        return found[0]
+    raise ValueError(
+        f"unknown measure {name!r}: use svmmap's names (map, ndcg@10, mrr, p@10, recall@100, rprec, bpref, "
+        "err@20, success@10, judged@10), ir_measures' (AP, nDCG@10, R@100, RR, ...) or trec_eval's "
+        "(ndcg_cut_10, recall_100, ...)"
+    )
+
+
+def _check_conventions(conventions: str) -> None:
+    if conventions not in RUN_CONVENTIONS:
+        raise ValueError(f'conventions must be "svmmap" or "trec_eval" for runs, got {conventions!r}')
+
+
+def _ranked_dict(run: Run, keep: Optional[np.ndarray] = None) -> Dict[str, Dict[str, float]]:
+    """``{qid: {docno: score}}`` with scores replaced by ``-rank`` in trec_eval's order.
+
+    Every tool behind ir_measures then sees one strict order, trec_eval's: trec_eval's own
+    measures get the same numbers as from the original scores, and measures that other tools
+    compute (gdeval's ERR, ir_measures' Judged, the MS MARCO RR@k, which break ties by
+    increasing docno) rank the documents as trec_eval does instead of by their own tie rules.
+    """
+    qid, docno, score = run.qid, run.docno, run.score
+    if keep is not None:
+        qid, docno, score = qid[keep], docno[keep], score[keep]
+    order = trec_order(qid, docno, score)
+    qid, docno = qid[order], docno[order]
+    ranks = _ranks_in_order(qid)
+    if ranks.size and int(ranks.max()) > _MAX_DOCS_PER_QUERY:
+        big = qid[int(np.argmax(ranks))]
+        raise ValueError(f"run {run.name}: query {big!r} has more than {_MAX_DOCS_PER_QUERY} documents")
+    out: Dict[str, Dict[str, float]] = {}
+    for q, d, r in zip(qid.tolist(), docno.tolist(), ranks.tolist()):
+        out.setdefault(q, {})[d] = -float(r)
+    return out
+
+
+def evaluate_measures(
+    run: Run,
+    qrels: Qrels,
+    measures: Union[str, Sequence[str]] = ("map", "ndcg@10", "p@10"),
+    *,
+    conventions: str = "trec_eval",
+    queries: Optional[Sequence[str]] = None,
+) -> Dict[str, Dict[str, float]]:
+    """Per-query values of several measures of a run, computed by ir_measures with trec_eval's ranks.
+
+    Measures are named as :func:`parse_measure` accepts (``"map"``, ``"nDCG@10"``, ``"R@100"``,
+    ``"Rprec"``, ``"Bpref"``, ``"RR"``, ``"ERR@20"``, ``"Success@10"``, ``"Judged@10"``, ...).
+    ir_measures computes trec_eval's measures with pytrec_eval (trec_eval's own code), so the
+    numbers are trec_eval's: a document is relevant when its relevance is >= 1, unjudged
+    documents are not relevant, AP divides by the relevant documents in the qrels, NDCG uses
+    the relevance as gain and the qrels' ideal ranking. Documents are ranked as trec_eval
+    ranks them (:func:`trec_order`) for every measure, including those computed by other tools
+    (ERR@k by gdeval, Judged@k, RR@k).
+
+    Parameters
+    ----------
+    conventions : {"trec_eval", "svmmap"}
+        ``"trec_eval"`` (default): the queries of the run that have judgments, as trec_eval
+        and pytrec_eval evaluate them (a query without a relevant document counts, e.g. with
+        AP 0). ``"svmmap"``: only the queries with at least one relevant document.
+    queries : sequence of str, optional
+        Evaluate these queries only (still subject to ``conventions``); a listed query that
+        the run does not retrieve gets 0, as ``trec_eval -c`` gives it.
+
+    Returns
+    -------
+    dict
+        ``{measure name as given: {qid: value}}``, queries in sorted order.
+
+    Examples
+    --------
+    >>> from svmmap.ir.trec import Qrels, Run, evaluate_measures
+    >>> run = Run.from_dict({"1": {"d1": 0.9, "d2": 0.8, "d3": 0.7}, "2": {"d1": 1.0}})
+    >>> qrels = Qrels.from_dict({"1": {"d1": 0, "d3": 2, "d5": 1}, "2": {"d1": 0}})
+    >>> # Query 1: relevant documents at rank 3 and never retrieved (d5): AP = (1/3) / 2 = 1/6,
+    >>> # R-precision = relevant in the top 2 / 2 = 0, recall@3 = 1/2, 2 of the top 3 judged.
+    >>> # Query 2 has no relevant document: trec_eval counts it (AP 0, 1 of 1 judged).
+    >>> result = evaluate_measures(run, qrels, ["map", "Rprec", "recall@3", "judged@3"])
+    >>> {m: {q: round(v, 4) for q, v in per.items()} for m, per in result.items()}
+    {'map': {'1': 0.1667, '2': 0.0}, 'Rprec': {'1': 0.0, '2': 0.0}, 'recall@3': {'1': 0.5, '2': 0.0}, 'judged@3': {'1': 0.6667, '2': 1.0}}
+    >>> evaluate_measures(run, qrels, "map", conventions="svmmap")
+    {'map': {'1': 0.16666666666666666}}
+    """
+    import ir_measures
+
+    _check_conventions(conventions)
+    names = [measures] if isinstance(measures, str) else list(measures)
+    if not names:
+        raise ValueError("measures: no measure given")
+    parsed = {name: parse_measure(name) for name in names}
+    judged = set(qrels.qid.tolist())
+    wanted = run.queries() if queries is None else sort_qids(dict.fromkeys(str(q) for q in queries))
+    wanted = [q for q in wanted if q in judged]
+    if conventions == "svmmap":
+        with_rel = set(qrels.qid[qrels.rel >= 1].tolist())
+        wanted = [q for q in wanted if q in with_rel]
+    keep = np.isin(run.qid, wanted)
+    ranked = _ranked_dict(run, keep)
+    wanted_set = set(wanted)
+    qrels_dict = {q: docs for q, docs in qrels.to_dict().items() if q in wanted_set}
+    values: Dict[Any, Dict[str, float]] = {m: {} for m in set(parsed.values())}
+    if ranked:
+        for metric in ir_measures.iter_calc(list(values), qrels_dict, ranked):
+            values[metric.measure][str(metric.query_id)] = float(metric.value)
+    # A wanted query that the run does not retrieve: every measure is 0, as with trec_eval -c.
+    return {name: {q: values[m].get(q, 0.0) for q in wanted} for name, m in parsed.items()}
+
+
 def evaluate_run(
     run: Run,
     qrels: Qrels,
     metric: str = "map",
     *,
     queries: Optional[Sequence[str]] = None,
+    conventions: str = "svmmap",
 ) -> Dict[str, float]:
-    """Per-query ``metric`` of a run against qrels, the way trec_eval computes it.
+    """Per-query ``metric`` of a run against qrels, computed as trec_eval computes it.
 
-    ``metric`` is "map", "mrr", "mrr@k" or "p@k" (measures that need only the retrieved
-    documents and the number of relevant ones). Documents are ranked in trec_eval's order (score, then decreasing docno); unjudged
-    documents are not relevant; a document is relevant when its relevance is >= 1; AP
-    divides by the number of relevant documents in the qrels (retrieved or not). Queries
-    are those of the run (or ``queries``) that have at least one relevant document in the
-    qrels; queries without one are left out, svmmap's convention (trec_eval would count 0).
+    ``metric`` is any name :func:`parse_measure` accepts ("map", "ndcg@10", "p@10",
+    "recall@100", "rprec", "bpref", "mrr", "err@20", "success@10", "judged@10", or
+    ir_measures' and trec_eval's names); see :func:`evaluate_measures` for how the values are
+    computed. With ``conventions="svmmap"`` (the default here, used by run fusion) only the
+    queries that have at least one relevant document in the qrels are returned (trec_eval
+    would also count the others, mostly as 0); ``conventions="trec_eval"`` returns them too.
 
     Returns
     -------
@@ -427,29 +606,7 @@ def evaluate_run(
     {'1': 0.5556}
     >>> evaluate_run(run, qrels, "p@2")
     {'1': 0.5}
+    >>> evaluate_run(run, qrels, "map", conventions="trec_eval")["2"]  # trec_eval's AP of query 2
+    0.0
     """
-    from ..metrics import per_query
-
-    if not (metric == "map" or metric == "mrr" or metric.startswith(("p@", "mrr@"))):
-        raise ValueError(
-            f'evaluate_run supports "map", "mrr", "mrr@k" and "p@k", got {metric!r} (other metrics '
-            "would need the judged documents that the run did not retrieve)"
-        )
-    judged_rel = set(qrels.qid[qrels.rel >= 1].tolist())
-    wanted = run.queries() if queries is None else [str(q) for q in queries]
-    wanted = [q for q in wanted if q in judged_rel]
-    mask = np.isin(run.qid, wanted)
-    qid, docno, score = run.qid[mask], run.docno[mask], run.score[mask]
-    order = trec_order(qid, docno, score)
-    qid, docno = qid[order], docno[order]
-    labels = qrels.labels(qid, docno)
-    # Scores are replaced by the position in trec_eval's order, so ties are already broken.
-    pos = -np.arange(len(order), dtype=np.float64)
-    kwargs: Dict[str, Any] = {"relevance_threshold": 0.5, "ties": "input"}
-    if metric == "map":
-        kwargs["n_relevant"] = qrels.n_relevant(np.unique(qid).tolist())
-    pq = per_query(metric, labels, pos, qid, **kwargs)
-    values = dict(zip([str(q) for q in pq.qids.tolist()], pq.values.tolist()))
-    # A query whose relevant documents were all missed has AP 0 (no relevant document was
-    # retrieved, so per_query saw none and skipped it).
-    return {q: float(values.get(q, 0.0)) for q in wanted}
+    return evaluate_measures(run, qrels, [metric], conventions=conventions, queries=queries)[metric]
