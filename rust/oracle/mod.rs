@@ -15,6 +15,7 @@ pub(crate) mod interleave;
 pub mod map;
 pub mod mrr;
 pub mod ndcg;
+pub mod pairwise;
 pub mod roc;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod testing;
@@ -31,6 +32,28 @@ pub trait Oracle: Send + Sync {
     /// query's length; the oracle overwrites it with the coefficients of deltaPsi(ybar).
     /// Returns Delta(y*, ybar).
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64;
+
+    /// `argmax` for a loss that reads the graded labels (the query's labels in the same order
+    /// as `scores`) as well as the binary relevance derived from them. Binary losses keep this
+    /// default, which ignores the labels. The query is one that `usable` accepts.
+    fn argmax_labels(
+        &self,
+        scores: &[f64],
+        labels: &[f64],
+        relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
+        let _ = labels;
+        self.argmax(scores, relevant, coef)
+    }
+
+    /// Whether a query with these labels has a constraint that can be violated. By default,
+    /// when it has a relevant and a non-relevant document; such a query is usable by every
+    /// loss, and a graded loss ("pairwise") may accept more (any two distinct labels).
+    fn usable(&self, labels: &[f64], relevant: &[bool]) -> bool {
+        let _ = labels;
+        relevant.iter().any(|&r| r) && relevant.iter().any(|&r| !r)
+    }
 }
 
 /// The value max_y Delta(y*, y) + w.Psi(y) - w.Psi(y*) for one query, through `oracle`.
@@ -46,8 +69,8 @@ pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// The loss names `from_name` accepts, for error messages and documentation.
 pub const LOSS_NAMES: &str =
-    "map, map-greedy, map-fast, roc, ndcg, ndcg@k, mrr, mrr@k, acc, acc2, \
-     dorm, dorm@k (options after a colon: ndcg@k:paper, dorm@k:depth=R), \
+    "map, map-greedy, map-fast, roc, pairwise, ndcg, ndcg@k, mrr, mrr@k, acc, acc2, \
+     dorm, dorm@k (options after a colon: ndcg@k:paper, dorm@k:depth=R, pairwise:count), \
      or max(name,name,...) for a shared slack";
 
 /// Builds an oracle from its user-facing name.
@@ -55,6 +78,8 @@ pub const LOSS_NAMES: &str =
 /// - "map": Yue et al.'s MAP loss with Psi_po; "map-greedy" and "map-fast" force one of the
 ///   two exact algorithms (the default picks the faster one for the query, see map.rs).
 /// - "roc": ROC-area loss with Psi_po (Joachims 2005).
+/// - "pairwise" / "pairwise:count": SVM^rank's loss over every pair of documents with
+///   different graded labels, as a fraction of the query's pairs or as their count (pairwise.rs).
 /// - "ndcg@k" / "ndcg": NDCG loss with Psi_po, clipped at rank k or not at all (Chakrabarti
 ///   et al. 3.4). The discount is 1/log2(1 + rank) with 1-based ranks; the suffix ":paper"
 ///   selects Chakrabarti et al.'s D(i) (1 for 0-based ranks 0 and 1, 1/log2(1 + i) after).
@@ -105,6 +130,11 @@ pub fn from_name(name: &str) -> Result<Box<dyn Oracle>> {
             Ok(Box::new(map::MapOracle { algorithm }))
         }
         "roc" if no_cutoff(&spec) && no_options(&spec) => Ok(Box::new(roc::RocOracle)),
+        "pairwise" if no_cutoff(&spec) => match spec.options.as_slice() {
+            [] => Ok(Box::new(pairwise::PairwiseOracle { count: false })),
+            ["count"] => Ok(Box::new(pairwise::PairwiseOracle { count: true })),
+            _ => Err(bad()),
+        },
         "ndcg" => {
             let discount = match spec.options.as_slice() {
                 [] => ndcg::Discount::Log2,
