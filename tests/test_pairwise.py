@@ -157,3 +157,19 @@ def test_bad_option():
     X, y, qid = training_problem(0)
     with pytest.raises(ValueError, match="pairwise:count"):
         SVMMap(loss="pairwise:fraction").fit(X, y, qid=qid)
+
+
+def test_fraction_and_count_differ_by_the_documented_rescaling():
+    # With v = 2w, 1/2 |w|^2 + C/n sum_q 1/M sum max(0, 1 - 2 w.d) is 1/4 of
+    # 1/2 |v|^2 + (4C/M)/n sum_q sum max(0, 1 - v.d): when every query has the same M pairs,
+    # "pairwise" at C is "pairwise:count" at 4C/M with the weights halved (README, "Graded pairs").
+    rng = np.random.default_rng(11)
+    labels = np.array([2.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+    m = 2 + 3 + 6  # pairs (2,1) x2, (2,0) x3, (1,0) x6
+    X = rng.normal(size=(8 * len(labels), 4)) + np.tile(labels, 8)[:, None] * 0.3
+    y, qid = np.tile(labels, 8), np.repeat(np.arange(8), len(labels))
+    for C in (0.5, 5.0):
+        fraction = SVMMap(C=C, loss="pairwise", eps=1e-8).fit(X, y, qid=qid)
+        count = SVMMap(C=4 * C / m, loss="pairwise:count", eps=1e-8).fit(X, y, qid=qid)
+        np.testing.assert_allclose(fraction.coef_, count.coef_ / 2, atol=1e-5)
+        assert fraction.objective_ == pytest.approx(count.objective_ / 4, rel=1e-6)
