@@ -21,11 +21,12 @@ use svmmap::oracle::from_name;
 
 const SIZES: [usize; 5] = [10, 100, 1_000, 10_000, 100_000];
 const FRACTIONS: [f64; 3] = [0.01, 0.1, 0.5];
-const ORACLES: [&str; 12] = [
+const ORACLES: [&str; 13] = [
     "map-greedy",
     "map-fast",
     "map",
     "roc",
+    "pairwise",
     "ndcg@10",
     "ndcg",
     "ndcg@10:paper",
