@@ -105,10 +105,21 @@ impl PairwiseOracle {
 
     /// Delta(c) of the most violated pair subset; fills `coef`.
     fn argmax_graded(&self, scores: &[f64], labels: &[f64], coef: &mut [f64]) -> f64 {
-        let n = scores.len();
         let (n_levels, level) = label_levels(labels);
+        self.argmax_levels(scores, n_levels, &level, coef)
+    }
+
+    /// The argmax with the labels given as levels 0..n_levels (0 = lowest).
+    fn argmax_levels(
+        &self,
+        scores: &[f64],
+        n_levels: usize,
+        level: &[usize],
+        coef: &mut [f64],
+    ) -> f64 {
+        let n = scores.len();
         let mut per_level = vec![0usize; n_levels];
-        for &l in &level {
+        for &l in level {
             per_level[l] += 1;
         }
         let same: usize = per_level.iter().map(|&k| k * k).sum();
@@ -159,13 +170,18 @@ impl PairwiseOracle {
         }
         // Tied documents of one level already get equal counts; averaging them as every oracle
         // does (`average_ties`, in the same order as roc.rs) keeps the rule explicit and makes
-        // binary labels give roc.rs's cut to the bit.
-        let mut by_level: Vec<Vec<usize>> = vec![Vec::new(); n_levels];
+        // binary labels give roc.rs's cut to the bit. It needs `order` split by level: a
+        // counting sort keeps the score order within each level, and level l starts after the
+        // documents of the higher levels, at higher_total[l].
+        let mut next_slot = higher_total.clone();
+        let mut by_level = vec![0usize; n];
         for &i in &order {
-            by_level[level[i]].push(i);
+            by_level[next_slot[level[i]]] = i;
+            next_slot[level[i]] += 1;
         }
-        for docs in by_level.iter().rev() {
-            average_ties(docs, scores, coef);
+        for l in (0..n_levels).rev() {
+            let first = higher_total[l];
+            average_ties(&by_level[first..first + per_level[l]], scores, coef);
         }
         // The same operations as roc.rs for Delta, too.
         if self.count {
@@ -185,10 +201,11 @@ impl Oracle for PairwiseOracle {
         }
     }
 
-    /// Binary relevance is the special case of labels 1 and 0.
+    /// Binary relevance is the special case of two levels (relevant = 1), with no need to
+    /// sort the labels.
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
-        let labels: Vec<f64> = relevant.iter().map(|&r| f64::from(u8::from(r))).collect();
-        self.argmax_graded(scores, &labels, coef)
+        let level: Vec<usize> = relevant.iter().map(|&r| usize::from(r)).collect();
+        self.argmax_levels(scores, 2, &level, coef)
     }
 
     fn argmax_labels(
