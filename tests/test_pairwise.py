@@ -173,3 +173,19 @@ def test_fraction_and_count_differ_by_the_documented_rescaling():
         count = SVMMap(C=4 * C / m, loss="pairwise:count", eps=1e-8).fit(X, y, qid=qid)
         np.testing.assert_allclose(fraction.coef_, count.coef_ / 2, atol=1e-5)
         assert fraction.objective_ == pytest.approx(count.objective_ / 4, rel=1e-6)
+
+
+def test_oracle_argmax_on_binary_relevance_is_roc():
+    # _core.oracle_argmax passes binary relevance, the special case of labels 1 and 0.
+    from svmmap import _core
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        s = rng.integers(0, 4, size=7) * 0.25
+        r = np.zeros(7, dtype=bool)
+        r[rng.choice(7, size=3, replace=False)] = True
+        d1, c1 = _core.oracle_argmax(s, r, "pairwise")
+        d2, c2 = _core.oracle_argmax(s, r, "roc")
+        assert d1 == d2
+        np.testing.assert_array_equal(c1, c2)
+        assert d1 - c1 @ s == pytest.approx(brute.pairwise_hinge(s, r.astype(float)), abs=1e-12)
