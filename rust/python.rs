@@ -400,9 +400,8 @@ fn cut_sums<'py>(
                 m.n_cols()
             )));
         }
+        let problem = RankingProblem::new(m, labels, &groups, relevance_threshold)?;
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
-        let mut problem = RankingProblem::new(m, labels, &groups, relevance_threshold)?;
-        problem.admit(&refs);
         let sums = with_threads(n_threads, || problem.cut_sums(w, &refs))?;
         Ok((sums, problem.counts))
     })?;
