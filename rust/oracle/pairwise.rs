@@ -90,7 +90,9 @@ fn label_levels(labels: &[f64]) -> (usize, Vec<usize>) {
 
 /// Whether a query has two documents with different labels.
 pub(crate) fn has_two_labels(labels: &[f64]) -> bool {
-    labels.iter().any(|&l| l != labels[0])
+    labels
+        .split_first()
+        .is_some_and(|(first, rest)| rest.iter().any(|l| l != first))
 }
 
 impl PairwiseOracle {
