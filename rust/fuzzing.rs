@@ -408,8 +408,11 @@ impl TinyProblem {
         for q in 0..self.n_queries {
             let rows = groups.rows(q);
             let scores: Vec<f64> = rows.iter().map(|&r| x.row_dot(r, w)).collect();
-            let relevant: Vec<bool> = rows.iter().map(|&r| self.labels[r] > 0.0).collect();
-            if relevant.iter().all(|&r| r) || !relevant.iter().any(|&r| r) {
+            let labels: Vec<f64> = rows.iter().map(|&r| self.labels[r]).collect();
+            let relevant: Vec<bool> = labels.iter().map(|&l| l > 0.0).collect();
+            // A graded loss ("pairwise") also uses queries whose labels are all above or all
+            // at most the threshold, as long as two of them differ.
+            if !oracle.usable(&labels, &relevant) {
                 continue;
             }
             usable += 1;
@@ -417,7 +420,8 @@ impl TinyProblem {
                 map_brute_force(&scores, &relevant)
             } else {
                 let mut coef = vec![0.0; rows.len()];
-                oracle::hinge(oracle.as_ref(), &scores, &relevant, &mut coef)
+                let delta = oracle.argmax_labels(&scores, &labels, &relevant, &mut coef);
+                delta - oracle::dot(&coef, &scores)
             };
         }
         0.5 * oracle::dot(w, w) + self.c / usable.max(1) as f64 * total

@@ -205,3 +205,21 @@ def constraints(name: str, X: np.ndarray, relevant: np.ndarray) -> tuple[np.ndar
     psi = np.einsum("kij,ijd->kd", y, pair_diff) / (len(pos) * len(neg))
     psi_star = pair_diff.sum(axis=(0, 1)) / (len(pos) * len(neg))
     return loss, psi_star[None, :] - psi
+
+
+# ---------------------------------------------------------------------------------------------
+# The graded pairwise loss (SVM^rank; Joachims, KDD 2006): pairs of documents with different
+# labels, and every subset of them as a possible set of swapped pairs.
+
+
+def pairwise_hinge(scores: np.ndarray, labels: np.ndarray, count: bool = False) -> float:
+    """max over subsets c of the pairs {(i, j): l_i > l_j} of sum_{c_ij = 1} [u - k (s_i - s_j)],
+    by enumeration: u = 1/M, k = 2/M ("pairwise", M pairs) or u = k = 1 ("pairwise:count")."""
+    pairs = [(i, j) for i in range(len(labels)) for j in range(len(labels)) if labels[i] > labels[j]]
+    m = len(pairs)
+    if m == 0:
+        return 0.0
+    u, k = (1.0, 1.0) if count else (1.0 / m, 2.0 / m)
+    terms = np.array([u - k * (scores[i] - scores[j]) for i, j in pairs])
+    subsets = np.array(list(itertools.product([0.0, 1.0], repeat=m)))
+    return float(np.max(subsets @ terms))

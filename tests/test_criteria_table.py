@@ -65,3 +65,13 @@ def test_rows_choose_on_validation_and_compare_with_svm_map(table):
 def test_unknown_rows_are_rejected(table):
     with pytest.raises(SystemExit):
         table.main(["--rows", "nope"])
+
+
+def test_pair_accuracy_by_hand(table):
+    # Query a: labels 2, 1, 0 scored 3, 1, 2: (2 over 1) and (2 over 0) right, (1 over 0) wrong:
+    # 2/3. Query b: labels 1, 1, 0 with a tie between a 1 and the 0 (counted wrong) and one right
+    # pair: 1/2. Query c has one label and no pair. Mean over a and b: 7/12.
+    y = np.array([2, 1, 0, 1, 1, 0, 3, 3], dtype=float)
+    s = np.array([3, 1, 2, 5, 0, 0, 1, 2], dtype=float)
+    q = np.array(["a", "a", "a", "b", "b", "b", "c", "c"])
+    assert table.pair_accuracy(y, s, q) == pytest.approx(7 / 12)

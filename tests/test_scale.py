@@ -244,7 +244,7 @@ def test_fit_adds_little_resident_memory_beyond_X():
 
 
 LONG_QUERY_LOSSES = [
-    "map", "map-greedy", "map-fast", "roc", "ndcg", "ndcg@10", "ndcg@100:paper", "mrr", "mrr@10",
+    "map", "map-greedy", "map-fast", "roc", "pairwise", "ndcg", "ndcg@10", "ndcg@100:paper", "mrr", "mrr@10",
     "acc", "acc2", "dorm@10:depth=30", "max(map,ndcg@10,mrr@10)",
 ]
 

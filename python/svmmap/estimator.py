@@ -97,14 +97,16 @@ class SVMMap(BaseEstimator):
 
     by the 1-slack cutting-plane algorithm with an exact loss-augmented argmax per query and a
     dual coordinate-ascent QP. n counts the training queries that have both a relevant and a
-    non-relevant document, so C means what it means in SVM^map.
+    non-relevant document, so C means what it means in SVM^map (with ``loss="pairwise"``, the
+    queries with two distinct labels).
 
     Parameters
     ----------
     C : float, default=1.0
         Trade-off between the margin and the training loss (> 0).
     loss : str or list of str, default="map"
-        The metric whose loss ``Delta`` is optimized: "map", "roc", "ndcg@k", "ndcg" (no clip),
+        The metric whose loss ``Delta`` is optimized: "map", "roc", "pairwise" (SVM^rank's
+        graded pairs), "ndcg@k", "ndcg" (no clip),
         "mrr@k", "mrr" (no cutoff), "acc", "acc2", "dorm@k" ... (see ``svmmap.losses``). A list
         such as ``["map", "ndcg@10", "mrr@10"]`` trains SVM-combo (Chakrabarti et al. 2008,
         section 3.7), each loss with its own feature map.
@@ -158,7 +160,8 @@ class SVMMap(BaseEstimator):
     stop_reason_ : str
         Why training stopped: "converged", "max_iter" or "callback".
     n_queries_ : int
-        Training queries used (with both relevant and non-relevant documents).
+        Training queries used (with both relevant and non-relevant documents; for "pairwise",
+        with two distinct labels).
     n_queries_skipped_ : dict
         Training queries left out, by reason ("no_relevant", "all_relevant").
     history_ : list of dict

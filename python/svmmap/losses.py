@@ -6,21 +6,27 @@ document, ``s_i = w.x_i`` for a linear model, or a neural ranker's outputs),
     H(s) = max over rankings y of  Delta(y*, y) + w.Psi(y) - w.Psi(y*),
 
 written in terms of the scores (the feature maps are linear in the documents: Psi_po scaled by
-1/(|P||N|) for map, roc and ndcg, Chakrabarti's phi_mrr for mrr, Le & Smola's phi_dorm for
-dorm). H is convex and piecewise linear in ``s``; its gradient (a subgradient where the argmax
+1/(|P||N|) for map, roc and ndcg, the same over the M pairs of different labels scaled by 1/M
+for pairwise, Chakrabarti's phi_mrr for mrr, Le & Smola's phi_dorm for dorm). H is convex and piecewise linear in ``s``; its gradient (a subgradient where the argmax
 ranking is not unique, e.g. at tied scores) has one coefficient per document. So any scorer can
 be trained on these losses with ``structured_hinge``.
 
 Loss names
 ----------
-``"map"`` (Yue et al. 2007), ``"roc"`` (Joachims 2005), ``"ndcg@k"`` and ``"ndcg"`` (no clip),
+``"map"`` (Yue et al. 2007), ``"roc"`` (Joachims 2005), ``"pairwise"`` and ``"pairwise:count"``
+(SVM^rank's loss over every pair of documents with different graded labels, as the fraction
+or the count of swapped pairs; Joachims 2006), ``"ndcg@k"`` and ``"ndcg"`` (no clip),
 ``"mrr@k"`` and ``"mrr"`` (no cutoff) (Chakrabarti et al. 2008), ``"acc"``/``"acc2"`` (the
 per-document classification hinge of the SVM_acc baselines), ``"dorm@k"``/``"dorm"``
 (Le & Smola's permutation map, O(n^3) per query without ``:depth=R``). NDCG's discount is
 1/log2(1 + rank); ``"ndcg@k:paper"`` selects Chakrabarti et al.'s variant (1 for the first two
 ranks, 1/log2(rank) after). ``"map-greedy"`` and ``"map-fast"`` force one of the two exact MAP
-algorithms. Structural losses use binary relevance: a document is relevant when its label is
-above ``relevance_threshold``.
+algorithms. Structural losses other than ``"pairwise"`` use binary relevance: a document is
+relevant when its label is above ``relevance_threshold``; ``"pairwise"`` compares the labels
+themselves. In particular the NDCG losses use the binary gain, while ``svmmap.metrics.ndcg``
+scores graded labels with the gain 2^label - 1: on graded data with many relevant documents
+per query, ``"map"`` (or ``"pairwise"``) trains a better NDCG@10 than ``"ndcg@10"`` does (README,
+"Which loss for NDCG@10").
 """
 
 from __future__ import annotations
@@ -101,7 +107,8 @@ def structured_hinge(
     -------
     value : float
         The hinge summed over queries. Queries without a relevant or without a non-relevant
-        document contribute 0 (no ranking of them can be wrong).
+        document contribute 0 (no ranking of them can be wrong); for ``"pairwise"``, queries
+        whose documents all have the same label.
     grad : ndarray of shape (n_documents,)
         d value / d scores, in the row order of ``scores`` (0 for documents of queries that
         contribute 0). At tied scores it is a subgradient: the one of the ranking the oracle

@@ -55,6 +55,32 @@ impl Oracle for SharedSlack {
         }
         best.map_or(0.0, |(_, delta)| delta)
     }
+
+    /// As `argmax`, over the components that can use the query (a graded "pairwise" part can
+    /// use a query whose documents are all relevant; the binary parts cannot).
+    fn argmax_labels(
+        &self,
+        scores: &[f64],
+        labels: &[f64],
+        relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
+        let mut trial = vec![0.0; scores.len()];
+        let mut best: Option<(f64, f64)> = None;
+        for part in self.parts.iter().filter(|p| p.usable(labels, relevant)) {
+            let delta = part.argmax_labels(scores, labels, relevant, &mut trial);
+            let h = delta - dot(&trial, scores);
+            if best.is_none_or(|(bh, _)| h > bh + 1e-12 * (1.0 + bh.abs())) {
+                best = Some((h, delta));
+                coef.copy_from_slice(&trial);
+            }
+        }
+        best.map_or(0.0, |(_, delta)| delta)
+    }
+
+    fn usable(&self, labels: &[f64], relevant: &[bool]) -> bool {
+        self.parts.iter().any(|p| p.usable(labels, relevant))
+    }
 }
 
 #[cfg(test)]

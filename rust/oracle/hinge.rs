@@ -9,7 +9,9 @@
 //! with coefficients c of deltaPsi(ybar) = sum_i c_i x_i). H is a maximum of functions linear in
 //! s, so it is convex and -c is a subgradient (the gradient wherever the argmax is unique).
 //! Several oracles are added up (separate slacks); a `max(...)` oracle takes the largest
-//! (shared slack). Queries without a relevant or without a non-relevant document contribute 0.
+//! (shared slack). A query contributes 0 to a loss that cannot use it: for the binary losses,
+//! a query without a relevant or without a non-relevant document; for "pairwise", a query
+//! whose documents all have the same label.
 
 use rayon::prelude::*;
 
@@ -62,18 +64,13 @@ pub fn structured_hinge(
         .map(|q| {
             let rows = groups.rows(q);
             let s: Vec<f64> = rows.iter().map(|&r| scores[r]).collect();
-            let rel: Vec<bool> = rows
-                .iter()
-                .map(|&r| labels[r] > relevance_threshold)
-                .collect();
+            let lab: Vec<f64> = rows.iter().map(|&r| labels[r]).collect();
+            let rel: Vec<bool> = lab.iter().map(|&l| l > relevance_threshold).collect();
             let mut grad = vec![0.0; rows.len()];
-            if super::QueryKind::of(&rel) != super::QueryKind::Usable {
-                return (0.0, grad);
-            }
             let mut coef = vec![0.0; rows.len()];
             let mut value = 0.0;
-            for oracle in oracles {
-                let delta = oracle.argmax(&s, &rel, &mut coef);
+            for oracle in oracles.iter().filter(|o| o.usable(&lab, &rel)) {
+                let delta = oracle.argmax_labels(&s, &lab, &rel, &mut coef);
                 value += delta - super::dot(&coef, &s);
                 for (g, c) in grad.iter_mut().zip(&coef) {
                     *g -= c;

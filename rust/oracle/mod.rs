@@ -15,6 +15,7 @@ pub(crate) mod interleave;
 pub mod map;
 pub mod mrr;
 pub mod ndcg;
+pub mod pairwise;
 pub mod registry;
 pub mod roc;
 #[cfg(any(test, feature = "fuzzing"))]
@@ -32,6 +33,28 @@ pub trait Oracle: Send + Sync {
     /// query's length; the oracle overwrites it with the coefficients of deltaPsi(ybar).
     /// Returns Delta(y*, ybar).
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64;
+
+    /// `argmax` for a loss that reads the graded labels (the query's labels in the same order
+    /// as `scores`) as well as the binary relevance derived from them. Binary losses keep this
+    /// default, which ignores the labels. The query is one that `usable` accepts.
+    fn argmax_labels(
+        &self,
+        scores: &[f64],
+        labels: &[f64],
+        relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
+        let _ = labels;
+        self.argmax(scores, relevant, coef)
+    }
+
+    /// Whether a query with these labels has a constraint that can be violated. By default,
+    /// `QueryKind::of` (a relevant and a non-relevant document); such a query is usable by
+    /// every loss, and a graded loss ("pairwise") may accept more (any two distinct labels).
+    fn usable(&self, labels: &[f64], relevant: &[bool]) -> bool {
+        let _ = labels;
+        QueryKind::of(relevant) == QueryKind::Usable
+    }
 
     /// Refuses, before any work starts, a query length on which this oracle would take
     /// unreasonably long; the message says what to use instead. Most oracles are
@@ -51,10 +74,11 @@ pub fn check_query_lens(oracles: &[&dyn Oracle], groups: &crate::data::QueryGrou
 }
 
 /// What a query can contribute to training, by its documents' binary relevance. This is the
-/// one place the rule lives: a query gives a constraint (and a non-zero hinge) only when it has
-/// at least one relevant and one non-relevant document, since otherwise every ranking of it is
-/// equally right. Training, the cut sums of distributed training, the structured hinge, the
-/// single-query oracle binding and the baselines all classify queries through here.
+/// one place the rule of the binary losses lives: a query gives a constraint (and a non-zero
+/// hinge) only when it has at least one relevant and one non-relevant document, since otherwise
+/// every ranking of it is equally right. `Oracle::usable` defaults to it (a graded loss such as
+/// "pairwise" accepts more), and the query counts the estimators report (`QueryCounts`,
+/// `ProblemSummary`) are by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueryKind {
     Usable,

@@ -5,7 +5,7 @@
 //! Python module `svmmap.losses` (through `_core.LOSSES`) and the tests all read it, so that a
 //! new loss is added here once and is then parsed, documented, fuzzed, benched and tested.
 
-use super::{acc, dorm, map, mrr, ndcg, roc, Oracle};
+use super::{acc, dorm, map, mrr, ndcg, pairwise, roc, Oracle};
 
 /// A loss name taken apart: "ndcg@10:paper" is base "ndcg", cutoff 10, options ["paper"].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,6 +160,23 @@ pub static LOSSES: &[LossInfo] = &[
         examples: &["roc"],
         bench: &["roc"],
         build: |_| Ok(Box::new(roc::RocOracle)),
+    },
+    LossInfo {
+        name: "pairwise",
+        cutoff: false,
+        options: &["count"],
+        feature_map: "psi_po",
+        convex: true,
+        reference: "Joachims, KDD 2006 (SVM^rank's pairs in the 1-slack form)",
+        doc: "the fraction of document pairs with different graded labels (2 over 1 over 0) \
+              ranked the wrong way; \":count\" counts them, SVM^rank's scaling of C",
+        examples: &["pairwise", "pairwise:count"],
+        bench: &["pairwise"],
+        build: |spec| match spec.options.as_slice() {
+            [] => Ok(Box::new(pairwise::PairwiseOracle { count: false })),
+            ["count"] => Ok(Box::new(pairwise::PairwiseOracle { count: true })),
+            _ => Err(BuildError::Syntax),
+        },
     },
     LossInfo {
         name: "ndcg",

@@ -196,7 +196,11 @@ pub struct RankingProblem<'a, M: RowMatrix + ?Sized> {
     x: &'a M,
     groups: &'a QueryGroups,
     relevant: Vec<bool>,
+    /// The labels in grouped order, for graded losses (`Oracle::argmax_labels`).
+    labels: Vec<f64>,
     usable: Vec<bool>,
+    /// Usable only by some losses (see `admit`), which are asked query by query.
+    partial: Vec<bool>,
     pub counts: QueryCounts,
 }
 
@@ -229,13 +233,39 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                 kind == QueryKind::Usable
             })
             .collect();
+        let n_queries = groups.n_queries();
         Ok(RankingProblem {
             x,
             groups,
             relevant,
+            labels: groups.order.iter().map(|&r| labels[r]).collect(),
             usable,
+            partial: vec![false; n_queries],
             counts,
         })
+    }
+
+    /// Also lets the queries without a relevant or without a non-relevant document contribute
+    /// to the losses among `oracles` that can use them (`Oracle::usable`: "pairwise" uses every
+    /// query with two distinct labels), and counts them in n. Queries with both kinds of
+    /// documents are usable by every loss, so binary losses see no change.
+    pub fn admit(&mut self, oracles: &[&dyn Oracle]) {
+        let groups = self.groups;
+        for q in 0..groups.n_queries() {
+            let span = groups.bounds[q]..groups.bounds[q + 1];
+            let (labels, relevant) = (&self.labels[span.clone()], &self.relevant[span]);
+            if self.usable[q] || !oracles.iter().any(|o| o.usable(labels, relevant)) {
+                continue;
+            }
+            self.usable[q] = true;
+            self.partial[q] = true;
+            self.counts.usable += 1;
+            if relevant.iter().any(|&r| r) {
+                self.counts.all_relevant -= 1;
+            } else {
+                self.counts.no_relevant -= 1;
+            }
+        }
     }
 
     /// For each oracle, sum_q Delta_q and sum_q deltaPsi_q over the usable queries at w (not
@@ -266,13 +296,17 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                         continue;
                     }
                     let rows = groups.rows(q);
-                    let relevant = &self.relevant[groups.bounds[q]..groups.bounds[q + 1]];
+                    let span = groups.bounds[q]..groups.bounds[q + 1];
+                    let (relevant, labels) = (&self.relevant[span.clone()], &self.labels[span]);
                     scores.clear();
                     scores.extend(rows.iter().map(|&r| self.x.row_dot(r, w)));
                     for (oracle, (b, g)) in oracles.iter().zip(sums.iter_mut()) {
+                        if self.partial[q] && !oracle.usable(labels, relevant) {
+                            continue;
+                        }
                         coef.clear();
                         coef.resize(rows.len(), 0.0);
-                        *b += oracle.argmax(&scores, relevant, &mut coef);
+                        *b += oracle.argmax_labels(&scores, labels, relevant, &mut coef);
                         for (&r, &c) in rows.iter().zip(&coef) {
                             if c != 0.0 {
                                 self.x.row_axpy(r, c, g);
@@ -373,7 +407,8 @@ pub fn train<M: RowMatrix + ?Sized>(
     if oracles.is_empty() {
         return Err(Error::input("at least one loss is needed"));
     }
-    let problem = RankingProblem::new(x, labels, groups, opts.relevance_threshold)?;
+    let mut problem = RankingProblem::new(x, labels, groups, opts.relevance_threshold)?;
+    problem.admit(oracles);
     let counts = problem.counts;
     counts.require_usable(opts.relevance_threshold)?;
     let mut source = QueryCuts { problem, oracles };
