@@ -28,6 +28,7 @@ class LossInfo(TypedDict):
     syntax: str
     cutoff: bool
     options: List[str]
+    cost: str
     feature_map: Literal["psi_po", "phi_mrr", "phi_dorm", "per_document"]
     convex: bool
     reference: str

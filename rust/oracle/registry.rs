@@ -53,6 +53,8 @@ pub struct LossInfo {
     pub cutoff: bool,
     /// The options accepted after a colon, as documented ("paper", "depth=R").
     pub options: &'static [&'static str],
+    /// Time of one oracle call on a query of n documents (P relevant, N not).
+    pub cost: &'static str,
     /// The joint feature map Psi the loss is paired with.
     pub feature_map: &'static str,
     /// Whether the training objective is convex in w (DORM's target ranking depends on w).
@@ -114,6 +116,7 @@ fn map_with(algorithm: map::MapAlgorithm) -> Box<dyn Oracle> {
 pub static LOSSES: &[LossInfo] = &[
     LossInfo {
         name: "map",
+        cost: "O(n log n) (Algorithm 2's O(P N) loop when P <= 4)",
         cutoff: false,
         options: &[],
         feature_map: "psi_po",
@@ -127,6 +130,7 @@ pub static LOSSES: &[LossInfo] = &[
     },
     LossInfo {
         name: "map-greedy",
+        cost: "O(n log n + P N)",
         cutoff: false,
         options: &[],
         feature_map: "psi_po",
@@ -139,6 +143,7 @@ pub static LOSSES: &[LossInfo] = &[
     },
     LossInfo {
         name: "map-fast",
+        cost: "O(n log n)",
         cutoff: false,
         options: &[],
         feature_map: "psi_po",
@@ -151,6 +156,7 @@ pub static LOSSES: &[LossInfo] = &[
     },
     LossInfo {
         name: "roc",
+        cost: "O(n log n)",
         cutoff: false,
         options: &[],
         feature_map: "psi_po",
@@ -163,6 +169,7 @@ pub static LOSSES: &[LossInfo] = &[
     },
     LossInfo {
         name: "pairwise",
+        cost: "O(n log n)",
         cutoff: false,
         options: &["count"],
         feature_map: "psi_po",
@@ -180,6 +187,7 @@ pub static LOSSES: &[LossInfo] = &[
     },
     LossInfo {
         name: "ndcg",
+        cost: "O(n log n + k^2) with a cutoff k, O(n log n) without",
         cutoff: true,
         options: &["paper"],
         feature_map: "psi_po",
@@ -203,6 +211,7 @@ pub static LOSSES: &[LossInfo] = &[
     },
     LossInfo {
         name: "mrr",
+        cost: "O(n log n)",
         cutoff: true,
         options: &[],
         feature_map: "phi_mrr",
@@ -219,6 +228,7 @@ pub static LOSSES: &[LossInfo] = &[
     },
     LossInfo {
         name: "acc",
+        cost: "O(n)",
         cutoff: false,
         options: &[],
         feature_map: "per_document",
@@ -231,6 +241,7 @@ pub static LOSSES: &[LossInfo] = &[
     },
     LossInfo {
         name: "acc2",
+        cost: "O(n)",
         cutoff: false,
         options: &[],
         feature_map: "per_document",
@@ -243,6 +254,7 @@ pub static LOSSES: &[LossInfo] = &[
     },
     LossInfo {
         name: "dorm",
+        cost: "O(R^2 n) with depth R, O(n^3) without (refused beyond 500 documents)",
         cutoff: true,
         options: &["depth=R"],
         feature_map: "phi_dorm",

@@ -25,6 +25,7 @@ pub(super) fn losses_table(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
             d.set_item("syntax", info.syntax())?;
             d.set_item("cutoff", info.cutoff)?;
             d.set_item("options", info.options.to_vec())?;
+            d.set_item("cost", info.cost)?;
             d.set_item("feature_map", info.feature_map)?;
             d.set_item("convex", info.convex)?;
             d.set_item("reference", info.reference)?;

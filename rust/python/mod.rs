@@ -58,16 +58,20 @@ pub(crate) fn detach<R: Send>(
 ) -> crate::Result<R> {
     crate::cancel::clear();
     let caller = std::thread::current();
+    // Set by the worker just before it wakes the caller: `is_finished` alone would race with
+    // the wake-up (the thread is not finished yet when it unparks) and cost a whole poll.
+    let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
             let result = crate::guard::catch_panics(f);
+            done.store(true, std::sync::atomic::Ordering::Release);
             caller.unpark();
             result
         });
         let mut raised: Option<PyErr> = None;
         loop {
             py.detach(|| std::thread::park_timeout(SIGNAL_POLL));
-            if worker.is_finished() {
+            if done.load(std::sync::atomic::Ordering::Acquire) {
                 break;
             }
             if raised.is_none() {
