@@ -33,17 +33,24 @@ pub(super) fn record_dict<'py>(
 
 /// The per-iteration hook handed to the solver: checks for Ctrl-C and calls the Python
 /// callback (if any) with the iteration's record; a true return value stops training. A
-/// Python exception is kept in `error`, so the caller can re-raise it unchanged.
+/// Python exception is kept in `error`, so the caller can re-raise it unchanged. With
+/// `with_coef`, the record also holds the iterate w as "coef" (the estimator scores its
+/// validation sets with it).
 pub(super) fn progress_hook<'a>(
     callback: &'a Option<Py<PyAny>>,
     error: &'a mut Option<PyErr>,
-) -> impl FnMut(&IterationRecord) -> crate::Result<Control> + 'a {
-    move |r: &IterationRecord| {
+    with_coef: bool,
+) -> impl FnMut(&IterationRecord, &[f64]) -> crate::Result<Control> + 'a {
+    move |r: &IterationRecord, w: &[f64]| {
         Python::attach(|py| {
             let outcome = py.check_signals().and_then(|_| match callback {
-                Some(cb) => cb
-                    .call1(py, (record_dict(py, r)?,))
-                    .and_then(|v| v.is_truthy(py)),
+                Some(cb) => {
+                    let record = record_dict(py, r)?;
+                    if with_coef {
+                        record.set_item("coef", PyArray1::from_slice(py, w))?;
+                    }
+                    cb.call1(py, (record,)).and_then(|v| v.is_truthy(py))
+                }
                 None => Ok(false),
             });
             match outcome {
@@ -61,7 +68,7 @@ pub(super) fn progress_hook<'a>(
 
 /// Trains a linear ranker with the given configuration. Returns (coef, FitSummary).
 #[pyfunction]
-#[pyo3(signature = (x, y, qid_codes, n_queries, config, callback=None))]
+#[pyo3(signature = (x, y, qid_codes, n_queries, config, callback=None, with_coef=false))]
 pub(super) fn fit<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
@@ -70,6 +77,7 @@ pub(super) fn fit<'py>(
     n_queries: usize,
     config: PyRef<'py, TrainConfig>,
     callback: Option<Py<PyAny>>,
+    with_coef: bool,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary)> {
     let x = Matrix::extract(x)?;
     let labels = slice(&y, "y")?;
@@ -79,7 +87,7 @@ pub(super) fn fit<'py>(
     let mut callback_error: Option<PyErr> = None;
     let result = x.run(py, |m| {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
-        let mut on_iteration = progress_hook(&callback, &mut callback_error);
+        let mut on_iteration = progress_hook(&callback, &mut callback_error, with_coef);
         with_threads(n_threads, || {
             solver::train(m, labels, &groups, &refs, opts, &mut on_iteration)
         })?
@@ -287,7 +295,7 @@ pub(super) fn solve<'py>(
     };
     let mut callback_error: Option<PyErr> = None;
     let result = detach(py, || {
-        let mut on_iteration = progress_hook(&callback, &mut callback_error);
+        let mut on_iteration = progress_hook(&callback, &mut callback_error, false);
         solver::solve(&mut source, opts, &mut on_iteration)
     });
     let (w, s) = match result {
