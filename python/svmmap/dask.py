@@ -280,7 +280,8 @@ class SVMMap(_LocalSVMMap):
         state.pop("_client", None)
         return state
 
-    def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMMap":
+    # Distributed data carries its query ids in its partitions: no group= or eval_set here.
+    def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMMap":  # type: ignore[override]
         """Learn ``coef_`` on the cluster from documents grouped by query.
 
         Parameters

@@ -7,7 +7,7 @@ import logging
 import sys
 import threading
 import warnings
-from typing import Any, Callable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Optional, Sequence, Union, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -311,13 +311,13 @@ class SVMMap(BaseEstimator):
             raise ValueError(f"eval_metric must be a metric name or a list of them, got {eval_metric!r}")
         if (eval_group is None) == (eval_qid is None):
             raise ValueError("eval_set needs the queries of each set: give eval_group (query sizes) or eval_qid, not both")
-        grouping = eval_group if eval_group is not None else eval_qid
         kind = "eval_group" if eval_group is not None else "eval_qid"
+        grouping = list(eval_group if eval_group is not None else eval_qid or ())
         if len(grouping) != len(eval_set):
             raise ValueError(f"{kind} has {len(grouping)} entries for {len(eval_set)} eval_set entries")
         from .metrics import evaluate
 
-        out = []
+        out: list = []
         for i, (pair, g) in enumerate(zip(eval_set, grouping)):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError(f"eval_set[{i}] must be an (X, y) tuple")
@@ -355,7 +355,7 @@ class SVMMap(BaseEstimator):
         def on_iteration(record: IterationRecord) -> bool:
             # The core adds the iterate only when validation sets need it; the record the
             # user's callback sees stays as documented.
-            coef = record.pop("coef", None)  # type: ignore[misc]
+            coef = cast(dict, record).pop("coef", None)
             if evals is not None and coef is not None:
                 for name, scorer, results in evals:
                     for metric, value in scorer(coef).items():
