@@ -227,10 +227,7 @@ class SVMMap(_LocalSVMMap):
     ``n_jobs`` is the number of threads each worker uses (None: the worker's own thread count).
     After ``fit``, ``predict`` accepts dask arrays and DataFrames (lazily, one task per
     partition) as well as in-memory data, and ``to_local()`` returns a plain ``svmmap.SVMMap``.
-
-    Parameters
-    ----------
-    See ``svmmap.SVMMap``; every parameter has the same meaning.
+    The parameters are those of ``svmmap.SVMMap``, with the same meanings.
 
     Examples
     --------
