@@ -44,6 +44,8 @@ pub(super) fn letor_dict<'py, T: FromF64 + numpy::Element>(
 /// "n_features", "line_numbers", "comments" and either "dense" or "indptr"/"indices"/"values".
 #[pyfunction]
 #[pyo3(signature = (path, dtype="float64", n_features=None, keep_comments=false, n_threads=0, missing_nan=false, without_qid=false))]
+// A Python signature: the arguments are the keyword arguments the callers pass.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn read_letor_file<'py>(
     py: Python<'py>,
     path: &str,

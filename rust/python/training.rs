@@ -69,6 +69,8 @@ pub(super) fn progress_hook<'a>(
 /// Trains a linear ranker with the given configuration. Returns (coef, FitSummary).
 #[pyfunction]
 #[pyo3(signature = (x, y, qid_codes, n_queries, config, callback=None, with_coef=false))]
+// A Python signature: the arguments are the keyword arguments the callers pass.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn fit<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
