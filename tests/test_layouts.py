@@ -8,7 +8,6 @@ import sys
 import numpy as np
 import pytest
 from sklearn.pipeline import make_pipeline
-
 from svmmap import Binner, DataFormatError, SVMMap, load_letor
 from svmmap.ir.trec import Qrels
 
