@@ -215,6 +215,9 @@ def test_cli_reads_the_lightgbm_layout(tmp_path):
     (tmp_path / "rank.train.query").write_text("2\n3\n")
     out = run("classify", tmp_path / "rank.train", tmp_path / "letor.txt.json", tmp_path / "p.txt")
     assert out.returncode == 0, out.stderr
+    # evaluate groups the rows by the same sizes: two queries.
+    out = run("evaluate", "--metrics", "map", tmp_path / "rank.train", tmp_path / "p.txt")
+    assert out.returncode == 0 and "(2 queries" in out.stdout, out.stdout + out.stderr
 
 
 # ---------------------------------------------------------------------------------------
