@@ -202,6 +202,7 @@ pub fn check_reader(data: &[u8]) {
     let opts = ReadOptions {
         keep_comments: flags & 1 == 1,
         n_features: (flags & 2 == 2).then(|| 1 + (flags >> 2) as usize % 8),
+        ..Default::default()
     };
     let one = pool(1).install(|| parse_stream::<f64>(text, "fuzz", &opts));
     let three = pool(3).install(|| parse_stream::<f64>(text, "fuzz", &opts));
@@ -393,7 +394,7 @@ impl TinyProblem {
                 &groups,
                 &[oracle.as_ref()],
                 &opts,
-                &mut |_| Ok(Control::Continue),
+                &mut |_, _| Ok(Control::Continue),
             )
         })
     }

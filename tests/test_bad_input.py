@@ -1,8 +1,8 @@
-"""The bad-input table of the README ("Reliability"): every row is a case here.
+"""The bad-input table of the documentation (docs/guide/reliability.md): every row is a case here.
 
 Each case states the documented behaviour: which exception, and what its message must say
 (file, line, field and what was expected), or what happens instead when the input is
-accepted. The README's table lists the ids of these cases; keep the two in step.
+accepted. That table lists the ids of these cases; keep the two in step.
 """
 
 from __future__ import annotations

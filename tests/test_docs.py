@@ -1,5 +1,5 @@
 """The documentation runs: docstring examples of the installed package (doctests) and the
-README's Python snippets."""
+Python snippets of the README and of the documentation site's pages (docs/)."""
 
 import doctest
 import importlib
@@ -15,7 +15,10 @@ import pytest
 
 import svmmap
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+#: The README and every page of the documentation site.
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 
 # Modules whose examples need an optional dependency, and that dependency.
 OPTIONAL = {"svmmap.ir.plot": "matplotlib", "svmmap.dask": "distributed"}
@@ -52,12 +55,12 @@ def test_docstring_examples(name, tmp_path, monkeypatch):
     assert runner.failures == 0, out.getvalue()
 
 
-def readme_sections():
-    """(heading, [code blocks]) of every '## ' section with Python blocks to run. A block right
-    after a line '<!-- not run: reason -->' is illustrative and skipped."""
+def readme_sections(page: Path = README):
+    """(heading, [code blocks]) of every '## ' section of a page with Python blocks to run. A
+    block right after a line '<!-- not run: reason -->' is illustrative and skipped."""
     sections = []
     heading, blocks, skip_next = "(top)", [], False
-    lines = README.read_text().splitlines()
+    lines = page.read_text().splitlines()
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -83,8 +86,12 @@ def readme_sections():
     return sections
 
 
-@pytest.mark.parametrize("heading,blocks", readme_sections(), ids=[h for h, _ in readme_sections()])
-def test_readme_snippets(heading, blocks, tmp_path, monkeypatch):
+def page_sections():
+    return [(p.relative_to(ROOT).as_posix(), h, b) for p in PAGES for h, b in readme_sections(p)]
+
+
+@pytest.mark.parametrize("page,heading,blocks", page_sections(), ids=[f"{p}: {h}" for p, h, _ in page_sections()])
+def test_readme_snippets(page, heading, blocks, tmp_path, monkeypatch):
     for module in ("matplotlib", "distributed", "pandas"):
         if any(module in b for b in blocks):
             pytest.importorskip(module)
@@ -95,9 +102,9 @@ def test_readme_snippets(heading, blocks, tmp_path, monkeypatch):
         warnings.simplefilter("ignore", svmmap.SkippedQueriesWarning)
         for k, block in enumerate(blocks):
             try:
-                exec(compile(block, f"README.md [{heading}] block {k + 1}", "exec"), namespace)
+                exec(compile(block, f"{page} [{heading}] block {k + 1}", "exec"), namespace)
             except Exception as exc:
                 raise AssertionError(
-                    f"README section {heading!r}, Python block {k + 1} fails: {exc!r}. Fix the snippet, "
+                    f"{page} section {heading!r}, Python block {k + 1} fails: {exc!r}. Fix the snippet, "
                     "or mark an illustrative one with a line '<!-- not run: reason -->' just above it."
                 ) from exc

@@ -109,6 +109,7 @@ def fit(
     n_queries: int,
     config: TrainConfig,
     callback: _Callback = None,
+    with_coef: bool = False,
 ) -> Tuple[npt.NDArray[np.float64], FitSummary]: ...
 def problem_summary(
     y: npt.NDArray[np.float64], qid_codes: npt.NDArray[np.int64], n_queries: int, relevance_threshold: float
@@ -144,6 +145,8 @@ def read_letor_file(
     n_features: Optional[int] = None,
     keep_comments: bool = False,
     n_threads: int = 0,
+    missing_nan: bool = False,
+    without_qid: bool = False,
 ) -> dict: ...
 def load_model_json(path: str) -> str: ...
 def save_model_json(path: str, text: str) -> None: ...

@@ -130,6 +130,29 @@ def _object_array(values: Any) -> np.ndarray:
     return arr
 
 
+def qid_of(
+    qid: Any, group: Any, n_rows: int, qid_name: str = "qid", group_name: str = "group", rows_name: str = "X"
+) -> Any:
+    """``qid`` itself, or query ids 0, 1, 2, ... made from LightGBM-style query sizes ``group``
+    (in row order); giving both is an error, giving neither is left to ``check_qid``."""
+    if group is None:
+        return qid
+    if qid is not None:
+        raise ValueError(f"give {qid_name} (one query id per row) or {group_name} (query sizes in row order), not both")
+    arr = np.asarray(group)
+    if arr.ndim != 1 or arr.dtype.kind not in "iuf" or arr.size == 0:
+        raise ValueError(f"{group_name} must be a non-empty 1-D array of query sizes (positive integers), got shape {arr.shape} and dtype {arr.dtype}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        raise ValueError(f"{group_name} must hold whole numbers (query sizes), got {arr[:10].tolist()}")
+    sizes = arr.astype(np.int64)
+    if np.any(sizes < 1):
+        raise ValueError(f"{group_name} must hold positive query sizes, got {int(sizes.min())}")
+    total = int(sizes.sum())
+    if total != n_rows:
+        raise ValueError(f"{group_name} adds up to {total} rows, but {rows_name} has {n_rows} rows")
+    return np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+
+
 def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np.ndarray, np.ndarray]:
     """Integer codes 0..n_queries-1 and the distinct query ids they stand for.
 

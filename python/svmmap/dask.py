@@ -227,10 +227,7 @@ class SVMMap(_LocalSVMMap):
     ``n_jobs`` is the number of threads each worker uses (None: the worker's own thread count).
     After ``fit``, ``predict`` accepts dask arrays and DataFrames (lazily, one task per
     partition) as well as in-memory data, and ``to_local()`` returns a plain ``svmmap.SVMMap``.
-
-    Parameters
-    ----------
-    See ``svmmap.SVMMap``; every parameter has the same meaning.
+    The parameters are those of ``svmmap.SVMMap``, with the same meanings.
 
     Examples
     --------
@@ -280,7 +277,8 @@ class SVMMap(_LocalSVMMap):
         state.pop("_client", None)
         return state
 
-    def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMMap":
+    # Distributed data carries its query ids in its partitions: no group= or eval_set here.
+    def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMMap":  # type: ignore[override]
         """Learn ``coef_`` on the cluster from documents grouped by query.
 
         Parameters

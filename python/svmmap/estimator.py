@@ -7,7 +7,7 @@ import logging
 import sys
 import threading
 import warnings
-from typing import Any, Callable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Optional, Sequence, Union, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -23,6 +23,7 @@ from ._validation import (
     check_weight_memory,
     feature_names_of,
     n_threads,
+    qid_of,
 )
 
 __all__ = [
@@ -166,6 +167,10 @@ class SVMMap(BaseEstimator):
         Training queries left out, by reason ("no_relevant", "all_relevant").
     history_ : list of dict
         The per-iteration records passed to ``callback``.
+    evals_result_ : dict
+        Only after a fit with ``eval_set``: ``{"valid_0": {"map": [...]}, ...}``, the
+        ``eval_metric`` of every validation set at the w of every iteration (as LightGBM's
+        ``evals_result_``); the last entry is the metric of ``coef_``.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -225,7 +230,18 @@ class SVMMap(BaseEstimator):
             raise ValueError(f"callback must be callable or None, got {self.callback!r}")
         return config
 
-    def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMMap":
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        qid: Any = None,
+        *,
+        group: Any = None,
+        eval_set: Optional[Sequence[tuple]] = None,
+        eval_group: Optional[Sequence[Any]] = None,
+        eval_qid: Optional[Sequence[Any]] = None,
+        eval_metric: Union[str, Sequence[str]] = "map",
+    ) -> "SVMMap":
         """Learn ``coef_`` from documents grouped by query.
 
         Parameters
@@ -237,6 +253,21 @@ class SVMMap(BaseEstimator):
             Relevance labels (graded or -1/+1).
         qid : array-like of shape (n_documents,)
             Query id of every document, any integers or strings, in any order.
+        group : array-like of int, optional
+            Instead of ``qid``, LightGBM's query sizes in row order: the first ``group[0]`` rows
+            are one query, the next ``group[1]`` rows the next, and so on (what PyTerrier's
+            ``pt.ltr.apply_learned_model(..., form="ltr")`` passes). Give ``qid`` or
+            ``group``, not both.
+        eval_set : list of (X, y) tuples, optional
+            Validation sets scored at every iteration; the metric goes to ``evals_result_``.
+            It does not change the model.
+        eval_group : list of array-like of int, optional
+            The query sizes of every validation set, as ``group``.
+        eval_qid : list of array-like, optional
+            The query ids of every validation set, as ``qid`` (instead of ``eval_group``).
+        eval_metric : str or list of str, default="map"
+            Metric names of ``svmmap.metrics.evaluate`` ("map", "ndcg@10", ...), computed with
+            this estimator's ``relevance_threshold``.
 
         Returns
         -------
@@ -247,30 +278,99 @@ class SVMMap(BaseEstimator):
         core_X, n_rows, n_features = check_matrix(X)
         check_weight_memory(n_features)
         labels = check_labels(y, n_rows)
+        qid = qid_of(qid, group, n_rows, "qid", "group")
         codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
+        evals = self._eval_sets(eval_set, eval_group, eval_qid, eval_metric, n_features)
 
-        on_iteration = self._iteration_callback()
+        on_iteration = self._iteration_callback(evals)
         with _progress_logging(self.verbose):
             try:
-                coef, summary = _core.fit(core_X, labels, codes, len(uniques), config, on_iteration)
+                coef, summary = _core.fit(
+                    core_X, labels, codes, len(uniques), config, on_iteration, with_coef=evals is not None
+                )
             except BaseException:
                 # Interrupted (Ctrl-C), out of memory or refused: no model from an earlier fit
                 # may pass for the result of this one.
                 self._forget_fit()
                 raise
             self._set_fitted(coef, summary, n_features, names, len(uniques))
+        if evals is not None:
+            self.evals_result_ = {name: dict(results) for name, _, results in evals}
+        elif hasattr(self, "evals_result_"):
+            del self.evals_result_
         return self
 
-    def _iteration_callback(self) -> Optional[Callable[[IterationRecord], bool]]:
-        """The per-iteration hook handed to the solver: logs (when verbose) and calls the
-        user's callback, whose true return value stops training. None when neither is asked
-        for, so that the solver need not enter Python at every iteration."""
+    def _eval_sets(
+        self,
+        eval_set: Optional[Sequence[tuple]],
+        eval_group: Optional[Sequence[Any]],
+        eval_qid: Optional[Sequence[Any]],
+        eval_metric: Union[str, Sequence[str]],
+        n_features: int,
+    ) -> Optional[list]:
+        """The checked validation sets as (name, scorer, {metric: values}) triples, or None."""
+        if eval_set is None:
+            if eval_group is not None or eval_qid is not None:
+                raise ValueError("eval_group and eval_qid describe eval_set, which was not given")
+            return None
+        if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
+            raise ValueError("eval_set must be a list of (X, y) tuples, e.g. eval_set=[(X_val, y_val)]")
+        metrics = [eval_metric] if isinstance(eval_metric, str) else list(eval_metric)
+        if not metrics or not all(isinstance(m, str) for m in metrics):
+            raise ValueError(f"eval_metric must be a metric name or a list of them, got {eval_metric!r}")
+        if (eval_group is None) == (eval_qid is None):
+            raise ValueError("eval_set needs the queries of each set: give eval_group (query sizes) or eval_qid, not both")
+        kind = "eval_group" if eval_group is not None else "eval_qid"
+        grouping = list(eval_group if eval_group is not None else eval_qid or ())
+        if len(grouping) != len(eval_set):
+            raise ValueError(f"{kind} has {len(grouping)} entries for {len(eval_set)} eval_set entries")
+        from .metrics import evaluate
+
+        out: list = []
+        for i, (pair, g) in enumerate(zip(eval_set, grouping)):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(f"eval_set[{i}] must be an (X, y) tuple")
+            ex, ey = pair
+            ex_core, ex_rows, ex_features = check_matrix(ex)
+            if ex_features != n_features:
+                raise ValueError(f"eval_set[{i}] has {ex_features} features, but X has {n_features}")
+            ey = check_labels(ey, ex_rows)
+            if kind == "eval_group":
+                eq = qid_of(None, g, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]")
+            else:
+                eq = qid_of(g, None, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]")
+            check_qid(eq, ex_rows, required_by=f"eval_set[{i}]")
+            threads = n_threads(self.n_jobs)
+            threshold = self.relevance_threshold
+
+            def scorer(coef: np.ndarray, ex_core: Any = ex_core, ey: Any = ey, eq: Any = eq) -> dict:
+                scores = _core.predict(ex_core, coef, threads)
+                result = evaluate(ey, scores, eq, metrics, relevance_threshold=threshold)
+                return {m: float(result[m]) for m in metrics}
+
+            out.append((f"valid_{i}", scorer, {m: [] for m in metrics}))
+        return out
+
+    def _iteration_callback(self, evals: Optional[list] = None) -> Optional[Callable[[IterationRecord], bool]]:
+        """The per-iteration hook handed to the solver: scores the validation sets (when
+        given) at the iterate w, logs (when verbose) and calls the user's callback, whose true
+        return value stops training. None when nothing is asked for, so that the solver need
+        not enter Python at every iteration."""
         verbose = self.verbose
         user_callback = self.callback
-        if not verbose and user_callback is None:
+        if not verbose and user_callback is None and evals is None:
             return None
 
         def on_iteration(record: IterationRecord) -> bool:
+            # The core adds the iterate only when validation sets need it; the record the
+            # user's callback sees stays as documented.
+            coef = cast(dict, record).pop("coef", None)
+            if evals is not None and coef is not None:
+                for name, scorer, results in evals:
+                    for metric, value in scorer(coef).items():
+                        results[metric].append(value)
+                        if verbose:
+                            logger.info("iter %4d  %s %s %.6g", record["iteration"], name, metric, value)
             if verbose:
                 logger.info(
                     "iter %4d  primal %.6g  dual %.6g  gap %.3g  cuts %d/%d  %.2fs",

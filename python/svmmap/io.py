@@ -12,6 +12,7 @@ from . import _core
 
 __all__ = [
     "load_letor",
+    "read_group_file",
     "write_atomic",
     "save_predictions",
     "load_predictions",
@@ -40,8 +41,14 @@ def load_letor(
     sparse: Union[str, bool] = "auto",
     return_comments: bool = False,
     n_jobs: Optional[int] = None,
+    missing: str = "error",
+    group: Any = None,
 ) -> tuple:
     """Read a LETOR / svmlight ranking file: ``label qid:Q index:value ... # comment``.
+
+    Also reads LightGBM's layout, ``label index:value ...`` without ``qid:`` and the query
+    sizes in a separate file (``rank.train`` with ``rank.train.query``), and LETOR's
+    Feature-null files, whose missing values are written ``NULL``.
 
     Parameters
     ----------
@@ -59,6 +66,18 @@ def load_letor(
         Also return the text after '#' of every line (LETOR puts the document id there).
     n_jobs : int or None
         Threads for parsing (None: all cores).
+    missing : {"error", "nan"}, default="error"
+        What a feature value ``NULL`` (any case) means. "error" refuses it, naming the line and
+        field; "nan" reads it as NaN. NaN is missing to ``svmmap.Binner(missing="indicator")``,
+        which learns a score of its own for it in a pipeline; for a plain ``SVMMap``, fill it
+        first (LETOR's Feature-min files put the query's minimum of the feature there).
+    group : None, False, str, path-like or array-like of int, default=None
+        Query sizes in row order, as LightGBM's ``group``: the first ``group[0]`` rows are one
+        query, the next ``group[1]`` the next, and so on. A path names a file of sizes, one
+        integer per line (LightGBM's ``.query`` file). None (the default) uses ``<path>.query``
+        when that file exists, as LightGBM does, and the ``qid:`` fields otherwise; False
+        always uses the ``qid:`` fields. With sizes, no line may carry a ``qid:`` field, and
+        the query ids returned are 0, 1, 2, ... in file order.
 
     Returns
     -------
@@ -94,9 +113,12 @@ def load_letor(
         raise ValueError(f'sparse must be "auto", True or False, got {sparse!r}')
     if n_features is not None and (not isinstance(n_features, (int, np.integer)) or n_features < 1):
         raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    if missing not in ("error", "nan"):
+        raise ValueError(f'missing must be "error" or "nan", got {missing!r}')
+    sizes = _group_sizes(path, group)
     raw = _core.read_letor_file(
         os.fspath(path), dt.name, None if n_features is None else int(n_features),
-        return_comments, n_threads(n_jobs),
+        return_comments, n_threads(n_jobs), missing_nan=missing == "nan", without_qid=sizes is not None,
     )
     n_rows = raw["labels"].shape[0]
     d = raw["n_features"]
@@ -112,10 +134,56 @@ def load_letor(
         X = sp.csr_matrix((raw["values"], raw["indices"], raw["indptr"]), shape=(n_rows, d))
         if sparse is False:
             X = X.toarray()
-    qid = _qid_array(raw["qid_names"], raw["qid_codes"].astype(np.intp))
+    if sizes is not None:
+        from ._validation import qid_of
+
+        qid = qid_of(None, sizes[0], n_rows, group_name=sizes[1], rows_name=os.fspath(path))
+    else:
+        qid = _qid_array(raw["qid_names"], raw["qid_codes"].astype(np.intp))
     if return_comments:
         return X, raw["labels"], qid, raw["comments"]
     return X, raw["labels"], qid
+
+
+def read_group_file(path: PathLike) -> np.ndarray:
+    """Read a LightGBM ``.query`` file: one query size (a positive integer) per line.
+
+    Blank lines are skipped; anything else is an error naming the file and line.
+    """
+    from ._core import DataFormatError
+
+    name = os.fspath(path)
+    sizes = []
+    with open(name, "r", encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            text = line.strip()
+            if not text:
+                continue
+            try:
+                size = int(text)
+            except ValueError:
+                raise DataFormatError(f"{name}:{lineno}: expected a query size (a positive integer), got {text!r}") from None
+            if size < 1:
+                raise DataFormatError(f"{name}:{lineno}: query size {size} must be at least 1")
+            sizes.append(size)
+    if not sizes:
+        raise DataFormatError(f"{name}: no query sizes: the group file is empty")
+    return np.asarray(sizes, dtype=np.int64)
+
+
+def _group_sizes(path: PathLike, group: Any) -> Optional[tuple]:
+    """(sizes, where they came from) for ``load_letor``'s ``group``, or None for ``qid:`` fields."""
+    if group is False:
+        return None
+    if group is None:
+        auto = os.fspath(path) + ".query"
+        if not os.path.exists(auto):
+            return None
+        return read_group_file(auto), auto
+    if isinstance(group, (str, os.PathLike)):
+        return read_group_file(group), os.fspath(group)
+    return group, "group"
+
 
 
 def write_atomic(path: PathLike, data: Union[str, bytes]) -> None:

@@ -12,6 +12,12 @@
 //! `NULL` of LETOR's Feature-null files), an index that is 0, negative, repeated or beyond
 //! `MAX_FEATURE_INDEX`, or a file without a single data line. Unsorted indices are accepted
 //! and sorted.
+//!
+//! Two options read the layouts other tools write. `missing_nan` reads a feature value `NULL`
+//! (any case) as NaN, for LETOR's Feature-null files; labels stay strict. `without_qid` reads
+//! LightGBM's layout, `<label> <index>:<value> ...` with the query sizes in a separate
+//! `.query` file: no line may then carry a `qid:` field, and every row gets the query id ""
+//! (the caller cuts the rows into queries from the sizes).
 
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -36,6 +42,10 @@ pub struct ReadOptions {
     pub n_features: Option<usize>,
     /// Keep the text after '#' of every data line.
     pub keep_comments: bool,
+    /// Read a feature value `NULL` as NaN instead of refusing it.
+    pub missing_nan: bool,
+    /// Lines have no `qid:` field (LightGBM's layout); a line with one is an error.
+    pub without_qid: bool,
 }
 
 /// A parsed file in CSR form, rows in file order.
@@ -323,22 +333,39 @@ fn parse_line(
     let _ = label_at;
     let label = parse_number(label_tok)
         .map_err(|why| format!("field 1 (the label) is {}: {why}", show(label_tok)))?;
-    let (qid_at, qid_tok) = fields.next().ok_or_else(|| {
-        "expected 'qid:<query id>' after the label, got the end of the line".to_string()
-    })?;
-    let qid = qid_tok
-        .strip_prefix(b"qid:")
-        .filter(|q| !q.is_empty())
-        .ok_or_else(|| format!("field 2 must be 'qid:<query id>', got {}", show(qid_tok)))?;
-    // Query ids become Python strings; two ids that differ only in invalid bytes would
-    // otherwise turn into the same string and silently merge two queries.
-    if std::str::from_utf8(qid).is_err() {
-        return Err(format!(
-            "field 2: the query id {} is not valid UTF-8 text",
-            show(qid_tok)
-        ));
-    }
-    let qid_start = lo + qid_at + 4;
+    // In LightGBM's layout the second field is already a feature; it is parsed below with
+    // the others, so the field iterator is rewound to it.
+    let (qid, qid_start) = if opts.without_qid {
+        let before = fields.pos;
+        if let Some((_, tok)) = fields.next() {
+            if tok.starts_with(b"qid:") {
+                return Err(format!(
+                    "field 2 is a query id ({}), but the query sizes were given separately \
+                     (a group file); use one or the other",
+                    show(tok)
+                ));
+            }
+        }
+        fields.pos = before;
+        (&line[..0], lo)
+    } else {
+        let (qid_at, qid_tok) = fields.next().ok_or_else(|| {
+            "expected 'qid:<query id>' after the label, got the end of the line".to_string()
+        })?;
+        let qid = qid_tok
+            .strip_prefix(b"qid:")
+            .filter(|q| !q.is_empty())
+            .ok_or_else(|| format!("field 2 must be 'qid:<query id>', got {}", show(qid_tok)))?;
+        // Query ids become Python strings; two ids that differ only in invalid bytes would
+        // otherwise turn into the same string and silently merge two queries.
+        if std::str::from_utf8(qid).is_err() {
+            return Err(format!(
+                "field 2: the query id {} is not valid UTF-8 text",
+                show(qid_tok)
+            ));
+        }
+        (qid, lo + qid_at + 4)
+    };
     let row_start = c.indices.len();
     let mut prev: u64 = 0;
     let mut sorted = true;
@@ -362,9 +389,13 @@ fn parse_line(
                 ));
             }
         }
-        let value = parse_number(val_tok)
-            .map_err(|why| format!("field {field_no} ({}): value {why}", show(tok)))?;
-        if !fits(value) {
+        let value = if opts.missing_nan && val_tok.eq_ignore_ascii_case(b"null") {
+            f64::NAN
+        } else {
+            parse_number(val_tok)
+                .map_err(|why| format!("field {field_no} ({}): value {why}", show(tok)))?
+        };
+        if !value.is_nan() && !fits(value) {
             return Err(format!(
                 "field {field_no} ({}): value {value:e} is beyond the float32 range (3.4e38); \
                  read the file as float64",
@@ -451,7 +482,9 @@ fn show(tok: &[u8]) -> String {
 fn parse_number(tok: &[u8]) -> std::result::Result<f64, String> {
     if tok.eq_ignore_ascii_case(b"null") {
         return Err(
-            "NULL: a missing value (LETOR Feature-null files must be filled in first)".into(),
+            "NULL: a missing value (read LETOR Feature-null files with missing=\"nan\", \
+             or --missing on the command line)"
+                .into(),
         );
     }
     let v: f64 = std::str::from_utf8(tok)
@@ -616,7 +649,7 @@ mod tests {
     fn n_features_bounds_indices() {
         let opts = ReadOptions {
             n_features: Some(2),
-            keep_comments: false,
+            ..Default::default()
         };
         let e = parse_stream::<f64>("1 qid:1 3:1\n".as_bytes(), "f", &opts).unwrap_err();
         assert!(e.to_string().contains("above n_features = 2"));
@@ -677,5 +710,44 @@ mod tests {
         )
         .unwrap();
         assert_eq!(d.values, vec![f32::MAX]);
+    }
+
+    #[test]
+    fn missing_nan_reads_null_feature_values_as_nan() {
+        let opts = ReadOptions {
+            missing_nan: true,
+            ..Default::default()
+        };
+        let d =
+            parse_stream::<f32>("1 qid:1 1:0.5 2:NULL 3:null\n".as_bytes(), "f", &opts).unwrap();
+        assert_eq!(d.values[0], 0.5);
+        assert!(d.values[1].is_nan() && d.values[2].is_nan());
+        assert!(d.is_dense_complete());
+        // Labels are never missing.
+        let e = parse_stream::<f64>("NULL qid:1 1:1\n".as_bytes(), "f", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("f:1: field 1 (the label)"), "{e}");
+        // Without the option the message names it.
+        assert!(err("1 qid:1 1:NULL\n").contains("missing=\"nan\""));
+    }
+
+    #[test]
+    fn without_qid_reads_lightgbm_lines() {
+        let opts = ReadOptions {
+            without_qid: true,
+            ..Default::default()
+        };
+        let d = parse_stream::<f64>("2 1:0.5 2:1\n0 2:3 # x\n1\n".as_bytes(), "f", &opts).unwrap();
+        assert_eq!(d.labels, vec![2.0, 0.0, 1.0]);
+        assert_eq!(d.qid_names, vec![""]);
+        assert_eq!(d.qid_codes, vec![0, 0, 0]);
+        assert_eq!(d.indptr, vec![0, 2, 3, 3]);
+        assert_eq!(d.indices, vec![0, 1, 1]);
+        assert_eq!(d.values, vec![0.5, 1.0, 3.0]);
+        let e = parse_stream::<f64>("1 1:1\n0 qid:4 1:2\n".as_bytes(), "f", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("f:2: field 2 is a query id ('qid:4')"), "{e}");
     }
 }

@@ -43,7 +43,9 @@ pub(super) fn letor_dict<'py, T: FromF64 + numpy::Element>(
 /// Reads a LETOR/svmlight file. Returns a dict with "labels", "qid_codes", "qid_names",
 /// "n_features", "line_numbers", "comments" and either "dense" or "indptr"/"indices"/"values".
 #[pyfunction]
-#[pyo3(signature = (path, dtype="float64", n_features=None, keep_comments=false, n_threads=0))]
+#[pyo3(signature = (path, dtype="float64", n_features=None, keep_comments=false, n_threads=0, missing_nan=false, without_qid=false))]
+// A Python signature: the arguments are the keyword arguments the callers pass.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn read_letor_file<'py>(
     py: Python<'py>,
     path: &str,
@@ -51,10 +53,14 @@ pub(super) fn read_letor_file<'py>(
     n_features: Option<usize>,
     keep_comments: bool,
     n_threads: usize,
+    missing_nan: bool,
+    without_qid: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let opts = ReadOptions {
         n_features,
         keep_comments,
+        missing_nan,
+        without_qid,
     };
     match dtype {
         "float64" => {

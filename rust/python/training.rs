@@ -35,14 +35,16 @@ pub(super) fn record_dict<'py>(
 /// `detach`), refuses to grow the working set beyond the memory available (each cut is a dense
 /// vector of `dim` numbers per slack group), and calls the Python callback (if any) with the
 /// iteration's record; a true return value stops training. A Python exception is kept in
-/// `error`, so the caller can re-raise it unchanged.
+/// `error`, so the caller can re-raise it unchanged. With `with_coef`, the record also holds
+/// the iterate w as "coef" (the estimator scores its validation sets with it).
 pub(super) fn progress_hook<'a>(
     callback: &'a Option<Py<PyAny>>,
     error: &'a mut Option<PyErr>,
     dim: usize,
     n_groups: usize,
-) -> impl FnMut(&IterationRecord) -> crate::Result<Control> + 'a {
-    move |r: &IterationRecord| {
+    with_coef: bool,
+) -> impl FnMut(&IterationRecord, &[f64]) -> crate::Result<Control> + 'a {
+    move |r: &IterationRecord, w: &[f64]| {
         crate::cancel::check()?;
         crate::memory::check_working_set(dim, n_groups, 2)?;
         let Some(cb) = callback else {
@@ -50,7 +52,12 @@ pub(super) fn progress_hook<'a>(
         };
         Python::attach(|py| {
             let outcome = record_dict(py, r)
-                .and_then(|record| cb.call1(py, (record,)))
+                .and_then(|record| {
+                    if with_coef {
+                        record.set_item("coef", PyArray1::from_slice(py, w))?;
+                    }
+                    cb.call1(py, (record,))
+                })
                 .and_then(|v| v.is_truthy(py));
             match outcome {
                 Ok(true) => Ok(Control::Stop),
@@ -67,7 +74,9 @@ pub(super) fn progress_hook<'a>(
 
 /// Trains a linear ranker with the given configuration. Returns (coef, FitSummary).
 #[pyfunction]
-#[pyo3(signature = (x, y, qid_codes, n_queries, config, callback=None))]
+#[pyo3(signature = (x, y, qid_codes, n_queries, config, callback=None, with_coef=false))]
+// A Python signature: the arguments are the keyword arguments the callers pass.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn fit<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
@@ -76,6 +85,7 @@ pub(super) fn fit<'py>(
     n_queries: usize,
     config: PyRef<'py, TrainConfig>,
     callback: Option<Py<PyAny>>,
+    with_coef: bool,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary)> {
     let x = Matrix::extract(x)?;
     let labels = slice(&y, "y")?;
@@ -85,8 +95,13 @@ pub(super) fn fit<'py>(
     let mut callback_error: Option<PyErr> = None;
     let result = x.run(py, |m| {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
-        let mut on_iteration =
-            progress_hook(&callback, &mut callback_error, m.n_cols(), refs.len());
+        let mut on_iteration = progress_hook(
+            &callback,
+            &mut callback_error,
+            m.n_cols(),
+            refs.len(),
+            with_coef,
+        );
         oracle::check_query_lens(&refs, &groups)?;
         crate::memory::check_working_set(m.n_cols(), refs.len(), 2)?;
         with_threads(n_threads, || {
@@ -298,7 +313,7 @@ pub(super) fn solve<'py>(
     let mut callback_error: Option<PyErr> = None;
     let result = detach(py, || {
         let n_groups = source.n_groups;
-        let mut on_iteration = progress_hook(&callback, &mut callback_error, dim, n_groups);
+        let mut on_iteration = progress_hook(&callback, &mut callback_error, dim, n_groups, false);
         crate::memory::check_working_set(dim, n_groups, 2)?;
         solver::solve(&mut source, opts, &mut on_iteration)
     });

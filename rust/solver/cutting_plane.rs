@@ -401,7 +401,7 @@ pub fn train<M: RowMatrix + ?Sized>(
     groups: &QueryGroups,
     oracles: &[&dyn Oracle],
     opts: &Options,
-    on_iteration: &mut dyn FnMut(&IterationRecord) -> Result<Control>,
+    on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
 ) -> Result<(Vec<f64>, Summary)> {
     opts.validate()?;
     if oracles.is_empty() {
@@ -431,7 +431,7 @@ fn out_of_range(iteration: usize, what: &str) -> Error {
 pub fn solve(
     source: &mut dyn CutSource,
     opts: &Options,
-    on_iteration: &mut dyn FnMut(&IterationRecord) -> Result<Control>,
+    on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
 ) -> Result<(Vec<f64>, Summary)> {
     opts.validate()?;
     let d = source.dim();
@@ -488,7 +488,8 @@ pub fn solve(
             n_active: ws.n_active(),
             seconds: start.elapsed().as_secs_f64(),
         };
-        let control = on_iteration(&record)?;
+        // The hook also sees the w the record was measured at (for validation scores).
+        let control = on_iteration(&record, &w)?;
         let converged = record.gap <= opts.eps * c_total;
         history.push(record.clone());
         last = Some(record);

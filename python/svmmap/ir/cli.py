@@ -28,6 +28,21 @@ def _floats(text: str) -> List[float]:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
 
 
+def _data_layout_options(parser: argparse.ArgumentParser, data: str) -> None:
+    """--group and --missing: LightGBM's layout and LETOR's Feature-null files."""
+    parser.add_argument(
+        "--group", default=None, metavar="FILE",
+        help=f"query sizes, one per line (LightGBM's .query file), for a {data} without qid: fields "
+        f"(default: {data}.query when it exists)",
+    )
+    parser.add_argument(
+        "--missing", default="error", choices=["error", "nan"],
+        help="NULL feature values (LETOR Feature-null files): refuse them (default) or read them as "
+        "missing; learn then trains Binner(missing='indicator') + SVMMap, a model with a score of "
+        "its own for a missing value",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="svmmap",
@@ -53,11 +68,17 @@ def _parser() -> argparse.ArgumentParser:
         help="show progress: primal, dual, gap (against its target C*eps), cuts and seconds per "
         "iteration (one status line on a terminal, one line per iteration otherwise)",
     )
+    _data_layout_options(learn, "TRAIN")
+    learn.add_argument(
+        "--bins", type=int, default=50,
+        help="with --missing nan: thresholds per feature of the binner (default 50)",
+    )
     learn.add_argument("train", metavar="TRAIN")
     learn.add_argument("model", metavar="MODEL")
 
     classify = sub.add_parser("classify", help="score a LETOR/svmlight file with a model")
     classify.add_argument("--n-jobs", type=int, default=None)
+    _data_layout_options(classify, "TEST")
     classify.add_argument("test", metavar="TEST")
     classify.add_argument("model", metavar="MODEL")
     classify.add_argument("predictions", metavar="PREDICTIONS")
@@ -235,7 +256,7 @@ def _learn(args: argparse.Namespace) -> None:
     from ..estimator import SVMMap
     from ..io import load_letor
 
-    X, y, qid = load_letor(args.train)
+    X, y, qid = load_letor(args.train, group=args.group, missing=args.missing)
     display = _ProgressDisplay(args.C * args.eps) if args.verbose else None
     model = SVMMap(
         C=args.C, loss=args.loss, eps=args.eps, max_iter=args.max_iter,
@@ -245,7 +266,17 @@ def _learn(args: argparse.Namespace) -> None:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model.fit(X, y, qid=qid)
+            if args.missing == "nan":
+                # A linear model has no weight for "missing"; binning gives every feature an
+                # indicator column for it, whose weight the SVM learns like any other.
+                from sklearn.pipeline import make_pipeline
+
+                from ..binning import Binner
+
+                binner = Binner(n_thresholds=args.bins, missing="indicator", n_jobs=args.n_jobs)
+                make_pipeline(binner, model).fit(X, y, svmmap__qid=qid)
+            else:
+                model.fit(X, y, qid=qid)
     finally:
         if display is not None:
             display.close()
@@ -253,7 +284,12 @@ def _learn(args: argparse.Namespace) -> None:
         print(f"svmmap: warning: {w.message}", file=sys.stderr)
     # The callback is a property of this run, not of the model.
     model.set_params(callback=None)
-    model.save(args.model)
+    if args.missing == "nan":
+        from ..io import save_model
+
+        save_model(make_pipeline(binner, model), args.model)
+    else:
+        model.save(args.model)
     print(
         f"trained on {model.n_queries_} queries in {time.perf_counter() - start:.2f}s: "
         f"{model.n_iter_} iterations, primal {model.objective_:.6g}, gap {model.gap_:.3g}, "
@@ -273,10 +309,11 @@ def _classify(args: argparse.Namespace) -> None:
     model = read_model(args.model)
     # A binned model takes the binner's input features.
     n_expected = model.n_input_features
-    X, y, qid = load_letor(args.test, n_features=None)
+    layout = {"group": args.group, "missing": args.missing}
+    X, y, qid = load_letor(args.test, n_features=None, **layout)
     if X.shape[1] < n_expected:
         # A test file may simply not mention the last features; they are zero.
-        X, y, qid = load_letor(args.test, n_features=n_expected)
+        X, y, qid = load_letor(args.test, n_features=n_expected, **layout)
     elif X.shape[1] > n_expected:
         raise ValueError(
             f"{args.test} has features up to index {X.shape[1]}, but the model {args.model} "

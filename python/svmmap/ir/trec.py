@@ -146,6 +146,34 @@ class Qrels:
         qid, docno, rel = zip(*rows) if rows else ((), (), ())
         return cls(np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(rel, dtype=np.int64), name)
 
+    @classmethod
+    def from_frame(cls, frame: Any, *, name: str = "qrels") -> "Qrels":
+        """Qrels from a table of judgments: a pandas DataFrame or a dict of columns.
+
+        The column names of ir_datasets (``query_id``, ``doc_id``, ``relevance``, as
+        ``pd.DataFrame(dataset.qrels_iter())`` has them) and of PyTerrier (``qid``, ``docno``,
+        ``label``) are both understood; other columns (``iteration``) are ignored.
+        """
+        columns = set(frame.keys())
+
+        def column(role: str, *choices: str) -> np.ndarray:
+            for c in choices:
+                if c in columns:
+                    return np.asarray(frame[c])
+            raise ValueError(
+                f"{name}: no {role} column; expected one of {', '.join(choices)}, got {', '.join(map(str, frame.keys()))}"
+            )
+
+        qid = column("query", "query_id", "qid")
+        docno = column("document", "doc_id", "docno")
+        rel = column("relevance", "relevance", "label")
+        if rel.dtype.kind == "f":
+            if not np.all(np.isfinite(rel) & (rel == np.round(rel))):
+                raise ValueError(f"{name}: relevance values must be whole numbers")
+        elif rel.dtype.kind not in "iub":
+            raise ValueError(f"{name}: relevance values must be integers, got dtype {rel.dtype}")
+        return cls(qid.astype(str), docno.astype(str), rel.astype(np.int64), name)
+
     def labels(self, qid: Union[Sequence[str], np.ndarray], docno: Union[Sequence[str], np.ndarray]) -> np.ndarray:
         """Relevance of each (qid, docno) pair; unjudged documents get 0 (not relevant)."""
         if self._lookup is None:
