@@ -263,7 +263,7 @@ fn progress_hook<'a>(
 
 /// Trains a linear ranker. Returns (coef, summary dict).
 #[pyfunction]
-#[pyo3(signature = (x, y, qid_codes, n_queries, losses, c, eps, max_iter, relevance_threshold, n_threads, callback=None))]
+#[pyo3(signature = (x, y, qid_codes, n_queries, losses, c, eps, max_iter, relevance_threshold, n_threads, callback=None, method="ocas"))]
 #[allow(clippy::too_many_arguments)]
 fn fit<'py>(
     py: Python<'py>,
@@ -278,6 +278,7 @@ fn fit<'py>(
     relevance_threshold: f64,
     n_threads: usize,
     callback: Option<Py<PyAny>>,
+    method: &str,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
     let x = Matrix::extract(x)?;
     let labels = slice(&y, "y")?;
@@ -292,6 +293,7 @@ fn fit<'py>(
         eps,
         max_iter,
         relevance_threshold,
+        method: solver::Method::from_name(method).map_err(to_py)?,
         ..Options::default()
     };
     let mut callback_error: Option<PyErr> = None;
@@ -329,6 +331,8 @@ fn solve_summary_dict<'py>(
     summary.set_item("n_iter", s.n_iter)?;
     summary.set_item("n_cuts", s.n_cuts)?;
     summary.set_item("n_active", s.n_active)?;
+    summary.set_item("n_evals", s.n_evals)?;
+    summary.set_item("qp_seconds", s.qp_seconds)?;
     summary.set_item(
         "stop",
         match s.stop {

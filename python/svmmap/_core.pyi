@@ -29,6 +29,7 @@ def fit(
     relevance_threshold: float,
     n_threads: int,
     callback: Optional[Callable[[dict], Any]] = None,
+    method: str = "ocas",
 ) -> Tuple[npt.NDArray[np.float64], dict]: ...
 def predict(x: _Matrix, coef: npt.NDArray[np.float64], n_threads: int) -> npt.NDArray[np.float64]: ...
 def oracle_argmax(

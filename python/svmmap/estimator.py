@@ -175,6 +175,10 @@ class SVMMap(BaseEstimator):
     1.0
     """
 
+    # Internal solver options passed to the core (benchmarks/solver.py sets
+    # {"method": "plain"} on an instance to time the plain cutting plane); not a parameter.
+    _solver_options: dict = {}
+
     def __init__(
         self,
         C: float = 1.0,
@@ -257,6 +261,7 @@ class SVMMap(BaseEstimator):
                 float(self.relevance_threshold),
                 threads,
                 on_iteration,
+                **self._solver_options,
             )
             self._set_fitted(coef, summary, n_features, names, len(uniques))
         return self

@@ -34,6 +34,9 @@ use crate::oracle::Oracle;
 
 /// The working-set QP is solved to this fraction of `eps` (see `solve`).
 const QP_TOL_FACTOR: f64 = 1e-9;
+/// A line-search step this close to 0 (the current iterate) or 1 (the working set's optimum,
+/// already evaluated) is not evaluated.
+const LINE_SKIP: f64 = 1e-6;
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -47,6 +50,30 @@ pub struct Options {
     pub max_idle: usize,
     /// A document is relevant when its label is above this value.
     pub relevance_threshold: f64,
+    /// The outer method (internal: the plain method is kept for comparison).
+    pub method: Method,
+}
+
+/// The outer loop of the solver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// The 1-slack cutting plane of Joachims et al. 2009 with the SMO + polish QP: each
+    /// iterate is the working set's optimum.
+    Plain,
+    /// The OCAS-style stabilized cutting plane with a line search and the active-set QP (see
+    /// the top of this file).
+    #[default]
+    Ocas,
+}
+
+impl Method {
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "plain" => Ok(Method::Plain),
+            "ocas" => Ok(Method::Ocas),
+            _ => Err(Error::param("method", "'plain' or 'ocas'", name)),
+        }
+    }
 }
 
 impl Default for Options {
@@ -57,6 +84,7 @@ impl Default for Options {
             max_iter: 10_000,
             max_idle: 50,
             relevance_threshold: 0.0,
+            method: Method::default(),
         }
     }
 }
@@ -125,6 +153,11 @@ pub struct Summary {
     pub n_cuts: usize,
     pub n_active: usize,
     pub stop: StopReason,
+    /// Oracle passes over the data (one per iteration for the plain method, one or two for
+    /// OCAS).
+    pub n_evals: usize,
+    /// Seconds spent in the working-set QP.
+    pub qp_seconds: f64,
     pub n_queries: usize,
     pub n_skipped_no_relevant: usize,
     pub n_skipped_all_relevant: usize,
@@ -371,6 +404,18 @@ pub fn solve(
     opts: &Options,
     on_iteration: &mut dyn FnMut(&IterationRecord) -> Result<Control>,
 ) -> Result<(Vec<f64>, Summary)> {
+    match opts.method {
+        Method::Plain => solve_plain(source, opts, on_iteration),
+        Method::Ocas => solve_ocas(source, opts, on_iteration),
+    }
+}
+
+/// The plain 1-slack cutting plane (the method before OCAS, kept for comparison).
+fn solve_plain(
+    source: &mut dyn CutSource,
+    opts: &Options,
+    on_iteration: &mut dyn FnMut(&IterationRecord) -> Result<Control>,
+) -> Result<(Vec<f64>, Summary)> {
     opts.validate()?;
     let d = source.dim();
     let n_groups = source.n_groups();
@@ -390,6 +435,7 @@ pub fn solve(
     let mut history = Vec::new();
     let mut stop = StopReason::MaxIter;
     let mut last = None;
+    let mut qp_seconds = 0.0;
 
     for iteration in 1..=opts.max_iter {
         let new_cuts = source.cuts(&w)?;
@@ -448,10 +494,12 @@ pub fn solve(
         // exactly; only when that fails (a wrong support, collinear cuts) does SMO continue
         // to the tight tolerance, which is slower on ill-conditioned working sets.
         let max_steps = 100_000 + 1_000 * ws.len();
+        let qp_start = Instant::now();
         ws.solve(opts.eps / 100.0, max_steps);
         if !ws.polish(qp_tol) {
             ws.solve(qp_tol, max_steps);
         }
+        qp_seconds += qp_start.elapsed().as_secs_f64();
         w = ws.weights();
         if w.iter().any(|v| !v.is_finite()) {
             return Err(out_of_range(iteration, "the weight vector"));
@@ -468,6 +516,224 @@ pub fn solve(
         n_cuts: ws.len(),
         n_active: ws.n_active(),
         stop,
+        n_evals: last.iteration,
+        qp_seconds,
+        n_queries: 0,
+        n_skipped_no_relevant: 0,
+        n_skipped_all_relevant: 0,
+        history,
+    };
+    Ok((w, summary))
+}
+
+/// The cuts of every group at `w` and the primal objective there.
+struct Evaluation {
+    cuts: Vec<Cut>,
+    primal: f64,
+    loss: f64,
+}
+
+fn evaluate(
+    source: &mut dyn CutSource,
+    w: &[f64],
+    c: f64,
+    iteration: usize,
+) -> Result<Evaluation> {
+    let d = source.dim();
+    let n_groups = source.n_groups();
+    let new_cuts = source.cuts(w)?;
+    if new_cuts.len() != n_groups || new_cuts.iter().any(|(_, g)| g.len() != d) {
+        return Err(Error::input(format!(
+            "a cut source returned {} cuts for {n_groups} slack groups (dimension {d})",
+            new_cuts.len()
+        )));
+    }
+    let mut violation_total = 0.0;
+    let mut loss = 0.0;
+    let mut cuts = Vec::with_capacity(n_groups);
+    for (s, (b, g)) in new_cuts.into_iter().enumerate() {
+        if !(b.is_finite() && dot(&g, &g).is_finite()) {
+            return Err(out_of_range(iteration, "the new cutting plane"));
+        }
+        violation_total += c * (b - dot(w, &g)).max(0.0);
+        loss += b;
+        cuts.push(Cut { g, b, group: s });
+    }
+    let primal = 0.5 * dot(w, w) + violation_total;
+    if !primal.is_finite() {
+        return Err(out_of_range(iteration, "the primal objective"));
+    }
+    Ok(Evaluation {
+        cuts,
+        primal,
+        loss,
+    })
+}
+
+/// The minimizer over t >= 0 of the cutting-plane model of P on the line w_b + t dir,
+///
+///   P^(t) = 1/2 |w_b + t dir|^2 + c sum_s max(0, max_{j in s} alpha_j + beta_j t),
+///
+/// with alpha_j = b_j - w_b . g_j and beta_j = -dir . g_j over the given cuts: a convex
+/// piecewise quadratic, minimized by bisection on its right derivative.
+fn line_minimum(cuts: &[&Cut], n_groups: usize, w_b: &[f64], dir: &[f64], c: f64) -> f64 {
+    let lines: Vec<(usize, f64, f64)> = cuts
+        .iter()
+        .map(|cut| (cut.group, cut.b - dot(w_b, &cut.g), -dot(dir, &cut.g)))
+        .collect();
+    let wd = dot(w_b, dir);
+    let dd = dot(dir, dir);
+    let mut top = vec![(0.0f64, 0.0f64); n_groups];
+    let mut slope = |t: f64| -> f64 {
+        // Per group the line that is highest at t (the zero line included), and among equals
+        // the steepest: the right derivative.
+        top.iter_mut().for_each(|v| *v = (0.0, 0.0));
+        for &(s, alpha, beta) in &lines {
+            let v = alpha + beta * t;
+            if v > top[s].0 || (v == top[s].0 && beta > top[s].1) {
+                top[s] = (v, beta);
+            }
+        }
+        wd + t * dd + c * top.iter().map(|v| v.1).sum::<f64>()
+    };
+    if slope(0.0) >= 0.0 {
+        return 0.0;
+    }
+    let mut hi = 1.0;
+    while slope(hi) < 0.0 {
+        hi *= 2.0;
+        if hi > 1e12 {
+            return hi;
+        }
+    }
+    let mut lo = 0.0;
+    for _ in 0..80 {
+        let mid = 0.5 * (lo + hi);
+        if slope(mid) < 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// OCAS (see the top of this file): the working set's optimum w_c is only a proposal; the
+/// iterate w_b moves to the best point found by a line search from w_b towards w_c, and cuts
+/// are taken at w_c and at that point.
+fn solve_ocas(
+    source: &mut dyn CutSource,
+    opts: &Options,
+    on_iteration: &mut dyn FnMut(&IterationRecord) -> Result<Control>,
+) -> Result<(Vec<f64>, Summary)> {
+    opts.validate()?;
+    let d = source.dim();
+    let n_groups = source.n_groups();
+    let c_total = opts.c * n_groups as f64;
+    let qp_tol = opts.eps * QP_TOL_FACTOR;
+
+    let start = Instant::now();
+    let mut ws = WorkingSet::new(d, vec![opts.c; n_groups]);
+    let mut w_c = vec![0.0; d];
+    let mut best: Option<(Vec<f64>, f64)> = None;
+    let mut history = Vec::new();
+    let mut stop = StopReason::MaxIter;
+    let mut last = None;
+    let mut n_evals = 0;
+    let mut qp_seconds = 0.0;
+
+    for iteration in 1..=opts.max_iter {
+        let at_c = evaluate(source, &w_c, opts.c, iteration)?;
+        n_evals += 1;
+        let loss = at_c.loss;
+        let mut new_cuts = Vec::new();
+        match best.take() {
+            None => best = Some((w_c.clone(), at_c.primal)),
+            Some((w_b, p_b)) => {
+                let dir: Vec<f64> = w_c.iter().zip(&w_b).map(|(c, b)| c - b).collect();
+                let model: Vec<&Cut> = ws.cuts().iter().chain(&at_c.cuts).collect();
+                let t = line_minimum(&model, n_groups, &w_b, &dir, opts.c);
+                let mut candidate = if at_c.primal < p_b {
+                    (w_c.clone(), at_c.primal)
+                } else {
+                    (w_b.clone(), p_b)
+                };
+                if t > LINE_SKIP && (t - 1.0).abs() > LINE_SKIP {
+                    let w_t: Vec<f64> = w_b.iter().zip(&dir).map(|(b, v)| b + t * v).collect();
+                    let at_t = evaluate(source, &w_t, opts.c, iteration)?;
+                    n_evals += 1;
+                    if at_t.primal < candidate.1 {
+                        candidate = (w_t, at_t.primal);
+                    }
+                    new_cuts.extend(at_t.cuts);
+                }
+                best = Some(candidate);
+            }
+        }
+        new_cuts.extend(at_c.cuts);
+        let (_, p_b) = best.as_ref().expect("set above");
+        let primal = *p_b;
+        let dual = ws.dual_objective();
+        let record = IterationRecord {
+            iteration,
+            primal,
+            dual,
+            gap: primal - dual,
+            loss,
+            n_cuts: ws.len(),
+            n_active: ws.n_active(),
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        let control = on_iteration(&record)?;
+        let converged = record.gap <= opts.eps * c_total;
+        history.push(record.clone());
+        last = Some(record);
+        if converged {
+            stop = StopReason::Converged;
+            break;
+        }
+        if control == Control::Stop {
+            stop = StopReason::Callback;
+            break;
+        }
+        if iteration == opts.max_iter {
+            break;
+        }
+        for cut in new_cuts {
+            ws.add(cut);
+        }
+        let qp_start = Instant::now();
+        let max_steps = 100_000 + 1_000 * ws.len();
+        let ok = ws.solve_active_set(qp_tol, 10 * ws.len() + 100);
+        if std::env::var_os("SVMMAP_DEBUG_QP").is_some() {
+            eprintln!("it {iteration} cuts {} active {} ok {ok} qp {:.4}s t {:.3}", ws.len(), ws.n_active(), qp_start.elapsed().as_secs_f64(), start.elapsed().as_secs_f64());
+        }
+        if !ok {
+            ws.solve(opts.eps / 100.0, max_steps);
+            if !ws.polish(qp_tol) {
+                ws.solve(qp_tol, max_steps);
+            }
+        }
+        qp_seconds += qp_start.elapsed().as_secs_f64();
+        w_c = ws.weights();
+        if w_c.iter().any(|v| !v.is_finite()) {
+            return Err(out_of_range(iteration, "the weight vector"));
+        }
+        ws.drop_idle(opts.max_idle);
+    }
+
+    let last = last.expect("max_iter >= 1 was validated");
+    let (w, _) = best.expect("set at the first iteration");
+    let summary = Summary {
+        primal: last.primal,
+        dual: last.dual,
+        gap: last.gap,
+        n_iter: last.iteration,
+        n_cuts: ws.len(),
+        n_active: ws.n_active(),
+        stop,
+        n_evals,
+        qp_seconds,
         n_queries: 0,
         n_skipped_no_relevant: 0,
         n_skipped_all_relevant: 0,

@@ -5,6 +5,6 @@ pub mod cutting_plane;
 pub mod dual_qp;
 
 pub use cutting_plane::{
-    solve, train, Control, CutSource, IterationRecord, Options, QueryCounts, QueryCuts,
+    solve, train, Control, CutSource, IterationRecord, Method, Options, QueryCounts, QueryCuts,
     RankingProblem, StopReason, Summary,
 };
