@@ -182,3 +182,4 @@ fn fuzz_regressions_replay() {
         failures.join("\n")
     );
 }
+

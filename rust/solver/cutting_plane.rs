@@ -620,6 +620,8 @@ fn solve_ocas(
     let mut last = None;
     let mut n_evals = 0;
     let mut qp_seconds = 0.0;
+    // Every working set's D(a) is a lower bound of min P, so the best one seen is kept.
+    let mut dual = 0.0f64;
 
     for iteration in 1..=opts.max_iter {
         let at_c = evaluate(source, &w_c, opts.c, iteration)?;
@@ -654,7 +656,6 @@ fn solve_ocas(
         new_cuts.extend(at_c.cuts);
         let (_, p_b) = best.as_ref().expect("set above");
         let primal = *p_b;
-        let dual = ws.dual_objective();
         let record = IterationRecord {
             iteration,
             primal,
@@ -700,6 +701,7 @@ fn solve_ocas(
         if w_c.iter().any(|v| !v.is_finite()) {
             return Err(out_of_range(iteration, "the weight vector"));
         }
+        dual = dual.max(ws.dual_objective_at(&w_c));
         ws.drop_idle(opts.max_idle);
     }
 

@@ -112,6 +112,19 @@ impl WorkingSet {
         w
     }
 
+    /// D(a) = sum_j a_j b_j - |w|^2 / 2 with w = sum_j a_j g_j given. Computed from w rather
+    /// than from (Ga)_j, whose terms G_jk a_k can cancel far above the result when features
+    /// differ in scale by many orders of magnitude.
+    pub fn dual_objective_at(&self, w: &[f64]) -> f64 {
+        let linear: f64 = self
+            .cuts
+            .iter()
+            .zip(&self.alpha)
+            .map(|(c, a)| a * c.b)
+            .sum();
+        linear - 0.5 * dot(w, w)
+    }
+
     /// D(a) = sum_j a_j (b_j - (Ga)_j / 2).
     pub fn dual_objective(&self) -> f64 {
         self.cuts
@@ -969,6 +982,86 @@ mod tests {
             accepted >= trials * 3 / 4,
             "accepted {accepted} of {trials}"
         );
+    }
+
+    /// The working set's primal at w: 1/2 |w|^2 + sum_s C_s max(0, max_{j in s} b_j - w.g_j),
+    /// an upper bound of the QP's optimum for any w (weak duality).
+    fn working_set_primal(cuts: &[Cut], caps: &[f64], w: &[f64]) -> f64 {
+        let mut xi = vec![0.0f64; caps.len()];
+        for c in cuts {
+            xi[c.group] = xi[c.group].max(c.b - dot(w, &c.g));
+        }
+        0.5 * dot(w, w) + xi.iter().zip(caps).map(|(x, c)| x * c).sum::<f64>()
+    }
+
+    #[test]
+    fn active_set_reaches_the_optimum_on_degenerate_warm_started_problems() {
+        // Cuts added one at a time as in training, more cuts than dimensions (a singular G),
+        // one to three slack groups and coordinates on scales 1e-2 to 1e3. After every added
+        // cut, the active-set solve warm-started from the previous optimum must be optimal,
+        // certified by weak duality: the working set's primal at w = sum_j a_j g_j (computed
+        // directly, not from the Gram matrix) exceeds D(a) by at most the QP tolerance times
+        // the caps. SMO run to a tight tolerance (an independent method) must not do better.
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        let mut solved = 0;
+        let mut total = 0;
+        for trial in 0..120 {
+            let dim = rng.random_range(1..6);
+            let n_groups = 1 + trial % 3;
+            let caps: Vec<f64> = (0..n_groups)
+                .map(|_| [0.01, 1.0, 100.0, 1e4][rng.random_range(0..4)])
+                .collect();
+            let scales: Vec<f64> = (0..dim)
+                .map(|_| 10f64.powf(rng.random_range(-2.0..3.0)))
+                .collect();
+            let m = rng.random_range(1..25);
+            let mut ours = WorkingSet::new(dim, caps.clone());
+            let mut smo = WorkingSet::new(dim, caps.clone());
+            let mut cuts = Vec::new();
+            for _ in 0..m {
+                let cut = Cut {
+                    g: scales
+                        .iter()
+                        .map(|sc| sc * rng.random_range(-1.0..1.0))
+                        .collect(),
+                    b: rng.random_range(0.0..1.0),
+                    group: rng.random_range(0..n_groups),
+                };
+                ours.add(cut.clone());
+                smo.add(cut.clone());
+                cuts.push(cut);
+                total += 1;
+                if !ours.solve_active_set(1e-12, 1000) {
+                    continue;
+                }
+                solved += 1;
+                let w = ours.weights();
+                let dual = ours.dual_objective_at(&w);
+                let primal = working_set_primal(&cuts, &caps, &w);
+                let c_total: f64 = caps.iter().sum();
+                assert!(
+                    primal - dual <= 1e-9 * c_total.max(1.0) * primal.abs().max(1.0),
+                    "trial {trial}: working-set gap {} (primal {primal}, dual {dual})",
+                    primal - dual
+                );
+                smo.solve(1e-13, 1_000_000);
+                let other = smo.dual_objective_at(&smo.weights());
+                assert!(other <= dual + 1e-9 * dual.abs().max(1.0), "trial {trial}");
+                for (s, &cap) in caps.iter().enumerate() {
+                    let used: f64 = ours
+                        .cuts()
+                        .iter()
+                        .zip(ours.alpha())
+                        .filter(|(c, _)| c.group == s)
+                        .map(|(_, a)| a)
+                        .sum();
+                    assert!(used <= cap * (1.0 + 1e-12), "trial {trial}");
+                }
+                assert!(ours.alpha().iter().all(|&a| a >= 0.0));
+            }
+        }
+        // Failing (and so handing over to SMO) is the exception.
+        assert!(solved * 100 >= total * 98, "solved {solved} of {total}");
     }
 
     #[test]
