@@ -182,4 +182,3 @@ fn fuzz_regressions_replay() {
         failures.join("\n")
     );
 }
-

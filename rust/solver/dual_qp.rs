@@ -435,9 +435,9 @@ impl WorkingSet {
         let mut refinements = 0;
         for _ in 0..max_steps {
             let support: Vec<usize> = (0..m).filter(|&j| free[j]).collect();
-            for s in 0..n_groups {
-                if capped[s] && !support.iter().any(|&j| group[j] == s) {
-                    capped[s] = false;
+            for (s, cap) in capped.iter_mut().enumerate() {
+                if *cap && !support.iter().any(|&j| group[j] == s) {
+                    *cap = false;
                 }
             }
             let grad: Vec<f64> = (0..m).map(|j| self.cuts[j].b - self.ga[j]).collect();
@@ -576,15 +576,15 @@ impl WorkingSet {
                 used[s] += a;
             }
             // Rounding may leave a group a hair above its cap: scale it back onto the cap.
-            for s in 0..n_groups {
-                if used[s] > self.caps[s] {
-                    let f = self.caps[s] / used[s];
+            for (s, (u, &cap)) in used.iter_mut().zip(&self.caps).enumerate() {
+                if *u > cap {
+                    let f = cap / *u;
                     for (j, a) in self.alpha.iter_mut().enumerate() {
                         if group[j] == s {
                             *a *= f;
                         }
                     }
-                    used[s] = self.caps[s];
+                    *u = cap;
                 }
             }
             self.refresh_ga();
