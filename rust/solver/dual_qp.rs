@@ -412,7 +412,7 @@ impl WorkingSet {
     /// not optimal) when `max_steps` is reached or the final check of the optimality
     /// conditions fails by more than `tol` (raised to the rounding floor).
     pub fn solve_active_set(&mut self, tol: f64, max_steps: usize) -> bool {
-        self.refresh_ga();
+        self.refresh_ga_sparse();
         let tol = tol.max(self.noise_floor());
         // The gradients (Ga)_j are sums of terms G_jk a_k that may cancel; their rounding
         // is that of the largest term, which the final test must allow for.
@@ -587,7 +587,7 @@ impl WorkingSet {
                     *u = cap;
                 }
             }
-            self.refresh_ga();
+            self.refresh_ga_sparse();
             if block.is_some() || !newton {
                 refinements = 0;
                 continue;
@@ -678,6 +678,21 @@ impl WorkingSet {
         match (a, b) {
             (Var::Cut(i), Var::Cut(j)) => self.gram[i][j],
             _ => 0.0,
+        }
+    }
+
+    /// `refresh_ga` over the positive a_k only: O(m |support|) instead of O(m^2), which
+    /// matters with hundreds of cuts and a support of a few dozen.
+    fn refresh_ga_sparse(&mut self) {
+        let support: Vec<(usize, f64)> = self
+            .alpha
+            .iter()
+            .enumerate()
+            .filter(|&(_, &a)| a != 0.0)
+            .map(|(k, &a)| (k, a))
+            .collect();
+        for (j, row) in self.gram.iter().enumerate() {
+            self.ga[j] = support.iter().map(|&(k, a)| row[k] * a).sum();
         }
     }
 
