@@ -333,7 +333,9 @@ class SVMMap(BaseEstimator):
         if summary["stop"] == "max_iter":
             warnings.warn(
                 f"{type(self).__name__} stopped at max_iter={self.max_iter} with duality gap {self.gap_:.3g} "
-                f"> C*eps = {self.C * self.eps:.3g}; raise max_iter or eps",
+                f"> C*eps = {self.C * self.eps:.3g}; raise max_iter or eps, or standardize the "
+                f"features if their scales differ by orders of magnitude (the gap still bounds "
+                f"how far objective_ is from the optimum)",
                 ConvergenceWarning,
                 stacklevel=3,
             )
