@@ -1,5 +1,6 @@
-//! The 1-slack cutting-plane structural SVM (Joachims, Finley, Yu 2009) and its working-set
-//! dual, solved by coordinate ascent.
+//! The 1-slack cutting-plane structural SVM (Joachims, Finley, Yu 2009), stabilized as in OCAS
+//! (Franc and Sonnenburg 2009), and its working-set dual, solved by an exact active-set method
+//! (coordinate ascent as the fallback).
 
 pub mod cutting_plane;
 pub mod dual_qp;
