@@ -97,18 +97,26 @@ pub fn bytes_of(count: usize, size: usize) -> u64 {
     (count as u64).saturating_mul(size as u64)
 }
 
-/// The cutting-plane solver keeps every cut as a dense vector of the features, per slack group:
-/// `n_cuts` more of them must fit. A very wide X (often a stray feature index in a sparse file)
-/// makes each cut large; training stops with an error before the machine runs out of memory.
-pub fn check_working_set(dim: usize, n_groups: usize, n_cuts: usize) -> Result<()> {
+/// Dense vectors of the features one cutting-plane iteration may allocate, per slack group: the
+/// cut at the QP's solution and the one at OCAS's intermediate point, their partial sums, the
+/// iterates w_b, w_c and w_m, with room to spare.
+pub const VECTORS_PER_ITERATION: usize = 8;
+
+/// The cutting-plane solver keeps every cut as a dense vector of the features, per slack group,
+/// and an iteration allocates `VECTORS_PER_ITERATION` more: they must fit. A very wide X (often
+/// a stray feature index in a sparse file) makes each of them large; training stops with an
+/// error before the machine runs out of memory.
+pub fn check_working_set(dim: usize, n_groups: usize) -> Result<()> {
+    let n_vectors = VECTORS_PER_ITERATION;
     let bytes = bytes_of(dim, 8)
         .saturating_mul(n_groups as u64)
-        .saturating_mul(n_cuts as u64);
+        .saturating_mul(n_vectors as u64);
     check(bytes, || {
         (
             format!(
                 "training on {dim} features keeps every cutting plane as a dense vector of the \
-                 features ({} each); the next {n_cuts} for {n_groups} loss(es)",
+                 features ({} each); the next iteration, with about {n_vectors} such vectors \
+                 for each of {n_groups} loss(es),",
                 human(bytes_of(dim, 8))
             ),
             "if X is that wide only because of a few large feature indices (e.g. a stray \

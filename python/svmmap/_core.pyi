@@ -1,6 +1,6 @@
 """Type stubs for the Rust extension (hand-written; keep in step with rust/python/)."""
 
-from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple, Union, final
+from typing import Any, Callable, ClassVar, Dict, List, Literal, Optional, Sequence, Tuple, Union, final
 
 from typing_extensions import Self
 
@@ -94,6 +94,10 @@ class FitSummary:
     @property
     def active_cuts(self) -> int: ...
     @property
+    def n_evals(self) -> int: ...
+    @property
+    def qp_seconds(self) -> float: ...
+    @property
     def stop(self) -> StopReason: ...
     @property
     def problem(self) -> ProblemSummary: ...
@@ -110,6 +114,7 @@ def fit(
     config: TrainConfig,
     callback: _Callback = None,
     with_coef: bool = False,
+    method: Literal["ocas", "plain"] = "ocas",
 ) -> Tuple[npt.NDArray[np.float64], FitSummary]: ...
 def problem_summary(
     y: npt.NDArray[np.float64], qid_codes: npt.NDArray[np.int64], n_queries: int, relevance_threshold: float

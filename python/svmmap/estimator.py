@@ -191,6 +191,10 @@ class SVMMap(BaseEstimator):
     1.0
     """
 
+    # Internal solver options passed to the core (benchmarks/solver.py sets
+    # {"method": "plain"} on an instance to time the plain cutting plane); not a parameter.
+    _solver_options: dict = {}
+
     def __init__(
         self,
         C: float = _DEFAULTS["C"],
@@ -286,7 +290,8 @@ class SVMMap(BaseEstimator):
         with _progress_logging(self.verbose):
             try:
                 coef, summary = _core.fit(
-                    core_X, labels, codes, len(uniques), config, on_iteration, with_coef=evals is not None
+                    core_X, labels, codes, len(uniques), config, on_iteration, with_coef=evals is not None,
+                    **self._solver_options,
                 )
             except BaseException:
                 # Interrupted (Ctrl-C), out of memory or refused: no model from an earlier fit
@@ -428,7 +433,9 @@ class SVMMap(BaseEstimator):
         if summary.stop == "max_iter":
             warnings.warn(
                 f"{type(self).__name__} stopped at max_iter={self.max_iter} with duality gap {self.gap_:.3g} "
-                f"> C*eps = {self.C * self.eps:.3g}; raise max_iter or eps",
+                f"> C*eps = {self.C * self.eps:.3g}; raise max_iter or eps, or standardize the "
+                f"features if their scales differ by orders of magnitude (the gap still bounds "
+                f"how far objective_ is from the optimum)",
                 ConvergenceWarning,
                 stacklevel=3,
             )

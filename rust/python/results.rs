@@ -108,6 +108,12 @@ pub struct FitSummary {
     working_set: usize,
     #[pyo3(get)]
     active_cuts: usize,
+    /// Oracle passes over the data (an OCAS iteration may take two).
+    #[pyo3(get)]
+    n_evals: usize,
+    /// Seconds spent in the working-set QP.
+    #[pyo3(get)]
+    qp_seconds: f64,
     #[pyo3(get)]
     stop: &'static str,
     #[pyo3(get)]
@@ -129,6 +135,8 @@ impl FitSummary {
             n_iter: s.n_iter,
             working_set: s.n_cuts,
             active_cuts: s.n_active,
+            n_evals: s.n_evals,
+            qp_seconds: s.qp_seconds,
             stop: match s.stop {
                 StopReason::Converged => "converged",
                 StopReason::MaxIter => "max_iter",

@@ -46,7 +46,7 @@ pub(super) fn progress_hook<'a>(
 ) -> impl FnMut(&IterationRecord, &[f64]) -> crate::Result<Control> + 'a {
     move |r: &IterationRecord, w: &[f64]| {
         crate::cancel::check()?;
-        crate::memory::check_working_set(dim, n_groups, 2)?;
+        crate::memory::check_working_set(dim, n_groups)?;
         let Some(cb) = callback else {
             return Ok(Control::Continue);
         };
@@ -74,7 +74,7 @@ pub(super) fn progress_hook<'a>(
 
 /// Trains a linear ranker with the given configuration. Returns (coef, FitSummary).
 #[pyfunction]
-#[pyo3(signature = (x, y, qid_codes, n_queries, config, callback=None, with_coef=false))]
+#[pyo3(signature = (x, y, qid_codes, n_queries, config, callback=None, with_coef=false, method="ocas"))]
 // A Python signature: the arguments are the keyword arguments the callers pass.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn fit<'py>(
@@ -86,12 +86,16 @@ pub(super) fn fit<'py>(
     config: PyRef<'py, TrainConfig>,
     callback: Option<Py<PyAny>>,
     with_coef: bool,
+    method: &str,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary)> {
     let x = Matrix::extract(x)?;
     let labels = slice(&y, "y")?;
     let groups = groups(&qid_codes, n_queries)?;
     let oracles = config.oracles().map_err(to_py)?;
-    let (opts, n_threads) = (&config.options, config.n_threads);
+    // The cutting-plane method is an internal switch (benchmarks/solver.py times the plain one).
+    let mut options = config.options.clone();
+    options.method = solver::Method::from_name(method).map_err(to_py)?;
+    let (opts, n_threads) = (&options, config.n_threads);
     let mut callback_error: Option<PyErr> = None;
     let result = x.run(py, |m| {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
@@ -103,7 +107,7 @@ pub(super) fn fit<'py>(
             with_coef,
         );
         oracle::check_query_lens(&refs, &groups)?;
-        crate::memory::check_working_set(m.n_cols(), refs.len(), 2)?;
+        crate::memory::check_working_set(m.n_cols(), refs.len())?;
         with_threads(n_threads, || {
             solver::train(m, labels, &groups, &refs, opts, &mut on_iteration)
         })?
@@ -314,7 +318,7 @@ pub(super) fn solve<'py>(
     let result = detach(py, || {
         let n_groups = source.n_groups;
         let mut on_iteration = progress_hook(&callback, &mut callback_error, dim, n_groups, false);
-        crate::memory::check_working_set(dim, n_groups, 2)?;
+        crate::memory::check_working_set(dim, n_groups)?;
         solver::solve(&mut source, opts, &mut on_iteration)
     });
     let (w, s) = match result {

@@ -1,10 +1,11 @@
-//! The 1-slack cutting-plane structural SVM (Joachims, Finley, Yu 2009) and its working-set
-//! dual, solved by coordinate ascent.
+//! The 1-slack cutting-plane structural SVM (Joachims, Finley, Yu 2009), stabilized as in OCAS
+//! (Franc and Sonnenburg 2009), and its working-set dual, solved by an exact active-set method
+//! (coordinate ascent as the fallback).
 
 pub mod cutting_plane;
 pub mod dual_qp;
 
 pub use cutting_plane::{
-    solve, train, Control, CutSource, IterationRecord, Options, QueryCounts, QueryCuts,
+    solve, train, Control, CutSource, IterationRecord, Method, Options, QueryCounts, QueryCuts,
     RankingProblem, StopReason, Summary,
 };

@@ -1,0 +1,177 @@
+"""The solver against C and feature scale: the plain 1-slack cutting plane against OCAS, in the
+same run (issue 15).
+
+    python benchmarks/solver.py                      # every section
+    python benchmarks/solver.py --only scale --cs 1,100,10000
+    python benchmarks/solver.py --budget 30          # stop a plain fit after 30 s
+
+Sections:
+
+scale   MQ2008 Fold 1 train.txt (9,630 documents, 46 features), SVMMap(loss="map", eps=1e-3),
+        with its normalized features and with each column multiplied by a fixed factor
+        10 ** rng.uniform(-2, 3) (numpy.random.default_rng(0), 46 factors), for C from 0.01 to
+        10^4. Reports iterations, oracle passes (OCAS takes two in a null step), fit time, the
+        share of it in the working-set QP, the objective and the gap at exit over C * eps.
+        A plain fit still running after --budget seconds is stopped (the callback) and marked.
+folds   The five MQ2008 training folds, normalized, C in {0.1, 1, 10}: fit time of both
+        methods, best of five.
+combo   make_ranking(400, 100, 30, random_state=0), C=1: loss="map" alone and SVM-combo with
+        separate slacks over map, ndcg@10 and mrr@10.
+mrr     loss="mrr" (no cutoff) on one query of 10,000 documents with 5 features, C=1.
+
+The old method is selected by the estimator's internal ``_solver_options`` (not a parameter).
+Timings depend on the load of the machine; compare the two methods within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+import svmmap.estimator as estimator
+from svmmap import SVMMap
+from svmmap.datasets import load_mq2008, make_ranking
+
+_last_summary: dict = {}
+_core_fit = estimator._core.fit
+
+
+def _capturing_fit(*args, **kwargs):
+    coef, summary = _core_fit(*args, **kwargs)
+    _last_summary.clear()
+    _last_summary.update(summary)
+    return coef, summary
+
+
+estimator._core.fit = _capturing_fit
+
+
+def fit(X, y, qid, method, budget=None, **params):
+    """One fit; returns a dict of what it measured."""
+    stopped = []
+
+    def callback(record):
+        if budget is not None and record["seconds"] > budget:
+            stopped.append(record["iteration"])
+            return True
+        return False
+
+    model = SVMMap(callback=callback if budget else None, **params)
+    model._solver_options = {"method": method}
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y, qid=qid)
+    seconds = time.perf_counter() - start
+    s = dict(_last_summary)
+    return {
+        "method": method,
+        "iterations": model.n_iter_,
+        "passes": s["n_evals"],
+        "seconds": seconds,
+        "qp_share": s["qp_seconds"] / seconds if seconds > 0 else 0.0,
+        "objective": model.objective_,
+        "gap_ratio": model.gap_ / (model.C * model.eps * (len(model.loss) if isinstance(model.loss, list) else 1)),
+        "stop": "budget" if stopped else model.stop_reason_,
+    }
+
+
+def row(label, r):
+    mark = {"converged": "", "budget": " (stopped at budget)", "max_iter": " (max_iter)"}[r["stop"]]
+    print(
+        f"| {label} | {r['method']} | {r['iterations']} | {r['passes']} | {r['seconds']:.3f}{mark} | "
+        f"{100 * r['qp_share']:.0f}% | {r['objective']:.6g} | {r['gap_ratio']:.2f} |",
+        flush=True,
+    )
+
+
+HEADER = (
+    "| data, C | method | iterations | oracle passes | fit (s) | QP share | objective | gap / (C eps) |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|"
+)
+
+
+def scaled_columns(X):
+    rng = np.random.default_rng(0)
+    return X * (10 ** rng.uniform(-2, 3, size=X.shape[1]))
+
+
+def section_scale(args):
+    X, y, qid = load_mq2008(fold=1, split="train")
+    X = np.asarray(X, dtype=np.float64)
+    print("\n## MQ2008 Fold 1, loss='map', eps=1e-3\n")
+    print(HEADER)
+    for name, data in (("normalized", X), ("scaled", scaled_columns(X))):
+        for C in args.cs:
+            for method in ("plain", "ocas"):
+                r = fit(data, y, qid, method, budget=args.budget, C=C, eps=1e-3)
+                row(f"{name}, C={C:g}", r)
+
+
+def section_folds(args):
+    print("\n## MQ2008 folds 1-5 (normalized), loss='map', eps=1e-3, best of five\n")
+    print(
+        "| fold, C | plain (s) | ocas (s) | ocas / plain | iterations plain / ocas | passes plain / ocas |\n"
+        "|---|---:|---:|---:|---:|---:|"
+    )
+    for fold in range(1, 6):
+        X, y, qid = load_mq2008(fold=fold, split="train")
+        for C in (0.1, 1.0, 10.0):
+            best = {}
+            for _ in range(5):
+                for method in ("plain", "ocas"):
+                    r = fit(X, y, qid, method, C=C, eps=1e-3)
+                    if method not in best or r["seconds"] < best[method]["seconds"]:
+                        best[method] = r
+            p, o = best["plain"], best["ocas"]
+            print(
+                f"| {fold}, C={C:g} | {p['seconds']:.4f} | {o['seconds']:.4f} | "
+                f"{o['seconds'] / p['seconds']:.2f} | {p['iterations']} / {o['iterations']} | "
+                f"{p['passes']} / {o['passes']} |",
+                flush=True,
+            )
+
+
+def section_combo(args):
+    data = make_ranking(400, 100, 30, random_state=0)
+    print("\n## make_ranking(400, 100, 30), C=1, eps=1e-3\n")
+    print(HEADER)
+    for loss in ("map", ["map", "ndcg@10", "mrr@10"]):
+        label = "map" if loss == "map" else "combo (separate slacks)"
+        for method in ("plain", "ocas"):
+            r = fit(data.X, data.y, data.qid, method, budget=args.budget, C=1.0, loss=loss)
+            row(label, r)
+
+
+def section_mrr(args):
+    rng = np.random.default_rng(0)
+    n = 10_000
+    X = rng.normal(size=(n, 5))
+    y = (X @ np.array([1.0, -0.5, 0.3, 0.0, 0.2]) + rng.normal(size=n) > 1.5).astype(float)
+    qid = np.zeros(n)
+    print(f"\n## loss='mrr' on one query of {n} documents ({int(y.sum())} relevant), 5 features, C=1\n")
+    print(HEADER)
+    for method in ("plain", "ocas"):
+        r = fit(X, y, qid, method, budget=args.budget, C=1.0, loss="mrr", max_iter=300)
+        row("mrr, C=1", r)
+
+
+SECTIONS = {"scale": section_scale, "folds": section_folds, "combo": section_combo, "mrr": section_mrr}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    parser.add_argument("--cs", default="0.01,1,100,10000", help="values of C for the scale section")
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds after which a fit is stopped")
+    args = parser.parse_args()
+    args.cs = [float(c) for c in args.cs.split(",")]
+    for name in args.only.split(","):
+        SECTIONS[name](args)
+
+
+if __name__ == "__main__":
+    main()
