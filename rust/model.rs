@@ -91,6 +91,14 @@ impl ModelFile {
                 "{source}: coef[{i}] is not a finite number"
             )));
         }
+        // A score is a sum of weights times features; on binned (0/1) features it can reach
+        // the sum of the weights' magnitudes, which must therefore stay finite.
+        if !self.coef.iter().map(|v| v.abs()).sum::<f64>().is_finite() {
+            return Err(Error::Model(format!(
+                "{source}: coef: the weights' magnitudes sum beyond the float64 range (1.8e308), \
+                 so scores would overflow to inf"
+            )));
+        }
         // The free-form parts are objects when present; a reader may look up keys in them.
         for (field, value) in [
             ("params", Some(&self.params)),
@@ -396,6 +404,14 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not an svmmap model"));
+        let huge = ModelFile {
+            coef: vec![1e308, 1e308],
+            ..sample()
+        };
+        assert!(ModelFile::from_json(&huge.to_json().unwrap(), "m.json")
+            .unwrap_err()
+            .to_string()
+            .contains("overflow to inf"));
         let short = text.replace("\"n_features\": 2", "\"n_features\": 3");
         assert!(ModelFile::from_json(&short, "m.json")
             .unwrap_err()

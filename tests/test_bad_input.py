@@ -395,7 +395,11 @@ def test_model_file_missing_or_a_directory(tmp_path):
 
 @pytest.mark.parametrize(
     "content,needle",
-    [("0.5\nhigh\n", ":2: expected a score, got 'high'"), ("0.5\nnan\n", ":2: score nan is not finite"), ("0.5\n", "1 scores for 2 documents")],
+    [
+        ("0.5\nhigh\n", r":2: field 1 \(the score\): expected a number, got 'high'"),
+        ("0.5\nnan\n", r":2: field 1 \(the score\): nan is not finite"),
+        ("0.5\n", "1 scores for 2 documents"),
+    ],
     ids=["predictions-not-a-number", "predictions-nan", "predictions-count"],
 )
 def test_prediction_files(tmp_path, content, needle):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Optional, Sequence, Union
+import re
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -23,13 +24,68 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+#: A query id written the way Python writes an int64: no sign "+", no leading zeros, no "-0",
+#: no spaces or underscores, ASCII digits only.
+_CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]{0,18}")
+
+
+def _canonical_int(text: str) -> bool:
+    """Whether ``int(text)`` is an int64 whose ``str`` gives back ``text`` exactly."""
+    return _CANONICAL_INT.fullmatch(text) is not None and -(2**63) <= int(text) < 2**63
+
+
 def _qid_array(names: Sequence[str], codes: np.ndarray) -> np.ndarray:
-    """Query ids as int64 when every id is an integer (as in LETOR), else as strings."""
-    try:
+    """Query ids as int64 when every id is an integer written canonically (as in LETOR), else
+    as strings.
+
+    A query id is the string in the file, as for TREC runs and qrels: int64 is only a compact
+    spelling of it, used when ``str(id)`` gives back every string exactly. Otherwise "01" and
+    "1" (or "+1", " 1", "1_0", Arabic-Indic digits) would become the same query in one file
+    and different queries in a run file, or merge two queries of one file.
+    """
+    if all(_canonical_int(n) for n in names):
         values = np.array([int(n) for n in names], dtype=np.int64)
-    except (ValueError, OverflowError):
+    else:
         values = np.array(names, dtype=str)
     return values[codes]
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _text_lines(name: str) -> Iterator[Tuple[int, bytes]]:
+    """(1-based line number, bytes) of every line of a text file, as files really come: a UTF-8
+    byte order mark is skipped and a line ends at LF, CRLF or a lone CR (the same rules as the
+    LETOR reader, so that line numbers in errors agree with an editor's)."""
+    lineno = 0
+    with open(name, "rb") as f:
+        for k, raw in enumerate(f):
+            if k == 0 and raw.startswith(_UTF8_BOM):
+                raw = raw[len(_UTF8_BOM):]
+            raw = raw[:-2] if raw.endswith(b"\r\n") else raw.rstrip(b"\n")
+            for piece in raw.split(b"\r") if b"\r" in raw else (raw,):
+                lineno += 1
+                yield lineno, piece
+
+
+def _split_fields(name: str, lineno: int, raw: bytes) -> List[str]:
+    """The fields of a line, split on ASCII whitespace (space, tab, CR, VT, FF: C's isspace,
+    the LETOR reader's separators) and decoded as UTF-8; a byte that is not UTF-8 is an error
+    naming the file, line and field instead of a replacement character."""
+    fields = raw.split()
+    try:
+        return [f.decode("utf-8") for f in fields]
+    except UnicodeDecodeError:
+        for k, f in enumerate(fields, 1):
+            try:
+                f.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                bad = f[exc.start]
+                raise _core.DataFormatError(
+                    f"{name}:{lineno}: field {k} ({f.decode('utf-8', 'replace')!r}) is not UTF-8 text "
+                    f"(byte 0x{bad:02x}, Latin-1?); re-encode the file as UTF-8"
+                ) from None
+        raise
 
 
 def load_letor(
@@ -92,8 +148,11 @@ def load_letor(
         raise ValueError(f"dtype must be float32 or float64, got {dt}")
     if sparse not in ("auto", True, False):
         raise ValueError(f'sparse must be "auto", True or False, got {sparse!r}')
-    if n_features is not None and (not isinstance(n_features, (int, np.integer)) or n_features < 1):
-        raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    if n_features is not None and (
+        isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or not 1 <= n_features <= 2**31 - 1
+    ):
+        # The reader's largest feature index (scipy's int32 column indices) bounds it too.
+        raise ValueError(f"n_features must be an integer in 1..2147483647, got {n_features!r}")
     raw = _core.read_letor_file(
         os.fspath(path), dt.name, None if n_features is None else int(n_features),
         return_comments, n_threads(n_jobs),
@@ -130,25 +189,65 @@ def save_predictions(path: PathLike, scores: np.ndarray) -> None:
     write_atomic(path, "".join(f"{float(s)!r}\n" for s in np.asarray(scores, dtype=np.float64)))
 
 
-def load_predictions(path: PathLike, n_expected: Optional[int] = None) -> np.ndarray:
-    """Read one score per line; an error names the line that is not a finite number."""
+def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any = None) -> np.ndarray:
+    """Read the scores of a predictions file, one document per line, in the data file's order.
+
+    Three layouts are read, the same on every line: ``score`` (svmmap, SVM^light/rank),
+    ``qid score``, and RankLib's ``qid index score`` (``-score`` output); the score is the last
+    field. With ``qid`` (the data file's query ids, one per document), the qid column must
+    name the same query as the data file's line (the same string), so that a predictions file
+    of another data file or order is refused instead of evaluated.
+
+    Raises
+    ------
+    svmmap.DataFormatError
+        With ``file:line`` and the field, for a score that is not a finite number, a line
+        with another number of fields than the first, a non-integer RankLib index, a qid that
+        differs from the data file's, bytes that are not UTF-8, or the wrong number of lines.
+    """
     from ._core import DataFormatError
 
     name = os.fspath(path)
-    values = []
-    with open(name, "r", encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            text = line.strip()
-            if not text:
-                continue
-            token = text.split()[0]
-            try:
-                v = float(token)
-            except ValueError:
-                raise DataFormatError(f"{name}:{lineno}: expected a score, got {token!r}") from None
-            if not np.isfinite(v):
-                raise DataFormatError(f"{name}:{lineno}: score {token} is not finite")
-            values.append(v)
+    layouts = {1: "'score'", 2: "'qid score'", 3: "'qid index score' (RankLib)"}
+    expected_qids = None if qid is None else [str(q) for q in np.asarray(qid).tolist()]
+    values: List[float] = []
+    width = None
+    first_line = 0
+    for lineno, raw in _text_lines(name):
+        fields = _split_fields(name, lineno, raw)
+        if not fields:
+            continue
+        if width is None:
+            width, first_line = len(fields), lineno
+            if width not in layouts:
+                raise DataFormatError(
+                    f"{name}:{lineno}: {width} fields; a predictions line is 'score', 'qid score' "
+                    "or 'qid index score' (RankLib)"
+                )
+        elif len(fields) != width:
+            raise DataFormatError(
+                f"{name}:{lineno}: {len(fields)} fields, but line {first_line} has {width} "
+                f"({layouts[width]}); every line must have the same layout"
+            )
+        token = fields[-1]
+        try:
+            v = float(token)
+        except ValueError:
+            raise DataFormatError(f"{name}:{lineno}: field {width} (the score): expected a number, got {token!r}") from None
+        if not np.isfinite(v):
+            raise DataFormatError(f"{name}:{lineno}: field {width} (the score): {token} is not finite")
+        if width == 3 and not re.fullmatch(r"[0-9]+", fields[1]):
+            raise DataFormatError(f"{name}:{lineno}: field 2 (RankLib's document index) must be an integer, got {fields[1]!r}")
+        if width > 1 and expected_qids is not None and len(values) < len(expected_qids):
+            want = expected_qids[len(values)]
+            if fields[0] != want:
+                raise DataFormatError(
+                    f"{name}:{lineno}: field 1 (qid) is {fields[0]!r}, but document {len(values) + 1} of the "
+                    f"data file belongs to query {want!r}; the predictions are of another file or order"
+                )
+        values.append(v)
+    if n_expected is None and expected_qids is not None:
+        n_expected = len(expected_qids)
     if n_expected is not None and len(values) != n_expected:
         raise DataFormatError(
             f"{name}: {len(values)} scores for {n_expected} documents; one score per document line is expected"
