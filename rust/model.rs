@@ -66,10 +66,15 @@ impl ModelFile {
                 )))
             }
             other => {
+                // Say what the file holds: 0, "1", 1.0 and a missing field are refused alike.
+                let given = match (other, header.get("version")) {
+                    (Some(v), _) => v.to_string(),
+                    (None, Some(v)) => format!("{v} ({})", json_kind(v)),
+                    (None, None) => "(missing)".to_string(),
+                };
                 return Err(Error::Model(format!(
-                    "{source}: unsupported model format version {}; this svmmap reads version {FORMAT_VERSION}",
-                    other.map_or("(missing)".to_string(), |v| v.to_string())
-                )))
+                    "{source}: unsupported model format version {given}; this svmmap reads version {FORMAT_VERSION} (an integer)"
+                )));
             }
         }
         let model: ModelFile = serde_json::from_value(header)

@@ -359,7 +359,7 @@ MODEL_ERRORS = {
     "model-newer-version": (lambda t: _edit(t, version=99), "model format version 99 was written by a newer svmmap"),
     "model-older-version": (lambda t: _edit(t, version=0), "unsupported model format version 0"),
     "model-version-missing": (lambda t: json.dumps({k: v for k, v in json.loads(t).items() if k != "version"}), "unsupported model format version (missing)"),
-    "model-version-text": (lambda t: _edit(t, version="1"), "unsupported model format version (missing)"),
+    "model-version-text": (lambda t: _edit(t, version="1"), "unsupported model format version \"1\" (a string)"),
     "model-coef-length": (lambda t: _edit(t, n_features=3), "n_features is 3 but coef has 2 entries"),
     "model-coef-not-numbers": (lambda t: _edit(t, coef=["a", 1.0]), "malformed model"),
     "model-coef-overflow": (lambda t: t.replace('"coef": [', '"coef": [1e999, ', 1), "not valid JSON"),

@@ -172,15 +172,21 @@ _TRAINING_COUNTS = ("n_iter", "n_cuts", "n_queries")
 
 def _check_training(training: Dict[str, Any]) -> None:
     for key in _TRAINING_NUMBERS:
-        if key in training and not _is_number(training[key]):
-            raise ValueError(f'"training"."{key}" must be a finite number, got {_show(training[key])}')
+        # null: unknown (a model whose file had no training summary, saved again).
+        if training.get(key) is not None and not _is_number(training[key]):
+            raise ValueError(f'"training"."{key}" must be a finite number or null, got {_show(training[key])}')
     for key in _TRAINING_COUNTS:
         if key in training:
             _count(training[key], f'training"."{key}')
     if "converged" in training and not isinstance(training["converged"], bool):
         raise ValueError(f'"training"."converged" must be true or false, got {_show(training["converged"])}')
-    if "stop_reason" in training and not isinstance(training["stop_reason"], str):
-        raise ValueError(f'"training"."stop_reason" must be a string, got {_show(training["stop_reason"])}')
+    if "stop_reason" in training:
+        from typing import get_args
+
+        from ._typing import StopReason
+
+        if training["stop_reason"] not in get_args(StopReason):
+            raise ValueError(f'"training"."stop_reason" must be one of {get_args(StopReason)}, got {_show(training["stop_reason"])}')
     skipped = training.get("n_queries_skipped", {})
     if not isinstance(skipped, dict):
         raise ValueError(f'"training"."n_queries_skipped" must be an object, got {_kind(skipped)}')
@@ -204,9 +210,6 @@ def _check_params(params: Dict[str, Any]) -> None:
                 _core.TrainConfig(**{key: params[key]})
             except (TypeError, ValueError, OverflowError) as exc:
                 raise ValueError(f'"params"."{key}": {exc}') from None
-    verbose = params.get("verbose", 0)
-    if isinstance(verbose, bool) or not isinstance(verbose, int):
-        raise ValueError(f'"params"."verbose" must be an integer, got {_show(verbose)}')
 
 
 @dataclass

@@ -272,6 +272,11 @@ def _json_value(name: str, value: Any) -> Any:
     return value
 
 
+def _finite_or_none(value: Any) -> Optional[float]:
+    v = float(value)
+    return v if np.isfinite(v) else None
+
+
 def _split_pipeline(model: Any) -> tuple:
     """(binner or None, the SVMMap) of a fitted SVMMap or Pipeline(Binner, SVMMap)."""
     from .estimator import SVMMap
@@ -320,9 +325,10 @@ def model_document(model: Any) -> dict:
         "feature_names": None if names is None else [str(n) for n in names],
         "binning": binning,
         "training": {
-            "objective": float(svm.objective_),
-            "dual_objective": float(svm.dual_objective_),
-            "gap": float(svm.gap_),
+            # NaN (unknown: a loaded file without a training summary) is written as null.
+            "objective": _finite_or_none(svm.objective_),
+            "dual_objective": _finite_or_none(svm.dual_objective_),
+            "gap": _finite_or_none(svm.gap_),
             "n_iter": int(svm.n_iter_),
             "n_cuts": int(svm.n_cuts_),
             "converged": bool(svm.converged_),
@@ -411,16 +417,19 @@ def load_model(path: PathLike) -> Any:
     document = read_model(path)
     params = document.params
     known = set(SVMMap._get_param_names())
-    model = SVMMap(**{k: v for k, v in params.items() if k in known})
+    # How a model was run (callback, n_jobs, verbose) is not saved; a file that holds such
+    # values anyway does not get to set them, so a bad one cannot break predict.
+    model = SVMMap(**{k: v for k, v in params.items() if k in known and k not in _RUNTIME_PARAMS})
     model.coef_ = document.coef
     model.n_features_in_ = document.n_features
     names = document.feature_names
     if names is not None and document.binning is None:
         model.feature_names_in_ = np.asarray(names, dtype=object)
     training = document.training
-    model.objective_ = training.get("objective", float("nan"))
-    model.dual_objective_ = training.get("dual_objective", float("nan"))
-    model.gap_ = training.get("gap", float("nan"))
+    unknown = float("nan")
+    model.objective_ = unknown if training.get("objective") is None else training["objective"]
+    model.dual_objective_ = unknown if training.get("dual_objective") is None else training["dual_objective"]
+    model.gap_ = unknown if training.get("gap") is None else training["gap"]
     model.n_iter_ = training.get("n_iter", 0)
     model.n_cuts_ = training.get("n_cuts", 0)
     model.converged_ = training.get("converged", False)

@@ -376,10 +376,12 @@ fn parse_line(
         .ok_or_else(|| format!("field 2 must be 'qid:<query id>', got {}", show(qid_tok)))?;
     // Query ids become Python strings; two ids that differ only in invalid bytes would
     // otherwise turn into the same string and silently merge two queries.
-    if std::str::from_utf8(qid).is_err() {
+    if let Err(e) = std::str::from_utf8(qid) {
         return Err(format!(
-            "field 2: the query id {} is not valid UTF-8 text",
-            show(qid_tok)
+            "field 2: the query id {} is not valid UTF-8 text (byte 0x{:02x}, Latin-1?); \
+             re-encode the file as UTF-8",
+            show(qid_tok),
+            qid[e.valid_up_to()]
         ));
     }
     let qid_start = lo + qid_at + 4;

@@ -86,6 +86,20 @@ def _fold_numbers(text: str) -> List[int]:
     return [int(t) for t in items]
 
 
+def _loss_spec(text: str):
+    """--loss: one loss name, or a comma-separated combination (SVMMap(loss=[...]), one slack
+    per loss); commas inside max(...) belong to the shared-slack loss. The core checks the
+    names and refuses a loss listed twice."""
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    items.append(text[start:].strip())
+    return items[0] if len(items) == 1 else items
+
+
 def _same_file(a: str, b: str) -> bool:
     """Whether two paths name one file (same device and inode: through symbolic and hard links)."""
     import os
@@ -117,7 +131,10 @@ def _parser() -> argparse.ArgumentParser:
     learn = sub.add_parser("learn", help="train a model on a LETOR/svmlight file")
     learn.add_argument("-c", type=float, default=_D["C"], dest="C", help=f"trade-off C of OP 1 (default {_D['C']:g})")
     learn.add_argument("-e", type=float, default=_D["eps"], dest="eps", help=f"tolerance eps (default {_D['eps']:g})")
-    learn.add_argument("--loss", default=_D["loss"], help=f"loss to optimize (default {_D['loss']})")
+    learn.add_argument(
+        "--loss", type=_loss_spec, default=_D["loss"],
+        help=f"loss to optimize, or comma-separated losses to combine (default {_D['loss']})",
+    )
     learn.add_argument("--max-iter", type=_at_least(1), default=_D["max_iter"], help=f"iteration limit (default {_D['max_iter']})")
     learn.add_argument(
         "--relevance-threshold", type=float, default=_D["relevance_threshold"],
@@ -172,7 +189,7 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--data", default=None, help="directory with Fold*/{train,vali,test}.txt (default: bundled MQ2008)")
     exp.add_argument("--C", type=_floats, default=[0.1, 1.0, 10.0, 100.0, 1000.0], dest="C_grid", help="comma-separated C grid")
     exp.add_argument("--eps", type=float, default=_D["eps"])
-    exp.add_argument("--loss", default=_D["loss"])
+    exp.add_argument("--loss", type=_loss_spec, default=_D["loss"])
     exp.add_argument("--folds", type=_fold_numbers, default=None, help="comma-separated fold numbers (default: all)")
     exp.add_argument("--n-jobs", type=_n_jobs, default=None)
     exp.add_argument("-q", "--quiet", action="store_true", help="print only the table")

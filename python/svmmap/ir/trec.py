@@ -52,12 +52,12 @@ def _column(values: Any, what: str, dtype: Any, name: str) -> np.ndarray:
     arr = np.asarray(values)
     if dtype is np.int64:
         if arr.dtype.kind == "f" and arr.size and not np.all(arr == np.round(arr)):
-            bad = arr[arr != np.round(arr)][0]
+            bad = arr[arr != np.round(arr)][0].item()
             raise ValueError(f"{name}: {what} must hold integers, got {bad!r}")
         if arr.size and arr.dtype.kind not in "iub" and not (arr.dtype.kind == "f" and np.all(np.isfinite(arr))):
-            raise ValueError(f"{name}: {what} must hold integers, got {arr.reshape(-1)[0]!r}")
+            raise ValueError(f"{name}: {what} must hold integers, got {arr.reshape(-1)[0].item()!r}")
     elif arr.size and arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name}: {what} must hold numbers, got {arr.reshape(-1)[0]!r}")
+        raise ValueError(f"{name}: {what} must hold numbers, got {arr.reshape(-1)[0].item()!r}")
     return arr.astype(dtype)
 
 
