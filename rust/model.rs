@@ -84,6 +84,12 @@ impl ModelFile {
     }
 
     pub fn check(&self, source: &str) -> Result<()> {
+        if self.n_features == 0 {
+            // Nothing could be scored with it: predict refuses data without features.
+            return Err(Error::Model(format!(
+                "{source}: n_features is 0; a model has at least one weight"
+            )));
+        }
         if self.coef.len() != self.n_features {
             return Err(Error::Model(format!(
                 "{source}: n_features is {} but coef has {} entries",
@@ -139,12 +145,17 @@ impl ModelFile {
     pub fn load(path: &str) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         // A binary file handed over by mistake is a format problem, not an I/O failure.
-        let text = String::from_utf8(bytes).map_err(|e| {
+        let mut text = String::from_utf8(bytes).map_err(|e| {
             Error::Model(format!(
                 "{path}: not an svmmap model: the file is not UTF-8 text (invalid byte at offset {})",
                 e.utf8_error().valid_up_to()
             ))
         })?;
+        // Editors on Windows may start a saved file with a byte order mark; JSON readers may
+        // ignore it (RFC 8259, 8.1), and it carries no content.
+        if text.starts_with('\u{feff}') {
+            text.drain(..'\u{feff}'.len_utf8());
+        }
         Self::from_json(&text, path)
     }
 
@@ -318,8 +329,14 @@ pub fn write_atomic_then(
         let mut f = options.open(&tmp).map_err(|e| Error::io(&tmp_str, e))?;
         #[cfg(unix)]
         if let Some(mode) = mode {
-            // The umask may have cleared bits the old file had (0664 under umask 022).
-            use std::os::unix::fs::PermissionsExt;
+            // The owner and group first (root rewriting a user's file would otherwise take
+            // it over; others can only keep them, so a refusal is not an error), then the
+            // bits, which the umask may have cleared (0664 under umask 022) and a change of
+            // owner may have reset.
+            use std::os::unix::fs::{MetadataExt, PermissionsExt};
+            if let Ok(old) = std::fs::metadata(&target) {
+                let _ = std::os::unix::fs::fchown(&f, Some(old.uid()), Some(old.gid()));
+            }
             f.set_permissions(std::fs::Permissions::from_mode(mode))
                 .map_err(|e| Error::io(&tmp_str, e))?;
         }
@@ -389,6 +406,23 @@ mod tests {
             .iter()
             .zip(&m.coef)
             .all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_a_model_without_weights_refused() {
+        let dir = scratch_dir("model-bom");
+        let path = dir.join("m.json");
+        let text = sample().to_json().unwrap();
+        std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
+        assert_eq!(ModelFile::load(&path.to_string_lossy()).unwrap(), sample());
+        std::fs::remove_dir_all(&dir).unwrap();
+        let empty = ModelFile {
+            n_features: 0,
+            coef: vec![],
+            ..sample()
+        };
+        let e = ModelFile::from_json(&empty.to_json().unwrap(), "m.json").unwrap_err();
+        assert!(e.to_string().contains("n_features is 0"), "{e}");
     }
 
     #[test]

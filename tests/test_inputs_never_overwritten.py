@@ -246,3 +246,14 @@ def test_a_socket_is_refused(tmp_path):
         assert stat.S_ISSOCK(os.lstat(path).st_mode)
     finally:
         s.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give a file to another user")
+def test_root_rewriting_a_users_file_keeps_its_owner(tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text("old")
+    os.chown(path, 4321, 4322)
+    path.chmod(0o640)
+    write_atomic(path, "new")
+    st = path.stat()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (4321, 4322, 0o640)

@@ -69,6 +69,8 @@ VARIANTS = [
     ("n_features-float", "linear", ("n_features",), 3.0, "n_features"),
     ("n_features-string", "linear", ("n_features",), "3", "n_features"),
     ("n_features-negative", "linear", ("n_features",), -3, "n_features"),
+    ("no-weights", "linear", ("coef",), "none", "n_features is 0"),
+    ("binning-no-thresholds-at-all", "binned", ("binning", "thresholds"), "all-empty", "n_features is 0"),
     ("version-string", "linear", ("version",), "1", "version"),
     ("version-float", "linear", ("version",), 1.0, "version 1.0 (a number)"),
     ("params-C-string", "linear", ("params", "C"), "10", "params"),
@@ -143,11 +145,16 @@ def _value(doc, value):
 def _write_variant(tmp_path, docs, case):
     name, which, path, value, _ = case
     doc = docs[which]
-    if value == "one-empty":
+    if value == "none":
+        doc = copy.deepcopy(doc)
+        doc["coef"], doc["n_features"], doc["feature_names"] = [], 0, None
+    elif value in ("one-empty", "all-empty"):
         # Feature 0 without a threshold: the weights and output count shrink with it.
         doc = copy.deepcopy(doc)
-        k0 = len(doc["binning"]["thresholds"][0])
-        doc["binning"]["thresholds"][0] = []
+        features = [0] if value == "one-empty" else range(len(doc["binning"]["thresholds"]))
+        k0 = sum(len(doc["binning"]["thresholds"][j]) for j in features)
+        for j in features:
+            doc["binning"]["thresholds"][j] = []
         doc["coef"] = doc["coef"][k0:]
         doc["n_features"] = len(doc["coef"])
         doc["binning"]["n_output_features"] = len(doc["coef"])
@@ -206,6 +213,13 @@ def test_the_valid_documents_themselves_load_and_export(tmp_path):
         model = load_model(path)
         to_solr(model, "m")
         to_elasticsearch(model, "m")
+
+
+def test_a_byte_order_mark_before_the_json_is_skipped(tmp_path):
+    doc = _documents(tmp_path)["linear"]
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(doc).encode())
+    assert np.array_equal(load_model(path).coef_, doc["coef"])
 
 
 def test_scores_that_overflow_are_an_error_not_inf(tmp_path):

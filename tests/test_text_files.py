@@ -192,3 +192,55 @@ def test_cli_evaluate_reads_ranklib_predictions_like_single_scores(tmp_path):
     with contextlib.redirect_stderr(err):
         assert main(["evaluate", str(data), str(tmp_path / "other.txt")]) == 2
     assert "other.txt:1: field 1 (qid) is '2'" in err.getvalue()
+
+
+def test_gzipped_runs_qrels_and_predictions_are_read(tmp_path):
+    """TREC distributes runs as .gz; like the LETOR reader, the text readers detect gzip by
+    its magic bytes, whatever the file's name."""
+    import gzip
+
+    (tmp_path / "run").write_bytes(gzip.compress(RUN))
+    (tmp_path / "qrels.gz").write_bytes(gzip.compress(QRELS.replace(b"\n", b"\r\n")))
+    (tmp_path / "p.txt").write_bytes(gzip.compress(b"0.5\n-1\n"))
+    assert read_run(tmp_path / "run").to_dict() == {"1": {"d1": 2.5, "d2": 1.5}, "02": {"d7": 0.25}}
+    assert read_qrels(tmp_path / "qrels.gz").to_dict() == {"1": {"d1": 1, "d3": 0}, "02": {"d7": 2}}
+    assert load_predictions(tmp_path / "p.txt").tolist() == [0.5, -1.0]
+
+
+@pytest.mark.parametrize("reader", ["letor", "run", "qrels", "predictions"])
+def test_utf16_files_and_marks_inside_a_file_are_refused(tmp_path, reader):
+    text = {"letor": LETOR, "run": RUN, "qrels": QRELS, "predictions": b"0.5\n-1\n2.25\n"}[reader]
+    read = {
+        "letor": load_letor, "run": read_run, "qrels": read_qrels,
+        "predictions": lambda p: load_predictions(p),
+    }[reader]
+    path = tmp_path / "f.txt"
+    path.write_bytes(text.decode().encode("utf-16"))  # Python writes the BOM FF FE first
+    with pytest.raises(DataFormatError, match=r"f\.txt:1: the file is UTF-16 text"):
+        read(path)
+    # Two files with marks joined by cat: the second mark would stick to a label or query id.
+    path.write_bytes(BOM + text + BOM + text)
+    n_lines = text.count(b"\n")
+    with pytest.raises(DataFormatError, match=rf"f\.txt:{n_lines + 1}: a UTF-8 byte order mark in the middle of the file"):
+        read(path)
+
+
+@pytest.mark.parametrize("token", ["1_0", "\u0661", "\uff11", "0x10"])
+def test_numbers_are_ascii_decimals_in_every_reader(tmp_path, token):
+    """Python's int() and float() take "1_0" and other scripts' digits; the LETOR reader (and
+    C's atof in trec_eval) do not. Refused with line and field, instead of read as 10 or 1."""
+    (tmp_path / "run").write_text(f"1 Q0 d1 1 2.5 t\n1 Q0 d2 2 {token} t\n")
+    with pytest.raises(DataFormatError, match=r"run:2: field 5 \(score\) must be a number"):
+        read_run(tmp_path / "run")
+    (tmp_path / "run").write_text(f"1 Q0 d1 {token} 2.5 t\n")
+    with pytest.raises(DataFormatError, match=r"run:1: field 4 \(rank\) must be an integer"):
+        read_run(tmp_path / "run")
+    (tmp_path / "qrels").write_text(f"1 0 d1 {token}\n")
+    with pytest.raises(DataFormatError, match=r"qrels:1: field 4 \(relevance\) must be an integer"):
+        read_qrels(tmp_path / "qrels")
+    (tmp_path / "p.txt").write_text(f"{token}\n")
+    with pytest.raises(DataFormatError, match=r"p\.txt:1: field 1 \(the score\): expected a number"):
+        load_predictions(tmp_path / "p.txt")
+    (tmp_path / "f.txt").write_text(f"1 qid:1 1:{token}\n")
+    with pytest.raises(DataFormatError, match=r"f\.txt:1: field 3"):
+        load_letor(tmp_path / "f.txt")

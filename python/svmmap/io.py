@@ -55,17 +55,51 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 
 def _text_lines(name: str) -> Iterator[Tuple[int, bytes]]:
     """(1-based line number, bytes) of every line of a text file, as files really come: a UTF-8
-    byte order mark is skipped and a line ends at LF, CRLF or a lone CR (the same rules as the
-    LETOR reader, so that line numbers in errors agree with an editor's)."""
+    byte order mark is skipped, a line ends at LF, CRLF or a lone CR, and gzip-compressed files
+    (TREC distributes runs as .gz) are decompressed, whatever their name. These are the LETOR
+    reader's rules, so that line numbers in errors agree with an editor's and an id is the
+    same string in every file. UTF-16 text, and a byte order mark inside the file (files
+    joined with cat), are errors naming the line."""
+    import gzip
+
+    from ._core import DataFormatError
+
+    with open(name, "rb") as raw_file:
+        gzipped = raw_file.read(2) == b"\x1f\x8b"
     lineno = 0
-    with open(name, "rb") as f:
+    with (gzip.open(name, "rb") if gzipped else open(name, "rb")) as f:
         for k, raw in enumerate(f):
             if k == 0 and raw.startswith(_UTF8_BOM):
                 raw = raw[len(_UTF8_BOM):]
+            elif k == 0 and raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                raise DataFormatError(
+                    f"{name}:1: the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8"
+                )
             raw = raw[:-2] if raw.endswith(b"\r\n") else raw.rstrip(b"\n")
             for piece in raw.split(b"\r") if b"\r" in raw else (raw,):
                 lineno += 1
+                if piece.startswith(_UTF8_BOM):
+                    raise DataFormatError(
+                        f"{name}:{lineno}: a UTF-8 byte order mark in the middle of the file (files joined "
+                        "together?); remove it"
+                    )
                 yield lineno, piece
+
+
+def _number(token: str) -> float:
+    """A decimal number as the LETOR reader (Rust's f64 parser) and C's strtod read it: ASCII
+    only. Python's float() also takes "1_000" and other scripts' digits ("\u0661"), which
+    other tools read differently or not at all."""
+    if not token.isascii() or "_" in token:
+        raise ValueError(token)
+    return float(token)
+
+
+def _integer(token: str) -> int:
+    """An integer written with ASCII digits and an optional sign (see ``_number``)."""
+    if re.fullmatch(r"[+-]?[0-9]+", token) is None:
+        raise ValueError(token)
+    return int(token)
 
 
 def _split_fields(name: str, lineno: int, raw: bytes) -> List[str]:
@@ -231,7 +265,7 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
             )
         token = fields[-1]
         try:
-            v = float(token)
+            v = _number(token)
         except ValueError:
             raise DataFormatError(f"{name}:{lineno}: field {width} (the score): expected a number, got {token!r}") from None
         if not np.isfinite(v):

@@ -169,6 +169,13 @@ fn parse_stream_with_limit<T: FromF64>(
             first = false;
             if buf.starts_with(UTF8_BOM) {
                 buf.drain(..UTF8_BOM.len());
+            } else if buf.starts_with(b"\xff\xfe") || buf.starts_with(b"\xfe\xff") {
+                // Windows tools write "Unicode" text as UTF-16; every byte would be misread.
+                return Err(Error::parse(
+                    path,
+                    1,
+                    "the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8",
+                ));
             }
         }
         let from = start.min(buf.len());
@@ -361,6 +368,13 @@ fn parse_line(
         pos: 0,
         end: content_end,
     };
+    if line.starts_with(UTF8_BOM) {
+        // The start of the file has lost its mark already; one here comes from files joined
+        // with cat, and would otherwise stick to the label (or, in a TREC file, to a query id).
+        return Err("a UTF-8 byte order mark in the middle of the file (files joined together?); \
+                    remove it"
+            .to_string());
+    }
     let Some((label_at, label_tok)) = fields.next() else {
         return Ok(()); // blank or comment-only line
     };
@@ -735,6 +749,22 @@ mod tests {
         buf.extend_from_slice(b"\nb");
         normalize_line_breaks(&mut buf, 2, &mut pending);
         assert_eq!(buf, b"a\nb");
+    }
+
+    #[test]
+    fn utf16_files_and_marks_inside_the_file_are_refused() {
+        for bom in [&b"\xff\xfe"[..], &b"\xfe\xff"[..]] {
+            let text = [bom, b"1\x00 \x00q\x00"].concat();
+            let e = parse_stream::<f64>(&text[..], "f", &ReadOptions::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("f:1: the file is UTF-16 text"), "{e}");
+        }
+        let e = err("1 qid:1 1:1\n\u{feff}0 qid:1 1:2\n");
+        assert!(
+            e.starts_with("test.txt:2: a UTF-8 byte order mark in the middle"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -400,6 +400,8 @@ def _export(args: argparse.Namespace) -> None:
             raise ValueError(f"{option}: the engine needs a non-empty name, got {value!r}")
     model = load_model(args.model)
     names = None if args.feature_names is None else [n.strip() for n in args.feature_names.split(",")]
+    if names is not None and any(not n for n in names):
+        raise ValueError(f"--feature-names: expected comma-separated names without empty items, got {args.feature_names!r}")
     if args.to == "solr":
         doc = to_solr(model, args.name, feature_names=names, store=args.store)
     else:

@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from .._core import DataFormatError
-from ..io import PathLike, _split_fields, _text_lines, write_atomic
+from ..io import PathLike, _integer, _number, _split_fields, _text_lines, write_atomic
 
 __all__ = [
     "Run",
@@ -276,11 +276,11 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
             )
         q, _, d, r, sc, t = fields
         try:
-            r_val = int(r)
+            r_val = _integer(r)
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 4 (rank) must be an integer, got {r!r}") from None
         try:
-            s_val = float(sc)
+            s_val = _number(sc)
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 5 (score) must be a number, got {sc!r}") from None
         if s_val - s_val != 0.0:  # NaN or infinite
@@ -341,7 +341,7 @@ def read_qrels(path: PathLike) -> Qrels:
             )
         q, _, d, r = fields
         try:
-            r_val = int(r)
+            r_val = _integer(r)
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 4 (relevance) must be an integer, got {r!r}") from None
         first = seen.setdefault((q, d), lineno)
