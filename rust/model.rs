@@ -202,10 +202,7 @@ pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
 /// How `write_atomic` treats what already exists at a path.
 enum Destination {
     /// Nothing there yet, a regular file, or a directory (the rename reports the error).
-    Replace {
-        target: PathBuf,
-        mode: Option<u32>,
-    },
+    Replace { target: PathBuf, mode: Option<u32> },
     /// A FIFO or a character device: written in place, as a shell redirection would.
     Stream,
 }

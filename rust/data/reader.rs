@@ -227,7 +227,8 @@ fn normalize_line_breaks(buf: &mut Vec<u8>, from: usize, pending_cr: &mut bool) 
     let Some(&head) = buf.get(from) else {
         return;
     };
-    if !buf[from..].contains(&b'\r') && !(*pending_cr && head == b'\n') {
+    let has_cr = buf[from..].contains(&b'\r');
+    if !(has_cr || *pending_cr && head == b'\n') {
         *pending_cr = false;
         return;
     }
@@ -371,9 +372,11 @@ fn parse_line(
     if line.starts_with(UTF8_BOM) {
         // The start of the file has lost its mark already; one here comes from files joined
         // with cat, and would otherwise stick to the label (or, in a TREC file, to a query id).
-        return Err("a UTF-8 byte order mark in the middle of the file (files joined together?); \
+        return Err(
+            "a UTF-8 byte order mark in the middle of the file (files joined together?); \
                     remove it"
-            .to_string());
+                .to_string(),
+        );
     }
     let Some((label_at, label_tok)) = fields.next() else {
         return Ok(()); // blank or comment-only line
@@ -781,8 +784,13 @@ mod tests {
             keep_comments: true,
             ..Default::default()
         };
-        let e = parse_stream::<f64>(text, "f", &opts).unwrap_err().to_string();
-        assert!(e.starts_with("f:1: the comment is not valid UTF-8") && e.contains("0xe9"), "{e}");
+        let e = parse_stream::<f64>(text, "f", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("f:1: the comment is not valid UTF-8") && e.contains("0xe9"),
+            "{e}"
+        );
         // Not kept, the comment is not looked at.
         assert!(parse_stream::<f64>(text, "f", &ReadOptions::default()).is_ok());
     }
