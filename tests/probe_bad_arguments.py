@@ -179,7 +179,7 @@ def cli_probes(f: dict) -> None:
         for v in values:
             probe_cli(f"protocol {opt} {v!r}", pbase + [opt, v])
     probe_cli("protocol --design folds --data a file", ["protocol", "-q", "--design", "folds", "--data", t])
-    for opt, values in {"--feature-names": ["", "a", "a,a,a", "a,b,a"], "--name": [""], "--store": [""]}.items():
+    for opt, values in {"--feature-names": ["", "a", "a,a,a", "a,b,a", "a,,b"], "--name": [""], "--store": [""]}.items():
         for v in values:
             probe_cli(f"export {opt} {v!r}", ["export", "--to", "solr", opt, v, m, out])
     probe_cli("export MODEL MODEL", ["export", "--to", "solr", m, m])

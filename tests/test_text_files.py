@@ -244,3 +244,30 @@ def test_numbers_are_ascii_decimals_in_every_reader(tmp_path, token):
     (tmp_path / "f.txt").write_text(f"1 qid:1 1:{token}\n")
     with pytest.raises(DataFormatError, match=r"f\.txt:1: field 3"):
         load_letor(tmp_path / "f.txt")
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs FIFOs")
+def test_text_readers_read_a_pipe_once(tmp_path):
+    """A run given as a pipe (the shell's `<(zcat run.gz)`) is read from its first byte: the
+    gzip check peeks instead of reading the start and opening the file again."""
+    import gzip
+    import os
+    import threading
+
+    for content in (RUN, gzip.compress(RUN)):
+        fifo = tmp_path / "pipe"
+        if fifo.exists():
+            fifo.unlink()
+        os.mkfifo(fifo)
+
+        def feed(data=content):
+            with open(fifo, "wb") as f:
+                f.write(data)
+
+        writer = threading.Thread(target=feed)
+        writer.start()
+        try:
+            run = read_run(fifo)
+        finally:
+            writer.join(timeout=30)
+        assert run.to_dict() == {"1": {"d1": 2.5, "d2": 1.5}, "02": {"d7": 0.25}}

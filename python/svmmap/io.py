@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -64,10 +65,12 @@ def _text_lines(name: str) -> Iterator[Tuple[int, bytes]]:
 
     from ._core import DataFormatError
 
-    with open(name, "rb") as raw_file:
-        gzipped = raw_file.read(2) == b"\x1f\x8b"
     lineno = 0
-    with (gzip.open(name, "rb") if gzipped else open(name, "rb")) as f:
+    # Opened once and peeked at, so that a pipe (`--runs <(zcat run.gz)`) loses no bytes.
+    with open(name, "rb") as raw_file, contextlib.ExitStack() as stack:
+        f: Any = raw_file
+        if raw_file.peek(2)[:2] == b"\x1f\x8b":
+            f = stack.enter_context(gzip.GzipFile(fileobj=raw_file, mode="rb"))
         for k, raw in enumerate(f):
             if k == 0 and raw.startswith(_UTF8_BOM):
                 raw = raw[len(_UTF8_BOM):]

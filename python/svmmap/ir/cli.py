@@ -155,7 +155,10 @@ def _parser() -> argparse.ArgumentParser:
     classify.add_argument("model", metavar="MODEL")
     classify.add_argument("predictions", metavar="PREDICTIONS")
 
-    evaluate = sub.add_parser("evaluate", help="evaluate predictions (one score per line) against a data file")
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="evaluate predictions (one score per line; or 'qid score', RankLib's 'qid index score') against a data file",
+    )
     evaluate.add_argument("--metrics", default="map,ndcg@10,mrr@10,roc,p@10")
     evaluate.add_argument("--ties", default="pessimistic", choices=["pessimistic", "input"])
     evaluate.add_argument("--gain", default="exp", choices=["exp", "linear"])
