@@ -257,3 +257,18 @@ def test_root_rewriting_a_users_file_keeps_its_owner(tmp_path):
     write_atomic(path, "new")
     st = path.stat()
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (4321, 4322, 0o640)
+
+
+def test_cli_classify_reads_test_data_from_a_pipe(files, tmp_path):
+    """TEST may be /dev/stdin: it is read once, and a file that omits the last features is
+    widened in memory instead of being read a second time."""
+    text = "".join(line.rsplit(" ", 1)[0] + "\n" for line in files["train"].read_text().splitlines())  # drop feature 2
+    out = tmp_path / "pred.txt"
+    r = subprocess.run(
+        [sys.executable, "-m", "svmmap", "classify", "/dev/stdin", str(files["model"]), str(out)],
+        input=text, capture_output=True, text=True, timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    coef = svmmap.load_model(files["model"]).coef_
+    x1 = np.array([float(line.split()[2].split(":")[1]) for line in text.splitlines()])
+    assert np.allclose(np.loadtxt(out), x1 * coef[0], rtol=0, atol=1e-12)

@@ -157,13 +157,18 @@ def load_letor(
     -------
     X : ndarray or scipy.sparse.csr_matrix of shape (n_documents, n_features)
     y : ndarray of shape (n_documents,), float64 labels
-    qid : ndarray of shape (n_documents,), int64 when every query id is an integer, else str
+    qid : ndarray of shape (n_documents,)
+        The query id of every row: the string of the file (as for TREC runs and qrels), held
+        as int64 when every id is an integer written as Python writes one (``str(qid)`` gives
+        the string back: "01" and "1" are two queries and make the array str).
     comments : list of str, only with ``return_comments=True``
 
     Raises
     ------
     svmmap.DataFormatError
         For a malformed line; the message gives ``file:line``, the field and what was wrong.
+        A UTF-8 byte order mark is skipped and CRLF or CR-only line breaks are read as line
+        breaks; UTF-16 files and query ids or kept comments that are not UTF-8 are errors.
     FileNotFoundError, OSError
         When the file cannot be read.
 

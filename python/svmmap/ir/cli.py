@@ -358,8 +358,14 @@ def _classify(args: argparse.Namespace) -> None:
     n_expected = model.n_input_features
     X, y, qid = load_letor(args.test, n_features=None)
     if X.shape[1] < n_expected:
-        # A test file may simply not mention the last features; they are zero.
-        X, y, qid = load_letor(args.test, n_features=n_expected)
+        # A test file may simply not mention the last features; they are zero. Widened here
+        # rather than read again, so that TEST may be a pipe (/dev/stdin).
+        if hasattr(X, "indptr"):
+            X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_expected))
+        else:
+            import numpy as np
+
+            X = np.hstack([X, np.zeros((X.shape[0], n_expected - X.shape[1]), dtype=X.dtype)])
     elif X.shape[1] > n_expected:
         raise ValueError(
             f"{args.test} has features up to index {X.shape[1]}, but the model {args.model} "
