@@ -271,3 +271,17 @@ def test_text_readers_read_a_pipe_once(tmp_path):
         finally:
             writer.join(timeout=30)
         assert run.to_dict() == {"1": {"d1": 2.5, "d2": 1.5}, "02": {"d7": 0.25}}
+
+
+def test_nul_bytes_in_ids_are_refused_in_every_reader(tmp_path):
+    """numpy's str arrays drop trailing NUL characters, so "1\\0" and "1" would silently be
+    one query (or document); every reader refuses the byte with its line and field."""
+    (tmp_path / "f.txt").write_bytes(b"1 qid:1 1:1\n0 qid:1\x00 1:2\n")
+    with pytest.raises(DataFormatError, match=r"f\.txt:2: field 2: the query id .* contains a NUL byte"):
+        load_letor(tmp_path / "f.txt")
+    (tmp_path / "run").write_bytes(b"1 Q0 d1 1 2 t\n1 Q0 d1\x00 2 1 t\n")
+    with pytest.raises(DataFormatError, match=r"run:2: field 3 contains a NUL byte"):
+        read_run(tmp_path / "run")
+    (tmp_path / "qrels").write_bytes(b"1\x00 0 d1 1\n")
+    with pytest.raises(DataFormatError, match=r"qrels:1: field 1 contains a NUL byte"):
+        read_qrels(tmp_path / "qrels")

@@ -110,6 +110,10 @@ def _split_fields(name: str, lineno: int, raw: bytes) -> List[str]:
     the LETOR reader's separators) and decoded as UTF-8; a byte that is not UTF-8 is an error
     naming the file, line and field instead of a replacement character."""
     fields = raw.split()
+    if b"\x00" in raw:
+        # numpy's str arrays drop trailing NULs: "1\0" would become query or document "1".
+        k = next(k for k, f in enumerate(fields, 1) if b"\x00" in f)
+        raise _core.DataFormatError(f"{name}:{lineno}: field {k} contains a NUL byte (a binary file?)")
     try:
         return [f.decode("utf-8") for f in fields]
     except UnicodeDecodeError:

@@ -401,6 +401,13 @@ fn parse_line(
             qid[e.valid_up_to()]
         ));
     }
+    if qid.contains(&0) {
+        // numpy's str arrays drop trailing NULs, so "1\0" would become query "1".
+        return Err(format!(
+            "field 2: the query id {} contains a NUL byte",
+            show(qid_tok)
+        ));
+    }
     let qid_start = lo + qid_at + 4;
     let row_start = c.indices.len();
     let mut prev: u64 = 0;
@@ -766,6 +773,15 @@ mod tests {
         let e = err("1 qid:1 1:1\n\u{feff}0 qid:1 1:2\n");
         assert!(
             e.starts_with("test.txt:2: a UTF-8 byte order mark in the middle"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn nul_bytes_in_query_ids_are_refused() {
+        let e = err("1 qid:1 1:1\n0 qid:1\u{0} 1:2\n");
+        assert!(
+            e.starts_with("test.txt:2: field 2: the query id") && e.contains("NUL"),
             "{e}"
         );
     }
