@@ -86,6 +86,7 @@ VARIANTS = [
     ("params-callback-string", "linear", ("params", "callback"), "print", None),
     ("training-stop_reason-unknown", "linear", ("training", "stop_reason"), "tired", "stop_reason"),
     ("params-unknown-key", "linear", ("params", "colour"), "blue", None),
+    ("params-combination-shared-slack", "linear", ("params",), {"C": 1.0, "loss": ["map", "roc"], "slack": "shared"}, None),
     ("params-missing", "linear", ("params",), DELETE, None),
     ("params-null", "linear", ("params",), None, None),
     ("feature_names-duplicate", "linear", ("feature_names",), ["a", "b", "a"], "feature_names"),

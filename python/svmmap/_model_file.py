@@ -210,6 +210,12 @@ def _check_params(params: Dict[str, Any]) -> None:
                 _core.TrainConfig(**{key: params[key]})
             except (TypeError, ValueError, OverflowError) as exc:
                 raise ValueError(f'"params"."{key}": {exc}') from None
+    # Then together, for any rule that ties parameters to each other.
+    given = {k: params[k] for k in ("C", "eps", "max_iter", "relevance_threshold", "loss", "slack") if k in params}
+    try:
+        _core.TrainConfig(**given)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f'"params": {exc}') from None
 
 
 @dataclass
