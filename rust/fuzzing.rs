@@ -208,7 +208,14 @@ pub fn check_reader(data: &[u8]) {
     let three = pool(3).install(|| parse_stream::<f64>(text, "fuzz", &opts));
     same_outcome(&one, &three);
     let single = pool(1).install(|| parse_stream::<f32>(text, "fuzz", &opts));
-    let lines = text.iter().filter(|&&b| b == b'\n').count() + 1;
+    // Line breaks are LF, CRLF and a lone CR (the reader's rule): every CR, and every LF
+    // that does not follow a CR, ends a line.
+    let lines = text
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == b'\r' || (b == b'\n' && (i == 0 || text[i - 1] != b'\r')))
+        .count()
+        + 1;
     match &one {
         Ok(d) => check_letor(d, &opts, |v| v),
         Err(Error::Parse { location, message }) => {

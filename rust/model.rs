@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
@@ -66,10 +66,15 @@ impl ModelFile {
                 )))
             }
             other => {
+                // Say what the file holds: 0, "1", 1.0 and a missing field are refused alike.
+                let given = match (other, header.get("version")) {
+                    (Some(v), _) => v.to_string(),
+                    (None, Some(v)) => format!("{v} ({})", json_kind(v)),
+                    (None, None) => "(missing)".to_string(),
+                };
                 return Err(Error::Model(format!(
-                    "{source}: unsupported model format version {}; this svmmap reads version {FORMAT_VERSION}",
-                    other.map_or("(missing)".to_string(), |v| v.to_string())
-                )))
+                    "{source}: unsupported model format version {given}; this svmmap reads version {FORMAT_VERSION} (an integer)"
+                )));
             }
         }
         let model: ModelFile = serde_json::from_value(header)
@@ -79,6 +84,12 @@ impl ModelFile {
     }
 
     pub fn check(&self, source: &str) -> Result<()> {
+        if self.n_features == 0 {
+            // Nothing could be scored with it: predict refuses data without features.
+            return Err(Error::Model(format!(
+                "{source}: n_features is 0; a model has at least one weight"
+            )));
+        }
         if self.coef.len() != self.n_features {
             return Err(Error::Model(format!(
                 "{source}: n_features is {} but coef has {} entries",
@@ -89,6 +100,14 @@ impl ModelFile {
         if let Some(i) = self.coef.iter().position(|v| !v.is_finite()) {
             return Err(Error::Model(format!(
                 "{source}: coef[{i}] is not a finite number"
+            )));
+        }
+        // A score is a sum of weights times features; on binned (0/1) features it can reach
+        // the sum of the weights' magnitudes, which must therefore stay finite.
+        if !self.coef.iter().map(|v| v.abs()).sum::<f64>().is_finite() {
+            return Err(Error::Model(format!(
+                "{source}: coef: the weights' magnitudes sum beyond the float64 range (1.8e308), \
+                 so scores would overflow to inf"
             )));
         }
         // The free-form parts are objects when present; a reader may look up keys in them.
@@ -126,12 +145,17 @@ impl ModelFile {
     pub fn load(path: &str) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         // A binary file handed over by mistake is a format problem, not an I/O failure.
-        let text = String::from_utf8(bytes).map_err(|e| {
+        let mut text = String::from_utf8(bytes).map_err(|e| {
             Error::Model(format!(
                 "{path}: not an svmmap model: the file is not UTF-8 text (invalid byte at offset {})",
                 e.utf8_error().valid_up_to()
             ))
         })?;
+        // Editors on Windows may start a saved file with a byte order mark; JSON readers may
+        // ignore it (RFC 8259, 8.1), and it carries no content.
+        if text.starts_with('\u{feff}') {
+            text.drain(..'\u{feff}'.len_utf8());
+        }
         Self::from_json(&text, path)
     }
 
@@ -165,8 +189,91 @@ static TEMP_SERIAL: AtomicU64 = AtomicU64::new(0);
 /// the same path, in one process or several, never write into the same temporary file; the
 /// last rename wins and the file is always one writer's complete output. If the process is
 /// killed before the rename, the temporary file stays behind and `path` is untouched.
+///
+/// What `path` names is respected: a symbolic link is followed and its target replaced (the
+/// link stays a link), an existing file keeps its permission bits (a 0600 model stays
+/// private, also while the temporary file exists), and a FIFO or a character device such as
+/// `/dev/stdout` is written to directly, since renaming a file over it would replace the
+/// device node instead of writing to it. Block devices and sockets are refused.
 pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
     write_atomic_then(path, bytes, &mut || Ok(()))
+}
+
+/// How `write_atomic` treats what already exists at a path.
+enum Destination {
+    /// Nothing there yet, a regular file, or a directory (the rename reports the error).
+    Replace { target: PathBuf, mode: Option<u32> },
+    /// A FIFO or a character device: written in place, as a shell redirection would.
+    Stream,
+}
+
+/// Follows the final component's symbolic links (up to 40, the Linux limit) to the path that
+/// is to be replaced; a dangling link yields its missing target, which is then created.
+fn resolve_links(path: &Path) -> Result<PathBuf> {
+    let shown = path.to_string_lossy().into_owned();
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let link = std::fs::read_link(&current).map_err(|e| Error::io(&shown, e))?;
+                current = if link.is_absolute() {
+                    link
+                } else {
+                    current.parent().unwrap_or(Path::new("")).join(link)
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(Error::input(format!(
+        "{shown}: too many levels of symbolic links"
+    )))
+}
+
+fn destination(path: &str) -> Result<Destination> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Destination::Replace {
+                target: resolve_links(Path::new(path))?,
+                mode: None,
+            })
+        }
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let kind = meta.file_type();
+    if kind.is_file() || kind.is_dir() {
+        #[cfg(unix)]
+        let mode = {
+            use std::os::unix::fs::PermissionsExt;
+            kind.is_file().then(|| meta.permissions().mode() & 0o7777)
+        };
+        #[cfg(not(unix))]
+        let mode = None;
+        return Ok(Destination::Replace {
+            target: resolve_links(Path::new(path))?,
+            mode,
+        });
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() || kind.is_char_device() {
+            return Ok(Destination::Stream);
+        }
+        let what = if kind.is_block_device() {
+            "a block device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        Err(Error::input(format!(
+            "{path}: is {what}; refusing to write a file over it"
+        )))
+    }
+    #[cfg(not(unix))]
+    Ok(Destination::Stream)
 }
 
 /// `write_atomic` with a hook run after the data is on disk and before the rename, so that
@@ -176,7 +283,22 @@ pub fn write_atomic_then(
     bytes: &[u8],
     before_rename: &mut dyn FnMut() -> Result<()>,
 ) -> Result<()> {
-    let target = Path::new(path);
+    if Path::new(path).file_name().is_none() {
+        return Err(Error::input(format!("{path}: not a file path")));
+    }
+    let (target, mode) = match destination(path)? {
+        Destination::Replace { target, mode } => (target, mode),
+        Destination::Stream => {
+            // No rename is possible; the reader of a pipe sees the bytes in order anyway.
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| Error::io(path, e))?;
+            f.write_all(bytes).map_err(|e| Error::io(path, e))?;
+            return f.flush().map_err(|e| Error::io(path, e));
+        }
+    };
+    let target_str = target.to_string_lossy().into_owned();
     let dir = target
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -192,16 +314,34 @@ pub fn write_atomic_then(
     ));
     let tmp_str = tmp.to_string_lossy().into_owned();
     let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| Error::io(&tmp_str, e))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        if let Some(mode) = mode {
+            // Created with the old file's bits (less the umask), so that a private file's
+            // content is never readable by others, not even in the temporary file.
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(mode & 0o777);
+        }
+        let mut f = options.open(&tmp).map_err(|e| Error::io(&tmp_str, e))?;
+        #[cfg(unix)]
+        if let Some(mode) = mode {
+            // The owner and group first (root rewriting a user's file would otherwise take
+            // it over; others can only keep them, so a refusal is not an error), then the
+            // bits, which the umask may have cleared (0664 under umask 022) and a change of
+            // owner may have reset.
+            use std::os::unix::fs::{MetadataExt, PermissionsExt};
+            if let Ok(old) = std::fs::metadata(&target) {
+                let _ = std::os::unix::fs::fchown(&f, Some(old.uid()), Some(old.gid()));
+            }
+            f.set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(|e| Error::io(&tmp_str, e))?;
+        }
         f.write_all(bytes).map_err(|e| Error::io(&tmp_str, e))?;
         f.sync_all().map_err(|e| Error::io(&tmp_str, e))?;
         drop(f);
         before_rename()?;
-        std::fs::rename(&tmp, target).map_err(|e| Error::io(path, e))
+        std::fs::rename(&tmp, &target).map_err(|e| Error::io(&target_str, e))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -266,6 +406,23 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_is_skipped_and_a_model_without_weights_refused() {
+        let dir = scratch_dir("model-bom");
+        let path = dir.join("m.json");
+        let text = sample().to_json().unwrap();
+        std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
+        assert_eq!(ModelFile::load(&path.to_string_lossy()).unwrap(), sample());
+        std::fs::remove_dir_all(&dir).unwrap();
+        let empty = ModelFile {
+            n_features: 0,
+            coef: vec![],
+            ..sample()
+        };
+        let e = ModelFile::from_json(&empty.to_json().unwrap(), "m.json").unwrap_err();
+        assert!(e.to_string().contains("n_features is 0"), "{e}");
+    }
+
+    #[test]
     fn bad_files_are_reported() {
         let text = sample().to_json().unwrap();
         let truncated = &text[..text.len() / 2];
@@ -283,6 +440,14 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not an svmmap model"));
+        let huge = ModelFile {
+            coef: vec![1e308, 1e308],
+            ..sample()
+        };
+        assert!(ModelFile::from_json(&huge.to_json().unwrap(), "m.json")
+            .unwrap_err()
+            .to_string()
+            .contains("overflow to inf"));
         let short = text.replace("\"n_features\": 2", "\"n_features\": 3");
         assert!(ModelFile::from_json(&short, "m.json")
             .unwrap_err()
@@ -372,6 +537,58 @@ mod tests {
         assert!(matches!(e, Error::Io { .. }), "{e}");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn rewrites_keep_the_mode_and_follow_symbolic_links() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch_dir("atomic-mode");
+        let path = dir.join("m.json");
+        let p = path.to_string_lossy().into_owned();
+        std::fs::write(&path, b"old").unwrap();
+        for mode in [0o600, 0o640, 0o664, 0o444] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            write_atomic(&p, b"new").unwrap();
+            let got = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+            assert_eq!(got, mode, "mode {mode:o} became {got:o}");
+            assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        }
+        // A link, relative and through a second link, still points at the rewritten file.
+        std::os::unix::fs::symlink("m.json", dir.join("link1")).unwrap();
+        std::os::unix::fs::symlink(dir.join("link1"), dir.join("link2")).unwrap();
+        write_atomic(&dir.join("link2").to_string_lossy(), b"through links").unwrap();
+        assert!(std::fs::symlink_metadata(dir.join("link2"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(std::fs::symlink_metadata(dir.join("link1"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&path).unwrap(), b"through links");
+        // A dangling link gets its target created; a loop of links is an error.
+        std::os::unix::fs::symlink("new.json", dir.join("dangling")).unwrap();
+        write_atomic(&dir.join("dangling").to_string_lossy(), b"created").unwrap();
+        assert_eq!(std::fs::read(dir.join("new.json")).unwrap(), b"created");
+        std::os::unix::fs::symlink("loop-b", dir.join("loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", dir.join("loop-b")).unwrap();
+        let e = write_atomic(&dir.join("loop-a").to_string_lossy(), b"x").unwrap_err();
+        assert!(e.to_string().contains("symbolic links"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn character_devices_are_written_in_place_not_replaced() {
+        // /dev/null is a character device: renaming over it would need root and would
+        // replace the device node; the bytes go to the device instead.
+        use std::os::unix::fs::FileTypeExt;
+        write_atomic("/dev/null", b"discarded").unwrap();
+        assert!(std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
     }
 
     #[test]

@@ -359,7 +359,7 @@ MODEL_ERRORS = {
     "model-newer-version": (lambda t: _edit(t, version=99), "model format version 99 was written by a newer svmmap"),
     "model-older-version": (lambda t: _edit(t, version=0), "unsupported model format version 0"),
     "model-version-missing": (lambda t: json.dumps({k: v for k, v in json.loads(t).items() if k != "version"}), "unsupported model format version (missing)"),
-    "model-version-text": (lambda t: _edit(t, version="1"), "unsupported model format version (missing)"),
+    "model-version-text": (lambda t: _edit(t, version="1"), "unsupported model format version \"1\" (a string)"),
     "model-coef-length": (lambda t: _edit(t, n_features=3), "n_features is 3 but coef has 2 entries"),
     "model-coef-not-numbers": (lambda t: _edit(t, coef=["a", 1.0]), "malformed model"),
     "model-coef-overflow": (lambda t: t.replace('"coef": [', '"coef": [1e999, ', 1), "not valid JSON"),
@@ -395,7 +395,11 @@ def test_model_file_missing_or_a_directory(tmp_path):
 
 @pytest.mark.parametrize(
     "content,needle",
-    [("0.5\nhigh\n", ":2: expected a score, got 'high'"), ("0.5\nnan\n", ":2: score nan is not finite"), ("0.5\n", "1 scores for 2 documents")],
+    [
+        ("0.5\nhigh\n", r":2: field 1 \(the score\): expected a number, got 'high'"),
+        ("0.5\nnan\n", r":2: field 1 \(the score\): nan is not finite"),
+        ("0.5\n", "1 scores for 2 documents"),
+    ],
     ids=["predictions-not-a-number", "predictions-nan", "predictions-count"],
 )
 def test_prediction_files(tmp_path, content, needle):

@@ -79,27 +79,143 @@ def binning_from_dict(d: Any) -> BinningSpec:
             + ("was written by a newer svmmap; upgrade svmmap" if newer else "is not supported")
             + f" (this svmmap reads version {BINNER_DICT_VERSION})"
         )
-    try:
-        params = dict(d["params"])
-        thresholds = [np.asarray(k, dtype=np.float64).reshape(-1) for k in d["thresholds"]]
-        n_features = int(d["n_features_in"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"malformed Binner dict: {exc!r}") from None
+    for key in ("params", "thresholds", "n_features_in"):
+        if key not in d:
+            raise ValueError(f'malformed Binner dict: "{key}" is missing')
+    if not isinstance(d["params"], dict):
+        raise ValueError(f'"params" must be an object, got {_kind(d["params"])}')
+    params = dict(d["params"])
+    n_features = _count(d["n_features_in"], "n_features_in")
+    raw = d["thresholds"]
+    if not isinstance(raw, list):
+        raise ValueError(f'"thresholds" must be a list of lists of numbers, got {_kind(raw)}')
+    thresholds = []
+    for j, k in enumerate(raw):
+        # Exactly numbers: numpy would also turn "0.5", true or [[0.5]] into thresholds.
+        if not isinstance(k, list) or not all(_is_number(t) for t in k):
+            raise ValueError(f'"thresholds"[{j}] must be a list of numbers, got {_show(k)}')
+        thresholds.append(np.asarray(k, dtype=np.float64).reshape(-1))
+    _check_binner_params(params)
     if len(thresholds) != n_features:
         raise ValueError(f"Binner dict has {len(thresholds)} threshold lists for {n_features} features")
     for j, k in enumerate(thresholds):
         if not np.all(np.isfinite(k)) or np.any(np.diff(k) <= 0):
             raise ValueError(f"thresholds of feature {j} must be finite and strictly increasing")
     names = d.get("feature_names_in")
-    if names is not None and len(names) != n_features:
-        raise ValueError(f"Binner dict has {len(names)} feature names for {n_features} features")
+    if names is not None:
+        _check_names(names, "feature_names_in")
+        if len(names) != n_features:
+            raise ValueError(f"Binner dict has {len(names)} feature names for {n_features} features")
     spec = BinningSpec(params, thresholds, n_features, None if names is None else list(names))
-    if spec.missing not in ("error", "indicator"):
-        raise ValueError(f'missing must be "error" or "indicator", got {spec.missing!r}')
     stored = d.get("n_output_features")
-    if stored is not None and int(stored) != spec.n_output:
+    if stored is not None and _count(stored, "n_output_features") != spec.n_output:
         raise ValueError(f"Binner dict says {stored} output features but its thresholds give {spec.n_output}")
     return spec
+
+
+def _kind(v: Any) -> str:
+    """A JSON value's type, as the Rust side names it in its messages."""
+    if v is None:
+        return "null"
+    for t, name in ((bool, "a boolean"), (str, "a string"), (list, "an array"), (dict, "an object")):
+        if isinstance(v, t):
+            return name
+    return "a number" if isinstance(v, (int, float)) else type(v).__name__
+
+
+def _show(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_number(v: Any) -> bool:
+    """A finite JSON number (bool is an int in Python, but not a number in a model file)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(float(v)))
+
+
+def _count(v: Any, field: str) -> int:
+    """A non-negative JSON integer (3.0, "3" and true are refused, not truncated or coerced)."""
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f'"{field}" must be a non-negative integer, got {_show(v)}')
+    return v
+
+
+def _check_names(names: Any, field: str) -> None:
+    """Feature names: strings, unique (the search engines identify features by name)."""
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f'"{field}" must be a list of strings, got {_show(names)}')
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f'"{field}" must be unique; repeated: {dup[:5]}')
+
+
+def _check_binner_params(params: Dict[str, Any]) -> None:
+    """The Binner parameters a model file may hold, with the values ``Binner`` accepts (the
+    option lists are ``svmmap._typing``'s, which ``Binner`` checks against too)."""
+    from typing import get_args
+
+    from ._typing import BinStrategy, Missing
+
+    n = params.get("n_thresholds", 1)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f'"params"."n_thresholds" must be an integer >= 1, got {_show(n)}')
+    for key, allowed in (("strategy", get_args(BinStrategy)), ("missing", get_args(Missing))):
+        if key in params and params[key] not in allowed:
+            raise ValueError(f'"params"."{key}" must be one of {allowed}, got {_show(params[key])}')
+
+
+#: The training summary's fields and their types, as ``model_document`` writes them; a model
+#: that is loaded must be savable again, so other types are refused at load.
+_TRAINING_NUMBERS = ("objective", "dual_objective", "gap")
+_TRAINING_COUNTS = ("n_iter", "n_cuts", "n_queries")
+
+
+def _check_training(training: Dict[str, Any]) -> None:
+    for key in _TRAINING_NUMBERS:
+        # null: unknown (a model whose file had no training summary, saved again).
+        if training.get(key) is not None and not _is_number(training[key]):
+            raise ValueError(f'"training"."{key}" must be a finite number or null, got {_show(training[key])}')
+    for key in _TRAINING_COUNTS:
+        if key in training:
+            _count(training[key], f'training"."{key}')
+    if "converged" in training and not isinstance(training["converged"], bool):
+        raise ValueError(f'"training"."converged" must be true or false, got {_show(training["converged"])}')
+    if "stop_reason" in training:
+        from typing import get_args
+
+        from ._typing import StopReason
+
+        if training["stop_reason"] not in get_args(StopReason):
+            raise ValueError(f'"training"."stop_reason" must be one of {get_args(StopReason)}, got {_show(training["stop_reason"])}')
+    skipped = training.get("n_queries_skipped", {})
+    if not isinstance(skipped, dict):
+        raise ValueError(f'"training"."n_queries_skipped" must be an object, got {_kind(skipped)}')
+    for k, v in skipped.items():
+        _count(v, f'training"."n_queries_skipped"."{k}')
+    history = training.get("history", [])
+    if not isinstance(history, list):
+        raise ValueError(f'"training"."history" must be a list of objects, got {_kind(history)}')
+    for i, record in enumerate(history):
+        if not isinstance(record, dict) or not all(_is_number(v) for v in record.values()):
+            raise ValueError(f'"training"."history"[{i}] must be an object of finite numbers, got {_show(record)}')
+
+
+def _check_params(params: Dict[str, Any]) -> None:
+    """The estimator parameters of the file, checked by the core's TrainConfig (the rule
+    ``SVMMap.fit`` applies), so that a loaded model can be refitted, cloned and saved."""
+    # One key at a time, so that the error names the field whatever the core's message says.
+    for key in ("C", "eps", "max_iter", "relevance_threshold", "loss", "slack"):
+        if key in params:
+            try:
+                _core.TrainConfig(**{key: params[key]})
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise ValueError(f'"params"."{key}": {exc}') from None
+    # Then together, for any rule that ties parameters to each other.
+    given = {k: params[k] for k in ("C", "eps", "max_iter", "relevance_threshold", "loss", "slack") if k in params}
+    try:
+        _core.TrainConfig(**given)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f'"params": {exc}') from None
 
 
 @dataclass
@@ -140,7 +256,16 @@ class ModelDocument:
         core_X, _, n_features = check_matrix(X)
         if n_features != self.n_features:
             raise ValueError(f"X has {n_features} features, but the model was trained with {self.n_features}")
-        return _core.predict(core_X, self.coef, n_threads)
+        scores = _core.predict(core_X, self.coef, n_threads)
+        bad = np.flatnonzero(~np.isfinite(scores))
+        if bad.size:
+            # Finite weights and features can still overflow float64 in the dot product; an
+            # inf score would rank silently and be written as "inf".
+            raise ValueError(
+                f"the score of row {int(bad[0])} is {scores[bad[0]]} (beyond the float64 range): "
+                "the features are too large for this model's weights; scale them"
+            )
+        return scores
 
 
 def read_model(path: Any) -> ModelDocument:
@@ -157,6 +282,15 @@ def read_model(path: Any) -> ModelDocument:
     doc = json.loads(_core.load_model_json(name))
     coef = np.asarray(doc["coef"], dtype=np.float64)
     n_features = int(doc["n_features"])
+    params = doc.get("params") or {}
+    training = doc.get("training") or {}
+    try:
+        _check_params(params)
+        _check_training(training)
+        if doc.get("feature_names") is not None:
+            _check_names(doc["feature_names"], "feature_names")
+    except ValueError as exc:
+        raise ModelFormatError(f"{name}: {exc}") from None
     binning = None
     if doc.get("binning") is not None:
         try:
@@ -171,8 +305,8 @@ def read_model(path: Any) -> ModelDocument:
         path=name,
         coef=coef,
         n_features=n_features,
-        params=doc.get("params") or {},
+        params=params,
         binning=binning,
         feature_names=doc.get("feature_names"),
-        training=doc.get("training") or {},
+        training=training,
     )

@@ -166,6 +166,10 @@ def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np
             "of X (any integers or strings, like the qid: field of a LETOR file or LightGBM's "
             "group)"
         )
+    if np.ndim(qid) == 0 and not isinstance(qid, np.ndarray):
+        # A single id (a number or a string) is not one id per row; a string would otherwise
+        # be read as one id per character.
+        raise ValueError(f"qid must hold one query id per row of X (a 1-D array-like), got the single value {qid!r}")
     arr = qid if isinstance(qid, np.ndarray) else None
     if arr is None:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import numbers
 import sys
 import threading
 import warnings
@@ -232,6 +233,8 @@ class SVMMap(BaseEstimator):
         )
         if self.callback is not None and not callable(self.callback):
             raise ValueError(f"callback must be callable or None, got {self.callback!r}")
+        if not isinstance(self.verbose, (bool, numbers.Integral)) or self.verbose < 0:
+            raise ValueError(f"verbose must be an integer >= 0, got {self.verbose!r}")
         return config
 
     def fit(

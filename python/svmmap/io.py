@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from typing import Any, Optional, Sequence, Union
+import re
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -24,13 +26,108 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+#: A query id written the way Python writes an int64: no sign "+", no leading zeros, no "-0",
+#: no spaces or underscores, ASCII digits only.
+_CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]{0,18}")
+
+
+def _canonical_int(text: str) -> bool:
+    """Whether ``int(text)`` is an int64 whose ``str`` gives back ``text`` exactly."""
+    return _CANONICAL_INT.fullmatch(text) is not None and -(2**63) <= int(text) < 2**63
+
+
 def _qid_array(names: Sequence[str], codes: np.ndarray) -> np.ndarray:
-    """Query ids as int64 when every id is an integer (as in LETOR), else as strings."""
-    try:
+    """Query ids as int64 when every id is an integer written canonically (as in LETOR), else
+    as strings.
+
+    A query id is the string in the file, as for TREC runs and qrels: int64 is only a compact
+    spelling of it, used when ``str(id)`` gives back every string exactly. Otherwise "01" and
+    "1" (or "+1", " 1", "1_0", Arabic-Indic digits) would become the same query in one file
+    and different queries in a run file, or merge two queries of one file.
+    """
+    if all(_canonical_int(n) for n in names):
         values = np.array([int(n) for n in names], dtype=np.int64)
-    except (ValueError, OverflowError):
+    else:
         values = np.array(names, dtype=str)
     return values[codes]
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _text_lines(name: str) -> Iterator[Tuple[int, bytes]]:
+    """(1-based line number, bytes) of every line of a text file, as files really come: a UTF-8
+    byte order mark is skipped, a line ends at LF, CRLF or a lone CR, and gzip-compressed files
+    (TREC distributes runs as .gz) are decompressed, whatever their name. These are the LETOR
+    reader's rules, so that line numbers in errors agree with an editor's and an id is the
+    same string in every file. UTF-16 text, and a byte order mark inside the file (files
+    joined with cat), are errors naming the line."""
+    import gzip
+
+    from ._core import DataFormatError
+
+    lineno = 0
+    # Opened once and peeked at, so that a pipe (`--runs <(zcat run.gz)`) loses no bytes.
+    with open(name, "rb") as raw_file, contextlib.ExitStack() as stack:
+        f: Any = raw_file
+        if raw_file.peek(2)[:2] == b"\x1f\x8b":
+            f = stack.enter_context(gzip.GzipFile(fileobj=raw_file, mode="rb"))
+        for k, raw in enumerate(f):
+            if k == 0 and raw.startswith(_UTF8_BOM):
+                raw = raw[len(_UTF8_BOM):]
+            elif k == 0 and raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                raise DataFormatError(
+                    f"{name}:1: the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8"
+                )
+            raw = raw[:-2] if raw.endswith(b"\r\n") else raw.rstrip(b"\n")
+            for piece in raw.split(b"\r") if b"\r" in raw else (raw,):
+                lineno += 1
+                if piece.startswith(_UTF8_BOM):
+                    raise DataFormatError(
+                        f"{name}:{lineno}: a UTF-8 byte order mark in the middle of the file (files joined "
+                        "together?); remove it"
+                    )
+                yield lineno, piece
+
+
+def _number(token: str) -> float:
+    """A decimal number as the LETOR reader (Rust's f64 parser) and C's strtod read it: ASCII
+    only. Python's float() also takes "1_000" and other scripts' digits ("\u0661"), which
+    other tools read differently or not at all."""
+    if not token.isascii() or "_" in token:
+        raise ValueError(token)
+    return float(token)
+
+
+def _integer(token: str) -> int:
+    """An integer written with ASCII digits and an optional sign (see ``_number``)."""
+    if re.fullmatch(r"[+-]?[0-9]+", token) is None:
+        raise ValueError(token)
+    return int(token)
+
+
+def _split_fields(name: str, lineno: int, raw: bytes) -> List[str]:
+    """The fields of a line, split on ASCII whitespace (space, tab, CR, VT, FF: C's isspace,
+    the LETOR reader's separators) and decoded as UTF-8; a byte that is not UTF-8 is an error
+    naming the file, line and field instead of a replacement character."""
+    fields = raw.split()
+    if b"\x00" in raw:
+        # numpy's str arrays drop trailing NULs: "1\0" would become query or document "1".
+        k = next(k for k, f in enumerate(fields, 1) if b"\x00" in f)
+        raise _core.DataFormatError(f"{name}:{lineno}: field {k} contains a NUL byte (a binary file?)")
+    try:
+        return [f.decode("utf-8") for f in fields]
+    except UnicodeDecodeError:
+        for k, f in enumerate(fields, 1):
+            try:
+                f.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                bad = f[exc.start]
+                raise _core.DataFormatError(
+                    f"{name}:{lineno}: field {k} ({f.decode('utf-8', 'replace')!r}) is not UTF-8 text "
+                    f"(byte 0x{bad:02x}, Latin-1?); re-encode the file as UTF-8"
+                ) from None
+        raise
 
 
 def load_letor(
@@ -83,13 +180,18 @@ def load_letor(
     -------
     X : ndarray or scipy.sparse.csr_matrix of shape (n_documents, n_features)
     y : ndarray of shape (n_documents,), float64 labels
-    qid : ndarray of shape (n_documents,), int64 when every query id is an integer, else str
+    qid : ndarray of shape (n_documents,)
+        The query id of every row: the string of the file (as for TREC runs and qrels), held
+        as int64 when every id is an integer written as Python writes one (``str(qid)`` gives
+        the string back: "01" and "1" are two queries and make the array str).
     comments : list of str, only with ``return_comments=True``
 
     Raises
     ------
     svmmap.DataFormatError
         For a malformed line; the message gives ``file:line``, the field and what was wrong.
+        A UTF-8 byte order mark is skipped and CRLF or CR-only line breaks are read as line
+        breaks; UTF-16 files and query ids or kept comments that are not UTF-8 are errors.
     FileNotFoundError, OSError
         When the file cannot be read.
 
@@ -111,8 +213,11 @@ def load_letor(
         raise ValueError(f"dtype must be float32 or float64, got {dt}")
     if sparse not in ("auto", True, False):
         raise ValueError(f'sparse must be "auto", True or False, got {sparse!r}')
-    if n_features is not None and (not isinstance(n_features, (int, np.integer)) or n_features < 1):
-        raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    if n_features is not None and (
+        isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or not 1 <= n_features <= 2**31 - 1
+    ):
+        # The reader's largest feature index (scipy's int32 column indices) bounds it too.
+        raise ValueError(f"n_features must be an integer in 1..2147483647, got {n_features!r}")
     if missing not in ("error", "nan"):
         raise ValueError(f'missing must be "error" or "nan", got {missing!r}')
     sizes = _group_sizes(path, group)
@@ -198,25 +303,65 @@ def save_predictions(path: PathLike, scores: np.ndarray) -> None:
     write_atomic(path, "".join(f"{float(s)!r}\n" for s in np.asarray(scores, dtype=np.float64)))
 
 
-def load_predictions(path: PathLike, n_expected: Optional[int] = None) -> np.ndarray:
-    """Read one score per line; an error names the line that is not a finite number."""
+def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any = None) -> np.ndarray:
+    """Read the scores of a predictions file, one document per line, in the data file's order.
+
+    Three layouts are read, the same on every line: ``score`` (svmmap, SVM^light/rank),
+    ``qid score``, and RankLib's ``qid index score`` (``-score`` output); the score is the last
+    field. With ``qid`` (the data file's query ids, one per document), the qid column must
+    name the same query as the data file's line (the same string), so that a predictions file
+    of another data file or order is refused instead of evaluated.
+
+    Raises
+    ------
+    svmmap.DataFormatError
+        With ``file:line`` and the field, for a score that is not a finite number, a line
+        with another number of fields than the first, a non-integer RankLib index, a qid that
+        differs from the data file's, bytes that are not UTF-8, or the wrong number of lines.
+    """
     from ._core import DataFormatError
 
     name = os.fspath(path)
-    values = []
-    with open(name, "r", encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            text = line.strip()
-            if not text:
-                continue
-            token = text.split()[0]
-            try:
-                v = float(token)
-            except ValueError:
-                raise DataFormatError(f"{name}:{lineno}: expected a score, got {token!r}") from None
-            if not np.isfinite(v):
-                raise DataFormatError(f"{name}:{lineno}: score {token} is not finite")
-            values.append(v)
+    layouts = {1: "'score'", 2: "'qid score'", 3: "'qid index score' (RankLib)"}
+    expected_qids = None if qid is None else [str(q) for q in np.asarray(qid).tolist()]
+    values: List[float] = []
+    width = None
+    first_line = 0
+    for lineno, raw in _text_lines(name):
+        fields = _split_fields(name, lineno, raw)
+        if not fields:
+            continue
+        if width is None:
+            width, first_line = len(fields), lineno
+            if width not in layouts:
+                raise DataFormatError(
+                    f"{name}:{lineno}: {width} fields; a predictions line is 'score', 'qid score' "
+                    "or 'qid index score' (RankLib)"
+                )
+        elif len(fields) != width:
+            raise DataFormatError(
+                f"{name}:{lineno}: {len(fields)} fields, but line {first_line} has {width} "
+                f"({layouts[width]}); every line must have the same layout"
+            )
+        token = fields[-1]
+        try:
+            v = _number(token)
+        except ValueError:
+            raise DataFormatError(f"{name}:{lineno}: field {width} (the score): expected a number, got {token!r}") from None
+        if not np.isfinite(v):
+            raise DataFormatError(f"{name}:{lineno}: field {width} (the score): {token} is not finite")
+        if width == 3 and not re.fullmatch(r"[0-9]+", fields[1]):
+            raise DataFormatError(f"{name}:{lineno}: field 2 (RankLib's document index) must be an integer, got {fields[1]!r}")
+        if width > 1 and expected_qids is not None and len(values) < len(expected_qids):
+            want = expected_qids[len(values)]
+            if fields[0] != want:
+                raise DataFormatError(
+                    f"{name}:{lineno}: field 1 (qid) is {fields[0]!r}, but document {len(values) + 1} of the "
+                    f"data file belongs to query {want!r}; the predictions are of another file or order"
+                )
+        values.append(v)
+    if n_expected is None and expected_qids is not None:
+        n_expected = len(expected_qids)
     if n_expected is not None and len(values) != n_expected:
         raise DataFormatError(
             f"{name}: {len(values)} scores for {n_expected} documents; one score per document line is expected"
@@ -239,6 +384,11 @@ def _json_value(name: str, value: Any) -> Any:
     except (TypeError, ValueError):
         raise ValueError(f"parameter {name}={value!r} cannot be written to a model file (it has no JSON form)") from None
     return value
+
+
+def _finite_or_none(value: Any) -> Optional[float]:
+    v = float(value)
+    return v if np.isfinite(v) else None
 
 
 def _split_pipeline(model: Any) -> tuple:
@@ -289,9 +439,10 @@ def model_document(model: Any) -> dict:
         "feature_names": None if names is None else [str(n) for n in names],
         "binning": binning,
         "training": {
-            "objective": float(svm.objective_),
-            "dual_objective": float(svm.dual_objective_),
-            "gap": float(svm.gap_),
+            # NaN (unknown: a loaded file without a training summary) is written as null.
+            "objective": _finite_or_none(svm.objective_),
+            "dual_objective": _finite_or_none(svm.dual_objective_),
+            "gap": _finite_or_none(svm.gap_),
             "n_iter": int(svm.n_iter_),
             "n_cuts": int(svm.n_cuts_),
             "converged": bool(svm.converged_),
@@ -380,16 +531,19 @@ def load_model(path: PathLike) -> Any:
     document = read_model(path)
     params = document.params
     known = set(SVMMap._get_param_names())
-    model = SVMMap(**{k: v for k, v in params.items() if k in known})
+    # How a model was run (callback, n_jobs, verbose) is not saved; a file that holds such
+    # values anyway does not get to set them, so a bad one cannot break predict.
+    model = SVMMap(**{k: v for k, v in params.items() if k in known and k not in _RUNTIME_PARAMS})
     model.coef_ = document.coef
     model.n_features_in_ = document.n_features
     names = document.feature_names
     if names is not None and document.binning is None:
         model.feature_names_in_ = np.asarray(names, dtype=object)
     training = document.training
-    model.objective_ = training.get("objective", float("nan"))
-    model.dual_objective_ = training.get("dual_objective", float("nan"))
-    model.gap_ = training.get("gap", float("nan"))
+    unknown = float("nan")
+    model.objective_ = unknown if training.get("objective") is None else training["objective"]
+    model.dual_objective_ = unknown if training.get("dual_objective") is None else training["dual_objective"]
+    model.gap_ = unknown if training.get("gap") is None else training["gap"]
     model.n_iter_ = training.get("n_iter", 0)
     model.n_cuts_ = training.get("n_cuts", 0)
     model.converged_ = training.get("converged", False)

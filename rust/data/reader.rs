@@ -18,6 +18,13 @@
 //! LightGBM's layout, `<label> <index>:<value> ...` with the query sizes in a separate
 //! `.query` file: no line may then carry a `qid:` field, and every row gets the query id ""
 //! (the caller cuts the rows into queries from the sizes).
+//!
+//! Text as files really come: a UTF-8 byte order mark at the start is skipped; a line ends at
+//! LF, CRLF or a lone CR (classic Mac files), as Python's universal newlines and svmmap's TREC
+//! readers have it; fields are separated by ASCII whitespace (space, tab, CR, VT, FF), the
+//! set Python's `bytes.split()` and C's `isspace` use, so that a query id is the same string
+//! here and in a run or qrels file. Query ids and kept comments must be UTF-8 (a Latin-1 byte
+//! is an error naming the line and field, never a silent replacement character).
 
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -155,6 +162,8 @@ fn parse_stream_with_limit<T: FromF64>(
     let mut buf: Vec<u8> = Vec::with_capacity(BLOCK_BYTES + (1 << 16));
     let mut lines_done: u64 = 0;
     let mut eof = false;
+    let mut first = true;
+    let mut pending_cr = false;
     while !eof {
         // Fill the block, then cut it after its last newline; the rest waits for the next one.
         // Appending through `take` grows the buffer only as far as there is data, so a small
@@ -166,6 +175,21 @@ fn parse_stream_with_limit<T: FromF64>(
             .read_to_end(&mut buf)
             .map_err(|e| Error::io(path, e))?;
         eof = got < want;
+        if first {
+            first = false;
+            if buf.starts_with(UTF8_BOM) {
+                buf.drain(..UTF8_BOM.len());
+            } else if buf.starts_with(b"\xff\xfe") || buf.starts_with(b"\xfe\xff") {
+                // Windows tools write "Unicode" text as UTF-16; every byte would be misread.
+                return Err(Error::parse(
+                    path,
+                    1,
+                    "the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8",
+                ));
+            }
+        }
+        let from = start.min(buf.len());
+        normalize_line_breaks(&mut buf, from, &mut pending_cr);
         let cut = if eof {
             buf.len()
         } else {
@@ -203,6 +227,34 @@ fn parse_stream_with_limit<T: FromF64>(
         out.n_features = d;
     }
     Ok(out)
+}
+
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Turns the line breaks of `buf[from..]` into LF: CRLF becomes LF and a lone CR becomes LF.
+/// `pending_cr` carries a CR that ended the previous read, so that a CRLF split between two
+/// reads still counts as one line break. Text without CR (most files) is only scanned.
+fn normalize_line_breaks(buf: &mut Vec<u8>, from: usize, pending_cr: &mut bool) {
+    let Some(&head) = buf.get(from) else {
+        return;
+    };
+    let has_cr = buf[from..].contains(&b'\r');
+    if !(has_cr || *pending_cr && head == b'\n') {
+        *pending_cr = false;
+        return;
+    }
+    let mut w = from;
+    for r in from..buf.len() {
+        let b = buf[r];
+        if b == b'\n' && *pending_cr {
+            *pending_cr = false;
+            continue;
+        }
+        *pending_cr = b == b'\r';
+        buf[w] = if b == b'\r' { b'\n' } else { b };
+        w += 1;
+    }
+    buf.truncate(w);
 }
 
 /// Rows parsed from one piece of a block. Query ids and comments are byte ranges into the block.
@@ -306,8 +358,9 @@ fn parse_piece(
     Ok(c)
 }
 
+/// ASCII whitespace as C's `isspace` and Python's `bytes.split()` see it (LF ends lines).
 fn is_space(b: u8) -> bool {
-    b == b' ' || b == b'\t' || b == b'\r'
+    matches!(b, b' ' | b'\t' | b'\r' | 0x0b | 0x0c)
 }
 
 /// Parses one line into `c`; the error is a message without the location.
@@ -327,6 +380,15 @@ fn parse_line(
         pos: 0,
         end: content_end,
     };
+    if line.starts_with(UTF8_BOM) {
+        // The start of the file has lost its mark already; one here comes from files joined
+        // with cat, and would otherwise stick to the label (or, in a TREC file, to a query id).
+        return Err(
+            "a UTF-8 byte order mark in the middle of the file (files joined together?); \
+                    remove it"
+                .to_string(),
+        );
+    }
     let Some((label_at, label_tok)) = fields.next() else {
         return Ok(()); // blank or comment-only line
     };
@@ -358,9 +420,18 @@ fn parse_line(
             .ok_or_else(|| format!("field 2 must be 'qid:<query id>', got {}", show(qid_tok)))?;
         // Query ids become Python strings; two ids that differ only in invalid bytes would
         // otherwise turn into the same string and silently merge two queries.
-        if std::str::from_utf8(qid).is_err() {
+        if let Err(e) = std::str::from_utf8(qid) {
             return Err(format!(
-                "field 2: the query id {} is not valid UTF-8 text",
+                "field 2: the query id {} is not valid UTF-8 text (byte 0x{:02x}, Latin-1?); \
+                 re-encode the file as UTF-8",
+                show(qid_tok),
+                qid[e.valid_up_to()]
+            ));
+        }
+        if qid.contains(&0) {
+            // numpy's str arrays drop trailing NULs, so "1\0" would become query "1".
+            return Err(format!(
+                "field 2: the query id {} contains a NUL byte",
                 show(qid_tok)
             ));
         }
@@ -441,6 +512,16 @@ fn parse_line(
         }
         while b > a && is_space(block[b - 1]) {
             b -= 1;
+        }
+        // Comments become Python strings; a Latin-1 document id would otherwise turn into
+        // replacement characters and two ids could become one.
+        if let Err(e) = std::str::from_utf8(&block[a..b]) {
+            return Err(format!(
+                "the comment is not valid UTF-8 text (byte 0x{:02x} at column {}); \
+                 re-encode the file as UTF-8",
+                block[a + e.valid_up_to()],
+                a + e.valid_up_to() - lo + 1
+            ));
         }
         c.comments.push((a, b));
     }
@@ -679,6 +760,89 @@ mod tests {
             parse_stream_with_limit::<f64>(text.as_bytes(), "f", &ReadOptions::default(), 1 << 13)
                 .unwrap();
         assert_eq!(d.n_rows(), 2);
+    }
+
+    #[test]
+    fn bom_and_every_line_break_convention_read_the_same() {
+        let lf = "2 qid:01 1:0.5 2:1 # a\n\n0 qid:01 1:0.25 # b\n1 qid:7 2:3\n";
+        let want = parse(lf).unwrap();
+        let variants = [
+            format!("\u{feff}{lf}"),
+            lf.replace('\n', "\r\n"),
+            lf.replace('\n', "\r"),
+            format!("\u{feff}{}", lf.replace('\n', "\r")),
+            lf.trim_end().to_string(),
+        ];
+        for text in &variants {
+            let d = parse(text).unwrap();
+            assert_eq!(d.labels, want.labels, "{text:?}");
+            assert_eq!(d.qid_names, vec!["01", "7"], "{text:?}");
+            assert_eq!(d.qid_codes, want.qid_codes);
+            assert_eq!(d.indices, want.indices);
+            assert_eq!(d.values, want.values);
+            assert_eq!(d.line_numbers, vec![1, 3, 4], "{text:?}");
+        }
+        // The error line counts CR line breaks too.
+        let e = err("1 qid:1 1:1\r1 qid:1 1:x\r");
+        assert!(e.starts_with("test.txt:2: field 3"), "{e}");
+        // A CRLF split across two reads is still one line break.
+        let mut buf = b"a\r".to_vec();
+        let mut pending = false;
+        normalize_line_breaks(&mut buf, 0, &mut pending);
+        assert!(pending);
+        buf.extend_from_slice(b"\nb");
+        normalize_line_breaks(&mut buf, 2, &mut pending);
+        assert_eq!(buf, b"a\nb");
+    }
+
+    #[test]
+    fn utf16_files_and_marks_inside_the_file_are_refused() {
+        for bom in [&b"\xff\xfe"[..], &b"\xfe\xff"[..]] {
+            let text = [bom, b"1\x00 \x00q\x00"].concat();
+            let e = parse_stream::<f64>(&text[..], "f", &ReadOptions::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("f:1: the file is UTF-16 text"), "{e}");
+        }
+        let e = err("1 qid:1 1:1\n\u{feff}0 qid:1 1:2\n");
+        assert!(
+            e.starts_with("test.txt:2: a UTF-8 byte order mark in the middle"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn nul_bytes_in_query_ids_are_refused() {
+        let e = err("1 qid:1 1:1\n0 qid:1\u{0} 1:2\n");
+        assert!(
+            e.starts_with("test.txt:2: field 2: the query id") && e.contains("NUL"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn vertical_tab_and_form_feed_separate_fields() {
+        let d = parse("1 qid:3\x0b1:2\x0c2:4\n").unwrap();
+        assert_eq!(d.qid_names, vec!["3"]);
+        assert_eq!(d.values, vec![2.0, 4.0]);
+    }
+
+    #[test]
+    fn latin1_comments_are_refused_when_kept() {
+        let text = &b"1 qid:1 1:1 # caf\xe9\n"[..];
+        let opts = ReadOptions {
+            keep_comments: true,
+            ..Default::default()
+        };
+        let e = parse_stream::<f64>(text, "f", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("f:1: the comment is not valid UTF-8") && e.contains("0xe9"),
+            "{e}"
+        );
+        // Not kept, the comment is not looked at.
+        assert!(parse_stream::<f64>(text, "f", &ReadOptions::default()).is_ok());
     }
 
     #[test]

@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 import warnings
-from typing import TYPE_CHECKING, Iterable, List, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Iterable, List, Optional, TextIO
 
 if TYPE_CHECKING:
     from .._typing import IterationRecord
@@ -22,10 +22,103 @@ __all__ = [
 _D = _core.TrainConfig.DEFAULTS
 
 def _floats(text: str) -> List[float]:
+    """A C grid: comma-separated finite numbers > 0, at least one (argparse names the option)."""
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers > 0 without empty items, got {text!r}")
+    values = []
+    for t in items:
+        try:
+            v = float(t)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {t!r} in {text!r}") from None
+        if not (v > 0 and v != float("inf")):
+            raise argparse.ArgumentTypeError(f"every C must be a finite number > 0, got {t!r} in {text!r}")
+        values.append(v)
+    return values
+
+
+def _finite(text: str) -> float:
+    """A finite number (a NaN threshold would make every document non-relevant)."""
     try:
-        return [float(t) for t in text.split(",") if t.strip()]
+        v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if v != v or v in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return v
+
+
+def _at_least(lo: int):
+    """An argparse type: an integer >= lo (argparse names the option in its error)."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {lo}, got {text!r}") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {lo}, got {v}")
+        return v
+
+    parse.__name__ = f"integer >= {lo}"
+    return parse
+
+
+def _n_jobs(text: str) -> int:
+    """A thread count under scikit-learn's n_jobs rule; the rule and its message are the core's."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer thread count, got {text!r}") from None
+    try:
+        _core.n_threads(v)
+    except (ValueError, OverflowError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return v
+
+
+def _fold_numbers(text: str) -> List[int]:
+    """--folds of `svmmap experiment`: comma-separated fold numbers >= 1, at least one."""
+    items = [t.strip() for t in text.split(",")]
+    if not all(t.isdigit() and int(t) >= 1 for t in items):
+        raise argparse.ArgumentTypeError(f"expected comma-separated fold numbers >= 1, got {text!r}")
+    return [int(t) for t in items]
+
+
+def _loss_spec(text: str):
+    """--loss: one loss name, or a comma-separated combination (SVMMap(loss=[...]), one slack
+    per loss); commas inside max(...) belong to the shared-slack loss. The core checks the
+    names and refuses a loss listed twice."""
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    items.append(text[start:].strip())
+    return items[0] if len(items) == 1 else items
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (same device and inode: through symbolic and hard links)."""
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _refuse_overwriting_inputs(out_label: str, out: str, inputs: Iterable[tuple]) -> None:
+    """An output path that is one of the inputs would replace the input with the output (the
+    atomic write succeeds, and the input is gone): refuse before any work is done."""
+    for label, path in inputs:
+        if _same_file(out, path):
+            same = "" if out == path else f" (the same file as {label} {path!r})"
+            raise ValueError(
+                f"{out_label} {out!r} is the input {label}{same}; refusing to overwrite an input: give another output path"
+            )
 
 
 def _data_layout_options(parser: argparse.ArgumentParser, data: str) -> None:
@@ -56,13 +149,16 @@ def _parser() -> argparse.ArgumentParser:
     learn = sub.add_parser("learn", help="train a model on a LETOR/svmlight file")
     learn.add_argument("-c", type=float, default=_D["C"], dest="C", help=f"trade-off C of OP 1 (default {_D['C']:g})")
     learn.add_argument("-e", type=float, default=_D["eps"], dest="eps", help=f"tolerance eps (default {_D['eps']:g})")
-    learn.add_argument("--loss", default=_D["loss"], help=f"loss to optimize (default {_D['loss']})")
-    learn.add_argument("--max-iter", type=int, default=_D["max_iter"], help=f"iteration limit (default {_D['max_iter']})")
+    learn.add_argument(
+        "--loss", type=_loss_spec, default=_D["loss"],
+        help=f"loss to optimize, or comma-separated losses to combine (default {_D['loss']})",
+    )
+    learn.add_argument("--max-iter", type=_at_least(1), default=_D["max_iter"], help=f"iteration limit (default {_D['max_iter']})")
     learn.add_argument(
         "--relevance-threshold", type=float, default=_D["relevance_threshold"],
         help=f"relevant means label > this (default {_D['relevance_threshold']:g})",
     )
-    learn.add_argument("--n-jobs", type=int, default=None, help="threads (default: all cores)")
+    learn.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (default: all cores)")
     learn.add_argument(
         "-v", "--verbose", action="count", default=0,
         help="show progress: primal, dual, gap (against its target C*eps), cuts and seconds per "
@@ -77,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
     learn.add_argument("model", metavar="MODEL")
 
     classify = sub.add_parser("classify", help="score a LETOR/svmlight file with a model")
-    classify.add_argument("--n-jobs", type=int, default=None)
+    classify.add_argument("--n-jobs", type=_n_jobs, default=None)
     _data_layout_options(classify, "TEST")
     classify.add_argument("test", metavar="TEST")
     classify.add_argument("model", metavar="MODEL")
@@ -100,7 +196,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--ties", default=None, choices=["pessimistic", "input"])
     evaluate.add_argument("--gain", default=None, choices=["exp", "linear"])
     evaluate.add_argument("--no-relevant", default=None, choices=["skip", "0", "1"])
-    evaluate.add_argument("--relevance-threshold", type=float, default=None)
+    evaluate.add_argument("--relevance-threshold", type=_finite, default=None)
     evaluate.add_argument("--run", default=None, metavar="RUN", help="a TREC run: qid Q0 docno rank score tag")
     evaluate.add_argument("--qrels", default=None, metavar="QRELS", help="TREC qrels: qid iteration docno relevance")
     evaluate.add_argument("-q", "--per-query", action="store_true", help="also print the value of every query")
@@ -132,9 +228,9 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--data", default=None, help="directory with Fold*/{train,vali,test}.txt (default: bundled MQ2008)")
     exp.add_argument("--C", type=_floats, default=[0.1, 1.0, 10.0, 100.0, 1000.0], dest="C_grid", help="comma-separated C grid")
     exp.add_argument("--eps", type=float, default=_D["eps"])
-    exp.add_argument("--loss", default=_D["loss"])
-    exp.add_argument("--folds", default=None, help="comma-separated fold numbers (default: all)")
-    exp.add_argument("--n-jobs", type=int, default=None)
+    exp.add_argument("--loss", type=_loss_spec, default=_D["loss"])
+    exp.add_argument("--folds", type=_fold_numbers, default=None, help="comma-separated fold numbers (default: all)")
+    exp.add_argument("--n-jobs", type=_n_jobs, default=None)
     exp.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
     fuse = sub.add_parser(
@@ -149,18 +245,18 @@ def _parser() -> argparse.ArgumentParser:
     fuse.add_argument("--qrels", required=True, metavar="QRELS", help="TREC qrels: qid iteration docno relevance")
     fuse.add_argument("--runs", required=True, nargs="+", metavar="RUN", help="TREC runs: qid Q0 docno rank score tag")
     fuse.add_argument("--out", required=True, metavar="FUSED", help="where to write the fused run")
-    fuse.add_argument("--folds", type=int, default=5, help="folds over queries (default 5)")
+    fuse.add_argument("--folds", type=_at_least(2), default=5, help="folds over queries (default 5)")
     fuse.add_argument("--C", type=_floats, default=None, dest="C_grid",
                       help="comma-separated C grid, chosen by inner cross-validation (default 0.01,0.1,1,10); one value fixes C")
-    fuse.add_argument("--inner-folds", type=int, default=3, help="folds of the inner cross-validation for C (default 3)")
-    fuse.add_argument("--thresholds", type=int, default=50, help="thresholds per run (default 50)")
+    fuse.add_argument("--inner-folds", type=_at_least(2), default=3, help="folds of the inner cross-validation for C (default 3)")
+    fuse.add_argument("--thresholds", type=_at_least(1), default=50, help="thresholds per run (default 50)")
     fuse.add_argument("--strategy", default="quantile", choices=["quantile", "uniform"])
     fuse.add_argument("--normalize", default="none", choices=["none", "minmax"], help="per-query score normalization before binning")
-    fuse.add_argument("--depth", type=int, default=None, help="write at most this many documents per query")
+    fuse.add_argument("--depth", type=_at_least(1), default=None, help="write at most this many documents per query")
     fuse.add_argument("--tag", default="svmmap-fusion", help="run tag of the output (default svmmap-fusion)")
-    fuse.add_argument("--seed", type=int, default=0, help="seed of the fold assignments (default 0)")
+    fuse.add_argument("--seed", type=_at_least(0), default=0, help="seed of the fold assignments (default 0)")
     fuse.add_argument("--eps", type=float, default=_D["eps"])
-    fuse.add_argument("--n-jobs", type=int, default=None)
+    fuse.add_argument("--n-jobs", type=_n_jobs, default=None)
     fuse.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
     prot = sub.add_parser(
@@ -181,20 +277,20 @@ def _parser() -> argparse.ArgumentParser:
                            "(map, roc, ndcg@10, ...), best/best2/best3 (the best single feature on the training "
                            "queries), feature:N (feature N, 1-based), or LABEL=module:callable (called with C=...). "
                            "Default map,roc,best")
-    prot.add_argument("--trials", type=int, default=50)
-    prot.add_argument("--train", type=int, default=10, help="training queries per trial (default 10)")
-    prot.add_argument("--vali", type=int, default=5, help="validation queries per trial (default 5)")
-    prot.add_argument("--test", type=int, default=None, help="test queries per trial (default: all the rest)")
+    prot.add_argument("--trials", type=_at_least(1), default=50)
+    prot.add_argument("--train", type=_at_least(1), default=10, help="training queries per trial (default 10)")
+    prot.add_argument("--vali", type=_at_least(1), default=5, help="validation queries per trial (default 5)")
+    prot.add_argument("--test", type=_at_least(1), default=None, help="test queries per trial (default: all the rest)")
     prot.add_argument("--C", type=_floats, default=None, dest="C_grid", help="comma-separated C grid (default 0.01,0.1,1,10,100,1000)")
     prot.add_argument("--features", default=None,
                       help="use only these features: comma-separated 1-based indices, LETOR 4.0 names, or 'retrieval' "
                            "(the 25 TF-IDF/BM25/LMIR features of MQ2007/MQ2008)")
-    prot.add_argument("--bin", type=int, default=None, metavar="N",
+    prot.add_argument("--bin", type=_at_least(1), default=None, metavar="N",
                       help="bin the features into N thresholds each (Yue et al. 4.2) for the learned methods")
-    prot.add_argument("--seed", type=int, default=0)
+    prot.add_argument("--seed", type=_at_least(0), default=0)
     prot.add_argument("--eps", type=float, default=1e-3)
     prot.add_argument("--show-p", action="store_true", help="add a column of Wilcoxon p-values")
-    prot.add_argument("--n-jobs", type=int, default=None)
+    prot.add_argument("--n-jobs", type=_n_jobs, default=None)
     prot.add_argument("-q", "--quiet", action="store_true", help="print only the table")
     return p
 
@@ -256,6 +352,9 @@ def _learn(args: argparse.Namespace) -> None:
     from ..estimator import SVMMap
     from ..io import load_letor
 
+    _refuse_overwriting_inputs(
+        "MODEL", args.model, [("TRAIN", args.train)] + ([("--group", args.group)] if args.group else [])
+    )
     X, y, qid = load_letor(args.train, group=args.group, missing=args.missing)
     display = _ProgressDisplay(args.C * args.eps) if args.verbose else None
     model = SVMMap(
@@ -306,14 +405,21 @@ def _classify(args: argparse.Namespace) -> None:
     from ..io import load_letor, save_predictions
     from ..metrics import mean_average_precision
 
+    _refuse_overwriting_inputs("PREDICTIONS", args.predictions, [("TEST", args.test), ("MODEL", args.model)])
     model = read_model(args.model)
     # A binned model takes the binner's input features.
     n_expected = model.n_input_features
     layout = {"group": args.group, "missing": args.missing}
     X, y, qid = load_letor(args.test, n_features=None, **layout)
     if X.shape[1] < n_expected:
-        # A test file may simply not mention the last features; they are zero.
-        X, y, qid = load_letor(args.test, n_features=n_expected, **layout)
+        # A test file may simply not mention the last features; they are zero. Widened here
+        # rather than read again, so that TEST may be a pipe (/dev/stdin).
+        if hasattr(X, "indptr"):
+            X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_expected))
+        else:
+            import numpy as np
+
+            X = np.hstack([X, np.zeros((X.shape[0], n_expected - X.shape[1]), dtype=X.dtype)])
     elif X.shape[1] > n_expected:
         raise ValueError(
             f"{args.test} has features up to index {X.shape[1]}, but the model {args.model} "
@@ -331,9 +437,9 @@ def _classify(args: argparse.Namespace) -> None:
 
 
 def _metric_list(text: Optional[str], default: str) -> List[str]:
-    metrics = [m.strip() for m in (default if text is None else text).split(",") if m.strip()]
-    if not metrics:
-        raise ValueError("--metrics: no metric given")
+    metrics = [m.strip() for m in (default if text is None else text).split(",")]
+    if any(not m for m in metrics):
+        raise ValueError(f"--metrics: expected comma-separated metric names without empty items, got {text!r}")
     return metrics
 
 
@@ -379,7 +485,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     if args.data is None or args.predictions is None:
         raise ValueError("give DATA PREDICTIONS (a LETOR file and its scores) or --run RUN --qrels QRELS")
     _, y, qid = load_letor(args.data)
-    scores = load_predictions(args.predictions, n_expected=len(y))
+    scores = load_predictions(args.predictions, n_expected=len(y), qid=qid)
     metrics = _metric_list(args.metrics, "map,ndcg@10,mrr@10,roc,p@10")
     no_rel = None if args.no_relevant is None else (args.no_relevant if args.no_relevant == "skip" else int(args.no_relevant))
     name = DEFAULT_CONVENTIONS if args.conventions is None else args.conventions
@@ -411,8 +517,14 @@ def _export(args: argparse.Namespace) -> None:
     from .export import to_elasticsearch, to_solr
     from ..io import load_model, write_atomic
 
+    _refuse_overwriting_inputs("OUT", args.out, [("MODEL", args.model)])
+    for option, value in (("--name", args.name), ("--store", args.store)):
+        if value is not None and not value.strip():
+            raise ValueError(f"{option}: the engine needs a non-empty name, got {value!r}")
     model = load_model(args.model)
     names = None if args.feature_names is None else [n.strip() for n in args.feature_names.split(",")]
+    if names is not None and any(not n for n in names):
+        raise ValueError(f"--feature-names: expected comma-separated names without empty items, got {args.feature_names!r}")
     if args.to == "solr":
         doc = to_solr(model, args.name, feature_names=names, store=args.store)
     else:
@@ -427,7 +539,26 @@ def _experiment(args: argparse.Namespace) -> None:
     from ..datasets import letor_folds, mq2008_folds
     from .experiment import format_table, run_folds
 
-    selected = None if args.folds is None else [int(f) for f in args.folds.split(",")]
+    import os
+
+    from ..datasets import MQ2008_FOLDS
+
+    selected = args.folds
+    if selected is not None:
+        if args.data is None:
+            available = [int(k) for k in MQ2008_FOLDS]
+        elif os.path.isdir(args.data):
+            available = [
+                int(d[4:]) for d in os.listdir(args.data)
+                if d.lower().startswith("fold") and d[4:].isdigit() and os.path.isdir(os.path.join(args.data, d))
+            ]
+        else:
+            raise ValueError(f"--data: {args.data!r} is not a directory with Fold*/{{train,vali,test}}.txt")
+        missing = [k for k in selected if k not in available]
+        if missing:
+            raise ValueError(
+                f"--folds: fold {missing[0]} is not in {args.data or 'MQ2008'} (folds {', '.join(map(str, sorted(available)))})"
+            )
     folds: Iterable[Fold]
     if args.data is None:
         folds = (f for f in mq2008_folds() if selected is None or int(f.name[4:]) in selected)
@@ -447,11 +578,16 @@ def _fuse(args: argparse.Namespace) -> None:
     from .trec import read_qrels, read_run, write_run
 
     say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    _refuse_overwriting_inputs("--out", args.out, [("--qrels", args.qrels)] + [("--runs", r) for r in args.runs])
+    for i, a in enumerate(args.runs):
+        for b in args.runs[:i]:
+            if a == b or _same_file(a, b):
+                raise ValueError(f"--runs: {a!r} and {b!r} are the same run file, given twice")
+    # Checked now, not after the cross-validation, so that a bad tag costs nothing.
+    if not args.tag or any(c.isspace() for c in args.tag):
+        raise ValueError(f"--tag: the run tag must be one word without spaces, got {args.tag!r}")
     qrels = read_qrels(args.qrels)
     runs = [read_run(path) for path in args.runs]
-    names = [r.name for r in runs]
-    if len(set(names)) != len(names):
-        raise ValueError("the same run file is given twice")
     grid = DEFAULT_FUSION_C_GRID if args.C_grid is None else args.C_grid
     if say:
         say(
@@ -476,7 +612,10 @@ def _feature_columns(spec: Optional[str], n_features: int) -> Optional[List[int]
     if spec is None:
         return None
     cols: List[int] = []
-    for item in (t.strip() for t in spec.split(",") if t.strip()):
+    items = [t.strip() for t in spec.split(",")]
+    if any(not t for t in items):
+        raise ValueError(f"--features: expected comma-separated features without empty items, got {spec!r}")
+    for item in items:
         if item == "retrieval":
             cols.extend(LETOR4_RETRIEVAL_FUNCTIONS.values())
         elif item.isdigit():
@@ -506,20 +645,39 @@ def _protocol_methods(spec: str, *, eps: float, n_jobs: Optional[int], bin_thres
 
     ordinal = {1: "Best Func.", 2: "2nd Best", 3: "3rd Best"}
     methods: dict = {}
-    for item in (t.strip() for t in spec.split(",") if t.strip()):
+    items = [t.strip() for t in spec.split(",")]
+    if any(not t for t in items):
+        raise ValueError(f"--methods: expected comma-separated methods without empty items, got {spec!r}")
+
+    def add(label: str, item: str, method: Any) -> None:
+        if label in methods:
+            raise ValueError(f"--methods: {item!r} is given twice (as {label!r})")
+        methods[label] = method
+
+    for item in items:
         if "=" in item:
-            label, target = item.split("=", 1)
+            label, target = (t.strip() for t in item.split("=", 1))
             module, _, attr = target.partition(":")
-            if not attr:
+            if not label or not module or not attr:
                 raise ValueError(f"--methods: {item!r}: expected LABEL=module:callable")
-            factory = getattr(importlib.import_module(module), attr)
-            methods[label] = learned(lambda C, f=factory: f(C=C))
+            try:
+                factory = getattr(importlib.import_module(module), attr)
+            except ImportError as exc:
+                raise ValueError(f"--methods: {item!r}: cannot import module {module!r} ({exc})") from None
+            except AttributeError:
+                raise ValueError(f"--methods: {item!r}: module {module!r} has no attribute {attr!r}") from None
+            if not callable(factory):
+                raise ValueError(f"--methods: {item!r}: {module}:{attr} is not callable")
+            add(label, item, learned(lambda C, f=factory: f(C=C)))
         elif item in ("best", "best2", "best3"):
             k = 1 if item == "best" else int(item[-1])
-            methods[ordinal[k]] = (lambda C, k=k: SingleFeature(rank=k), [1.0])
+            add(ordinal[k], item, (lambda C, k=k: SingleFeature(rank=k), [1.0]))
         elif item.startswith("feature:"):
-            j = int(item.split(":", 1)[1])
-            methods[f"feature {j}"] = (lambda C, j=j: SingleFeature(feature=j - 1), [1.0])
+            number = item.split(":", 1)[1]
+            if not number.isdigit() or int(number) < 1:
+                raise ValueError(f"--methods: {item!r}: expected feature:N with N a 1-based feature number")
+            j = int(number)
+            add(f"feature {j}", item, (lambda C, j=j: SingleFeature(feature=j - 1), [1.0]))
         else:
             # A loss name: check it now rather than after the first trial.
             import numpy as np
@@ -530,10 +688,17 @@ def _protocol_methods(spec: str, *, eps: float, n_jobs: Optional[int], bin_thres
                 _core.oracle_argmax(np.array([1.0, 0.0]), np.array([True, False]), item)
             except ValueError as exc:
                 raise ValueError(f"--methods: {item!r} is not a loss SVMMap knows ({exc})") from None
-            methods[f"SVM-{item}"] = learned(lambda C, loss=item: SVMMap(C=C, loss=loss, eps=eps, n_jobs=n_jobs))
+            add(f"SVM-{item}", item, learned(lambda C, loss=item: SVMMap(C=C, loss=loss, eps=eps, n_jobs=n_jobs)))
     if not methods:
         raise ValueError("--methods: no method given")
     return methods
+
+
+def _check_feature_methods(spec: str, n_features: int) -> None:
+    """feature:N beyond the data's width, found before the first trial rather than in it."""
+    for item in (t.strip() for t in spec.split(",")):
+        if item.startswith("feature:") and int(item.split(":", 1)[1]) > n_features:
+            raise ValueError(f"--methods: {item!r}: the data has {n_features} features (numbered from 1)")
 
 
 def _protocol(args: argparse.Namespace) -> None:
@@ -561,6 +726,7 @@ def _protocol(args: argparse.Namespace) -> None:
         cols = _feature_columns(args.features, X.shape[1])
         if cols is not None:
             X = np.ascontiguousarray(X[:, cols])
+        _check_feature_methods(args.methods, X.shape[1])
         if say:
             say(f"{source}: {len(np.unique(qid))} queries, {X.shape[1]} features; methods {', '.join(methods)}")
         result = random_splits(
@@ -575,6 +741,7 @@ def _protocol(args: argparse.Namespace) -> None:
                 Fold(f.name, *(Split(np.ascontiguousarray(s.X[:, cols]), s.y, s.qid) for s in (f.train, f.vali, f.test)))
                 for f in folds
             ]
+        _check_feature_methods(args.methods, folds[0].train.X.shape[1])
         if say:
             say(f"{source}: {len(folds)} folds; methods {', '.join(methods)}")
         result = given_folds(folds, methods, C_grid=grid, progress=say)

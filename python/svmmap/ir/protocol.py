@@ -548,6 +548,9 @@ def random_splits(
     >>> list(result.methods), len(result.splits)
     (['SVM-map', 'Best Func.'], 2)
     """
+    from .._validation import check_qid
+
+    check_qid(qid, len(y) if np.ndim(y) == 1 else -1, required_by="random_splits")  # one id per document
     queries = _queries_with_relevant(np.asarray(y), np.asarray(qid), relevance_threshold)
     splits = make_random_splits(queries, n_trials, n_train, n_vali, n_test, random_state)
     test_desc = "the rest" if n_test is None else str(n_test)

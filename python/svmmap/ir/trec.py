@@ -27,7 +27,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from .._core import DataFormatError
-from ..io import PathLike, write_atomic
+from ..io import PathLike, _integer, _number, _split_fields, _text_lines, write_atomic
 
 __all__ = [
     "Run",
@@ -44,6 +44,26 @@ __all__ = [
 ]
 
 _WHITESPACE = re.compile(r"\s")
+
+
+def _column(values: Any, what: str, dtype: Any, name: str) -> np.ndarray:
+    """One column of a run or qrels as a 1-D array of ``dtype``; a single value, a 2-D array, a
+    relevance of 1.5 or "x" is an error naming the column (it would be truncated, read as
+    one id per character, or fail later with an IndexError)."""
+    if np.ndim(values) != 1:
+        raise ValueError(f"{name}: {what} must be a 1-D sequence (one entry per row), got {np.ndim(values)} dimension(s)")
+    if dtype is str:
+        return np.asarray(values, dtype=str)
+    arr = np.asarray(values)
+    if dtype is np.int64:
+        if arr.dtype.kind == "f" and arr.size and not np.all(arr == np.round(arr)):
+            bad = arr[arr != np.round(arr)][0].item()
+            raise ValueError(f"{name}: {what} must hold integers, got {bad!r}")
+        if arr.size and arr.dtype.kind not in "iub" and not (arr.dtype.kind == "f" and np.all(np.isfinite(arr))):
+            raise ValueError(f"{name}: {what} must hold integers, got {arr.reshape(-1)[0].item()!r}")
+    elif arr.size and arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name}: {what} must hold numbers, got {arr.reshape(-1)[0].item()!r}")
+    return arr.astype(dtype)
 
 
 @dataclass
@@ -72,10 +92,10 @@ class Run:
     name: str = "run"
 
     def __post_init__(self) -> None:
-        self.qid = np.asarray(self.qid, dtype=str)
-        self.docno = np.asarray(self.docno, dtype=str)
-        self.score = np.asarray(self.score, dtype=np.float64)
-        self.rank = np.asarray(self.rank, dtype=np.int64)
+        self.qid = _column(self.qid, "qid", str, self.name)
+        self.docno = _column(self.docno, "docno", str, self.name)
+        self.score = _column(self.score, "score", np.float64, self.name)
+        self.rank = _column(self.rank, "rank", np.int64, self.name)
         n = self.qid.shape[0]
         for what in ("docno", "score", "rank"):
             if getattr(self, what).shape != (n,):
@@ -122,9 +142,13 @@ class Qrels:
     _lookup: Optional[Dict[tuple, int]] = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.qid = np.asarray(self.qid, dtype=str)
-        self.docno = np.asarray(self.docno, dtype=str)
-        self.rel = np.asarray(self.rel, dtype=np.int64)
+        self.qid = _column(self.qid, "qid", str, self.name)
+        self.docno = _column(self.docno, "docno", str, self.name)
+        self.rel = _column(self.rel, "rel", np.int64, self.name)
+        n = self.qid.shape[0]
+        for what in ("docno", "rel"):
+            if getattr(self, what).shape != (n,):
+                raise ValueError(f"qrels {self.name}: {what} has shape {getattr(self, what).shape}, expected ({n},)")
 
     def __len__(self) -> int:
         return int(self.qid.shape[0])
@@ -142,9 +166,9 @@ class Qrels:
     @classmethod
     def from_dict(cls, judgments: Mapping[str, Mapping[str, int]], *, name: str = "qrels") -> "Qrels":
         """Qrels from ``{qid: {docno: relevance}}`` (pytrec_eval's layout)."""
-        rows = [(str(q), str(d), int(r)) for q, docs in judgments.items() for d, r in docs.items()]
+        rows = [(str(q), str(d), r) for q, docs in judgments.items() for d, r in docs.items()]
         qid, docno, rel = zip(*rows) if rows else ((), (), ())
-        return cls(np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(rel, dtype=np.int64), name)
+        return cls(np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(rel), name)
 
     @classmethod
     def from_frame(cls, frame: Any, *, name: str = "qrels") -> "Qrels":
@@ -248,10 +272,14 @@ def trec_ranks(qid: np.ndarray, docno: np.ndarray, score: np.ndarray) -> np.ndar
 
 
 def _open_lines(path: PathLike) -> Iterable[tuple]:
+    """(file name, line number, fields) of every line. The rules are the LETOR reader's, so
+    that an id is the same string in a run, a qrels file and a LETOR file: a UTF-8 byte order
+    mark is skipped, a line ends at LF, CRLF or a lone CR, fields are separated by ASCII
+    whitespace only (a no-break space belongs to its field), and bytes that are not UTF-8 are
+    an error naming the line and field."""
     name = os.fspath(path)
-    with open(name, "r", encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            yield name, lineno, line
+    for lineno, raw in _text_lines(name):
+        yield name, lineno, _split_fields(name, lineno, raw)
 
 
 def _first_duplicate(qid: List[str], docno: List[str]) -> Optional[tuple]:
@@ -293,21 +321,20 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
     lines: List[int] = []
     tag = None
     fname = os.fspath(path)
-    for fname, lineno, line in _open_lines(path):
-        fields = line.split()
+    for fname, lineno, fields in _open_lines(path):
         if not fields:
             continue
         if len(fields) != 6:
             raise DataFormatError(
-                f"{fname}:{lineno}: expected 6 fields 'qid Q0 docno rank score tag', got {len(fields)}: {line.strip()!r}"
+                f"{fname}:{lineno}: expected 6 fields 'qid Q0 docno rank score tag', got {len(fields)}: {' '.join(fields)!r}"
             )
         q, _, d, r, sc, t = fields
         try:
-            r_val = int(r)
+            r_val = _integer(r)
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 4 (rank) must be an integer, got {r!r}") from None
         try:
-            s_val = float(sc)
+            s_val = _number(sc)
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 5 (score) must be a number, got {sc!r}") from None
         if s_val - s_val != 0.0:  # NaN or infinite
@@ -359,17 +386,16 @@ def read_qrels(path: PathLike) -> Qrels:
     rel: List[int] = []
     seen: Dict[tuple, int] = {}
     fname = os.fspath(path)
-    for fname, lineno, line in _open_lines(path):
-        fields = line.split()
+    for fname, lineno, fields in _open_lines(path):
         if not fields:
             continue
         if len(fields) != 4:
             raise DataFormatError(
-                f"{fname}:{lineno}: expected 4 fields 'qid iteration docno relevance', got {len(fields)}: {line.strip()!r}"
+                f"{fname}:{lineno}: expected 4 fields 'qid iteration docno relevance', got {len(fields)}: {' '.join(fields)!r}"
             )
         q, _, d, r = fields
         try:
-            r_val = int(r)
+            r_val = _integer(r)
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 4 (relevance) must be an integer, got {r!r}") from None
         first = seen.setdefault((q, d), lineno)
@@ -409,6 +435,9 @@ def format_run(run: Run, *, tag: Optional[str] = None, depth: Optional[int] = No
     >>> print(format_run(run, tag="top1", depth=1), end="")
     1 Q0 d3 1 0.9 top1
     """
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        # depth=0 would write a run without a document, which trec_eval reads as no run.
+        raise ValueError(f"depth must be None or an integer >= 1, got {depth!r}")
     tag = tag if tag is not None else run.tag
     if not tag or _WHITESPACE.search(tag):
         raise ValueError(f"the run tag must be one word without spaces, got {tag!r}")
@@ -637,4 +666,6 @@ def evaluate_run(
     >>> evaluate_run(run, qrels, "map", conventions="trec_eval")["2"]  # trec_eval's AP of query 2
     0.0
     """
+    if queries is not None and np.ndim(queries) != 1:
+        raise ValueError(f"queries must be a sequence of query ids, got {queries!r}")
     return evaluate_measures(run, qrels, [metric], conventions=conventions, queries=queries)[metric]
