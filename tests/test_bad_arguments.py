@@ -15,6 +15,9 @@ import io
 import os
 
 import numpy as np
+
+import svmmap
+import svmmap.metrics
 import pytest
 
 from svmmap import SVMMap
@@ -135,6 +138,12 @@ API_CASES = [
     ("qrels-short-column", lambda X, y: trec.Qrels(["1", "2"], ["a", "b"], [1]), ValueError, "rel has shape (1,), expected (2,)"),
     ("qrels-fractional-relevance", lambda X, y: trec.Qrels.from_dict({"1": {"d": 1.5}}), ValueError, "rel must hold integers, got 1.5"),
     ("qrels-text-relevance", lambda X, y: trec.Qrels(["1"], ["d"], ["high"]), ValueError, "rel must hold integers, got 'high'"),
+    ("binner-absurd-thresholds", lambda X, y: svmmap.Binner(n_thresholds=10**30).fit(X), ValueError, "n_thresholds must be an integer >= 1 and at most 4294967295, got 1000000000000000000000000000000"),
+    ("binner-1d", lambda X, y: svmmap.Binner().fit(X[:, 0]), ValueError, "Expected 2D array, got 1D array instead: Reshape your data"),
+    ("evaluate-metric-string", lambda X, y: svmmap.metrics.evaluate(y, X[:, 0], np.repeat([1, 2], 2), "map"), ValueError, "metrics must be a non-empty list of metric names"),
+    ("evaluate-no-metrics", lambda X, y: svmmap.metrics.evaluate(y, X[:, 0], np.repeat([1, 2], 2), []), ValueError, "metrics must be a non-empty list"),
+    ("ndcg-fractional-k", lambda X, y: svmmap.metrics.ndcg(y, X[:, 0], np.repeat([1, 2], 2), k=2.5), ValueError, "k must be an integer >= 1, got 2.5"),
+    ("precision-text-k", lambda X, y: svmmap.metrics.precision_at("x", y, X[:, 0], np.repeat([1, 2], 2)), ValueError, "k must be an integer >= 1, got 'x'"),
     ("evaluate-run-scalar-queries", lambda X, y: trec.evaluate_run(trec.Run.from_dict({"1": {"d": 1.0}}), trec.Qrels.from_dict({"1": {"d": 1}}), queries="1"), ValueError, "queries must be a sequence"),
 ]
 

@@ -12,6 +12,7 @@ The threshold fitting and the transform run in the Rust core (``rust/binning.rs`
 from __future__ import annotations
 
 import inspect
+import re
 import numbers
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
@@ -51,7 +52,12 @@ _ALLOW_NAN = (
 def _as_dense(X: Any) -> np.ndarray:
     """A C-contiguous float32/float64 2-D array. Sparse input is densified (base features are
     few); NaN and infinity are left for the core, which reports them with their position."""
-    arr = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", **_ALLOW_NAN)
+    try:
+        arr = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", **_ALLOW_NAN)
+    except ValueError as exc:
+        # scikit-learn's message for 1-D input spans lines and prints the whole array: one line.
+        text = re.sub(r"\s*array=.*?\.\n", " ", str(exc), flags=re.S)
+        raise ValueError(" ".join(text.split())) from None
     if sp.issparse(arr):
         arr = arr.toarray()
     return np.ascontiguousarray(arr)
@@ -147,8 +153,12 @@ class Binner(TransformerMixin, BaseEstimator):
 
     def _check_params(self) -> None:
         n = self.n_thresholds
+        # 2^32 - 1 bounds what the core's counters hold; the memory a count needs is checked
+        # there, against the machine.
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
             raise ValueError(f"n_thresholds must be an integer >= 1, got {n!r}")
+        if n > 2**32 - 1:
+            raise ValueError(f"n_thresholds must be an integer >= 1 and at most 4294967295, got {n!r}")
         if self.strategy not in _STRATEGIES:
             raise ValueError(f"strategy must be one of {_STRATEGIES}, got {self.strategy!r}")
         if self.missing not in _MISSING:

@@ -329,6 +329,9 @@ def evaluate(
     conv = resolve_conventions(
         conventions, relevance_threshold=relevance_threshold, ties=ties, gain=gain, no_relevant=no_relevant
     )
+    # A single name would otherwise be taken apart into its letters.
+    if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics) or len(metrics) == 0:
+        raise ValueError(f"metrics must be a non-empty list of metric names, e.g. ['map', 'ndcg@10'], got {metrics!r}")
     labels, scores, codes, uniques = _inputs(y_true, y_score, qid, conv["float32"])
     pq = {
         m: _per_query(
@@ -351,6 +354,13 @@ def evaluate(
 
 def _mean(metric: str, y_true: Any, y_score: Any, qid: Any, **conventions: Any) -> float:
     return per_query(metric, y_true, y_score, qid, **conventions).mean()
+
+
+def _cutoff(k: Any) -> int:
+    """A cutoff k: an integer >= 1 (2.5 or "x" would otherwise be truncated or fail obscurely)."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an integer >= 1, got {k!r}")
+    return int(k)
 
 
 def mean_average_precision(y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> float:
@@ -378,7 +388,7 @@ def ndcg(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **
     >>> round(ndcg([1, 2], [2.0, 1.0], k=1), 4)  # the top document only: gain 1 of an ideal 3
     0.3333
     """
-    return _mean("ndcg" if k is None else f"ndcg@{int(k)}", y_true, y_score, qid, **conventions)
+    return _mean("ndcg" if k is None else f"ndcg@{_cutoff(k)}", y_true, y_score, qid, **conventions)
 
 
 def mrr(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **conventions: Any) -> float:
@@ -393,7 +403,7 @@ def mrr(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **c
     >>> mrr([0, 1, 1, 0], [2.0, 1.0, 2.0, 1.0], qid=[1, 1, 2, 2], k=1)  # rank 2 is past the cutoff
     0.5
     """
-    return _mean("mrr" if k is None else f"mrr@{int(k)}", y_true, y_score, qid, **conventions)
+    return _mean("mrr" if k is None else f"mrr@{_cutoff(k)}", y_true, y_score, qid, **conventions)
 
 
 def roc_auc(y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> float:
@@ -410,7 +420,7 @@ def roc_auc(y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> f
 
 def precision_at(k: int, y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> float:
     """Mean precision in the top k."""
-    return _mean(f"p@{int(k)}", y_true, y_score, qid, **conventions)
+    return _mean(f"p@{_cutoff(k)}", y_true, y_score, qid, **conventions)
 
 
 def _ranking_score(y_true: Any, y_pred: Any, *, metric: str, qid: Any = None, **conventions: Any) -> float:
