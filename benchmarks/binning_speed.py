@@ -18,7 +18,9 @@ import scipy.sparse as sp
 
 
 def numpy_transform(X: np.ndarray, thresholds: list) -> sp.csr_matrix:
-    blocks = [sp.csr_matrix((X[:, j, None] > np.asarray(k)[None, :]).astype(np.float64)) for j, k in enumerate(thresholds)]
+    blocks = [
+        sp.csr_matrix((X[:, j, None] > np.asarray(k)[None, :]).astype(np.float64)) for j, k in enumerate(thresholds)
+    ]
     return sp.hstack(blocks, format="csr")
 
 
@@ -59,8 +61,10 @@ def main() -> None:
     t_fit_np = best_of(lambda: numpy_fit(X, args.thresholds), args.repeat)
     t_tr = best_of(lambda: binner.transform(X), args.repeat)
     t_tr_np = best_of(lambda: numpy_transform(X, binner.thresholds_), args.repeat)
-    print(f"{X.shape[0]} documents x {X.shape[1]} features, {binner.n_output_features_} indicator columns, "
-          f"{ours.nnz} stored values; best of {args.repeat}")
+    print(
+        f"{X.shape[0]} documents x {X.shape[1]} features, {binner.n_output_features_} indicator columns, "
+        f"{ours.nnz} stored values; best of {args.repeat}"
+    )
     print("| step | svmmap.Binner (s) | numpy/scipy (s) | speed-up |")
     print("|---|---:|---:|---:|")
     print(f"| fit | {t_fit:.3f} | {t_fit_np:.3f} | {t_fit_np / t_fit:.1f}x |")

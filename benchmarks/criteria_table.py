@@ -29,7 +29,6 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
 from scipy.stats import wilcoxon
-
 from svmmap import SVMMap
 from svmmap.baselines import DORM, AdaRank, SVMAcc
 from svmmap.datasets import mq2008_folds
@@ -96,6 +95,7 @@ def svm_candidates(make: Callable[[float], Any], grid: Sequence[float]) -> Calla
         for C in grid:
             model = fit_quietly(make(C), train)
             yield f"C={C:g}", model.predict
+
     return candidates
 
 
@@ -104,6 +104,7 @@ def adarank_candidates(measure: str, rounds: int = 300) -> Callable:
         model = fit_quietly(AdaRank(measure, n_estimators=rounds), train)
         for t, coef in enumerate(model.coef_path_, start=1):
             yield f"T={t}", (lambda X, c=coef: X @ c)
+
     return candidates
 
 
@@ -119,8 +120,13 @@ def lambdarank_candidates(train: Any, vali: Any) -> Iterable:
 
     for leaves in (7, 31):
         model = lgb.LGBMRanker(
-            objective="lambdarank", n_estimators=500, learning_rate=0.05, num_leaves=leaves,
-            min_child_samples=20, verbose=-1, n_jobs=1,
+            objective="lambdarank",
+            n_estimators=500,
+            learning_rate=0.05,
+            num_leaves=leaves,
+            min_child_samples=20,
+            verbose=-1,
+            n_jobs=1,
         )
         # LightGBM 4.7 renamed eval_set to eval_X/eval_y; older 4.x only knows eval_set.
         if "eval_X" in inspect.signature(model.fit).parameters:
@@ -128,8 +134,13 @@ def lambdarank_candidates(train: Any, vali: Any) -> Iterable:
         else:
             evaluation = {"eval_set": [(vali.X, vali.y)]}
         model.fit(
-            train.X, train.y, group=groups(train), eval_group=[groups(vali)], eval_at=[10],
-            callbacks=[lgb.early_stopping(50, verbose=False)], **evaluation,
+            train.X,
+            train.y,
+            group=groups(train),
+            eval_group=[groups(vali)],
+            eval_at=[10],
+            callbacks=[lgb.early_stopping(50, verbose=False)],
+            **evaluation,
         )
         yield f"leaves={leaves},trees={model.best_iteration_}", model.predict
 
@@ -140,7 +151,9 @@ ROWS: Dict[str, Row] = {
         Row("map", metric("map"), svm_candidates(lambda C: SVMMap(C=C, loss="map"), C_GRID)),
         Row("roc", metric("roc"), svm_candidates(lambda C: SVMMap(C=C, loss="roc"), C_GRID)),
         Row(
-            "pairwise", pair_accuracy, svm_candidates(lambda C: SVMMap(C=C, loss="pairwise"), C_GRID),
+            "pairwise",
+            pair_accuracy,
+            svm_candidates(lambda C: SVMMap(C=C, loss="pairwise"), C_GRID),
             "SVM^rank's graded pairs; chosen by validation pair accuracy over different labels",
         ),
         Row("ndcg@10", metric("ndcg@10"), svm_candidates(lambda C: SVMMap(C=C, loss="ndcg@10"), C_GRID)),
@@ -160,25 +173,35 @@ ROWS: Dict[str, Row] = {
         ),
         Row("acc", accuracy, svm_candidates(lambda C: SVMAcc(C=C), ACC_C_GRID), "chosen by validation accuracy"),
         Row(
-            "acc2", accuracy, svm_candidates(lambda C: SVMAcc(C=C, balanced=True), ACC_C_GRID),
+            "acc2",
+            accuracy,
+            svm_candidates(lambda C: SVMAcc(C=C, balanced=True), ACC_C_GRID),
             "chosen by validation accuracy",
         ),
         Row(
-            "acc (C by MAP)", metric("map"), svm_candidates(lambda C: SVMAcc(C=C), ACC_C_GRID),
+            "acc (C by MAP)",
+            metric("map"),
+            svm_candidates(lambda C: SVMAcc(C=C), ACC_C_GRID),
             "not a row of the papers' table: SVM_acc with C chosen by validation MAP instead",
         ),
         Row(
-            "acc2 (C by MAP)", metric("map"), svm_candidates(lambda C: SVMAcc(C=C, balanced=True), ACC_C_GRID),
+            "acc2 (C by MAP)",
+            metric("map"),
+            svm_candidates(lambda C: SVMAcc(C=C, balanced=True), ACC_C_GRID),
             "the same for SVM_acc2",
         ),
         Row("AdaRank-MAP", metric("map"), adarank_candidates("map"), "T in 1..300 chosen on validation"),
         Row("AdaRank-NDCG", metric("ndcg@10"), adarank_candidates("ndcg@10"), "T in 1..300 chosen on validation"),
         Row(
-            "DORM", metric("ndcg@10"), svm_candidates(lambda C: DORM(C=C, k=10, depth=30), C_GRID),
+            "DORM",
+            metric("ndcg@10"),
+            svm_candidates(lambda C: DORM(C=C, k=10, depth=30), C_GRID),
             "NDCG@10 loss, A(r) = 1/sqrt(1+r) cut at rank 30",
         ),
         Row(
-            "LambdaRank", metric("ndcg@10"), lambdarank_candidates,
+            "LambdaRank",
+            metric("ndcg@10"),
+            lambdarank_candidates,
             "LightGBM LGBMRanker, 7 or 31 leaves, trees by early stopping on validation NDCG@10",
         ),
     ]
@@ -228,7 +251,9 @@ def p_value(a: Dict[Any, float], b: Dict[Any, float]) -> float:
 def format_table(results: Sequence[RowResult], reference: str = "map") -> str:
     ref = next((r for r in results if r.name == reference), None)
     lines = [
-        "| trained on | " + " | ".join(f"test {m.upper()} (p)" for m in TEST_METRICS) + " | C / setting per fold | time (s) |",
+        "| trained on | "
+        + " | ".join(f"test {m.upper()} (p)" for m in TEST_METRICS)
+        + " | C / setting per fold | time (s) |",
         "|---|" + "---:|" * len(TEST_METRICS) + "---|---:|",
     ]
     for r in results:
@@ -272,10 +297,18 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(
-                {r.name: {"chosen": r.chosen, "seconds": r.seconds,
-                          "per_query": {m: {f"{k[0]}:{k[1]}": v for k, v in r.per_query[m].items()} for m in TEST_METRICS}}
-                 for r in results},
-                fh, indent=1,
+                {
+                    r.name: {
+                        "chosen": r.chosen,
+                        "seconds": r.seconds,
+                        "per_query": {
+                            m: {f"{k[0]}:{k[1]}": v for k, v in r.per_query[m].items()} for m in TEST_METRICS
+                        },
+                    }
+                    for r in results
+                },
+                fh,
+                indent=1,
             )
 
 

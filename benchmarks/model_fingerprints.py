@@ -17,13 +17,22 @@ import struct
 import warnings
 
 import numpy as np
-
 import svmmap
 from svmmap.datasets import load_mq2008
 
 LOSSES = [
-    "map", "map-greedy", "map-fast", "roc", "ndcg", "ndcg@10", "ndcg@10:paper", "mrr", "mrr@10",
-    "acc", "acc2", "dorm@10:depth=10",
+    "map",
+    "map-greedy",
+    "map-fast",
+    "roc",
+    "ndcg",
+    "ndcg@10",
+    "ndcg@10:paper",
+    "mrr",
+    "mrr@10",
+    "acc",
+    "acc2",
+    "dorm@10:depth=10",
 ]
 COMBOS = [(["map", "ndcg@10", "mrr@10"], "separate"), (["map", "ndcg@10", "mrr@10"], "shared")]
 

@@ -27,7 +27,6 @@ import warnings
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
-
 from svmmap import SVMMap
 from svmmap.datasets import load_mq2008, make_ranking
 from svmmap.estimator import SkippedQueriesWarning
@@ -46,8 +45,7 @@ def synthetic(seed: int, n_queries: int = 300, docs: float = 60, n_features: int
     queries = np.unique(data.qid)
     train_q = np.random.default_rng(seed).permutation(queries)[: len(queries) // 2]
     train = np.isin(data.qid, train_q)
-    return ((data.X[train], data.y[train], data.qid[train]),
-            (data.X[~train], data.y[~train], data.qid[~train]))
+    return ((data.X[train], data.y[train], data.qid[train]), (data.X[~train], data.y[~train], data.qid[~train]))
 
 
 def psi_scaled(X: np.ndarray, y: np.ndarray, q: np.ndarray, rule: str, k: int) -> np.ndarray:
@@ -105,8 +103,10 @@ def describe(name: str, train: Split) -> str:
     _, y, q = train
     rel = [(y[q == k] > 0).sum() for k in np.unique(q)]
     sizes = [(q == k).sum() for k in np.unique(q)]
-    return (f"{name}: {len(sizes)} training queries, {np.mean(sizes):.1f} documents and "
-            f"{np.mean(rel):.1f} relevant per query on average (labels {sorted(set(y.tolist()))})")
+    return (
+        f"{name}: {len(sizes)} training queries, {np.mean(sizes):.1f} documents and "
+        f"{np.mean(rel):.1f} relevant per query on average (labels {sorted(set(y.tolist()))})"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -116,8 +116,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--C", default="0.1,1,10,100,1000")
     parser.add_argument("--folds", default="1,2,3,4,5", help="MQ2008 folds")
     parser.add_argument("--seeds", default="0,1", help="make_ranking seeds (one data set each)")
-    parser.add_argument("--shape", default="300,60,30",
-                        help="make_ranking's n_queries, docs_per_query, n_features (default 300,60,30)")
+    parser.add_argument(
+        "--shape", default="300,60,30", help="make_ranking's n_queries, docs_per_query, n_features (default 300,60,30)"
+    )
     args = parser.parse_args(argv)
     losses = [s.strip() for s in args.losses.split(",")]
     grid = [float(c) for c in args.C.split(",")]
@@ -130,17 +131,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         else:
             parser.error(f"unknown data {data!r}")
         print(f"\n{describe(data, sets[0][0])}; {len(sets)} splits, means over them\n")
-        print("| loss | C | train NDCG@10 | test NDCG@10 | train binary NDCG@10 | test binary NDCG@10 "
-              "| train MAP | test MAP | mean hinge | iterations | fit (s) |")
+        print(
+            "| loss | C | train NDCG@10 | test NDCG@10 | train binary NDCG@10 | test binary NDCG@10 "
+            "| train MAP | test MAP | mean hinge | iterations | fit (s) |"
+        )
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for loss in losses:
             for C in grid:
                 rows: List[Dict[str, Any]] = [evaluate(loss, C, tr, te) for tr, te in sets]
                 m = {k: np.mean([r[k] for r in rows]) for k in rows[0]}
-                print(f"| {loss} | {C:g} | {m['train ndcg@10']:.4f} | {m['test ndcg@10']:.4f} | "
-                      f"{m['train binary ndcg@10']:.4f} | {m['test binary ndcg@10']:.4f} | "
-                      f"{m['train map']:.4f} | {m['test map']:.4f} | {m['hinge']:.3f} | "
-                      f"{m['n_iter']:.0f} | {m['seconds']:.2f} |", flush=True)
+                print(
+                    f"| {loss} | {C:g} | {m['train ndcg@10']:.4f} | {m['test ndcg@10']:.4f} | "
+                    f"{m['train binary ndcg@10']:.4f} | {m['test binary ndcg@10']:.4f} | "
+                    f"{m['train map']:.4f} | {m['test map']:.4f} | {m['hinge']:.3f} | "
+                    f"{m['n_iter']:.0f} | {m['seconds']:.2f} |",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ import argparse
 import time
 
 import numpy as np
-
 from svmmap import _core
 
 SIZES = [1_000, 10_000, 100_000, 1_000_000]

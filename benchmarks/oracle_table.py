@@ -55,17 +55,34 @@ def oracle_tables(results: dict) -> str:
         by_fraction[m.group(2)][(function, int(m.group(1)))] = ns
         if function not in functions and function != "sort":
             functions.append(function)
-    order = ["map-greedy", "map-fast", "map", "roc", "ndcg@10", "ndcg", "ndcg@10:paper", "mrr@10", "mrr",
-             "max(map,ndcg@10,mrr@10)", "acc", "dorm@10:depth=30", "dorm"]
+    order = [
+        "map-greedy",
+        "map-fast",
+        "map",
+        "roc",
+        "ndcg@10",
+        "ndcg",
+        "ndcg@10:paper",
+        "mrr@10",
+        "mrr",
+        "max(map,ndcg@10,mrr@10)",
+        "acc",
+        "dorm@10:depth=30",
+        "dorm",
+    ]
     functions = [f for f in order if f in functions] + [f for f in functions if f not in order]
     out = []
     for fraction in sorted(by_fraction, key=float):
         table = by_fraction[fraction]
         sizes = sorted({n for _, n in table})
-        out.append(f"Relevant fraction {float(fraction):g} (time of one call; oracles as a multiple of \"sort\"):\n")
+        out.append(f'Relevant fraction {float(fraction):g} (time of one call; oracles as a multiple of "sort"):\n')
         out.append("| oracle | " + " | ".join(f"n = {n:,}" for n in sizes) + " |")
         out.append("|---|" + "---:|" * len(sizes))
-        out.append("| sort (time) | " + " | ".join(fmt_time(table[("sort", n)]) if ("sort", n) in table else "" for n in sizes) + " |")
+        out.append(
+            "| sort (time) | "
+            + " | ".join(fmt_time(table[("sort", n)]) if ("sort", n) in table else "" for n in sizes)
+            + " |"
+        )
         for f in functions:
             cells = []
             for n in sizes:
@@ -94,7 +111,12 @@ def crossover_table(results: dict) -> str:
     out.append("|---:|" + "---:|" * (len(ps) + 1))
     for n in sorted(cells):
         table = cells[n]
-        ratios = [table[("map-greedy", p)] / table[("map-fast", p)] if ("map-greedy", p) in table and ("map-fast", p) in table else None for p in ps]
+        ratios = [
+            table[("map-greedy", p)] / table[("map-fast", p)]
+            if ("map-greedy", p) in table and ("map-fast", p) in table
+            else None
+            for p in ps
+        ]
         # The smallest P from which the fast oracle wins at every larger P measured.
         cross = "none"
         for i, p in enumerate(ps):

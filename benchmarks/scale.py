@@ -34,7 +34,7 @@ import sys
 import tempfile
 
 # The child programs. Each prints one JSON object on its last line of output.
-COMMON = r'''
+COMMON = r"""
 import json, os, time, warnings
 import numpy as np
 warnings.simplefilter("ignore")
@@ -51,9 +51,11 @@ def status(field):
             if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     raise KeyError(field)
-'''
+"""
 
-FIT = COMMON + r'''
+FIT = (
+    COMMON
+    + r"""
 import svmmap
 from svmmap.datasets import make_ranking
 args = json.loads(os.environ["SCALE_ARGS"])
@@ -89,9 +91,12 @@ print(json.dumps({
     "n_docs": int(X.shape[0]), "n_features": int(X.shape[1]), "n_queries": int(args["queries"]),
     "x_bytes": int(X.nbytes), "dtype": str(X.dtype), "floor": min(floor), "fits": fits,
 }))
-'''
+"""
+)
 
-LIGHTGBM = COMMON + r'''
+LIGHTGBM = (
+    COMMON
+    + r"""
 import lightgbm
 import svmmap
 from svmmap.datasets import load_mq2008
@@ -111,9 +116,12 @@ out["lightgbm_seconds"] = min(times["lightgbm"])
 out["svmmap_map"] = mean_average_precision(yt, m.predict(Xt), qid=qt)
 out["lightgbm_map"] = mean_average_precision(yt, r.predict(Xt), qid=qt)
 print(json.dumps(out))
-'''
+"""
+)
 
-READER = COMMON + r'''
+READER = (
+    COMMON
+    + r"""
 import svmmap
 from sklearn.datasets import load_svmlight_file
 path = os.environ["SCALE_FILE"]
@@ -130,7 +138,8 @@ for name, load in (
     out[name + "_shape"] = list(X.shape)
     out[name + "_checksum"] = [float(np.asarray(X.sum())), float(y.sum())]
 print(json.dumps(out))
-'''
+"""
+)
 
 
 def run_child(program: str, env_extra: dict) -> dict:
@@ -144,10 +153,23 @@ def run_child(program: str, env_extra: dict) -> dict:
 def fits(args, jobs: list, repeats: int) -> dict:
     """Fits on one generated data set, for each thread count in `jobs`, `repeats` times
     (alternating). Returns the shared measurements and, per thread count, the fastest fit."""
-    r = run_child(FIT, {"SCALE_ARGS": json.dumps({
-        "queries": args.queries, "docs": args.docs, "features": args.features, "C": 1.0,
-        "eps": 1e-3, "n_jobs": jobs, "repeats": repeats, "floor_repeats": 5,
-    })})
+    r = run_child(
+        FIT,
+        {
+            "SCALE_ARGS": json.dumps(
+                {
+                    "queries": args.queries,
+                    "docs": args.docs,
+                    "features": args.features,
+                    "C": 1.0,
+                    "eps": 1e-3,
+                    "n_jobs": jobs,
+                    "repeats": repeats,
+                    "floor_repeats": 5,
+                }
+            )
+        },
+    )
     best = {}
     for f in r.pop("fits"):
         if f["n_jobs"] not in best or f["seconds"] < best[f["n_jobs"]]["seconds"]:
@@ -212,8 +234,10 @@ def main() -> None:
         results["fit"] = shared
         r = dict(shared["best"][cores], **{k: v for k, v in shared.items() if k != "best"})
         gib = r["x_bytes"] / 2**30
-        print(f"\n## Fit, MSLR-WEB30K fold shape ({r['n_docs']:,} x {r['n_features']} {r['dtype']}, "
-              f"{r['n_queries']:,} queries, X = {gib:.2f} GiB), loss map, C=1, eps=1e-3, {cores} threads\n")
+        print(
+            f"\n## Fit, MSLR-WEB30K fold shape ({r['n_docs']:,} x {r['n_features']} {r['dtype']}, "
+            f"{r['n_queries']:,} queries, X = {gib:.2f} GiB), loss map, C=1, eps=1e-3, {cores} threads\n"
+        )
         print("| measure | value |\n|---|---:|")
         print(f"| wall time of fit (s) | {r['seconds']:.1f} |")
         print(f"| iterations | {r['n_iter']} (converged: {r['converged']}) |")
@@ -230,9 +254,11 @@ def main() -> None:
             print("| threads | wall time (s) | per iteration (s) | iterations |\n|---:|---:|---:|---:|")
             for t, f in (("1", one), (str(cores), many)):
                 print(f"| {t} | {f['seconds']:.2f} | {f['per_iteration']:.3f} | {f['n_iter']} |")
-            print(f"\nspeed-up 1 -> {cores} threads: fit **{one['seconds'] / many['seconds']:.2f}x**, "
-                  f"per iteration {one['per_iteration'] / many['per_iteration']:.2f}x; "
-                  f"coef_ bit-identical: {one['coef'] == many['coef']}")
+            print(
+                f"\nspeed-up 1 -> {cores} threads: fit **{one['seconds'] / many['seconds']:.2f}x**, "
+                f"per iteration {one['per_iteration'] / many['per_iteration']:.2f}x; "
+                f"coef_ bit-identical: {one['coef'] == many['coef']}"
+            )
     if "lightgbm" in sections:
         r = run_child(LIGHTGBM, {})
         results["lightgbm"] = r
@@ -247,7 +273,10 @@ def main() -> None:
         print("| file | size (MB) | svmmap.load_letor (s) | sklearn load_svmlight_file (s) | sklearn / svmmap |")
         print("|---|---:|---:|---:|---:|")
         with tempfile.TemporaryDirectory() as tmp:
-            for name, write in (("MSLR shape, 136 features", write_mslr_shape), ("MQ2008 lines, 46 features + comments", write_mq2008_repeated)):
+            for name, write in (
+                ("MSLR shape, 136 features", write_mslr_shape),
+                ("MQ2008 lines, 46 features + comments", write_mq2008_repeated),
+            ):
                 path = os.path.join(tmp, "data.txt")
                 write(path, args.reader_lines)
                 r = run_child(READER, {"SCALE_FILE": path})
@@ -256,7 +285,9 @@ def main() -> None:
                 ):
                     raise SystemExit(f"the readers disagree on {name}: {r}")
                 results["reader"][name] = r
-                print(f"| {name} | {r['bytes'] / 1e6:.0f} | {r['svmmap']:.3f} | {r['sklearn']:.3f} | **{r['sklearn'] / r['svmmap']:.1f}x** |")
+                print(
+                    f"| {name} | {r['bytes'] / 1e6:.0f} | {r['svmmap']:.3f} | {r['sklearn']:.3f} | **{r['sklearn'] / r['svmmap']:.1f}x** |"
+                )
                 os.remove(path)
     if args.json:
         with open(args.json, "w") as f:

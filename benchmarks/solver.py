@@ -30,7 +30,6 @@ import time
 import warnings
 
 import numpy as np
-
 import svmmap.estimator as estimator
 from svmmap import SVMMap
 from svmmap.datasets import load_mq2008, make_ranking

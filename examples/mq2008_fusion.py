@@ -38,7 +38,11 @@ import numpy as np
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out-dir", default=None, help="where to write the runs, qrels and the fused run (default: a temporary directory)")
+    parser.add_argument(
+        "--out-dir",
+        default=None,
+        help="where to write the runs, qrels and the fused run (default: a temporary directory)",
+    )
     parser.add_argument("--depth", type=int, default=None, help="keep each run's top K documents per query")
     parser.add_argument("--thresholds", type=int, default=50)
     parser.add_argument("--C", default="0.01,0.1,1,10")
@@ -47,9 +51,8 @@ def main() -> int:
     args = parser.parse_args()
 
     import pytrec_eval
-
-    from svmmap.ir.cli import main as svmmap_main
     from svmmap.datasets import LETOR4_RETRIEVAL_FUNCTIONS, load_mq2008_docs
+    from svmmap.ir.cli import main as svmmap_main
     from svmmap.ir.fusion import qrels_from_labels, runs_from_features
     from svmmap.ir.protocol import paired_comparison
     from svmmap.ir.trec import Run, read_run, write_qrels, write_run
@@ -72,8 +75,24 @@ def main() -> int:
     start = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):  # the CLI's own table; ours follows
         code = svmmap_main(
-            ["fuse", "--qrels", qrels_path, "--runs", *paths, "--out", fused_path, "--folds", str(args.folds),
-             "--C", args.C, "--thresholds", str(args.thresholds), "--seed", str(args.seed), "-q"]
+            [
+                "fuse",
+                "--qrels",
+                qrels_path,
+                "--runs",
+                *paths,
+                "--out",
+                fused_path,
+                "--folds",
+                str(args.folds),
+                "--C",
+                args.C,
+                "--thresholds",
+                str(args.thresholds),
+                "--seed",
+                str(args.seed),
+                "-q",
+            ]
         )
     seconds = time.perf_counter() - start
     if code:
@@ -100,8 +119,10 @@ def main() -> int:
     best = max(singles, key=lambda n: singles[n].mean())
     rows = [("fused (SVM-map, held-out)", fused), ("CombSUM (unweighted sum)", combsum)]
     rows += sorted(singles.items(), key=lambda kv: -kv[1].mean())[:5]
-    print(f"MQ2008, {len(runs)} runs{'' if args.depth is None else f' cut at depth {args.depth}'}, "
-          f"{len(with_rel)} queries with a relevant document (pytrec_eval MAP); fusion took {seconds:.0f}s\n")
+    print(
+        f"MQ2008, {len(runs)} runs{'' if args.depth is None else f' cut at depth {args.depth}'}, "
+        f"{len(with_rel)} queries with a relevant document (pytrec_eval MAP); fusion took {seconds:.0f}s\n"
+    )
     print("| run | MAP | W/L (fused vs run) | p (Wilcoxon) |")
     print("|---|---:|---:|---:|")
     for name, values in rows:
@@ -110,7 +131,9 @@ def main() -> int:
             continue
         c = paired_comparison(fused, values)
         label = f"{name} (best single run)" if name == best else name
-        print(f"| {label} | {values.mean():.4f} | {c.wins}/{c.losses}{' **' if c.significant else ''} | {c.p_value:.2g} |")
+        print(
+            f"| {label} | {values.mean():.4f} | {c.wins}/{c.losses}{' **' if c.significant else ''} | {c.p_value:.2g} |"
+        )
     print(f"\n(top 5 of {len(runs)} single runs shown; ** p < 0.05)")
     return 0
 

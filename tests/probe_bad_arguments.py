@@ -160,11 +160,26 @@ def cli_probes(f: dict) -> None:
             probe_cli(f"fuse {opt} {v!r}", base + [opt, v, "--out", out])
     probe_cli("fuse --out onto a run", base + ["--out", f["runs"][0]])
     probe_cli("fuse --out onto the qrels", base + ["--out", f["qrels"]])
-    probe_cli("fuse the same run twice", ["fuse", "-q", "--qrels", f["qrels"], "--runs", f["runs"][0], f["runs"][0], "--out", out])
+    probe_cli(
+        "fuse the same run twice",
+        ["fuse", "-q", "--qrels", f["qrels"], "--runs", f["runs"][0], f["runs"][0], "--out", out],
+    )
     pbase = ["protocol", "-q", "--data", t, "--trials", "1", "--train", "4", "--vali", "2"]
     for opt, values in {
-        "--methods": ["", ",", "nope", "map,map", "feature:0", "feature:x", "feature:99", "x=nomodule:f",
-                      "x=svmmap:nothing", "=svmmap:SVMMap", "x=svmmap", "best9"],
+        "--methods": [
+            "",
+            ",",
+            "nope",
+            "map,map",
+            "feature:0",
+            "feature:x",
+            "feature:99",
+            "x=nomodule:f",
+            "x=svmmap:nothing",
+            "=svmmap:SVMMap",
+            "x=svmmap",
+            "best9",
+        ],
         "--trials": ["0", "-1"],
         "--train": ["0", "100"],
         "--vali": ["0", "100"],
@@ -179,7 +194,11 @@ def cli_probes(f: dict) -> None:
         for v in values:
             probe_cli(f"protocol {opt} {v!r}", pbase + [opt, v])
     probe_cli("protocol --design folds --data a file", ["protocol", "-q", "--design", "folds", "--data", t])
-    for opt, values in {"--feature-names": ["", "a", "a,a,a", "a,b,a", "a,,b"], "--name": [""], "--store": [""]}.items():
+    for opt, values in {
+        "--feature-names": ["", "a", "a,a,a", "a,b,a", "a,,b"],
+        "--name": [""],
+        "--store": [""],
+    }.items():
         for v in values:
             probe_cli(f"export {opt} {v!r}", ["export", "--to", "solr", opt, v, m, out])
     probe_cli("export MODEL MODEL", ["export", "--to", "solr", m, m])
@@ -218,7 +237,14 @@ def api_probes(f: dict) -> None:
     fitted = SVMMap().fit(X, y, qid=qid)
     probe_api("SVMMap.predict(1-d)", lambda: fitted.predict(X[0]))
     probe_api("SVMMap.predict(scalar)", lambda: fitted.predict(3.0))
-    probe_api("SVMMap.predict(huge X)", lambda: (_ for _ in ()).throw(ValueError(str(fitted.predict(X * 1e308)[:1]))) if not np.all(np.isfinite(fitted.predict(X * 1e308))) else None)
+    probe_api(
+        "SVMMap.predict(huge X)",
+        lambda: (
+            (_ for _ in ()).throw(ValueError(str(fitted.predict(X * 1e308)[:1])))
+            if not np.all(np.isfinite(fitted.predict(X * 1e308)))
+            else None
+        ),
+    )
     probe_api("SVMMap.score(qid=scalar)", lambda: fitted.score(X, y, qid=1))
     for k, v in {
         "n_thresholds": [0, -1, 2.5, "5", 10**30, True, None],
@@ -238,11 +264,17 @@ def api_probes(f: dict) -> None:
     probe_api("metrics.evaluate(gain=x)", lambda: metrics.evaluate(y, X[:, 0], qid, gain="x"))
     probe_api("metrics.evaluate(no_relevant=2)", lambda: metrics.evaluate(y, X[:, 0], qid, no_relevant=2))
     probe_api("metrics.evaluate(no_relevant=nan)", lambda: metrics.evaluate(y, X[:, 0], qid, no_relevant=float("nan")))
-    probe_api("metrics.evaluate(n_relevant=-1)", lambda: metrics.evaluate(y, X[:, 0], qid, ["map"], n_relevant=-np.ones(12)))
-    probe_api("metrics.evaluate(n_relevant=short)", lambda: metrics.evaluate(y, X[:, 0], qid, ["map"], n_relevant=[1.0]))
+    probe_api(
+        "metrics.evaluate(n_relevant=-1)", lambda: metrics.evaluate(y, X[:, 0], qid, ["map"], n_relevant=-np.ones(12))
+    )
+    probe_api(
+        "metrics.evaluate(n_relevant=short)", lambda: metrics.evaluate(y, X[:, 0], qid, ["map"], n_relevant=[1.0])
+    )
     probe_api("mean_average_precision(qid=scalar)", lambda: metrics.mean_average_precision(y, X[:, 0], 1))
     probe_api("mean_average_precision(scores short)", lambda: metrics.mean_average_precision(y, X[:5, 0], qid))
-    probe_api("mean_average_precision(scores nan)", lambda: metrics.mean_average_precision(y, np.full(len(y), np.nan), qid))
+    probe_api(
+        "mean_average_precision(scores nan)", lambda: metrics.mean_average_precision(y, np.full(len(y), np.nan), qid)
+    )
     probe_api("mean_average_precision(empty)", lambda: metrics.mean_average_precision([], [], []))
     probe_api("ndcg(k=0)", lambda: metrics.ndcg(y, X[:, 0], qid, k=0))
     probe_api("ndcg(k=2.5)", lambda: metrics.ndcg(y, X[:, 0], qid, k=2.5))
@@ -252,7 +284,12 @@ def api_probes(f: dict) -> None:
     probe_api("precision_at('x')", lambda: metrics.precision_at("x", y, X[:, 0], qid))
     probe_api("make_ranking_scorer('nope')", lambda: metrics.make_ranking_scorer("nope"))
     probe_api("best_accuracy(qid=scalar)", lambda: metrics.best_accuracy(y, X[:, 0], 1))
-    for k, v in {"dtype": ["int32", "x"], "n_features": [0, -1, 2.5, "3", 10**30], "sparse": ["x", 1], "n_jobs": [0, "x"]}.items():
+    for k, v in {
+        "dtype": ["int32", "x"],
+        "n_features": [0, -1, 2.5, "3", 10**30],
+        "sparse": ["x", 1],
+        "n_jobs": [0, "x"],
+    }.items():
         for val in v:
             probe_api(f"load_letor({k}={val!r})", lambda k=k, val=val: load_letor(f["train"], **{k: val}))
     probe_api("load_letor(path=None)", lambda: load_letor(None))
@@ -301,20 +338,40 @@ def api_probes(f: dict) -> None:
     probe_api("run_features(normalize=x)", lambda: run_features([run], normalize="x"))
     methods = {"map": lambda C: SVMMap(C=C)}
     for k, v in {
-        "n_trials": [0, -1, 2.5], "n_train": [0, 100], "n_vali": [0, 100], "n_test": [0, 100],
-        "C_grid": [[], [0], ["x"], [float("nan")]], "relevance_threshold": [float("nan")],
+        "n_trials": [0, -1, 2.5],
+        "n_train": [0, 100],
+        "n_vali": [0, 100],
+        "n_test": [0, 100],
+        "C_grid": [[], [0], ["x"], [float("nan")]],
+        "relevance_threshold": [float("nan")],
     }.items():
         for val in v:
-            probe_api(f"protocol.random_splits({k}={val!r})",
-                      lambda k=k, val=val: protocol.random_splits(X, y, qid, methods, **{"n_trials": 1, "n_train": 4, "n_vali": 2, k: val}))
-    probe_api("protocol.random_splits(methods={})", lambda: protocol.random_splits(X, y, qid, {}, n_trials=1, n_train=4, n_vali=2))
-    probe_api("protocol.random_splits(qid=scalar)", lambda: protocol.random_splits(X, y, 1, methods, n_trials=1, n_train=4, n_vali=2))
-    probe_api("protocol.random_splits(method not callable)", lambda: protocol.random_splits(X, y, qid, {"x": 3}, n_trials=1, n_train=4, n_vali=2))
+            probe_api(
+                f"protocol.random_splits({k}={val!r})",
+                lambda k=k, val=val: protocol.random_splits(
+                    X, y, qid, methods, **{"n_trials": 1, "n_train": 4, "n_vali": 2, k: val}
+                ),
+            )
+    probe_api(
+        "protocol.random_splits(methods={})",
+        lambda: protocol.random_splits(X, y, qid, {}, n_trials=1, n_train=4, n_vali=2),
+    )
+    probe_api(
+        "protocol.random_splits(qid=scalar)",
+        lambda: protocol.random_splits(X, y, 1, methods, n_trials=1, n_train=4, n_vali=2),
+    )
+    probe_api(
+        "protocol.random_splits(method not callable)",
+        lambda: protocol.random_splits(X, y, qid, {"x": 3}, n_trials=1, n_train=4, n_vali=2),
+    )
     probe_api("protocol.given_folds([])", lambda: protocol.given_folds([], methods))
     probe_api("protocol.paired_comparison(short)", lambda: protocol.paired_comparison([1.0, 2.0], [1.0]))
     probe_api("protocol.paired_comparison(empty)", lambda: protocol.paired_comparison([], []))
     probe_api("protocol.paired_comparison(nan)", lambda: protocol.paired_comparison([np.nan, 1.0], [1.0, 2.0]))
-    probe_api("protocol.make_random_splits(queries=3)", lambda: protocol.make_random_splits(3, n_trials=1, n_train=1, n_vali=1))
+    probe_api(
+        "protocol.make_random_splits(queries=3)",
+        lambda: protocol.make_random_splits(3, n_trials=1, n_train=1, n_vali=1),
+    )
     probe_api("SingleFeature(feature=-1).fit", lambda: protocol.SingleFeature(feature=-1).fit(X, y, qid=qid))
     probe_api("SingleFeature(rank=0).fit", lambda: protocol.SingleFeature(rank=0).fit(X, y, qid=qid))
     probe_api("structured_hinge(loss=nope)", lambda: svmmap.structured_hinge(y, X[:, 0], qid, loss="nope"))

@@ -14,7 +14,6 @@ file, which shows that the harness can tell.
 
 from __future__ import annotations
 
-import os
 import resource
 import signal
 import subprocess
@@ -163,7 +162,9 @@ def test_sigkill_at_random_moments_during_large_writes(tmp_path):
     )
     rng = np.random.default_rng(7)
     for _ in range(3):
-        with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        with subprocess.Popen(
+            [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        ) as proc:
             try:
                 ready = proc.stdout.readline().strip()
                 time.sleep(float(rng.uniform(0.05, 0.6)))
@@ -185,7 +186,11 @@ def test_cli_classify_writes_predictions_atomically(tmp_path):
         for i in range(20_000):
             f.write(f"{i % 2} qid:{i // 20} 1:{rng.random():.3f} 2:{rng.random():.3f}\n")
     model = tmp_path / "model.json"
-    r = subprocess.run([sys.executable, "-m", "svmmap", "learn", "--max-iter", "5", str(data), str(model)], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "svmmap", "learn", "--max-iter", "5", str(data), str(model)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     preds = tmp_path / "pred.txt"
     preds.write_bytes(OLD_CONTENT)
@@ -195,7 +200,9 @@ def test_cli_classify_writes_predictions_atomically(tmp_path):
 
     r = subprocess.run(
         [sys.executable, "-m", "svmmap", "classify", str(data), str(model), str(preds)],
-        preexec_fn=limit_file_size, capture_output=True, timeout=120,
+        preexec_fn=limit_file_size,
+        capture_output=True,
+        timeout=120,
     )
     assert r.returncode != 0
     assert preds.read_bytes() == OLD_CONTENT

@@ -14,7 +14,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 import svmmap
 from svmmap import DataFormatError, ModelFormatError, SkippedQueriesWarning, SVMMap, _core, load_letor, load_model
 from svmmap.io import load_predictions
@@ -38,7 +37,11 @@ READER_ERRORS = {
     "index-zero": ("1 qid:1 0:1\n", 1, "field 3 ('0:1'): feature index 0: indices start at 1"),
     "negative-index": ("1 qid:1 -3:1\n", 1, "field 3 ('-3:1'): the feature index must be a positive integer"),
     "repeated-index": ("1 qid:1 2:1 5:1 2:3\n", 1, "feature index 2 appears more than once"),
-    "absurd-index": ("1 qid:1 1000000000000:1\n", 1, "feature index 1000000000000 is above the largest supported index 2147483647"),
+    "absurd-index": (
+        "1 qid:1 1000000000000:1\n",
+        1,
+        "feature index 1000000000000 is above the largest supported index 2147483647",
+    ),
     "index-above-n-features": ("1 qid:1 1:1\n0 qid:1 9:1\n", 2, "feature index 9 is above n_features = 4"),
     "non-utf8-qid": (b"1 qid:\xff\xfe 1:1\n", 1, "the query id 'qid:\ufffd\ufffd' is not valid UTF-8 text"),
     "float32-overflow": ("1 qid:1 1:1e39\n", 1, "value 1e39 is beyond the float32 range"),
@@ -115,14 +118,20 @@ X4 = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [0.9, 0.2], [0.3, 0.3], [0.1,
 def test_query_with_one_document_is_skipped_and_counted():
     y = np.array([1, 0, 1, 0, 0, 1])
     qid = np.array([1, 1, 2, 2, 3, 4])  # queries 3 (label 0) and 4 (label 1) have one document
-    with pytest.warns(SkippedQueriesWarning, match="2 of 4 training queries were skipped: 1 without a relevant document, 1 with only relevant"):
+    with pytest.warns(
+        SkippedQueriesWarning,
+        match="2 of 4 training queries were skipped: 1 without a relevant document, 1 with only relevant",
+    ):
         model = SVMMap().fit(X4, y, qid=qid)
     assert model.n_queries_ == 2
     assert model.n_queries_skipped_ == {"no_relevant": 1, "all_relevant": 1}
 
 
 def test_no_usable_query_is_an_error():
-    with pytest.raises(ValueError, match=r"no training query has both a relevant and a non-relevant document \(2 queries: 1 without a relevant document, 1 with only relevant documents\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"no training query has both a relevant and a non-relevant document \(2 queries: 1 without a relevant document, 1 with only relevant documents\)",
+    ):
         SVMMap().fit(X4[:4], np.array([0, 0, 1, 1]), qid=[1, 1, 2, 2])
     with pytest.raises(ValueError, match=r"Found array with 0 sample\(s\).*X has no documents"):
         SVMMap().fit(X4[:0], np.zeros(0), qid=np.zeros(0))
@@ -161,8 +170,20 @@ ARRAY_ERRORS = {
     "X-complex": (X4 + 1j, Y, Q, ValueError, "Complex data not supported: X has dtype complex128"),
     "X-strings": (X4.astype(str), Y, Q, ValueError, "X must hold numbers, got dtype <U32"),
     # numpy turns None into NaN when converting an object array to float.
-    "X-objects-none": (np.array([[1.0, None]] * 6, dtype=object), Y, Q, ValueError, "X[0, 1] is NaN: features must be finite numbers"),
-    "X-objects-text": (np.array([[1.0, "x"]] * 6, dtype=object), Y, Q, ValueError, "X must hold numbers, got dtype object"),
+    "X-objects-none": (
+        np.array([[1.0, None]] * 6, dtype=object),
+        Y,
+        Q,
+        ValueError,
+        "X[0, 1] is NaN: features must be finite numbers",
+    ),
+    "X-objects-text": (
+        np.array([[1.0, "x"]] * 6, dtype=object),
+        Y,
+        Q,
+        ValueError,
+        "X must hold numbers, got dtype object",
+    ),
     "X-nan": (np.where(X4 == 0.9, np.nan, X4), Y, Q, ValueError, "X[3, 0] is NaN: features must be finite numbers"),
     "X-inf": (np.where(X4 == 0.9, np.inf, X4), Y, Q, ValueError, "X[3, 0] is inf: features must be finite numbers"),
     "X-sparse-nan": (sp.csr_matrix(np.where(X4 == 0.9, np.nan, X4)), Y, Q, ValueError, "of the sparse matrix is NaN"),
@@ -172,7 +193,10 @@ ARRAY_ERRORS = {
     "qid-nan": (X4, Y, np.array([1, 1, np.nan, 2, 2, 2]), ValueError, "qid contains NaN or infinite values"),
     "huge-width": (
         sp.csr_matrix((np.ones(6), np.arange(6), np.arange(7)), shape=(6, 2_000_000_000)),
-        Y, Q, ValueError, "X has 2000000000 features: each dense weight vector or cutting plane would take 14.9 GiB",
+        Y,
+        Q,
+        ValueError,
+        "X has 2000000000 features: each dense weight vector or cutting plane would take 14.9 GiB",
     ),
 }
 
@@ -218,7 +242,18 @@ def test_predict_with_the_wrong_width_and_before_fit():
 
 @pytest.mark.parametrize(
     "variant",
-    ["fortran", "strided-rows", "reversed-columns", "float32-fortran", "int", "bool", "list", "csc", "coo", "csr-int64"],
+    [
+        "fortran",
+        "strided-rows",
+        "reversed-columns",
+        "float32-fortran",
+        "int",
+        "bool",
+        "list",
+        "csc",
+        "coo",
+        "csr-int64",
+    ],
 )
 def test_non_contiguous_and_other_layouts_give_the_same_model(variant):
     # Any layout or dtype is copied once into what the core reads; the model is bit-identical
@@ -239,7 +274,14 @@ def test_non_contiguous_and_other_layouts_give_the_same_model(variant):
         "list": X.tolist(),
         "csc": sp.csc_matrix(X),
         "coo": sp.coo_matrix(X),
-        "csr-int64": sp.csr_matrix((sp.csr_matrix(X).data, sp.csr_matrix(X).indices.astype(np.int64), sp.csr_matrix(X).indptr.astype(np.int64)), shape=X.shape),
+        "csr-int64": sp.csr_matrix(
+            (
+                sp.csr_matrix(X).data,
+                sp.csr_matrix(X).indices.astype(np.int64),
+                sp.csr_matrix(X).indptr.astype(np.int64),
+            ),
+            shape=X.shape,
+        ),
     }
     Xv = layouts[variant]
     reference_X = (X > 1).astype(np.float64) if variant == "bool" else X
@@ -275,7 +317,13 @@ def test_the_core_refuses_what_it_cannot_borrow():
     with pytest.raises(ValueError, match="1000000000000000000 queries for 6 rows"):
         _core.fit(X4, Y, codes, 10**18, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     with pytest.raises(ValueError, match="query code 5 of row 0 is outside 0..2"):
-        _core.fit(X4, Y, np.array([5, 0, 0, 1, 1, 1], dtype=np.int64), 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
+        _core.fit(
+            X4,
+            Y,
+            np.array([5, 0, 0, 1, 1, 1], dtype=np.int64),
+            2,
+            _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1),
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -292,7 +340,7 @@ PARAM_ERRORS = {
     "max_iter-zero": ({"max_iter": 0}, "max_iter must be an integer >= 1, got 0"),
     "max_iter-float": ({"max_iter": 2.5}, "max_iter must be an integer >= 1, got 2.5"),
     "threshold-nan": ({"relevance_threshold": float("nan")}, "relevance_threshold must be a finite number"),
-    "loss-unknown": ({"loss": "accuracy-of-vibes"}, 'invalid loss: expected one of'),
+    "loss-unknown": ({"loss": "accuracy-of-vibes"}, "invalid loss: expected one of"),
     "loss-k-zero": ({"loss": "ndcg@0"}, "invalid loss"),
     "loss-k-negative": ({"loss": "mrr@-2"}, "invalid loss"),
     "loss-empty-list": ({"loss": []}, "loss must be a loss name or a list of loss names, got []"),
@@ -316,7 +364,10 @@ METRIC_ERRORS = {
     "metric-k-negative": (dict(metrics=["mrr@-1"]), 'invalid cutoff k: expected an integer >= 1, got "mrr@-1"'),
     "metric-k-text": (dict(metrics=["p@ten"]), 'invalid cutoff k: expected an integer >= 1, got "p@ten"'),
     "metric-unknown": (dict(metrics=["bleu"]), "invalid metric: expected one of map, ndcg, ndcg@k"),
-    "metric-gain-overflow": (dict(metrics=["ndcg"], y_true=[2000.0, 0, 1, 0, 1, 0]), "y_true[0] is 2000: with the gain 2^label - 1, NDCG needs labels of at most 1000"),
+    "metric-gain-overflow": (
+        dict(metrics=["ndcg"], y_true=[2000.0, 0, 1, 0, 1, 0]),
+        "y_true[0] is 2000: with the gain 2^label - 1, NDCG needs labels of at most 1000",
+    ),
     "metric-score-nan": (dict(metrics=["map"], y_score=[np.nan, 0, 0, 0, 0, 0]), "y_score[0] is NaN"),
     "metric-length": (dict(metrics=["map"], y_score=[0.0] * 5), "entries"),
 }
@@ -354,17 +405,29 @@ MODEL_ERRORS = {
     "model-truncated": (lambda t: t[: len(t) // 2], "the file ends early (truncated?)"),
     "model-corrupted": (lambda t: t.replace('"coef": [', '"coef": [}', 1), "not valid JSON"),
     "model-binary": (lambda t: b"\x1f\x8b\x08\x00\xff\xfe\xfa", "not UTF-8 text"),
-    "model-not-json-object": (lambda t: "[1, 2, 3]", 'not an svmmap model (expected "format": "svmmap-model", got nothing)'),
-    "model-other-format": (lambda t: _edit(t, format="lightgbm"), 'not an svmmap model (expected "format": "svmmap-model", got "lightgbm")'),
+    "model-not-json-object": (
+        lambda t: "[1, 2, 3]",
+        'not an svmmap model (expected "format": "svmmap-model", got nothing)',
+    ),
+    "model-other-format": (
+        lambda t: _edit(t, format="lightgbm"),
+        'not an svmmap model (expected "format": "svmmap-model", got "lightgbm")',
+    ),
     "model-newer-version": (lambda t: _edit(t, version=99), "model format version 99 was written by a newer svmmap"),
     "model-older-version": (lambda t: _edit(t, version=0), "unsupported model format version 0"),
-    "model-version-missing": (lambda t: json.dumps({k: v for k, v in json.loads(t).items() if k != "version"}), "unsupported model format version (missing)"),
-    "model-version-text": (lambda t: _edit(t, version="1"), "unsupported model format version \"1\" (a string)"),
+    "model-version-missing": (
+        lambda t: json.dumps({k: v for k, v in json.loads(t).items() if k != "version"}),
+        "unsupported model format version (missing)",
+    ),
+    "model-version-text": (lambda t: _edit(t, version="1"), 'unsupported model format version "1" (a string)'),
     "model-coef-length": (lambda t: _edit(t, n_features=3), "n_features is 3 but coef has 2 entries"),
     "model-coef-not-numbers": (lambda t: _edit(t, coef=["a", 1.0]), "malformed model"),
     "model-coef-overflow": (lambda t: t.replace('"coef": [', '"coef": [1e999, ', 1), "not valid JSON"),
     "model-params-not-object": (lambda t: _edit(t, params=[1]), '"params" must be a JSON object or null, got an array'),
-    "model-training-not-object": (lambda t: _edit(t, training="fast"), '"training" must be a JSON object or null, got a string'),
+    "model-training-not-object": (
+        lambda t: _edit(t, training="fast"),
+        '"training" must be a JSON object or null, got a string',
+    ),
     "model-feature-names": (lambda t: _edit(t, feature_names=["a"]), "1 feature names for 2 features"),
 }
 

@@ -7,11 +7,9 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.stats import percentileofscore
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.svm import LinearSVC
-
-from sklearn.base import clone
-
 from svmmap.baselines import DORM, AdaRank, QueryMinMaxScaler, QueryPercentileTransformer, SVMAcc, SVMAcc2
 from svmmap.metrics import mean_average_precision
 
@@ -65,8 +63,11 @@ def test_svm_acc_against_scipy_on_a_tiny_problem():
         {"type": "ineq", "fun": lambda z: z[3:]},
     ]
     res = minimize(
-        lambda z: 0.5 * z[:3] @ z[:3] + C / m * z[3:].sum(), np.concatenate([np.zeros(3), np.ones(m)]),
-        constraints=cons, method="SLSQP", options={"ftol": 1e-13, "maxiter": 1000},
+        lambda z: 0.5 * z[:3] @ z[:3] + C / m * z[3:].sum(),
+        np.concatenate([np.zeros(3), np.ones(m)]),
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-13, "maxiter": 1000},
     )
     ours = SVMAcc(C=C, eps=1e-8).fit(X, y)
     assert ours.objective_ == pytest.approx(res.fun, rel=1e-5)

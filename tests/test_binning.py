@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn
+import svmmap
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
-
-import svmmap
 from svmmap import Binner, SVMMap, piecewise_scores
 from svmmap.datasets import load_mq2008
 from svmmap.metrics import mean_average_precision

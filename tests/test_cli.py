@@ -5,10 +5,9 @@ import sys
 
 import numpy as np
 import pytest
-
 import svmmap
-from svmmap.ir.cli import main
 from svmmap.datasets import load_mq2008
+from svmmap.ir.cli import main
 
 
 def run(*args):
@@ -39,7 +38,9 @@ def test_learn_classify_evaluate(fold_files, tmp_path):
     r = run("evaluate", "--metrics", "map,ndcg@10", fold_files / "test.txt", pred_path)
     assert r.returncode == 0, r.stderr
     lines = dict(line.split(None, 1) for line in r.stdout.splitlines())
-    assert float(lines["map"].split()[0]) == pytest.approx(svmmap.metrics.mean_average_precision(yt, scores, qt), abs=5e-5)
+    assert float(lines["map"].split()[0]) == pytest.approx(
+        svmmap.metrics.mean_average_precision(yt, scores, qt), abs=5e-5
+    )
     assert float(lines["ndcg@10"].split()[0]) == pytest.approx(svmmap.metrics.ndcg(yt, scores, qt, k=10), abs=5e-5)
 
 

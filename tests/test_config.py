@@ -6,7 +6,6 @@ import pickle
 
 import numpy as np
 import pytest
-
 import svmmap
 from svmmap import _core
 from svmmap.baselines import SVMAcc
@@ -16,8 +15,15 @@ from svmmap.losses import loss_groups, loss_names
 
 def test_every_trainer_shows_the_cores_defaults():
     defaults = _core.TrainConfig.DEFAULTS
-    assert defaults == {"C": 1.0, "eps": 1e-3, "max_iter": 10000, "relevance_threshold": 0.0,
-                        "loss": "map", "slack": "separate", "n_jobs": None}
+    assert defaults == {
+        "C": 1.0,
+        "eps": 1e-3,
+        "max_iter": 10000,
+        "relevance_threshold": 0.0,
+        "loss": "map",
+        "slack": "separate",
+        "n_jobs": None,
+    }
     for cls in (svmmap.SVMMap, SVMAcc):
         params = inspect.signature(cls.__init__).parameters
         for name, value in defaults.items():
@@ -25,7 +31,12 @@ def test_every_trainer_shows_the_cores_defaults():
                 assert params[name].default == value, (cls, name)
     learn = _parser().parse_args(["learn", "train.txt", "model.json"])
     assert (learn.C, learn.eps, learn.loss, learn.max_iter, learn.relevance_threshold) == (
-        defaults["C"], defaults["eps"], defaults["loss"], defaults["max_iter"], defaults["relevance_threshold"])
+        defaults["C"],
+        defaults["eps"],
+        defaults["loss"],
+        defaults["max_iter"],
+        defaults["relevance_threshold"],
+    )
 
 
 def test_slack_groups_are_structured_values():
@@ -104,8 +115,13 @@ def test_fit_summary_has_one_meaning_per_name():
     # n_cuts_ is the active cuts; a record's n_cuts is the working set, n_active the active cuts.
     assert 0 < model.n_cuts_ <= last["n_cuts"] + 1
     assert set(last) == {"iteration", "primal", "dual", "gap", "loss", "n_cuts", "n_active", "seconds"}
-    summary = _core.fit(X, y.astype(float), np.unique(qid, return_inverse=True)[1].astype(np.int64),
-                        len(np.unique(qid)), _core.TrainConfig(C=10.0))[1]
+    summary = _core.fit(
+        X,
+        y.astype(float),
+        np.unique(qid, return_inverse=True)[1].astype(np.int64),
+        len(np.unique(qid)),
+        _core.TrainConfig(C=10.0),
+    )[1]
     assert (summary.active_cuts, summary.n_iter, summary.stop) == (model.n_cuts_, model.n_iter_, model.stop_reason_)
     assert summary.problem.used == model.n_queries_
     assert summary.problem.no_relevant == model.n_queries_skipped_["no_relevant"]

@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.stats import wilcoxon
-
 from svmmap import SVMMap
 from svmmap.datasets import Fold, Split, load_mq2008
 
@@ -37,7 +36,9 @@ def test_rows_choose_on_validation_and_compare_with_svm_map(table):
     grid = (0.1, 10.0)
     rows = [
         table.Row("map", table.metric("map"), table.svm_candidates(lambda C: SVMMap(C=C), grid)),
-        table.Row("ndcg@10", table.metric("ndcg@10"), table.svm_candidates(lambda C: SVMMap(C=C, loss="ndcg@10"), grid)),
+        table.Row(
+            "ndcg@10", table.metric("ndcg@10"), table.svm_candidates(lambda C: SVMMap(C=C, loss="ndcg@10"), grid)
+        ),
         table.ROWS["AdaRank-MAP"],
     ]
     pytest.importorskip("lightgbm")
@@ -46,7 +47,14 @@ def test_rows_choose_on_validation_and_compare_with_svm_map(table):
     # Each fold's choice is a candidate of the row, and the chosen one is the best on validation.
     assert all(c in ("C=0.1", "C=10") for c in results[0].chosen)
     fold = folds[0]
-    vali = {C: table.metric("map")(fold.vali.y, SVMMap(C=C).fit(fold.train.X, fold.train.y, qid=fold.train.qid).predict(fold.vali.X), fold.vali.qid) for C in grid}
+    vali = {
+        C: table.metric("map")(
+            fold.vali.y,
+            SVMMap(C=C).fit(fold.train.X, fold.train.y, qid=fold.train.qid).predict(fold.vali.X),
+            fold.vali.qid,
+        )
+        for C in grid
+    }
     assert results[0].chosen[0] == f"C={max(vali, key=vali.get):g}"
     # Test queries of both folds are pooled, one value per query and metric.
     n_test = sum(len(np.unique(f.test.qid[f.test.y > 0])) for f in folds)

@@ -19,9 +19,10 @@ from svmmap.datasets import load_mq2008  # noqa: E402
 def client():
     # Worker processes (not threads), so that partitions, w and the cut sums really travel
     # through dask's serialization as they do on a cluster of machines.
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, distributed.Client(cluster) as c:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as c,
+    ):
         yield c
 
 
@@ -114,7 +115,11 @@ def test_mismatched_partitions_are_an_error(client, fold):
     frame = pd.DataFrame(X)
     ddf = dd.from_pandas(frame, npartitions=3, sort=False)
     with pytest.raises(ValueError, match="partitions but X has"):
-        svmmap.dask.SVMMap().fit(ddf, dd.from_pandas(pd.Series(y), npartitions=2, sort=False), qid=dd.from_pandas(pd.Series(qid), npartitions=3, sort=False))
+        svmmap.dask.SVMMap().fit(
+            ddf,
+            dd.from_pandas(pd.Series(y), npartitions=2, sort=False),
+            qid=dd.from_pandas(pd.Series(qid), npartitions=3, sort=False),
+        )
     with pytest.raises(ValueError, match="needs qid="):
         svmmap.dask.SVMMap().fit(*as_dask_arrays(X, y, qid, chunks)[:2])
     with pytest.raises(TypeError, match="dask array or dask DataFrame"):

@@ -4,7 +4,6 @@ Python snippets of the README and of the documentation site's pages (docs/)."""
 import doctest
 import importlib
 import io
-import os
 import pkgutil
 import re
 import warnings
@@ -12,7 +11,6 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
-
 import svmmap
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -56,7 +56,13 @@ poll();
 
 
 def chromium_binary():
-    names = [os.environ.get("SVMMAP_CHROMIUM", ""), "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
+    names = [
+        os.environ.get("SVMMAP_CHROMIUM", ""),
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
     for name in names:
         if name and shutil.which(name):
             return shutil.which(name)
@@ -71,7 +77,10 @@ def site(tmp_path_factory):
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     build = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(out)],
-        capture_output=True, text=True, env=env, timeout=600,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
     )
     assert build.returncode == 0, build.stdout + build.stderr
     return out
@@ -122,9 +131,19 @@ def browser():
 
 def dump_dom(browser, url, tmp_path):
     run = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", url],
-        capture_output=True, text=True, timeout=120,
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert run.returncode == 0, run.stderr[-2000:]
     return run.stdout
@@ -135,12 +154,19 @@ def test_api_page_renders_the_docstrings(server, browser, tmp_path):
     dom = dump_dom(browser, f"http://127.0.0.1:{port}/api.html", tmp_path)
     assert "<title>API reference - svmmap</title>" in dom
     # Headings generated from the docstrings, and the numpydoc sections rendered as tables.
-    for text in ("svmmap.estimator.SVMMap", "svmmap.binning.Binner", "svmmap.io.load_letor", "svmmap.ir.trec.Qrels",
-                 "evals_result_", "eval_group", "read_group_file"):
+    for text in (
+        "svmmap.estimator.SVMMap",
+        "svmmap.binning.Binner",
+        "svmmap.io.load_letor",
+        "svmmap.ir.trec.Qrels",
+        "evals_result_",
+        "eval_group",
+        "read_group_file",
+    ):
         assert text in dom, text
     assert 'class="doc doc-heading"' in dom
     # The browser loaded the page's scripts and styles; nothing it asked for was missing.
-    assert ("/assets/javascripts/" in " ".join(p for p, _ in server.served))
+    assert "/assets/javascripts/" in " ".join(p for p, _ in server.served)
     assert not [(p, c) for p, c in server.served if c >= 400]
     # The theme's script ran: it marks the document as having JavaScript.
     assert "md-search__input" in dom

@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import svmmap
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-
-import svmmap
 from svmmap import ModelFormatError, SkippedQueriesWarning, SVMMap, load_model
 from svmmap.datasets import load_mq2008
 
@@ -121,7 +120,10 @@ def test_skipped_queries_are_counted_and_warned():
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5], [0.2, 0.1]])
     y = np.array([1, 0, 0, 0, 1])
     qid = np.array(["keep", "keep", "none", "none", "one"])
-    with pytest.warns(SkippedQueriesWarning, match="2 of 3 training queries were skipped: 1 without a relevant document, 1 with only relevant"):
+    with pytest.warns(
+        SkippedQueriesWarning,
+        match="2 of 3 training queries were skipped: 1 without a relevant document, 1 with only relevant",
+    ):
         model = SVMMap().fit(X, y, qid=qid)
     assert model.n_queries_ == 1
     with pytest.raises(ValueError, match="no training query has both"):

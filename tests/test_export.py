@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import svmmap
 from svmmap import SVMMap
 from svmmap.datasets import load_mq2008
@@ -100,11 +99,13 @@ def float32_neighbours(t):
 def test_exported_thresholds_split_float32_values_like_svmmap(seed):
     rng = np.random.default_rng(seed)
     # Thresholds of every magnitude, some exactly float32, some not.
-    ts = np.concatenate([
-        rng.normal(size=300) * 10.0 ** rng.integers(-8, 8, size=300),
-        np.float32(rng.normal(size=50)).astype(np.float64),
-        [0.0, 0.5, 1e-6, -1e-6, 2.0000001, 16.0, -16.0, 123456.789, -98765.4321],
-    ])
+    ts = np.concatenate(
+        [
+            rng.normal(size=300) * 10.0 ** rng.integers(-8, 8, size=300),
+            np.float32(rng.normal(size=50)).astype(np.float64),
+            [0.0, 0.5, 1e-6, -1e-6, 2.0000001, 16.0, -16.0, 123456.789, -98765.4321],
+        ]
+    )
     slack = np.float32(SOLR_SPLIT_SLACK)
     for t in ts:
         solr = np.float32(np.float32(float(_solr_threshold(t))) + slack)

@@ -2,9 +2,8 @@
 
 import numpy as np
 import pytest
-
-from svmmap.ir.cli import main
 from svmmap.datasets import LETOR4_RETRIEVAL_FUNCTIONS, load_mq2008_docs
+from svmmap.ir.cli import main
 from svmmap.ir.fusion import RunFusion, cross_fuse, qrels_from_labels, query_folds, run_features, runs_from_features
 from svmmap.ir.trec import Qrels, Run, read_run, write_qrels, write_run
 
@@ -66,7 +65,9 @@ def test_missing_documents_get_their_own_indicator():
 
 def test_no_query_is_scored_by_a_model_trained_on_it():
     X, y, qid, doc = load_mq2008_docs((1,))
-    runs = runs_from_features(X, qid, doc, {n: LETOR4_RETRIEVAL_FUNCTIONS[n] for n in ("BM25.body", "LMIR.JM.URL", "TF-IDF.whole")})
+    runs = runs_from_features(
+        X, qid, doc, {n: LETOR4_RETRIEVAL_FUNCTIONS[n] for n in ("BM25.body", "LMIR.JM.URL", "TF-IDF.whole")}
+    )
     qrels = qrels_from_labels(qid, doc, y)
     params = dict(C=[0.1, 1.0], inner_folds=2, n_thresholds=8)
     result = cross_fuse(runs, qrels, n_folds=3, random_state=5, **params)
@@ -139,7 +140,13 @@ def test_run_fusion_fit_then_fuse_end_to_end(tmp_path):
     train_judged = [q for q, docs in train_qrels.to_dict().items() if any(v > 0 for v in docs.values())]
     best_name = max(
         (r.name for r in train_runs),
-        key=lambda n: np.mean([v["map"] for q, v in train_eval.evaluate(next(r for r in train_runs if r.name == n).to_dict()).items() if q in train_judged]),
+        key=lambda n: np.mean(
+            [
+                v["map"]
+                for q, v in train_eval.evaluate(next(r for r in train_runs if r.name == n).to_dict()).items()
+                if q in train_judged
+            ]
+        ),
     )
     best_on_test = next(r for r in test_runs if r.name == best_name)
     assert mean_ap(back) == pytest.approx(mean_ap(fused), abs=1e-9)
@@ -155,8 +162,26 @@ def test_cli_fuse_writes_a_valid_run(tmp_path, capsys):
         paths.append(str(path))
     write_qrels(tmp_path / "qrels", qrels)
     out = tmp_path / "fused.run"
-    code = main(["fuse", "--qrels", str(tmp_path / "qrels"), "--runs", *paths, "--out", str(out),
-                 "--folds", "3", "--C", "1", "--thresholds", "4", "--tag", "fusedrun", "-q"])
+    code = main(
+        [
+            "fuse",
+            "--qrels",
+            str(tmp_path / "qrels"),
+            "--runs",
+            *paths,
+            "--out",
+            str(out),
+            "--folds",
+            "3",
+            "--C",
+            "1",
+            "--thresholds",
+            "4",
+            "--tag",
+            "fusedrun",
+            "-q",
+        ]
+    )
     assert code == 0
     table = capsys.readouterr().out
     assert "fused (SVM-map)" in table and "A.run" in table
@@ -176,7 +201,9 @@ def test_cli_fuse_writes_a_valid_run(tmp_path, capsys):
 def test_cli_fuse_reports_bad_files(tmp_path, capsys):
     (tmp_path / "bad.run").write_text("1 Q0 d1 1 0.5 t\n1 Q0 d1 2 0.4 t\n")
     (tmp_path / "qrels").write_text("1 0 d1 1\n")
-    code = main(["fuse", "--qrels", str(tmp_path / "qrels"), "--runs", str(tmp_path / "bad.run"), "--out", str(tmp_path / "o")])
+    code = main(
+        ["fuse", "--qrels", str(tmp_path / "qrels"), "--runs", str(tmp_path / "bad.run"), "--out", str(tmp_path / "o")]
+    )
     assert code == 2
     assert "bad.run:2: document 'd1' appears twice" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()

@@ -24,7 +24,6 @@ import threading
 
 import numpy as np
 import pytest
-
 import svmmap
 from svmmap.io import save_predictions, write_atomic
 from svmmap.ir.cli import main
@@ -53,7 +52,9 @@ def files(tmp_path):
     runs = []
     for r in range(2):
         path = tmp_path / f"run{r}"
-        path.write_text("".join(f"{q} Q0 d{d} {d + 1} {4 - d + r * 0.1 * d} r{r}\n" for q in range(6) for d in range(4)))
+        path.write_text(
+            "".join(f"{q} Q0 d{d} {d + 1} {4 - d + r * 0.1 * d} r{r}\n" for q in range(6) for d in range(4))
+        )
         runs.append(path)
     return {"train": train, "model": model, "qrels": qrels, "runs": runs, "dir": tmp_path}
 
@@ -85,12 +86,40 @@ COMMANDS = {
     "classify-onto-MODEL": (lambda f, out: ["classify", f["train"], f["model"], out], "model", "PREDICTIONS"),
     "export-onto-MODEL": (lambda f, out: ["export", "--to", "solr", f["model"], out], "model", "OUT"),
     "fuse-onto-a-run": (
-        lambda f, out: ["fuse", "-q", "--qrels", f["qrels"], "--runs", *f["runs"], "--folds", "2", "--C", "1", "--out", out],
-        "run1", "--out",
+        lambda f, out: [
+            "fuse",
+            "-q",
+            "--qrels",
+            f["qrels"],
+            "--runs",
+            *f["runs"],
+            "--folds",
+            "2",
+            "--C",
+            "1",
+            "--out",
+            out,
+        ],
+        "run1",
+        "--out",
     ),
     "fuse-onto-the-qrels": (
-        lambda f, out: ["fuse", "-q", "--qrels", f["qrels"], "--runs", *f["runs"], "--folds", "2", "--C", "1", "--out", out],
-        "qrels", "--out",
+        lambda f, out: [
+            "fuse",
+            "-q",
+            "--qrels",
+            f["qrels"],
+            "--runs",
+            *f["runs"],
+            "--folds",
+            "2",
+            "--C",
+            "1",
+            "--out",
+            out,
+        ],
+        "qrels",
+        "--out",
     ),
 }
 
@@ -123,7 +152,9 @@ def test_distinct_outputs_are_still_written(files):
 
 def test_the_same_run_twice_is_refused_also_through_a_link(files):
     link = _alias(files, files["runs"][0], "symlink")
-    code, err = _run_cli(["fuse", "-q", "--qrels", files["qrels"], "--runs", files["runs"][0], link, "--out", files["dir"] / "o"])
+    code, err = _run_cli(
+        ["fuse", "-q", "--qrels", files["qrels"], "--runs", files["runs"][0], link, "--out", files["dir"] / "o"]
+    )
     assert code == 2 and "are the same run file, given twice" in err, err
 
 
@@ -228,7 +259,9 @@ def test_cli_classify_to_dev_stdout_streams_the_scores(files):
     before = os.lstat("/dev/stdout")
     r = subprocess.run(
         [sys.executable, "-m", "svmmap", "classify", str(files["train"]), str(files["model"]), "/dev/stdout"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.split()) == 24 and all(np.isfinite(float(s)) for s in r.stdout.split())
@@ -266,7 +299,10 @@ def test_cli_classify_reads_test_data_from_a_pipe(files, tmp_path):
     out = tmp_path / "pred.txt"
     r = subprocess.run(
         [sys.executable, "-m", "svmmap", "classify", "/dev/stdin", str(files["model"]), str(out)],
-        input=text, capture_output=True, text=True, timeout=120,
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert r.returncode == 0, r.stderr
     coef = svmmap.load_model(files["model"]).coef_

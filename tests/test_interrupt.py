@@ -2,7 +2,6 @@
 SIGINT is sent to a child process doing real work, and wide inputs meet an address-space
 limit. (issue: reliability, round two)"""
 
-import os
 import signal
 import subprocess
 import sys
@@ -11,7 +10,6 @@ import time
 
 import numpy as np
 import pytest
-
 import svmmap
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals and /proc")
@@ -34,7 +32,9 @@ def interrupt(code, *, after_line="started", wait=1.5, timeout=30.0):
     returns (exit status, stdout, stderr, seconds from the signal to the exit)."""
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD_PRELUDE + textwrap.dedent(code)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         line = proc.stdout.readline()
@@ -148,7 +148,9 @@ ADDRESS_LIMIT = """
 def run_limited(code):
     proc = subprocess.run(
         [sys.executable, "-c", CHILD_PRELUDE + textwrap.dedent(ADDRESS_LIMIT) + textwrap.dedent(code)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     return proc.returncode, proc.stdout, proc.stderr
 
@@ -199,7 +201,9 @@ def test_binner_with_two_billion_thresholds(strategy):
 def test_dorm_without_a_depth_refuses_long_queries_with_the_fix():
     X = np.random.default_rng(0).random((600, 2))
     y = (np.arange(600) % 7 == 0).astype(float)
-    with pytest.raises(ValueError, match=r'queries longer than 500 documents.*query of 600 documents.*"dorm@10:depth=30"'):
+    with pytest.raises(
+        ValueError, match=r'queries longer than 500 documents.*query of 600 documents.*"dorm@10:depth=30"'
+    ):
         svmmap.SVMMap(loss="dorm@10").fit(X, y, qid=np.zeros(600))
     with pytest.raises(ValueError, match="queries longer than 500"):
         svmmap.structured_hinge(X[:, 0], y, loss="dorm")

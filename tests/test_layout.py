@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 import svmmap
 
 MOVED = ["trec", "fusion", "protocol", "experiment", "export", "plot", "cli"]

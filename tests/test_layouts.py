@@ -41,7 +41,10 @@ def test_group_sizes_train_the_model_qid_trains():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"qid": np.zeros(96), "group": [96]}, "give qid (one query id per row) or group (query sizes in row order), not both"),
+        (
+            {"qid": np.zeros(96), "group": [96]},
+            "give qid (one query id per row) or group (query sizes in row order), not both",
+        ),
         ({"group": [12] * 7}, "group adds up to 84 rows, but X has 96 rows"),
         ({"group": [12] * 7 + [0, 12]}, "group must hold positive query sizes, got 0"),
         ({"group": [[12] * 8]}, "group must be a non-empty 1-D array"),
@@ -80,8 +83,13 @@ def test_eval_set_records_the_metric_of_every_iterate():
     assert all("coef" not in r for r in iterates)
     # The first iterate is w = 0: every score ties, and MAP with pessimistic ties puts the
     # relevant documents last. The last iterate is coef_.
-    first = np.mean([ap_by_definition(yv[qv == q][np.argsort(yv[qv == q])], -np.arange((qv == q).sum(), dtype=float))
-                     for q in np.unique(qv) if (yv[qv == q] > 0).any()])
+    first = np.mean(
+        [
+            ap_by_definition(yv[qv == q][np.argsort(yv[qv == q])], -np.arange((qv == q).sum(), dtype=float))
+            for q in np.unique(qv)
+            if (yv[qv == q] > 0).any()
+        ]
+    )
     assert model.evals_result_["valid_0"]["map"][0] == pytest.approx(first, abs=1e-12)
     s = Xv @ model.coef_
     last = np.mean([ap_by_definition(yv[qv == q], s[qv == q]) for q in np.unique(qv) if (yv[qv == q] > 0).any()])
@@ -146,7 +154,9 @@ def test_group_file_errors(tmp_path):
     (tmp_path / "letor.txt").write_text(LETOR)
     bad = tmp_path / "bad.query"
     bad.write_text("2\nthree\n")
-    with pytest.raises(DataFormatError, match=r"bad.query:2: expected a query size \(a positive integer\), got 'three'"):
+    with pytest.raises(
+        DataFormatError, match=r"bad.query:2: expected a query size \(a positive integer\), got 'three'"
+    ):
         load_letor(tmp_path / "rank.train", group=bad)
     bad.write_text("2\n2\n")
     with pytest.raises(ValueError, match="bad.query adds up to 4 rows, but .*rank.train has 5 rows"):
@@ -161,7 +171,10 @@ NULLS = "2 qid:1 1:0.5 2:NULL\n0 qid:1 1:NULL 2:0.1\n1 qid:2 1:0.2 2:0.3\n0 qid:
 def test_feature_null_files_read_as_nan(tmp_path):
     path = tmp_path / "null.txt"
     path.write_text(NULLS)
-    with pytest.raises(DataFormatError, match=r'null.txt:1: field 4 \(\'2:NULL\'\): value NULL: a missing value \(read LETOR Feature-null files with missing="nan"'):
+    with pytest.raises(
+        DataFormatError,
+        match=r'null.txt:1: field 4 \(\'2:NULL\'\): value NULL: a missing value \(read LETOR Feature-null files with missing="nan"',
+    ):
         load_letor(path)
     X, y, _ = load_letor(path, missing="nan", dtype=np.float32)
     assert np.isnan(X).tolist() == [[False, True], [True, False], [False, False], [False, True]]
@@ -226,7 +239,9 @@ def test_cli_reads_the_lightgbm_layout(tmp_path):
 
 def test_qrels_from_ir_datasets_and_pyterrier_frames():
     pd = pytest.importorskip("pandas")
-    ird = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"], "relevance": [2, 0, 1], "iteration": "0"})
+    ird = pd.DataFrame(
+        {"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"], "relevance": [2, 0, 1], "iteration": "0"}
+    )
     pyt = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["a", "b", "a"], "label": [2.0, 0.0, 1.0]})
     for frame in (ird, pyt, {"qid": [1, 1, 2], "docno": ["a", "b", "a"], "label": [2, 0, 1]}):
         q = Qrels.from_frame(frame)

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 import pytest
-
 from svmmap import SVMMap, metrics
 from svmmap.datasets import load_mq2008
 

@@ -9,11 +9,10 @@ rankings), and scipy solves the n-slack quadratic program. The objectives are
 for every loss l and ranking y (Chakrabarti et al. 2008, section 3.7).
 """
 
+import brute
 import numpy as np
 import pytest
 from scipy.optimize import LinearConstraint, minimize
-
-import brute
 from svmmap import SVMMap, structured_hinge
 from svmmap.datasets import load_mq2008
 

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 import pytrec_eval
 from sklearn.metrics import roc_auc_score
-
 from svmmap import SVMMap, metrics
 from svmmap.datasets import load_mq2008
 

@@ -17,9 +17,8 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.pipeline import make_pipeline
-
 import svmmap
+from sklearn.pipeline import make_pipeline
 from svmmap import Binner, ModelFormatError, SVMMap, load_model, save_model
 from svmmap.ir.cli import main
 from svmmap.ir.export import to_elasticsearch, to_solr
@@ -86,7 +85,13 @@ VARIANTS = [
     ("params-callback-string", "linear", ("params", "callback"), "print", None),
     ("training-stop_reason-unknown", "linear", ("training", "stop_reason"), "tired", "stop_reason"),
     ("params-unknown-key", "linear", ("params", "colour"), "blue", None),
-    ("params-combination-shared-slack", "linear", ("params",), {"C": 1.0, "loss": ["map", "roc"], "slack": "shared"}, None),
+    (
+        "params-combination-shared-slack",
+        "linear",
+        ("params",),
+        {"C": 1.0, "loss": ["map", "roc"], "slack": "shared"},
+        None,
+    ),
     ("params-missing", "linear", ("params",), DELETE, None),
     ("params-null", "linear", ("params",), None, None),
     ("feature_names-duplicate", "linear", ("feature_names",), ["a", "b", "a"], "feature_names"),
@@ -174,7 +179,11 @@ def test_a_model_file_that_loads_is_usable(tmp_path, case):
     path = _write_variant(tmp_path, docs, case)
     refused_word = case[4]
     data = tmp_path / "test.txt"
-    data.write_text("".join(f"{y} qid:{q} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(x)) + "\n" for x, y, q in zip(X, Y, QID)))
+    data.write_text(
+        "".join(
+            f"{y} qid:{q} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(x)) + "\n" for x, y, q in zip(X, Y, QID)
+        )
+    )
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         code = main(["classify", str(data), str(path), str(tmp_path / "pred.txt")])

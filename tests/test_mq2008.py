@@ -1,7 +1,6 @@
 """The real result: SVM-map on MQ2008's five folds (issue #2, item 8)."""
 
 import numpy as np
-
 from svmmap.datasets import mq2008_folds
 from svmmap.ir.experiment import run_folds
 

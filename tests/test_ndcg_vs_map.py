@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from svmmap import SVMMap, structured_hinge
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "ndcg_vs_map.py"

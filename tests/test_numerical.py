@@ -7,11 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.exceptions import ConvergenceWarning
-
-from svmmap import SkippedQueriesWarning, SVMMap
-
 from losses import LOSSES
+from sklearn.exceptions import ConvergenceWarning
+from svmmap import SkippedQueriesWarning, SVMMap
 
 
 def problem(kind: str, seed: int = 0):
@@ -38,7 +36,15 @@ def problem(kind: str, seed: int = 0):
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize(
     "kind,C",
-    [("scales", 1e-3), ("scales", 1.0), ("scales", 1e6), ("duplicates", 1e6), ("zero-rows", 1e6), ("all-zero", 1.0), ("plain", 1e6)],
+    [
+        ("scales", 1e-3),
+        ("scales", 1.0),
+        ("scales", 1e6),
+        ("duplicates", 1e6),
+        ("zero-rows", 1e6),
+        ("all-zero", 1.0),
+        ("plain", 1e6),
+    ],
 )
 def test_converges_or_warns_never_nan(loss, kind, C):
     X, y, qid = problem(kind)

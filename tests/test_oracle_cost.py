@@ -4,7 +4,6 @@ million documents, and the slow one refuses long queries up front."""
 
 import numpy as np
 import pytest
-
 from svmmap import _core
 
 # Algorithm 2 alone is O(P N) and DORM is cubic; every other loss is O(n log n) or better.

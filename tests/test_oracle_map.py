@@ -2,10 +2,8 @@
 
 import numpy as np
 import pytest
-
-from svmmap import _core
-
 from brute import map_hinge
+from svmmap import _core
 
 
 def random_query(rng: np.random.Generator, n: int, n_relevant: int | None = None):

@@ -6,11 +6,10 @@ Random queries of 2 to 7 documents cover ties in the scores, one relevant docume
 relevant, and cutoffs k longer than the list.
 """
 
+import brute
 import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
-
-import brute
 from svmmap import _core
 
 NAMES = [

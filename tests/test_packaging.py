@@ -12,7 +12,6 @@ from importlib.metadata import metadata, version
 from pathlib import Path
 
 import pytest
-
 import svmmap
 import svmmap._core
 
@@ -28,7 +27,7 @@ def test_license_file_is_the_declared_mit_licence():
     text = (ROOT / "LICENSE").read_text()
     assert text.startswith("MIT License")
     assert "Copyright (c)" in text and "the svmmap developers" in text
-    assert "THE SOFTWARE IS PROVIDED \"AS IS\", WITHOUT WARRANTY OF ANY KIND" in text
+    assert 'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND' in text
     assert re.search(r'^license = "MIT"$', (ROOT / "Cargo.toml").read_text(), re.M)
     assert 'license = { text = "MIT" }' in (ROOT / "pyproject.toml").read_text()
     # The installed distribution declares it too (maturin writes it into the metadata).
@@ -58,7 +57,10 @@ def test_citation_file_cites_the_package_and_the_papers():
         "A support vector method for multivariate performance measures": ("Joachims", 2005),
         "Training linear SVMs in linear time": ("Joachims", 2006),
         "Cutting-plane training of structural SVMs": ("Joachims", 2009),
-        "Improved lattice-based spoken document retrieval by directly learning from the evaluation measures": ("Meng", 2009),
+        "Improved lattice-based spoken document retrieval by directly learning from the evaluation measures": (
+            "Meng",
+            2009,
+        ),
     }
     assert set(expected) <= set(refs)
     for title, (first_author, year) in expected.items():

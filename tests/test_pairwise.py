@@ -11,11 +11,10 @@ c_k = C/n and z_k = x_i - x_j; for "pairwise", c_k = C/(n M_q) and z_k = 2 (x_i 
 the queries with two distinct labels and M_q the pairs of query q.
 """
 
+import brute
 import numpy as np
 import pytest
 from scipy.optimize import minimize
-
-import brute
 from svmmap import SVMMap, structured_hinge
 
 
@@ -46,9 +45,7 @@ def test_hinge_is_the_brute_force_over_pair_subsets(loss):
     for trial in range(20):
         scores, labels, qid = graded_queries(rng, tied=trial % 2 == 0, levels=[2, 3, 4][trial % 3])
         value, grad = structured_hinge(scores, labels, qid, loss=loss)
-        expected = sum(
-            brute.pairwise_hinge(scores[qid == q], labels[qid == q], count) for q in np.unique(qid)
-        )
+        expected = sum(brute.pairwise_hinge(scores[qid == q], labels[qid == q], count) for q in np.unique(qid))
         assert value == pytest.approx(expected, abs=1e-10)
         # The single-label query has no pair, so no gradient.
         assert np.all(grad[qid == 2] == 0.0)
@@ -115,9 +112,14 @@ def pairwise_svm_optimum(X, y, qid, C, count):
         w = Z.T @ a
         return 0.5 * w @ w - a.sum(), Z @ w - 1.0
 
-    res = minimize(neg_dual, np.zeros(len(caps)), jac=True, method="L-BFGS-B",
-                   bounds=list(zip(np.zeros(len(caps)), caps)),
-                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 100000})
+    res = minimize(
+        neg_dual,
+        np.zeros(len(caps)),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=list(zip(np.zeros(len(caps)), caps)),
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 100000},
+    )
     w = Z.T @ res.x
     primal = 0.5 * w @ w + caps @ np.maximum(0.0, 1.0 - Z @ w)
     return primal, -res.fun, n

@@ -7,7 +7,6 @@ import sys
 
 import numpy as np
 import pytest
-
 import svmmap
 from svmmap import InternalError, SVMMap, _core
 

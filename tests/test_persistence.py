@@ -6,11 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import svmmap
 from svmmap import ModelFormatError, SVMMap
-from svmmap.ir.cli import main
 from svmmap.datasets import load_mq2008
+from svmmap.ir.cli import main
 
 SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "model-format.schema.json"
 
@@ -42,8 +41,19 @@ def test_round_trip_is_exact(fitted, tmp_path):
     np.testing.assert_array_equal(loaded.coef_, fitted.coef_)  # bit for bit
     params = fitted.get_params()
     assert loaded.get_params() == {**params, "callback": None, "n_jobs": None, "verbose": 0}
-    for attr in ("objective_", "dual_objective_", "gap_", "n_iter_", "n_cuts_", "converged_",
-                 "stop_reason_", "n_queries_", "n_queries_skipped_", "n_features_in_", "history_"):
+    for attr in (
+        "objective_",
+        "dual_objective_",
+        "gap_",
+        "n_iter_",
+        "n_cuts_",
+        "converged_",
+        "stop_reason_",
+        "n_queries_",
+        "n_queries_skipped_",
+        "n_features_in_",
+        "history_",
+    ):
         assert getattr(loaded, attr) == getattr(fitted, attr), attr
 
 
@@ -96,7 +106,9 @@ def test_wrong_feature_count_is_a_clear_error(fitted, tmp_path):
     path = tmp_path / "model.json"
     fitted.save(path)
     loaded = svmmap.load_model(path)
-    with pytest.raises(ValueError, match=r"X has 45 features, but SVMMap is expecting 46 features as input \(it was fitted with 46\)"):
+    with pytest.raises(
+        ValueError, match=r"X has 45 features, but SVMMap is expecting 46 features as input \(it was fitted with 46\)"
+    ):
         loaded.predict(np.zeros((3, 45)))
     # A file whose weights do not match its declared feature count is refused on loading.
     doc = json.loads(path.read_text())

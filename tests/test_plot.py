@@ -9,7 +9,6 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.image  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
-
 import svmmap  # noqa: E402
 from svmmap import SVMMap  # noqa: E402
 from svmmap.datasets import load_mq2008  # noqa: E402

@@ -4,10 +4,9 @@ import numpy as np
 import pytest
 from scipy.stats import wilcoxon
 from sklearn.metrics import average_precision_score
-
 from svmmap import SVMMap
-from svmmap.ir.cli import main
 from svmmap.datasets import load_mq2008
+from svmmap.ir.cli import main
 from svmmap.ir.protocol import (
     SingleFeature,
     format_table,
@@ -88,7 +87,11 @@ class ByC:
 
 def test_protocol_by_hand_on_toy_data():
     X, y, qid = toy_data()
-    methods = {"perfect": (lambda C: SingleFeature(feature=0), [1.0]), "noise": (lambda C: SingleFeature(feature=1), [1.0]), "byC": ByC}
+    methods = {
+        "perfect": (lambda C: SingleFeature(feature=0), [1.0]),
+        "noise": (lambda C: SingleFeature(feature=1), [1.0]),
+        "byC": ByC,
+    }
     result = random_splits(X, y, qid, methods, n_trials=6, n_train=4, n_vali=3, C_grid=[3.0, 1.0, 0.5], random_state=2)
     assert result.reference == "perfect"
     assert np.all(result.methods["perfect"].test_map == 1.0)
@@ -151,8 +154,24 @@ def test_cli_protocol(tmp_path, capsys):
     with open(tmp_path / "toy.txt", "w") as f:
         for row, label, q in zip(X, y, qid):
             f.write(f"{int(label)} qid:{q} 1:{float(row[0])!r} 2:{float(row[1])!r}\n")
-    code = main(["protocol", "--data", str(tmp_path / "toy.txt"), "--methods", "feature:1,map,feature:2",
-                 "--trials", "3", "--train", "4", "--vali", "3", "--C", "1,10", "-q"])
+    code = main(
+        [
+            "protocol",
+            "--data",
+            str(tmp_path / "toy.txt"),
+            "--methods",
+            "feature:1,map,feature:2",
+            "--trials",
+            "3",
+            "--train",
+            "4",
+            "--vali",
+            "3",
+            "--C",
+            "1,10",
+            "-q",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "| Model | toy.txt MAP | W/L |"
@@ -170,7 +189,9 @@ def test_classifiers_compete_through_their_decision_function():
 
     X, y, qid = toy_data(seed=4)
     y = y * 2  # graded labels 0/2: relevant means > 0
-    result = random_splits(X, y, qid, {"logreg": lambda C: LogisticRegression(C=C)}, n_trials=2, n_train=4, n_vali=3, C_grid=[0.5])
+    result = random_splits(
+        X, y, qid, {"logreg": lambda C: LogisticRegression(C=C)}, n_trials=2, n_train=4, n_vali=3, C_grid=[0.5]
+    )
     for t, split in enumerate(result.splits):
         train = np.isin(qid, split.train)
         clf = LogisticRegression(C=0.5).fit(X[train], (y[train] > 0).astype(int))

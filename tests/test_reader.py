@@ -5,9 +5,8 @@ import gzip
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
-
 import svmmap
+from sklearn.datasets import load_svmlight_file
 from svmmap import DataFormatError, load_letor
 from svmmap.datasets import load_mq2008, mq2008_path
 
@@ -51,9 +50,7 @@ def test_sparse_lines_give_csr(tmp_path):
     f.write_text("1 qid:a 3:1.5\n0 qid:b 1:2 5:-1\n-1 qid:a 2:7\n")
     X, y, qid = load_letor(f)
     assert sp.isspmatrix_csr(X) and X.shape == (3, 5)
-    np.testing.assert_array_equal(
-        X.toarray(), [[0, 0, 1.5, 0, 0], [2, 0, 0, 0, -1], [0, 7, 0, 0, 0]]
-    )
+    np.testing.assert_array_equal(X.toarray(), [[0, 0, 1.5, 0, 0], [2, 0, 0, 0, -1], [0, 7, 0, 0, 0]])
     np.testing.assert_array_equal(y, [1, 0, -1])
     assert list(qid) == ["a", "b", "a"]
     dense, _, _ = load_letor(f, sparse=False)

@@ -13,13 +13,11 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy import stats
-
 import svmmap
+from scipy import stats
 from svmmap import SVMMap, _core
 from svmmap.datasets import MSLR_LABEL_FRACTIONS, make_ranking
 from svmmap.metrics import mean_average_precision
-
 
 # --- the generator -------------------------------------------------------------------------
 
@@ -244,8 +242,20 @@ def test_fit_adds_little_resident_memory_beyond_X():
 
 
 LONG_QUERY_LOSSES = [
-    "map", "map-greedy", "map-fast", "roc", "pairwise", "ndcg", "ndcg@10", "ndcg@100:paper", "mrr", "mrr@10",
-    "acc", "acc2", "dorm@10:depth=30", "max(map,ndcg@10,mrr@10)",
+    "map",
+    "map-greedy",
+    "map-fast",
+    "roc",
+    "pairwise",
+    "ndcg",
+    "ndcg@10",
+    "ndcg@100:paper",
+    "mrr",
+    "mrr@10",
+    "acc",
+    "acc2",
+    "dorm@10:depth=30",
+    "max(map,ndcg@10,mrr@10)",
 ]
 
 

@@ -6,19 +6,21 @@ import warnings
 import numpy as np
 import pytest
 import sklearn
+import svmmap
 from sklearn.base import clone
 from sklearn.metrics import average_precision_score, ndcg_score
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
-
-import svmmap
 from svmmap import SkippedQueriesWarning, SVMMap
 from svmmap.datasets import load_mq2008
 from svmmap.metrics import make_ranking_scorer, mean_average_precision
 
 checks = pytest.importorskip("sklearn.utils.estimator_checks")
-if not hasattr(checks, "parametrize_with_checks") or "expected_failed_checks" not in checks.parametrize_with_checks.__code__.co_varnames:
+if (
+    not hasattr(checks, "parametrize_with_checks")
+    or "expected_failed_checks" not in checks.parametrize_with_checks.__code__.co_varnames
+):
     pytest.skip("expected_failed_checks needs scikit-learn >= 1.6", allow_module_level=True)
 
 
@@ -33,14 +35,30 @@ NEEDS_QID = (
     "the check passes on OneQuerySVMMap (every row in one query)"
 )
 FITTING_CHECKS = [
-    "check_fit_score_takes_y", "check_estimators_overwrite_params", "check_dont_overwrite_parameters",
-    "check_estimators_fit_returns_self", "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-    "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimator_sparse_tag",
-    "check_estimator_sparse_array", "check_estimator_sparse_matrix", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
-    "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in",
+    "check_fit_score_takes_y",
+    "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters",
+    "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input",
+    "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit",
+    "check_estimators_dtypes",
+    "check_dtype_object",
+    "check_pipeline_consistency",
+    "check_estimators_nan_inf",
+    "check_estimator_sparse_tag",
+    "check_estimator_sparse_array",
+    "check_estimator_sparse_matrix",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_fit2d_1sample",
+    "check_fit2d_1feature",
+    "check_dict_unchanged",
+    "check_fit_idempotent",
+    "check_fit_check_is_fitted",
+    "check_n_features_in",
     "check_fit2d_predict1d",
 ]
 
@@ -95,8 +113,17 @@ def test_clone_get_params_set_params(vali):
     X, y, qid = vali
     model = SVMMap(C=3.0, loss="map", eps=1e-4, max_iter=500, relevance_threshold=0.5, n_jobs=1, verbose=0)
     params = model.get_params()
-    assert params == {"C": 3.0, "loss": "map", "slack": "separate", "eps": 1e-4, "max_iter": 500,
-                      "relevance_threshold": 0.5, "n_jobs": 1, "verbose": 0, "callback": None}
+    assert params == {
+        "C": 3.0,
+        "loss": "map",
+        "slack": "separate",
+        "eps": 1e-4,
+        "max_iter": 500,
+        "relevance_threshold": 0.5,
+        "n_jobs": 1,
+        "verbose": 0,
+        "callback": None,
+    }
     model.fit(X, y, qid=qid)
     copy = clone(model)
     assert copy.get_params() == params and not hasattr(copy, "coef_")
@@ -216,7 +243,9 @@ def test_grid_search_over_a_binned_pipeline(vali):
     with sklearn.config_context(enable_metadata_routing=True):
         pipe = Pipeline([("bin", svmmap.Binner()), ("svm", SVMMap().set_fit_request(qid=True))])
         search = GridSearchCV(
-            pipe, grid, scoring=make_ranking_scorer("map").set_score_request(qid=True),
+            pipe,
+            grid,
+            scoring=make_ranking_scorer("map").set_score_request(qid=True),
             cv=GroupKFold(n_splits=2),
         ).fit(X, y, qid=qid, groups=qid)
     # The best cell by hand: the same folds, fits and held-out MAP.
@@ -230,6 +259,8 @@ def test_grid_search_over_a_binned_pipeline(vali):
                 p.fit(X[train], y[train], svm__qid=qid[train])
                 per_fold.append(mean_average_precision(y[test], p.predict(X[test]), qid[test]))
             scores[(k, C)] = np.mean(per_fold)
-    best = max(scores, key=lambda key: (scores[key], -grid["bin__n_thresholds"].index(key[0]), -grid["svm__C"].index(key[1])))
+    best = max(
+        scores, key=lambda key: (scores[key], -grid["bin__n_thresholds"].index(key[0]), -grid["svm__C"].index(key[1]))
+    )
     assert search.best_params_ == {"bin__n_thresholds": best[0], "svm__C": best[1]}
     assert search.best_score_ == pytest.approx(scores[best], abs=1e-12)

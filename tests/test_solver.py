@@ -2,13 +2,11 @@
 
 import numpy as np
 import pytest
+from brute import map_constraints
 from scipy.optimize import LinearConstraint, minimize
 from sklearn.exceptions import ConvergenceWarning
-
 from svmmap import SVMMap
 from svmmap.datasets import load_mq2008
-
-from brute import map_constraints
 
 
 def tiny_problem(seed: int, n_queries=3, d=3):
@@ -48,9 +46,12 @@ def n_slack_optimum(X, y, qid, C):
     z0 = np.zeros(d + n)
     z0[d:] = lb.max() + 1.0
     res = minimize(
-        objective, z0, jac=lambda z: np.concatenate([z[:d], np.full(n, C / n)]),
+        objective,
+        z0,
+        jac=lambda z: np.concatenate([z[:d], np.full(n, C / n)]),
         hess=lambda z: np.diag(np.concatenate([np.ones(d), np.zeros(n)])),
-        constraints=[LinearConstraint(A, lb, np.inf)], method="trust-constr",
+        constraints=[LinearConstraint(A, lb, np.inf)],
+        method="trust-constr",
         options={"gtol": 1e-12, "xtol": 1e-14, "maxiter": 20000},
     )
     assert res.status in (1, 2), res.message

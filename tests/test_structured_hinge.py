@@ -1,9 +1,8 @@
 """svmmap.structured_hinge: value against brute force, gradient against finite differences."""
 
+import brute
 import numpy as np
 import pytest
-
-import brute
 import svmmap
 from svmmap import structured_hinge
 
@@ -68,7 +67,9 @@ def test_gradient_matches_finite_differences(loss):
             up, down = scores.copy(), scores.copy()
             up[i] += h
             down[i] -= h
-            fd = (structured_hinge(up, labels, qid, loss=loss)[0] - structured_hinge(down, labels, qid, loss=loss)[0]) / (2 * h)
+            fd = (
+                structured_hinge(up, labels, qid, loss=loss)[0] - structured_hinge(down, labels, qid, loss=loss)[0]
+            ) / (2 * h)
             assert fd == pytest.approx(grad[i], abs=1e-5), (loss, i)
 
 

@@ -14,7 +14,6 @@ import io
 
 import numpy as np
 import pytest
-
 from svmmap import DataFormatError, load_letor
 from svmmap.io import load_predictions
 from svmmap.ir.cli import main
@@ -57,7 +56,9 @@ def test_letor_errors_count_cr_line_breaks(tmp_path):
 def test_letor_latin1_bytes_are_refused_with_line_and_field(tmp_path):
     path = tmp_path / "f.txt"
     path.write_bytes(b"1 qid:1 1:1 # ok\n0 qid:caf\xe9 1:2\n")
-    with pytest.raises(DataFormatError, match=r"f\.txt:2: field 2: the query id 'qid:caf.' is not valid UTF-8 text \(byte 0xe9"):
+    with pytest.raises(
+        DataFormatError, match=r"f\.txt:2: field 2: the query id 'qid:caf.' is not valid UTF-8 text \(byte 0xe9"
+    ):
         load_letor(path)
     path.write_bytes(b"1 qid:1 1:1 # ok\n0 qid:1 1:2 # caf\xe9\n")
     with pytest.raises(DataFormatError, match=r"f\.txt:2: the comment is not valid UTF-8 text \(byte 0xe9"):
@@ -153,7 +154,10 @@ def test_predictions_in_every_layout_read_the_scores(tmp_path, text):
 @pytest.mark.parametrize(
     "text,needle",
     [
-        ("1 0.5\n2 -1\n2 2.25\n", r"p\.txt:2: field 1 \(qid\) is '2', but document 2 of the data file belongs to query '1'"),
+        (
+            "1 0.5\n2 -1\n2 2.25\n",
+            r"p\.txt:2: field 1 \(qid\) is '2', but document 2 of the data file belongs to query '1'",
+        ),
         ("1 0.5\n1 -1\n02 2.25\n", r"p\.txt:3: field 1 \(qid\) is '02'"),
         ("1 0.5\n-1\n2 2.25\n", r"p\.txt:2: 1 fields, but line 1 has 2 \('qid score'\)"),
         ("1 0 0.5\n1 x -1\n2 0 2.25\n", r"p\.txt:2: field 2 \(RankLib's document index\) must be an integer, got 'x'"),
@@ -162,8 +166,16 @@ def test_predictions_in_every_layout_read_the_scores(tmp_path, text):
         ("0.5\n1e999\n", r"p\.txt:2: field 1 \(the score\): 1e999 is not finite"),
         ("0.5\n\xe9\n", None),
     ],
-    ids=["qid-differs", "qid-leading-zero", "layout-changes", "ranklib-index", "four-columns", "score-not-a-number",
-         "score-overflows", "latin1"],
+    ids=[
+        "qid-differs",
+        "qid-leading-zero",
+        "layout-changes",
+        "ranklib-index",
+        "four-columns",
+        "score-not-a-number",
+        "score-overflows",
+        "latin1",
+    ],
 )
 def test_bad_predictions_are_refused_with_line_and_field(tmp_path, text, needle):
     path = tmp_path / "p.txt"
@@ -177,7 +189,9 @@ def test_cli_evaluate_reads_ranklib_predictions_like_single_scores(tmp_path):
     data.write_text("1 qid:1 1:1\n0 qid:1 1:0\n0 qid:2 1:1\n1 qid:2 1:0\n")
     scores = [0.9, 0.1, 0.8, 0.2]
     (tmp_path / "one.txt").write_text("".join(f"{s}\n" for s in scores))
-    (tmp_path / "ranklib.txt").write_text("".join(f"{q}\t{i}\t{s}\n" for q, i, s in zip([1, 1, 2, 2], [0, 1, 0, 1], scores)))
+    (tmp_path / "ranklib.txt").write_text(
+        "".join(f"{q}\t{i}\t{s}\n" for q, i, s in zip([1, 1, 2, 2], [0, 1, 0, 1], scores))
+    )
     outputs = []
     for name in ("one.txt", "ranklib.txt"):
         out = io.StringIO()
@@ -211,7 +225,9 @@ def test_gzipped_runs_qrels_and_predictions_are_read(tmp_path):
 def test_utf16_files_and_marks_inside_a_file_are_refused(tmp_path, reader):
     text = {"letor": LETOR, "run": RUN, "qrels": QRELS, "predictions": b"0.5\n-1\n2.25\n"}[reader]
     read = {
-        "letor": load_letor, "run": read_run, "qrels": read_qrels,
+        "letor": load_letor,
+        "run": read_run,
+        "qrels": read_qrels,
         "predictions": lambda p: load_predictions(p),
     }[reader]
     path = tmp_path / "f.txt"
@@ -221,7 +237,9 @@ def test_utf16_files_and_marks_inside_a_file_are_refused(tmp_path, reader):
     # Two files with marks joined by cat: the second mark would stick to a label or query id.
     path.write_bytes(BOM + text + BOM + text)
     n_lines = text.count(b"\n")
-    with pytest.raises(DataFormatError, match=rf"f\.txt:{n_lines + 1}: a UTF-8 byte order mark in the middle of the file"):
+    with pytest.raises(
+        DataFormatError, match=rf"f\.txt:{n_lines + 1}: a UTF-8 byte order mark in the middle of the file"
+    ):
         read(path)
 
 

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from svmmap import DataFormatError
 from svmmap.ir.trec import Qrels, Run, evaluate_run, format_run, read_qrels, read_run, write_qrels, write_run
 
@@ -36,7 +35,10 @@ def test_read_run_and_qrels(tmp_path):
         ("1 Q0 d1 1 2.5 t\n1 Q0 d2 x 2.0 t\n", r"a\.run:2: field 4 \(rank\) must be an integer, got 'x'"),
         ("1 Q0 d1 1 high t\n", r"a\.run:1: field 5 \(score\) must be a number, got 'high'"),
         ("1 Q0 d1 1 nan t\n", r"a\.run:1: field 5 \(score\) must be finite"),
-        ("1 Q0 d1 1 2 t\n2 Q0 d1 1 2 t\n\n1 Q0 d1 3 1 t\n", r"a\.run:4: document 'd1' appears twice for query '1' \(first on line 1\)"),
+        (
+            "1 Q0 d1 1 2 t\n2 Q0 d1 1 2 t\n\n1 Q0 d1 3 1 t\n",
+            r"a\.run:4: document 'd1' appears twice for query '1' \(first on line 1\)",
+        ),
         ("\n\n", r"a\.run: the run is empty"),
     ],
 )

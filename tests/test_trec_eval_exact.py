@@ -11,7 +11,6 @@ import shutil
 
 import numpy as np
 import pytest
-
 from svmmap import metrics
 from svmmap.ir.trec import Qrels, Run, evaluate_measures, evaluate_run, format_run, read_run, trec_ranks, write_run
 
@@ -246,10 +245,29 @@ def test_cli_evaluate_arrays_prints_conventions(tmp_path, capsys):
     # Query 1: relevant document second (AP 1/2); query 2: no relevant document.
     (tmp_path / "d.txt").write_text("1 qid:1 1:0\n0 qid:1 1:1\n0 qid:2 1:0\n0 qid:2 1:1\n")
     (tmp_path / "p.txt").write_text("0.2\n0.9\n0.5\n0.1\n")
-    for conventions, expected in (("svmmap", "0.5000  (1 queries, 1 undefined)"), ("trec_eval", "0.2500  (2 queries, 1 undefined)")):
-        assert main(["evaluate", "--conventions", conventions, "--metrics", "map", str(tmp_path / "d.txt"), str(tmp_path / "p.txt")]) == 0
+    for conventions, expected in (
+        ("svmmap", "0.5000  (1 queries, 1 undefined)"),
+        ("trec_eval", "0.2500  (2 queries, 1 undefined)"),
+    ):
+        assert (
+            main(
+                [
+                    "evaluate",
+                    "--conventions",
+                    conventions,
+                    "--metrics",
+                    "map",
+                    str(tmp_path / "d.txt"),
+                    str(tmp_path / "p.txt"),
+                ]
+            )
+            == 0
+        )
         out = capsys.readouterr().out.splitlines()
         assert out[0].startswith(f"conventions: {conventions} (")
         assert out[1] == f"map  {expected}"
-    assert main(["evaluate", "--no-relevant", "0", "--metrics", "map", str(tmp_path / "d.txt"), str(tmp_path / "p.txt")]) == 0
+    assert (
+        main(["evaluate", "--no-relevant", "0", "--metrics", "map", str(tmp_path / "d.txt"), str(tmp_path / "p.txt")])
+        == 0
+    )
     assert capsys.readouterr().out.startswith("conventions: svmmap with no_relevant changed (")

@@ -27,9 +27,12 @@ def test_extension_stub_matches_the_extension(tmp_path):
     # From a directory outside the checkout, so that the installed extension is inspected.
     code, output = run(
         [
-            "mypy.stubtest", "svmmap._core",
-            "--allowlist", str(ROOT / "tests" / "stubtest-allowlist.txt"),
-            "--mypy-config-file", str(ROOT / "tests" / "stubtest-mypy.ini"),
+            "mypy.stubtest",
+            "svmmap._core",
+            "--allowlist",
+            str(ROOT / "tests" / "stubtest-allowlist.txt"),
+            "--mypy-config-file",
+            str(ROOT / "tests" / "stubtest-mypy.ini"),
         ],
         cwd=tmp_path,
     )

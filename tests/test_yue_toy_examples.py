@@ -2,7 +2,6 @@
 prefer the hypothesis with the worse MAP."""
 
 import pytest
-
 from svmmap.metrics import best_accuracy, mean_average_precision, roc_auc
 
 # Table 1: relevance of documents 1..8; h1 gives document 1 the highest rank value (8), so it

@@ -23,7 +23,7 @@ from . import _aliases
 from ._core import DataFormatError, InternalError, ModelFormatError
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from . import baselines, binning, datasets, estimator, io, ir, losses, metrics
+    from . import baselines, datasets, ir, losses, metrics
     from .binning import Binner, StepFunction, piecewise_scores
     from .estimator import SkippedQueriesWarning, SVMMap
     from .io import load_letor, load_model, save_model

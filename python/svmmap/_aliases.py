@@ -19,7 +19,10 @@ from types import ModuleType
 from typing import Optional, Sequence
 
 #: Old module name -> new module name.
-MOVED = {f"svmmap.{name}": f"svmmap.ir.{name}" for name in ("trec", "fusion", "protocol", "experiment", "export", "plot", "cli")}
+MOVED = {
+    f"svmmap.{name}": f"svmmap.ir.{name}"
+    for name in ("trec", "fusion", "protocol", "experiment", "export", "plot", "cli")
+}
 
 
 def warn_moved(old: str, stacklevel: int) -> None:

@@ -2,10 +2,11 @@
 
 from typing import Any, Callable, ClassVar, Dict, List, Literal, Optional, Sequence, Tuple, Union, final
 
-from typing_extensions import Self
-
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import Self
+
+from svmmap._typing import BinStrategy, Dtype, Gain, IterationRecord, LossInfo, Missing, Slack, StopReason, Ties
 
 _Matrix = Union[
     npt.NDArray[np.float64],
@@ -18,8 +19,6 @@ MODEL_FORMAT_VERSION: int
 class DataFormatError(ValueError): ...
 class ModelFormatError(ValueError): ...
 class InternalError(RuntimeError): ...
-
-from svmmap._typing import BinStrategy, Dtype, Gain, IterationRecord, LossInfo, Missing, Slack, StopReason, Ties
 
 LOSSES: Tuple[LossInfo, ...]
 LOSS_COMBINATION_EXAMPLES: Tuple[List[str], ...]

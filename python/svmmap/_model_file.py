@@ -186,7 +186,9 @@ def _check_training(training: Dict[str, Any]) -> None:
         from ._typing import StopReason
 
         if training["stop_reason"] not in get_args(StopReason):
-            raise ValueError(f'"training"."stop_reason" must be one of {get_args(StopReason)}, got {_show(training["stop_reason"])}')
+            raise ValueError(
+                f'"training"."stop_reason" must be one of {get_args(StopReason)}, got {_show(training["stop_reason"])}'
+            )
     skipped = training.get("n_queries_skipped", {})
     if not isinstance(skipped, dict):
         raise ValueError(f'"training"."n_queries_skipped" must be an object, got {_kind(skipped)}')

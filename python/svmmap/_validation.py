@@ -94,15 +94,21 @@ def _check_not_empty_or_complex(arr: Any, name: str) -> None:
     if arr.dtype.kind in "USV":
         raise ValueError(f"{name} must hold numbers, got dtype {arr.dtype} (strings or raw bytes)")
     if arr.shape[0] == 0:
-        raise ValueError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required: {name} has no documents")
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required: {name} has no documents"
+        )
     if arr.shape[1] == 0:
-        raise ValueError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required: {name} has no features")
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required: {name} has no features"
+        )
 
 
 def check_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
     """A 1-D float64 array of finite labels, one per row."""
     if y is None:
-        raise ValueError(f"this estimator requires y to be passed, but the target y is None: give one relevance label per row of X as {name}")
+        raise ValueError(
+            f"this estimator requires y to be passed, but the target y is None: give one relevance label per row of X as {name}"
+        )
     if np.iscomplexobj(y):
         raise ValueError(f"Complex data not supported: {name} must hold real relevance labels")
     try:
@@ -141,7 +147,9 @@ def qid_of(
         raise ValueError(f"give {qid_name} (one query id per row) or {group_name} (query sizes in row order), not both")
     arr = np.asarray(group)
     if arr.ndim != 1 or arr.dtype.kind not in "iuf" or arr.size == 0:
-        raise ValueError(f"{group_name} must be a non-empty 1-D array of query sizes (positive integers), got shape {arr.shape} and dtype {arr.dtype}")
+        raise ValueError(
+            f"{group_name} must be a non-empty 1-D array of query sizes (positive integers), got shape {arr.shape} and dtype {arr.dtype}"
+        )
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
         raise ValueError(f"{group_name} must hold whole numbers (query sizes), got {arr[:10].tolist()}")
     sizes = arr.astype(np.int64)
@@ -275,7 +283,9 @@ def check_feature_names(estimator: Any, X: Any) -> None:
     if fitted is None and given is None:
         return
     if fitted is not None and given is None:
-        warnings.warn(f"X does not have valid feature names, but {name} was fitted with feature names", UserWarning, stacklevel=3)
+        warnings.warn(
+            f"X does not have valid feature names, but {name} was fitted with feature names", UserWarning, stacklevel=3
+        )
         return
     if fitted is None or given is None:
         warnings.warn(f"X has feature names, but {name} was fitted without feature names", UserWarning, stacklevel=3)
@@ -290,6 +300,4 @@ def check_feature_names(estimator: Any, X: Any) -> None:
             detail.append(f"names seen at fit time, yet now missing: {missing[:5]}")
         if not detail:
             detail.append("the same names in a different order")
-        raise ValueError(
-            "The feature names should match those that were passed during fit; " + "; ".join(detail)
-        )
+        raise ValueError("The feature names should match those that were passed during fit; " + "; ".join(detail))

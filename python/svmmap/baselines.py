@@ -26,12 +26,12 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
 from . import _core
-
-#: The training defaults, owned by the core's TrainConfig.
-_D = _core.TrainConfig.DEFAULTS
 from ._validation import check_labels, check_matrix, check_qid, n_threads
 from .estimator import SVMMap
 from .metrics import mean_average_precision, per_query
+
+#: The training defaults, owned by the core's TrainConfig.
+_D = _core.TrainConfig.DEFAULTS
 
 __all__ = ["SVMAcc", "SVMAcc2", "QueryPercentileTransformer", "QueryMinMaxScaler", "AdaRank", "DORM"]
 
@@ -217,8 +217,15 @@ class SVMAcc2(SVMAcc):
         callback: Any = None,
     ) -> None:
         super().__init__(
-            C=C, balanced=balanced, intercept_scaling=intercept_scaling, eps=eps, max_iter=max_iter,
-            relevance_threshold=relevance_threshold, n_jobs=n_jobs, verbose=verbose, callback=callback,
+            C=C,
+            balanced=balanced,
+            intercept_scaling=intercept_scaling,
+            eps=eps,
+            max_iter=max_iter,
+            relevance_threshold=relevance_threshold,
+            n_jobs=n_jobs,
+            verbose=verbose,
+            callback=callback,
         )
 
 
@@ -260,7 +267,9 @@ class _QueryTransformer(TransformerMixin, BaseEstimator):
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet")
         X = self._dense(X)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with {self.n_features_in_}")
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with {self.n_features_in_}"
+            )
         codes, uniques = check_qid(qid, X.shape[0], required_by=f"{type(self).__name__}.transform")
         out = np.empty_like(X)
         order = np.argsort(codes, kind="stable")

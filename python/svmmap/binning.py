@@ -12,10 +12,10 @@ The threshold fitting and the transform run in the Rust core (``rust/binning.rs`
 from __future__ import annotations
 
 import inspect
-import re
 import numbers
+import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,9 +23,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_array
 
-from ._typing import BinStrategy, Missing
 from . import _core
 from ._model_file import BINNER_DICT_TYPE, BINNER_DICT_VERSION, BinningSpec, binning_from_dict
+from ._typing import BinStrategy, Missing
 from ._validation import n_threads
 
 __all__ = [
@@ -356,7 +356,9 @@ def _binner_and_coef(model: Any, coef: Any) -> tuple[Binner, np.ndarray]:
     binner, final = active[-2], active[-1]
     if coef is None:
         if not hasattr(final, "coef_"):
-            raise NotFittedError(f"the pipeline's last step {type(final).__name__} has no coef_; fit the pipeline first")
+            raise NotFittedError(
+                f"the pipeline's last step {type(final).__name__} has no coef_; fit the pipeline first"
+            )
         coef = final.coef_
     return binner, np.asarray(coef, dtype=np.float64).reshape(-1)
 

@@ -148,9 +148,11 @@ def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_pa
             )
         arr = np.asarray(obj)
         if arr.ndim != 1 or arr.shape[0] != sum(row_chunks):
-            raise ValueError(f"{name} must be 1-D with one entry per row of X ({sum(row_chunks)}), got shape {arr.shape}")
+            raise ValueError(
+                f"{name} must be 1-D with one entry per row of X ({sum(row_chunks)}), got shape {arr.shape}"
+            )
         bounds = np.cumsum((0,) + tuple(row_chunks))
-        blocks = [arr[bounds[i]: bounds[i + 1]] for i in range(len(row_chunks))]
+        blocks = [arr[bounds[i] : bounds[i + 1]] for i in range(len(row_chunks))]
     if len(blocks) != n_parts:
         raise ValueError(
             f"{name} has {len(blocks)} partitions but X has {n_parts}; X, y and qid must be "
@@ -328,9 +330,7 @@ class SVMMap(_LocalSVMMap):
             def cut_source(w: np.ndarray) -> list:
                 # One list of per-group sums per partition, in partition order: the core adds
                 # them in that order, so the model does not depend on which worker answers first.
-                return client.gather(
-                    client.map(_part_cut_sums, parts, w=w, config=config, n_jobs=n_jobs, pure=False)
-                )
+                return client.gather(client.map(_part_cut_sums, parts, w=w, config=config, n_jobs=n_jobs, pure=False))
 
             with _progress_logging(self.verbose):
                 coef, summary = _core.solve(cut_source, n_features, config, problem, self._iteration_callback())
@@ -369,7 +369,9 @@ class SVMMap(_LocalSVMMap):
             check_qid(None, 0, required_by=f"{type(self).__name__}.score")
         scores, y, qid = dask.compute(self.predict(X), y, qid)
         return mean_average_precision(
-            np.asarray(y), np.asarray(scores), qid=np.asarray(qid),
+            np.asarray(y),
+            np.asarray(scores),
+            qid=np.asarray(qid),
             relevance_threshold=self.relevance_threshold,
         )
 

@@ -14,8 +14,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
-from ._typing import IterationRecord, Slack
 from . import _core
+from ._typing import IterationRecord, Slack
 from ._validation import (
     check_feature_names,
     check_labels,
@@ -293,7 +293,13 @@ class SVMMap(BaseEstimator):
         with _progress_logging(self.verbose):
             try:
                 coef, summary = _core.fit(
-                    core_X, labels, codes, len(uniques), config, on_iteration, with_coef=evals is not None,
+                    core_X,
+                    labels,
+                    codes,
+                    len(uniques),
+                    config,
+                    on_iteration,
+                    with_coef=evals is not None,
                     **self._solver_options,
                 )
             except BaseException:
@@ -327,7 +333,9 @@ class SVMMap(BaseEstimator):
         if not metrics or not all(isinstance(m, str) for m in metrics):
             raise ValueError(f"eval_metric must be a metric name or a list of them, got {eval_metric!r}")
         if (eval_group is None) == (eval_qid is None):
-            raise ValueError("eval_set needs the queries of each set: give eval_group (query sizes) or eval_qid, not both")
+            raise ValueError(
+                "eval_set needs the queries of each set: give eval_group (query sizes) or eval_qid, not both"
+            )
         kind = "eval_group" if eval_group is not None else "eval_qid"
         grouping = list(eval_group if eval_group is not None else eval_qid or ())
         if len(grouping) != len(eval_set):
@@ -493,9 +501,7 @@ class SVMMap(BaseEstimator):
         if qid is None:
             check_qid(None, 0, required_by=f"{type(self).__name__}.score")
         scores = self.predict(X)
-        return mean_average_precision(
-            y, scores, qid=qid, relevance_threshold=self.relevance_threshold
-        )
+        return mean_average_precision(y, scores, qid=qid, relevance_threshold=self.relevance_threshold)
 
     def save(self, path: Any) -> None:
         """Write the fitted model as versioned JSON, atomically.

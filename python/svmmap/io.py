@@ -74,7 +74,7 @@ def _text_lines(name: str) -> Iterator[Tuple[int, bytes]]:
             f = stack.enter_context(gzip.GzipFile(fileobj=raw_file, mode="rb"))
         for k, raw in enumerate(f):
             if k == 0 and raw.startswith(_UTF8_BOM):
-                raw = raw[len(_UTF8_BOM):]
+                raw = raw[len(_UTF8_BOM) :]
             elif k == 0 and raw.startswith((b"\xff\xfe", b"\xfe\xff")):
                 raise DataFormatError(
                     f"{name}:1: the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8"
@@ -214,7 +214,9 @@ def load_letor(
     if sparse not in ("auto", True, False):
         raise ValueError(f'sparse must be "auto", True or False, got {sparse!r}')
     if n_features is not None and (
-        isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or not 1 <= n_features <= 2**31 - 1
+        isinstance(n_features, bool)
+        or not isinstance(n_features, (int, np.integer))
+        or not 1 <= n_features <= 2**31 - 1
     ):
         # The reader's largest feature index (scipy's int32 column indices) bounds it too.
         raise ValueError(f"n_features must be an integer in 1..2147483647, got {n_features!r}")
@@ -222,8 +224,13 @@ def load_letor(
         raise ValueError(f'missing must be "error" or "nan", got {missing!r}')
     sizes = _group_sizes(path, group)
     raw = _core.read_letor_file(
-        os.fspath(path), dt.name, None if n_features is None else int(n_features),
-        return_comments, n_threads(n_jobs), missing_nan=missing == "nan", without_qid=sizes is not None,
+        os.fspath(path),
+        dt.name,
+        None if n_features is None else int(n_features),
+        return_comments,
+        n_threads(n_jobs),
+        missing_nan=missing == "nan",
+        without_qid=sizes is not None,
     )
     n_rows = raw["labels"].shape[0]
     d = raw["n_features"]
@@ -267,7 +274,9 @@ def read_group_file(path: PathLike) -> np.ndarray:
             try:
                 size = int(text)
             except ValueError:
-                raise DataFormatError(f"{name}:{lineno}: expected a query size (a positive integer), got {text!r}") from None
+                raise DataFormatError(
+                    f"{name}:{lineno}: expected a query size (a positive integer), got {text!r}"
+                ) from None
             if size < 1:
                 raise DataFormatError(f"{name}:{lineno}: query size {size} must be at least 1")
             sizes.append(size)
@@ -288,7 +297,6 @@ def _group_sizes(path: PathLike, group: Any) -> Optional[tuple]:
     if isinstance(group, (str, os.PathLike)):
         return read_group_file(group), os.fspath(group)
     return group, "group"
-
 
 
 def write_atomic(path: PathLike, data: Union[str, bytes]) -> None:
@@ -347,11 +355,15 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
         try:
             v = _number(token)
         except ValueError:
-            raise DataFormatError(f"{name}:{lineno}: field {width} (the score): expected a number, got {token!r}") from None
+            raise DataFormatError(
+                f"{name}:{lineno}: field {width} (the score): expected a number, got {token!r}"
+            ) from None
         if not np.isfinite(v):
             raise DataFormatError(f"{name}:{lineno}: field {width} (the score): {token} is not finite")
         if width == 3 and not re.fullmatch(r"[0-9]+", fields[1]):
-            raise DataFormatError(f"{name}:{lineno}: field 2 (RankLib's document index) must be an integer, got {fields[1]!r}")
+            raise DataFormatError(
+                f"{name}:{lineno}: field 2 (RankLib's document index) must be an integer, got {fields[1]!r}"
+            )
         if width > 1 and expected_qids is not None and len(values) < len(expected_qids):
             want = expected_qids[len(values)]
             if fields[0] != want:
@@ -382,7 +394,9 @@ def _json_value(name: str, value: Any) -> Any:
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
-        raise ValueError(f"parameter {name}={value!r} cannot be written to a model file (it has no JSON form)") from None
+        raise ValueError(
+            f"parameter {name}={value!r} cannot be written to a model file (it has no JSON form)"
+        ) from None
     return value
 
 
@@ -416,11 +430,7 @@ def model_document(model: Any) -> dict:
 
     binner, svm = _split_pipeline(model)
     svm._check_fitted()
-    params = {
-        k: _json_value(k, v)
-        for k, v in svm.get_params(deep=False).items()
-        if k not in _RUNTIME_PARAMS
-    }
+    params = {k: _json_value(k, v) for k, v in svm.get_params(deep=False).items() if k not in _RUNTIME_PARAMS}
     names = getattr(svm, "feature_names_in_", None)
     binning = None
     if binner is not None:

@@ -35,8 +35,8 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ._typing import Slack
 from . import _core
+from ._typing import Slack
 from ._validation import check_labels, check_qid, n_threads
 
 LossSpec = Union[str, Sequence[str]]

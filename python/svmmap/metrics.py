@@ -74,12 +74,30 @@ NoRelevant = Union[str, float, int]
 # them to float32, as trec_eval does; "letor_ndcg": NDCG as LETOR 4.0's script computes it.
 # These two are set by the presets only.
 CONVENTIONS: Dict[str, Dict[str, Any]] = {
-    "svmmap": {"relevance_threshold": 0.0, "ties": "pessimistic", "gain": "exp", "no_relevant": "skip",
-               "float32": False, "letor_ndcg": False},
-    "trec_eval": {"relevance_threshold": 0.0, "ties": "pessimistic", "gain": "linear", "no_relevant": 0,
-                  "float32": True, "letor_ndcg": False},
-    "letor": {"relevance_threshold": 0.0, "ties": "input", "gain": "exp", "no_relevant": 0,
-              "float32": False, "letor_ndcg": True},
+    "svmmap": {
+        "relevance_threshold": 0.0,
+        "ties": "pessimistic",
+        "gain": "exp",
+        "no_relevant": "skip",
+        "float32": False,
+        "letor_ndcg": False,
+    },
+    "trec_eval": {
+        "relevance_threshold": 0.0,
+        "ties": "pessimistic",
+        "gain": "linear",
+        "no_relevant": 0,
+        "float32": True,
+        "letor_ndcg": False,
+    },
+    "letor": {
+        "relevance_threshold": 0.0,
+        "ties": "input",
+        "gain": "exp",
+        "no_relevant": 0,
+        "float32": False,
+        "letor_ndcg": True,
+    },
 }
 DEFAULT_CONVENTIONS = "svmmap"
 
@@ -243,13 +261,17 @@ def _per_query(
     cutoff = _ndcg_cutoff(metric) if letor_ndcg else None
     if cutoff is not None:
         values = _letor_ndcg(
-            labels, scores, codes, len(uniques), None if cutoff == 0 else cutoff,
-            relevance_threshold=float(relevance_threshold), ties=ties, gain=gain,
+            labels,
+            scores,
+            codes,
+            len(uniques),
+            None if cutoff == 0 else cutoff,
+            relevance_threshold=float(relevance_threshold),
+            ties=ties,
+            gain=gain,
         )
     else:
-        values = _core.evaluate(
-            metric, labels, scores, codes, len(uniques), ties, gain, float(relevance_threshold), nr
-        )
+        values = _core.evaluate(metric, labels, scores, codes, len(uniques), ties, gain, float(relevance_threshold), nr)
     undefined = np.isnan(values)
     if fill is None:
         return PerQuery(metric, uniques[~undefined], values[~undefined], int(undefined.sum()))
@@ -295,8 +317,16 @@ def per_query(
     )
     labels, scores, codes, uniques = _inputs(y_true, y_score, qid, conv["float32"])
     pq = _per_query(
-        metric, labels, scores, codes, uniques, relevance_threshold=conv["relevance_threshold"],
-        ties=conv["ties"], gain=conv["gain"], no_relevant=conv["no_relevant"], n_relevant=n_relevant,
+        metric,
+        labels,
+        scores,
+        codes,
+        uniques,
+        relevance_threshold=conv["relevance_threshold"],
+        ties=conv["ties"],
+        gain=conv["gain"],
+        no_relevant=conv["no_relevant"],
+        n_relevant=n_relevant,
         letor_ndcg=conv["letor_ndcg"],
     )
     pq.conventions = DEFAULT_CONVENTIONS if conventions is None else conventions
@@ -335,8 +365,16 @@ def evaluate(
     labels, scores, codes, uniques = _inputs(y_true, y_score, qid, conv["float32"])
     pq = {
         m: _per_query(
-            m, labels, scores, codes, uniques, relevance_threshold=conv["relevance_threshold"],
-            ties=conv["ties"], gain=conv["gain"], no_relevant=conv["no_relevant"], n_relevant=n_relevant,
+            m,
+            labels,
+            scores,
+            codes,
+            uniques,
+            relevance_threshold=conv["relevance_threshold"],
+            ties=conv["ties"],
+            gain=conv["gain"],
+            no_relevant=conv["no_relevant"],
+            n_relevant=n_relevant,
             letor_ndcg=conv["letor_ndcg"],
         )
         for m in metrics
@@ -477,6 +515,8 @@ def make_ranking_scorer(metric: str = "map", **conventions: Any) -> Any:
     # Check the name and conventions now rather than inside a search.
     per_query(metric, [1.0, 0.0], [1.0, 0.0], None, **conventions)
     return make_scorer(_ranking_score, greater_is_better=True, metric=metric, **conventions)
+
+
 def best_accuracy(y_true: Any, y_score: Any, qid: Any = None, *, relevance_threshold: float = 0.0) -> float:
     """Mean over queries of the best accuracy a threshold on the scores can reach.
 

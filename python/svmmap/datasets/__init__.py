@@ -133,8 +133,11 @@ def letor_folds(root: str, *, dtype: Any = np.float64, folds: Optional[list] = N
 #: table (the dataset's readme does not list them). Streams: body, anchor, title, URL, whole
 #: document.
 LETOR4_FEATURE_NAMES = tuple(
-    [f"{m}.{s}" for m in ("TF", "IDF", "TF-IDF", "DL", "BM25", "LMIR.ABS", "LMIR.DIR", "LMIR.JM")
-     for s in ("body", "anchor", "title", "URL", "whole")]
+    [
+        f"{m}.{s}"
+        for m in ("TF", "IDF", "TF-IDF", "DL", "BM25", "LMIR.ABS", "LMIR.DIR", "LMIR.JM")
+        for s in ("body", "anchor", "title", "URL", "whole")
+    ]
     + ["PageRank", "Inlinks", "Outlinks", "URL.slashes", "URL.length", "ChildPages"]
 )
 
@@ -143,9 +146,7 @@ LETOR4_FEATURE_NAMES = tuple(
 #: on the five streams. These are base functions in the sense of Yue et al. (their Indri
 #: functions: TFIDF, Okapi, LM with Dirichlet and with Jelinek-Mercer smoothing, cosine).
 LETOR4_RETRIEVAL_FUNCTIONS = {
-    name: i
-    for i, name in enumerate(LETOR4_FEATURE_NAMES)
-    if name.split(".")[0] in ("TF-IDF", "BM25", "LMIR")
+    name: i for i, name in enumerate(LETOR4_FEATURE_NAMES) if name.split(".")[0] in ("TF-IDF", "BM25", "LMIR")
 }
 
 

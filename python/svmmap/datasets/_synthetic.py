@@ -121,7 +121,13 @@ def make_ranking(
         if not (np.isfinite(number) and number >= 0):
             raise ValueError(f"{name} must be a number >= 0, got {number!r}")
     fractions = np.asarray(label_fractions, dtype=np.float64)
-    if fractions.ndim != 1 or fractions.size < 2 or np.any(fractions < 0) or not np.isfinite(fractions).all() or fractions.sum() <= 0:
+    if (
+        fractions.ndim != 1
+        or fractions.size < 2
+        or np.any(fractions < 0)
+        or not np.isfinite(fractions).all()
+        or fractions.sum() <= 0
+    ):
         raise ValueError(f"label_fractions must be at least two non-negative numbers, got {label_fractions!r}")
     fractions = fractions / fractions.sum()
 
@@ -142,7 +148,9 @@ def make_ranking(
     n_informative = max(1, int(round(informative_fraction * d)))
     strength = np.zeros(d, dtype=np.float32)
     informative = rng.choice(d, size=n_informative, replace=False)
-    strength[informative] = rng.uniform(0.3, 1.2, size=n_informative) * rng.choice([-1.0, 1.0], size=n_informative, p=[0.2, 0.8])
+    strength[informative] = rng.uniform(0.3, 1.2, size=n_informative) * rng.choice(
+        [-1.0, 1.0], size=n_informative, p=[0.2, 0.8]
+    )
     shift_scale = rng.uniform(0.0, 1.0, size=d).astype(np.float32)
     noise_scale = rng.uniform(0.5, 1.5, size=d).astype(np.float32)
     shape = rng.integers(0, 3, size=d)

@@ -21,6 +21,7 @@ __all__ = [
 #: The training defaults, owned by the core's TrainConfig (the estimators show the same ones).
 _D = _core.TrainConfig.DEFAULTS
 
+
 def _floats(text: str) -> List[float]:
     """A C grid: comma-separated finite numbers > 0, at least one (argparse names the option)."""
     items = [t.strip() for t in text.split(",")]
@@ -124,12 +125,16 @@ def _refuse_overwriting_inputs(out_label: str, out: str, inputs: Iterable[tuple]
 def _data_layout_options(parser: argparse.ArgumentParser, data: str) -> None:
     """--group and --missing: LightGBM's layout and LETOR's Feature-null files."""
     parser.add_argument(
-        "--group", default=None, metavar="FILE",
+        "--group",
+        default=None,
+        metavar="FILE",
         help=f"query sizes, one per line (LightGBM's .query file), for a {data} without qid: fields "
         f"(default: {data}.query when it exists)",
     )
     parser.add_argument(
-        "--missing", default="error", choices=["error", "nan"],
+        "--missing",
+        default="error",
+        choices=["error", "nan"],
         help="NULL feature values (LETOR Feature-null files): refuse them (default) or read them as "
         "missing; learn then trains Binner(missing='indicator') + SVMMap, a model with a score of "
         "its own for a missing value",
@@ -150,23 +155,34 @@ def _parser() -> argparse.ArgumentParser:
     learn.add_argument("-c", type=float, default=_D["C"], dest="C", help=f"trade-off C of OP 1 (default {_D['C']:g})")
     learn.add_argument("-e", type=float, default=_D["eps"], dest="eps", help=f"tolerance eps (default {_D['eps']:g})")
     learn.add_argument(
-        "--loss", type=_loss_spec, default=_D["loss"],
+        "--loss",
+        type=_loss_spec,
+        default=_D["loss"],
         help=f"loss to optimize, or comma-separated losses to combine (default {_D['loss']})",
     )
-    learn.add_argument("--max-iter", type=_at_least(1), default=_D["max_iter"], help=f"iteration limit (default {_D['max_iter']})")
     learn.add_argument(
-        "--relevance-threshold", type=float, default=_D["relevance_threshold"],
+        "--max-iter", type=_at_least(1), default=_D["max_iter"], help=f"iteration limit (default {_D['max_iter']})"
+    )
+    learn.add_argument(
+        "--relevance-threshold",
+        type=float,
+        default=_D["relevance_threshold"],
         help=f"relevant means label > this (default {_D['relevance_threshold']:g})",
     )
     learn.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (default: all cores)")
     learn.add_argument(
-        "-v", "--verbose", action="count", default=0,
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
         help="show progress: primal, dual, gap (against its target C*eps), cuts and seconds per "
         "iteration (one status line on a terminal, one line per iteration otherwise)",
     )
     _data_layout_options(learn, "TRAIN")
     learn.add_argument(
-        "--bins", type=int, default=50,
+        "--bins",
+        type=int,
+        default=50,
         help="with --missing nan: thresholds per feature of the binner (default 50)",
     )
     learn.add_argument("train", metavar="TRAIN")
@@ -187,12 +203,19 @@ def _parser() -> argparse.ArgumentParser:
         "evaluated as trec_eval does through ir_measures: map, ndcg@k, p@k, recall@k, rprec, "
         "bpref, mrr, err@k, success@k, judged@k, or ir_measures' and trec_eval's names).",
     )
-    evaluate.add_argument("--metrics", default=None,
-                          help="comma-separated metrics (default map,ndcg@10,mrr@10,roc,p@10 for DATA "
-                               "PREDICTIONS; map,ndcg@10,p@10,recall@100,rprec,bpref,mrr for --run)")
-    evaluate.add_argument("--conventions", default=None, choices=["svmmap", "trec_eval", "letor"],
-                          help="named conventions (default svmmap for DATA PREDICTIONS, trec_eval for --run); "
-                               "the options below override single conventions of DATA PREDICTIONS")
+    evaluate.add_argument(
+        "--metrics",
+        default=None,
+        help="comma-separated metrics (default map,ndcg@10,mrr@10,roc,p@10 for DATA "
+        "PREDICTIONS; map,ndcg@10,p@10,recall@100,rprec,bpref,mrr for --run)",
+    )
+    evaluate.add_argument(
+        "--conventions",
+        default=None,
+        choices=["svmmap", "trec_eval", "letor"],
+        help="named conventions (default svmmap for DATA PREDICTIONS, trec_eval for --run); "
+        "the options below override single conventions of DATA PREDICTIONS",
+    )
     evaluate.add_argument("--ties", default=None, choices=["pessimistic", "input"])
     evaluate.add_argument("--gain", default=None, choices=["exp", "linear"])
     evaluate.add_argument("--no-relevant", default=None, choices=["skip", "0", "1"])
@@ -214,7 +237,8 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--name", default="svmmap", help="the model's name in the engine (default svmmap)")
     export.add_argument("--store", default=None, help="Solr feature store (default: Solr's default store)")
     export.add_argument(
-        "--feature-names", default=None,
+        "--feature-names",
+        default=None,
         help="comma-separated names of the engine's features, one per model input "
         "(default: the names in the model file, else f1,f2,...)",
     )
@@ -225,8 +249,12 @@ def _parser() -> argparse.ArgumentParser:
         "experiment",
         help="train/validate/test on LETOR folds (default: the bundled MQ2008)",
     )
-    exp.add_argument("--data", default=None, help="directory with Fold*/{train,vali,test}.txt (default: bundled MQ2008)")
-    exp.add_argument("--C", type=_floats, default=[0.1, 1.0, 10.0, 100.0, 1000.0], dest="C_grid", help="comma-separated C grid")
+    exp.add_argument(
+        "--data", default=None, help="directory with Fold*/{train,vali,test}.txt (default: bundled MQ2008)"
+    )
+    exp.add_argument(
+        "--C", type=_floats, default=[0.1, 1.0, 10.0, 100.0, 1000.0], dest="C_grid", help="comma-separated C grid"
+    )
     exp.add_argument("--eps", type=float, default=_D["eps"])
     exp.add_argument("--loss", type=_loss_spec, default=_D["loss"])
     exp.add_argument("--folds", type=_fold_numbers, default=None, help="comma-separated fold numbers (default: all)")
@@ -246,12 +274,21 @@ def _parser() -> argparse.ArgumentParser:
     fuse.add_argument("--runs", required=True, nargs="+", metavar="RUN", help="TREC runs: qid Q0 docno rank score tag")
     fuse.add_argument("--out", required=True, metavar="FUSED", help="where to write the fused run")
     fuse.add_argument("--folds", type=_at_least(2), default=5, help="folds over queries (default 5)")
-    fuse.add_argument("--C", type=_floats, default=None, dest="C_grid",
-                      help="comma-separated C grid, chosen by inner cross-validation (default 0.01,0.1,1,10); one value fixes C")
-    fuse.add_argument("--inner-folds", type=_at_least(2), default=3, help="folds of the inner cross-validation for C (default 3)")
+    fuse.add_argument(
+        "--C",
+        type=_floats,
+        default=None,
+        dest="C_grid",
+        help="comma-separated C grid, chosen by inner cross-validation (default 0.01,0.1,1,10); one value fixes C",
+    )
+    fuse.add_argument(
+        "--inner-folds", type=_at_least(2), default=3, help="folds of the inner cross-validation for C (default 3)"
+    )
     fuse.add_argument("--thresholds", type=_at_least(1), default=50, help="thresholds per run (default 50)")
     fuse.add_argument("--strategy", default="quantile", choices=["quantile", "uniform"])
-    fuse.add_argument("--normalize", default="none", choices=["none", "minmax"], help="per-query score normalization before binning")
+    fuse.add_argument(
+        "--normalize", default="none", choices=["none", "minmax"], help="per-query score normalization before binning"
+    )
     fuse.add_argument("--depth", type=_at_least(1), default=None, help="write at most this many documents per query")
     fuse.add_argument("--tag", default="svmmap-fusion", help="run tag of the output (default svmmap-fusion)")
     fuse.add_argument("--seed", type=_at_least(0), default=0, help="seed of the fold assignments (default 0)")
@@ -269,24 +306,40 @@ def _parser() -> argparse.ArgumentParser:
             "Yue et al. Tables 6-11."
         ),
     )
-    prot.add_argument("--data", default=None,
-                      help="a LETOR file (random splits) or a directory with Fold*/{train,vali,test}.txt (default: bundled MQ2008)")
+    prot.add_argument(
+        "--data",
+        default=None,
+        help="a LETOR file (random splits) or a directory with Fold*/{train,vali,test}.txt (default: bundled MQ2008)",
+    )
     prot.add_argument("--design", default="random", choices=["random", "folds"])
-    prot.add_argument("--methods", default="map,roc,best",
-                      help="comma-separated methods, the first is the reference: a loss name for SVMMap(loss=...) "
-                           "(map, roc, ndcg@10, ...), best/best2/best3 (the best single feature on the training "
-                           "queries), feature:N (feature N, 1-based), or LABEL=module:callable (called with C=...). "
-                           "Default map,roc,best")
+    prot.add_argument(
+        "--methods",
+        default="map,roc,best",
+        help="comma-separated methods, the first is the reference: a loss name for SVMMap(loss=...) "
+        "(map, roc, ndcg@10, ...), best/best2/best3 (the best single feature on the training "
+        "queries), feature:N (feature N, 1-based), or LABEL=module:callable (called with C=...). "
+        "Default map,roc,best",
+    )
     prot.add_argument("--trials", type=_at_least(1), default=50)
     prot.add_argument("--train", type=_at_least(1), default=10, help="training queries per trial (default 10)")
     prot.add_argument("--vali", type=_at_least(1), default=5, help="validation queries per trial (default 5)")
     prot.add_argument("--test", type=_at_least(1), default=None, help="test queries per trial (default: all the rest)")
-    prot.add_argument("--C", type=_floats, default=None, dest="C_grid", help="comma-separated C grid (default 0.01,0.1,1,10,100,1000)")
-    prot.add_argument("--features", default=None,
-                      help="use only these features: comma-separated 1-based indices, LETOR 4.0 names, or 'retrieval' "
-                           "(the 25 TF-IDF/BM25/LMIR features of MQ2007/MQ2008)")
-    prot.add_argument("--bin", type=_at_least(1), default=None, metavar="N",
-                      help="bin the features into N thresholds each (Yue et al. 4.2) for the learned methods")
+    prot.add_argument(
+        "--C", type=_floats, default=None, dest="C_grid", help="comma-separated C grid (default 0.01,0.1,1,10,100,1000)"
+    )
+    prot.add_argument(
+        "--features",
+        default=None,
+        help="use only these features: comma-separated 1-based indices, LETOR 4.0 names, or 'retrieval' "
+        "(the 25 TF-IDF/BM25/LMIR features of MQ2007/MQ2008)",
+    )
+    prot.add_argument(
+        "--bin",
+        type=_at_least(1),
+        default=None,
+        metavar="N",
+        help="bin the features into N thresholds each (Yue et al. 4.2) for the learned methods",
+    )
     prot.add_argument("--seed", type=_at_least(0), default=0)
     prot.add_argument("--eps", type=float, default=1e-3)
     prot.add_argument("--show-p", action="store_true", help="add a column of Wilcoxon p-values")
@@ -358,8 +411,13 @@ def _learn(args: argparse.Namespace) -> None:
     X, y, qid = load_letor(args.train, group=args.group, missing=args.missing)
     display = _ProgressDisplay(args.C * args.eps) if args.verbose else None
     model = SVMMap(
-        C=args.C, loss=args.loss, eps=args.eps, max_iter=args.max_iter,
-        relevance_threshold=args.relevance_threshold, n_jobs=args.n_jobs, callback=display,
+        C=args.C,
+        loss=args.loss,
+        eps=args.eps,
+        max_iter=args.max_iter,
+        relevance_threshold=args.relevance_threshold,
+        n_jobs=args.n_jobs,
+        callback=display,
     )
     start = time.perf_counter()
     try:
@@ -428,7 +486,9 @@ def _classify(args: argparse.Namespace) -> None:
     scores = model.predict(X, n_threads(args.n_jobs))
     save_predictions(args.predictions, scores)
     map_ = mean_average_precision(y, scores, qid, relevance_threshold=model.relevance_threshold)
-    map_trec = mean_average_precision(y, scores, qid, relevance_threshold=model.relevance_threshold, conventions="trec_eval")
+    map_trec = mean_average_precision(
+        y, scores, qid, relevance_threshold=model.relevance_threshold, conventions="trec_eval"
+    )
     print(
         f"{len(scores)} scores written to {args.predictions}; MAP {map_:.4f} (conventions svmmap: queries "
         f"without a relevant document skipped; {map_trec:.4f} with trec_eval's, which counts them 0)",
@@ -460,7 +520,8 @@ def _evaluate_run(args: argparse.Namespace) -> None:
     run, qrels = read_run(args.run), read_qrels(args.qrels)
     result = evaluate_measures(run, qrels, metrics, conventions=conventions)
     rule = (
-        "trec_eval: every query of the run that has judgments" if conventions == "trec_eval"
+        "trec_eval: every query of the run that has judgments"
+        if conventions == "trec_eval"
         else "svmmap: only queries with a relevant document"
     )
     print(f"conventions: {conventions} ({rule}; ranks in trec_eval's order)")
@@ -487,7 +548,11 @@ def _evaluate(args: argparse.Namespace) -> None:
     _, y, qid = load_letor(args.data)
     scores = load_predictions(args.predictions, n_expected=len(y), qid=qid)
     metrics = _metric_list(args.metrics, "map,ndcg@10,mrr@10,roc,p@10")
-    no_rel = None if args.no_relevant is None else (args.no_relevant if args.no_relevant == "skip" else int(args.no_relevant))
+    no_rel = (
+        None
+        if args.no_relevant is None
+        else (args.no_relevant if args.no_relevant == "skip" else int(args.no_relevant))
+    )
     name = DEFAULT_CONVENTIONS if args.conventions is None else args.conventions
     overrides = dict(relevance_threshold=args.relevance_threshold, ties=args.ties, gain=args.gain, no_relevant=no_rel)
     conv = resolve_conventions(name, **overrides)
@@ -514,8 +579,8 @@ def _evaluate(args: argparse.Namespace) -> None:
 def _export(args: argparse.Namespace) -> None:
     import json
 
-    from .export import to_elasticsearch, to_solr
     from ..io import load_model, write_atomic
+    from .export import to_elasticsearch, to_solr
 
     _refuse_overwriting_inputs("OUT", args.out, [("MODEL", args.model)])
     for option, value in (("--name", args.name), ("--store", args.store)):
@@ -524,7 +589,9 @@ def _export(args: argparse.Namespace) -> None:
     model = load_model(args.model)
     names = None if args.feature_names is None else [n.strip() for n in args.feature_names.split(",")]
     if names is not None and any(not n for n in names):
-        raise ValueError(f"--feature-names: expected comma-separated names without empty items, got {args.feature_names!r}")
+        raise ValueError(
+            f"--feature-names: expected comma-separated names without empty items, got {args.feature_names!r}"
+        )
     if args.to == "solr":
         doc = to_solr(model, args.name, feature_names=names, store=args.store)
     else:
@@ -536,12 +603,10 @@ def _export(args: argparse.Namespace) -> None:
 
 
 def _experiment(args: argparse.Namespace) -> None:
-    from ..datasets import letor_folds, mq2008_folds
-    from .experiment import format_table, run_folds
-
     import os
 
-    from ..datasets import MQ2008_FOLDS
+    from ..datasets import MQ2008_FOLDS, letor_folds, mq2008_folds
+    from .experiment import format_table, run_folds
 
     selected = args.folds
     if selected is not None:
@@ -549,7 +614,8 @@ def _experiment(args: argparse.Namespace) -> None:
             available = [int(k) for k in MQ2008_FOLDS]
         elif os.path.isdir(args.data):
             available = [
-                int(d[4:]) for d in os.listdir(args.data)
+                int(d[4:])
+                for d in os.listdir(args.data)
                 if d.lower().startswith("fold") and d[4:].isdigit() and os.path.isdir(os.path.join(args.data, d))
             ]
         else:
@@ -596,9 +662,19 @@ def _fuse(args: argparse.Namespace) -> None:
         )
     start = time.perf_counter()
     result = cross_fuse(
-        runs, qrels, n_folds=args.folds, random_state=args.seed, tag=args.tag, progress=say,
-        C=grid if len(grid) > 1 else grid[0], inner_folds=args.inner_folds, n_thresholds=args.thresholds,
-        strategy=args.strategy, normalize=args.normalize, eps=args.eps, n_jobs=args.n_jobs,
+        runs,
+        qrels,
+        n_folds=args.folds,
+        random_state=args.seed,
+        tag=args.tag,
+        progress=say,
+        C=grid if len(grid) > 1 else grid[0],
+        inner_folds=args.inner_folds,
+        n_thresholds=args.thresholds,
+        strategy=args.strategy,
+        normalize=args.normalize,
+        eps=args.eps,
+        n_jobs=args.n_jobs,
     )
     write_run(args.out, result.run, depth=args.depth)
     if say:
@@ -625,7 +701,9 @@ def _feature_columns(spec: Optional[str], n_features: int) -> Optional[List[int]
         elif item in LETOR4_FEATURE_NAMES:
             cols.append(LETOR4_FEATURE_NAMES.index(item))
         else:
-            raise ValueError(f"--features: {item!r} is neither a 1-based index, a LETOR 4.0 feature name nor 'retrieval'")
+            raise ValueError(
+                f"--features: {item!r} is neither a 1-based index, a LETOR 4.0 feature name nor 'retrieval'"
+            )
     return list(dict.fromkeys(cols))
 
 
@@ -730,15 +808,26 @@ def _protocol(args: argparse.Namespace) -> None:
         if say:
             say(f"{source}: {len(np.unique(qid))} queries, {X.shape[1]} features; methods {', '.join(methods)}")
         result = random_splits(
-            X, y, qid, methods, n_trials=args.trials, n_train=args.train, n_vali=args.vali, n_test=args.test,
-            C_grid=grid, random_state=args.seed, progress=say,
+            X,
+            y,
+            qid,
+            methods,
+            n_trials=args.trials,
+            n_train=args.train,
+            n_vali=args.vali,
+            n_test=args.test,
+            C_grid=grid,
+            random_state=args.seed,
+            progress=say,
         )
     else:
         folds = list(mq2008_folds() if args.data is None else letor_folds(args.data))
         cols = _feature_columns(args.features, folds[0].train.X.shape[1])
         if cols is not None:
             folds = [
-                Fold(f.name, *(Split(np.ascontiguousarray(s.X[:, cols]), s.y, s.qid) for s in (f.train, f.vali, f.test)))
+                Fold(
+                    f.name, *(Split(np.ascontiguousarray(s.X[:, cols]), s.y, s.qid) for s in (f.train, f.vali, f.test))
+                )
                 for f in folds
             ]
         _check_feature_methods(args.methods, folds[0].train.X.shape[1])

@@ -9,9 +9,9 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._selection import choose_C
 from ..datasets import Fold
 from ..estimator import SkippedQueriesWarning, SVMMap
-from .._selection import choose_C
 from ..metrics import mean_average_precision
 
 __all__ = [

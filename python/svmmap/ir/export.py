@@ -239,7 +239,9 @@ def to_solr(
     return doc
 
 
-def _xgb_tree(name: str, k: np.ndarray, values: np.ndarray, lo: int, hi: int, depth: int, ids: List[int]) -> Dict[str, Any]:
+def _xgb_tree(
+    name: str, k: np.ndarray, values: np.ndarray, lo: int, hi: int, depth: int, ids: List[int]
+) -> Dict[str, Any]:
     node_id = ids[0]
     ids[0] += 1
     if lo == hi:

@@ -239,7 +239,12 @@ class RunFusion:
         """The unfitted model for one C: Binner(missing="indicator") then SVMMap."""
         return Pipeline(
             [
-                ("bin", Binner(n_thresholds=self.n_thresholds, strategy=self.strategy, missing="indicator", n_jobs=self.n_jobs)),
+                (
+                    "bin",
+                    Binner(
+                        n_thresholds=self.n_thresholds, strategy=self.strategy, missing="indicator", n_jobs=self.n_jobs
+                    ),
+                ),
                 ("svm", SVMMap(C=C, eps=self.eps, max_iter=self.max_iter, n_jobs=self.n_jobs)),
             ]
         )

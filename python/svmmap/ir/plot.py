@@ -248,7 +248,7 @@ def plot_piecewise_scores(
         ncols = max(1, min(int(ncols), len(steps)))
         nrows = -(-len(steps) // ncols)
         fig, grid = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3 * nrows), squeeze=False)
-        for extra in grid.ravel()[len(steps):]:
+        for extra in grid.ravel()[len(steps) :]:
             extra.set_visible(False)
         axes = grid.ravel()[: len(steps)]
         fig.suptitle("Learned score per base feature")

@@ -250,7 +250,9 @@ class SingleFeature(BaseEstimator):
     [0.2, 0.9, 0.1, 0.8]
     """
 
-    def __init__(self, feature: Optional[int] = None, rank: int = 1, C: float = 1.0, relevance_threshold: float = 0.0) -> None:
+    def __init__(
+        self, feature: Optional[int] = None, rank: int = 1, C: float = 1.0, relevance_threshold: float = 0.0
+    ) -> None:
         self.feature = feature
         self.rank = rank
         self.C = C
@@ -270,7 +272,9 @@ class SingleFeature(BaseEstimator):
             if not 1 <= int(self.rank) <= d:
                 raise ValueError(f"rank must be in 1..{d}, got {self.rank!r}")
             cols = _columns(X)
-            maps = np.array([mean_average_precision(y, c, qid, relevance_threshold=self.relevance_threshold) for c in cols])
+            maps = np.array(
+                [mean_average_precision(y, c, qid, relevance_threshold=self.relevance_threshold) for c in cols]
+            )
             maps = np.where(np.isnan(maps), -np.inf, maps)
             # Stable: among equal MAPs the lower column index ranks first.
             self.feature_ = int(np.argsort(-maps, kind="stable")[int(self.rank) - 1])
@@ -555,7 +559,14 @@ def random_splits(
     splits = make_random_splits(queries, n_trials, n_train, n_vali, n_test, random_state)
     test_desc = "the rest" if n_test is None else str(n_test)
     return evaluate_splits(
-        X, y, qid, methods, splits, C_grid=C_grid, relevance_threshold=relevance_threshold, progress=progress,
+        X,
+        y,
+        qid,
+        methods,
+        splits,
+        C_grid=C_grid,
+        relevance_threshold=relevance_threshold,
+        progress=progress,
         description=(
             f"{n_trials} random splits of {len(queries)} queries with a relevant document: {n_train} training, "
             f"{n_vali} validation, {test_desc} test"
@@ -610,8 +621,14 @@ def given_folds(
         raise ValueError("no folds given")
     X = sp.vstack(Xs, format="csr") if any(sp.issparse(x) for x in Xs) else np.vstack(Xs)
     result = evaluate_splits(
-        X, np.concatenate(ys), np.concatenate(qs), methods, splits, C_grid=C_grid,
-        relevance_threshold=relevance_threshold, progress=progress,
+        X,
+        np.concatenate(ys),
+        np.concatenate(qs),
+        methods,
+        splits,
+        C_grid=C_grid,
+        relevance_threshold=relevance_threshold,
+        progress=progress,
         description=f"{len(splits)} given folds, C chosen on each fold's validation part",
     )
     # Report per-query results under the original query ids (each is tested in one fold).

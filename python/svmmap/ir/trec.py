@@ -51,7 +51,9 @@ def _column(values: Any, what: str, dtype: Any, name: str) -> np.ndarray:
     relevance of 1.5 or "x" is an error naming the column (it would be truncated, read as
     one id per character, or fail later with an IndexError)."""
     if np.ndim(values) != 1:
-        raise ValueError(f"{name}: {what} must be a 1-D sequence (one entry per row), got {np.ndim(values)} dimension(s)")
+        raise ValueError(
+            f"{name}: {what} must be a 1-D sequence (one entry per row), got {np.ndim(values)} dimension(s)"
+        )
     if dtype is str:
         return np.asarray(values, dtype=str)
     arr = np.asarray(values)
@@ -126,7 +128,14 @@ class Run:
                 qid.append(str(q))
                 docno.append(str(d))
                 score.append(float(s))
-        run = cls(np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(score), np.zeros(len(qid), dtype=np.int64), tag, name)
+        run = cls(
+            np.asarray(qid, dtype=str),
+            np.asarray(docno, dtype=str),
+            np.asarray(score),
+            np.zeros(len(qid), dtype=np.int64),
+            tag,
+            name,
+        )
         run.rank = trec_ranks(run.qid, run.docno, run.score)
         return run
 
@@ -356,8 +365,12 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
             f"(first on line {lines[first]})"
         )
     return Run(
-        np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(score, dtype=np.float64),
-        np.asarray(rank, dtype=np.int64), tag or "run", name if name is not None else fname,
+        np.asarray(qid, dtype=str),
+        np.asarray(docno, dtype=str),
+        np.asarray(score, dtype=np.float64),
+        np.asarray(rank, dtype=np.int64),
+        tag or "run",
+        name if name is not None else fname,
     )
 
 
@@ -450,7 +463,8 @@ def format_run(run: Run, *, tag: Optional[str] = None, depth: Optional[int] = No
         keep = ranks <= depth
         qid, docno, score, ranks = qid[keep], docno[keep], score[keep], ranks[keep]
     return "".join(
-        f"{q} Q0 {d} {r} {x!r} {tag}\n" for q, d, r, x in zip(qid.tolist(), docno.tolist(), ranks.tolist(), score.tolist())
+        f"{q} Q0 {d} {r} {x!r} {tag}\n"
+        for q, d, r, x in zip(qid.tolist(), docno.tolist(), ranks.tolist(), score.tolist())
     )
 
 
@@ -479,10 +493,29 @@ def write_qrels(path: PathLike, qrels: Qrels) -> None:
 
 
 # svmmap's metric names (those of svmmap.metrics, lower case) and their ir_measures names.
-_PLAIN_NAMES = {"map": "AP", "ap": "AP", "ndcg": "nDCG", "mrr": "RR", "rr": "RR", "rprec": "Rprec",
-                "r-prec": "Rprec", "bpref": "Bpref"}
-_CUTOFF_NAMES = {"map": "AP", "ap": "AP", "ndcg": "nDCG", "mrr": "RR", "rr": "RR", "p": "P", "recall": "R",
-                 "r": "R", "err": "ERR", "success": "Success", "judged": "Judged"}
+_PLAIN_NAMES = {
+    "map": "AP",
+    "ap": "AP",
+    "ndcg": "nDCG",
+    "mrr": "RR",
+    "rr": "RR",
+    "rprec": "Rprec",
+    "r-prec": "Rprec",
+    "bpref": "Bpref",
+}
+_CUTOFF_NAMES = {
+    "map": "AP",
+    "ap": "AP",
+    "ndcg": "nDCG",
+    "mrr": "RR",
+    "rr": "RR",
+    "p": "P",
+    "recall": "R",
+    "r": "R",
+    "err": "ERR",
+    "success": "Success",
+    "judged": "Judged",
+}
 RUN_CONVENTIONS = ("svmmap", "trec_eval")
 # Rank-encoded scores are integers, exact in a float32 up to 2**24.
 _MAX_DOCS_PER_QUERY = 2**24
