@@ -209,3 +209,19 @@ def test_dorm_without_a_depth_refuses_long_queries_with_the_fix():
         svmmap.structured_hinge(X[:, 0], y, loss="dorm")
     # With a depth, the same query trains.
     assert np.isfinite(svmmap.structured_hinge(X[:, 0], y, loss="dorm@10:depth=30")[0])
+
+
+def test_ctrl_c_stops_the_protocol_loop_of_the_command_line():
+    # Yue et al.'s protocol on the bundled MQ2008: 50 trials of several methods and C values,
+    # tens of seconds; Ctrl-C ends it with the command line's message and status.
+    status, out, err, seconds = interrupt(
+        """
+        from svmmap.ir.cli import main
+        print("started", flush=True)
+        sys.exit(main(["protocol", "--methods", "map,roc", "--trials", "50"]))
+        """,
+        wait=2.0,
+    )
+    assert status == 130, (out, err[-2000:])
+    assert "interrupted; nothing was written" in err
+    assert seconds < 10, seconds
