@@ -312,25 +312,19 @@ def per_query(
     >>> round(per_query("map", y, scores, qid, conventions="trec_eval").mean(), 4)  # (5/6 + 0) / 2
     0.4167
     """
-    conv = resolve_conventions(
-        conventions, relevance_threshold=relevance_threshold, ties=ties, gain=gain, no_relevant=no_relevant
-    )
-    labels, scores, codes, uniques = _inputs(y_true, y_score, qid, conv["float32"])
-    pq = _per_query(
-        metric,
-        labels,
-        scores,
-        codes,
-        uniques,
-        relevance_threshold=conv["relevance_threshold"],
-        ties=conv["ties"],
-        gain=conv["gain"],
-        no_relevant=conv["no_relevant"],
+    result = evaluate(
+        y_true,
+        y_score,
+        qid,
+        [metric],
+        conventions=conventions,
+        relevance_threshold=relevance_threshold,
+        ties=ties,
+        gain=gain,
+        no_relevant=no_relevant,
         n_relevant=n_relevant,
-        letor_ndcg=conv["letor_ndcg"],
     )
-    pq.conventions = DEFAULT_CONVENTIONS if conventions is None else conventions
-    return pq
+    return result.per_query[metric]
 
 
 def evaluate(

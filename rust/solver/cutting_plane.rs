@@ -529,9 +529,7 @@ fn solve_plain(
     let start = Instant::now();
     let mut ws = WorkingSet::new(d, vec![opts.c; n_groups]);
     let mut w = vec![0.0; d];
-    let mut history = Vec::new();
-    let mut stop = StopReason::MaxIter;
-    let mut last = None;
+    let mut progress = Progress::new(opts.max_iter);
     let mut qp_seconds = 0.0;
 
     for iteration in 1..=opts.max_iter {
@@ -570,19 +568,7 @@ fn solve_plain(
             seconds: start.elapsed().as_secs_f64(),
         };
         // The hook also sees the w the record was measured at (for validation scores).
-        let control = on_iteration(&record, &w)?;
-        let converged = record.gap <= opts.eps * c_total;
-        history.push(record.clone());
-        last = Some(record);
-        if converged {
-            stop = StopReason::Converged;
-            break;
-        }
-        if control == Control::Stop {
-            stop = StopReason::Callback;
-            break;
-        }
-        if iteration == opts.max_iter {
+        if progress.report(record, &w, opts.eps * c_total, on_iteration)? {
             break;
         }
         for cut in cuts {
@@ -605,23 +591,72 @@ fn solve_plain(
         ws.drop_idle(opts.max_idle);
     }
 
-    let last = last.expect("max_iter >= 1 was validated");
-    let summary = Summary {
-        primal: last.primal,
-        dual: last.dual,
-        gap: last.gap,
-        n_iter: last.iteration,
-        n_cuts: ws.len(),
-        n_active: ws.n_active(),
-        stop,
-        n_evals: last.iteration,
-        qp_seconds,
-        n_queries: 0,
-        n_skipped_no_relevant: 0,
-        n_skipped_all_relevant: 0,
-        history,
-    };
-    Ok((w, summary))
+    let n_evals = progress.history.len();
+    Ok((w, progress.summary(&ws, n_evals, qp_seconds)))
+}
+
+/// The iterations reported so far and why the loop stopped; shared by both outer methods.
+struct Progress {
+    max_iter: usize,
+    history: Vec<IterationRecord>,
+    stop: StopReason,
+}
+
+impl Progress {
+    fn new(max_iter: usize) -> Self {
+        Progress {
+            max_iter,
+            history: Vec::new(),
+            stop: StopReason::MaxIter,
+        }
+    }
+
+    /// Hands an iteration's record (measured at `w`) to the hook and keeps it; true when
+    /// training stops here: the gap is within `tolerance`, the hook asked to stop, or this was
+    /// the last iteration allowed.
+    fn report(
+        &mut self,
+        record: IterationRecord,
+        w: &[f64],
+        tolerance: f64,
+        on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
+    ) -> Result<bool> {
+        let control = on_iteration(&record, w)?;
+        let (gap, iteration) = (record.gap, record.iteration);
+        self.history.push(record);
+        if gap <= tolerance {
+            self.stop = StopReason::Converged;
+        } else if control == Control::Stop {
+            self.stop = StopReason::Callback;
+        } else if iteration < self.max_iter {
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// The summary of a finished loop (query counts are filled in by `train`).
+    fn summary(self, ws: &WorkingSet, n_evals: usize, qp_seconds: f64) -> Summary {
+        let last = self
+            .history
+            .last()
+            .expect("max_iter >= 1 was validated")
+            .clone();
+        Summary {
+            primal: last.primal,
+            dual: last.dual,
+            gap: last.gap,
+            n_iter: last.iteration,
+            n_cuts: ws.len(),
+            n_active: ws.n_active(),
+            stop: self.stop,
+            n_evals,
+            qp_seconds,
+            n_queries: 0,
+            n_skipped_no_relevant: 0,
+            n_skipped_all_relevant: 0,
+            history: self.history,
+        }
+    }
 }
 
 /// The cuts of every group at `w` and the primal objective there.
@@ -677,9 +712,7 @@ fn solve_ocas(
     let mut ws = WorkingSet::new(d, vec![opts.c; n_groups]);
     let mut w_c = vec![0.0; d];
     let mut best: Option<(Vec<f64>, f64)> = None;
-    let mut history = Vec::new();
-    let mut stop = StopReason::MaxIter;
-    let mut last = None;
+    let mut progress = Progress::new(opts.max_iter);
     let mut n_evals = 0;
     let mut qp_seconds = 0.0;
     // Every working set's D(a) is a lower bound of min P, so the best one seen is kept.
@@ -733,19 +766,7 @@ fn solve_ocas(
             seconds: start.elapsed().as_secs_f64(),
         };
         // The hook sees the iterate w_b, at which the record's primal was measured.
-        let control = on_iteration(&record, w_b)?;
-        let converged = record.gap <= opts.eps * c_total;
-        history.push(record.clone());
-        last = Some(record);
-        if converged {
-            stop = StopReason::Converged;
-            break;
-        }
-        if control == Control::Stop {
-            stop = StopReason::Callback;
-            break;
-        }
-        if iteration == opts.max_iter {
+        if progress.report(record, w_b, opts.eps * c_total, on_iteration)? {
             break;
         }
         for cut in new_cuts {
@@ -772,24 +793,8 @@ fn solve_ocas(
         ws.drop_idle(opts.max_idle);
     }
 
-    let last = last.expect("max_iter >= 1 was validated");
     let (w, _) = best.expect("set at the first iteration");
-    let summary = Summary {
-        primal: last.primal,
-        dual: last.dual,
-        gap: last.gap,
-        n_iter: last.iteration,
-        n_cuts: ws.len(),
-        n_active: ws.n_active(),
-        stop,
-        n_evals,
-        qp_seconds,
-        n_queries: 0,
-        n_skipped_no_relevant: 0,
-        n_skipped_all_relevant: 0,
-        history,
-    };
-    Ok((w, summary))
+    Ok((w, progress.summary(&ws, n_evals, qp_seconds)))
 }
 
 #[cfg(test)]
