@@ -12,6 +12,7 @@ distributed = pytest.importorskip("distributed")
 
 import svmmap  # noqa: E402
 import svmmap.dask  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
 from svmmap.datasets import load_mq2008  # noqa: E402
 
 
@@ -160,3 +161,80 @@ def test_pairwise_on_mq2008_equals_single_machine(client, fold):
     local = svmmap.SVMMap(C=10.0, loss="pairwise").fit(X, y, qid=qid)
     dist = svmmap.dask.SVMMap(C=10.0, loss="pairwise").fit(*as_dask_arrays(X, y, qid, chunks))
     assert_same_model(dist, local)
+
+
+def tied_missing_data(seed=0, n_rows=3000):
+    """Columns that stress the threshold fit: many ties (a point mass at zero), few distinct
+    values, a constant column, a continuous heavy-tailed one, NaN for missing values, negative
+    zeros, in float32."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack(
+        [
+            np.where(rng.random(n_rows) < 0.6, 0.0, rng.exponential(3.0, n_rows)),
+            rng.integers(0, 4, n_rows).astype(float),
+            np.full(n_rows, 2.5),
+            rng.lognormal(0.0, 2.0, n_rows),
+            np.where(rng.random(n_rows) < 0.3, np.nan, rng.normal(size=n_rows)),
+            np.where(rng.random(n_rows) < 0.5, -0.0, rng.normal(size=n_rows).round(1)),
+        ]
+    ).astype(np.float32)
+    return X
+
+
+@pytest.mark.parametrize("strategy", ["quantile", "uniform"])
+@pytest.mark.parametrize("n_thresholds", [3, 50])
+def test_dask_binner_fits_the_in_memory_thresholds(client, strategy, n_thresholds):
+    # The exact merge of the partitions' distinct values and counts gives the column that the
+    # in-memory fit sorts, so the thresholds must be equal bit for bit, whatever the partitions.
+    X = tied_missing_data()
+    local = svmmap.Binner(n_thresholds=n_thresholds, strategy=strategy, missing="indicator").fit(X)
+    for chunks in [(1000, 1000, 1000), (1, 2998, 1), (3000,)]:
+        dist = svmmap.dask.Binner(n_thresholds=n_thresholds, strategy=strategy, missing="indicator")
+        dist.fit(da.from_array(X, chunks=(chunks, 2)))
+        assert dist.n_features_in_ == local.n_features_in_
+        assert dist.n_output_features_ == local.n_output_features_
+        for a, b in zip(dist.thresholds_, local.thresholds_):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    # A dask DataFrame keeps its column names, as the in-memory binner does for pandas.
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    dist = svmmap.dask.Binner(n_thresholds=n_thresholds, strategy=strategy, missing="indicator")
+    dist.fit(dd.from_pandas(frame, npartitions=4, sort=False))
+    assert list(dist.feature_names_in_) == list(frame.columns)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(dist.thresholds_, local.thresholds_))
+
+
+def test_dask_binner_refuses_what_the_in_memory_one_refuses(client):
+    X = tied_missing_data()
+    dX = da.from_array(X, chunks=((1000, 1000, 1000), 6))
+    # NaN without missing="indicator", and infinity always, named with their partition.
+    # (Whichever partition a worker checks first is named; the row is X's.)
+    with pytest.raises(ValueError, match=r"X\[\d+, 4\] is NaN: missing values need .*\(partition \d, its row \d+\)"):
+        svmmap.dask.Binner().fit(dX)
+    bad = X.copy()
+    bad[1500, 3] = np.inf
+    with pytest.raises(
+        ValueError, match=r"X\[1500, 3\] is inf: features must be finite numbers \(partition 1, its row 500\)"
+    ):
+        svmmap.dask.Binner(missing="indicator").fit(da.from_array(bad, chunks=((1000, 1000, 1000), 6)))
+    with pytest.raises(NotFittedError):
+        svmmap.dask.Binner().transform(dX)
+
+
+def test_binned_model_trains_on_the_cluster(client, fold):
+    # Binned training on the cluster: thresholds from the dask binner, each partition binned on
+    # its worker, the same model as the in-memory pipeline up to the order of the sums.
+    from sklearn.pipeline import make_pipeline
+
+    X, y, qid, chunks = fold
+    X = X.astype(np.float32)
+    dX, dy, dqid = as_dask_arrays(X, y, qid, chunks)
+    binner = svmmap.dask.Binner(n_thresholds=20).fit(dX)
+    binned = binner.transform(dX)
+    assert isinstance(binned, svmmap.dask.BinnedPartitions) and binned.npartitions == 3
+    dist = svmmap.dask.SVMMap(C=10.0).fit(binned, dy, qid=dqid)
+    pipe = make_pipeline(svmmap.Binner(n_thresholds=20), svmmap.SVMMap(C=10.0)).fit(X, y, svmmap__qid=qid)
+    assert_same_model(dist, pipe[-1])
+    np.testing.assert_allclose(dist.predict(binned).compute(), pipe.predict(X), rtol=0, atol=1e-9)
+    assert dist.score(binned, y, qid=qid) == pytest.approx(pipe[-1].score(pipe[0].transform(X), y, qid=qid), abs=1e-12)
+    # In-memory data still goes through the plain binner.
+    assert binner.transform(X).shape == pipe[0].transform(X).shape

@@ -13,6 +13,12 @@ As with LightGBM's and XGBoost's Dask rankers, every query must lie entirely wit
 partition (rows of one query may be in any order inside it). ``fit`` checks this and names the
 offending query otherwise.
 
+Binned models train on the cluster too. ``svmmap.dask.Binner`` fits its thresholds on a Dask
+collection exactly as ``svmmap.Binner`` does on the same rows in memory (each partition sends, per
+feature, its distinct values with their counts; the client merges them and places the thresholds
+with the same code), and its ``transform`` of a Dask collection bins every partition on the worker
+that holds it, when training or prediction needs it, so the binned data never travels.
+
 Requires the optional dependencies ``pip install "svmmap[dask]"`` (dask[array], dask[dataframe],
 distributed).
 """
@@ -25,10 +31,12 @@ import numpy as np
 
 from . import _core
 from ._validation import check_labels, check_matrix, check_qid, feature_names_of, n_threads
+from .binning import Binner as _LocalBinner
+from .binning import _as_dense
 from .estimator import SVMMap as _LocalSVMMap
 from .estimator import _progress_logging
 
-__all__ = ["SVMMap"]
+__all__ = ["Binner", "BinnedPartitions", "SVMMap"]
 
 
 def _aligned(a: Any) -> Any:
@@ -106,7 +114,9 @@ def _part_cut_sums(part: _Part, w: np.ndarray, config: "_core.TrainConfig", n_jo
     return sums
 
 
-def _predict_block(block: Any, coef: np.ndarray, n_jobs: Optional[int]) -> np.ndarray:
+def _predict_block(block: Any, coef: np.ndarray, n_jobs: Optional[int], binner: Any = None) -> np.ndarray:
+    if binner is not None:
+        block = binner.transform(block)
     core_X, _, n_features = check_matrix(block)
     if n_features != coef.shape[0]:
         raise ValueError(f"X has {n_features} features, but the model was fitted with {coef.shape[0]} features")
@@ -114,10 +124,10 @@ def _predict_block(block: Any, coef: np.ndarray, n_jobs: Optional[int]) -> np.nd
     return _core.predict(_aligned(core_X), _aligned(coef), _worker_threads(n_jobs))
 
 
-def _predict_frame(frame: Any, coef: np.ndarray, n_jobs: Optional[int]) -> Any:
+def _predict_frame(frame: Any, coef: np.ndarray, n_jobs: Optional[int], binner: Any = None) -> Any:
     import pandas as pd
 
-    return pd.Series(_predict_block(frame, coef, n_jobs), index=frame.index, name="score")
+    return pd.Series(_predict_block(frame, coef, n_jobs, binner), index=frame.index, name="score")
 
 
 def _is_dask_array(obj: Any) -> bool:
@@ -163,21 +173,15 @@ def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_pa
 
 def _partitions(X: Any, y: Any, qid: Any) -> Tuple[list, list, list, Optional[np.ndarray]]:
     """X, y and qid as three aligned lists of per-partition objects, and X's column names."""
-    if _is_dask_array(X):
-        if X.ndim != 2:
-            raise ValueError(f"X must be a 2-D dask array (documents x features), got {X.ndim} dimension(s)")
-        if any(np.isnan(c) for c in X.chunks[0]):
-            raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
-        if X.numblocks[1] > 1:
-            # Whole rows must be on one worker; the feature dimension is never split.
-            X = X.rechunk({1: -1})
-        x_blocks = list(X.to_delayed()[:, 0])
-        row_chunks: Optional[Tuple[int, ...]] = tuple(int(c) for c in X.chunks[0])
+    if isinstance(X, BinnedPartitions):
+        from dask import delayed
+
+        raw, row_chunks, _ = _x_blocks(X.source)
+        # Each partition is binned by the task that prepares it, on its worker.
+        x_blocks = [delayed(_binned_block, pure=True)(b, X.binner) for b in raw]
         names = None
-    elif _is_dask_frame(X):
-        x_blocks = list(X.to_delayed())
-        row_chunks = None
-        names = feature_names_of(X)
+    elif _is_dask_array(X) or _is_dask_frame(X):
+        x_blocks, row_chunks, names = _x_blocks(X)
     else:
         raise TypeError(
             f"svmmap.dask.SVMMap.fit takes a dask array or dask DataFrame X, got {type(X).__name__}; "
@@ -214,7 +218,246 @@ def _check_whole_queries(uniques: List[np.ndarray]) -> None:
         )
 
 
-class SVMMap(_LocalSVMMap):
+class _ClientMixin:
+    """The Dask client an estimator works with: ``self.client`` if set, else the default one."""
+
+    @property
+    def client(self) -> Any:
+        """The ``distributed.Client`` to work with (default: ``distributed.default_client()``)."""
+        return self.__dict__.get("_client")
+
+    @client.setter
+    def client(self, value: Any) -> None:
+        self.__dict__["_client"] = value
+
+    def _get_client(self) -> Any:
+        if self.client is not None:
+            return self.client
+        try:
+            from distributed import default_client
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError('svmmap.dask needs dask.distributed: pip install "svmmap[dask]"') from exc
+        try:
+            return default_client()
+        except ValueError:
+            raise ValueError(
+                f"svmmap.dask.{type(self).__name__} needs a dask.distributed Client: create one first "
+                "(client = distributed.Client(...)) or set model.client"
+            ) from None
+
+    def __getstate__(self) -> dict:
+        # A client is a live connection: it is not part of the model.
+        state = dict(self.__dict__)
+        state.pop("_client", None)
+        return state
+
+
+#: Values (distinct values and counts) gathered on the client per round of the threshold fit:
+#: feature columns are fetched in batches of about this many values, which bounds the client's
+#: memory whatever the number of features.
+_FIT_BATCH_VALUES = 1 << 24
+
+
+def _bin_block(block: Any, index: int, first_row: Optional[int], missing: str) -> np.ndarray:
+    """A partition as the dense float array the binner reads, after the checks of
+    ``svmmap.Binner``: infinity is an error, and NaN too unless it marks a missing value.
+    ``first_row`` is the partition's first row in X, when known (dask arrays), for the message."""
+    try:
+        arr = _as_dense(block)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"partition {index}: {exc}") from None
+    bad = np.isinf(arr) if missing == "indicator" else ~np.isfinite(arr)
+    if bad.any():
+        r, c = (int(v) for v in np.argwhere(bad)[0])
+        v = arr[r, c]
+        what = (
+            'NaN: missing values need missing="indicator"' if np.isnan(v) else f"{v}: features must be finite numbers"
+        )
+        where = f"X[{first_row + r}, {c}]" if first_row is not None else f"X[{r}, {c}] of partition {index}"
+        raise ValueError(f"{where} is {what} (partition {index}, its row {r})")
+    return arr
+
+
+def _column_values(arr: np.ndarray, columns: Tuple[int, int]) -> list:
+    """Per column of ``arr[:, lo:hi]``, its distinct non-NaN values (float64, sorted) and their counts."""
+    out = []
+    for j in range(*columns):
+        col = arr[:, j].astype(np.float64)
+        values, counts = np.unique(col[~np.isnan(col)], return_counts=True)
+        out.append((values, counts))
+    return out
+
+
+def _block_shape(arr: np.ndarray) -> Tuple[int, int]:
+    return arr.shape
+
+
+def _binned_block(block: Any, binner: "_LocalBinner") -> Any:
+    """The binned features of one partition (on the worker that holds it)."""
+    return binner.transform(block)
+
+
+def _x_blocks(X: Any) -> Tuple[list, Optional[Tuple[int, ...]], Optional[np.ndarray]]:
+    """The row partitions of a dask array or DataFrame X as Delayed objects, the row chunk sizes
+    (for an array) and the column names (for a DataFrame)."""
+    if _is_dask_array(X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be a 2-D dask array (documents x features), got {X.ndim} dimension(s)")
+        if any(np.isnan(c) for c in X.chunks[0]):
+            raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
+        if X.numblocks[1] > 1:
+            # Whole rows must be on one worker; the feature dimension is never split.
+            X = X.rechunk({1: -1})
+        return list(X.to_delayed()[:, 0]), tuple(int(c) for c in X.chunks[0]), None
+    if _is_dask_frame(X):
+        return list(X.to_delayed()), None, feature_names_of(X)
+    raise TypeError(f"expected a dask array or dask DataFrame, got {type(X).__name__}")
+
+
+class BinnedPartitions:
+    """A Dask collection seen through a fitted binner: what ``svmmap.dask.Binner.transform``
+    returns for Dask input.
+
+    Nothing is computed when it is made. ``svmmap.dask.SVMMap.fit`` and ``predict`` bin each
+    partition on the worker that holds it (to the compact bin codes or indicators that
+    ``svmmap.Binner.transform`` gives in memory), so the binned data never travels.
+
+    Attributes
+    ----------
+    source : dask.array.Array or dask.dataframe.DataFrame
+        The base features, partitioned by rows.
+    binner : svmmap.Binner
+        The fitted binner (a plain, in-memory one) applied to every partition.
+    """
+
+    def __init__(self, source: Any, binner: "_LocalBinner") -> None:
+        self.source = source
+        self.binner = binner
+
+    @property
+    def npartitions(self) -> int:
+        return len(_x_blocks(self.source)[0])
+
+    def __repr__(self) -> str:
+        return f"BinnedPartitions({self.npartitions} partitions, {self.binner.n_output_features_} binned features)"
+
+
+class Binner(_ClientMixin, _LocalBinner):
+    """``svmmap.Binner`` whose ``fit`` and ``transform`` also take Dask collections.
+
+    ``fit`` on a dask array or DataFrame (partitioned by rows) gives exactly the thresholds that
+    ``svmmap.Binner`` fits on the same rows in memory: each partition sends, per feature, its
+    distinct values and their counts (features are fetched in batches, so the client holds
+    about 2^24 values at a time), the client merges them into the feature's sorted training
+    values and places the thresholds with the same code. The exchange is exact, and small for
+    features with few distinct values (LETOR's many zeros, ranks, counts); for a continuous
+    feature it is up to one value and one count per document.
+
+    ``transform`` of a Dask collection returns a lazy :class:`BinnedPartitions`, which
+    ``svmmap.dask.SVMMap`` trains on and predicts from, binning each partition where it lies;
+    in-memory data is transformed as by ``svmmap.Binner``. The fitted binner works on
+    in-memory data like any ``svmmap.Binner`` (``to_local()`` returns one).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from distributed import Client, LocalCluster
+    >>> import svmmap, svmmap.dask
+    >>> from svmmap.datasets import load_mq2008
+    >>> X, y, qid = load_mq2008(fold=1, split="vali")
+    >>> with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, Client(cluster) as client:
+    ...     binner = svmmap.dask.Binner(n_thresholds=20).fit(da.from_array(X, chunks=(1000, 46)))
+    >>> local = svmmap.Binner(n_thresholds=20).fit(X)
+    >>> all(np.array_equal(a, b) for a, b in zip(binner.thresholds_, local.thresholds_))
+    True
+    """
+
+    def fit(self, X: Any, y: Any = None) -> "Binner":
+        """Fit the thresholds of every column of ``X`` (a Dask collection or in-memory data).
+
+        Parameters
+        ----------
+        X : dask.array.Array, dask.dataframe.DataFrame or array-like of shape (n_documents, n_base_features)
+            Base feature values, partitioned by rows for Dask input.
+        y : ignored
+
+        Returns
+        -------
+        self : svmmap.dask.Binner
+        """
+        if not (_is_dask_array(X) or _is_dask_frame(X)):
+            return super().fit(X, y)
+        from dask import delayed
+
+        self._check_params()
+        client = self._get_client()
+        blocks, row_chunks, names = _x_blocks(X)
+        starts: List[Optional[int]] = (
+            [int(v) for v in np.cumsum((0,) + row_chunks)[:-1]] if row_chunks is not None else [None] * len(blocks)
+        )
+        parts = client.compute(
+            [delayed(_bin_block, pure=False)(b, i, starts[i], self.missing) for i, b in enumerate(blocks)]
+        )
+        try:
+            shapes = client.gather(client.map(_block_shape, parts, pure=False))
+            widths = {d for n, d in shapes if n > 0}
+            if not widths:
+                raise ValueError("X has no rows")
+            if len(widths) > 1:
+                raise ValueError(f"the partitions of X have different numbers of features: {sorted(widths)}")
+            n_features = widths.pop()
+            n_rows = sum(n for n, _ in shapes)
+            parts = [p for p, (n, _) in zip(parts, shapes) if n > 0]
+            batch = max(1, _FIT_BATCH_VALUES // max(n_rows, 1))
+            values: List[np.ndarray] = []
+            for lo in range(0, n_features, batch):
+                hi = min(lo + batch, n_features)
+                per_part = client.gather(client.map(_column_values, parts, columns=(lo, hi), pure=False))
+                for j in range(hi - lo):
+                    values.append(self._fit_column([p[j] for p in per_part]))
+        finally:
+            client.cancel(parts)
+        self.thresholds_ = values
+        self.n_features_in_ = n_features
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.n_output_features_ = self._n_output()
+        return self
+
+    def _fit_column(self, parts: List[Tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """The thresholds of one feature from its partitions' distinct values and counts."""
+        values = np.concatenate([v for v, _ in parts])
+        counts = np.concatenate([c for _, c in parts])
+        distinct, inverse = np.unique(values, return_inverse=True)
+        # Every training value, sorted, with its multiplicity: exactly the column that the
+        # in-memory fit sorts, so that the same code places the same thresholds.
+        column = np.repeat(
+            distinct, np.bincount(inverse.ravel(), weights=counts, minlength=len(distinct)).astype(np.int64)
+        )
+        k, _ = _core.bin_fit(
+            column.reshape(-1, 1), int(self.n_thresholds), self.strategy, "error", n_threads(self.n_jobs)
+        )
+        return k.copy()
+
+    def transform(self, X: Any) -> Any:
+        """The binned features of ``X``: a lazy :class:`BinnedPartitions` for a Dask collection
+        (binned partition by partition where it is used), else what ``svmmap.Binner.transform``
+        returns."""
+        if not (_is_dask_array(X) or _is_dask_frame(X)):
+            return super().transform(X)
+        self._check_fitted()
+        _x_blocks(X)  # checks the collection's shape
+        return BinnedPartitions(X, self.to_local())
+
+    def to_local(self) -> _LocalBinner:
+        """A plain ``svmmap.Binner`` with the same parameters and thresholds."""
+        self._check_fitted()
+        return _LocalBinner.from_dict(self.to_dict())
+
+
+class SVMMap(_ClientMixin, _LocalSVMMap):
     """``svmmap.SVMMap`` trained on a Dask cluster; same parameters, same model.
 
     ``fit(X, y, qid=...)`` takes a dask array or dask DataFrame ``X`` whose partitions
@@ -249,36 +492,6 @@ class SVMMap(_LocalSVMMap):
     True
     """
 
-    @property
-    def client(self) -> Any:
-        """The ``distributed.Client`` to train with (default: ``distributed.default_client()``)."""
-        return self.__dict__.get("_client")
-
-    @client.setter
-    def client(self, value: Any) -> None:
-        self.__dict__["_client"] = value
-
-    def _get_client(self) -> Any:
-        if self.client is not None:
-            return self.client
-        try:
-            from distributed import default_client
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError('svmmap.dask needs dask.distributed: pip install "svmmap[dask]"') from exc
-        try:
-            return default_client()
-        except ValueError:
-            raise ValueError(
-                "svmmap.dask.SVMMap needs a dask.distributed Client: create one first "
-                "(client = distributed.Client(...)) or set model.client"
-            ) from None
-
-    def __getstate__(self) -> dict:
-        # A client is a live connection: it is not part of the model.
-        state = dict(self.__dict__)
-        state.pop("_client", None)
-        return state
-
     # Distributed data carries its query ids in its partitions: no group= or eval_set here.
     def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMMap":  # type: ignore[override]
         """Learn ``coef_`` on the cluster from documents grouped by query.
@@ -287,7 +500,10 @@ class SVMMap(_LocalSVMMap):
         ----------
         X : dask.array.Array or dask.dataframe.DataFrame of shape (n_documents, n_features)
             Partitioned by rows so that each partition holds whole queries. A dask array's
-            feature dimension may be chunked; it is joined into one chunk.
+            feature dimension may be chunked; it is joined into one chunk. Or the
+            :class:`BinnedPartitions` of such a collection (``svmmap.dask.Binner().fit(X)
+            .transform(X)``): each partition is then binned on its worker and the model learns
+            the binned features' weights, as ``Pipeline(Binner(), SVMMap())`` does in memory.
         y : dask array or Series, or array-like, of shape (n_documents,)
             Relevance labels, partitioned like ``X`` (array-likes are cut along ``X``'s row
             chunks when ``X`` is a dask array).
@@ -340,23 +556,35 @@ class SVMMap(_LocalSVMMap):
         return self
 
     def predict(self, X: Any) -> Any:
-        """Scores: a dask array (for a dask array ``X``), a dask Series named "score" (for a
-        dask DataFrame) or a numpy array (for data in memory), in the row order of ``X``."""
+        """Scores: a dask array (for a dask array ``X``, or a :class:`BinnedPartitions` of one), a
+        dask Series named "score" (for a dask DataFrame, or a :class:`BinnedPartitions` of one)
+        or a numpy array (for data in memory), in the row order of ``X``."""
         self._check_fitted()
         coef = self.coef_
-        if _is_dask_array(X):
-            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+        binner = None
+        if isinstance(X, BinnedPartitions):
+            binner = X.binner
+            if binner.n_output_features_ != self.n_features_in_:
                 raise ValueError(
-                    f"X has shape {X.shape}, but {type(self).__name__} was fitted with {self.n_features_in_} features"
+                    f"X is binned into {binner.n_output_features_} features, but {type(self).__name__} "
+                    f"was fitted with {self.n_features_in_} features"
+                )
+            X = X.source
+        n_columns = self.n_features_in_ if binner is None else binner.n_features_in_
+        if _is_dask_array(X):
+            if X.ndim != 2 or X.shape[1] != n_columns:
+                raise ValueError(
+                    f"X has shape {X.shape}, but {type(self).__name__} was fitted with {n_columns} features"
                 )
             if X.numblocks[1] > 1:
                 X = X.rechunk({1: -1})
-            return X.map_blocks(_predict_block, coef, self.n_jobs, drop_axis=1, dtype=np.float64)
+            return X.map_blocks(_predict_block, coef, self.n_jobs, binner, drop_axis=1, dtype=np.float64)
         if _is_dask_frame(X):
             from ._validation import check_feature_names
 
-            check_feature_names(self, X)
-            return X.map_partitions(_predict_frame, coef, self.n_jobs, meta=("score", "f8"))
+            if binner is None:
+                check_feature_names(self, X)
+            return X.map_partitions(_predict_frame, coef, self.n_jobs, binner, meta=("score", "f8"))
         return super().predict(X)
 
     def score(self, X: Any, y: Any, qid: Any = None) -> float:
