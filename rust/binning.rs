@@ -16,6 +16,7 @@
 
 use rayon::prelude::*;
 
+use crate::data::binned::{BinLayout, Code};
 use crate::data::Scalar;
 use crate::error::{Error, Result};
 
@@ -466,6 +467,92 @@ pub fn transform<T: Scalar, I: IndexInt>(
         indices,
         n_cols: n_out,
     })
+}
+
+/// The bin code of every value of a dense row-major matrix (see `crate::data::binned`): the
+/// number of its feature's thresholds strictly below it, or, for NaN with
+/// `Missing::Indicator`, the number of thresholds plus one. Checks the values as `transform`
+/// does, with the same messages. Rows are processed in parallel in fixed chunks.
+pub fn codes<T: Scalar, C: Code>(
+    x: &[T],
+    n_rows: usize,
+    n_cols: usize,
+    th: &Thresholds,
+    missing: Missing,
+) -> Result<Vec<C>> {
+    check_shape(x, n_rows, n_cols)?;
+    if th.n_features() != n_cols {
+        return Err(Error::input(format!(
+            "X has {n_cols} features, but the binning was fitted with {}",
+            th.n_features()
+        )));
+    }
+    let layout = BinLayout::new(th, missing);
+    if layout.max_code() > C::MAX {
+        return Err(Error::input(format!(
+            "bin codes up to {} do not fit the code type (at most {})",
+            layout.max_code(),
+            C::MAX
+        )));
+    }
+    if let Some((r, c, v)) = first_bad(x, n_cols, missing) {
+        return Err(bad_value_error(r, c, v));
+    }
+    crate::memory::check(
+        crate::memory::bytes_of(x.len(), std::mem::size_of::<C>()),
+        || {
+            (
+                format!("the bin codes of {n_rows} rows and {n_cols} features"),
+                "transform the rows in batches".to_string(),
+            )
+        },
+    )?;
+    let mut out = vec![C::default(); x.len()];
+    if n_cols == 0 {
+        return Ok(out);
+    }
+    out.par_chunks_mut(ROW_CHUNK * n_cols)
+        .zip(x.par_chunks(ROW_CHUNK * n_cols))
+        .for_each(|(o, xs)| {
+            if crate::cancel::requested() {
+                return;
+            }
+            for (o_row, x_row) in o.chunks_exact_mut(n_cols).zip(xs.chunks_exact(n_cols)) {
+                for (j, (slot, v)) in o_row.iter_mut().zip(x_row).enumerate() {
+                    let v = v.to_f64();
+                    let k = th.feature(j);
+                    // Validated beforehand: NaN occurs only with a missing indicator.
+                    let code = if v.is_nan() {
+                        k.len() + 1
+                    } else {
+                        k.partition_point(|&t| t < v)
+                    };
+                    *slot = C::from_usize(code);
+                }
+            }
+        });
+    crate::cancel::check()?;
+    Ok(out)
+}
+
+/// Bytes per bin code: 1 when every code fits a u8, 2 when it fits a u16; an error beyond.
+pub fn code_width(th: &Thresholds, missing: Missing) -> Result<usize> {
+    let max = BinLayout::new(th, missing).max_code();
+    if max <= u8::MAX as usize {
+        Ok(1)
+    } else if max <= u16::MAX as usize {
+        Ok(2)
+    } else {
+        Err(Error::input(format!(
+            "a feature has {} thresholds, more than bin codes hold (65535 with the missing \
+             code); use fewer thresholds or the indicator output",
+            th.offsets
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .max()
+                .unwrap_or(0)
+        )))
+    }
 }
 
 #[cfg(test)]

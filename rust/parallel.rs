@@ -47,6 +47,7 @@ pub fn first_non_finite<T: Scalar>(data: &[T]) -> Option<usize> {
 /// out[r] = x_r . w for every row r. Stops early (leaving `out` partly filled) when the user
 /// interrupts; the caller checks `cancel::check` afterwards.
 pub fn matvec<M: RowMatrix + ?Sized>(x: &M, w: &[f64], out: &mut [f64]) {
+    let prepared = x.prepare(w);
     out.par_chunks_mut(ROW_CHUNK)
         .enumerate()
         .for_each(|(c, chunk)| {
@@ -55,7 +56,7 @@ pub fn matvec<M: RowMatrix + ?Sized>(x: &M, w: &[f64], out: &mut [f64]) {
             }
             let base = c * ROW_CHUNK;
             for (i, o) in chunk.iter_mut().enumerate() {
-                *o = x.row_dot(base + i, w);
+                *o = x.row_score(base + i, w, &prepared);
             }
         });
 }

@@ -24,6 +24,7 @@ from ._core import DataFormatError, InternalError, ModelFormatError
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from . import baselines, datasets, ir, losses, metrics
+    from ._binned import BinnedMatrix
     from .binning import Binner, StepFunction, piecewise_scores
     from .estimator import SkippedQueriesWarning, SVMMap
     from .io import load_letor, load_model, save_model
@@ -35,6 +36,7 @@ _aliases.install()
 _LAZY = {
     "SVMMap": "estimator",
     "SkippedQueriesWarning": "estimator",
+    "BinnedMatrix": "_binned",
     "Binner": "binning",
     "StepFunction": "binning",
     "piecewise_scores": "binning",
@@ -47,6 +49,7 @@ _SUBMODULES = ("baselines", "binning", "datasets", "estimator", "io", "ir", "los
 
 __all__ = [
     "SVMMap",
+    "BinnedMatrix",
     "Binner",
     "StepFunction",
     "piecewise_scores",

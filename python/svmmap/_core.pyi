@@ -12,6 +12,8 @@ _Matrix = Union[
     npt.NDArray[np.float64],
     npt.NDArray[np.float32],
     Tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any], int, int],
+    # A binned matrix: (uint8 or uint16 codes, threshold values, threshold offsets, missing).
+    Tuple[npt.NDArray[Any], npt.NDArray[np.float64], npt.NDArray[np.int64], bool],
 ]
 
 MODEL_FORMAT_VERSION: int
@@ -169,6 +171,13 @@ def bin_transform(
     missing: Missing,
     n_threads: int,
 ) -> Tuple[npt.NDArray[Any], npt.NDArray[Any], int]: ...
+def bin_codes(
+    x: Union[npt.NDArray[np.float64], npt.NDArray[np.float32]],
+    values: npt.NDArray[np.float64],
+    offsets: npt.NDArray[np.int64],
+    missing: Missing,
+    n_threads: int,
+) -> npt.NDArray[Any]: ...
 def _debug_panic(place: str) -> None: ...
 def _debug_write_atomic(path: str, data: bytes, before_rename: Callable[[], Any]) -> None: ...
 def cut_sums(

@@ -51,6 +51,16 @@ class BinningSpec:
         values = np.concatenate(self.thresholds) if self.thresholds else np.zeros(0)
         return np.ascontiguousarray(values, dtype=np.float64), offsets
 
+    def codes(self, X: np.ndarray, n_threads: int) -> np.ndarray:
+        """The bin codes of a dense, C-contiguous ``X`` (uint8 or uint16, see BinnedMatrix)."""
+        values, offsets = self.flat()
+        return _core.bin_codes(X, values, offsets, self.missing, n_threads)  # type: ignore[arg-type]
+
+    def core_codes(self, X: np.ndarray, n_threads: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """The binned matrix of ``X`` as ``_core.predict`` and ``_core.fit`` take it."""
+        values, offsets = self.flat()
+        return self.codes(X, n_threads), values, offsets, self.missing == "indicator"
+
     def indicators(self, X: np.ndarray, n_threads: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
         """The indicator features of a dense, C-contiguous ``X`` as the CSR parts (data,
         indices, indptr, n_rows, n_cols) that ``_core.predict`` and scipy.sparse take."""
@@ -254,7 +264,7 @@ class ModelDocument:
                 arr = arr.astype(np.float64)
             if arr.ndim != 2 or arr.shape[1] != self.binning.n_features_in:
                 raise ValueError(f"X has shape {arr.shape}, but the model takes {self.binning.n_features_in} features")
-            return _core.predict(self.binning.indicators(arr, n_threads), self.coef, n_threads)
+            return _core.predict(self.binning.core_codes(arr, n_threads), self.coef, n_threads)
         core_X, _, n_features = check_matrix(X)
         if n_features != self.n_features:
             raise ValueError(f"X has {n_features} features, but the model was trained with {self.n_features}")

@@ -13,7 +13,9 @@ from typing import Any, Tuple, Union
 
 import numpy as np
 
-CoreMatrix = Union[np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray, int, int]]
+CoreMatrix = Union[
+    np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray, int, int], Tuple[np.ndarray, np.ndarray, np.ndarray, bool]
+]
 
 
 def contiguous(a: Any, dtype: Any = None) -> np.ndarray:
@@ -34,6 +36,15 @@ def issparse(X: Any) -> bool:
 
 def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
     """Returns (what the core takes, n_rows, n_features)."""
+    from ._binned import BinnedMatrix
+
+    if isinstance(X, BinnedMatrix):
+        # The core reads the codes as the indicator matrix (n_features = indicator columns).
+        if X.shape[0] == 0:
+            raise ValueError(
+                f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required: {name} has no documents"
+            )
+        return X._core(), X.shape[0], X.shape[1]
     if issparse(X):
         _check_not_empty_or_complex(X, name)
         X = X.tocsr() if X.format != "csr" else X

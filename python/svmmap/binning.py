@@ -24,6 +24,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_array
 
 from . import _core
+from ._binned import BinnedMatrix
 from ._model_file import BINNER_DICT_TYPE, BINNER_DICT_VERSION, BinningSpec, binning_from_dict
 from ._typing import BinStrategy, Missing
 from ._validation import n_threads
@@ -31,6 +32,7 @@ from ._validation import n_threads
 __all__ = [
     "BINNER_DICT_TYPE",
     "BINNER_DICT_VERSION",
+    "BinnedMatrix",
     "Binner",
     "StepFunction",
     "piecewise_scores",
@@ -39,6 +41,7 @@ __all__ = [
 
 _STRATEGIES = ("quantile", "uniform")
 _MISSING = ("error", "indicator")
+_OUTPUTS = ("codes", "indicators")
 
 
 # scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite.
@@ -78,9 +81,11 @@ class Binner(TransformerMixin, BaseEstimator):
     """Thresholds per base feature and the indicator features ``1[f > k]`` (Yue et al. 4.2).
 
     ``fit`` places up to ``n_thresholds`` thresholds per column of ``X`` where the column's
-    training values vary; ``transform`` returns the indicators as a scipy.sparse CSR matrix of
-    float64 ones, in feature-major order: the indicators of feature 0 (thresholds increasing),
-    then its missing-value indicator if ``missing="indicator"``, then those of feature 1, ...
+    training values vary. The indicators are in feature-major order: those of feature 0
+    (thresholds increasing), then its missing-value indicator if ``missing="indicator"``, then
+    those of feature 1, ... ``transform`` returns them as a :class:`BinnedMatrix` of bin codes
+    (``output="codes"``, the default) or as a scipy.sparse CSR matrix of float64 ones
+    (``output="indicators"``).
 
     Thresholds lie in the gaps between distinct training values (the midpoint of two
     neighbouring values), so no training value sits on a threshold.
@@ -101,6 +106,15 @@ class Binner(TransformerMixin, BaseEstimator):
         it sets none of its feature's threshold indicators and sets one extra indicator per
         base feature instead, so a linear model learns a score of its own for "missing" (used
         for documents that a retrieval run did not return). NaN values are ignored when fitting.
+    output : {"codes", "indicators"}, default="codes"
+        What ``transform`` returns. ``"codes"``: a :class:`BinnedMatrix`, one uint8 (uint16
+        beyond 255 codes per feature) code per value, which :class:`SVMMap` trains on and
+        predicts from directly, giving the same model as the indicators. It is the default
+        because the indicator matrix of a large data set does not fit in memory (50 thresholds
+        on 136 features make about 25 times the bytes of the float64 features) and the codes
+        make training an order of magnitude faster; ``Pipeline(Binner(), SVMMap())`` uses
+        them. ``"indicators"``: the CSR matrix, for other estimators (a BinnedMatrix can also
+        be turned into it with ``to_csr()``).
     n_jobs : int or None, default=None
         Threads for fitting and transforming (None: all cores). The result does not depend on it.
 
@@ -127,7 +141,9 @@ class Binner(TransformerMixin, BaseEstimator):
     >>> binner = Binner(n_thresholds=50).fit(X)
     >>> [k.tolist() for k in binner.thresholds_]  # midpoints of the gaps between values
     [[0.5, 2.0], [6.0]]
-    >>> binner.transform(np.array([[2.5, 6.0]])).toarray()  # 2.5 > 0.5, 2.5 > 2, 6 > 6 is false
+    >>> binner.transform(np.array([[2.5, 6.0]])).codes  # 2.5 > 0.5, 2.5 > 2, 6 > 6 is false
+    array([[2, 0]], dtype=uint8)
+    >>> binner.transform(np.array([[2.5, 6.0]])).toarray()  # the same as indicators
     array([[1., 1., 0.]])
     >>> binner.get_feature_names_out().tolist()
     ['x0>0.5', 'x0>2.0', 'x1>6.0']
@@ -138,11 +154,13 @@ class Binner(TransformerMixin, BaseEstimator):
         n_thresholds: int = 50,
         strategy: BinStrategy = "quantile",
         missing: Missing = "error",
+        output: str = "codes",
         n_jobs: Optional[int] = None,
     ) -> None:
         self.n_thresholds = n_thresholds
         self.strategy = strategy
         self.missing = missing
+        self.output = output
         self.n_jobs = n_jobs
 
     def __sklearn_tags__(self) -> Any:
@@ -163,6 +181,8 @@ class Binner(TransformerMixin, BaseEstimator):
             raise ValueError(f"strategy must be one of {_STRATEGIES}, got {self.strategy!r}")
         if self.missing not in _MISSING:
             raise ValueError(f"missing must be one of {_MISSING}, got {self.missing!r}")
+        if self.output not in _OUTPUTS:
+            raise ValueError(f"output must be one of {_OUTPUTS}, got {self.output!r}")
 
     def fit(self, X: Any, y: Any = None) -> "Binner":
         """Fit the thresholds of every column of ``X``.
@@ -207,15 +227,19 @@ class Binner(TransformerMixin, BaseEstimator):
     def _flat(self) -> tuple[np.ndarray, np.ndarray]:
         return self._spec().flat()
 
-    def transform(self, X: Any) -> sp.csr_matrix:
-        """The indicator features of ``X``.
+    def transform(self, X: Any) -> Any:
+        """The indicator features of ``X``, as bin codes or as a CSR matrix (``output``).
 
         Returns
         -------
-        X_binned : scipy.sparse.csr_matrix of shape (n_documents, n_output_features_), float64
-            Feature-major columns; every stored value is 1.
+        X_binned : BinnedMatrix or scipy.sparse.csr_matrix of shape (n_documents, n_output_features_)
+            With ``output="codes"``, a BinnedMatrix (its ``to_csr()`` is the CSR matrix);
+            with ``output="indicators"``, a float64 CSR matrix with feature-major columns whose
+            stored values are all 1.
         """
         self._check_fitted()
+        if self.output not in _OUTPUTS:
+            raise ValueError(f"output must be one of {_OUTPUTS}, got {self.output!r}")
         names = _column_names(X)
         fitted_names = getattr(self, "feature_names_in_", None)
         if names is not None and fitted_names is not None and list(names) != list(fitted_names):
@@ -227,6 +251,9 @@ class Binner(TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"X has {arr.shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} features as input"
             )
+        if self.output == "codes":
+            codes = self._spec().codes(arr, n_threads(self.n_jobs))
+            return BinnedMatrix._trusted(codes, list(self.thresholds_), str(self.missing))
         data, indices, indptr, n_rows, n_cols = self._spec().indicators(arr, n_threads(self.n_jobs))
         return sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols))
 

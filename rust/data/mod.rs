@@ -1,6 +1,9 @@
 //! Query-grouped views of a feature matrix (dense row-major or CSR), borrowed, never copied.
 
+pub mod binned;
 pub mod reader;
+
+pub use binned::BinnedView;
 
 use crate::error::{Error, Result};
 
@@ -43,7 +46,10 @@ impl SparseIndex for i64 {
     }
 }
 
-/// A matrix whose rows are documents. The solver needs only two row operations.
+/// A matrix whose rows are documents. The solver needs only two row operations, `row_dot` and
+/// `row_axpy`; the other methods let a matrix stored in another form (bin codes, see
+/// [`BinnedView`]) score rows and accumulate X^T c faster than column by column. Their defaults
+/// are the two row operations themselves, so that dense and CSR matrices keep their arithmetic.
 pub trait RowMatrix: Sync {
     fn n_rows(&self) -> usize;
     fn n_cols(&self) -> usize;
@@ -51,6 +57,31 @@ pub trait RowMatrix: Sync {
     fn row_dot(&self, row: usize, w: &[f64]) -> f64;
     /// out += alpha * x_row
     fn row_axpy(&self, row: usize, alpha: f64, out: &mut [f64]);
+
+    /// Whatever scoring many rows at one w needs, computed once per w (default: nothing).
+    fn prepare(&self, _w: &[f64]) -> Vec<f64> {
+        Vec::new()
+    }
+    /// x_row . w, given `prepared = self.prepare(w)` (default: `row_dot`).
+    #[inline]
+    fn row_score(&self, row: usize, w: &[f64], _prepared: &[f64]) -> f64 {
+        self.row_dot(row, w)
+    }
+    /// Length of the accumulator of `row_accumulate` (default: `n_cols`, the accumulator is
+    /// X^T c itself).
+    fn acc_len(&self) -> usize {
+        self.n_cols()
+    }
+    /// Adds alpha * x_row to an accumulator of length `acc_len` (default: `row_axpy`).
+    #[inline]
+    fn row_accumulate(&self, row: usize, alpha: f64, acc: &mut [f64]) {
+        self.row_axpy(row, alpha, acc)
+    }
+    /// The sum of alpha * x_row (length `n_cols`) from a sum of accumulators (default: the
+    /// accumulator itself). Must be linear, so that accumulators may be added before it.
+    fn finish(&self, acc: Vec<f64>) -> Vec<f64> {
+        acc
+    }
 }
 
 /// A dense row-major (C-ordered) matrix.

@@ -2,6 +2,9 @@
 //! query codes. Nothing is copied; the views are checked by the core's constructors.
 
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+
+use crate::binning::Missing;
+use crate::data::BinnedView;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -9,9 +12,16 @@ use pyo3::types::PyTuple;
 use super::{detach, to_py};
 use crate::data::{CsrView, DenseView, QueryGroups, RowMatrix, Scalar, SparseIndex};
 
-/// A feature matrix as handed over by the Python layer: a C-contiguous 2-D float array, or the
-/// tuple (data, indices, indptr, n_rows, n_cols) of a CSR matrix.
+/// A feature matrix as handed over by the Python layer: a C-contiguous 2-D float array, the
+/// tuple (data, indices, indptr, n_rows, n_cols) of a CSR matrix, or the tuple (codes,
+/// threshold values, threshold offsets, missing) of a binned matrix, whose codes are a
+/// C-contiguous 2-D uint8 or uint16 array and `missing` is true with missing indicators.
 pub(super) enum Matrix<'py> {
+    Binned {
+        codes: Codes<'py>,
+        thresholds: crate::binning::Thresholds,
+        missing: Missing,
+    },
     DenseF64(PyReadonlyArray2<'py, f64>),
     DenseF32(PyReadonlyArray2<'py, f32>),
     Csr {
@@ -20,6 +30,11 @@ pub(super) enum Matrix<'py> {
         indptr: Ints<'py>,
         shape: (usize, usize),
     },
+}
+
+pub(super) enum Codes<'py> {
+    U8(PyReadonlyArray2<'py, u8>),
+    U16(PyReadonlyArray2<'py, u16>),
 }
 
 pub(super) enum Floats<'py> {
@@ -43,6 +58,31 @@ pub(super) fn slice<'a, T: numpy::Element>(
 impl<'py> Matrix<'py> {
     pub(super) fn extract(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
         if let Ok(t) = obj.cast::<PyTuple>() {
+            if t.len() == 4 {
+                let (codes, values, offsets, missing): (
+                    Bound<'py, PyAny>,
+                    PyReadonlyArray1<'py, f64>,
+                    PyReadonlyArray1<'py, i64>,
+                    bool,
+                ) = t.extract()?;
+                let codes = if let Ok(a) = codes.extract() {
+                    Codes::U8(a)
+                } else {
+                    Codes::U16(codes.extract().map_err(|_| {
+                        PyValueError::new_err("bin codes must be a 2-D uint8 or uint16 array")
+                    })?)
+                };
+                let missing = if missing {
+                    Missing::Indicator
+                } else {
+                    Missing::Error
+                };
+                return Ok(Matrix::Binned {
+                    codes,
+                    thresholds: super::binning::thresholds_from(&values, &offsets)?,
+                    missing,
+                });
+            }
             let (data, indices, indptr, n_rows, n_cols): (
                 Bound<'py, PyAny>,
                 Bound<'py, PyAny>,
@@ -89,6 +129,10 @@ impl<'py> Matrix<'py> {
             Matrix::DenseF64(a) => a.shape()[0],
             Matrix::DenseF32(a) => a.shape()[0],
             Matrix::Csr { shape, .. } => shape.0,
+            Matrix::Binned { codes, .. } => match codes {
+                Codes::U8(a) => a.shape()[0],
+                Codes::U16(a) => a.shape()[0],
+            },
         }
     }
 
@@ -127,7 +171,33 @@ impl<'py> Matrix<'py> {
             );
             detach(py, || f(&CsrView::new(p, i, d, shape.0, shape.1)?)).map_err(to_py)
         }
+        fn binned<R: Send, C: crate::data::binned::Code + numpy::Element>(
+            py: Python<'_>,
+            codes: &PyReadonlyArray2<'_, C>,
+            th: &crate::binning::Thresholds,
+            missing: Missing,
+            f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
+        ) -> PyResult<R> {
+            if !codes.is_c_contiguous() {
+                return Err(PyValueError::new_err(
+                    "bin codes must be a C-contiguous (row-major) array",
+                ));
+            }
+            let s = codes
+                .as_slice()
+                .map_err(|_| PyValueError::new_err("bin codes must be C-contiguous"))?;
+            let (n, d) = (codes.shape()[0], codes.shape()[1]);
+            detach(py, || f(&BinnedView::new(s, n, d, th, missing)?)).map_err(to_py)
+        }
         match self {
+            Matrix::Binned {
+                codes,
+                thresholds,
+                missing,
+            } => match codes {
+                Codes::U8(a) => binned(py, a, thresholds, *missing, f),
+                Codes::U16(a) => binned(py, a, thresholds, *missing, f),
+            },
             Matrix::DenseF64(a) => {
                 let (s, n, d) = dense(a)?;
                 detach(py, || f(&DenseView::new(s, n, d)?)).map_err(to_py)

@@ -1,6 +1,6 @@
 //! Binning bindings: threshold fitting and the indicator transform.
 
-use numpy::{PyArray1, PyReadonlyArray1, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -121,5 +121,46 @@ pub(super) fn bin_transform<'py>(
             PyArray1::from_vec(py, out.indices).into_any(),
             out.n_cols,
         ))
+    }
+}
+
+/// The bin codes of a dense matrix (see `crate::data::binned`): a (n_rows, n_cols) uint8 array
+/// when every code fits, uint16 otherwise.
+#[pyfunction]
+pub(super) fn bin_codes<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    values: PyReadonlyArray1<'py, f64>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    missing: &str,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let missing = binning::Missing::parse(missing).map_err(to_py)?;
+    let th = thresholds_from(&values, &offsets)?;
+    let x = DenseFloats::extract(x)?;
+    let shape = match &x {
+        DenseFloats::F64(a) => (a.shape()[0], a.shape()[1]),
+        DenseFloats::F32(a) => (a.shape()[0], a.shape()[1]),
+    };
+    fn run<'py, C: crate::data::binned::Code + numpy::Element>(
+        py: Python<'py>,
+        x: &DenseFloats<'py>,
+        th: &binning::Thresholds,
+        missing: binning::Missing,
+        n_threads: usize,
+        shape: (usize, usize),
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let codes = x.run(
+            py,
+            |s, n, d| with_threads(n_threads, || binning::codes::<_, C>(s, n, d, th, missing))?,
+            |s, n, d| with_threads(n_threads, || binning::codes::<_, C>(s, n, d, th, missing))?,
+        )?;
+        Ok(PyArray1::from_vec(py, codes)
+            .reshape([shape.0, shape.1])?
+            .into_any())
+    }
+    match binning::code_width(&th, missing).map_err(to_py)? {
+        1 => run::<u8>(py, &x, &th, missing, n_threads, shape),
+        _ => run::<u16>(py, &x, &th, missing, n_threads, shape),
     }
 }

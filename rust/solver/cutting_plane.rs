@@ -347,7 +347,10 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
     /// does not depend on the number of threads.
     pub fn cut_sums(&self, w: &[f64], oracles: &[&dyn Oracle]) -> Vec<(f64, Vec<f64>)> {
         let groups = self.groups;
-        let d = self.x.n_cols();
+        // Sums are kept in the matrix's accumulator space (X^T c itself for dense and CSR
+        // matrices, histograms of bin codes for binned ones) and finished once at the end.
+        let d = self.x.acc_len();
+        let prepared = self.x.prepare(w);
         let blocks = query_blocks(&groups.bounds, d * oracles.len().max(1));
         let zero_sums =
             || -> Vec<(f64, Vec<f64>)> { oracles.iter().map(|_| (0.0, vec![0.0; d])).collect() };
@@ -367,7 +370,7 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                     let span = groups.bounds[q]..groups.bounds[q + 1];
                     let (relevant, labels) = (&self.relevant[span.clone()], &self.labels[span]);
                     scores.clear();
-                    scores.extend(rows.iter().map(|&r| self.x.row_dot(r, w)));
+                    scores.extend(rows.iter().map(|&r| self.x.row_score(r, w, &prepared)));
                     for (oracle, (b, g)) in oracles.iter().zip(sums.iter_mut()) {
                         if self.partial[q] && !oracle.usable(labels, relevant) {
                             continue;
@@ -377,7 +380,7 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                         *b += oracle.argmax_labels(&scores, labels, relevant, &mut coef);
                         for (&r, &c) in rows.iter().zip(&coef) {
                             if c != 0.0 {
-                                self.x.row_axpy(r, c, g);
+                                self.x.row_accumulate(r, c, g);
                             }
                         }
                     }
@@ -395,6 +398,9 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
             }
         }
         total
+            .into_iter()
+            .map(|(b, g)| (b, self.x.finish(g)))
+            .collect()
     }
 }
 
