@@ -267,3 +267,22 @@ if parametrize_with_checks is not None:
     )
     def test_sklearn_compatible(estimator, check):
         check(estimator)
+
+
+@pytest.mark.parametrize("output", ["codes", "indicators"])
+def test_unaligned_input_is_binned(output):
+    # A C-contiguous but unaligned view (np.frombuffer at an odd offset, as arrays rebuilt from
+    # network frames are) bins like the same values in an ordinary array.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3)).astype(np.float32)
+    buffer = np.zeros(X.nbytes + 1, dtype=np.uint8)
+    view = np.frombuffer(buffer[1:].data, dtype=np.float32).reshape(X.shape)
+    view[:] = X
+    assert view.flags.c_contiguous and not view.flags.aligned
+    binner = Binner(n_thresholds=5, output=output).fit(view)
+    reference = Binner(n_thresholds=5, output=output).fit(X)
+    assert all(np.array_equal(a, b) for a, b in zip(binner.thresholds_, reference.thresholds_))
+    got, expected = binner.transform(view), reference.transform(X)
+    if output == "codes":
+        got, expected = got.to_csr(), expected.to_csr()
+    assert (got != expected).nnz == 0

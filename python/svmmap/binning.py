@@ -27,7 +27,7 @@ from . import _core
 from ._binned import BinnedMatrix
 from ._model_file import BINNER_DICT_TYPE, BINNER_DICT_VERSION, BinningSpec, binning_from_dict
 from ._typing import BinStrategy, Missing
-from ._validation import n_threads
+from ._validation import contiguous, n_threads
 
 __all__ = [
     "BINNER_DICT_TYPE",
@@ -63,7 +63,9 @@ def _as_dense(X: Any) -> np.ndarray:
         raise ValueError(" ".join(text.split())) from None
     if sp.issparse(arr):
         arr = arr.toarray()
-    return np.ascontiguousarray(arr)
+    # Aligned too: a view made by np.frombuffer at an odd offset, or rebuilt from a network
+    # frame (a Dask partition), cannot be borrowed by the core.
+    return contiguous(arr)
 
 
 def _column_names(X: Any) -> Optional[np.ndarray]:
