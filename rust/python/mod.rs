@@ -135,6 +135,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(io::_debug_write_atomic, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::FORMAT_VERSION)?;
     m.add_function(wrap_pyfunction!(training::fit, m)?)?;
+    m.add_function(wrap_pyfunction!(training::fit_path, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::predict, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::oracle_argmax, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::structured_hinge, m)?)?;
