@@ -3,7 +3,8 @@
 The numeric work (reading LETOR files, oracles, the cutting-plane solver, metrics) is done by the
 Rust extension ``svmmap._core``; this package is a thin, typed layer over it, in two parts:
 
-- the estimator core: :class:`SVMMap` (``svmmap.estimator``), the losses (``svmmap.losses``),
+- the estimator core: :class:`SVMMap` (``svmmap.estimator``), :class:`SVMMapCV` (C chosen by
+  cross-validation, ``svmmap.model_selection``), the losses (``svmmap.losses``),
   metrics (``svmmap.metrics``), feature binning (``svmmap.binning``), files (``svmmap.io``),
   bundled data (``svmmap.datasets``), the papers' baselines (``svmmap.baselines``) and Dask
   training (``svmmap.dask``);
@@ -29,12 +30,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .estimator import SkippedQueriesWarning, SVMMap
     from .io import load_letor, load_model, save_model
     from .losses import structured_hinge
+    from .model_selection import SVMMapCV
 
 _aliases.install()
 
 #: Public names defined in submodules, imported on first access.
 _LAZY = {
     "SVMMap": "estimator",
+    "SVMMapCV": "model_selection",
     "SkippedQueriesWarning": "estimator",
     "BinnedMatrix": "_binned",
     "Binner": "binning",
@@ -45,10 +48,22 @@ _LAZY = {
     "save_model": "io",
     "structured_hinge": "losses",
 }
-_SUBMODULES = ("baselines", "binning", "datasets", "estimator", "io", "ir", "losses", "metrics", "dask")
+_SUBMODULES = (
+    "baselines",
+    "binning",
+    "datasets",
+    "estimator",
+    "io",
+    "ir",
+    "losses",
+    "metrics",
+    "model_selection",
+    "dask",
+)
 
 __all__ = [
     "SVMMap",
+    "SVMMapCV",
     "BinnedMatrix",
     "Binner",
     "StepFunction",

@@ -116,7 +116,18 @@ def fit(
     callback: _Callback = None,
     with_coef: bool = False,
     method: Literal["ocas", "plain"] = "ocas",
+    query_weights: Optional[npt.NDArray[np.float64]] = None,
 ) -> Tuple[npt.NDArray[np.float64], FitSummary]: ...
+def fit_path(
+    x: _Matrix,
+    y: npt.NDArray[np.float64],
+    qid_codes: npt.NDArray[np.int64],
+    n_queries: int,
+    config: TrainConfig,
+    cs: Sequence[float],
+    warm: bool = True,
+    query_weights: Optional[npt.NDArray[np.float64]] = None,
+) -> List[Tuple[npt.NDArray[np.float64], FitSummary]]: ...
 def problem_summary(
     y: npt.NDArray[np.float64], qid_codes: npt.NDArray[np.int64], n_queries: int, relevance_threshold: float
 ) -> ProblemSummary: ...

@@ -22,7 +22,11 @@ class Selection(Generic[M]):
     scores: Dict[float, float] = field(default_factory=dict)
 
 
-def choose_C(grid: Iterable[float], fit_and_score: Callable[[float], Tuple[float, Optional[M]]]) -> Selection[M]:
+def choose_C(
+    grid: Iterable[float],
+    fit_and_score: Callable[[float], Tuple[float, Optional[M]]],
+    tolerance: float = 0.0,
+) -> Selection[M]:
     """Fits once per C of ``grid`` (in the order given) and keeps the best validation score.
 
     ``fit_and_score(C)`` returns (score, model); higher scores are better. On ties the C tried
@@ -30,17 +34,30 @@ def choose_C(grid: Iterable[float], fit_and_score: Callable[[float], Tuple[float
     NaN score never beats another one (comparisons with NaN are false); if the first score is
     NaN, later ones are compared with it and the first C is kept.
 
+    With ``tolerance`` > 0, the C chosen is the first one in grid order whose score is within
+    ``tolerance`` of the best score, so that scores closer than the noise of the fits count as
+    ties (an ascending grid then prefers the smallest C that is nearly as good as the best).
+
     >>> choose_C([0.1, 1.0, 10.0], lambda C: ({0.1: 0.5, 1.0: 0.7, 10.0: 0.7}[C], None)).C
     1.0
+    >>> choose_C([0.1, 1.0, 10.0], lambda C: ({0.1: 0.5, 1.0: 0.698, 10.0: 0.7}[C], None), tolerance=0.005).C
+    1.0
     """
+    if not (tolerance >= 0 and tolerance < float("inf")):
+        raise ValueError(f"the score tolerance must be a finite number >= 0, got {tolerance!r}")
     best: Optional[Selection[M]] = None
     scores: Dict[float, float] = {}
+    tried = []
     for C in grid:
         score, model = fit_and_score(C)
         scores[C] = score
+        if tolerance > 0:
+            tried.append(Selection(C, score, model))
         if best is None or score > best.score:
             best = Selection(C, score, model)
     if best is None:
         raise ValueError("the C grid must not be empty")
+    if tolerance > 0 and best.score == best.score:  # a NaN best keeps the rule above
+        best = next(t for t in tried if t.score >= best.score - tolerance)
     best.scores = scores
     return best

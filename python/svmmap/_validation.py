@@ -226,6 +226,41 @@ def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np
     return contiguous(codes.reshape(-1), dtype=np.int64), uniques
 
 
+def query_weights(sample_weight: Any, codes: np.ndarray, uniques: np.ndarray) -> "np.ndarray | None":
+    """One weight per query (indexed by the codes of ``check_qid``) from ``sample_weight``, one
+    weight per document, which must be the same on every document of a query (the structural
+    SVM has one slack per query, so a weight can only scale a whole query's loss). None stays
+    None (every query weighs 1)."""
+    if sample_weight is None:
+        return None
+    n_rows = codes.shape[0]
+    try:
+        arr = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sample_weight must hold numbers: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"sample_weight must hold one weight per row of X (1-D), got shape {arr.shape}")
+    if arr.shape[0] != n_rows:
+        raise ValueError(f"sample_weight has {arr.shape[0]} entries but X has {n_rows} rows")
+    bad = np.flatnonzero(~(np.isfinite(arr) & (arr >= 0)))
+    if bad.size:
+        raise ValueError(f"sample_weight[{bad[0]}] is {arr[bad[0]]}: weights must be finite numbers >= 0")
+    per_query = np.zeros(uniques.shape[0], dtype=np.float64)
+    per_query[codes] = arr
+    differs = np.flatnonzero(arr != per_query[codes])
+    if differs.size:
+        r = int(differs[0])
+        q = int(codes[r])
+        ident = uniques[q].item() if isinstance(uniques[q], np.generic) else uniques[q]
+        raise ValueError(
+            f"sample_weight must be the same on every document of a query (one weight per query), "
+            f"but query {ident!r} has weights {arr[r]:g} and {per_query[q]:g}"
+        )
+    if not np.any(per_query > 0):
+        raise ValueError("sample_weight is 0 for every query: there is nothing to train on")
+    return contiguous(per_query)
+
+
 #: Training keeps a few dense float64 vectors of n_features values per cutting plane in its
 #: working set (typically tens of them); fit refuses a width for which one such vector would
 #: take more than this fraction of the physical memory, instead of exhausting it.

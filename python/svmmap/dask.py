@@ -587,20 +587,23 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             return X.map_partitions(_predict_frame, coef, self.n_jobs, binner, meta=("score", "f8"))
         return super().predict(X)
 
-    def score(self, X: Any, y: Any, qid: Any = None) -> float:
-        """Mean average precision of the predicted ranking (computed on the client)."""
+    def score(self, X: Any, y: Any, qid: Any = None, sample_weight: Any = None) -> float:
+        """Mean average precision of the predicted ranking (computed on the client), weighted
+        by the queries' ``sample_weight`` when given (as ``svmmap.SVMMap.score``)."""
         import dask
 
-        from .metrics import mean_average_precision
+        from .estimator import query_mean
 
         if qid is None:
             check_qid(None, 0, required_by=f"{type(self).__name__}.score")
-        scores, y, qid = dask.compute(self.predict(X), y, qid)
-        return mean_average_precision(
+        scores, y, qid, sample_weight = dask.compute(self.predict(X), y, qid, sample_weight)
+        return query_mean(
+            "map",
             np.asarray(y),
             np.asarray(scores),
-            qid=np.asarray(qid),
-            relevance_threshold=self.relevance_threshold,
+            np.asarray(qid),
+            None if sample_weight is None else np.asarray(sample_weight),
+            self.relevance_threshold,
         )
 
     def to_local(self) -> _LocalSVMMap:

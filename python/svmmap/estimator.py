@@ -25,6 +25,7 @@ from ._validation import (
     feature_names_of,
     n_threads,
     qid_of,
+    query_weights,
 )
 
 __all__ = [
@@ -79,6 +80,24 @@ def _progress_logging(verbose: int) -> Iterator[None]:
                     logger.removeHandler(_log_handler)
                     _log_handler = None
                 logger.setLevel(_log_saved_level)
+
+
+def query_mean(
+    metric: str, y: Any, scores: np.ndarray, qid: Any, sample_weight: Any, relevance_threshold: float
+) -> float:
+    """``metric`` averaged over the queries where it is defined, weighted by the queries'
+    ``sample_weight`` (per document, constant within a query) when given."""
+    from .metrics import per_query
+
+    pq = per_query(metric, y, scores, qid, relevance_threshold=relevance_threshold)
+    if sample_weight is None:
+        return pq.mean()
+    codes, uniques = check_qid(qid, scores.shape[0])
+    weights = query_weights(sample_weight, codes, uniques)
+    weight_of = dict(zip(uniques.tolist(), cast(np.ndarray, weights).tolist()))
+    w = np.array([weight_of[q] for q in pq.qids.tolist()], dtype=np.float64)
+    total = float(np.sum(w))
+    return float(np.dot(w, pq.values) / total) if total > 0 else float("nan")
 
 
 class SkippedQueriesWarning(UserWarning):
@@ -244,6 +263,7 @@ class SVMMap(BaseEstimator):
         qid: Any = None,
         *,
         group: Any = None,
+        sample_weight: Any = None,
         eval_set: Optional[Sequence[tuple]] = None,
         eval_group: Optional[Sequence[Any]] = None,
         eval_qid: Optional[Sequence[Any]] = None,
@@ -265,6 +285,16 @@ class SVMMap(BaseEstimator):
             are one query, the next ``group[1]`` rows the next, and so on (what PyTerrier's
             ``pt.ltr.apply_learned_model(..., form="ltr")`` passes). Give ``qid`` or
             ``group``, not both.
+        sample_weight : array-like of shape (n_documents,), optional
+            Per-query weights given per document, as in scikit-learn's ``fit(X, y,
+            sample_weight=...)``: every document of a query must carry the query's weight
+            s_q >= 0 (a query has one slack, so a weight can only scale the whole query). The
+            objective becomes 1/2 ||w||^2 + C/n sum_q s_q xi_q, with n still the number of
+            usable queries. Weights of 1 give exactly the unweighted model; an integer weight k
+            on one query trains the model of that query repeated k times at C (n + k - 1) / n;
+            a weight of 0 drops the query's constraint (it still counts in n, so this is the
+            model without the query at C (n - 1) / n). Queries that cannot train (no relevant
+            or no non-relevant document) are skipped whatever their weight.
         eval_set : list of (X, y) tuples, optional
             Validation sets scored at every iteration; the metric goes to ``evals_result_``.
             It does not change the model.
@@ -287,6 +317,7 @@ class SVMMap(BaseEstimator):
         labels = check_labels(y, n_rows)
         qid = qid_of(qid, group, n_rows, "qid", "group")
         codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
+        weights = query_weights(sample_weight, codes, uniques)
         evals = self._eval_sets(eval_set, eval_group, eval_qid, eval_metric, n_features)
 
         on_iteration = self._iteration_callback(evals)
@@ -300,6 +331,7 @@ class SVMMap(BaseEstimator):
                     config,
                     on_iteration,
                     with_coef=evals is not None,
+                    query_weights=weights,
                     **self._solver_options,
                 )
             except BaseException:
@@ -490,18 +522,17 @@ class SVMMap(BaseEstimator):
             )
         return _core.predict(core_X, self.coef_, n_threads(self.n_jobs))
 
-    def score(self, X: Any, y: Any, qid: Any = None) -> float:
+    def score(self, X: Any, y: Any, qid: Any = None, sample_weight: Any = None) -> float:
         """Mean average precision of the predicted ranking (see ``svmmap.metrics``).
 
         Queries without a relevant document are skipped; ties in score are broken
-        pessimistically.
+        pessimistically. With ``sample_weight`` (per document, the same on every document of a
+        query, as in ``fit``), the mean over queries is weighted by the queries' weights.
         """
-        from .metrics import mean_average_precision
-
         if qid is None:
             check_qid(None, 0, required_by=f"{type(self).__name__}.score")
         scores = self.predict(X)
-        return mean_average_precision(y, scores, qid=qid, relevance_threshold=self.relevance_threshold)
+        return query_mean("map", y, scores, qid, sample_weight, self.relevance_threshold)
 
     def save(self, path: Any) -> None:
         """Write the fitted model as versioned JSON, atomically.

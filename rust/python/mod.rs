@@ -136,6 +136,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MODEL_FORMAT_VERSION", crate::model::FORMAT_VERSION)?;
     m.add_function(wrap_pyfunction!(training::fit, m)?)?;
     m.add_function(wrap_pyfunction!(binning::bin_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(training::fit_path, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::predict, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::oracle_argmax, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::structured_hinge, m)?)?;

@@ -72,9 +72,10 @@ pub(super) fn progress_hook<'a>(
     }
 }
 
-/// Trains a linear ranker with the given configuration. Returns (coef, FitSummary).
+/// Trains a linear ranker with the given configuration, with optional per-query weights
+/// (`query_weights[code]`, see `RankingProblem::set_weights`). Returns (coef, FitSummary).
 #[pyfunction]
-#[pyo3(signature = (x, y, qid_codes, n_queries, config, callback=None, with_coef=false, method="ocas"))]
+#[pyo3(signature = (x, y, qid_codes, n_queries, config, callback=None, with_coef=false, method="ocas", query_weights=None))]
 // A Python signature: the arguments are the keyword arguments the callers pass.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn fit<'py>(
@@ -87,10 +88,15 @@ pub(super) fn fit<'py>(
     callback: Option<Py<PyAny>>,
     with_coef: bool,
     method: &str,
+    query_weights: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary)> {
     let x = Matrix::extract(x)?;
     let labels = slice(&y, "y")?;
     let groups = groups(&qid_codes, n_queries)?;
+    let weights = match &query_weights {
+        Some(a) => Some(slice(a, "query_weights")?),
+        None => None,
+    };
     let oracles = config.oracles().map_err(to_py)?;
     // The cutting-plane method is an internal switch (benchmarks/solver.py times the plain one).
     let mut options = config.options.clone();
@@ -109,19 +115,87 @@ pub(super) fn fit<'py>(
         oracle::check_query_lens(&refs, &groups)?;
         crate::memory::check_working_set(m.n_cols(), refs.len())?;
         with_threads(n_threads, || {
-            solver::train(m, labels, &groups, &refs, opts, &mut on_iteration)
+            solver::train_path(
+                m,
+                labels,
+                &groups,
+                weights,
+                &refs,
+                opts,
+                &[opts.c],
+                false,
+                &mut on_iteration,
+            )
         })?
     });
     let (w, s) = match result {
-        Ok(v) => v,
+        Ok(mut v) => v.pop().expect("one C was given"),
         Err(e) => return Err(callback_error.take().unwrap_or(e)),
     };
+    Ok((PyArray1::from_vec(py, w), fit_summary(py, &s)?))
+}
+
+fn fit_summary(py: Python<'_>, s: &solver::Summary) -> PyResult<FitSummary> {
     let counts = QueryCounts {
         usable: s.n_queries,
         no_relevant: s.n_skipped_no_relevant,
         all_relevant: s.n_skipped_all_relevant,
     };
-    Ok((PyArray1::from_vec(py, w), FitSummary::new(py, &s, counts)?))
+    FitSummary::new(py, s, counts)
+}
+
+/// Trains one model per C of `cs`, in the order given, on one problem prepared once; with
+/// `warm`, each C starts from the final working set and iterate of the C before it (see
+/// `solver::WarmStart`). `config`'s own C is not used. Returns [(coef, FitSummary)], one per C.
+#[pyfunction]
+#[pyo3(signature = (x, y, qid_codes, n_queries, config, cs, warm=true, query_weights=None))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn fit_path<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: PyReadonlyArray1<'py, f64>,
+    qid_codes: PyReadonlyArray1<'py, i64>,
+    n_queries: usize,
+    config: PyRef<'py, TrainConfig>,
+    cs: Vec<f64>,
+    warm: bool,
+    query_weights: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let x = Matrix::extract(x)?;
+    let labels = slice(&y, "y")?;
+    let groups = groups(&qid_codes, n_queries)?;
+    let weights = match &query_weights {
+        Some(a) => Some(slice(a, "query_weights")?),
+        None => None,
+    };
+    let oracles = config.oracles().map_err(to_py)?;
+    let (opts, n_threads) = (&config.options, config.n_threads);
+    let mut no_error: Option<PyErr> = None;
+    let path = x.run(py, |m| {
+        let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
+        // The hook without a callback: Ctrl-C and the memory check only.
+        let mut on_iteration = progress_hook(&None, &mut no_error, m.n_cols(), refs.len(), false);
+        oracle::check_query_lens(&refs, &groups)?;
+        crate::memory::check_working_set(m.n_cols(), refs.len())?;
+        with_threads(n_threads, || {
+            solver::train_path(
+                m,
+                labels,
+                &groups,
+                weights,
+                &refs,
+                opts,
+                &cs,
+                warm,
+                &mut on_iteration,
+            )
+        })?
+    })?;
+    let out = PyList::empty(py);
+    for (w, s) in path {
+        out.append((PyArray1::from_vec(py, w), fit_summary(py, &s)?))?;
+    }
+    Ok(out)
 }
 
 /// The query counts of a data set (which queries can contribute to training).

@@ -58,6 +58,19 @@ impl WorkingSet {
         }
     }
 
+    /// A working set holding `cuts` with the dual variables `alpha` (one per cut, each group's
+    /// sum within its cap), e.g. the final state of a solve at another C rescaled to `caps`.
+    pub fn with_cuts(dim: usize, caps: Vec<f64>, cuts: Vec<Cut>, alpha: Vec<f64>) -> Self {
+        debug_assert_eq!(cuts.len(), alpha.len());
+        let mut ws = WorkingSet::new(dim, caps);
+        for cut in cuts {
+            ws.add(cut);
+        }
+        ws.alpha = alpha;
+        ws.refresh_ga();
+        ws
+    }
+
     pub fn len(&self) -> usize {
         self.cuts.len()
     }

@@ -6,6 +6,6 @@ pub mod cutting_plane;
 pub mod dual_qp;
 
 pub use cutting_plane::{
-    solve, train, Control, CutSource, IterationRecord, Method, Options, QueryCounts, QueryCuts,
-    RankingProblem, StopReason, Summary,
+    solve, solve_from, train, train_path, Control, CutSource, IterationRecord, Method, Options,
+    QueryCounts, QueryCuts, RankingProblem, StopReason, Summary, WarmStart,
 };

@@ -1,0 +1,410 @@
+"""Choosing C: :class:`SVMMapCV` fits a path of C values per split, each C warm-started from
+the one before, and keeps the C with the best validation score."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from . import _core
+from ._selection import Selection, choose_C
+from ._typing import Slack
+from ._validation import (
+    check_labels,
+    check_matrix,
+    check_qid,
+    check_weight_memory,
+    feature_names_of,
+    n_threads,
+    qid_of,
+    query_weights,
+)
+from .estimator import _DEFAULTS, SVMMap, query_mean
+
+__all__ = ["SVMMapCV", "DEFAULT_CS"]
+
+#: The C grid of ``SVMMapCV``: six decades around SVM^map's usual C (C multiplies the mean
+#: loss over queries, so values far above 1000 only matter for unscaled features).
+DEFAULT_CS = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+
+
+def _take_rows(core_X: Any, rows: np.ndarray) -> Any:
+    """The rows ``rows`` of a matrix in the core's form (a dense array, a CSR tuple or the bin
+    codes of a BinnedMatrix with its thresholds), in the same form."""
+    if isinstance(core_X, np.ndarray):
+        return np.ascontiguousarray(core_X[rows])
+    if len(core_X) == 4:
+        # Bin codes: one row of codes per document; the thresholds are shared.
+        codes, values, offsets, missing = core_X
+        return np.ascontiguousarray(codes[rows]), values, offsets, missing
+    data, indices, indptr, _, n_cols = core_X
+    starts, ends = indptr[rows], indptr[rows + 1]
+    lengths = ends - starts
+    new_indptr = np.zeros(rows.shape[0] + 1, dtype=indptr.dtype)
+    np.cumsum(lengths, out=new_indptr[1:])
+    # The positions of the kept rows' entries, in row order.
+    take = np.repeat(starts - new_indptr[:-1], lengths) + np.arange(int(new_indptr[-1]), dtype=indptr.dtype)
+    return (
+        np.ascontiguousarray(data[take]),
+        np.ascontiguousarray(indices[take]),
+        new_indptr,
+        int(rows.shape[0]),
+        n_cols,
+    )
+
+
+class SVMMapCV(BaseEstimator):
+    """:class:`~svmmap.SVMMap` with C chosen by query-grouped cross-validation or on a
+    validation set, fitting each split's C values as one warm-started path.
+
+    In each split, the C values are fitted from the smallest to the largest, each starting
+    from the previous one's final working set and iterate: the cutting planes of a solve at C
+    remain valid lower bounds of the risk at any other C and its dual variables, scaled by
+    C'/C, remain feasible, so the solve at C' stops on the same certificate as a cold fit
+    (duality gap at most ``C' * eps``) in fewer oracle passes. Each model on the path is thus
+    within the solver's tolerance of the independent fit at that C (see the guide page
+    "Choosing C" for the figures).
+
+    The chosen C is the smallest C whose mean validation score is within ``score_tolerance``
+    of the best mean score (with the default 0, the best score, ties going to the smaller C).
+    With ``refit=True`` an :class:`~svmmap.SVMMap` at that C is then fitted on all the
+    training data (a cold fit, so that ``best_estimator_`` is exactly
+    ``SVMMap(C=best_C_, ...).fit(X, y, qid=qid)``).
+
+    Parameters
+    ----------
+    Cs : sequence of float, default=(0.01, 0.1, 1, 10, 100, 1000)
+        The C values to try (finite, > 0, distinct; any order, fitted in ascending order).
+    cv : int, cross-validation splitter, iterable of (train, test) index arrays, or "validation", default=5
+        An integer k: k query-grouped folds (scikit-learn's ``GroupKFold`` on the query ids,
+        so no query is split between training and validation). A splitter: its
+        ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` and score on
+        the one ``eval_set`` given to ``fit``.
+    scoring : str, default="map"
+        The validation metric, a name of ``svmmap.metrics.evaluate`` ("map", "ndcg@10", ...),
+        averaged over the validation queries where it is defined (weighted by
+        ``sample_weight`` when given).
+    score_tolerance : float, default=0.0
+        Mean scores within this much of the best count as ties (see above).
+    warm_start : bool, default=True
+        Fit each split's C values as a warm-started path; False fits every C from scratch
+        (the same models up to the solver's tolerance, for comparison).
+    refit : bool, default=True
+        Fit the chosen C on all the training data (``best_estimator_``, ``coef_``,
+        ``predict`` and ``score``).
+    loss, slack, eps, max_iter, relevance_threshold, n_jobs
+        As in :class:`~svmmap.SVMMap`.
+
+    Attributes
+    ----------
+    best_C_ : float
+        The chosen C.
+    best_score_ : float
+        Its mean validation score.
+    cv_results_ : dict of ndarray
+        Per C (in ascending order), as scikit-learn's search estimators: "param_C",
+        "split{k}_test_score", "mean_test_score", "std_test_score", "rank_test_score",
+        "mean_fit_time" (seconds of the solver per split), "mean_n_iter" (iterations) and
+        "mean_n_evals" (oracle passes over the data), and "total_n_evals" over the splits.
+    n_splits_ : int
+        Number of splits.
+    best_estimator_ : SVMMap
+        The model refitted at ``best_C_`` (with ``refit=True``).
+    coef_ : ndarray of shape (n_features,)
+        ``best_estimator_.coef_``.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmmap import SVMMapCV
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.tile([1, 0, 0, 1, 0, 0], 10)
+    >>> X = rng.normal(size=(60, 3)) + np.outer(y, [1.0, 0.0, 0.0])
+    >>> qid = np.repeat(np.arange(10), 6)
+    >>> model = SVMMapCV(Cs=[0.1, 1.0, 10.0], cv=3).fit(X, y, qid=qid)
+    >>> model.best_C_ in (0.1, 1.0, 10.0)
+    True
+    """
+
+    def __init__(
+        self,
+        Cs: Sequence[float] = DEFAULT_CS,
+        *,
+        cv: Any = 5,
+        scoring: str = "map",
+        score_tolerance: float = 0.0,
+        warm_start: bool = True,
+        refit: bool = True,
+        loss: Union[str, Sequence[str]] = _DEFAULTS["loss"],
+        slack: Slack = _DEFAULTS["slack"],
+        eps: float = _DEFAULTS["eps"],
+        max_iter: int = _DEFAULTS["max_iter"],
+        relevance_threshold: float = _DEFAULTS["relevance_threshold"],
+        n_jobs: Optional[int] = _DEFAULTS["n_jobs"],
+    ) -> None:
+        self.Cs = Cs
+        self.cv = cv
+        self.scoring = scoring
+        self.score_tolerance = score_tolerance
+        self.warm_start = warm_start
+        self.refit = refit
+        self.loss = loss
+        self.slack = slack
+        self.eps = eps
+        self.max_iter = max_iter
+        self.relevance_threshold = relevance_threshold
+        self.n_jobs = n_jobs
+
+    def _estimator(self, C: float) -> SVMMap:
+        return SVMMap(
+            C=C,
+            loss=self.loss,
+            slack=self.slack,
+            eps=self.eps,
+            max_iter=self.max_iter,
+            relevance_threshold=self.relevance_threshold,
+            n_jobs=self.n_jobs,
+        )
+
+    def _check_params(self) -> List[float]:
+        """The C grid in ascending order; one-line errors for bad parameters."""
+        Cs = self.Cs
+        if isinstance(Cs, (str, bytes)) or not hasattr(Cs, "__iter__"):
+            raise ValueError(f"Cs must be a list of numbers > 0, got {Cs!r}")
+        values = list(Cs)
+        if not values:
+            raise ValueError("Cs must be a non-empty list of numbers > 0, got an empty list")
+        for c in values:
+            if isinstance(c, bool) or not isinstance(c, numbers.Real) or not (np.isfinite(c) and c > 0):
+                raise ValueError(f"Cs must hold finite numbers > 0, got {c!r}")
+        grid = sorted(float(c) for c in values)
+        for a, b in zip(grid, grid[1:]):
+            if a == b:
+                raise ValueError(f"Cs lists {a:g} twice")
+        tol = self.score_tolerance
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
+            raise ValueError(f"score_tolerance must be a finite number >= 0, got {tol!r}")
+        if not isinstance(self.scoring, str):
+            raise ValueError(f"scoring must be a metric name such as 'map' or 'ndcg@10', got {self.scoring!r}")
+        from .metrics import evaluate
+
+        # The metric name is checked on a one-query example before any training.
+        evaluate([1, 0], [1.0, 0.0], None, [self.scoring])
+        return grid
+
+    def _splits(
+        self, n_rows: int, labels: np.ndarray, codes: np.ndarray, validation: Optional[Tuple[Any, ...]]
+    ) -> List[Tuple[np.ndarray, Optional[np.ndarray]]]:
+        """(train rows, validation rows) per split; validation rows None: the eval_set."""
+        cv = self.cv
+        if isinstance(cv, str):
+            if cv != "validation":
+                raise ValueError(
+                    f'cv must be an integer >= 2, a splitter, a list of splits or "validation", got {cv!r}'
+                )
+            if validation is None:
+                raise ValueError('cv="validation" scores on the eval_set given to fit, which was not given')
+            return [(np.arange(n_rows), None)]
+        if validation is not None:
+            raise ValueError('eval_set is only used with cv="validation"')
+        if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+            k = int(cv)
+            if k < 2:
+                raise ValueError(f"cv must be at least 2 folds, got {k}")
+            n_queries = int(codes.max()) + 1
+            if k > n_queries:
+                raise ValueError(f"cv={k} folds need at least {k} queries, got {n_queries}")
+            from sklearn.model_selection import GroupKFold
+
+            cv = GroupKFold(n_splits=k)
+        if hasattr(cv, "split"):
+            pairs = cv.split(np.zeros((n_rows, 1)), labels, groups=codes)
+        elif hasattr(cv, "__iter__"):
+            pairs = cv
+        else:
+            raise ValueError(f'cv must be an integer >= 2, a splitter, a list of splits or "validation", got {cv!r}')
+        out: List[Tuple[np.ndarray, Optional[np.ndarray]]] = []
+        for train, test in pairs:
+            train, test = np.asarray(train, dtype=np.int64), np.asarray(test, dtype=np.int64)
+            if train.size == 0 or test.size == 0:
+                raise ValueError("every split of cv needs training and validation rows")
+            out.append((train, test))
+        if not out:
+            raise ValueError("cv gave no split")
+        return out
+
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        qid: Any = None,
+        *,
+        group: Any = None,
+        sample_weight: Any = None,
+        eval_set: Optional[Sequence[tuple]] = None,
+        eval_group: Optional[Sequence[Any]] = None,
+        eval_qid: Optional[Sequence[Any]] = None,
+    ) -> "SVMMapCV":
+        """Score every C of ``Cs`` on every split, choose C, and refit it on all of X.
+
+        Parameters
+        ----------
+        X, y, qid, group, sample_weight
+            As in :meth:`svmmap.SVMMap.fit` (``sample_weight`` per document, constant within
+            each query; it weights the training loss and the validation mean).
+        eval_set : list of one (X, y) tuple, optional
+            With ``cv="validation"``: the validation set, with its queries in ``eval_qid`` or
+            ``eval_group`` (as in :meth:`svmmap.SVMMap.fit`).
+
+        Returns
+        -------
+        self : SVMMapCV
+        """
+        grid = self._check_params()
+        config = self._estimator(grid[0])._config()
+        names = feature_names_of(X)
+        core_X, n_rows, n_features = check_matrix(X)
+        check_weight_memory(n_features)
+        labels = check_labels(y, n_rows)
+        qid = qid_of(qid, group, n_rows, "qid", "group")
+        codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
+        doc_weights = None
+        if sample_weight is not None:
+            query_weights(sample_weight, codes, uniques)  # checked once, with the query ids
+            doc_weights = np.asarray(sample_weight, dtype=np.float64)
+        validation = self._validation_set(eval_set, eval_group, eval_qid, n_features)
+        splits = self._splits(n_rows, labels, codes, validation)
+        threads = n_threads(self.n_jobs)
+
+        n_C = len(grid)
+        scores = np.empty((len(splits), n_C))
+        seconds = np.empty((len(splits), n_C))
+        iters = np.empty((len(splits), n_C), dtype=np.int64)
+        evals = np.empty((len(splits), n_C), dtype=np.int64)
+        for k, (train, test) in enumerate(splits):
+            train_codes, train_ids = check_qid(codes[train], train.size)
+            weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
+            path = _core.fit_path(
+                _take_rows(core_X, train),
+                labels[train],
+                train_codes,
+                len(train_ids),
+                config,
+                grid,
+                warm=bool(self.warm_start),
+                query_weights=weights,
+            )
+            if test is None:
+                assert validation is not None
+                v_X, v_y, v_qid = validation
+                v_weights = None
+            else:
+                v_X, v_y, v_qid = _take_rows(core_X, test), labels[test], codes[test]
+                v_weights = None if doc_weights is None else doc_weights[test]
+            for j, (coef, summary) in enumerate(path):
+                predicted = _core.predict(v_X, coef, threads)
+                scores[k, j] = query_mean(self.scoring, v_y, predicted, v_qid, v_weights, self.relevance_threshold)
+                seconds[k, j] = summary.history[-1]["seconds"]
+                iters[k, j] = summary.n_iter
+                evals[k, j] = summary.n_evals
+
+        mean = scores.mean(axis=0)
+        chosen: Selection[None] = choose_C(
+            grid, lambda C: (float(mean[grid.index(C)]), None), tolerance=float(self.score_tolerance)
+        )
+        results: Dict[str, np.ndarray] = {"param_C": np.array(grid)}
+        for k in range(len(splits)):
+            results[f"split{k}_test_score"] = scores[k]
+        results["mean_test_score"] = mean
+        results["std_test_score"] = scores.std(axis=0)
+        # Rank 1 is the best mean score (ties share the smaller rank), as in scikit-learn.
+        results["rank_test_score"] = np.array([1 + int(np.sum(mean > m)) for m in mean], dtype=np.int64)
+        results["mean_fit_time"] = seconds.mean(axis=0)
+        results["mean_n_iter"] = iters.mean(axis=0)
+        results["mean_n_evals"] = evals.mean(axis=0)
+        results["total_n_evals"] = evals.sum(axis=0)
+        self.cv_results_ = results
+        self.best_C_ = chosen.C
+        self.best_score_ = chosen.score
+        self.n_splits_ = len(splits)
+        self.n_features_in_ = n_features
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        if self.refit:
+            self.best_estimator_ = self._estimator(chosen.C).fit(X, y, qid=qid, sample_weight=sample_weight)
+            self.coef_ = self.best_estimator_.coef_
+        else:
+            for name in ("best_estimator_", "coef_"):
+                if hasattr(self, name):
+                    delattr(self, name)
+        return self
+
+    def _validation_set(
+        self,
+        eval_set: Optional[Sequence[tuple]],
+        eval_group: Optional[Sequence[Any]],
+        eval_qid: Optional[Sequence[Any]],
+        n_features: int,
+    ) -> Optional[Tuple[Any, np.ndarray, np.ndarray]]:
+        """The one validation set of cv="validation" as (core X, labels, query codes)."""
+        if eval_set is None:
+            if eval_group is not None or eval_qid is not None:
+                raise ValueError("eval_group and eval_qid describe eval_set, which was not given")
+            return None
+        if not isinstance(eval_set, (list, tuple)) or len(eval_set) != 1 or not isinstance(eval_set[0], (tuple, list)):
+            raise ValueError("SVMMapCV's eval_set must be a list of one (X, y) tuple, e.g. eval_set=[(X_val, y_val)]")
+        if (eval_group is None) == (eval_qid is None):
+            raise ValueError("eval_set needs its queries: give eval_group (query sizes) or eval_qid, not both")
+        grouping = eval_group if eval_group is not None else eval_qid
+        if grouping is None or len(grouping) != 1:
+            raise ValueError("give the queries of the one eval_set as a list of one array")
+        pair = eval_set[0]
+        if len(pair) != 2:
+            raise ValueError("eval_set[0] must be an (X, y) tuple")
+        v_core, v_rows, v_features = check_matrix(pair[0], name="eval_set[0] X")
+        if v_features != n_features:
+            raise ValueError(f"eval_set[0] has {v_features} features, but X has {n_features}")
+        v_y = check_labels(pair[1], v_rows, name="eval_set[0] y")
+        if eval_group is not None:
+            v_qid = qid_of(None, eval_group[0], v_rows, "eval_qid[0]", "eval_group[0]")
+        else:
+            v_qid = qid_of(grouping[0], None, v_rows, "eval_qid[0]", "eval_group[0]")
+        v_codes, _ = check_qid(v_qid, v_rows, required_by="eval_set[0]")
+        return v_core, v_y, v_codes
+
+    def _fitted(self) -> SVMMap:
+        if not hasattr(self, "best_estimator_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(
+                f"This {type(self).__name__} instance has no refitted model; call fit(X, y, qid=...) with refit=True first"
+            )
+        return self.best_estimator_
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Scores of ``best_estimator_`` (see :meth:`svmmap.SVMMap.predict`)."""
+        return self._fitted().predict(X)
+
+    def score(self, X: Any, y: Any, qid: Any = None, sample_weight: Any = None) -> float:
+        """``scoring`` of ``best_estimator_``'s ranking, averaged over queries as in ``fit``."""
+        model = self._fitted()
+        if qid is None:
+            check_qid(None, 0, required_by=f"{type(self).__name__}.score")
+        scores = model.predict(X)
+        return query_mean(self.scoring, y, scores, qid, sample_weight, self.relevance_threshold)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.sparse = True
+        return tags
+
+    def _more_tags(self) -> dict:
+        return {"requires_y": True}
