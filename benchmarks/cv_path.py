@@ -3,6 +3,7 @@
     python benchmarks/cv_path.py                   # MQ2008 Fold 1, normalized and raw scale
     python benchmarks/cv_path.py --folds 1,2,3,4,5 --repeat 3
     python benchmarks/cv_path.py --eps 1e-4         # a tighter certificate
+    python benchmarks/cv_path.py --path             # one path on all of train.txt, per C
 
 For each MQ2008 training fold (train.txt; Fold 1 has 471 queries, 9,630 documents and 46
 features), C in {0.01, 0.1, 1, 10, 100, 1000} is chosen by 5-fold query-grouped
@@ -82,13 +83,42 @@ def chosen(means, tolerance):
     return choose_C(CS, lambda C: (float(means[CS.index(C)]), None), tolerance=tolerance).C
 
 
+def path(fold: int, eps: float) -> None:
+    """Iterations and oracle passes per C of one path on all of the fold's train.txt, warm
+    started and cold, with the objectives' difference against C * eps."""
+    from svmmap import _core
+    from svmmap._validation import check_matrix, check_qid
+
+    X, y, qid = load_mq2008(fold, "train")
+    factors = 10 ** np.random.default_rng(0).uniform(-2, 3, X.shape[1])
+    codes, uniques = check_qid(qid, len(y))
+    config = _core.TrainConfig(eps=eps)
+    for scale, data in (("normalized", X), ("raw scale", X * factors)):
+        core, _, _ = check_matrix(data)
+        runs = {w: _core.fit_path(core, y, codes, len(uniques), config, CS, warm=w) for w in (False, True)}
+        print(f"Fold{fold} {scale}: C, then (iterations, passes) cold and warm, |P_warm - P_cold| / (C eps)")
+        for i, C in enumerate(CS):
+            (_, cold), (_, warm) = runs[False][i], runs[True][i]
+            diff = abs(warm.primal - cold.primal) / (C * eps)
+            print(
+                f"  C={C:<7g} cold ({cold.n_iter:3d}, {cold.n_evals:3d})  warm ({warm.n_iter:3d}, {warm.n_evals:3d})  {diff:.2f}"
+            )
+        total = [sum(s.n_evals for _, s in runs[w]) for w in (False, True)]
+        print(f"  passes: cold {total[0]}, warm {total[1]} ({total[1] / total[0]:.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folds", default="1", help="comma-separated MQ2008 folds (default 1)")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many timings (default 3)")
     parser.add_argument("--eps", type=float, default=1e-3, help="the solver's tolerance (default 1e-3)")
+    parser.add_argument("--path", action="store_true", help="only one path per fold on all of train.txt")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.path:
+        for fold in [int(f) for f in args.folds.split(",")]:
+            path(fold, args.eps)
+        return
     factors = 10 ** np.random.default_rng(0).uniform(-2, 3, 46)
     print(f"C grid {CS}, 5 query-grouped splits, eps={args.eps:g}, best of {args.repeat}")
     header = (

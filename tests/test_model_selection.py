@@ -345,3 +345,11 @@ def test_skipped_queries_ignore_their_weight():
         a = SVMMap(C=1.0).fit(X, y, qid=qid)
         b = SVMMap(C=1.0).fit(X, y, qid=qid, sample_weight=[1, 1, 7, 7])
     np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_path_does_not_depend_on_the_thread_count(small):
+    X, y, qid = small
+    one = SVMMapCV(Cs=GRID, cv=3, n_jobs=1, refit=False).fit(X, y, qid=qid)
+    two = SVMMapCV(Cs=GRID, cv=3, n_jobs=2, refit=False).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(one.cv_results_["mean_test_score"], two.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(one.cv_results_["total_n_evals"], two.cv_results_["total_n_evals"])

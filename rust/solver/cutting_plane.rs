@@ -599,11 +599,13 @@ pub fn solve(
 ///
 /// Why the iterate matters. With the cuts alone, the first iterate is the optimum of the old
 /// cuts' model at C', which overshoots where the model is flat; OCAS then starts its
-/// stabilization from there (on MQ2008 Fold 1, seeding only the cuts took more iterations at
-/// C = 100 than a cold start, 137 against 70). Starting w_b at the previous optimum keeps the
-/// stabilization centre where the risk is known, and the first proposal w_c is judged
-/// against it: over C = 0.01 ... 1000 on the same fold, 98 oracle passes instead of 169, and
-/// 242 instead of 759 with the columns rescaled as in benchmarks/solver.py. Every cut is
+/// stabilization from there. Starting w_b at the previous optimum keeps the stabilization
+/// centre where the risk is known, and the first proposal w_c is judged against it. On
+/// MQ2008 Fold 1 over C = 0.01, 0.1, ..., 1000 (each C from the one before): 98 oracle passes
+/// instead of 169 for cold starts (benchmarks/cv_path.py --path), where seeding the cuts
+/// alone took 128 when this was developed (and 31 iterations
+/// at C = 100, more than the cold start's 20); with the columns rescaled as in
+/// benchmarks/solver.py, 242 passes instead of 759, and 384 with the cuts alone. Every cut is
 /// handed on, the inactive ones too: keeping only the active cuts made the QPs smaller but
 /// took about 20% more passes (benchmarks/cv_path.py).
 #[derive(Debug, Clone)]
