@@ -67,10 +67,30 @@ def test_cold_path_chooses_exactly_as_independent_fits(small):
     np.testing.assert_array_equal(cold.predict(X), refit.predict(X))
 
 
+def test_confirmed_path_chooses_the_C_of_independent_fits(small):
+    # The C values within confirm_tolerance of the best on the warm path are refitted cold, so
+    # their scores are the independent loop's exactly and the choice among them is the loop's.
+    X, y, qid = small
+    splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
+    loop = independent_choice(X, y, qid, splits, GRID)
+    for tolerance in (0.02, 0.05):
+        cv = SVMMapCV(Cs=GRID, cv=splits, confirm_tolerance=tolerance, refit=False).fit(X, y, qid=qid)
+        r = cv.cv_results_
+        assert r["confirmed"].sum() >= 2
+        for C, confirmed, score in zip(GRID, r["confirmed"], r["mean_test_score"]):
+            if confirmed:
+                assert score == loop.scores[C]
+        assert cv.best_C_ == loop.C and cv.best_score_ == loop.score
+        assert np.all(r["total_n_evals"] == r["mean_n_evals"] * len(splits) + r["cold_n_evals"])
+    # Only one C close to the best: it is chosen without a refit.
+    lone = SVMMapCV(Cs=[0.01, 100.0], cv=splits, refit=False).fit(X, y, qid=qid)
+    assert not lone.cv_results_["confirmed"].any() and lone.best_C_ == 100.0
+
+
 def test_warm_path_chooses_the_C_of_independent_fits(small):
     X, y, qid = small
     splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
-    warm = SVMMapCV(Cs=GRID, cv=splits).fit(X, y, qid=qid)
+    warm = SVMMapCV(Cs=GRID, cv=splits, confirm_tolerance=None).fit(X, y, qid=qid)
     cold = SVMMapCV(Cs=GRID, cv=splits, warm_start=False, refit=False).fit(X, y, qid=qid)
     # Warm-started models are within the solver's tolerance of the independent ones, so
     # their validation MAP differs by the noise of eps-optimal models (up to about 0.015 here
@@ -83,7 +103,9 @@ def test_warm_path_chooses_the_C_of_independent_fits(small):
     # 100 against C = 0.01 (MAP 0.648 against 0.627 on these splits).
     clear = [0.01, 100.0]
     loop = independent_choice(X, y, qid, splits, clear)
-    assert SVMMapCV(Cs=clear, cv=splits, refit=False).fit(X, y, qid=qid).best_C_ == loop.C == 100.0
+    assert (
+        SVMMapCV(Cs=clear, cv=splits, refit=False, confirm_tolerance=None).fit(X, y, qid=qid).best_C_ == loop.C == 100.0
+    )
     # With a tolerance wider than every difference, both rules take the smallest C.
     loop = independent_choice(X, y, qid, splits, GRID, tolerance=1.0)
     assert SVMMapCV(Cs=GRID, cv=splits, score_tolerance=1.0, refit=False).fit(X, y, qid=qid).best_C_ == loop.C
