@@ -356,7 +356,7 @@ class SVMMapCV(BaseEstimator):
                 confirmed[close] = True
                 for k in range(len(splits)):
                     (tX, ty, tcodes, tn, tconfig, tweights), vdata = split_data(k)
-                    for j in close:
+                    for j in close.tolist():
                         # A path of one C without warm start is exactly SVMMap(C).fit.
                         ((coef, summary),) = _core.fit_path(
                             tX, ty, tcodes, tn, tconfig, [grid[j]], warm=False, query_weights=tweights
