@@ -257,6 +257,65 @@ fn check_shape<T>(x: &[T], n_rows: usize, n_cols: usize) -> Result<()> {
     Ok(())
 }
 
+/// The bits of a non-NaN float as an unsigned integer of the same order (-0.0 before 0.0, as
+/// f64::total_cmp orders them): the sign bit is flipped for positive values and every bit for
+/// negative ones.
+#[inline]
+fn order_key(v: f64) -> u64 {
+    let b = v.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
+    }
+}
+
+#[inline]
+fn from_order_key(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
+/// Sorts integer keys by least-significant-digit radix sort, 11 bits per pass. A pass whose
+/// digit is the same for every key is skipped, so keys converted from f32 (whose 29 lowest
+/// mantissa bits are zero) or of a narrow range need few passes. Linear time, where a
+/// comparison sort of the millions of values of a large training set's column costs
+/// n log n comparisons.
+fn radix_sort(keys: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+    const BITS: u32 = 11;
+    const BUCKETS: usize = 1 << BITS;
+    let n = keys.len();
+    if n < 256 {
+        keys.sort_unstable();
+        return;
+    }
+    scratch.clear();
+    scratch.resize(n, 0);
+    let other = scratch;
+    let mut shift = 0;
+    while shift < 64 {
+        let digit = |k: u64| ((k >> shift) as usize) & (BUCKETS - 1);
+        let mut counts = vec![0usize; BUCKETS];
+        for &k in keys.iter() {
+            counts[digit(k)] += 1;
+        }
+        if counts[digit(keys[0])] != n {
+            let mut at = 0;
+            for c in counts.iter_mut() {
+                let here = *c;
+                *c = at;
+                at += here;
+            }
+            for &k in keys.iter() {
+                let d = digit(k);
+                other[counts[d]] = k;
+                counts[d] += 1;
+            }
+            std::mem::swap(keys, other);
+        }
+        shift += BITS;
+    }
+}
+
 /// Fits the thresholds of every column of a dense row-major matrix (NaN values, allowed only
 /// with `Missing::Indicator`, are left out of the fit). Columns are fitted in parallel.
 pub fn fit<T: Scalar>(
@@ -286,19 +345,30 @@ pub fn fit<T: Scalar>(
             )
         },
     )?;
+    // Each worker reuses its buffers from column to column: allocating them per column made
+    // the allocator keep the freed buffers of every thread resident (measured: 150 MB more peak
+    // memory on 235,000 rows) and fault fresh pages in again.
     let per_feature: Vec<Vec<f64>> = (0..n_cols)
         .into_par_iter()
-        .map(|j| {
-            if crate::cancel::requested() {
-                return Vec::new();
-            }
-            let mut col: Vec<f64> = (0..n_rows)
-                .map(|i| x[i * n_cols + j].to_f64())
-                .filter(|v| !v.is_nan())
-                .collect();
-            col.sort_unstable_by(f64::total_cmp);
-            fit_sorted(&col, n_thresholds, strategy)
-        })
+        .map_init(
+            || (Vec::new(), Vec::new(), Vec::new()),
+            |(keys, scratch, col), j| {
+                if crate::cancel::requested() {
+                    return Vec::new();
+                }
+                keys.clear();
+                keys.extend(
+                    (0..n_rows)
+                        .map(|i| x[i * n_cols + j].to_f64())
+                        .filter(|v| !v.is_nan())
+                        .map(order_key),
+                );
+                radix_sort(keys, scratch);
+                col.clear();
+                col.extend(keys.iter().map(|&k| from_order_key(k)));
+                fit_sorted(col, n_thresholds, strategy)
+            },
+        )
         .collect();
     crate::cancel::check()?;
     let mut offsets = Vec::with_capacity(n_cols + 1);
@@ -668,6 +738,30 @@ mod tests {
                 }
             }
             assert_eq!(&out.indices[lo..hi], &expect[..], "row {i}");
+        }
+    }
+
+    #[test]
+    fn radix_sort_orders_floats_as_total_cmp() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for n in [0usize, 1, 255, 256, 5000] {
+            let mut v: Vec<f64> = (0..n)
+                .map(|i| match i % 7 {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => rng.random_range(-3..3) as f64,
+                    3 => f64::from(rng.random_range(-1.0f32..1.0)),
+                    4 => f64::MAX * if i % 2 == 0 { 1.0 } else { -1.0 },
+                    _ => rng.random_range(-1e300..1e300) * 1e-290,
+                })
+                .collect();
+            let mut keys: Vec<u64> = v.iter().map(|&x| order_key(x)).collect();
+            radix_sort(&mut keys, &mut Vec::new());
+            let sorted: Vec<f64> = keys.into_iter().map(from_order_key).collect();
+            v.sort_unstable_by(f64::total_cmp);
+            let bits = |a: &[f64]| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&sorted), bits(&v), "n = {n}");
         }
     }
 
