@@ -281,38 +281,41 @@ fn from_order_key(k: u64) -> f64 {
 /// comparison sort of the millions of values of a large training set's column costs
 /// n log n comparisons.
 fn radix_sort(keys: &mut Vec<u64>, scratch: &mut Vec<u64>) {
-    const BITS: u32 = 11;
+    const BITS: usize = 11;
     const BUCKETS: usize = 1 << BITS;
+    const DIGITS: usize = 64_usize.div_ceil(BITS);
     let n = keys.len();
     if n < 256 {
         keys.sort_unstable();
         return;
     }
+    // The counts of every digit in one read of the keys.
+    let mut counts = vec![[0usize; BUCKETS]; DIGITS];
+    for &k in keys.iter() {
+        for (d, c) in counts.iter_mut().enumerate() {
+            c[((k >> (d * BITS)) as usize) & (BUCKETS - 1)] += 1;
+        }
+    }
     scratch.clear();
     scratch.resize(n, 0);
     let other = scratch;
-    let mut shift = 0;
-    while shift < 64 {
-        let digit = |k: u64| ((k >> shift) as usize) & (BUCKETS - 1);
-        let mut counts = vec![0usize; BUCKETS];
+    for (d, c) in counts.iter_mut().enumerate() {
+        let shift = d * BITS;
+        if c[((keys[0] >> shift) as usize) & (BUCKETS - 1)] == n {
+            continue;
+        }
+        let mut at = 0;
+        for slot in c.iter_mut() {
+            let here = *slot;
+            *slot = at;
+            at += here;
+        }
         for &k in keys.iter() {
-            counts[digit(k)] += 1;
+            let b = ((k >> shift) as usize) & (BUCKETS - 1);
+            other[c[b]] = k;
+            c[b] += 1;
         }
-        if counts[digit(keys[0])] != n {
-            let mut at = 0;
-            for c in counts.iter_mut() {
-                let here = *c;
-                *c = at;
-                at += here;
-            }
-            for &k in keys.iter() {
-                let d = digit(k);
-                other[counts[d]] = k;
-                counts[d] += 1;
-            }
-            std::mem::swap(keys, other);
-        }
-        shift += BITS;
+        std::mem::swap(keys, other);
     }
 }
 
