@@ -52,7 +52,7 @@ def main() -> None:
 
     X, _, _, _ = load_mq2008_docs()
     X = np.ascontiguousarray(np.vstack([X] * 4))  # 60,844 documents x 46 features
-    binner = Binner(n_thresholds=args.thresholds, n_jobs=args.n_jobs).fit(X)
+    binner = Binner(n_thresholds=args.thresholds, n_jobs=args.n_jobs, output="indicators").fit(X)
     ours = binner.transform(X)
     ref = numpy_transform(X, binner.thresholds_)
     assert (ours != ref).nnz == 0, "the transforms differ"

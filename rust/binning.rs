@@ -257,6 +257,106 @@ fn check_shape<T>(x: &[T], n_rows: usize, n_cols: usize) -> Result<()> {
     Ok(())
 }
 
+/// The bits of a non-NaN float as an unsigned integer of the same order (-0.0 before 0.0, as
+/// f64::total_cmp orders them): the sign bit is flipped for positive values and every bit for
+/// negative ones.
+#[inline]
+fn order_key(v: f64) -> u64 {
+    let b = v.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
+    }
+}
+
+#[inline]
+fn from_order_key(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
+/// The bits of a non-NaN f32 as an unsigned integer of the same order (see `order_key`).
+#[inline]
+fn order_key32(v: f32) -> u32 {
+    let b = v.to_bits();
+    if b >> 31 == 1 {
+        !b
+    } else {
+        b | (1 << 31)
+    }
+}
+
+#[inline]
+fn from_order_key32(k: u32) -> f32 {
+    f32::from_bits(if k >> 31 == 1 { k & !(1 << 31) } else { !k })
+}
+
+/// Unsigned keys for `radix_sort`.
+trait RadixKey: Copy + Ord + Default {
+    const BITS: usize;
+    fn digit(self, shift: usize, mask: usize) -> usize;
+}
+
+impl RadixKey for u32 {
+    const BITS: usize = 32;
+    #[inline(always)]
+    fn digit(self, shift: usize, mask: usize) -> usize {
+        ((self >> shift) as usize) & mask
+    }
+}
+
+impl RadixKey for u64 {
+    const BITS: usize = 64;
+    #[inline(always)]
+    fn digit(self, shift: usize, mask: usize) -> usize {
+        ((self >> shift) as usize) & mask
+    }
+}
+
+/// Sorts integer keys by least-significant-digit radix sort, 11 bits per pass. A pass whose
+/// digit is the same for every key is skipped, so keys of a narrow range need fewer passes.
+/// Linear time, where a comparison sort of the millions of values of a large training set's
+/// column costs n log n comparisons; f32 data is sorted as 32-bit keys (three passes over half
+/// the bytes of 64-bit ones).
+fn radix_sort<K: RadixKey>(keys: &mut Vec<K>, scratch: &mut Vec<K>) {
+    const BITS: usize = 11;
+    const BUCKETS: usize = 1 << BITS;
+    let digits = K::BITS.div_ceil(BITS);
+    let n = keys.len();
+    if n < 256 {
+        keys.sort_unstable();
+        return;
+    }
+    // The counts of every digit in one read of the keys.
+    let mut counts = vec![[0usize; BUCKETS]; digits];
+    for &k in keys.iter() {
+        for (d, c) in counts.iter_mut().enumerate() {
+            c[k.digit(d * BITS, BUCKETS - 1)] += 1;
+        }
+    }
+    scratch.clear();
+    scratch.resize(n, K::default());
+    let other = scratch;
+    for (d, c) in counts.iter_mut().enumerate() {
+        let shift = d * BITS;
+        if c[keys[0].digit(shift, BUCKETS - 1)] == n {
+            continue;
+        }
+        let mut at = 0;
+        for slot in c.iter_mut() {
+            let here = *slot;
+            *slot = at;
+            at += here;
+        }
+        for &k in keys.iter() {
+            let b = k.digit(shift, BUCKETS - 1);
+            other[c[b]] = k;
+            c[b] += 1;
+        }
+        std::mem::swap(keys, other);
+    }
+}
+
 /// Fits the thresholds of every column of a dense row-major matrix (NaN values, allowed only
 /// with `Missing::Indicator`, are left out of the fit). Columns are fitted in parallel.
 pub fn fit<T: Scalar>(
@@ -286,19 +386,37 @@ pub fn fit<T: Scalar>(
             )
         },
     )?;
+    // Each worker reuses its buffers from column to column: allocating them per column made
+    // the allocator keep the freed buffers of every thread resident (measured: 150 MB more peak
+    // memory on 235,000 rows) and fault fresh pages in again.
+    // f32 values are exact as f32 after `to_f64`, so they are sorted as 32-bit keys.
+    let is_f32 = std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>();
     let per_feature: Vec<Vec<f64>> = (0..n_cols)
         .into_par_iter()
-        .map(|j| {
-            if crate::cancel::requested() {
-                return Vec::new();
-            }
-            let mut col: Vec<f64> = (0..n_rows)
-                .map(|i| x[i * n_cols + j].to_f64())
-                .filter(|v| !v.is_nan())
-                .collect();
-            col.sort_unstable_by(f64::total_cmp);
-            fit_sorted(&col, n_thresholds, strategy)
-        })
+        .map_init(
+            || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+            |(keys, scratch, keys32, scratch32, col), j| {
+                if crate::cancel::requested() {
+                    return Vec::new();
+                }
+                let values = (0..n_rows)
+                    .map(|i| x[i * n_cols + j].to_f64())
+                    .filter(|v| !v.is_nan());
+                col.clear();
+                if is_f32 {
+                    keys32.clear();
+                    keys32.extend(values.map(|v| order_key32(v as f32)));
+                    radix_sort(keys32, scratch32);
+                    col.extend(keys32.iter().map(|&k| f64::from(from_order_key32(k))));
+                } else {
+                    keys.clear();
+                    keys.extend(values.map(order_key));
+                    radix_sort(keys, scratch);
+                    col.extend(keys.iter().map(|&k| from_order_key(k)));
+                }
+                fit_sorted(col, n_thresholds, strategy)
+            },
+        )
         .collect();
     crate::cancel::check()?;
     let mut offsets = Vec::with_capacity(n_cols + 1);
@@ -668,6 +786,37 @@ mod tests {
                 }
             }
             assert_eq!(&out.indices[lo..hi], &expect[..], "row {i}");
+        }
+    }
+
+    #[test]
+    fn radix_sort_orders_floats_as_total_cmp() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for n in [0usize, 1, 255, 256, 5000] {
+            let mut v: Vec<f64> = (0..n)
+                .map(|i| match i % 7 {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => rng.random_range(-3..3) as f64,
+                    3 => f64::from(rng.random_range(-1.0f32..1.0)),
+                    4 => f64::MAX * if i % 2 == 0 { 1.0 } else { -1.0 },
+                    _ => rng.random_range(-1e300..1e300) * 1e-290,
+                })
+                .collect();
+            let mut keys: Vec<u64> = v.iter().map(|&x| order_key(x)).collect();
+            radix_sort(&mut keys, &mut Vec::new());
+            let sorted: Vec<f64> = keys.into_iter().map(from_order_key).collect();
+            let mut v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+            let mut keys32: Vec<u32> = v32.iter().map(|&x| order_key32(x)).collect();
+            radix_sort(&mut keys32, &mut Vec::new());
+            let sorted32: Vec<f32> = keys32.into_iter().map(from_order_key32).collect();
+            v.sort_unstable_by(f64::total_cmp);
+            v32.sort_unstable_by(f32::total_cmp);
+            let bits = |a: &[f64]| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let bits32 = |a: &[f32]| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&sorted), bits(&v), "n = {n}");
+            assert_eq!(bits32(&sorted32), bits32(&v32), "n = {n}");
         }
     }
 

@@ -229,3 +229,27 @@ def test_sparse_input_to_the_binner_is_fine():
     X, _, _ = data(8, missing=False)
     b = Binner(n_thresholds=4).fit(X)
     np.testing.assert_array_equal(b.transform(sp.csr_matrix(X)).codes, b.transform(X).codes)
+
+
+def test_float32_input_gives_the_thresholds_of_its_float64_values():
+    # float32 columns are sorted as 32-bit keys and float64 ones as 64-bit keys: the same
+    # values must give the same thresholds and codes (ties, -0.0, a point mass, large rows).
+    rng = np.random.default_rng(9)
+    X = np.column_stack(
+        [
+            rng.standard_normal(5000),
+            rng.integers(-3, 3, 5000) * 0.5,
+            np.where(rng.random(5000) < 0.6, 0.0, rng.exponential(size=5000) * 1e20),
+            np.where(rng.random(5000) < 0.5, -0.0, 0.0),
+        ]
+    ).astype(np.float32)
+    a = Binner(n_thresholds=20).fit(X)
+    b = Binner(n_thresholds=20).fit(X.astype(np.float64))
+    for k1, k2 in zip(a.thresholds_, b.thresholds_):
+        np.testing.assert_array_equal(k1, k2)
+    # The thresholds are exact order statistics: each is a midpoint between neighbouring values.
+    col = np.sort(X[:, 0].astype(np.float64))
+    for t in a.thresholds_[0]:
+        i = np.searchsorted(col, t, side="right")
+        assert col[i - 1] <= t < col[i]
+    np.testing.assert_array_equal(a.transform(X).codes, b.transform(X.astype(np.float64)).codes)

@@ -273,8 +273,9 @@ class SVMMap(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or scipy.sparse matrix of shape (n_documents, n_features)
-            float32 and float64 C-ordered arrays and CSR matrices are used without a copy.
+        X : array-like, scipy.sparse matrix or svmmap.BinnedMatrix of shape (n_documents, n_features)
+            float32 and float64 C-ordered arrays, CSR matrices and the bin codes of a
+            BinnedMatrix (read as its indicator columns) are used without a copy.
             A pandas DataFrame's string column names are kept in ``feature_names_in_``.
         y : array-like of shape (n_documents,)
             Relevance labels (graded or -1/+1).

@@ -254,11 +254,24 @@ impl<C: Code> RowMatrix for BinnedView<'_, C> {
     }
     #[inline]
     fn row_score(&self, row: usize, _w: &[f64], table: &[f64]) -> f64 {
-        let mut acc = 0.0;
-        for (s, code) in self.layout.slots.iter().zip(self.row(row)) {
-            acc += table[s + code.to_usize()];
+        // Four accumulators (features j, j + 4, ...) added in a fixed order: independent
+        // chains of additions, where one chain would wait for every addition in turn.
+        const LANES: usize = 4;
+        let codes = self.row(row);
+        let slots = &self.layout.slots[..codes.len()];
+        let mut acc = [0.0f64; LANES];
+        let mut c = codes.chunks_exact(LANES);
+        let mut s = slots.chunks_exact(LANES);
+        for (cs, ss) in (&mut c).zip(&mut s) {
+            for l in 0..LANES {
+                acc[l] += table[ss[l] + cs[l].to_usize()];
+            }
         }
-        acc
+        let mut tail = 0.0;
+        for (code, slot) in c.remainder().iter().zip(s.remainder()) {
+            tail += table[slot + code.to_usize()];
+        }
+        ((acc[0] + acc[1]) + (acc[2] + acc[3])) + tail
     }
     fn acc_len(&self) -> usize {
         self.layout.slots[self.layout.n_features()]
