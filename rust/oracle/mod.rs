@@ -243,6 +243,19 @@ pub(crate) fn split_sorted(scores: &[f64], relevant: &[bool]) -> (Vec<usize>, Ve
     )
 }
 
+/// Sorts document indices by descending score, equal scores by index (the order of
+/// `split_sorted`), through the same (key, index) pairs.
+pub(crate) fn sort_descending(indices: &mut [usize], scores: &[f64]) {
+    let mut keyed: Vec<(u64, usize)> = indices
+        .iter()
+        .map(|&i| (descending_key(scores[i]), i))
+        .collect();
+    keyed.sort_unstable();
+    for (slot, (_, i)) in indices.iter_mut().zip(keyed) {
+        *slot = i;
+    }
+}
+
 /// A key whose ascending order is the descending order of `f64::total_cmp` (the same bit
 /// transformation: negative values have their magnitude bits flipped, then the sign bit is
 /// flipped so that the signed order becomes the unsigned one, then all bits are flipped).
@@ -297,6 +310,13 @@ mod tests {
             let (pos, neg) = split_sorted(&scores, &relevant);
             assert_eq!(pos, by_definition(&scores, &relevant, true), "case {case}");
             assert_eq!(neg, by_definition(&scores, &relevant, false), "case {case}");
+            let mut all: Vec<usize> = (0..n).rev().collect();
+            sort_descending(&mut all, &scores);
+            assert_eq!(
+                all,
+                by_definition(&scores, &vec![true; n], true),
+                "case {case}"
+            );
         }
     }
 }
