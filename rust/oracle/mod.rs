@@ -223,17 +223,100 @@ pub(crate) fn average_ties(sorted: &[usize], scores: &[f64], coef: &mut [f64]) {
 /// Indices of the relevant and of the non-relevant documents, each sorted by descending score.
 /// Equal scores keep index order, so the result never depends on the sort's internals.
 pub(crate) fn split_sorted(scores: &[f64], relevant: &[bool]) -> (Vec<usize>, Vec<usize>) {
-    let mut pos: Vec<usize> = Vec::new();
-    let mut neg: Vec<usize> = Vec::new();
-    for (i, &r) in relevant.iter().enumerate() {
+    // The sort compares (key, index) pairs held side by side rather than looking each score
+    // up through its index; descending_key orders scores as f64::total_cmp does, reversed,
+    // so the order (descending score, equal scores by index) is the same.
+    let mut pos: Vec<(u64, usize)> = Vec::new();
+    let mut neg: Vec<(u64, usize)> = Vec::new();
+    for (i, (&r, &s)) in relevant.iter().zip(scores).enumerate() {
         if r {
-            pos.push(i)
+            pos.push((descending_key(s), i))
         } else {
-            neg.push(i)
+            neg.push((descending_key(s), i))
         }
     }
-    let by_score = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b));
-    pos.sort_unstable_by(by_score);
-    neg.sort_unstable_by(by_score);
-    (pos, neg)
+    pos.sort_unstable();
+    neg.sort_unstable();
+    (
+        pos.into_iter().map(|(_, i)| i).collect(),
+        neg.into_iter().map(|(_, i)| i).collect(),
+    )
+}
+
+/// Sorts document indices by descending score, equal scores by index (the order of
+/// `split_sorted`), through the same (key, index) pairs.
+pub(crate) fn sort_descending(indices: &mut [usize], scores: &[f64]) {
+    let mut keyed: Vec<(u64, usize)> = indices
+        .iter()
+        .map(|&i| (descending_key(scores[i]), i))
+        .collect();
+    keyed.sort_unstable();
+    for (slot, (_, i)) in indices.iter_mut().zip(keyed) {
+        *slot = i;
+    }
+}
+
+/// A key whose ascending order is the descending order of `f64::total_cmp` (the same bit
+/// transformation: negative values have their magnitude bits flipped, then the sign bit is
+/// flipped so that the signed order becomes the unsigned one, then all bits are flipped).
+#[inline]
+pub(crate) fn descending_key(score: f64) -> u64 {
+    let bits = score.to_bits() as i64;
+    let ordered = bits ^ ((((bits >> 63) as u64) >> 1) as i64);
+    !((ordered as u64) ^ (1 << 63))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// The order split_sorted must give, by the definition: indices sorted with total_cmp on
+    /// descending scores, equal scores by index.
+    fn by_definition(scores: &[f64], relevant: &[bool], want: bool) -> Vec<usize> {
+        let mut idx: Vec<usize> = (0..scores.len()).filter(|&i| relevant[i] == want).collect();
+        idx.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        idx
+    }
+
+    #[test]
+    fn split_sorted_orders_as_total_cmp_with_ties_by_index() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        // Few distinct values, so that ties are frequent, and the values total_cmp orders
+        // specially: both zeros, infinities, NaNs of both signs, subnormals.
+        let special = [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MIN_POSITIVE / 4.0,
+            -f64::MIN_POSITIVE / 4.0,
+            f64::MAX,
+            f64::MIN,
+        ];
+        for case in 0..500 {
+            let n = rng.random_range(0..60);
+            let scores: Vec<f64> = (0..n)
+                .map(|_| match rng.random_range(0..4) {
+                    0 => special[rng.random_range(0..special.len())],
+                    1 => rng.random_range(-3..3) as f64,
+                    _ => rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-5..5)),
+                })
+                .collect();
+            let relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.4)).collect();
+            let (pos, neg) = split_sorted(&scores, &relevant);
+            assert_eq!(pos, by_definition(&scores, &relevant, true), "case {case}");
+            assert_eq!(neg, by_definition(&scores, &relevant, false), "case {case}");
+            let mut all: Vec<usize> = (0..n).rev().collect();
+            sort_descending(&mut all, &scores);
+            assert_eq!(
+                all,
+                by_definition(&scores, &vec![true; n], true),
+                "case {case}"
+            );
+        }
+    }
 }

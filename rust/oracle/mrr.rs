@@ -15,7 +15,7 @@
 //! the concave S(r) - r s_min, which is max(k, #{b : s_b > s_min}) (when at most N). The
 //! coefficients of deltaPsi = -phi_mrr(ybar) are r for g0 and -1 for each b above it.
 
-use super::{average_ties, Oracle};
+use super::{average_ties, sort_descending, Oracle};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MrrOracle {
@@ -45,7 +45,7 @@ impl Oracle for MrrOracle {
             }
         }
         let s_min = scores[g0];
-        neg.sort_unstable_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        sort_descending(&mut neg, scores);
         let n = neg.len();
         let k = self.cutoff.unwrap_or(usize::MAX);
         let delta = |r: usize| {

@@ -36,7 +36,7 @@
 //! equal counts, so the cut does not depend on the order in which they are listed
 //! (`average_ties` is applied all the same, as in every oracle).
 
-use super::{average_ties, Oracle};
+use super::{average_ties, sort_descending, Oracle};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PairwiseOracle {
@@ -133,7 +133,7 @@ impl PairwiseOracle {
             2.0 / m_pairs as f64
         };
         let mut order: Vec<usize> = (0..n).collect();
-        order.sort_unstable_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        sort_descending(&mut order, scores);
 
         // a_i: the j of lower level with s_i - s_j < m form a prefix of `order` that grows as
         // s_i falls.
