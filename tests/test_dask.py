@@ -163,6 +163,23 @@ def test_pairwise_on_mq2008_equals_single_machine(client, fold):
     assert_same_model(dist, local)
 
 
+def test_pairwise_counts_queries_without_a_label_zero_like_one_machine(client):
+    # A third of the queries have labels 1 and 2 only: no non-relevant document, so the binary
+    # rule skips them, but the graded pairwise loss uses them (two distinct labels), and
+    # SVMMap counts them in n. The partitions must count them too, or C/n and the cut differ.
+    rng = np.random.default_rng(0)
+    n_queries, per = 30, 10
+    X = rng.standard_normal((n_queries * per, 5))
+    qid = np.repeat(np.arange(n_queries), per)
+    y = rng.integers(0, 3, size=len(qid)).astype(float)
+    graded_only = qid < 10
+    y[graded_only] = rng.integers(1, 3, size=graded_only.sum())
+    local = svmmap.SVMMap(C=1.0, loss="pairwise").fit(X, y, qid=qid)
+    assert local.n_queries_ == 30
+    dist = svmmap.dask.SVMMap(C=1.0, loss="pairwise").fit(*as_dask_arrays(X, y, qid, 100))
+    assert_same_model(dist, local)
+
+
 def tied_missing_data(seed=0, n_rows=3000):
     """Columns that stress the threshold fit: many ties (a point mass at zero), few distinct
     values, a constant column, a continuous heavy-tailed one, NaN for missing values, negative

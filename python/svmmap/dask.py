@@ -51,7 +51,7 @@ def _aligned(a: Any) -> Any:
 class _Part:
     """One partition prepared on a worker: the arrays the core borrows, query codes, counts."""
 
-    def __init__(self, X: Any, y: Any, qid: Any, index: int, relevance_threshold: float) -> None:
+    def __init__(self, X: Any, y: Any, qid: Any, index: int, config: "_core.TrainConfig") -> None:
         try:
             core_X, n_rows, n_features = check_matrix(X)
             labels = check_labels(y, n_rows)
@@ -68,8 +68,12 @@ class _Part:
         self.uniques = uniques
         self.n_rows = n_rows
         self.n_features = n_features
-        # The core's rule of which queries can contribute to training.
-        self.counts = _core.problem_summary(self.labels, self.codes, len(uniques), float(relevance_threshold))
+        # The core's rule of which queries can contribute to training: with the losses of
+        # config, so that queries only a graded loss can use ("pairwise") count in n as they
+        # do on one machine.
+        self.counts = _core.problem_summary(
+            self.labels, self.codes, len(uniques), float(config.relevance_threshold), config
+        )
 
     def __setstate__(self, state: dict) -> None:
         # A partition that moves between workers is rebuilt from network frames too.
@@ -79,8 +83,8 @@ class _Part:
         self.codes = _aligned(self.codes)
 
 
-def _prepare(X: Any, y: Any, qid: Any, index: int, relevance_threshold: float) -> _Part:
-    return _Part(X, y, qid, index, relevance_threshold)
+def _prepare(X: Any, y: Any, qid: Any, index: int, config: "_core.TrainConfig") -> _Part:
+    return _Part(X, y, qid, index, config)
 
 
 def _part_summary(part: _Part) -> Tuple[np.ndarray, int, int, "_core.ProblemSummary"]:
@@ -521,9 +525,8 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             check_qid(None, 0, required_by="svmmap.dask.SVMMap.fit")
         client = self._get_client()
         x_blocks, y_blocks, q_blocks, names = _partitions(X, y, qid)
-        threshold = config.relevance_threshold
         tasks = [
-            delayed(_prepare, pure=False)(xb, yb, qb, i, threshold)
+            delayed(_prepare, pure=False)(xb, yb, qb, i, config)
             for i, (xb, yb, qb) in enumerate(zip(x_blocks, y_blocks, q_blocks))
         ]
         parts = client.compute(tasks)
@@ -540,7 +543,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             parts = [p for p, info in zip(parts, infos) if info[1] > 0]
             problem = _core.ProblemSummary.merge([info[3] for info in infos])
             n_queries_total = problem.total
-            problem.require_usable(threshold)
+            problem.require_usable(config.relevance_threshold)
             n_jobs = self.n_jobs
 
             def cut_source(w: np.ndarray) -> list:

@@ -198,13 +198,18 @@ pub(super) fn fit_path<'py>(
     Ok(out)
 }
 
-/// The query counts of a data set (which queries can contribute to training).
+/// The query counts of a data set (which queries can contribute to training). With `config`,
+/// a query without a relevant or without a non-relevant document counts as usable when one of
+/// its losses can use it (the graded "pairwise" loss uses any two distinct labels), as the
+/// training problem admits it; without, the binary rule alone.
 #[pyfunction]
+#[pyo3(signature = (y, qid_codes, n_queries, relevance_threshold, config=None))]
 pub(super) fn problem_summary(
     y: PyReadonlyArray1<'_, f64>,
     qid_codes: PyReadonlyArray1<'_, i64>,
     n_queries: usize,
     relevance_threshold: f64,
+    config: Option<PyRef<'_, TrainConfig>>,
 ) -> PyResult<ProblemSummary> {
     let labels = slice(&y, "y")?;
     let groups = groups(&qid_codes, n_queries)?;
@@ -215,14 +220,25 @@ pub(super) fn problem_summary(
             groups.n_rows()
         ))));
     }
+    let oracles = match &config {
+        Some(c) => c.oracles().map_err(to_py)?,
+        None => Vec::new(),
+    };
     let mut counts = QueryCounts::default();
     for q in 0..groups.n_queries() {
-        let relevant: Vec<bool> = groups
-            .rows(q)
+        let rows = groups.rows(q);
+        let relevant: Vec<bool> = rows
             .iter()
             .map(|&r| labels[r] > relevance_threshold)
             .collect();
-        counts.add(oracle::QueryKind::of(&relevant));
+        let mut kind = oracle::QueryKind::of(&relevant);
+        if kind != oracle::QueryKind::Usable && !oracles.is_empty() {
+            let query_labels: Vec<f64> = rows.iter().map(|&r| labels[r]).collect();
+            if oracles.iter().any(|o| o.usable(&query_labels, &relevant)) {
+                kind = oracle::QueryKind::Usable;
+            }
+        }
+        counts.add(kind);
     }
     Ok(ProblemSummary { counts })
 }
@@ -260,8 +276,10 @@ pub(super) fn cut_sums<'py>(
                 m.n_cols()
             )));
         }
-        let problem = RankingProblem::new(m, labels, &groups, threshold)?;
+        let mut problem = RankingProblem::new(m, labels, &groups, threshold)?;
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
+        // The queries that only a graded loss can use, as `train` admits them.
+        problem.admit(&refs);
         oracle::check_query_lens(&refs, &groups)?;
         let sums = with_threads(n_threads, || problem.cut_sums(w, &refs))?;
         Ok((sums, problem.counts))
