@@ -33,6 +33,7 @@ LOSSES = [
     "acc",
     "acc2",
     "dorm@10:depth=10",
+    "pairwise",
 ]
 COMBOS = [(["map", "ndcg@10", "mrr@10"], "separate"), (["map", "ndcg@10", "mrr@10"], "shared")]
 
