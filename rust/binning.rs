@@ -627,9 +627,13 @@ pub fn fit<T: Scalar>(
     // the workers in turn; each column's thresholds do not depend on which worker fits it.
     // f32 values are exact as f32 after `to_f64`, so they are ordered by 32-bit keys.
     let is_f32 = std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>();
+    // Smaller groups when there are few columns (run fusion's handful of runs), so that every
+    // thread gets one.
+    let threads = rayon::current_num_threads().max(1);
+    let group = n_cols.div_ceil(threads).clamp(1, COLUMN_GROUP);
     let groups: Vec<(usize, usize)> = (0..n_cols)
-        .step_by(COLUMN_GROUP)
-        .map(|j0| (j0, (j0 + COLUMN_GROUP).min(n_cols)))
+        .step_by(group)
+        .map(|j0| (j0, (j0 + group).min(n_cols)))
         .collect();
     let workers = rayon::current_num_threads().clamp(1, groups.len().max(1));
     let mut per_group: Vec<(usize, Vec<Vec<f64>>)> = (0..workers)
