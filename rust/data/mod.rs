@@ -132,11 +132,57 @@ impl<T: Scalar> RowMatrix for DenseView<'_, T> {
     }
     #[inline]
     fn row_dot(&self, row: usize, w: &[f64]) -> f64 {
+        #[cfg(target_arch = "x86_64")]
+        if simd::has_avx2() {
+            // SAFETY: the CPU supports AVX2 (checked at run time).
+            return unsafe { simd::dot_lanes_avx2(self.row(row), w) };
+        }
         dot_lanes(self.row(row), w)
     }
     #[inline]
     fn row_axpy(&self, row: usize, alpha: f64, out: &mut [f64]) {
+        #[cfg(target_arch = "x86_64")]
+        if simd::has_avx2() {
+            // SAFETY: the CPU supports AVX2 (checked at run time).
+            return unsafe { simd::axpy_lanes_avx2(alpha, self.row(row), out) };
+        }
         axpy_lanes(alpha, self.row(row), out)
+    }
+}
+
+/// Copies of the lane kernels compiled for AVX2, chosen at run time.
+///
+/// The wheel is built for baseline x86-64 (SSE2), so the portable kernels use 128-bit vectors.
+/// These are the very same source, inlined into functions compiled with AVX2 enabled, so that
+/// the compiler may use 256-bit vectors for the same lanes. FMA is deliberately not enabled:
+/// without it, and without licence to reassociate, every product is rounded and added in the
+/// same order as in the portable kernels, so results are bit-identical on every CPU.
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use super::{axpy_lanes, dot_lanes, Scalar};
+
+    /// Whether this CPU has AVX2 (the standard library caches the answer).
+    #[inline(always)]
+    pub(super) fn has_avx2() -> bool {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+
+    /// `dot_lanes` compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn dot_lanes_avx2<T: Scalar>(x: &[T], w: &[f64]) -> f64 {
+        dot_lanes(x, w)
+    }
+
+    /// `axpy_lanes` compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn axpy_lanes_avx2<T: Scalar>(alpha: f64, x: &[T], out: &mut [f64]) {
+        axpy_lanes(alpha, x, out)
     }
 }
 
@@ -384,6 +430,49 @@ mod tests {
             axpy_lanes(0.37, &x32, &mut out);
             for ((o, &v), &x) in out.iter().zip(&w).zip(&x32) {
                 assert_eq!(*o, v + 0.37 * x as f64);
+            }
+        }
+    }
+
+    /// The AVX2 copies must give the portable kernels' results bit for bit (a fused
+    /// multiply-add or another association would change the last bits of some of these sums,
+    /// whose terms span nine orders of magnitude and both signs).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_kernels_equal_the_portable_ones_bit_for_bit() {
+        if !simd::has_avx2() {
+            return;
+        }
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for n in (0usize..40).chain([46, 136, 137, 1001]) {
+            for _ in 0..20 {
+                let x64: Vec<f64> = (0..n)
+                    .map(|i| next() * 10f64.powi((i % 9) as i32 - 4))
+                    .collect();
+                let x32: Vec<f32> = x64.iter().map(|&v| v as f32).collect();
+                let w: Vec<f64> = (0..n).map(|_| next() * 1e3).collect();
+                // SAFETY: AVX2 was detected above.
+                let (a64, a32) = unsafe {
+                    (
+                        simd::dot_lanes_avx2(&x64, &w),
+                        simd::dot_lanes_avx2(&x32, &w),
+                    )
+                };
+                assert_eq!(a64.to_bits(), dot_lanes(&x64, &w).to_bits(), "n {n}");
+                assert_eq!(a32.to_bits(), dot_lanes(&x32, &w).to_bits(), "n {n}");
+                let alpha = next();
+                let (mut p, mut q) = (w.clone(), w.clone());
+                axpy_lanes(alpha, &x32, &mut p);
+                // SAFETY: as above.
+                unsafe { simd::axpy_lanes_avx2(alpha, &x32, &mut q) };
+                let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&p), bits(&q), "n {n}");
             }
         }
     }
