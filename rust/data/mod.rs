@@ -77,6 +77,14 @@ pub trait RowMatrix: Sync {
     fn row_accumulate(&self, row: usize, alpha: f64, acc: &mut [f64]) {
         self.row_axpy(row, alpha, acc)
     }
+    /// `row_accumulate(rows[k], alphas[k], acc)` for k = 0, 1, ... in this order (default: one
+    /// by one). A matrix may add several rows in one sweep of `acc`, but every entry must see
+    /// the same additions in the same order, so that the sums are bit for bit the same.
+    fn accumulate_rows(&self, rows: &[usize], alphas: &[f64], acc: &mut [f64]) {
+        for (&r, &a) in rows.iter().zip(alphas) {
+            self.row_accumulate(r, a, acc);
+        }
+    }
     /// The sum of alpha * x_row (length `n_cols`) from a sum of accumulators (default: the
     /// accumulator itself). Must be linear, so that accumulators may be added before it.
     fn finish(&self, acc: Vec<f64>) -> Vec<f64> {
@@ -148,6 +156,40 @@ impl<T: Scalar> RowMatrix for DenseView<'_, T> {
         }
         axpy_lanes(alpha, self.row(row), out)
     }
+    /// Two rows per sweep of `acc`: entry j becomes (acc_j + a x_j) + b y_j, the two
+    /// additions `row_axpy` would make one after the other, with half the loads and stores.
+    fn accumulate_rows(&self, rows: &[usize], alphas: &[f64], acc: &mut [f64]) {
+        #[cfg(target_arch = "x86_64")]
+        if simd::has_avx2() {
+            // SAFETY: the CPU supports AVX2 (checked at run time).
+            return unsafe { simd::accumulate_rows_avx2(self, rows, alphas, acc) };
+        }
+        accumulate_rows_pairs(self, rows, alphas, acc)
+    }
+}
+
+#[inline(always)]
+fn accumulate_rows_pairs<T: Scalar>(
+    x: &DenseView<'_, T>,
+    rows: &[usize],
+    alphas: &[f64],
+    acc: &mut [f64],
+) {
+    let n = rows.len().min(alphas.len());
+    let mut k = 0;
+    while k + 1 < n {
+        axpy2_lanes(
+            alphas[k],
+            x.row(rows[k]),
+            alphas[k + 1],
+            x.row(rows[k + 1]),
+            acc,
+        );
+        k += 2;
+    }
+    if k < n {
+        axpy_lanes(alphas[k], x.row(rows[k]), acc);
+    }
 }
 
 /// Copies of the lane kernels compiled for AVX2, chosen at run time.
@@ -159,7 +201,7 @@ impl<T: Scalar> RowMatrix for DenseView<'_, T> {
 /// same order as in the portable kernels, so results are bit-identical on every CPU.
 #[cfg(target_arch = "x86_64")]
 mod simd {
-    use super::{axpy_lanes, dot_lanes, Scalar};
+    use super::{accumulate_rows_pairs, axpy_lanes, dot_lanes, DenseView, Scalar};
 
     /// Whether this CPU has AVX2 (the standard library caches the answer).
     #[inline(always)]
@@ -174,6 +216,20 @@ mod simd {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn dot_lanes_avx2<T: Scalar>(x: &[T], w: &[f64]) -> f64 {
         dot_lanes(x, w)
+    }
+
+    /// `accumulate_rows_pairs` compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn accumulate_rows_avx2<T: Scalar>(
+        x: &DenseView<'_, T>,
+        rows: &[usize],
+        alphas: &[f64],
+        acc: &mut [f64],
+    ) {
+        accumulate_rows_pairs(x, rows, alphas, acc)
     }
 
     /// `axpy_lanes` compiled for AVX2.
@@ -207,6 +263,14 @@ fn dot_lanes<T: Scalar>(x: &[T], w: &[f64]) -> f64 {
         tail += a.to_f64() * b;
     }
     (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) + tail
+}
+
+/// out += alpha * x, then out += beta * y, entry by entry in one sweep.
+#[inline(always)]
+fn axpy2_lanes<T: Scalar>(alpha: f64, x: &[T], beta: f64, y: &[T], out: &mut [f64]) {
+    for ((o, &u), &v) in out.iter_mut().zip(x).zip(y) {
+        *o = (*o + alpha * u.to_f64()) + beta * v.to_f64();
+    }
 }
 
 /// out += alpha * x, element by element.
@@ -431,6 +495,40 @@ mod tests {
             for ((o, &v), &x) in out.iter().zip(&w).zip(&x32) {
                 assert_eq!(*o, v + 0.37 * x as f64);
             }
+        }
+    }
+
+    /// Adding rows two at a time must give, bit for bit, the sums of adding them one by one
+    /// with `axpy_lanes` (the order of additions per entry is the same; only the sweeps differ).
+    #[test]
+    fn rows_accumulated_in_pairs_equal_rows_added_one_by_one() {
+        let mut state = 0x51_7cc1_b727_220au64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let (n_rows, d) = (41, 37);
+        let data: Vec<f32> = (0..n_rows * d)
+            .map(|i| (next() * 10f64.powi((i % 7) as i32 - 3)) as f32)
+            .collect();
+        let x = DenseView::new(&data, n_rows, d).unwrap();
+        for count in [0usize, 1, 2, 3, 8, 17, 40] {
+            let rows: Vec<usize> = (0..count).map(|k| (k * 7 + 3) % n_rows).collect();
+            let alphas: Vec<f64> = (0..count).map(|_| next() * 1e4).collect();
+            let start: Vec<f64> = (0..d).map(|_| next()).collect();
+            let mut one_by_one = start.clone();
+            for (&r, &a) in rows.iter().zip(&alphas) {
+                axpy_lanes(a, x.row(r), &mut one_by_one);
+            }
+            let mut portable = start.clone();
+            accumulate_rows_pairs(&x, &rows, &alphas, &mut portable);
+            let mut dispatched = start.clone();
+            x.accumulate_rows(&rows, &alphas, &mut dispatched);
+            let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&portable), bits(&one_by_one), "{count} rows");
+            assert_eq!(bits(&dispatched), bits(&one_by_one), "{count} rows");
         }
     }
 
