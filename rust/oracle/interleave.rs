@@ -24,6 +24,9 @@
 //! non-decreasing in j (Yue et al. Lemma 1 and Theorem 2, whose proof only uses concavity and
 //! the score order), so maximizing each F_j on its own gives a feasible, hence optimal, o.
 
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
 /// The documents of one query split by relevance, each class sorted by descending score.
 /// Equal scores keep index order, so the result never depends on the sort's internals.
 pub(crate) struct Sorted {
@@ -203,6 +206,22 @@ pub(crate) fn positions_fast<L: SeparableLoss>(
     opt
 }
 
+/// Harmonic numbers up to this index are computed once and shared (32 KiB), so that queries
+/// of up to this many documents, nearly all of them, do not sum them again at every pass.
+const SHARED_HARMONIC: usize = 4095;
+
+/// H(0..=n), borrowed from the shared table when n is within it. Entry i of
+/// `harmonic_numbers(n)` depends only on i (the sums run upwards), so the table's prefix is
+/// `harmonic_numbers(n)` bit for bit.
+pub(crate) fn harmonic_prefix(n: usize) -> Cow<'static, [f64]> {
+    static TABLE: OnceLock<Vec<f64>> = OnceLock::new();
+    if n <= SHARED_HARMONIC {
+        Cow::Borrowed(&TABLE.get_or_init(|| harmonic_numbers(SHARED_HARMONIC))[..=n])
+    } else {
+        Cow::Owned(harmonic_numbers(n))
+    }
+}
+
 /// Harmonic numbers H(0..=n), summed with Kahan compensation so that differences of large
 /// ones keep their accuracy.
 pub(crate) fn harmonic_numbers(n: usize) -> Vec<f64> {
@@ -233,6 +252,15 @@ mod tests {
         encode_po(&sorted, &[1, 2], &mut coef);
         assert_eq!(coef, [0.5, -1.0, 1.0, -0.5]);
         assert_eq!(above_from_positions(&[0, 1], 2), vec![1, 2]);
+    }
+
+    #[test]
+    fn shared_harmonic_numbers_equal_fresh_ones_bit_for_bit() {
+        for n in (0..50).chain([4094, 4095, 4096, 5000]) {
+            let shared: Vec<u64> = harmonic_prefix(n).iter().map(|v| v.to_bits()).collect();
+            let fresh: Vec<u64> = harmonic_numbers(n).iter().map(|v| v.to_bits()).collect();
+            assert_eq!(shared, fresh, "n {n}");
+        }
     }
 
     #[test]

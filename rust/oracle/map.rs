@@ -26,10 +26,11 @@
 //! (`average_ties`), so the cut does not depend on the order the documents were listed in.
 
 use super::interleave::{
-    above_from_positions, encode_po, harmonic_numbers, positions_fast, positions_greedy,
-    ScoreTerms, SeparableLoss, Sorted,
+    above_from_positions, encode_po, harmonic_prefix, positions_fast, positions_greedy, ScoreTerms,
+    SeparableLoss, Sorted,
 };
 use super::{average_ties, Oracle};
+use std::borrow::Cow;
 
 /// Which exact algorithm computes the MAP argmax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -58,7 +59,7 @@ pub struct MapOracle {
 pub(crate) struct ApLoss {
     inv_p: f64,
     p: usize,
-    harmonic: Vec<f64>,
+    harmonic: Cow<'static, [f64]>,
 }
 
 impl ApLoss {
@@ -67,9 +68,9 @@ impl ApLoss {
             inv_p: 1.0 / p as f64,
             p,
             harmonic: if with_harmonic {
-                harmonic_numbers(p + n)
+                harmonic_prefix(p + n)
             } else {
-                Vec::new()
+                Cow::Borrowed(&[])
             },
         }
     }

@@ -386,6 +386,7 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                 let mut sums = zero_sums();
                 let mut scores = Vec::new();
                 let mut coef = Vec::new();
+                let (mut nonzero, mut alphas) = (Vec::new(), Vec::new());
                 for q in queries {
                     // A user interrupt stops the pass between queries; the caller's
                     // per-iteration hook then reports it (the partial cut is never used).
@@ -405,11 +406,17 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                         coef.clear();
                         coef.resize(rows.len(), 0.0);
                         *b += weight * oracle.argmax_labels(&scores, labels, relevant, &mut coef);
+                        // Rows with a zero coefficient are skipped: they add nothing, except that
+                        // 0 x_r could turn a -0.0 entry into +0.0.
+                        nonzero.clear();
+                        alphas.clear();
                         for (&r, &c) in rows.iter().zip(&coef) {
                             if c != 0.0 {
-                                self.x.row_accumulate(r, weight * c, g);
+                                nonzero.push(r);
+                                alphas.push(weight * c);
                             }
                         }
+                        self.x.accumulate_rows(&nonzero, &alphas, g);
                     }
                 }
                 sums
