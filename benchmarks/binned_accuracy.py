@@ -43,32 +43,19 @@ import json
 import sys
 import time
 import warnings
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import numpy as np
 from scipy.stats import norm, rankdata, wilcoxon
 from sklearn.pipeline import make_pipeline
 from svmmap import Binner, SVMMap
 from svmmap._selection import choose_C
-from svmmap.datasets import make_ranking, mq2008_folds
+from svmmap.datasets import Fold, Split, make_ranking, mq2008_folds
 from svmmap.estimator import SkippedQueriesWarning
 from svmmap.metrics import per_query
 
 C_GRID = (1e-4, 1e-3, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 1e4)
 N_THRESHOLDS = 50
-
-
-class Split(NamedTuple):
-    X: np.ndarray
-    y: np.ndarray
-    qid: np.ndarray
-
-
-class Fold(NamedTuple):
-    name: str
-    train: Split
-    vali: Split
-    test: Split
 
 
 def column_factors(n_features: int) -> np.ndarray:
