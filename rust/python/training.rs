@@ -112,8 +112,6 @@ pub(super) fn fit<'py>(
             refs.len(),
             with_coef,
         );
-        oracle::check_query_lens(&refs, &groups)?;
-        crate::memory::check_working_set(m.n_cols(), refs.len())?;
         with_threads(n_threads, || {
             solver::train_path(
                 m,
@@ -175,8 +173,6 @@ pub(super) fn fit_path<'py>(
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
         // The hook without a callback: Ctrl-C and the memory check only.
         let mut on_iteration = progress_hook(&None, &mut no_error, m.n_cols(), refs.len(), false);
-        oracle::check_query_lens(&refs, &groups)?;
-        crate::memory::check_working_set(m.n_cols(), refs.len())?;
         with_threads(n_threads, || {
             solver::train_path(
                 m,
