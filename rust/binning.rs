@@ -244,7 +244,9 @@ fn fit_ordered<S: OrderedValues>(
             let mut out = Vec::with_capacity(n_thresholds);
             let mut pos = 0usize;
             let mut left = n_thresholds;
-            while left > 0 {
+            // A cut may sort a bucket of a long column; Ctrl-C stops between cuts (the
+            // caller reports it and drops the thresholds).
+            while left > 0 && !crate::cancel::requested() {
                 let remaining = m - pos;
                 let ideal = pos + remaining.div_ceil(left + 1);
                 // The run of equal values that holds the ideal bin's last value.
@@ -508,6 +510,10 @@ fn fit_group<T: Scalar, K: OrderKey>(
     let mut stage: Vec<[T; COLUMN_GROUP]> = Vec::with_capacity(BLOCK);
     let mut any_nan = false;
     for (b, rows) in x[..n_rows * n_cols].chunks(BLOCK * n_cols).enumerate() {
+        // A tall group takes seconds; Ctrl-C stops it here (the caller reports it).
+        if crate::cancel::requested() {
+            return Vec::new();
+        }
         stage.clear();
         if g == COLUMN_GROUP {
             stage.extend(
@@ -538,6 +544,7 @@ fn fit_group<T: Scalar, K: OrderKey>(
     let mut keys = std::mem::take(&mut buf.keys);
     let out = keys
         .iter()
+        .take_while(|_| !crate::cancel::requested())
         .map(|k| fit_column(k, buf, n_thresholds, strategy))
         .collect();
     buf.keys = std::mem::take(&mut keys);
@@ -563,8 +570,16 @@ fn fit_column<K: OrderKey>(
     // Counting sort by bucket: counts, their prefix sums, then every key to its bucket.
     starts.clear();
     starts.resize(BUCKETS + 1, 0);
-    for k in keys.iter() {
-        starts[k.bucket() + 1] += 1;
+    // Ctrl-C is looked at every million values: a pass over a column of tens of millions
+    // takes most of a second.
+    const CHECK: usize = 1 << 20;
+    for chunk in keys.chunks(CHECK) {
+        if crate::cancel::requested() {
+            return Vec::new();
+        }
+        for k in chunk {
+            starts[k.bucket() + 1] += 1;
+        }
     }
     non_empty.clear();
     non_empty.extend((0..BUCKETS).filter(|&b| starts[b + 1] > 0));
@@ -575,10 +590,15 @@ fn fit_column<K: OrderKey>(
     next.extend_from_slice(&starts[..BUCKETS]);
     grouped.clear();
     grouped.resize(keys.len(), K::default());
-    for &k in keys.iter() {
-        let b = k.bucket();
-        grouped[next[b]] = k;
-        next[b] += 1;
+    for chunk in keys.chunks(CHECK) {
+        if crate::cancel::requested() {
+            return Vec::new();
+        }
+        for &k in chunk {
+            let b = k.bucket();
+            grouped[next[b]] = k;
+            next[b] += 1;
+        }
     }
     sorted.clear();
     sorted.resize(BUCKETS, false);
