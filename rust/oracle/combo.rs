@@ -14,9 +14,9 @@
 //!
 //! and the most violated constraint of a query is that of the loss with the largest hinge.
 //! `SharedSlack` runs every component oracle and keeps that one (the first on ties, up to
-//! rounding).
+//! rounding); the components that sort the query share one sort.
 
-use super::{dot, Oracle};
+use super::{dot, Oracle, Sorted};
 
 pub struct SharedSlack {
     parts: Vec<Box<dyn Oracle>>,
@@ -25,6 +25,31 @@ pub struct SharedSlack {
 impl SharedSlack {
     pub fn new(parts: Vec<Box<dyn Oracle>>) -> Self {
         SharedSlack { parts }
+    }
+
+    /// Runs `run` on every component (it returns (hinge, Delta), or None for a component that
+    /// cannot use the query) and keeps in `coef` the coefficients of the largest hinge.
+    /// Returns its Delta (0 when no component ran).
+    fn best_part(
+        &self,
+        n_docs: usize,
+        coef: &mut [f64],
+        mut run: impl FnMut(&dyn Oracle, &mut [f64]) -> Option<(f64, f64)>,
+    ) -> f64 {
+        let mut trial = vec![0.0; n_docs];
+        let mut best: Option<(f64, f64)> = None; // (hinge, Delta)
+        for part in &self.parts {
+            let Some((h, delta)) = run(part.as_ref(), &mut trial) else {
+                continue;
+            };
+            // Hinges equal up to rounding count as a tie (the first loss wins), so that the
+            // choice does not depend on the order in which the dot products were summed.
+            if best.is_none_or(|(bh, _)| h > bh + 1e-12 * (1.0 + bh.abs())) {
+                best = Some((h, delta));
+                coef.copy_from_slice(&trial);
+            }
+        }
+        best.map_or(0.0, |(_, delta)| delta)
     }
 }
 
@@ -41,19 +66,14 @@ impl Oracle for SharedSlack {
     }
 
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
-        let mut trial = vec![0.0; scores.len()];
-        let mut best: Option<(f64, f64)> = None; // (hinge, Delta)
-        for part in &self.parts {
-            let delta = part.argmax(scores, relevant, &mut trial);
-            let h = delta - dot(&trial, scores);
-            // Hinges equal up to rounding count as a tie (the first loss wins), so that the
-            // choice does not depend on the order in which the dot products were summed.
-            if best.is_none_or(|(bh, _)| h > bh + 1e-12 * (1.0 + bh.abs())) {
-                best = Some((h, delta));
-                coef.copy_from_slice(&trial);
-            }
-        }
-        best.map_or(0.0, |(_, delta)| delta)
+        let sorted = self.sorts().then(|| Sorted::new(scores, relevant));
+        self.best_part(scores.len(), coef, |part, trial| {
+            let delta = match &sorted {
+                Some(s) if part.sorts() => part.argmax_sorted(s, scores, &[], relevant, trial),
+                _ => part.argmax(scores, relevant, trial),
+            };
+            Some((delta - dot(trial, scores), delta))
+        })
     }
 
     /// As `argmax`, over the components that can use the query (a graded "pairwise" part can
@@ -65,17 +85,41 @@ impl Oracle for SharedSlack {
         relevant: &[bool],
         coef: &mut [f64],
     ) -> f64 {
-        let mut trial = vec![0.0; scores.len()];
-        let mut best: Option<(f64, f64)> = None;
-        for part in self.parts.iter().filter(|p| p.usable(labels, relevant)) {
-            let delta = part.argmax_labels(scores, labels, relevant, &mut trial);
-            let h = delta - dot(&trial, scores);
-            if best.is_none_or(|(bh, _)| h > bh + 1e-12 * (1.0 + bh.abs())) {
-                best = Some((h, delta));
-                coef.copy_from_slice(&trial);
-            }
+        match self.sorts() {
+            true => self.argmax_sorted(
+                &Sorted::new(scores, relevant),
+                scores,
+                labels,
+                relevant,
+                coef,
+            ),
+            false => self.best_part(scores.len(), coef, |part, trial| {
+                part.usable(labels, relevant).then(|| {
+                    let delta = part.argmax_labels(scores, labels, relevant, trial);
+                    (delta - dot(trial, scores), delta)
+                })
+            }),
         }
-        best.map_or(0.0, |(_, delta)| delta)
+    }
+
+    fn sorts(&self) -> bool {
+        self.parts.iter().any(|p| p.sorts())
+    }
+
+    fn argmax_sorted(
+        &self,
+        sorted: &Sorted,
+        scores: &[f64],
+        labels: &[f64],
+        relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
+        self.best_part(scores.len(), coef, |part, trial| {
+            part.usable(labels, relevant).then(|| {
+                let delta = part.argmax_sorted(sorted, scores, labels, relevant, trial);
+                (delta - dot(trial, scores), delta)
+            })
+        })
     }
 
     fn usable(&self, labels: &[f64], relevant: &[bool]) -> bool {

@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 
 /// The documents of one query split by relevance, each class sorted by descending score.
 /// Equal scores keep index order, so the result never depends on the sort's internals.
-pub(crate) struct Sorted {
+pub struct Sorted {
     pub pos: Vec<usize>,
     pub neg: Vec<usize>,
     pub sp: Vec<f64>,

@@ -116,10 +116,24 @@ impl Oracle for MapOracle {
     }
 
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
-        let sorted = Sorted::new(scores, relevant);
-        let opt = positions(&sorted, self.algorithm);
+        self.argmax_sorted(&Sorted::new(scores, relevant), scores, &[], relevant, coef)
+    }
+
+    fn sorts(&self) -> bool {
+        true
+    }
+
+    fn argmax_sorted(
+        &self,
+        sorted: &Sorted,
+        scores: &[f64],
+        _labels: &[f64],
+        _relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
+        let opt = positions(sorted, self.algorithm);
         let above = above_from_positions(&opt, sorted.p());
-        encode_po(&sorted, &above, coef);
+        encode_po(sorted, &above, coef);
         average_ties(&sorted.pos, scores, coef);
         average_ties(&sorted.neg, scores, coef);
         loss_from_above(&above)

@@ -22,6 +22,7 @@ pub mod roc;
 pub(crate) mod testing;
 
 use crate::error::{Error, Result};
+pub use interleave::Sorted;
 
 /// One query's loss-augmented argmax.
 pub trait Oracle: Send + Sync {
@@ -46,6 +47,28 @@ pub trait Oracle: Send + Sync {
     ) -> f64 {
         let _ = labels;
         self.argmax(scores, relevant, coef)
+    }
+
+    /// Whether the oracle starts from the query's documents split by relevance and sorted by
+    /// descending score (`Sorted`); a combination of such losses sorts each query once for all
+    /// of them (`argmax_sorted`).
+    fn sorts(&self) -> bool {
+        false
+    }
+
+    /// `argmax_labels` given `sorted = Sorted::new(scores, relevant)`, so that several
+    /// oracles run on one query share its sort. The result is the same as `argmax_labels`'s;
+    /// the default ignores `sorted`.
+    fn argmax_sorted(
+        &self,
+        sorted: &Sorted,
+        scores: &[f64],
+        labels: &[f64],
+        relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
+        let _ = sorted;
+        self.argmax_labels(scores, labels, relevant, coef)
     }
 
     /// Whether a query with these labels has a constraint that can be violated. By default,

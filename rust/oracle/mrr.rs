@@ -15,7 +15,7 @@
 //! the concave S(r) - r s_min, which is max(k, #{b : s_b > s_min}) (when at most N). The
 //! coefficients of deltaPsi = -phi_mrr(ybar) are r for g0 and -1 for each b above it.
 
-use super::{average_ties, sort_descending, Oracle};
+use super::{average_ties, sort_descending, Oracle, Sorted};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MrrOracle {
@@ -32,20 +32,46 @@ impl Oracle for MrrOracle {
     }
 
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
+        let mut neg: Vec<usize> = (0..relevant.len()).filter(|&i| !relevant[i]).collect();
+        sort_descending(&mut neg, scores);
+        self.argmax_neg(&neg, scores, relevant, coef)
+    }
+
+    fn sorts(&self) -> bool {
+        true
+    }
+
+    fn argmax_sorted(
+        &self,
+        sorted: &Sorted,
+        scores: &[f64],
+        _labels: &[f64],
+        relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
+        // `Sorted` orders the non-relevant documents as `sort_descending` does.
+        self.argmax_neg(&sorted.neg, scores, relevant, coef)
+    }
+}
+
+impl MrrOracle {
+    /// The argmax given the non-relevant documents in descending score order (equal scores
+    /// by index).
+    fn argmax_neg(
+        &self,
+        neg: &[usize],
+        scores: &[f64],
+        relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
         // The relevant document with the lowest score (the last in index order among equals).
         let mut g0 = usize::MAX;
-        let mut neg: Vec<usize> = Vec::new();
         for (i, &r) in relevant.iter().enumerate() {
-            if r {
-                if g0 == usize::MAX || scores[i] <= scores[g0] {
-                    g0 = i;
-                }
-            } else {
-                neg.push(i);
+            if r && (g0 == usize::MAX || scores[i] <= scores[g0]) {
+                g0 = i;
             }
         }
         let s_min = scores[g0];
-        sort_descending(&mut neg, scores);
         let n = neg.len();
         let k = self.cutoff.unwrap_or(usize::MAX);
         let delta = |r: usize| {
@@ -102,7 +128,7 @@ impl Oracle for MrrOracle {
                 *c = best_r as f64 / lowest as f64;
             }
         }
-        average_ties(&neg, scores, coef);
+        average_ties(neg, scores, coef);
         delta(best_r)
     }
 }

@@ -103,7 +103,21 @@ impl Oracle for NdcgOracle {
     }
 
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
-        let sorted = Sorted::new(scores, relevant);
+        self.argmax_sorted(&Sorted::new(scores, relevant), scores, &[], relevant, coef)
+    }
+
+    fn sorts(&self) -> bool {
+        true
+    }
+
+    fn argmax_sorted(
+        &self,
+        sorted: &Sorted,
+        scores: &[f64],
+        _labels: &[f64],
+        _relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
         let (p, n) = (sorted.p(), sorted.n());
         let total = p + n;
         let clip = self.cutoff.filter(|&k| k < total);
@@ -115,7 +129,7 @@ impl Oracle for NdcgOracle {
         let ideal: f64 = d[..p.min(k)].iter().sum();
         let inv_ideal = 1.0 / ideal;
         let above = match clip {
-            Some(k) => clipped_positions(&sorted, &d, inv_ideal, k),
+            Some(k) => clipped_positions(sorted, &d, inv_ideal, k),
             None => {
                 let loss = DiscountLoss {
                     d: &d,
@@ -124,12 +138,12 @@ impl Oracle for NdcgOracle {
                 };
                 let opt = if self.discount == Discount::Log2 {
                     if MapAlgorithm::Auto.resolve(p) == MapAlgorithm::Greedy {
-                        positions_greedy(&loss, &sorted)
+                        positions_greedy(&loss, sorted)
                     } else {
-                        positions_fast(&loss, &ScoreTerms::new(&sorted), 0, 0)
+                        positions_fast(&loss, &ScoreTerms::new(sorted), 0, 0)
                     }
                 } else {
-                    let terms = ScoreTerms::new(&sorted);
+                    let terms = ScoreTerms::new(sorted);
                     let first_on_top = positions_fast(&loss, &terms, 1, 0);
                     let first_below = positions_fast(&loss, &terms, 0, 1);
                     if terms.total(&loss, &first_below) > terms.total(&loss, &first_on_top) {
@@ -141,7 +155,7 @@ impl Oracle for NdcgOracle {
                 above_from_positions(&opt, p)
             }
         };
-        encode_po(&sorted, &above, coef);
+        encode_po(sorted, &above, coef);
         average_ties(&sorted.pos, scores, coef);
         average_ties(&sorted.neg, scores, coef);
         let dcg: f64 = above.iter().enumerate().map(|(g, &a)| d[g + a]).sum();

@@ -27,7 +27,21 @@ impl Oracle for RocOracle {
     }
 
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
-        let sorted = Sorted::new(scores, relevant);
+        self.argmax_sorted(&Sorted::new(scores, relevant), scores, &[], relevant, coef)
+    }
+
+    fn sorts(&self) -> bool {
+        true
+    }
+
+    fn argmax_sorted(
+        &self,
+        sorted: &Sorted,
+        scores: &[f64],
+        _labels: &[f64],
+        _relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
         let (p, n) = (sorted.p(), sorted.n());
         let scale = 2.0 / (p as f64 * n as f64);
         // For relevant g in descending score order the swapped non-relevant documents are a
@@ -41,7 +55,7 @@ impl Oracle for RocOracle {
             total += b;
             coef[doc] = scale * b as f64;
         }
-        fill_negatives(&sorted, scale, coef);
+        fill_negatives(sorted, scale, coef);
         // Tied documents of one class already get equal counts; this keeps the rule explicit.
         average_ties(&sorted.pos, scores, coef);
         average_ties(&sorted.neg, scores, coef);

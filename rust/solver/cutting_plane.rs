@@ -55,7 +55,7 @@ use std::time::Instant;
 use super::dual_qp::{dot, Cut, WorkingSet};
 use crate::data::{QueryGroups, RowMatrix};
 use crate::error::{Error, Result};
-use crate::oracle::{Oracle, QueryKind};
+use crate::oracle::{Oracle, QueryKind, Sorted};
 
 /// The working-set QP is solved to this fraction of `eps` (see `solve`).
 const QP_TOL_FACTOR: f64 = 1e-9;
@@ -378,6 +378,8 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
         let d = self.x.acc_len();
         let prepared = self.x.prepare(w);
         let blocks = query_blocks(&groups.bounds, d * oracles.len().max(1));
+        // Losses with separate slacks that sort the query (map, ndcg, mrr, roc) share one sort.
+        let share_sort = oracles.iter().filter(|o| o.sorts()).count() > 1;
         let zero_sums =
             || -> Vec<(f64, Vec<f64>)> { oracles.iter().map(|_| (0.0, vec![0.0; d])).collect() };
         let partials: Vec<Vec<(f64, Vec<f64>)>> = blocks
@@ -399,13 +401,20 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                     let (relevant, labels) = (&self.relevant[span.clone()], &self.labels[span]);
                     scores.clear();
                     scores.extend(rows.iter().map(|&r| self.x.row_score(r, w, &prepared)));
+                    let mut sorted: Option<Sorted> = None;
                     for (oracle, (b, g)) in oracles.iter().zip(sums.iter_mut()) {
                         if self.partial[q] && !oracle.usable(labels, relevant) {
                             continue;
                         }
                         coef.clear();
                         coef.resize(rows.len(), 0.0);
-                        *b += weight * oracle.argmax_labels(&scores, labels, relevant, &mut coef);
+                        let delta = if share_sort && oracle.sorts() {
+                            let s = sorted.get_or_insert_with(|| Sorted::new(&scores, relevant));
+                            oracle.argmax_sorted(s, &scores, labels, relevant, &mut coef)
+                        } else {
+                            oracle.argmax_labels(&scores, labels, relevant, &mut coef)
+                        };
+                        *b += weight * delta;
                         // Rows with a zero coefficient are skipped: they add nothing, except that
                         // 0 x_r could turn a -0.0 entry into +0.0.
                         nonzero.clear();
@@ -1079,6 +1088,39 @@ mod tests {
                     oracle.name()
                 );
             }
+        }
+    }
+
+    #[test]
+    fn losses_that_share_a_sort_get_the_cuts_they_get_alone() {
+        // Features of few integer values and integer weights, so that many scores tie (and
+        // -0.0 meets 0.0): the shared sort must order them exactly as each oracle alone does.
+        let d = 5;
+        let (mut data, labels, codes) = problem(11, 300, d);
+        for v in data.iter_mut() {
+            *v = (v.signum() * v.abs().min(2.0)).round();
+        }
+        let n = labels.len();
+        let groups = QueryGroups::from_codes(&codes, 300).unwrap();
+        let x = DenseView::new(&data, n, d).unwrap();
+        let w = [1.0, -1.0, 0.0, 2.0, -0.0];
+        let names = [
+            "map",
+            "ndcg@10",
+            "mrr@5",
+            "roc",
+            "pairwise",
+            "max(map,mrr@3)",
+            "mrr",
+        ];
+        let owned: Vec<_> = names.iter().map(|l| from_name(l).unwrap()).collect();
+        let oracles: Vec<&dyn Oracle> = owned.iter().map(|o| o.as_ref()).collect();
+        let mut problem = RankingProblem::new(&x, &labels, &groups, 0.0).unwrap();
+        problem.admit(&oracles);
+        let together = problem.cut_sums(&w, &oracles);
+        for (oracle, cut) in oracles.iter().zip(&together) {
+            let alone = problem.cut_sums(&w, &[*oracle]);
+            assert_eq!(&alone[0], cut, "{}", oracle.name());
         }
     }
 
