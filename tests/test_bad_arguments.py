@@ -268,6 +268,12 @@ API_CASES = [
         'loss lists "map" twice',
     ),
     (
+        "shared-slack-loss-twice",
+        lambda X, y: SVMMap(loss="max(ndcg@10,map,ndcg@10)").fit(X, y, qid=np.repeat([1, 2], 2)),
+        ValueError,
+        '("ndcg@10" appears twice), got "max(ndcg@10,map,ndcg@10)"',
+    ),
+    (
         "run-depth-zero",
         lambda X, y: trec.format_run(trec.Run.from_dict({"1": {"d": 1.0}}), depth=0),
         ValueError,

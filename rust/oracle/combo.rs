@@ -138,6 +138,20 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     #[test]
+    fn a_loss_twice_in_a_shared_slack_is_refused() {
+        for spelled in [
+            "max(map,map)",
+            "max(ndcg@10, mrr@3,ndcg@10)",
+            "max( map ,map)",
+        ] {
+            let err = from_name(spelled).err().expect(spelled).to_string();
+            assert!(err.contains("appears twice"), "{spelled}: {err}");
+        }
+        // Different cutoffs are different losses.
+        assert!(from_name("max(ndcg@10,ndcg@5)").is_ok());
+    }
+
+    #[test]
     fn shared_slack_takes_the_largest_component_hinge() {
         // Brute force: the most violated constraint over every loss and every ranking.
         let oracle = from_name("max(map,ndcg@2,mrr@2)").unwrap();

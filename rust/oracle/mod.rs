@@ -192,6 +192,18 @@ fn shared_slack(parts: &[&str], spelled: &str) -> Result<Box<dyn Oracle>> {
             }
         })
         .collect::<Result<Vec<_>>>()?;
+    // A loss twice adds nothing to the maximum but its cost, and is most likely a typo for
+    // another loss, so it is refused as a list of separate slacks refuses it.
+    for (i, oracle) in oracles.iter().enumerate() {
+        let name = oracle.name();
+        if oracles[..i].iter().any(|other| other.name() == name) {
+            return Err(Error::param(
+                "loss",
+                &format!("max(...) of distinct losses ({name:?} appears twice)"),
+                format!("{spelled:?}"),
+            ));
+        }
+    }
     Ok(Box::new(combo::SharedSlack::new(oracles)))
 }
 
