@@ -114,6 +114,10 @@ pub struct FitSummary {
     /// Seconds spent in the working-set QP.
     #[pyo3(get)]
     qp_seconds: f64,
+    /// Working-set QPs the exact method left to coordinate ascent (SMO), which is slow on
+    /// ill-conditioned working sets.
+    #[pyo3(get)]
+    qp_fallbacks: usize,
     #[pyo3(get)]
     stop: &'static str,
     #[pyo3(get)]
@@ -137,6 +141,7 @@ impl FitSummary {
             active_cuts: s.n_active,
             n_evals: s.n_evals,
             qp_seconds: s.qp_seconds,
+            qp_fallbacks: s.qp_fallbacks,
             stop: match s.stop {
                 StopReason::Converged => "converged",
                 StopReason::MaxIter => "max_iter",

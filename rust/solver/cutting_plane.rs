@@ -193,6 +193,10 @@ pub struct Summary {
     pub n_evals: usize,
     /// Seconds spent in the working-set QP.
     pub qp_seconds: f64,
+    /// Working-set QPs that the exact method did not solve and coordinate ascent (SMO) solved
+    /// instead: slow on ill-conditioned working sets, so a count above 0 explains a large QP
+    /// share.
+    pub qp_fallbacks: usize,
     pub n_queries: usize,
     pub n_skipped_no_relevant: usize,
     pub n_skipped_all_relevant: usize,
@@ -683,6 +687,7 @@ fn solve_plain(
     let mut w = vec![0.0; d];
     let mut progress = Progress::new(opts.max_iter);
     let mut qp_seconds = 0.0;
+    let mut qp_fallbacks = 0;
 
     for iteration in 1..=opts.max_iter {
         let new_cuts = source.cuts(&w)?;
@@ -733,6 +738,7 @@ fn solve_plain(
         let qp_start = Instant::now();
         ws.solve(opts.eps / 100.0, max_steps);
         if !ws.polish(qp_tol) {
+            qp_fallbacks += 1;
             ws.solve(qp_tol, max_steps);
         }
         qp_seconds += qp_start.elapsed().as_secs_f64();
@@ -744,7 +750,7 @@ fn solve_plain(
     }
 
     let n_evals = progress.history.len();
-    Ok((w, progress.summary(&ws, n_evals, qp_seconds)))
+    Ok((w, progress.summary(&ws, n_evals, qp_seconds, qp_fallbacks)))
 }
 
 /// The iterations reported so far and why the loop stopped; shared by both outer methods.
@@ -787,7 +793,13 @@ impl Progress {
     }
 
     /// The summary of a finished loop (query counts are filled in by `train`).
-    fn summary(self, ws: &WorkingSet, n_evals: usize, qp_seconds: f64) -> Summary {
+    fn summary(
+        self,
+        ws: &WorkingSet,
+        n_evals: usize,
+        qp_seconds: f64,
+        qp_fallbacks: usize,
+    ) -> Summary {
         let last = self
             .history
             .last()
@@ -803,6 +815,7 @@ impl Progress {
             stop: self.stop,
             n_evals,
             qp_seconds,
+            qp_fallbacks,
             n_queries: 0,
             n_skipped_no_relevant: 0,
             n_skipped_all_relevant: 0,
@@ -879,6 +892,7 @@ fn solve_ocas(
     let mut progress = Progress::new(opts.max_iter);
     let mut n_evals = 0;
     let mut qp_seconds = 0.0;
+    let mut qp_fallbacks = 0;
     // Every working set's D(a) is a lower bound of min P, so the best one seen is kept.
     let mut dual = 0.0f64;
 
@@ -898,7 +912,7 @@ fn solve_ocas(
         let alpha = warm.alpha.iter().map(|a| a * scale).collect();
         ws = WorkingSet::with_cuts(d, vec![opts.c; n_groups], warm.cuts.clone(), alpha);
         let qp_start = Instant::now();
-        solve_qp(&mut ws, opts.eps, qp_tol);
+        qp_fallbacks += usize::from(solve_qp(&mut ws, opts.eps, qp_tol));
         qp_seconds += qp_start.elapsed().as_secs_f64();
         w_c = ws.weights();
         dual = ws.dual_objective_at(&w_c).max(0.0);
@@ -961,7 +975,7 @@ fn solve_ocas(
             ws.add(cut);
         }
         let qp_start = Instant::now();
-        solve_qp(&mut ws, opts.eps, qp_tol);
+        qp_fallbacks += usize::from(solve_qp(&mut ws, opts.eps, qp_tol));
         qp_seconds += qp_start.elapsed().as_secs_f64();
         w_c = ws.weights();
         if w_c.iter().any(|v| !v.is_finite()) {
@@ -979,11 +993,16 @@ fn solve_ocas(
         w: w.clone(),
         risk,
     };
-    Ok((w, progress.summary(&ws, n_evals, qp_seconds), state))
+    Ok((
+        w,
+        progress.summary(&ws, n_evals, qp_seconds, qp_fallbacks),
+        state,
+    ))
 }
 
-/// OCAS's working-set QP: the exact active-set method, with SMO as the fallback.
-fn solve_qp(ws: &mut WorkingSet, eps: f64, qp_tol: f64) {
+/// OCAS's working-set QP: the exact active-set method, with SMO as the fallback. Returns
+/// whether the fallback ran.
+fn solve_qp(ws: &mut WorkingSet, eps: f64, qp_tol: f64) -> bool {
     let max_steps = 100_000 + 1_000 * ws.len();
     let ok = ws.solve_active_set(qp_tol, 10 * ws.len() + 100);
     // Rounding can keep the active-set solution of a badly conditioned working set a
@@ -994,7 +1013,9 @@ fn solve_qp(ws: &mut WorkingSet, eps: f64, qp_tol: f64) {
         if !ws.polish(qp_tol) {
             ws.solve(qp_tol, max_steps);
         }
+        return true;
     }
+    false
 }
 
 #[cfg(test)]
