@@ -26,7 +26,7 @@ def main() -> None:
     args = parser.parse_args()
     warnings.simplefilter("ignore", svmmap.SkippedQueriesWarning)
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=args.processes, dashboard_address=None) as cluster,
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=args.processes, dashboard_address=":0") as cluster,
         Client(cluster),
     ):
         print(f"{'fold':>4} {'C':>6} {'max |dw|':>9} {'iters':>11} {'local s':>8} {'dask s':>7}")

@@ -21,7 +21,7 @@ def client():
     # Worker processes (not threads), so that partitions, w and the cut sums really travel
     # through dask's serialization as they do on a cluster of machines.
     with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
         distributed.Client(cluster) as c,
     ):
         yield c

@@ -369,7 +369,7 @@ class Binner(_ClientMixin, _LocalBinner):
     >>> import svmmap, svmmap.dask
     >>> from svmmap.datasets import load_mq2008
     >>> X, y, qid = load_mq2008(fold=1, split="vali")
-    >>> with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, Client(cluster) as client:
+    >>> with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, Client(cluster) as client:
     ...     binner = svmmap.dask.Binner(n_thresholds=20).fit(da.from_array(X, chunks=(1000, 46)))
     >>> local = svmmap.Binner(n_thresholds=20).fit(X)
     >>> all(np.array_equal(a, b) for a, b in zip(binner.thresholds_, local.thresholds_))
@@ -488,7 +488,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
     >>> # Cut the rows at query boundaries into two partitions.
     >>> cut = int(np.flatnonzero(qid[1:] != qid[:-1])[len(set(qid)) // 2]) + 1
     >>> chunks = (cut, len(qid) - cut)
-    >>> with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, Client(cluster) as client:
+    >>> with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, Client(cluster) as client:
     ...     dX = da.from_array(X, chunks=(chunks, X.shape[1]))
     ...     model = svmmap.dask.SVMMap(C=10.0).fit(dX, da.from_array(y, chunks=(chunks,)), qid=da.from_array(qid, chunks=(chunks,)))
     >>> local = svmmap.SVMMap(C=10.0).fit(X, y, qid=qid)
