@@ -188,7 +188,7 @@ def test_large_c_converges_in_few_iterations(C):
     assert 0 <= model.gap_ <= C * model.eps
 
 
-def test_combo_on_rescaled_columns_needs_no_qp_fallback():
+def test_combo_on_rescaled_columns_needs_no_qp_fallback(monkeypatch):
     # SVM-combo with separate slacks on MQ2008 Fold 1 with its columns rescaled by factors
     # 10^-2 to 10^3 (as in benchmarks/solver.py), C = 100: the working sets are degenerate and
     # ill-conditioned. The exact active-set QP used to cycle there (two cuts whose excesses were
@@ -207,11 +207,8 @@ def test_combo_on_rescaled_columns_needs_no_qp_fallback():
         captured["summary"] = summary
         return coef, summary
 
-    estimator._core.fit = capturing_fit
-    try:
-        model = SVMMap(loss=["map", "ndcg@10", "mrr@10"], C=100, eps=1e-3).fit(X * scale, y, qid=qid)
-    finally:
-        estimator._core.fit = core_fit
+    monkeypatch.setattr(estimator._core, "fit", capturing_fit)
+    model = SVMMap(loss=["map", "ndcg@10", "mrr@10"], C=100, eps=1e-3).fit(X * scale, y, qid=qid)
     assert model.converged_
     assert 0 <= model.gap_ <= 3 * 100 * model.eps
     assert captured["summary"].qp_fallbacks == 0
