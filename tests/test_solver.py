@@ -1,12 +1,14 @@
 """The cutting-plane solver against an independent solve of the n-slack primal (OP 1)."""
 
+import warnings
+
 import numpy as np
 import pytest
 from brute import map_constraints
 from scipy.optimize import LinearConstraint, minimize
 from sklearn.exceptions import ConvergenceWarning
-from svmmap import SVMMap
-from svmmap.datasets import load_mq2008
+from svmmap import SkippedQueriesWarning, SVMMap
+from svmmap.datasets import load_mq2008, make_ranking
 
 
 def tiny_problem(seed: int, n_queries=3, d=3):
@@ -195,20 +197,66 @@ def test_combo_on_rescaled_columns_needs_no_qp_fallback(monkeypatch):
     # below the rounding floor took turns joining the free set until the step limit), and SMO
     # took over twice, 90% of the fit. Every QP must be solved by the exact method, and the fit
     # must still be certified.
+    summaries = _capture_summaries(monkeypatch)
     X, y, qid = load_mq2008(fold=1, split="train")
     scale = 10 ** np.random.default_rng(0).uniform(-2, 3, X.shape[1])
-    captured = {}
-    import svmmap.estimator as estimator
-
-    core_fit = estimator._core.fit
-
-    def capturing_fit(*args, **kwargs):
-        coef, summary = core_fit(*args, **kwargs)
-        captured["summary"] = summary
-        return coef, summary
-
-    monkeypatch.setattr(estimator._core, "fit", capturing_fit)
     model = SVMMap(loss=["map", "ndcg@10", "mrr@10"], C=100, eps=1e-3).fit(X * scale, y, qid=qid)
     assert model.converged_
     assert 0 <= model.gap_ <= 3 * 100 * model.eps
-    assert captured["summary"].qp_fallbacks == 0
+    assert summaries[-1].qp_fallbacks == 0
+
+
+def _capture_summaries(monkeypatch):
+    """Patches the core's fit so that the test sees each fit's FitSummary (oracle passes,
+    QP fallbacks), which the estimator does not keep."""
+    import svmmap.estimator as estimator
+
+    core_fit = estimator._core.fit
+    summaries = []
+
+    def capturing_fit(*args, **kwargs):
+        coef, summary = core_fit(*args, **kwargs)
+        summaries.append(summary)
+        return coef, summary
+
+    monkeypatch.setattr(estimator._core, "fit", capturing_fit)
+    return summaries
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_combo_at_the_tie_point_needs_few_oracle_passes(monkeypatch, seed):
+    # On make_ranking(400, 100, 30) at C = 1 the separate-slack combination of map, ndcg@10 and
+    # mrr@10 has its optimum at (or within eps of) w = 0, where every document ties and the
+    # ndcg@10 and mrr@10 hinges have a kink; every step from there is a null step. Issue 15
+    # asks for the combination in at most 3 times the time of loss="map" alone; one pass of
+    # the combination costs about twice one of map, so its passes must stay within 2.5 times
+    # map's. The solver before the null-step changes took 103, 57 and 41 passes here against
+    # map's 9 to 16.
+    summaries = _capture_summaries(monkeypatch)
+    X, y, qid = make_ranking(400, 100, 30, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedQueriesWarning)
+        alone = SVMMap(loss="map", C=1.0).fit(X, y, qid=qid)
+        combo = SVMMap(loss=["map", "ndcg@10", "mrr@10"], C=1.0).fit(X, y, qid=qid)
+    assert alone.converged_ and combo.converged_
+    assert 0 <= combo.gap_ <= 3 * combo.eps
+    map_passes, combo_passes = (s.n_evals for s in summaries)
+    assert combo_passes <= 2.5 * map_passes, (combo_passes, map_passes)
+
+
+def test_combo_on_rescaled_columns_at_large_c_converges(monkeypatch):
+    # SVM-combo with separate slacks, MQ2008 Fold 1 with rescaled columns, C = 10^4: with the
+    # one-pass null steps and the working-set QP's rounding floor at 1,024 units it stalled at
+    # max_iter with the gap just above 3 * C * eps (a cut's measurable excess of 1.8e-3 over
+    # its group's multiplier was taken for noise under a floor of 2.05e-3). The solver before
+    # both changes converged here by another path.
+    summaries = _capture_summaries(monkeypatch)
+    X, y, qid = load_mq2008(fold=1, split="train")
+    scale = 10 ** np.random.default_rng(0).uniform(-2, 3, X.shape[1])
+    model = SVMMap(loss=["map", "ndcg@10", "mrr@10"], C=1e4, eps=1e-3, max_iter=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedQueriesWarning)
+        model.fit(X * scale, y, qid=qid)
+    assert model.converged_
+    assert 0 <= model.gap_ <= 3 * 1e4 * model.eps
+    assert summaries[-1].qp_fallbacks == 0
