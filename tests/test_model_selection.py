@@ -82,8 +82,10 @@ def test_confirmed_path_chooses_the_C_of_independent_fits(small):
                 assert score == loop.scores[C]
         assert cv.best_C_ == loop.C and cv.best_score_ == loop.score
         assert np.all(r["total_n_evals"] == r["mean_n_evals"] * len(splits) + r["cold_n_evals"])
-    # Only one C close to the best: it is chosen without a refit.
-    lone = SVMMapCV(Cs=[0.01, 100.0], cv=splits, confirm_tolerance=0.02, refit=False).fit(X, y, qid=qid)
+    # Only one C close to the best: it is chosen without a refit. (MAP 0.627 at C = 0.01 against
+    # 0.643-0.648 at C = 100 for eps-optimal models of different solver paths, so the
+    # tolerance must stay below their difference.)
+    lone = SVMMapCV(Cs=[0.01, 100.0], cv=splits, confirm_tolerance=0.01, refit=False).fit(X, y, qid=qid)
     assert not lone.cv_results_["confirmed"].any() and lone.best_C_ == 100.0
 
 
