@@ -38,8 +38,9 @@
 //! w_c is evaluated again. Measured on 84 fits (MQ2008 Fold 1 normalized and with rescaled
 //! columns, make_ranking; seven losses; C = 0.01 to 10^4): 18.4 s -> 11.2 s in all, the
 //! separate-slack SVM-combo on make_ranking(400, 100, 30) at C = 1 from 103 passes to 15,
-//! and no fit on the normalized MQ2008 folds needs more than 15% more passes. OCAS's exact line search on the segment is replaced by the best of these
-//! points: for the 1-slack risk it needs every query's breakpoints, and a line search through
+//! and no fit on the normalized MQ2008 folds needs more than 15% more passes. OCAS's exact
+//! line search on the segment is replaced by the best of these points: for the 1-slack risk
+//! it needs every query's breakpoints, and a line search through
 //! the cutting-plane model that cost one or two more oracle passes per iteration needed more
 //! passes for the same accuracy (measured while developing this, without the margin, on
 //! MQ2008 Fold 1 with rescaled columns at C = 10^4: 202 iterations / 403 passes with one
@@ -938,60 +939,54 @@ fn solve_ocas(
     for iteration in 1..=opts.max_iter {
         let mut new_cuts = Vec::new();
         let loss;
-        match best.take() {
-            None => {
-                let at_c = evaluate(source, &w_c, opts.c, iteration)?;
-                n_evals += 1;
-                loss = at_c.loss;
+        // Before the first evaluation there is no iterate: an infinite P(w_b) makes the first
+        // step a serious one, to w_c.
+        let (w_b, p_b, r_b) = best
+            .take()
+            .unwrap_or_else(|| (w_c.clone(), f64::INFINITY, 0.0));
+        if near_only {
+            let w_m = towards(&w_b, &w_c, mu_null);
+            let at_m = evaluate(source, &w_m, opts.c, iteration)?;
+            n_evals += 1;
+            loss = at_m.loss;
+            let improves = at_m.primal < p_b;
+            // The cutting-plane bound needs each iteration's cut to be violated at w_c by
+            // more than eps beyond the working set's slack; a cut near w_b need not be,
+            // and then the next iteration evaluates w_c again.
+            near_only = !improves && cuts_off(&ws, &at_m.cuts, &w_c, opts.eps);
+            best = Some(if improves {
+                (w_m, at_m.primal, at_m.risk)
+            } else {
+                (w_b, p_b, r_b)
+            });
+            new_cuts.extend(at_m.cuts);
+        } else {
+            let at_c = evaluate(source, &w_c, opts.c, iteration)?;
+            n_evals += 1;
+            loss = at_c.loss;
+            if at_c.primal >= p_b && at_c.primal - p_b <= NULL_STEP_MARGIN * (p_b - dual) {
+                // A null step by less than the gap: the model is accurate at w_c, whose cut
+                // is kept, and a pass near w_b would not pay for itself.
+                best = Some((w_b, p_b, r_b));
+            } else if at_c.primal < p_b {
+                // A serious step: w_c improves on w_b and becomes the iterate.
                 best = Some((w_c.clone(), at_c.primal, at_c.risk));
-                new_cuts.extend(at_c.cuts);
-            }
-            Some((w_b, p_b, r_b)) if near_only => {
+            } else {
+                // A null step: the next cut is taken near w_b, where it tells the most
+                // about the neighbourhood of the iterate (OCAS's cut selection).
+                mu_null = null_step_fraction(p_b - ws.dual_objective_at(&w_c), at_c.primal - p_b);
                 let w_m = towards(&w_b, &w_c, mu_null);
                 let at_m = evaluate(source, &w_m, opts.c, iteration)?;
                 n_evals += 1;
-                loss = at_m.loss;
-                let improves = at_m.primal < p_b;
-                // The cutting-plane bound needs each iteration's cut to be violated at w_c by
-                // more than eps beyond the working set's slack; a cut near w_b need not be,
-                // and then the next iteration evaluates w_c again.
-                near_only = !improves && cuts_off(&ws, &at_m.cuts, &w_c, opts.eps);
-                best = Some(if improves {
+                best = Some(if at_m.primal < p_b {
                     (w_m, at_m.primal, at_m.risk)
                 } else {
+                    near_only = true;
                     (w_b, p_b, r_b)
                 });
                 new_cuts.extend(at_m.cuts);
             }
-            Some((w_b, p_b, r_b)) => {
-                let at_c = evaluate(source, &w_c, opts.c, iteration)?;
-                n_evals += 1;
-                loss = at_c.loss;
-                if at_c.primal >= p_b && at_c.primal - p_b <= NULL_STEP_MARGIN * (p_b - dual) {
-                    // A null step by less than the gap: the model is accurate at w_c, whose cut
-                    // is kept, and a pass near w_b would not pay for itself.
-                    best = Some((w_b, p_b, r_b));
-                } else if at_c.primal < p_b {
-                    // A serious step: w_c improves on w_b and becomes the iterate.
-                    best = Some((w_c.clone(), at_c.primal, at_c.risk));
-                } else {
-                    // A null step: the next cut is taken near w_b, where it tells the most
-                    // about the neighbourhood of the iterate (OCAS's cut selection).
-                    mu_null =
-                        null_step_fraction(p_b - ws.dual_objective_at(&w_c), at_c.primal - p_b);
-                    let w_m = towards(&w_b, &w_c, mu_null);
-                    let at_m = evaluate(source, &w_m, opts.c, iteration)?;
-                    n_evals += 1;
-                    best = Some(if at_m.primal < p_b {
-                        (w_m, at_m.primal, at_m.risk)
-                    } else {
-                        near_only = true;
-                        (w_b, p_b, r_b)
-                    });
-                    new_cuts.extend(at_m.cuts);
-                }
-                new_cuts.extend(at_c.cuts);
-            }
+            new_cuts.extend(at_c.cuts);
         }
         let (w_b, p_b, _) = best.as_ref().expect("set above");
         let primal = *p_b;
