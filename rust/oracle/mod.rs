@@ -258,24 +258,8 @@ pub(crate) fn average_ties(sorted: &[usize], scores: &[f64], coef: &mut [f64]) {
 /// Indices of the relevant and of the non-relevant documents, each sorted by descending score.
 /// Equal scores keep index order, so the result never depends on the sort's internals.
 pub(crate) fn split_sorted(scores: &[f64], relevant: &[bool]) -> (Vec<usize>, Vec<usize>) {
-    // The sort compares (key, index) pairs held side by side rather than looking each score
-    // up through its index; descending_key orders scores as f64::total_cmp does, reversed,
-    // so the order (descending score, equal scores by index) is the same.
-    let mut pos: Vec<(u64, usize)> = Vec::new();
-    let mut neg: Vec<(u64, usize)> = Vec::new();
-    for (i, (&r, &s)) in relevant.iter().zip(scores).enumerate() {
-        if r {
-            pos.push((descending_key(s), i))
-        } else {
-            neg.push((descending_key(s), i))
-        }
-    }
-    pos.sort_unstable();
-    neg.sort_unstable();
-    (
-        pos.into_iter().map(|(_, i)| i).collect(),
-        neg.into_iter().map(|(_, i)| i).collect(),
-    )
+    let sorted = Sorted::new(scores, relevant);
+    (sorted.pos, sorted.neg)
 }
 
 /// Sorts document indices by descending score, equal scores by index (the order of
@@ -304,6 +288,7 @@ pub(crate) fn descending_key(score: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::seq::SliceRandom;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -352,6 +337,56 @@ mod tests {
                 by_definition(&scores, &vec![true; n], true),
                 "case {case}"
             );
+        }
+    }
+
+    #[test]
+    fn refilling_from_any_previous_order_sorts_as_from_scratch() {
+        // `Sorted::fill_from` starts from a permutation of the query (the previous pass's
+        // order) and must give the order of the definition whatever it is: a random
+        // permutation, the order after a small change of the scores (the insertion sort
+        // finishes it), or one far from sorted (the insertion sort gives up after 4n moves).
+        // One `Sorted` is refilled throughout, as a pass reuses it for query after query.
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let mut sorted = Sorted::default();
+        for case in 0..400 {
+            let n = rng.random_range(0..300);
+            let mut scores: Vec<f64> = (0..n)
+                .map(|_| match rng.random_range(0..3) {
+                    0 => rng.random_range(-3..3) as f64,
+                    1 => [f64::NAN, -0.0, 0.0, f64::INFINITY][rng.random_range(0..4)],
+                    _ => rng.random_range(-1.0..1.0),
+                })
+                .collect();
+            let relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.4)).collect();
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.shuffle(&mut rng);
+            for step in 0..3 {
+                sorted.fill_from(&scores, &relevant, &mut order);
+                let (pos, neg) = (
+                    by_definition(&scores, &relevant, true),
+                    by_definition(&scores, &relevant, false),
+                );
+                assert_eq!(sorted.pos, pos, "case {case} step {step}");
+                assert_eq!(sorted.neg, neg, "case {case} step {step}");
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let sp: Vec<f64> = pos.iter().map(|&i| scores[i]).collect();
+                let sn: Vec<f64> = neg.iter().map(|&i| scores[i]).collect();
+                assert_eq!(bits(&sorted.sp), bits(&sp), "case {case} step {step}");
+                assert_eq!(bits(&sorted.sn), bits(&sn), "case {case} step {step}");
+                let expected: Vec<u32> = pos.iter().chain(&neg).map(|&i| i as u32).collect();
+                assert_eq!(order, expected, "case {case} step {step}");
+                if step == 0 {
+                    // A small change: a few scores move.
+                    for _ in 0..(n / 20 + 1).min(n) {
+                        let i = rng.random_range(0..n);
+                        scores[i] += rng.random_range(-0.1..0.1);
+                    }
+                } else {
+                    // Far from the last order: reversed.
+                    scores.iter_mut().for_each(|s| *s = -*s);
+                }
+            }
         }
     }
 }
