@@ -122,76 +122,129 @@ impl Oracle for NdcgOracle {
         let total = p + n;
         let clip = self.cutoff.filter(|&k| k < total);
         let k = clip.unwrap_or(total);
-        // d[r] for r = 0..=total, zero from the cutoff on.
-        let d: Vec<f64> = (0..=total)
-            .map(|r| if r < k { self.discount.at(r) } else { 0.0 })
-            .collect();
-        let ideal: f64 = d[..p.min(k)].iter().sum();
-        let inv_ideal = 1.0 / ideal;
-        let above = match clip {
-            Some(k) => clipped_positions(sorted, &d, inv_ideal, k),
-            None => {
-                let loss = DiscountLoss {
-                    d: &d,
-                    p,
-                    inv_ideal,
-                };
-                let opt = if self.discount == Discount::Log2 {
-                    if MapAlgorithm::Auto.resolve(p) == MapAlgorithm::Greedy {
-                        positions_greedy(&loss, sorted)
+        BUFFERS.with(|cell| {
+            let buffers = &mut *cell.borrow_mut();
+            let QueryBuffers {
+                d,
+                above,
+                clip: clip_buffers,
+            } = buffers;
+            // d[r] for r = 0..=total, zero from the cutoff on.
+            d.clear();
+            d.extend((0..=total).map(|r| if r < k { self.discount.at(r) } else { 0.0 }));
+            let ideal: f64 = d[..p.min(k)].iter().sum();
+            let inv_ideal = 1.0 / ideal;
+            match clip {
+                Some(k) => clipped_positions(sorted, d, inv_ideal, k, clip_buffers, above),
+                None => {
+                    let loss = DiscountLoss { d, p, inv_ideal };
+                    let opt = if self.discount == Discount::Log2 {
+                        if MapAlgorithm::Auto.resolve(p) == MapAlgorithm::Greedy {
+                            positions_greedy(&loss, sorted)
+                        } else {
+                            positions_fast(&loss, &ScoreTerms::new(sorted), 0, 0)
+                        }
                     } else {
-                        positions_fast(&loss, &ScoreTerms::new(sorted), 0, 0)
-                    }
-                } else {
-                    let terms = ScoreTerms::new(sorted);
-                    let first_on_top = positions_fast(&loss, &terms, 1, 0);
-                    let first_below = positions_fast(&loss, &terms, 0, 1);
-                    if terms.total(&loss, &first_below) > terms.total(&loss, &first_on_top) {
-                        first_below
-                    } else {
-                        first_on_top
-                    }
-                };
-                above_from_positions(&opt, p)
+                        let terms = ScoreTerms::new(sorted);
+                        let first_on_top = positions_fast(&loss, &terms, 1, 0);
+                        let first_below = positions_fast(&loss, &terms, 0, 1);
+                        if terms.total(&loss, &first_below) > terms.total(&loss, &first_on_top) {
+                            first_below
+                        } else {
+                            first_on_top
+                        }
+                    };
+                    *above = above_from_positions(&opt, p);
+                }
             }
-        };
-        encode_po(sorted, &above, coef);
-        average_ties(&sorted.pos, scores, coef);
-        average_ties(&sorted.neg, scores, coef);
-        let dcg: f64 = above.iter().enumerate().map(|(g, &a)| d[g + a]).sum();
-        1.0 - dcg * inv_ideal
+            encode_po(sorted, above, coef);
+            average_ties(&sorted.pos, scores, coef);
+            average_ties(&sorted.neg, scores, coef);
+            let dcg: f64 = above.iter().enumerate().map(|(g, &a)| d[g + a]).sum();
+            1.0 - dcg * inv_ideal
+        })
     }
 }
 
-/// above[g] of the clipped argmax by the prefix DP plus the closed-form tail (module comment).
-fn clipped_positions(sorted: &Sorted, d: &[f64], inv_ideal: f64, k: usize) -> Vec<usize> {
+/// One query's working arrays, kept per thread so that a pass over many queries does not
+/// allocate them for each (with a cutoff the DP's own arrays are small, and allocating them
+/// cost more than filling them).
+#[derive(Default)]
+struct QueryBuffers {
+    d: Vec<f64>,
+    above: Vec<usize>,
+    clip: ClipBuffers,
+}
+
+thread_local! {
+    static BUFFERS: std::cell::RefCell<QueryBuffers> = std::cell::RefCell::default();
+}
+
+/// The arrays of `clipped_positions`.
+#[derive(Default)]
+struct ClipBuffers {
+    neg_prefix: Vec<f64>,
+    pos_prefix: Vec<f64>,
+    peak: Vec<usize>,
+    peak_suffix: Vec<f64>,
+    /// Row g of the backtrack at g * stride.
+    best_arg: Vec<usize>,
+    value: Vec<f64>,
+    next: Vec<f64>,
+}
+
+/// above[g] of the clipped argmax by the prefix DP plus the closed-form tail (module comment),
+/// into `above`.
+fn clipped_positions(
+    sorted: &Sorted,
+    d: &[f64],
+    inv_ideal: f64,
+    k: usize,
+    buffers: &mut ClipBuffers,
+    above: &mut Vec<usize>,
+) {
     let (sp, sn) = (&sorted.sp, &sorted.sn);
     let (p, n) = (sp.len(), sn.len());
     let scale = 2.0 / (p as f64 * n as f64);
+    let ClipBuffers {
+        neg_prefix,
+        pos_prefix,
+        peak,
+        peak_suffix,
+        best_arg,
+        value,
+        next,
+    } = buffers;
     // neg_prefix[a] = sum_{b < a} s-_b; pos_prefix[g] = sum_{g' < g} s+_g'.
-    let mut neg_prefix = vec![0.0; n + 1];
+    neg_prefix.clear();
+    neg_prefix.push(0.0);
     for b in 0..n {
-        neg_prefix[b + 1] = neg_prefix[b] + sn[b];
+        neg_prefix.push(neg_prefix[b] + sn[b]);
     }
-    let mut pos_prefix = vec![0.0; p + 1];
+    pos_prefix.clear();
+    pos_prefix.push(0.0);
     for g in 0..p {
-        pos_prefix[g + 1] = pos_prefix[g] + sp[g];
+        pos_prefix.push(pos_prefix[g] + sp[g]);
     }
+    let (neg_prefix, pos_prefix) = (&*neg_prefix, &*pos_prefix);
     let h = |g: usize, a: usize| scale * (neg_prefix[a] - a as f64 * sp[g]);
     // peak[g] = a*_g = #{b : s-_b > s+_g}, non-decreasing in g.
-    let mut peak = vec![0usize; p];
+    peak.clear();
     let mut b = 0;
     for g in 0..p {
         while b < n && sn[b] > sp[g] {
             b += 1;
         }
-        peak[g] = b;
+        peak.push(b);
     }
+    let peak = &*peak;
     // peak_suffix[g] = sum_{g' >= g} h_g'(a*_g').
-    let mut peak_suffix = vec![0.0; p + 1];
+    peak_suffix.clear();
+    peak_suffix.resize(p + 1, 0.0);
     for g in (0..p).rev() {
         peak_suffix[g] = peak_suffix[g + 1] + h(g, peak[g]);
     }
+    let peak_suffix = &*peak_suffix;
     // Out(m): goods m.. out of the top k, each at max(a*_g, k - m); None when infeasible.
     let out = |m: usize| -> Option<f64> {
         if m == p {
@@ -210,29 +263,31 @@ fn clipped_positions(sorted: &Sorted, d: &[f64], inv_ideal: f64, k: usize) -> Ve
 
     let rows = p.min(k);
     let f = |g: usize, a: usize| -d[g + a] * inv_ideal + h(g, a);
-    // value[a] = V_g(a); best_arg[g][a] = argmax_{a' <= a} V_{g-1}(a') for the backtrack.
-    let mut best_arg: Vec<Vec<usize>> = Vec::with_capacity(rows);
-    let mut value: Vec<f64> = Vec::new();
+    // value[a] = V_g(a); best_arg[g * stride + a] = argmax_{a' <= a} V_{g-1}(a') for the
+    // backtrack (row 0 is not used).
+    let stride = n.min(k - 1) + 1;
+    best_arg.clear();
+    best_arg.resize(rows * stride, 0);
+    value.clear();
     let mut best_total = out(0).map(|v| (v, 0usize, 0usize));
     for g in 0..rows {
         let width = n.min(k - 1 - g) + 1;
-        let mut next = Vec::with_capacity(width);
-        let mut args = Vec::with_capacity(width);
+        next.clear();
         if g == 0 {
             next.extend((0..width).map(|a| f(0, a)));
         } else {
             let (mut run, mut run_arg) = (f64::NEG_INFINITY, 0usize);
-            for (a, &previous) in value[..width].iter().enumerate() {
+            let args = &mut best_arg[g * stride..g * stride + width];
+            for ((a, &previous), arg) in value[..width].iter().enumerate().zip(args) {
                 if previous > run {
                     run = previous;
                     run_arg = a;
                 }
-                args.push(run_arg);
+                *arg = run_arg;
                 next.push(f(g, a) + run);
             }
         }
-        best_arg.push(args);
-        value = next;
+        std::mem::swap(value, next);
         // m = g + 1 goods in the top k: the prefix ends at g.
         let (arg, v) =
             value
@@ -250,17 +305,17 @@ fn clipped_positions(sorted: &Sorted, d: &[f64], inv_ideal: f64, k: usize) -> Ve
         }
     }
     let (_, m, last) = best_total.expect("m = min(P, k) is always feasible");
-    let mut above = vec![0usize; p];
+    above.clear();
+    above.resize(p, 0);
     if m > 0 {
         above[m - 1] = last;
         for g in (1..m).rev() {
-            above[g - 1] = best_arg[g][above[g]];
+            above[g - 1] = best_arg[g * stride + above[g]];
         }
     }
     for g in m..p {
         above[g] = peak[g].max(k - m);
     }
-    above
 }
 
 #[cfg(test)]
@@ -352,7 +407,9 @@ mod tests {
                     .collect();
                 let p = sorted.p();
                 let inv_ideal = 1.0 / d[..p].iter().sum::<f64>();
-                let above = clipped_positions(&sorted, &d, inv_ideal, n);
+                let mut above = Vec::new();
+                let mut buffers = ClipBuffers::default();
+                clipped_positions(&sorted, &d, inv_ideal, n, &mut buffers, &mut above);
                 encode_po(&sorted, &above, &mut c);
                 let dcg: f64 = above.iter().enumerate().map(|(g, &a)| d[g + a]).sum();
                 let dp = 1.0 - dcg * inv_ideal - crate::oracle::dot(&c, &scores);
