@@ -216,23 +216,22 @@ fn clipped_positions(
         next,
     } = buffers;
     // neg_prefix[a] = sum_{b < a} s-_b; pos_prefix[g] = sum_{g' < g} s+_g'.
-    neg_prefix.clear();
-    neg_prefix.push(0.0);
-    for b in 0..n {
-        neg_prefix.push(neg_prefix[b] + sn[b]);
-    }
-    pos_prefix.clear();
-    pos_prefix.push(0.0);
-    for g in 0..p {
-        pos_prefix.push(pos_prefix[g] + sp[g]);
+    for (prefix, values) in [(&mut *neg_prefix, sn), (&mut *pos_prefix, sp)] {
+        prefix.clear();
+        prefix.push(0.0);
+        let mut sum = 0.0;
+        for &v in values.iter() {
+            sum += v;
+            prefix.push(sum);
+        }
     }
     let (neg_prefix, pos_prefix) = (&*neg_prefix, &*pos_prefix);
     let h = |g: usize, a: usize| scale * (neg_prefix[a] - a as f64 * sp[g]);
     // peak[g] = a*_g = #{b : s-_b > s+_g}, non-decreasing in g.
     peak.clear();
     let mut b = 0;
-    for g in 0..p {
-        while b < n && sn[b] > sp[g] {
+    for &s_pos in sp.iter() {
+        while b < n && sn[b] > s_pos {
             b += 1;
         }
         peak.push(b);
