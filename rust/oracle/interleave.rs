@@ -38,6 +38,9 @@ pub struct Sorted {
     pub neg: Vec<usize>,
     pub sp: Vec<f64>,
     pub sn: Vec<f64>,
+    /// Whether two documents of the class have equal scores (`average_ties`).
+    pos_ties: bool,
+    neg_ties: bool,
     /// (descending_key(score), index) pairs of each class, the sort's working buffers.
     keys_pos: Vec<(u64, usize)>,
     keys_neg: Vec<(u64, usize)>,
@@ -106,6 +109,27 @@ impl Sorted {
             values.clear();
             values.extend(keys.iter().map(|&(_, i)| scores[i]));
         }
+        // Equal scores are adjacent in the sorted lists.
+        let tied = |values: &[f64]| values.windows(2).any(|pair| pair[0] == pair[1]);
+        self.pos_ties = tied(&self.sp);
+        self.neg_ties = tied(&self.sn);
+    }
+
+    /// `average_ties` over both classes: the coefficients of documents of one class with
+    /// equal scores are replaced by their mean (a class without equal scores is left as is,
+    /// which is what `average_ties` would do with it).
+    pub fn average_ties(&self, scores: &[f64], coef: &mut [f64]) {
+        if self.pos_ties {
+            super::average_ties(&self.pos, scores, coef);
+        }
+        if self.neg_ties {
+            super::average_ties(&self.neg, scores, coef);
+        }
+    }
+
+    /// Whether two non-relevant documents have equal scores.
+    pub fn neg_ties(&self) -> bool {
+        self.neg_ties
     }
 
     pub fn p(&self) -> usize {
@@ -140,7 +164,15 @@ fn sort_nearly_sorted(keys: &mut [(u64, usize)]) {
 
 /// above[g] = #{j : o[j] <= g}, the non-relevant documents ranked above good g.
 pub(crate) fn above_from_positions(opt: &[usize], p: usize) -> Vec<usize> {
-    let mut above = vec![0usize; p + 1];
+    let mut above = Vec::new();
+    above_from_positions_into(opt, p, &mut above);
+    above
+}
+
+/// `above_from_positions` into `above`.
+pub(crate) fn above_from_positions_into(opt: &[usize], p: usize, above: &mut Vec<usize>) {
+    above.clear();
+    above.resize(p + 1, 0);
     for &o in opt {
         above[o] += 1;
     }
@@ -148,7 +180,6 @@ pub(crate) fn above_from_positions(opt: &[usize], p: usize) -> Vec<usize> {
         above[g] += above[g - 1];
     }
     above.truncate(p);
-    above
 }
 
 /// Fills the coefficients of deltaPsi_po = Psi_po(y*) - Psi_po(ybar) for the interleaving given
@@ -189,8 +220,14 @@ pub(crate) struct ScoreTerms<'a> {
 
 impl<'a> ScoreTerms<'a> {
     pub fn new(sorted: &'a Sorted) -> Self {
+        Self::with_buffer(sorted, Vec::new())
+    }
+
+    /// `new`, with the suffix sums in `buffer` (`into_buffer` gives it back).
+    pub fn with_buffer(sorted: &'a Sorted, mut suffix: Vec<f64>) -> Self {
         let p = sorted.p();
-        let mut suffix = vec![0.0; p + 1];
+        suffix.clear();
+        suffix.resize(p + 1, 0.0);
         for g in (0..p).rev() {
             suffix[g] = suffix[g + 1] + sorted.sp[g];
         }
@@ -203,6 +240,10 @@ impl<'a> ScoreTerms<'a> {
 
     fn p(&self) -> usize {
         self.suffix.len() - 1
+    }
+
+    pub fn into_buffer(self) -> Vec<f64> {
+        self.suffix
     }
 
     /// F_j(i) for a separable loss.
@@ -224,23 +265,32 @@ impl<'a> ScoreTerms<'a> {
 /// o_j by Yue et al.'s Algorithm 2: for every non-relevant j on its own, the largest argmax
 /// of F_j, accumulating F_j(i) from i = P down. O(P N).
 pub(crate) fn positions_greedy<L: SeparableLoss>(loss: &L, sorted: &Sorted) -> Vec<usize> {
+    let mut opt = Vec::new();
+    positions_greedy_into(loss, sorted, &mut opt);
+    opt
+}
+
+/// `positions_greedy` into `opt`.
+pub(crate) fn positions_greedy_into<L: SeparableLoss>(
+    loss: &L,
+    sorted: &Sorted,
+    opt: &mut Vec<usize>,
+) {
     let (sp, sn) = (&sorted.sp, &sorted.sn);
     let p = sp.len();
     let scale = 2.0 / (p as f64 * sn.len() as f64);
-    sn.iter()
-        .enumerate()
-        .map(|(j, &s_neg)| {
-            let (mut acc, mut best, mut opt) = (0.0f64, 0.0f64, p);
-            for g in (0..p).rev() {
-                acc += loss.increase(g, j) - scale * (sp[g] - s_neg);
-                if acc > best {
-                    best = acc;
-                    opt = g;
-                }
+    opt.clear();
+    opt.extend(sn.iter().enumerate().map(|(j, &s_neg)| {
+        let (mut acc, mut best, mut arg) = (0.0f64, 0.0f64, p);
+        for g in (0..p).rev() {
+            acc += loss.increase(g, j) - scale * (sp[g] - s_neg);
+            if acc > best {
+                best = acc;
+                arg = g;
             }
-            opt
-        })
-        .collect()
+        }
+        arg
+    }));
 }
 
 /// The same largest argmaxes, found by divide and conquer over j: since they are non-decreasing
@@ -258,12 +308,31 @@ pub(crate) fn positions_fast<L: SeparableLoss>(
     lowest: usize,
     fixed: usize,
 ) -> Vec<usize> {
+    let mut opt = Vec::new();
+    positions_fast_into(loss, terms, lowest, fixed, &mut opt, &mut Vec::new());
+    opt
+}
+
+/// The ranges `positions_fast` has left to search: (j range, i range).
+pub(crate) type SearchStack = Vec<(usize, usize, usize, usize)>;
+
+/// `positions_fast` into `opt`, with `stack` as its working space.
+pub(crate) fn positions_fast_into<L: SeparableLoss>(
+    loss: &L,
+    terms: &ScoreTerms<'_>,
+    lowest: usize,
+    fixed: usize,
+    opt: &mut Vec<usize>,
+    stack: &mut SearchStack,
+) {
     let n = terms.sn.len();
     let p = terms.p();
-    let mut opt = vec![0usize; n];
+    opt.clear();
+    opt.resize(n, 0);
     let fixed = fixed.min(n);
     // An explicit stack of (j range, i range) keeps the depth independent of N.
-    let mut stack = vec![(fixed, n, lowest.min(p), p)];
+    stack.clear();
+    stack.push((fixed, n, lowest.min(p), p));
     while let Some((jlo, jhi, ilo, ihi)) = stack.pop() {
         if jlo >= jhi {
             continue;
@@ -288,7 +357,6 @@ pub(crate) fn positions_fast<L: SeparableLoss>(
         stack.push((jlo, mid, ilo, best_i));
         stack.push((mid + 1, jhi, best_i, ihi));
     }
-    opt
 }
 
 /// Harmonic numbers up to this index are computed once and shared (32 KiB), so that queries

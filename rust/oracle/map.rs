@@ -26,10 +26,10 @@
 //! (`average_ties`), so the cut does not depend on the order the documents were listed in.
 
 use super::interleave::{
-    above_from_positions, encode_po, harmonic_prefix, positions_fast, positions_greedy, ScoreTerms,
-    SeparableLoss, Sorted,
+    above_from_positions_into, encode_po, harmonic_prefix, positions_fast_into,
+    positions_greedy_into, ScoreTerms, SearchStack, SeparableLoss, Sorted,
 };
-use super::{average_ties, Oracle};
+use super::Oracle;
 use std::borrow::Cow;
 
 /// Which exact algorithm computes the MAP argmax.
@@ -131,23 +131,52 @@ impl Oracle for MapOracle {
         _relevant: &[bool],
         coef: &mut [f64],
     ) -> f64 {
-        let opt = positions(sorted, self.algorithm);
-        let above = above_from_positions(&opt, sorted.p());
-        encode_po(sorted, &above, coef);
-        average_ties(&sorted.pos, scores, coef);
-        average_ties(&sorted.neg, scores, coef);
-        loss_from_above(&above)
+        BUFFERS.with(|cell| {
+            let buffers = &mut *cell.borrow_mut();
+            positions_into(sorted, self.algorithm, buffers);
+            let MapBuffers { opt, above, .. } = buffers;
+            above_from_positions_into(opt, sorted.p(), above);
+            encode_po(sorted, above, coef);
+            sorted.average_ties(scores, coef);
+            loss_from_above(above)
+        })
     }
 }
 
+/// One query's working arrays, kept per thread so that a pass over many queries does not
+/// allocate them for each.
+#[derive(Default)]
+pub(crate) struct MapBuffers {
+    opt: Vec<usize>,
+    above: Vec<usize>,
+    suffix: Vec<f64>,
+    stack: SearchStack,
+}
+
+thread_local! {
+    static BUFFERS: std::cell::RefCell<MapBuffers> = std::cell::RefCell::default();
+}
+
 /// o_j of the MAP argmax by the chosen algorithm.
+#[cfg(test)]
 pub(crate) fn positions(sorted: &Sorted, algorithm: MapAlgorithm) -> Vec<usize> {
+    let mut buffers = MapBuffers::default();
+    positions_into(sorted, algorithm, &mut buffers);
+    buffers.opt
+}
+
+/// `positions` into `buffers.opt`.
+fn positions_into(sorted: &Sorted, algorithm: MapAlgorithm, buffers: &mut MapBuffers) {
     let (p, n) = (sorted.p(), sorted.n());
     match algorithm.resolve(p) {
-        MapAlgorithm::Greedy => positions_greedy(&ApLoss::new(p, n, false), sorted),
+        MapAlgorithm::Greedy => {
+            positions_greedy_into(&ApLoss::new(p, n, false), sorted, &mut buffers.opt)
+        }
         _ => {
             let loss = ApLoss::new(p, n, true);
-            positions_fast(&loss, &ScoreTerms::new(sorted), 0, 0)
+            let terms = ScoreTerms::with_buffer(sorted, std::mem::take(&mut buffers.suffix));
+            positions_fast_into(&loss, &terms, 0, 0, &mut buffers.opt, &mut buffers.stack);
+            buffers.suffix = terms.into_buffer();
         }
     }
 }

@@ -341,6 +341,34 @@ mod tests {
     }
 
     #[test]
+    fn sorted_average_ties_skips_only_classes_without_equal_scores() {
+        // `Sorted::average_ties` skips a class in which no two scores compare equal; it must
+        // give what `average_ties` on both classes gives, with -0.0 = 0.0 (equal, different
+        // sort keys) and NaN (never equal) among the scores.
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for case in 0..2000 {
+            let n = rng.random_range(1..40);
+            let pool = [0.0, -0.0, f64::NAN, 1.5, -2.0];
+            let scores: Vec<f64> = (0..n)
+                .map(|_| match rng.random_range(0..3) {
+                    0 => pool[rng.random_range(0..pool.len())],
+                    _ => rng.random_range(-1.0..1.0),
+                })
+                .collect();
+            let relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.5)).collect();
+            let coef: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let sorted = Sorted::new(&scores, &relevant);
+            let mut expected = coef.clone();
+            average_ties(&sorted.pos, &scores, &mut expected);
+            average_ties(&sorted.neg, &scores, &mut expected);
+            let mut got = coef.clone();
+            sorted.average_ties(&scores, &mut got);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&expected), "case {case}");
+        }
+    }
+
+    #[test]
     fn refilling_from_any_previous_order_sorts_as_from_scratch() {
         // `Sorted::fill_from` starts from a permutation of the query (the previous pass's
         // order) and must give the order of the definition whatever it is: a random

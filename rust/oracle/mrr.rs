@@ -34,7 +34,7 @@ impl Oracle for MrrOracle {
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
         let mut neg: Vec<usize> = (0..relevant.len()).filter(|&i| !relevant[i]).collect();
         sort_descending(&mut neg, scores);
-        self.argmax_neg(&neg, scores, relevant, coef)
+        self.argmax_neg(&neg, true, scores, relevant, coef)
     }
 
     fn sorts(&self) -> bool {
@@ -50,16 +50,17 @@ impl Oracle for MrrOracle {
         coef: &mut [f64],
     ) -> f64 {
         // `Sorted` orders the non-relevant documents as `sort_descending` does.
-        self.argmax_neg(&sorted.neg, scores, relevant, coef)
+        self.argmax_neg(&sorted.neg, sorted.neg_ties(), scores, relevant, coef)
     }
 }
 
 impl MrrOracle {
     /// The argmax given the non-relevant documents in descending score order (equal scores
-    /// by index).
+    /// by index); `neg_ties` is false only when no two of them have equal scores.
     fn argmax_neg(
         &self,
         neg: &[usize],
+        neg_ties: bool,
         scores: &[f64],
         relevant: &[bool],
         coef: &mut [f64],
@@ -128,7 +129,9 @@ impl MrrOracle {
                 *c = best_r as f64 / lowest as f64;
             }
         }
-        average_ties(neg, scores, coef);
+        if neg_ties {
+            average_ties(neg, scores, coef);
+        }
         delta(best_r)
     }
 }

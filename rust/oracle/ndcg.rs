@@ -40,7 +40,7 @@ use super::interleave::{
     Sorted,
 };
 use super::map::MapAlgorithm;
-use super::{average_ties, Oracle};
+use super::Oracle;
 
 /// The position discount of NDCG (as a function of the 0-based rank r).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -158,8 +158,7 @@ impl Oracle for NdcgOracle {
                 }
             }
             encode_po(sorted, above, coef);
-            average_ties(&sorted.pos, scores, coef);
-            average_ties(&sorted.neg, scores, coef);
+            sorted.average_ties(scores, coef);
             let dcg: f64 = above.iter().enumerate().map(|(g, &a)| d[g + a]).sum();
             1.0 - dcg * inv_ideal
         })

@@ -9,7 +9,7 @@
 //! pairs of every document is a merge of the two sorted lists, O(n log n) in all.
 
 use super::interleave::Sorted;
-use super::{average_ties, Oracle};
+use super::Oracle;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RocOracle;
@@ -57,8 +57,7 @@ impl Oracle for RocOracle {
         }
         fill_negatives(sorted, scale, coef);
         // Tied documents of one class already get equal counts; this keeps the rule explicit.
-        average_ties(&sorted.pos, scores, coef);
-        average_ties(&sorted.neg, scores, coef);
+        sorted.average_ties(scores, coef);
         total as f64 / (p * n) as f64
     }
 }
