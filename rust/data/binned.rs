@@ -374,7 +374,7 @@ mod tests {
         let on_csr = RankingProblem::new(&csr, &labels, &groups, 0.0)
             .unwrap()
             .cut_sums(&w, &oracles);
-        let mut problem = RankingProblem::new(&view, &labels, &groups, 0.0).unwrap();
+        let problem = RankingProblem::new(&view, &labels, &groups, 0.0).unwrap();
         let one = with_threads(1, || problem.cut_sums(&w, &oracles)).unwrap();
         let three = with_threads(3, || problem.cut_sums(&w, &oracles)).unwrap();
         assert_eq!(one, three);

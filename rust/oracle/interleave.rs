@@ -30,7 +30,7 @@ use std::sync::OnceLock;
 /// The documents of one query split by relevance, each class sorted by descending score.
 /// Equal scores keep index order, so the result never depends on the sort's internals.
 ///
-/// A `Sorted` can be refilled for the next query (`fill`, `fill_from`), so that a pass over
+/// A `Sorted` can be refilled for the next query (`fill`), so that a pass over
 /// many queries reuses its buffers instead of allocating them per query.
 #[derive(Debug, Clone, Default)]
 pub struct Sorted {
@@ -55,42 +55,20 @@ impl Sorted {
 
     /// Sorts the query given by `scores` and `relevant` into `self`.
     pub fn fill(&mut self, scores: &[f64], relevant: &[bool]) {
-        self.split_keys(scores, relevant, 0..scores.len());
+        self.split_keys(scores, relevant);
         self.keys_pos.sort_unstable();
         self.keys_neg.sort_unstable();
         self.finish(scores);
     }
 
-    /// As `fill`, starting from `order`, a permutation of the query's positions (its previous
-    /// order, relevant ones first, or any other), which it then replaces with this query's
-    /// order. Between two passes of the solver w moves little, so each class listed in its
-    /// previous order is nearly sorted and an insertion sort finishes it in about linear time
-    /// (it falls back to the O(n log n) sort after 4n moves). The (key, index) pairs are all
-    /// distinct, so the result is `fill`'s whatever `order` was.
-    pub fn fill_from(&mut self, scores: &[f64], relevant: &[bool], order: &mut [u32]) {
-        debug_assert_eq!(order.len(), scores.len());
-        self.split_keys(scores, relevant, order.iter().map(|&i| i as usize));
-        sort_nearly_sorted(&mut self.keys_pos);
-        sort_nearly_sorted(&mut self.keys_neg);
-        self.finish(scores);
-        for (slot, &i) in order.iter_mut().zip(self.pos.iter().chain(&self.neg)) {
-            *slot = i as u32;
-        }
-    }
-
-    fn split_keys(
-        &mut self,
-        scores: &[f64],
-        relevant: &[bool],
-        order: impl Iterator<Item = usize>,
-    ) {
+    fn split_keys(&mut self, scores: &[f64], relevant: &[bool]) {
         // The sort compares (key, index) pairs held side by side rather than looking each
         // score up through its index; descending_key orders scores as f64::total_cmp does,
         // reversed, so the order (descending score, equal scores by index) is the same.
         self.keys_pos.clear();
         self.keys_neg.clear();
-        for i in order {
-            let key = (super::descending_key(scores[i]), i);
+        for (i, &score) in scores.iter().enumerate() {
+            let key = (super::descending_key(score), i);
             if relevant[i] {
                 self.keys_pos.push(key);
             } else {
@@ -138,27 +116,6 @@ impl Sorted {
 
     pub fn n(&self) -> usize {
         self.neg.len()
-    }
-}
-
-/// Sorts `keys` ascending: an insertion sort while it has moved at most 4 entries per key on
-/// average, `sort_unstable` for what is left otherwise.
-fn sort_nearly_sorted(keys: &mut [(u64, usize)]) {
-    let budget = 4 * keys.len();
-    let mut moved = 0;
-    for i in 1..keys.len() {
-        let key = keys[i];
-        let mut j = i;
-        while j > 0 && keys[j - 1] > key {
-            keys[j] = keys[j - 1];
-            j -= 1;
-        }
-        keys[j] = key;
-        moved += i - j;
-        if moved > budget {
-            keys.sort_unstable();
-            return;
-        }
     }
 }
 

@@ -287,10 +287,6 @@ pub struct RankingProblem<'a, M: RowMatrix + ?Sized> {
     /// Per-query weights s_q in grouped order (`set_weights`); None is s_q = 1 for every query.
     weights: Option<Vec<f64>>,
     pub counts: QueryCounts,
-    /// Each query's order of its documents from the last pass (positions within the query,
-    /// relevant ones first), where the next pass's sort starts (`Sorted::fill_from`); empty
-    /// before the first pass.
-    orders: Vec<u32>,
 }
 
 impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
@@ -332,7 +328,6 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
             partial: vec![false; n_queries],
             weights: None,
             counts,
-            orders: Vec::new(),
         })
     }
 
@@ -391,36 +386,18 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
     /// Queries are cut into consecutive blocks whose boundaries depend only on the problem's
     /// shape; each block is summed serially and the blocks are added in order, so the result
     /// does not depend on the number of threads.
-    pub fn cut_sums(&mut self, w: &[f64], oracles: &[&dyn Oracle]) -> Vec<(f64, Vec<f64>)> {
+    pub fn cut_sums(&self, w: &[f64], oracles: &[&dyn Oracle]) -> Vec<(f64, Vec<f64>)> {
         let groups = self.groups;
         // Sums are kept in the matrix's accumulator space (X^T c itself for dense and CSR
         // matrices, histograms of bin codes for binned ones) and finished once at the end.
         let d = self.x.acc_len();
         let prepared = self.x.prepare(w);
         let blocks = query_blocks(&groups.bounds, d * oracles.len().max(1));
-        let mut orders = std::mem::take(&mut self.orders);
-        if orders.len() != groups.n_rows() {
-            orders = (0..groups.n_queries())
-                .flat_map(|q| 0..(groups.bounds[q + 1] - groups.bounds[q]) as u32)
-                .collect();
-        }
-        // The blocks' shares of `orders` (the blocks cover the queries in order).
-        let mut rest = orders.as_mut_slice();
-        let mut block_orders = Vec::with_capacity(blocks.len());
-        for queries in &blocks {
-            let rows = groups.bounds[queries.end] - groups.bounds[queries.start];
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(rows);
-            block_orders.push(head);
-            rest = tail;
-        }
-        let this = &*self;
         let zero_sums =
             || -> Vec<(f64, Vec<f64>)> { oracles.iter().map(|_| (0.0, vec![0.0; d])).collect() };
         let partials: Vec<Vec<(f64, Vec<f64>)>> = blocks
             .into_par_iter()
-            .zip(block_orders)
-            .map(|(queries, block_order)| {
-                let first_row = groups.bounds[queries.start];
+            .map(|queries| {
                 let mut sums = zero_sums();
                 let mut scores = Vec::new();
                 let mut coef = Vec::new();
@@ -431,26 +408,25 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                 for q in queries {
                     // A user interrupt stops the pass between queries; the caller's
                     // per-iteration hook then reports it (the partial cut is never used).
-                    let weight = this.weights.as_ref().map_or(1.0, |s| s[q]);
-                    if !this.usable[q] || weight == 0.0 || crate::cancel::requested() {
+                    let weight = self.weights.as_ref().map_or(1.0, |s| s[q]);
+                    if !self.usable[q] || weight == 0.0 || crate::cancel::requested() {
                         continue;
                     }
                     let rows = groups.rows(q);
                     let span = groups.bounds[q]..groups.bounds[q + 1];
-                    let order = &mut block_order[span.start - first_row..span.end - first_row];
-                    let (relevant, labels) = (&this.relevant[span.clone()], &this.labels[span]);
+                    let (relevant, labels) = (&self.relevant[span.clone()], &self.labels[span]);
                     scores.clear();
-                    scores.extend(rows.iter().map(|&r| this.x.row_score(r, w, &prepared)));
+                    scores.extend(rows.iter().map(|&r| self.x.row_score(r, w, &prepared)));
                     let mut is_sorted = false;
                     for (oracle, (b, g)) in oracles.iter().zip(sums.iter_mut()) {
-                        if this.partial[q] && !oracle.usable(labels, relevant) {
+                        if self.partial[q] && !oracle.usable(labels, relevant) {
                             continue;
                         }
                         coef.clear();
                         coef.resize(rows.len(), 0.0);
                         let delta = if oracle.sorts() {
                             if !is_sorted {
-                                sorted.fill_from(&scores, relevant, order);
+                                sorted.fill(&scores, relevant);
                                 is_sorted = true;
                             }
                             oracle.argmax_sorted(&sorted, &scores, labels, relevant, &mut coef)
@@ -474,13 +450,12 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                             }
                             kept += usize::from(c != 0.0);
                         }
-                        this.x.accumulate_rows(&nonzero[..kept], &alphas[..kept], g);
+                        self.x.accumulate_rows(&nonzero[..kept], &alphas[..kept], g);
                     }
                 }
                 sums
             })
             .collect();
-        self.orders = orders;
         let mut total = zero_sums();
         for part in partials {
             for ((b, g), (pb, pg)) in total.iter_mut().zip(part) {
@@ -1187,7 +1162,7 @@ mod tests {
         let names = ["map", "ndcg@10", "mrr@5"];
         let owned: Vec<_> = names.iter().map(|l| from_name(l).unwrap()).collect();
         let oracles: Vec<&dyn Oracle> = owned.iter().map(|o| o.as_ref()).collect();
-        let mut problem = RankingProblem::new(&x, &labels, &groups, 0.0).unwrap();
+        let problem = RankingProblem::new(&x, &labels, &groups, 0.0).unwrap();
         let one = with_threads(1, || problem.cut_sums(&w, &oracles)).unwrap();
         for threads in [2, 3, 8] {
             let other = with_threads(threads, || problem.cut_sums(&w, &oracles)).unwrap();
