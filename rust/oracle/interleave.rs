@@ -316,6 +316,18 @@ pub(crate) fn positions_fast_into<L: SeparableLoss>(
     }
 }
 
+/// Per-thread working arrays of the oracles (map.rs, ndcg.rs) are reused from query to query;
+/// one grown past this many entries by a long query is released after it, so that a thread
+/// does not keep the memory of the longest query it ever met.
+const KEPT_BUFFER_LEN: usize = 1 << 16;
+
+/// Releases `buffer` when a long query grew it past `KEPT_BUFFER_LEN` entries.
+pub(crate) fn release_if_large<T>(buffer: &mut Vec<T>) {
+    if buffer.capacity() > KEPT_BUFFER_LEN {
+        *buffer = Vec::new();
+    }
+}
+
 /// Harmonic numbers up to this index are computed once and shared (32 KiB), so that queries
 /// of up to this many documents, nearly all of them, do not sum them again at every pass.
 const SHARED_HARMONIC: usize = 4095;
@@ -371,6 +383,16 @@ mod tests {
             let fresh: Vec<u64> = harmonic_numbers(n).iter().map(|v| v.to_bits()).collect();
             assert_eq!(shared, fresh, "n {n}");
         }
+    }
+
+    #[test]
+    fn only_buffers_grown_past_the_limit_are_released() {
+        let mut small: Vec<f64> = Vec::with_capacity(KEPT_BUFFER_LEN);
+        release_if_large(&mut small);
+        assert_eq!(small.capacity(), KEPT_BUFFER_LEN);
+        let mut large: Vec<f64> = vec![0.0; KEPT_BUFFER_LEN + 1];
+        release_if_large(&mut large);
+        assert_eq!(large.capacity(), 0);
     }
 
     #[test]

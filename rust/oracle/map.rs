@@ -27,7 +27,7 @@
 
 use super::interleave::{
     above_from_positions_into, encode_po, harmonic_prefix, positions_fast_into,
-    positions_greedy_into, ScoreTerms, SearchStack, SeparableLoss, Sorted,
+    positions_greedy_into, release_if_large, ScoreTerms, SearchStack, SeparableLoss, Sorted,
 };
 use super::Oracle;
 use std::borrow::Cow;
@@ -138,7 +138,9 @@ impl Oracle for MapOracle {
             above_from_positions_into(opt, sorted.p(), above);
             encode_po(sorted, above, coef);
             sorted.average_ties(scores, coef);
-            loss_from_above(above)
+            let loss = loss_from_above(above);
+            buffers.release_if_large();
+            loss
         })
     }
 }
@@ -151,6 +153,15 @@ pub(crate) struct MapBuffers {
     above: Vec<usize>,
     suffix: Vec<f64>,
     stack: SearchStack,
+}
+
+impl MapBuffers {
+    fn release_if_large(&mut self) {
+        release_if_large(&mut self.opt);
+        release_if_large(&mut self.above);
+        release_if_large(&mut self.suffix);
+        release_if_large(&mut self.stack);
+    }
 }
 
 thread_local! {

@@ -36,8 +36,8 @@
 //! coefficients (`average_ties`).
 
 use super::interleave::{
-    above_from_positions, encode_po, positions_fast, positions_greedy, ScoreTerms, SeparableLoss,
-    Sorted,
+    above_from_positions, encode_po, positions_fast, positions_greedy, release_if_large,
+    ScoreTerms, SeparableLoss, Sorted,
 };
 use super::map::MapAlgorithm;
 use super::Oracle;
@@ -160,6 +160,7 @@ impl Oracle for NdcgOracle {
             encode_po(sorted, above, coef);
             sorted.average_ties(scores, coef);
             let dcg: f64 = above.iter().enumerate().map(|(g, &a)| d[g + a]).sum();
+            buffers.release_if_large();
             1.0 - dcg * inv_ideal
         })
     }
@@ -173,6 +174,27 @@ struct QueryBuffers {
     d: Vec<f64>,
     above: Vec<usize>,
     clip: ClipBuffers,
+}
+
+impl QueryBuffers {
+    fn release_if_large(&mut self) {
+        let ClipBuffers {
+            neg_prefix,
+            pos_prefix,
+            peak,
+            peak_suffix,
+            best_arg,
+            value,
+            next,
+        } = &mut self.clip;
+        release_if_large(&mut self.d);
+        release_if_large(&mut self.above);
+        for buffer in [neg_prefix, pos_prefix, peak_suffix, value, next] {
+            release_if_large(buffer);
+        }
+        release_if_large(peak);
+        release_if_large(best_arg);
+    }
 }
 
 thread_local! {
