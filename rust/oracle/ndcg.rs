@@ -178,22 +178,20 @@ struct QueryBuffers {
 
 impl QueryBuffers {
     fn release_if_large(&mut self) {
-        let ClipBuffers {
-            neg_prefix,
-            pos_prefix,
-            peak,
-            peak_suffix,
-            best_arg,
-            value,
-            next,
-        } = &mut self.clip;
-        release_if_large(&mut self.d);
-        release_if_large(&mut self.above);
-        for buffer in [neg_prefix, pos_prefix, peak_suffix, value, next] {
+        let clip = &mut self.clip;
+        for buffer in [
+            &mut self.d,
+            &mut clip.neg_prefix,
+            &mut clip.pos_prefix,
+            &mut clip.peak_suffix,
+            &mut clip.value,
+            &mut clip.next,
+        ] {
             release_if_large(buffer);
         }
-        release_if_large(peak);
-        release_if_large(best_arg);
+        for buffer in [&mut self.above, &mut clip.peak, &mut clip.best_arg] {
+            release_if_large(buffer);
+        }
     }
 }
 
