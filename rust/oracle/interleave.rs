@@ -41,9 +41,11 @@ pub struct Sorted {
     /// Whether two documents of the class have equal scores (`average_ties`).
     pos_ties: bool,
     neg_ties: bool,
-    /// (descending_key(score), index) pairs of each class, the sort's working buffers.
-    keys_pos: Vec<(u64, usize)>,
-    keys_neg: Vec<(u64, usize)>,
+    /// Each class's documents as packed keys (see `fill`), the sort's working buffers.
+    keys_pos: Vec<u64>,
+    keys_neg: Vec<u64>,
+    /// (descending_key, index) pairs of a run of packed keys that `fill` sorts again.
+    run: Vec<(u64, usize)>,
 }
 
 impl Sorted {
@@ -53,39 +55,39 @@ impl Sorted {
         sorted
     }
 
-    /// Sorts the query given by `scores` and `relevant` into `self`.
+    /// Sorts the query given by `scores` and `relevant` into `self`: each class by
+    /// descending score, equal scores by index.
+    ///
+    /// The order is that of the pairs (descending_key(score), index), but the sort moves one
+    /// u64 per document instead of a pair: the key's low `b` bits are replaced by the index,
+    /// where `b` bits hold every index of the query (7 for 120 documents). Packed keys order
+    /// the documents exactly when no two keys differ only in their low `b` bits; the runs of
+    /// packed keys whose high bits are equal are sorted again by their full pairs, so the
+    /// result is the pairs' order in every case (scores within 2^b units in the last place
+    /// of each other are rare, and a run is usually two documents).
     pub fn fill(&mut self, scores: &[f64], relevant: &[bool]) {
-        self.split_keys(scores, relevant);
-        self.keys_pos.sort_unstable();
-        self.keys_neg.sort_unstable();
-        self.finish(scores);
-    }
-
-    fn split_keys(&mut self, scores: &[f64], relevant: &[bool]) {
-        // The sort compares (key, index) pairs held side by side rather than looking each
-        // score up through its index; descending_key orders scores as f64::total_cmp does,
-        // reversed, so the order (descending score, equal scores by index) is the same.
+        let bits = usize::BITS - scores.len().saturating_sub(1).leading_zeros();
+        let high = u64::MAX.checked_shl(bits).unwrap_or(0);
         self.keys_pos.clear();
         self.keys_neg.clear();
         for (i, &score) in scores.iter().enumerate() {
-            let key = (super::descending_key(score), i);
+            let key = (super::descending_key(score) & high) | i as u64;
             if relevant[i] {
                 self.keys_pos.push(key);
             } else {
                 self.keys_neg.push(key);
             }
         }
-    }
-
-    fn finish(&mut self, scores: &[f64]) {
         for (keys, idx, values) in [
-            (&self.keys_pos, &mut self.pos, &mut self.sp),
-            (&self.keys_neg, &mut self.neg, &mut self.sn),
+            (&mut self.keys_pos, &mut self.pos, &mut self.sp),
+            (&mut self.keys_neg, &mut self.neg, &mut self.sn),
         ] {
+            keys.sort_unstable();
             idx.clear();
-            idx.extend(keys.iter().map(|&(_, i)| i));
+            idx.extend(keys.iter().map(|&k| (k & !high) as usize));
+            sort_runs(keys, high, idx, scores, &mut self.run);
             values.clear();
-            values.extend(keys.iter().map(|&(_, i)| scores[i]));
+            values.extend(idx.iter().map(|&i| scores[i]));
         }
         // Equal scores are adjacent in the sorted lists.
         let tied = |values: &[f64]| values.windows(2).any(|pair| pair[0] == pair[1]);
@@ -116,6 +118,42 @@ impl Sorted {
 
     pub fn n(&self) -> usize {
         self.neg.len()
+    }
+}
+
+/// Sorts again, by (descending_key(score), index), each run of `keys` (sorted packed keys,
+/// see `Sorted::fill`) whose bits under `high` are all equal, writing the indices of the run
+/// into the same places of `idx`.
+fn sort_runs(
+    keys: &[u64],
+    high: u64,
+    idx: &mut [usize],
+    scores: &[f64],
+    run: &mut Vec<(u64, usize)>,
+) {
+    let mut start = 0;
+    for end in 1..=keys.len() {
+        if end < keys.len() && (keys[end] ^ keys[start]) & high == 0 {
+            continue;
+        }
+        if end - start > 1 {
+            run.clear();
+            run.extend(
+                idx[start..end]
+                    .iter()
+                    .map(|&i| (super::descending_key(scores[i]), i)),
+            );
+            // Documents with equal scores are already in index order, the pairs' order.
+            if run.is_sorted() {
+                start = end;
+                continue;
+            }
+            run.sort_unstable();
+            for (slot, &(_, i)) in idx[start..end].iter_mut().zip(run.iter()) {
+                *slot = i;
+            }
+        }
+        start = end;
     }
 }
 

@@ -300,6 +300,37 @@ mod tests {
     }
 
     #[test]
+    fn split_sorted_orders_scores_a_few_units_in_the_last_place_apart() {
+        // Sorted::fill sorts keys whose low bits hold the document's index (7 bits for up to
+        // 128 documents, 9 for 300), and sorts again the runs that agree above those bits.
+        // Scores that differ only in those low bits, equal ones mixed in, in both signs and
+        // around zero, must still come out in the definition's order.
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        for case in 0..400 {
+            let n = rng.random_range(2..300);
+            let base: f64 = [1.0, -1.0, 0.0, 3.5e-300, -2.0e10][case % 5];
+            let scores: Vec<f64> = (0..n)
+                .map(|_| {
+                    let ulps = rng.random_range(-600i64..600);
+                    let mut v = base;
+                    for _ in 0..ulps.unsigned_abs() {
+                        v = if ulps > 0 { v.next_up() } else { v.next_down() };
+                    }
+                    if rng.random_bool(0.2) {
+                        base
+                    } else {
+                        v
+                    }
+                })
+                .collect();
+            let relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.4)).collect();
+            let (pos, neg) = split_sorted(&scores, &relevant);
+            assert_eq!(pos, by_definition(&scores, &relevant, true), "case {case}");
+            assert_eq!(neg, by_definition(&scores, &relevant, false), "case {case}");
+        }
+    }
+
+    #[test]
     fn split_sorted_orders_as_total_cmp_with_ties_by_index() {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         // Few distinct values, so that ties are frequent, and the values total_cmp orders
