@@ -68,16 +68,23 @@ impl Sorted {
     pub fn fill(&mut self, scores: &[f64], relevant: &[bool]) {
         let bits = usize::BITS - scores.len().saturating_sub(1).leading_zeros();
         let high = u64::MAX.checked_shl(bits).unwrap_or(0);
+        // Every key is written to both classes and only the count of its own class advances,
+        // which avoids a branch on relevance that mixed classes would mispredict half the time.
+        let n = scores.len().min(relevant.len());
         self.keys_pos.clear();
+        self.keys_pos.resize(n, 0);
         self.keys_neg.clear();
-        for (i, &score) in scores.iter().enumerate() {
+        self.keys_neg.resize(n, 0);
+        let (mut n_pos, mut n_neg) = (0, 0);
+        for (i, (&score, &rel)) in scores.iter().zip(relevant).enumerate() {
             let key = (super::descending_key(score) & high) | i as u64;
-            if relevant[i] {
-                self.keys_pos.push(key);
-            } else {
-                self.keys_neg.push(key);
-            }
+            self.keys_pos[n_pos] = key;
+            self.keys_neg[n_neg] = key;
+            n_pos += usize::from(rel);
+            n_neg += usize::from(!rel);
         }
+        self.keys_pos.truncate(n_pos);
+        self.keys_neg.truncate(n_neg);
         for (keys, idx, values) in [
             (&mut self.keys_pos, &mut self.pos, &mut self.sp),
             (&mut self.keys_neg, &mut self.neg, &mut self.sn),
