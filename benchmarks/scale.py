@@ -17,6 +17,14 @@ fit      SVMMap(loss="map", C=1, eps=1e-3) on make_ranking data of the training-
          core), best of several runs each.
 threads  The same fit with n_jobs=1 and on every core, alternating, best of two each: the
          speed-up. The models must be bit-identical (the script stops otherwise).
+pass     Where one oracle pass of that fit spends its time: the Rust example
+         examples/pass_cost.rs (built here with cargo) times a pass step by step (score X w,
+         sort each query's two classes, the MAP oracle, the accumulation of X^T c) at the w of
+         the fit, against one read of X, on every core; and the same steps on data that fits in
+         cache (make_ranking(200, 120, 136)) on one core, which gives each step's compute per
+         document without waiting for memory. From these it prints the budget that one
+         iteration in 1.5 reads of X leaves per document (issue 15's target) against what the
+         sort, the oracle and the accumulation need.
 lightgbm MQ2008 fold 1: SVMMap(C=1) against LightGBM's LGBMRanker (lambdarank, its defaults),
          both on all cores, fit times and test MAP.
 reader   A 200,000-line LETOR file (MSLR-shape lines: 136 features, written with 6 significant
@@ -30,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,8 +67,16 @@ FIT = (
     COMMON
     + r"""
 import svmmap
+from svmmap import estimator
 from svmmap.datasets import make_ranking
 args = json.loads(os.environ["SCALE_ARGS"])
+# The oracle passes of each fit (OCAS takes two in some iterations), from the core's summary.
+_core_fit, n_evals = estimator._core.fit, []
+def counting_fit(*a, **k):
+    coef, summary = _core_fit(*a, **k)
+    n_evals.append(summary.n_evals)
+    return coef, summary
+estimator._core.fit = counting_fit
 X, y, qid = make_ranking(args["queries"], args["docs"], args["features"], random_state=0)
 # The floor: one pass of X @ w and one of X.T @ c, as numpy does them on the same array.
 rng = np.random.default_rng(1)
@@ -83,7 +100,7 @@ for _ in range(args["repeats"]):  # alternate the thread counts, so that noise f
         h = model.history_
         per_iter = (h[-1]["seconds"] - h[0]["seconds"]) / (len(h) - 1) if len(h) > 1 else h[0]["seconds"]
         fits.append({
-            "n_jobs": n_jobs, "seconds": seconds, "n_iter": int(model.n_iter_),
+            "n_jobs": n_jobs, "seconds": seconds, "n_iter": int(model.n_iter_), "n_evals": n_evals[-1],
             "converged": bool(model.converged_), "first_iteration_seconds": h[0]["seconds"],
             "per_iteration": per_iter, "rss_before": rss_before, "peak_rss": status("VmHWM"),
             "coef": model.coef_.tolist(), "objective": model.objective_,
@@ -94,6 +111,24 @@ print(json.dumps({
     "x_bytes": int(X.nbytes), "dtype": str(X.dtype), "floor": min(floor), "read": min(read),
     "fits": fits,
 }))
+"""
+)
+
+PASS_DATA = (
+    COMMON
+    + r"""
+import svmmap
+from svmmap.datasets import make_ranking
+args = json.loads(os.environ["SCALE_ARGS"])
+X, y, qid = make_ranking(args["queries"], args["docs"], args["features"], random_state=0)
+# The oracle's work depends on w (where the relevant documents sort); take the fit's own.
+w = svmmap.SVMMap(C=1.0, eps=1e-3).fit(X, y, qid=qid).coef_
+prefix = args["prefix"]
+np.ascontiguousarray(X, dtype=np.float32).tofile(prefix + ".x")
+np.asarray(y, dtype=np.float64).tofile(prefix + ".y")
+np.unique(qid, return_inverse=True)[1].astype(np.int64).tofile(prefix + ".q")
+np.asarray(w, dtype=np.float64).tofile(prefix + ".w")
+print(json.dumps({"n_docs": int(X.shape[0])}))
 """
 )
 
@@ -218,13 +253,84 @@ def write_mq2008_repeated(path: str, n_lines: int) -> None:
             copy += 1
 
 
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEPS = ("read", "score", "sort", "oracle", "pass")
+
+
+def pass_cost(prefix: str, n_features: int, threads: int, repeats: int) -> dict:
+    """Runs examples/pass_cost.rs on the data at `prefix`; returns its JSON line."""
+    if shutil.which("cargo") is None:
+        raise SystemExit("the pass section needs cargo, to build examples/pass_cost.rs")
+    env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
+    subprocess.run(["cargo", "build", "--quiet", "--release", "--example", "pass_cost"], cwd=HERE, check=True, env=env)
+    binary = os.path.join(HERE, "target", "release", "examples", "pass_cost")
+    proc = subprocess.run(
+        [binary, prefix, str(n_features), str(repeats)],
+        capture_output=True,
+        text=True,
+        env=dict(env, RAYON_NUM_THREADS=str(threads)),
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"pass_cost failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def pass_section(args, cores: int, passes_per_iteration: float) -> dict:
+    """The `pass` section: each step of a pass at the benchmark's shape on every core, and
+    in cache on one core, with the budget of issue 15's target."""
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, queries, threads, repeats in (
+            ("shape", args.queries, cores, 7),
+            ("cache", 200, 1, 300),
+        ):
+            prefix = os.path.join(tmp, name)
+            shape = {"queries": queries, "docs": args.docs, "features": args.features, "prefix": prefix}
+            run_child(PASS_DATA, {"SCALE_ARGS": json.dumps(shape)})
+            out[name] = pass_cost(prefix, args.features, threads, repeats)
+            for ext in ("x", "y", "q", "w"):
+                os.remove(f"{prefix}.{ext}")
+    big, small = out["shape"], out["cache"]
+    print(
+        f"\n## One oracle pass step by step (loss map, w of the fit; examples/pass_cost.rs)\n\n"
+        f"Each step adds to the one before; 'in cache' is make_ranking(200, {args.docs:g}, {args.features}) "
+        f"({200 * args.docs * args.features * 4 / 1e6:.0f} MB of float32) on one core, best of 300.\n"
+    )
+    print(
+        f"| step | {big['documents']:,} documents, {cores} threads (ms) | / read | in cache, one core (ns per document) |"
+    )
+    print("|---|---:|---:|---:|")
+    # Per document in cache: read and score on their own, each later step as what it adds.
+    ns = {step: 1e9 * small[step] / small["documents"] for step in STEPS}
+    for later, earlier in (("pass", "oracle"), ("oracle", "sort"), ("sort", "score")):
+        ns[later] -= 1e9 * small[earlier] / small["documents"]
+    labels = {"sort": "+ sort", "oracle": "+ MAP oracle", "pass": "+ accumulation (the whole pass)"}
+    for step in STEPS:
+        print(f"| {labels.get(step, step)} | {1e3 * big[step]:.1f} | {big[step] / big['read']:.2f} | {ns[step]:.1f} |")
+    read_ns = 1e9 * big["read"] / big["documents"]
+    # One iteration in 1.5 reads of X is 1.5 * read_ns of wall time per document, shared by
+    # the iteration's passes; on `cores` cores that is `cores` times as much compute.
+    budget = cores * 1.5 * read_ns / passes_per_iteration
+    need = ns["sort"] + ns["oracle"] + ns["pass"]
+    print(
+        f"\nOne read of X: {read_ns:.1f} ns per document on {cores} threads. An iteration in 1.5 reads "
+        f"with {passes_per_iteration:.2f} passes per iteration leaves **{budget:.1f} ns of compute per "
+        f"document and pass** on {cores} cores, if the memory traffic were hidden entirely; the sort, "
+        f"the MAP oracle and the accumulation alone take **{need:.1f}** ({ns['sort']:.1f} + "
+        f"{ns['oracle']:.1f} + {ns['pass']:.1f}) in cache, and **{need + ns['score']:.1f}** with the "
+        "scoring."
+    )
+    out.update({"read_ns": read_ns, "budget_ns": budget, "needed_ns": need, "step_ns": ns})
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, default=18_900, help="training queries (MSLR-WEB30K fold: about 18,900)")
     parser.add_argument("--docs", type=float, default=120.0, help="mean documents per query")
     parser.add_argument("--features", type=int, default=136)
     parser.add_argument("--reader-lines", type=int, default=200_000)
-    parser.add_argument("--only", default="fit,threads,lightgbm,reader", help="comma-separated sections")
+    parser.add_argument("--only", default="fit,threads,pass,lightgbm,reader", help="comma-separated sections")
     parser.add_argument("--json", help="also write every measurement to this file")
     args = parser.parse_args()
     sections = set(args.only.split(","))
@@ -246,10 +352,15 @@ def main() -> None:
         print(f"| iterations | {r['n_iter']} (converged: {r['converged']}) |")
         print(f"| first iteration incl. setup (s) | {r['first_iteration_seconds']:.2f} |")
         print(f"| time per iteration (s) | {r['per_iteration']:.3f} |")
+        # The first iteration (setup and one pass) is left out of the time per iteration, so
+        # its pass is left out of the passes per iteration too.
+        passes = (r["n_evals"] - 1) / max(r["n_iter"] - 1, 1)
+        print(f"| oracle passes per iteration (after the first) | {passes:.2f} ({r['n_evals']} in all) |")
         print(f"| one read: numpy X @ w (s) | {r['read']:.3f} |")
         print(f"| floor: numpy X @ w + X.T @ c (s) | {r['floor']:.3f} |")
         print(f"| per iteration / one read (X @ w) | **{r['per_iteration'] / r['read']:.2f}** |")
         print(f"| per iteration / floor (X @ w + X.T @ c) | **{r['per_iteration'] / r['floor']:.2f}** |")
+        print(f"| per oracle pass / one read | {r['per_iteration'] / passes / r['read']:.2f} |")
         print(f"| peak RSS during fit / size of X | **{r['peak_rss'] / r['x_bytes']:.2f}** |")
         print(f"| (RSS before fit / size of X) | {r['rss_before'] / r['x_bytes']:.2f} |")
         print(f"| memory added by fit / size of X | {(r['peak_rss'] - r['rss_before']) / r['x_bytes']:.3f} |")
@@ -264,6 +375,13 @@ def main() -> None:
                 f"per iteration {one['per_iteration'] / many['per_iteration']:.2f}x; "
                 f"coef_ bit-identical: {one['coef'] == many['coef']}"
             )
+    if "pass" in sections:
+        if "fit" in results:
+            best = results["fit"]["best"][cores]
+            passes = (best["n_evals"] - 1) / max(best["n_iter"] - 1, 1)
+        else:
+            passes = 1.0
+        results["pass"] = pass_section(args, cores, passes)
     if "lightgbm" in sections:
         r = run_child(LIGHTGBM, {})
         results["lightgbm"] = r
