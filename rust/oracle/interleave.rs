@@ -70,7 +70,8 @@ impl Sorted {
         let high = u64::MAX.checked_shl(bits).unwrap_or(0);
         // Every key is written to both classes and only the count of its own class advances,
         // which avoids a branch on relevance that mixed classes would mispredict half the time.
-        let n = scores.len().min(relevant.len());
+        let n = scores.len();
+        assert_eq!(relevant.len(), n, "one relevance flag per score");
         self.keys_pos.clear();
         self.keys_pos.resize(n, 0);
         self.keys_neg.clear();
