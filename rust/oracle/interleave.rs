@@ -44,8 +44,6 @@ pub struct Sorted {
     /// Each class's documents as packed keys (see `fill`), the sort's working buffers.
     keys_pos: Vec<u64>,
     keys_neg: Vec<u64>,
-    /// (descending_key, index) pairs of a run of packed keys that `fill` sorts again.
-    run: Vec<(u64, usize)>,
 }
 
 impl Sorted {
@@ -93,7 +91,7 @@ impl Sorted {
             keys.sort_unstable();
             idx.clear();
             idx.extend(keys.iter().map(|&k| (k & !high) as usize));
-            sort_runs(keys, high, idx, scores, &mut self.run);
+            sort_runs(keys, high, idx, scores);
             values.clear();
             values.extend(idx.iter().map(|&i| scores[i]));
         }
@@ -130,36 +128,18 @@ impl Sorted {
 }
 
 /// Sorts again, by (descending_key(score), index), each run of `keys` (sorted packed keys,
-/// see `Sorted::fill`) whose bits under `high` are all equal, writing the indices of the run
-/// into the same places of `idx`.
-fn sort_runs(
-    keys: &[u64],
-    high: u64,
-    idx: &mut [usize],
-    scores: &[f64],
-    run: &mut Vec<(u64, usize)>,
-) {
+/// see `Sorted::fill`) whose bits under `high` are all equal, in the same places of `idx`.
+/// A run of equal scores is already in index order, the pairs' order, and is left as it is.
+fn sort_runs(keys: &[u64], high: u64, idx: &mut [usize], scores: &[f64]) {
+    let pair = |i: usize| (super::descending_key(scores[i]), i);
     let mut start = 0;
     for end in 1..=keys.len() {
         if end < keys.len() && (keys[end] ^ keys[start]) & high == 0 {
             continue;
         }
-        if end - start > 1 {
-            run.clear();
-            run.extend(
-                idx[start..end]
-                    .iter()
-                    .map(|&i| (super::descending_key(scores[i]), i)),
-            );
-            // Documents with equal scores are already in index order, the pairs' order.
-            if run.is_sorted() {
-                start = end;
-                continue;
-            }
-            run.sort_unstable();
-            for (slot, &(_, i)) in idx[start..end].iter_mut().zip(run.iter()) {
-                *slot = i;
-            }
+        let run = &mut idx[start..end];
+        if !run.windows(2).all(|w| pair(w[0]) < pair(w[1])) {
+            super::sort_descending(run, scores);
         }
         start = end;
     }
