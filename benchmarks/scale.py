@@ -121,8 +121,9 @@ import svmmap
 from svmmap.datasets import make_ranking
 args = json.loads(os.environ["SCALE_ARGS"])
 X, y, qid = make_ranking(args["queries"], args["docs"], args["features"], random_state=0)
-# The oracle's work depends on w (where the relevant documents sort); take the fit's own.
-w = svmmap.SVMMap(C=1.0, eps=1e-3).fit(X, y, qid=qid).coef_
+# The oracle's work depends on w (where the relevant documents sort); take the fit's own,
+# from the fit section when it ran on the same data.
+w = args.get("w") or svmmap.SVMMap(C=1.0, eps=1e-3).fit(X, y, qid=qid).coef_
 prefix = args["prefix"]
 np.ascontiguousarray(X, dtype=np.float32).tofile(prefix + ".x")
 np.asarray(y, dtype=np.float64).tofile(prefix + ".y")
@@ -257,13 +258,18 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = ("read", "score", "sort", "oracle", "pass")
 
 
-def pass_cost(prefix: str, n_features: int, threads: int, repeats: int) -> dict:
-    """Runs examples/pass_cost.rs on the data at `prefix`; returns its JSON line."""
+def build_pass_cost() -> str:
+    """Builds examples/pass_cost.rs with cargo; returns the binary's path."""
     if shutil.which("cargo") is None:
         raise SystemExit("the pass section needs cargo, to build examples/pass_cost.rs")
     env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
     subprocess.run(["cargo", "build", "--quiet", "--release", "--example", "pass_cost"], cwd=HERE, check=True, env=env)
-    binary = os.path.join(HERE, "target", "release", "examples", "pass_cost")
+    return os.path.join(HERE, "target", "release", "examples", "pass_cost")
+
+
+def pass_cost(binary: str, prefix: str, n_features: int, threads: int, repeats: int) -> dict:
+    """Runs the pass_cost binary on the data at `prefix`; returns its JSON line."""
+    env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
     proc = subprocess.run(
         [binary, prefix, str(n_features), str(repeats)],
         capture_output=True,
@@ -275,10 +281,12 @@ def pass_cost(prefix: str, n_features: int, threads: int, repeats: int) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def pass_section(args, cores: int, passes_per_iteration: float) -> dict:
+def pass_section(args, cores: int, passes_per_iteration: float, w: list | None) -> dict:
     """The `pass` section: each step of a pass at the benchmark's shape on every core, and
-    in cache on one core, with the budget of issue 15's target."""
+    in cache on one core, with the budget of issue 15's target. `w`: the fit section's
+    weights at this shape (None: fitted here)."""
     out = {}
+    binary = build_pass_cost()
     with tempfile.TemporaryDirectory() as tmp:
         for name, queries, threads, repeats in (
             ("shape", args.queries, cores, 7),
@@ -286,8 +294,10 @@ def pass_section(args, cores: int, passes_per_iteration: float) -> dict:
         ):
             prefix = os.path.join(tmp, name)
             shape = {"queries": queries, "docs": args.docs, "features": args.features, "prefix": prefix}
+            if name == "shape":
+                shape["w"] = w
             run_child(PASS_DATA, {"SCALE_ARGS": json.dumps(shape)})
-            out[name] = pass_cost(prefix, args.features, threads, repeats)
+            out[name] = pass_cost(binary, prefix, args.features, threads, repeats)
             for ext in ("x", "y", "q", "w"):
                 os.remove(f"{prefix}.{ext}")
     big, small = out["shape"], out["cache"]
@@ -378,10 +388,10 @@ def main() -> None:
     if "pass" in sections:
         if "fit" in results:
             best = results["fit"]["best"][cores]
-            passes = (best["n_evals"] - 1) / max(best["n_iter"] - 1, 1)
+            passes, w = (best["n_evals"] - 1) / max(best["n_iter"] - 1, 1), best["coef"]
         else:
-            passes = 1.0
-        results["pass"] = pass_section(args, cores, passes)
+            passes, w = 1.0, None
+        results["pass"] = pass_section(args, cores, passes, w)
     if "lightgbm" in sections:
         r = run_child(LIGHTGBM, {})
         results["lightgbm"] = r
