@@ -44,18 +44,18 @@ from svmmap.metrics import per_query
 CS = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
 TOLERANCES = (0.0, 0.01)
 
-_core_fit = estimator._core.fit
+_core_fit = estimator._core.fit_path
 _passes: list = []
 
 
 def _counting_fit(*args, **kwargs):
     """The core's fit, recording each fit's (iterations, oracle passes)."""
-    coef, summary = _core_fit(*args, **kwargs)
-    _passes.append((summary.n_iter, summary.n_evals))
-    return coef, summary
+    path = _core_fit(*args, **kwargs)
+    _passes.extend((summary.n_iter, summary.n_evals) for _, summary in path)
+    return path
 
 
-estimator._core.fit = _counting_fit
+estimator._core.fit_path = _counting_fit
 
 
 def warm(X, y, qid, splits, eps, confirm=None):

@@ -71,12 +71,12 @@ from svmmap import estimator
 from svmmap.datasets import make_ranking
 args = json.loads(os.environ["SCALE_ARGS"])
 # The oracle passes of each fit (OCAS takes two in some iterations), from the core's summary.
-_core_fit, n_evals = estimator._core.fit, []
+_core_fit, n_evals = estimator._core.fit_path, []
 def counting_fit(*a, **k):
-    coef, summary = _core_fit(*a, **k)
-    n_evals.append(summary.n_evals)
-    return coef, summary
-estimator._core.fit = counting_fit
+    path = _core_fit(*a, **k)
+    n_evals.extend(summary.n_evals for _, summary in path)
+    return path
+estimator._core.fit_path = counting_fit
 X, y, qid = make_ranking(args["queries"], args["docs"], args["features"], random_state=0)
 # The floor: one pass of X @ w and one of X.T @ c, as numpy does them on the same array.
 rng = np.random.default_rng(1)

@@ -16,6 +16,7 @@ import pytest
 import scipy.sparse as sp
 import svmmap
 from svmmap import DataFormatError, ModelFormatError, SkippedQueriesWarning, SVMMap, _core, load_letor, load_model
+from svmmap._data import CoreMatrix
 from svmmap.io import load_predictions
 
 # ---------------------------------------------------------------------------------------
@@ -307,18 +308,25 @@ def test_the_core_refuses_what_it_cannot_borrow():
     # The Python layer always hands over C-contiguous arrays; called directly, the core
     # refuses other layouts instead of reading the memory in the wrong order.
     codes = np.array([0, 0, 0, 1, 1, 1], dtype=np.int64)
+    core = CoreMatrix.dense(X4)
+    # A CoreMatrix copies what the core cannot borrow when it is made; one changed afterwards
+    # still cannot make the core read memory in the wrong order.
+    fortran = CoreMatrix.dense(X4)
+    fortran.arrays = (np.asfortranarray(X4),)
+    with pytest.raises(TypeError, match="takes a svmmap._data.CoreMatrix"):
+        _core.fit_path(X4, Y, codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     with pytest.raises(ValueError, match=r"X must be a C-contiguous \(row-major\) array"):
-        _core.fit(np.asfortranarray(X4), Y, codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
+        _core.fit_path(fortran, Y, codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     with pytest.raises(ValueError, match="y must be a contiguous array"):
-        _core.fit(X4, np.repeat(Y, 2)[::2], codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
+        _core.fit_path(core, np.repeat(Y, 2)[::2], codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     with pytest.raises(TypeError):
-        _core.fit(X4, Y.astype(np.float32), codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
+        _core.fit_path(core, Y.astype(np.float32), codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     # An absurd query count is refused before anything is allocated for it.
     with pytest.raises(ValueError, match="1000000000000000000 queries for 6 rows"):
-        _core.fit(X4, Y, codes, 10**18, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
+        _core.fit_path(core, Y, codes, 10**18, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     with pytest.raises(ValueError, match="query code 5 of row 0 is outside 0..2"):
-        _core.fit(
-            X4,
+        _core.fit_path(
+            core,
             Y,
             np.array([5, 0, 0, 1, 1, 1], dtype=np.int64),
             2,

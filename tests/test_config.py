@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import svmmap
 from svmmap import _core
+from svmmap._validation import check_matrix
 from svmmap.baselines import SVMAcc
 from svmmap.ir.cli import _parser
 from svmmap.losses import loss_groups, loss_names
@@ -73,8 +74,19 @@ def test_parameters_are_checked_once_with_one_message_each(kwargs, message):
 
 
 def test_unknown_keywords_are_type_errors():
-    with pytest.raises(TypeError, match='unexpected keyword argument "c"; expected one of C, eps'):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'c'"):
         _core.TrainConfig(c=1.0)
+    with pytest.raises(TypeError, match="positional"):
+        _core.TrainConfig(1.0)
+
+
+def test_the_signature_names_every_parameter_of_defaults():
+    # The typed signature (which stubtest checks against _core.pyi) lists exactly the keys of
+    # DEFAULTS, keyword-only, each with a default.
+    params = inspect.signature(_core.TrainConfig).parameters
+    assert list(params) == list(_core.TrainConfig.DEFAULTS)
+    for p in params.values():
+        assert p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is not inspect.Parameter.empty
 
 
 def test_a_config_pickles_as_its_keyword_arguments():
@@ -115,13 +127,13 @@ def test_fit_summary_has_one_meaning_per_name():
     # n_cuts_ is the active cuts; a record's n_cuts is the working set, n_active the active cuts.
     assert 0 < model.n_cuts_ <= last["n_cuts"] + 1
     assert set(last) == {"iteration", "primal", "dual", "gap", "loss", "n_cuts", "n_active", "seconds"}
-    summary = _core.fit(
-        X,
+    ((_, summary),) = _core.fit_path(
+        check_matrix(X)[0],
         y.astype(float),
         np.unique(qid, return_inverse=True)[1].astype(np.int64),
         len(np.unique(qid)),
         _core.TrainConfig(C=10.0),
-    )[1]
+    )
     assert (summary.active_cuts, summary.n_iter, summary.stop) == (model.n_cuts_, model.n_iter_, model.stop_reason_)
     assert summary.problem.used == model.n_queries_
     assert summary.problem.no_relevant == model.n_queries_skipped_["no_relevant"]

@@ -14,7 +14,6 @@ from svmmap._selection import choose_C
 from svmmap._validation import check_matrix, check_qid
 from svmmap.datasets import load_mq2008
 from svmmap.metrics import per_query
-from svmmap.model_selection import _take_rows
 
 GRID = [0.01, 0.1, 1.0, 10.0, 100.0]
 
@@ -168,8 +167,9 @@ def test_sparse_input_and_row_selection(small):
     rows = np.array([5, 0, 17, 17, 3])
     csr = sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0))
     core, _, _ = check_matrix(csr)
-    data, indices, indptr, n_rows, n_cols = _take_rows(core, rows)
-    taken = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols))
+    taken = core.take_rows(rows)
+    assert taken.kind == "csr"
+    taken = sp.csr_matrix(taken.arrays, shape=taken.shape)
     np.testing.assert_array_equal(taken.toarray(), csr.toarray()[rows])
     dense = SVMMapCV(Cs=[0.1, 10.0], cv=3, refit=False).fit(csr.toarray(), y, qid=qid)
     sparse = SVMMapCV(Cs=[0.1, 10.0], cv=3, refit=False).fit(csr, y, qid=qid)
@@ -188,8 +188,9 @@ def test_binned_codes_and_pipeline(small):
     codes = binner.transform(X)
     rows = np.array([5, 0, 17, 17, 3])
     core, _, _ = check_matrix(codes)
-    taken = _take_rows(core, rows)
-    np.testing.assert_array_equal(taken[0], codes.codes[rows])
+    taken = core.take_rows(rows)
+    assert taken.kind == "binned"
+    np.testing.assert_array_equal(taken.arrays[0], codes.codes[rows])
     on_codes = SVMMapCV(Cs=[0.01, 1.0], cv=3, refit=False).fit(codes, y, qid=qid)
     on_csr = SVMMapCV(Cs=[0.01, 1.0], cv=3, refit=False).fit(codes.to_csr(), y, qid=qid)
     np.testing.assert_allclose(

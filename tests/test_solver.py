@@ -211,15 +211,15 @@ def _capture_summaries(monkeypatch):
     QP fallbacks), which the estimator does not keep."""
     import svmmap.estimator as estimator
 
-    core_fit = estimator._core.fit
+    core_fit = estimator._core.fit_path
     summaries = []
 
     def capturing_fit(*args, **kwargs):
-        coef, summary = core_fit(*args, **kwargs)
-        summaries.append(summary)
-        return coef, summary
+        path = core_fit(*args, **kwargs)
+        summaries.extend(summary for _, summary in path)
+        return path
 
-    monkeypatch.setattr(estimator._core, "fit", capturing_fit)
+    monkeypatch.setattr(estimator._core, "fit_path", capturing_fit)
     return summaries
 
 

@@ -17,6 +17,8 @@ from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
+from ._data import CoreMatrix
+
 __all__ = ["BinnedMatrix"]
 
 
@@ -161,13 +163,15 @@ class BinnedMatrix:
                 )
         return BinnedMatrix._trusted(np.ascontiguousarray(self.codes[rows]), self.thresholds, self.missing)
 
-    def _core(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-        """What the Rust core takes: (codes, threshold values, offsets, missing)."""
+    def _core(self) -> CoreMatrix:
+        """The matrix as the Rust core takes it: the codes with the thresholds."""
         counts = self._counts()
         offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         values = np.concatenate(self.thresholds) if self.thresholds else np.zeros(0)
-        return self.codes, np.ascontiguousarray(values, dtype=np.float64), offsets, self.missing == "indicator"
+        return CoreMatrix.binned(
+            self.codes, values.astype(np.float64, copy=False), offsets, self.shape[1], self.missing == "indicator"
+        )
 
     def to_csr(self) -> Any:
         """The indicator matrix as a scipy.sparse CSR matrix of float64 ones: exactly what

@@ -6,15 +6,11 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import Self
 
+from svmmap._data import CoreMatrix
 from svmmap._typing import BinStrategy, Dtype, Gain, IterationRecord, LossInfo, Missing, Slack, StopReason, Ties
 
-_Matrix = Union[
-    npt.NDArray[np.float64],
-    npt.NDArray[np.float32],
-    Tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any], int, int],
-    # A binned matrix: (uint8 or uint16 codes, threshold values, threshold offsets, missing).
-    Tuple[npt.NDArray[Any], npt.NDArray[np.float64], npt.NDArray[np.int64], bool],
-]
+# Every feature matrix crosses into the core as a CoreMatrix (dense, CSR or bin codes).
+_Matrix = CoreMatrix
 
 MODEL_FORMAT_VERSION: int
 
@@ -109,25 +105,17 @@ class FitSummary:
 
 _Callback = Optional[Callable[[IterationRecord], Any]]
 
-def fit(
-    x: _Matrix,
-    y: npt.NDArray[np.float64],
-    qid_codes: npt.NDArray[np.int64],
-    n_queries: int,
-    config: TrainConfig,
-    callback: _Callback = None,
-    with_coef: bool = False,
-    method: Literal["ocas", "plain"] = "ocas",
-    query_weights: Optional[npt.NDArray[np.float64]] = None,
-) -> Tuple[npt.NDArray[np.float64], FitSummary]: ...
 def fit_path(
     x: _Matrix,
     y: npt.NDArray[np.float64],
     qid_codes: npt.NDArray[np.int64],
     n_queries: int,
     config: TrainConfig,
-    cs: Sequence[float],
+    cs: Optional[Sequence[float]] = None,
     warm: bool = True,
+    callback: _Callback = None,
+    with_coef: bool = False,
+    method: Literal["ocas", "plain"] = "ocas",
     query_weights: Optional[npt.NDArray[np.float64]] = None,
 ) -> List[Tuple[npt.NDArray[np.float64], FitSummary]]: ...
 def problem_summary(

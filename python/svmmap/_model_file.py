@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _core
+from ._data import CoreMatrix
 
 __all__ = ["BINNER_DICT_TYPE", "BINNER_DICT_VERSION", "BinningSpec", "ModelDocument", "binning_from_dict", "read_model"]
 
@@ -56,14 +57,14 @@ class BinningSpec:
         values, offsets = self.flat()
         return _core.bin_codes(X, values, offsets, self.missing, n_threads)  # type: ignore[arg-type]
 
-    def core_codes(self, X: np.ndarray, n_threads: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-        """The binned matrix of ``X`` as ``_core.predict`` and ``_core.fit`` take it."""
+    def core_codes(self, X: np.ndarray, n_threads: int) -> CoreMatrix:
+        """The binned matrix of ``X`` as ``_core.predict`` and ``_core.fit_path`` take it."""
         values, offsets = self.flat()
-        return self.codes(X, n_threads), values, offsets, self.missing == "indicator"
+        return CoreMatrix.binned(self.codes(X, n_threads), values, offsets, self.n_output, self.missing == "indicator")
 
     def indicators(self, X: np.ndarray, n_threads: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
         """The indicator features of a dense, C-contiguous ``X`` as the CSR parts (data,
-        indices, indptr, n_rows, n_cols) that ``_core.predict`` and scipy.sparse take."""
+        indices, indptr, n_rows, n_cols) that scipy.sparse takes."""
         values, offsets = self.flat()
         indptr, indices, n_cols = _core.bin_transform(X, values, offsets, self.missing, n_threads)  # type: ignore[arg-type]
         data = np.ones(indices.shape[0], dtype=np.float64)

@@ -9,22 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Tuple, Union
+from typing import Any
 
 import numpy as np
 
-CoreMatrix = Union[
-    np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray, int, int], Tuple[np.ndarray, np.ndarray, np.ndarray, bool]
-]
-
-
-def contiguous(a: Any, dtype: Any = None) -> np.ndarray:
-    """``a`` as a C-contiguous and aligned array, copied only when it is neither.
-
-    Aligned matters besides contiguous: arrays rebuilt from network frames or made with
-    ``np.frombuffer`` at an odd offset can be unaligned views, which the core cannot borrow.
-    """
-    return np.require(a, dtype=dtype, requirements=["C", "A"])
+from ._data import CoreMatrix
+from ._data import aligned as contiguous
 
 
 def issparse(X: Any) -> bool:
@@ -35,7 +25,7 @@ def issparse(X: Any) -> bool:
 
 
 def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
-    """Returns (what the core takes, n_rows, n_features)."""
+    """Returns (the matrix as the core takes it, n_rows, n_features)."""
     from ._binned import BinnedMatrix
 
     if isinstance(X, BinnedMatrix):
@@ -58,14 +48,7 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
             indices = indices.astype(np.int64)
             indptr = indptr.astype(np.int64)
         n_rows, n_cols = X.shape
-        core = (
-            contiguous(data),
-            contiguous(indices),
-            contiguous(indptr),
-            int(n_rows),
-            int(n_cols),
-        )
-        return core, int(n_rows), int(n_cols)
+        return CoreMatrix.csr(data, indices, indptr, (int(n_rows), int(n_cols))), int(n_rows), int(n_cols)
     if hasattr(X, "__dask_graph__"):
         raise TypeError(f"{name} is a dask collection; use svmmap.dask.SVMMap for dask inputs")
     arr = np.asarray(X)
@@ -92,8 +75,8 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
                 # A TypeError stays one (an object that is no number); a ValueError too (a
                 # string that is no number), as scikit-learn's estimators do.
                 raise type(exc)(f"{name} must hold numbers, got dtype {arr.dtype}: {exc}") from None
-    arr = contiguous(arr)
-    return arr, arr.shape[0], arr.shape[1]
+    core = CoreMatrix.dense(arr)
+    return core, core.n_rows, core.n_cols
 
 
 def _check_not_empty_or_complex(arr: Any, name: str) -> None:

@@ -39,13 +39,9 @@ from .estimator import _progress_logging
 __all__ = ["Binner", "BinnedPartitions", "SVMMap"]
 
 
-def _aligned(a: Any) -> Any:
-    """``a`` (an array, or the array tuple of a CSR matrix) as aligned C-ordered arrays."""
-    if isinstance(a, tuple):
-        return tuple(_aligned(v) for v in a)
-    if isinstance(a, np.ndarray):
-        return np.require(a, requirements=["C", "A"])
-    return a
+def _aligned(a: np.ndarray) -> np.ndarray:
+    """``a`` as an aligned C-ordered array (a CoreMatrix aligns its own arrays)."""
+    return np.require(a, requirements=["C", "A"])
 
 
 class _Part:
@@ -62,7 +58,7 @@ class _Part:
             raise type(exc)(f"partition {index}: {exc}") from None
         # Blocks rebuilt from network frames may be unaligned views; the core borrows aligned,
         # C-ordered arrays (a copy is made only for an unaligned block, once).
-        self.X = _aligned(core_X)
+        self.X = core_X
         self.labels = _aligned(labels)
         self.codes = _aligned(codes)
         self.uniques = uniques
@@ -78,7 +74,6 @@ class _Part:
     def __setstate__(self, state: dict) -> None:
         # A partition that moves between workers is rebuilt from network frames too.
         self.__dict__.update(state)
-        self.X = _aligned(self.X)
         self.labels = _aligned(self.labels)
         self.codes = _aligned(self.codes)
 
@@ -125,7 +120,7 @@ def _predict_block(block: Any, coef: np.ndarray, n_jobs: Optional[int], binner: 
     if n_features != coef.shape[0]:
         raise ValueError(f"X has {n_features} features, but the model was fitted with {coef.shape[0]} features")
     # Blocks and coef may arrive as unaligned views of network frames.
-    return _core.predict(_aligned(core_X), _aligned(coef), _worker_threads(n_jobs))
+    return _core.predict(core_X, _aligned(coef), _worker_threads(n_jobs))
 
 
 def _predict_frame(frame: Any, coef: np.ndarray, n_jobs: Optional[int], binner: Any = None) -> Any:

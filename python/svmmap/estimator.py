@@ -324,13 +324,13 @@ class SVMMap(BaseEstimator):
         on_iteration = self._iteration_callback(evals)
         with _progress_logging(self.verbose):
             try:
-                coef, summary = _core.fit(
+                ((coef, summary),) = _core.fit_path(
                     core_X,
                     labels,
                     codes,
                     len(uniques),
                     config,
-                    on_iteration,
+                    callback=on_iteration,
                     with_coef=evals is not None,
                     query_weights=weights,
                     **self._solver_options,

@@ -31,31 +31,6 @@ __all__ = ["SVMMapCV", "DEFAULT_CS"]
 DEFAULT_CS = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
 
 
-def _take_rows(core_X: Any, rows: np.ndarray) -> Any:
-    """The rows ``rows`` of a matrix in the core's form (a dense array, a CSR tuple or the bin
-    codes of a BinnedMatrix with its thresholds), in the same form."""
-    if isinstance(core_X, np.ndarray):
-        return np.ascontiguousarray(core_X[rows])
-    if len(core_X) == 4:
-        # Bin codes: one row of codes per document; the thresholds are shared.
-        codes, values, offsets, missing = core_X
-        return np.ascontiguousarray(codes[rows]), values, offsets, missing
-    data, indices, indptr, _, n_cols = core_X
-    starts, ends = indptr[rows], indptr[rows + 1]
-    lengths = ends - starts
-    new_indptr = np.zeros(rows.shape[0] + 1, dtype=indptr.dtype)
-    np.cumsum(lengths, out=new_indptr[1:])
-    # The positions of the kept rows' entries, in row order.
-    take = np.repeat(starts - new_indptr[:-1], lengths) + np.arange(int(new_indptr[-1]), dtype=indptr.dtype)
-    return (
-        np.ascontiguousarray(data[take]),
-        np.ascontiguousarray(indices[take]),
-        new_indptr,
-        int(rows.shape[0]),
-        n_cols,
-    )
-
-
 class SVMMapCV(BaseEstimator):
     """:class:`~svmmap.SVMMap` with C chosen by query-grouped cross-validation or on a
     validation set, fitting each split's C values as one warm-started path.
@@ -324,12 +299,12 @@ class SVMMapCV(BaseEstimator):
             train, test = splits[k]
             train_codes, train_ids = check_qid(codes[train], train.size)
             weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
-            fit_args = (_take_rows(core_X, train), labels[train], train_codes, len(train_ids), config, weights)
+            fit_args = (core_X.take_rows(train), labels[train], train_codes, len(train_ids), config, weights)
             if test is None:
                 assert validation is not None
                 return fit_args, (*validation, None)
             v_weights = None if doc_weights is None else doc_weights[test]
-            return fit_args, (_take_rows(core_X, test), labels[test], codes[test], v_weights)
+            return fit_args, (core_X.take_rows(test), labels[test], codes[test], v_weights)
 
         def validation_score(coef: np.ndarray, data: Tuple[Any, ...]) -> float:
             v_X, v_y, v_qid, v_weights = data

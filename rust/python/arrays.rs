@@ -5,17 +5,16 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 
 use crate::binning::Missing;
 use crate::data::BinnedView;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use super::{detach, to_py};
+use super::detach;
 use crate::data::{CsrView, DenseView, QueryGroups, RowMatrix, Scalar, SparseIndex};
 
-/// A feature matrix as handed over by the Python layer: a C-contiguous 2-D float array, the
-/// tuple (data, indices, indptr, n_rows, n_cols) of a CSR matrix, or the tuple (codes,
-/// threshold values, threshold offsets, missing) of a binned matrix, whose codes are a
-/// C-contiguous 2-D uint8 or uint16 array and `missing` is true with missing indicators.
+/// A feature matrix as the Python layer hands it over: a `svmmap._data.CoreMatrix`, the one
+/// object for this (its docstring states the kinds and their arrays). `extract` is its only
+/// reader.
 pub(super) enum Matrix<'py> {
     Binned {
         codes: Codes<'py>,
@@ -55,85 +54,136 @@ pub(super) fn slice<'a, T: numpy::Element>(
         .map_err(|_| PyValueError::new_err(format!("{what} must be a contiguous array")))
 }
 
+/// The values of a 2-D array in row order with its shape; `what` names it in the error.
+pub(super) fn rows<'a, T: numpy::Element>(
+    a: &'a PyReadonlyArray2<'_, T>,
+    what: &str,
+) -> PyResult<(&'a [T], usize, usize)> {
+    // as_slice also accepts Fortran order, whose memory would be read as the transpose.
+    let contiguous =
+        || PyValueError::new_err(format!("{what} must be a C-contiguous (row-major) array"));
+    if !a.is_c_contiguous() {
+        return Err(contiguous());
+    }
+    let s = a.as_slice().map_err(|_| contiguous())?;
+    Ok((s, a.shape()[0], a.shape()[1]))
+}
+
+/// The first of two array types that `obj` is, or the error `message`.
+fn either<'py, A, B>(obj: &Bound<'py, PyAny>, message: &str) -> PyResult<Result<A, B>>
+where
+    A: for<'a> FromPyObject<'a, 'py>,
+    B: for<'a> FromPyObject<'a, 'py>,
+{
+    if let Ok(a) = obj.extract::<A>() {
+        return Ok(Ok(a));
+    }
+    obj.extract::<B>()
+        .map(Err)
+        .map_err(|_| PyValueError::new_err(message.to_string()))
+}
+
 impl<'py> Matrix<'py> {
     pub(super) fn extract(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
-        if let Ok(t) = obj.cast::<PyTuple>() {
-            if t.len() == 4 {
-                let (codes, values, offsets, missing): (
-                    Bound<'py, PyAny>,
-                    PyReadonlyArray1<'py, f64>,
-                    PyReadonlyArray1<'py, i64>,
-                    bool,
-                ) = t.extract()?;
-                let codes = if let Ok(a) = codes.extract() {
-                    Codes::U8(a)
-                } else {
-                    Codes::U16(codes.extract().map_err(|_| {
-                        PyValueError::new_err("bin codes must be a 2-D uint8 or uint16 array")
-                    })?)
+        let core_matrix = obj.py().import("svmmap._data")?.getattr("CoreMatrix")?;
+        if !obj.is_instance(&core_matrix)? {
+            return Err(PyTypeError::new_err(format!(
+                "the core takes a svmmap._data.CoreMatrix (see svmmap._validation.check_matrix), got {}",
+                obj.get_type().name()?
+            )));
+        }
+        let kind: String = obj.getattr("kind")?.extract()?;
+        let arrays = obj.getattr("arrays")?;
+        let arrays = arrays.cast::<PyTuple>()?;
+        let shape: (usize, usize) = (
+            obj.getattr("n_rows")?.extract()?,
+            obj.getattr("n_cols")?.extract()?,
+        );
+        let matrix = match (kind.as_str(), arrays.len()) {
+            ("dense", 1) => match either(
+                &arrays.get_item(0)?,
+                "X must be a 2-D float32 or float64 array",
+            )? {
+                Ok(a) => Matrix::DenseF64(a),
+                Err(a) => Matrix::DenseF32(a),
+            },
+            ("csr", 3) => {
+                let data = match either(
+                    &arrays.get_item(0)?,
+                    "sparse X.data must be float32 or float64",
+                )? {
+                    Ok(a) => Floats::F64(a),
+                    Err(a) => Floats::F32(a),
                 };
-                let missing = if missing {
+                let ints = |i: usize, what: &str| -> PyResult<Ints<'py>> {
+                    let message = format!("sparse X.{what} must be int32 or int64");
+                    Ok(match either(&arrays.get_item(i)?, &message)? {
+                        Ok(a) => Ints::I32(a),
+                        Err(a) => Ints::I64(a),
+                    })
+                };
+                Matrix::Csr {
+                    data,
+                    indices: ints(1, "indices")?,
+                    indptr: ints(2, "indptr")?,
+                    shape,
+                }
+            }
+            ("binned", 3) => {
+                let codes = match either(
+                    &arrays.get_item(0)?,
+                    "bin codes must be a 2-D uint8 or uint16 array",
+                )? {
+                    Ok(a) => Codes::U8(a),
+                    Err(a) => Codes::U16(a),
+                };
+                let values: PyReadonlyArray1<'py, f64> = arrays.get_item(1)?.extract()?;
+                let offsets: PyReadonlyArray1<'py, i64> = arrays.get_item(2)?.extract()?;
+                let missing = if obj.getattr("missing")?.extract::<bool>()? {
                     Missing::Indicator
                 } else {
                     Missing::Error
                 };
-                return Ok(Matrix::Binned {
+                Matrix::Binned {
                     codes,
-                    thresholds: super::binning::thresholds_from(&values, &offsets)?,
+                    thresholds: thresholds_from(&values, &offsets)?,
                     missing,
-                });
-            }
-            let (data, indices, indptr, n_rows, n_cols): (
-                Bound<'py, PyAny>,
-                Bound<'py, PyAny>,
-                Bound<'py, PyAny>,
-                usize,
-                usize,
-            ) = t.extract()?;
-            let data = if let Ok(a) = data.extract() {
-                Floats::F64(a)
-            } else {
-                Floats::F32(data.extract().map_err(|_| {
-                    PyValueError::new_err("sparse X.data must be float32 or float64")
-                })?)
-            };
-            let ints = |o: Bound<'py, PyAny>, what: &str| -> PyResult<Ints<'py>> {
-                if let Ok(a) = o.extract() {
-                    Ok(Ints::I32(a))
-                } else {
-                    Ok(Ints::I64(o.extract().map_err(|_| {
-                        PyValueError::new_err(format!("sparse X.{what} must be int32 or int64"))
-                    })?))
                 }
-            };
-            return Ok(Matrix::Csr {
-                data,
-                indices: ints(indices, "indices")?,
-                indptr: ints(indptr, "indptr")?,
-                shape: (n_rows, n_cols),
-            });
+            }
+            (other, n) => {
+                return Err(PyValueError::new_err(format!(
+                    "a CoreMatrix of kind {other:?} with {n} arrays is not one the core reads"
+                )))
+            }
+        };
+        // Binned codes have one column per base feature, not per indicator.
+        let (rows, cols) = matrix.shape();
+        if rows != shape.0
+            || (matches!(matrix, Matrix::DenseF64(_) | Matrix::DenseF32(_)) && cols != shape.1)
+        {
+            return Err(PyValueError::new_err(format!(
+                "the CoreMatrix says {shape:?} but its array has shape {:?}",
+                (rows, cols)
+            )));
         }
-        if let Ok(a) = obj.extract() {
-            return Ok(Matrix::DenseF64(a));
+        Ok(matrix)
+    }
+
+    fn shape(&self) -> (usize, usize) {
+        let of = |s: &[usize]| (s[0], s[1]);
+        match self {
+            Matrix::DenseF64(a) => of(a.shape()),
+            Matrix::DenseF32(a) => of(a.shape()),
+            Matrix::Csr { shape, .. } => *shape,
+            Matrix::Binned { codes, .. } => match codes {
+                Codes::U8(a) => of(a.shape()),
+                Codes::U16(a) => of(a.shape()),
+            },
         }
-        if let Ok(a) = obj.extract() {
-            return Ok(Matrix::DenseF32(a));
-        }
-        Err(PyValueError::new_err(
-            "X must be a 2-D float32 or float64 array or a CSR matrix",
-        ))
     }
 
     pub(super) fn n_rows(&self) -> usize {
-        match self {
-            Matrix::DenseF64(a) => a.shape()[0],
-            Matrix::DenseF32(a) => a.shape()[0],
-            Matrix::Csr { shape, .. } => shape.0,
-            Matrix::Binned { codes, .. } => match codes {
-                Codes::U8(a) => a.shape()[0],
-                Codes::U16(a) => a.shape()[0],
-            },
-        }
+        self.shape().0
     }
 
     /// Builds the view and runs `f` on it with the GIL released.
@@ -142,20 +192,6 @@ impl<'py> Matrix<'py> {
         py: Python<'_>,
         f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
-        fn dense<'a, T: Scalar + numpy::Element>(
-            a: &'a PyReadonlyArray2<'_, T>,
-        ) -> PyResult<(&'a [T], usize, usize)> {
-            // as_slice also accepts Fortran order, whose memory would be read as the transpose.
-            if !a.is_c_contiguous() {
-                return Err(PyValueError::new_err(
-                    "X must be a C-contiguous (row-major) array",
-                ));
-            }
-            let s = a
-                .as_slice()
-                .map_err(|_| PyValueError::new_err("X must be C-contiguous"))?;
-            Ok((s, a.shape()[0], a.shape()[1]))
-        }
         fn csr<R: Send, T: Scalar + numpy::Element, I: SparseIndex + numpy::Element>(
             py: Python<'_>,
             data: &PyReadonlyArray1<'_, T>,
@@ -169,7 +205,7 @@ impl<'py> Matrix<'py> {
                 slice(indices, "X.indices")?,
                 slice(indptr, "X.indptr")?,
             );
-            detach(py, || f(&CsrView::new(p, i, d, shape.0, shape.1)?)).map_err(to_py)
+            detach(py, || f(&CsrView::new(p, i, d, shape.0, shape.1)?)).map_err(PyErr::from)
         }
         fn binned<R: Send, C: crate::data::binned::Code + numpy::Element>(
             py: Python<'_>,
@@ -178,16 +214,8 @@ impl<'py> Matrix<'py> {
             missing: Missing,
             f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
         ) -> PyResult<R> {
-            if !codes.is_c_contiguous() {
-                return Err(PyValueError::new_err(
-                    "bin codes must be a C-contiguous (row-major) array",
-                ));
-            }
-            let s = codes
-                .as_slice()
-                .map_err(|_| PyValueError::new_err("bin codes must be C-contiguous"))?;
-            let (n, d) = (codes.shape()[0], codes.shape()[1]);
-            detach(py, || f(&BinnedView::new(s, n, d, th, missing)?)).map_err(to_py)
+            let (s, n, d) = rows(codes, "bin codes")?;
+            detach(py, || f(&BinnedView::new(s, n, d, th, missing)?)).map_err(PyErr::from)
         }
         match self {
             Matrix::Binned {
@@ -199,12 +227,12 @@ impl<'py> Matrix<'py> {
                 Codes::U16(a) => binned(py, a, thresholds, *missing, f),
             },
             Matrix::DenseF64(a) => {
-                let (s, n, d) = dense(a)?;
-                detach(py, || f(&DenseView::new(s, n, d)?)).map_err(to_py)
+                let (s, n, d) = rows(a, "X")?;
+                detach(py, || f(&DenseView::new(s, n, d)?)).map_err(PyErr::from)
             }
             Matrix::DenseF32(a) => {
-                let (s, n, d) = dense(a)?;
-                detach(py, || f(&DenseView::new(s, n, d)?)).map_err(to_py)
+                let (s, n, d) = rows(a, "X")?;
+                detach(py, || f(&DenseView::new(s, n, d)?)).map_err(PyErr::from)
             }
             Matrix::Csr {
                 data,
@@ -225,7 +253,7 @@ impl<'py> Matrix<'py> {
 }
 
 pub(super) fn groups(codes: &PyReadonlyArray1<'_, i64>, n_queries: usize) -> PyResult<QueryGroups> {
-    QueryGroups::from_codes(slice(codes, "qid codes")?, n_queries).map_err(to_py)
+    QueryGroups::from_codes(slice(codes, "qid codes")?, n_queries).map_err(PyErr::from)
 }
 
 /// A dense float matrix for binning, where NaN may mark missing values (so it is not checked
@@ -245,32 +273,53 @@ impl<'py> DenseFloats<'py> {
         })
     }
 
-    /// Runs `f` on (values, n_rows, n_cols) with the GIL released.
-    pub(super) fn run<R: Send>(
-        &self,
-        py: Python<'_>,
-        f64_fn: impl FnOnce(&[f64], usize, usize) -> crate::Result<R> + Send,
-        f32_fn: impl FnOnce(&[f32], usize, usize) -> crate::Result<R> + Send,
-    ) -> PyResult<R> {
-        let contiguous = || PyValueError::new_err("X must be C-contiguous");
+    pub(super) fn n_rows(&self) -> usize {
         match self {
-            DenseFloats::F64(a) => {
-                let (n, d) = (a.shape()[0], a.shape()[1]);
-                // as_slice also accepts Fortran order, whose memory would be read transposed.
-                if !a.is_c_contiguous() {
-                    return Err(contiguous());
-                }
-                let s = a.as_slice().map_err(|_| contiguous())?;
-                detach(py, || f64_fn(s, n, d)).map_err(to_py)
-            }
-            DenseFloats::F32(a) => {
-                let (n, d) = (a.shape()[0], a.shape()[1]);
-                if !a.is_c_contiguous() {
-                    return Err(contiguous());
-                }
-                let s = a.as_slice().map_err(|_| contiguous())?;
-                detach(py, || f32_fn(s, n, d)).map_err(to_py)
-            }
+            DenseFloats::F64(a) => a.shape()[0],
+            DenseFloats::F32(a) => a.shape()[0],
         }
     }
+
+    pub(super) fn shape(&self) -> (usize, usize) {
+        match self {
+            DenseFloats::F64(a) => (a.shape()[0], a.shape()[1]),
+            DenseFloats::F32(a) => (a.shape()[0], a.shape()[1]),
+        }
+    }
+}
+
+/// Runs `$body` with the GIL released (through `detach`), `$s` bound to the values of
+/// whichever float dtype the `DenseFloats` `$x` holds (`&[f64]` or `&[f32]`) and `$n`, `$d` to
+/// its shape: the body is written once and compiled for each dtype.
+macro_rules! with_dense_floats {
+    ($py:expr, $x:expr, |$s:ident, $n:ident, $d:ident| $body:expr) => {
+        match $x {
+            $crate::python::arrays::DenseFloats::F64(a) => {
+                let ($s, $n, $d) = $crate::python::arrays::rows(a, "X")?;
+                $crate::python::detach($py, || $body).map_err(pyo3::PyErr::from)
+            }
+            $crate::python::arrays::DenseFloats::F32(a) => {
+                let ($s, $n, $d) = $crate::python::arrays::rows(a, "X")?;
+                $crate::python::detach($py, || $body).map_err(pyo3::PyErr::from)
+            }
+        }
+    };
+}
+pub(super) use with_dense_floats;
+
+/// A binned matrix's thresholds from the arrays of `Binner.thresholds_`: column j's sorted
+/// thresholds are values[offsets[j]:offsets[j + 1]].
+pub(super) fn thresholds_from(
+    values: &PyReadonlyArray1<'_, f64>,
+    offsets: &PyReadonlyArray1<'_, i64>,
+) -> PyResult<crate::binning::Thresholds> {
+    let offsets = slice(offsets, "threshold offsets")?
+        .iter()
+        .map(|&o| {
+            usize::try_from(o)
+                .map_err(|_| PyValueError::new_err(format!("threshold offset {o} is negative")))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    crate::binning::Thresholds::new(slice(values, "thresholds")?.to_vec(), offsets)
+        .map_err(PyErr::from)
 }

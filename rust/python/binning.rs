@@ -1,27 +1,11 @@
 //! Binning bindings: threshold fitting and the indicator transform.
 
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
-use pyo3::exceptions::PyValueError;
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use super::arrays::*;
-use super::to_py;
 use crate::binning;
 use crate::parallel::with_threads;
-
-pub(super) fn thresholds_from(
-    values: &PyReadonlyArray1<'_, f64>,
-    offsets: &PyReadonlyArray1<'_, i64>,
-) -> PyResult<binning::Thresholds> {
-    let offsets = slice(offsets, "threshold offsets")?
-        .iter()
-        .map(|&o| {
-            usize::try_from(o)
-                .map_err(|_| PyValueError::new_err(format!("threshold offset {o} is negative")))
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    binning::Thresholds::new(slice(values, "thresholds")?.to_vec(), offsets).map_err(to_py)
-}
 
 /// Concatenated thresholds and the offsets of every column's block.
 pub(super) type ThresholdArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<i64>>);
@@ -37,22 +21,14 @@ pub(super) fn bin_fit<'py>(
     missing: &str,
     n_threads: usize,
 ) -> PyResult<ThresholdArrays<'py>> {
-    let strategy = binning::Strategy::parse(strategy).map_err(to_py)?;
-    let missing = binning::Missing::parse(missing).map_err(to_py)?;
+    let strategy = binning::Strategy::parse(strategy)?;
+    let missing = binning::Missing::parse(missing)?;
     let x = DenseFloats::extract(x)?;
-    let th = x.run(
-        py,
-        |s, n, d| {
-            with_threads(n_threads, || {
-                binning::fit(s, n, d, n_thresholds, strategy, missing)
-            })?
-        },
-        |s, n, d| {
-            with_threads(n_threads, || {
-                binning::fit(s, n, d, n_thresholds, strategy, missing)
-            })?
-        },
-    )?;
+    let th = with_dense_floats!(py, &x, |s, n, d| {
+        with_threads(n_threads, || {
+            binning::fit(s, n, d, n_thresholds, strategy, missing)
+        })?
+    })?;
     let offsets: Vec<i64> = th.offsets.iter().map(|&o| o as i64).collect();
     Ok((
         PyArray1::from_vec(py, th.values),
@@ -71,51 +47,32 @@ pub(super) fn bin_transform<'py>(
     missing: &str,
     n_threads: usize,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, usize)> {
-    let missing = binning::Missing::parse(missing).map_err(to_py)?;
+    let missing = binning::Missing::parse(missing)?;
     let th = thresholds_from(&values, &offsets)?;
     let x = DenseFloats::extract(x)?;
-    let n_rows = match &x {
-        DenseFloats::F64(a) => a.shape()[0],
-        DenseFloats::F32(a) => a.shape()[0],
-    };
+    let n_rows = x.n_rows();
     // Every row sets at most one column per output column, so this bounds the stored values.
     let (n_out, _) = th.columns(missing);
     let small = n_rows
         .checked_mul(n_out)
         .is_some_and(|nnz| nnz <= i32::MAX as usize);
     if small {
-        let out = x.run(
-            py,
-            |s, n, d| {
-                with_threads(n_threads, || {
-                    binning::transform::<_, i32>(s, n, d, &th, missing)
-                })?
-            },
-            |s, n, d| {
-                with_threads(n_threads, || {
-                    binning::transform::<_, i32>(s, n, d, &th, missing)
-                })?
-            },
-        )?;
+        let out = with_dense_floats!(py, &x, |s, n, d| {
+            with_threads(n_threads, || {
+                binning::transform::<_, i32>(s, n, d, &th, missing)
+            })?
+        })?;
         Ok((
             PyArray1::from_vec(py, out.indptr).into_any(),
             PyArray1::from_vec(py, out.indices).into_any(),
             out.n_cols,
         ))
     } else {
-        let out = x.run(
-            py,
-            |s, n, d| {
-                with_threads(n_threads, || {
-                    binning::transform::<_, i64>(s, n, d, &th, missing)
-                })?
-            },
-            |s, n, d| {
-                with_threads(n_threads, || {
-                    binning::transform::<_, i64>(s, n, d, &th, missing)
-                })?
-            },
-        )?;
+        let out = with_dense_floats!(py, &x, |s, n, d| {
+            with_threads(n_threads, || {
+                binning::transform::<_, i64>(s, n, d, &th, missing)
+            })?
+        })?;
         Ok((
             PyArray1::from_vec(py, out.indptr).into_any(),
             PyArray1::from_vec(py, out.indices).into_any(),
@@ -135,13 +92,10 @@ pub(super) fn bin_codes<'py>(
     missing: &str,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let missing = binning::Missing::parse(missing).map_err(to_py)?;
+    let missing = binning::Missing::parse(missing)?;
     let th = thresholds_from(&values, &offsets)?;
     let x = DenseFloats::extract(x)?;
-    let shape = match &x {
-        DenseFloats::F64(a) => (a.shape()[0], a.shape()[1]),
-        DenseFloats::F32(a) => (a.shape()[0], a.shape()[1]),
-    };
+    let shape = x.shape();
     fn run<'py, C: crate::data::binned::Code + numpy::Element>(
         py: Python<'py>,
         x: &DenseFloats<'py>,
@@ -150,16 +104,14 @@ pub(super) fn bin_codes<'py>(
         n_threads: usize,
         shape: (usize, usize),
     ) -> PyResult<Bound<'py, PyAny>> {
-        let codes = x.run(
-            py,
-            |s, n, d| with_threads(n_threads, || binning::codes::<_, C>(s, n, d, th, missing))?,
-            |s, n, d| with_threads(n_threads, || binning::codes::<_, C>(s, n, d, th, missing))?,
-        )?;
+        let codes = with_dense_floats!(py, &x, |s, n, d| with_threads(n_threads, || {
+            binning::codes::<_, C>(s, n, d, th, missing)
+        })?)?;
         Ok(PyArray1::from_vec(py, codes)
             .reshape([shape.0, shape.1])?
             .into_any())
     }
-    match binning::code_width(&th, missing).map_err(to_py)? {
+    match binning::code_width(&th, missing)? {
         1 => run::<u8>(py, &x, &th, missing, n_threads, shape),
         _ => run::<u16>(py, &x, &th, missing, n_threads, shape),
     }

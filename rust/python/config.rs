@@ -5,7 +5,6 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 
-use super::to_py;
 use crate::error::Error;
 use crate::oracle::{self, registry};
 use crate::solver::Options;
@@ -152,6 +151,32 @@ fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>
     })
 }
 
+/// A keyword argument of `TrainConfig`: left out (`Default`) or given, as any Python value
+/// (None included), which `TrainConfig::new` checks with the words of the Python API. The
+/// signature names every parameter, so `inspect.signature` and stubtest see them; it shows `...`
+/// for "the value in `TrainConfig.DEFAULTS`", whose one owner is `Options::default()`.
+pub(super) enum Arg<'py> {
+    Default,
+    Given(Bound<'py, PyAny>),
+}
+
+impl<'py> Arg<'py> {
+    fn given(&self) -> Option<&Bound<'py, PyAny>> {
+        match self {
+            Arg::Default => None,
+            Arg::Given(v) => Some(v),
+        }
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Arg<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Arg::Given(obj.to_owned()))
+    }
+}
+
 /// Everything that decides a training run besides the data, validated once on construction:
 /// C, eps, max_iter, relevance_threshold, the losses as slack groups, slack, and the thread
 /// count. Immutable; its defaults (`TrainConfig.DEFAULTS`) are the defaults of every trainer.
@@ -174,43 +199,29 @@ impl TrainConfig {
 
 #[pymethods]
 impl TrainConfig {
-    /// Keyword arguments only; a parameter left out takes its default, and every given value
-    /// (None included) is checked.
+    /// Keyword arguments only; a parameter left out takes its default (`DEFAULTS`), and every
+    /// given value (None included) is checked.
     #[new]
-    #[pyo3(signature = (**kwargs))]
-    #[allow(non_snake_case)]
-    fn new(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        const NAMES: [&str; 7] = [
-            "C",
-            "eps",
-            "max_iter",
-            "relevance_threshold",
-            "loss",
-            "slack",
-            "n_jobs",
-        ];
-        let mut given: [Option<Bound<'_, PyAny>>; 7] = Default::default();
-        if let Some(kwargs) = kwargs {
-            for (key, value) in kwargs.iter() {
-                let key: String = key.extract()?;
-                let i = NAMES.iter().position(|n| *n == key).ok_or_else(|| {
-                    pyo3::exceptions::PyTypeError::new_err(format!(
-                        "TrainConfig() got an unexpected keyword argument {key:?}; expected one of {}",
-                        NAMES.join(", ")
-                    ))
-                })?;
-                given[i] = Some(value);
-            }
-        }
-        let [C, eps, max_iter, relevance_threshold, loss, slack, n_jobs] = given;
+    #[pyo3(signature = (*, C=Arg::Default, eps=Arg::Default, max_iter=Arg::Default, relevance_threshold=Arg::Default, loss=Arg::Default, slack=Arg::Default, n_jobs=Arg::Default))]
+    #[allow(non_snake_case, clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        C: Arg<'_>,
+        eps: Arg<'_>,
+        max_iter: Arg<'_>,
+        relevance_threshold: Arg<'_>,
+        loss: Arg<'_>,
+        slack: Arg<'_>,
+        n_jobs: Arg<'_>,
+    ) -> PyResult<Self> {
         let (C, eps, max_iter, relevance_threshold, loss, slack, n_jobs) = (
-            C.as_ref(),
-            eps.as_ref(),
-            max_iter.as_ref(),
-            relevance_threshold.as_ref(),
-            loss.as_ref(),
-            slack.as_ref(),
-            n_jobs.as_ref(),
+            C.given(),
+            eps.given(),
+            max_iter.given(),
+            relevance_threshold.given(),
+            loss.given(),
+            slack.given(),
+            n_jobs.given(),
         );
         let defaults = Options::default();
         let mut options = Options::default();
@@ -250,7 +261,7 @@ impl TrainConfig {
             None => PyString::new(py, DEFAULT_LOSS).into_any().unbind(),
         };
         let groups = loss_groups(loss_obj.bind(py), &slack_text)?;
-        oracle::from_groups(&groups).map_err(to_py)?;
+        oracle::from_groups(&groups)?;
         let n_jobs_obj: Py<PyAny> = match n_jobs {
             Some(n) => n.clone().unbind(),
             None => py.None(),

@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use super::arrays::*;
-use super::{detach, to_py};
+use super::detach;
 use crate::error::Error;
 use crate::metrics::{self, Conventions, Gain, Metric, Ties};
 use crate::oracle;
@@ -70,10 +70,10 @@ pub(super) fn oracle_argmax<'py>(
     if let Some(i) = s.iter().position(|v| !v.is_finite()) {
         return Err(PyValueError::new_err(format!("scores[{i}] is not finite")));
     }
-    let o = oracle::from_name(loss).map_err(to_py)?;
-    o.check_query_len(s.len()).map_err(to_py)?;
+    let o = oracle::from_name(loss)?;
+    o.check_query_len(s.len())?;
     let mut coef = vec![0.0; s.len()];
-    let delta = detach(py, || Ok(o.argmax(s, r, &mut coef))).map_err(to_py)?;
+    let delta = detach(py, || Ok(o.argmax(s, r, &mut coef)))?;
     Ok((delta, PyArray1::from_vec(py, coef)))
 }
 
@@ -98,7 +98,7 @@ pub(super) fn structured_hinge<'py>(
 ) -> PyResult<HingeTuple<'py>> {
     let (s, l) = (slice(&scores, "scores")?, slice(&labels, "labels")?);
     let groups = groups(&qid_codes, n_queries)?;
-    let oracles = oracle::from_groups(&losses).map_err(to_py)?;
+    let oracles = oracle::from_groups(&losses)?;
     let result = detach(py, || {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
         oracle::check_query_lens(&refs, &groups)?;
@@ -110,8 +110,7 @@ pub(super) fn structured_hinge<'py>(
         } else {
             with_threads(n_threads, run)?
         }
-    })
-    .map_err(to_py)?;
+    })?;
     Ok((
         result.value,
         PyArray1::from_vec(py, result.grad),
@@ -135,13 +134,13 @@ pub(super) fn evaluate<'py>(
     relevance_threshold: f64,
     n_relevant: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let metric = Metric::parse(metric).map_err(to_py)?;
+    let metric = Metric::parse(metric)?;
     let conv = Conventions {
         ties: match ties {
             "pessimistic" => Ties::Pessimistic,
             "input" => Ties::InputOrder,
             other => {
-                return Err(to_py(Error::param(
+                return Err(PyErr::from(Error::param(
                     "ties",
                     "\"pessimistic\" or \"input\"",
                     format!("{other:?}"),
@@ -152,7 +151,7 @@ pub(super) fn evaluate<'py>(
             "exp" => Gain::Exponential,
             "linear" => Gain::Linear,
             other => {
-                return Err(to_py(Error::param(
+                return Err(PyErr::from(Error::param(
                     "gain",
                     "\"exp\" or \"linear\"",
                     format!("{other:?}"),
@@ -167,7 +166,6 @@ pub(super) fn evaluate<'py>(
         Some(a) => Some(slice(a, "n_relevant")?),
         None => None,
     };
-    let values =
-        detach(py, || metrics::evaluate(metric, s, t, &groups, &conv, nr)).map_err(to_py)?;
+    let values = detach(py, || metrics::evaluate(metric, s, t, &groups, &conv, nr))?;
     Ok(PyArray1::from_vec(py, values))
 }

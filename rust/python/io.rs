@@ -7,7 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::{detach, to_py};
+use super::detach;
 use crate::data::reader::{read_letor, FromF64, LetorData, ReadOptions};
 use crate::error::Error;
 use crate::model::ModelFile;
@@ -66,15 +66,13 @@ pub(super) fn read_letor_file<'py>(
         "float64" => {
             let data = detach(py, || {
                 with_threads(n_threads, || read_letor::<f64>(path, &opts))?
-            })
-            .map_err(to_py)?;
+            })?;
             letor_dict(py, data)
         }
         "float32" => {
             let data = detach(py, || {
                 with_threads(n_threads, || read_letor::<f32>(path, &opts))?
-            })
-            .map_err(to_py)?;
+            })?;
             letor_dict(py, data)
         }
         other => Err(PyValueError::new_err(format!(
@@ -86,7 +84,7 @@ pub(super) fn read_letor_file<'py>(
 /// Reads and checks a model file; returns its JSON text.
 #[pyfunction]
 pub(super) fn load_model_json(py: Python<'_>, path: &str) -> PyResult<String> {
-    detach(py, || ModelFile::load(path).and_then(|m| m.to_json())).map_err(to_py)
+    detach(py, || ModelFile::load(path).and_then(|m| m.to_json())).map_err(PyErr::from)
 }
 
 /// Checks a model's JSON text and writes it atomically.
@@ -95,13 +93,13 @@ pub(super) fn save_model_json(py: Python<'_>, path: &str, text: &str) -> PyResul
     detach(py, || {
         ModelFile::from_json(text, path).and_then(|m| m.save(path))
     })
-    .map_err(to_py)
+    .map_err(PyErr::from)
 }
 
 /// Writes bytes to `path` atomically (temporary file, fsync, rename).
 #[pyfunction]
 pub(super) fn write_atomic(py: Python<'_>, path: &str, data: &[u8]) -> PyResult<()> {
-    detach(py, || crate::model::write_atomic(path, data)).map_err(to_py)
+    detach(py, || crate::model::write_atomic(path, data)).map_err(PyErr::from)
 }
 
 /// `write_atomic` that calls `before_rename()` once the data is on disk and before the rename,
@@ -126,7 +124,7 @@ pub(super) fn _debug_write_atomic(
     match (result, raised) {
         (Ok(()), _) => Ok(()),
         (Err(_), Some(e)) => Err(e),
-        (Err(e), None) => Err(to_py(e)),
+        (Err(e), None) => Err(PyErr::from(e)),
     }
 }
 
@@ -134,5 +132,5 @@ pub(super) fn _debug_write_atomic(
 /// in a rayon worker (place="worker"), so that tests can check that no panic reaches Python.
 #[pyfunction]
 pub(super) fn _debug_panic(py: Python<'_>, place: &str) -> PyResult<()> {
-    detach(py, || crate::guard::debug_panic(place)).map_err(to_py)
+    detach(py, || crate::guard::debug_panic(place)).map_err(PyErr::from)
 }

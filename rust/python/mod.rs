@@ -97,31 +97,35 @@ pub(crate) fn detach<R: Send>(
     })
 }
 
-pub(crate) fn to_py(err: Error) -> PyErr {
-    match err {
-        Error::Internal(_) => InternalError::new_err(err.to_string()),
-        Error::Parse { .. } => DataFormatError::new_err(err.to_string()),
-        Error::Io {
-            ref path,
-            ref source,
-        } => {
-            let errno = source.raw_os_error().unwrap_or(0);
-            let kind = source.kind();
-            let message = source.to_string();
-            let path = path.clone();
-            if kind == std::io::ErrorKind::NotFound {
-                pyo3::exceptions::PyFileNotFoundError::new_err((errno, message, path))
-            } else {
-                PyOSError::new_err((errno, message, path))
+/// One Python exception class per error variant, so that every binding converts the core's
+/// errors with `?`.
+impl From<Error> for PyErr {
+    fn from(err: Error) -> PyErr {
+        match err {
+            Error::Internal(_) => InternalError::new_err(err.to_string()),
+            Error::Parse { .. } => DataFormatError::new_err(err.to_string()),
+            Error::Io {
+                ref path,
+                ref source,
+            } => {
+                let errno = source.raw_os_error().unwrap_or(0);
+                let kind = source.kind();
+                let message = source.to_string();
+                let path = path.clone();
+                if kind == std::io::ErrorKind::NotFound {
+                    pyo3::exceptions::PyFileNotFoundError::new_err((errno, message, path))
+                } else {
+                    PyOSError::new_err((errno, message, path))
+                }
             }
+            Error::Model(_) => ModelFormatError::new_err(err.to_string()),
+            // The exception a signal handler raised (KeyboardInterrupt) was set by `detach`;
+            // without one, the flag was set by an interrupt of another call.
+            Error::Interrupted(_) => Python::attach(PyErr::take)
+                .unwrap_or_else(|| PyKeyboardInterrupt::new_err(err.to_string())),
+            Error::Memory(_) => PyMemoryError::new_err(err.to_string()),
+            _ => PyValueError::new_err(err.to_string()),
         }
-        Error::Model(_) => ModelFormatError::new_err(err.to_string()),
-        // The exception a signal handler raised (KeyboardInterrupt) was set by `detach`;
-        // without one, the flag was set by an interrupt of another call.
-        Error::Interrupted(_) => Python::attach(PyErr::take)
-            .unwrap_or_else(|| PyKeyboardInterrupt::new_err(err.to_string())),
-        Error::Memory(_) => PyMemoryError::new_err(err.to_string()),
-        _ => PyValueError::new_err(err.to_string()),
     }
 }
 
@@ -134,7 +138,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(io::_debug_panic, m)?)?;
     m.add_function(wrap_pyfunction!(io::_debug_write_atomic, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::FORMAT_VERSION)?;
-    m.add_function(wrap_pyfunction!(training::fit, m)?)?;
     m.add_function(wrap_pyfunction!(binning::bin_codes, m)?)?;
     m.add_function(wrap_pyfunction!(training::fit_path, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::predict, m)?)?;

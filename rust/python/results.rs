@@ -4,8 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use super::to_py;
-use crate::solver::{QueryCounts, StopReason, Summary};
+use crate::solver::{IterationRecord, QueryCounts, StopReason, Summary};
 
 /// How many queries of a data set can contribute to training, and why the others cannot (the
 /// rule is `oracle::QueryKind`). Local, distributed and baseline training report these.
@@ -64,7 +63,7 @@ impl ProblemSummary {
     fn require_usable(&self, relevance_threshold: f64) -> PyResult<()> {
         self.counts
             .require_usable(relevance_threshold)
-            .map_err(to_py)
+            .map_err(PyErr::from)
     }
 
     fn __getnewargs_ex__<'py>(
@@ -130,7 +129,7 @@ impl FitSummary {
     pub(super) fn new(py: Python<'_>, s: &Summary, counts: QueryCounts) -> PyResult<Self> {
         let history = PyList::empty(py);
         for r in &s.history {
-            history.append(super::training::record_dict(py, r)?)?;
+            history.append(record_dict(py, r)?)?;
         }
         Ok(FitSummary {
             primal: s.primal,
@@ -166,4 +165,22 @@ impl FitSummary {
             self.problem.__repr__()
         )
     }
+}
+
+/// One iteration's record as the dict the callbacks and `history_` see (keys of
+/// `IterationRecord` in `_core.pyi`).
+pub(super) fn record_dict<'py>(
+    py: Python<'py>,
+    r: &IterationRecord,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("iteration", r.iteration)?;
+    d.set_item("primal", r.primal)?;
+    d.set_item("dual", r.dual)?;
+    d.set_item("gap", r.gap)?;
+    d.set_item("loss", r.loss)?;
+    d.set_item("n_cuts", r.n_cuts)?;
+    d.set_item("n_active", r.n_active)?;
+    d.set_item("seconds", r.seconds)?;
+    Ok(d)
 }

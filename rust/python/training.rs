@@ -4,32 +4,16 @@
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyList;
 
 use super::arrays::*;
 use super::config::{threads_of, TrainConfig};
-use super::results::{FitSummary, ProblemSummary};
-use super::{detach, to_py};
+use super::detach;
+use super::results::{record_dict, FitSummary, ProblemSummary};
 use crate::error::Error;
 use crate::oracle;
 use crate::parallel::with_threads;
 use crate::solver::{self, Control, CutSource, IterationRecord, QueryCounts, RankingProblem};
-
-pub(super) fn record_dict<'py>(
-    py: Python<'py>,
-    r: &IterationRecord,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("iteration", r.iteration)?;
-    d.set_item("primal", r.primal)?;
-    d.set_item("dual", r.dual)?;
-    d.set_item("gap", r.gap)?;
-    d.set_item("loss", r.loss)?;
-    d.set_item("n_cuts", r.n_cuts)?;
-    d.set_item("n_active", r.n_active)?;
-    d.set_item("seconds", r.seconds)?;
-    Ok(d)
-}
 
 /// The per-iteration hook handed to the solver: stops on Ctrl-C (the cancellation flag set by
 /// `detach`), refuses to grow the working set beyond the memory available (each cut is a dense
@@ -72,24 +56,30 @@ pub(super) fn progress_hook<'a>(
     }
 }
 
-/// Trains a linear ranker with the given configuration, with optional per-query weights
-/// (`query_weights[code]`, see `RankingProblem::set_weights`). Returns (coef, FitSummary).
+/// Trains one model per C of `cs` (default: `config`'s own C alone), in the order given, on
+/// one problem prepared once; with `warm`, each C starts from the final working set and iterate
+/// of the C before it (see `solver::WarmStart`). Optional per-query weights
+/// (`query_weights[code]`, see `RankingProblem::set_weights`). The callback (if any) gets every
+/// iteration's record, with the iterate w as "coef" when `with_coef`; a true return value stops
+/// training. Returns [(coef, FitSummary)], one per C.
 #[pyfunction]
-#[pyo3(signature = (x, y, qid_codes, n_queries, config, callback=None, with_coef=false, method="ocas", query_weights=None))]
+#[pyo3(signature = (x, y, qid_codes, n_queries, config, cs=None, warm=true, callback=None, with_coef=false, method="ocas", query_weights=None))]
 // A Python signature: the arguments are the keyword arguments the callers pass.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn fit<'py>(
+pub(super) fn fit_path<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     y: PyReadonlyArray1<'py, f64>,
     qid_codes: PyReadonlyArray1<'py, i64>,
     n_queries: usize,
     config: PyRef<'py, TrainConfig>,
+    cs: Option<Vec<f64>>,
+    warm: bool,
     callback: Option<Py<PyAny>>,
     with_coef: bool,
     method: &str,
     query_weights: Option<PyReadonlyArray1<'py, f64>>,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary)> {
+) -> PyResult<Bound<'py, PyList>> {
     let x = Matrix::extract(x)?;
     let labels = slice(&y, "y")?;
     let groups = groups(&qid_codes, n_queries)?;
@@ -97,10 +87,11 @@ pub(super) fn fit<'py>(
         Some(a) => Some(slice(a, "query_weights")?),
         None => None,
     };
-    let oracles = config.oracles().map_err(to_py)?;
+    let oracles = config.oracles()?;
     // The cutting-plane method is an internal switch (benchmarks/solver.py times the plain one).
     let mut options = config.options.clone();
-    options.method = solver::Method::from_name(method).map_err(to_py)?;
+    options.method = solver::Method::from_name(method)?;
+    let cs = cs.unwrap_or_else(|| vec![options.c]);
     let (opts, n_threads) = (&options, config.n_threads);
     let mut callback_error: Option<PyErr> = None;
     let result = x.run(py, |m| {
@@ -120,17 +111,21 @@ pub(super) fn fit<'py>(
                 weights,
                 &refs,
                 opts,
-                &[opts.c],
-                false,
+                &cs,
+                warm,
                 &mut on_iteration,
             )
         })?
     });
-    let (w, s) = match result {
-        Ok(mut v) => v.pop().expect("one C was given"),
+    let path = match result {
+        Ok(path) => path,
         Err(e) => return Err(callback_error.take().unwrap_or(e)),
     };
-    Ok((PyArray1::from_vec(py, w), fit_summary(py, &s)?))
+    let out = PyList::empty(py);
+    for (w, s) in path {
+        out.append((PyArray1::from_vec(py, w), fit_summary(py, &s)?))?;
+    }
+    Ok(out)
 }
 
 fn fit_summary(py: Python<'_>, s: &solver::Summary) -> PyResult<FitSummary> {
@@ -140,58 +135,6 @@ fn fit_summary(py: Python<'_>, s: &solver::Summary) -> PyResult<FitSummary> {
         all_relevant: s.n_skipped_all_relevant,
     };
     FitSummary::new(py, s, counts)
-}
-
-/// Trains one model per C of `cs`, in the order given, on one problem prepared once; with
-/// `warm`, each C starts from the final working set and iterate of the C before it (see
-/// `solver::WarmStart`). `config`'s own C is not used. Returns [(coef, FitSummary)], one per C.
-#[pyfunction]
-#[pyo3(signature = (x, y, qid_codes, n_queries, config, cs, warm=true, query_weights=None))]
-#[allow(clippy::too_many_arguments)]
-pub(super) fn fit_path<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray1<'py, f64>,
-    qid_codes: PyReadonlyArray1<'py, i64>,
-    n_queries: usize,
-    config: PyRef<'py, TrainConfig>,
-    cs: Vec<f64>,
-    warm: bool,
-    query_weights: Option<PyReadonlyArray1<'py, f64>>,
-) -> PyResult<Bound<'py, PyList>> {
-    let x = Matrix::extract(x)?;
-    let labels = slice(&y, "y")?;
-    let groups = groups(&qid_codes, n_queries)?;
-    let weights = match &query_weights {
-        Some(a) => Some(slice(a, "query_weights")?),
-        None => None,
-    };
-    let oracles = config.oracles().map_err(to_py)?;
-    let (opts, n_threads) = (&config.options, config.n_threads);
-    let mut no_error: Option<PyErr> = None;
-    let path = x.run(py, |m| {
-        let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
-        // The hook without a callback: Ctrl-C and the memory check only.
-        let mut on_iteration = progress_hook(&None, &mut no_error, m.n_cols(), refs.len(), false);
-        with_threads(n_threads, || {
-            solver::train_path(
-                m,
-                labels,
-                &groups,
-                weights,
-                &refs,
-                opts,
-                &cs,
-                warm,
-                &mut on_iteration,
-            )
-        })?
-    })?;
-    let out = PyList::empty(py);
-    for (w, s) in path {
-        out.append((PyArray1::from_vec(py, w), fit_summary(py, &s)?))?;
-    }
-    Ok(out)
 }
 
 /// The query counts of a data set (which queries can contribute to training). With `config`,
@@ -210,14 +153,14 @@ pub(super) fn problem_summary(
     let labels = slice(&y, "y")?;
     let groups = groups(&qid_codes, n_queries)?;
     if labels.len() != groups.n_rows() {
-        return Err(to_py(Error::input(format!(
+        return Err(PyErr::from(Error::input(format!(
             "y has {} entries but qid {}",
             labels.len(),
             groups.n_rows()
         ))));
     }
     let oracles = match &config {
-        Some(c) => c.oracles().map_err(to_py)?,
+        Some(c) => c.oracles()?,
         None => Vec::new(),
     };
     let mut counts = QueryCounts::default();
@@ -262,7 +205,7 @@ pub(super) fn cut_sums<'py>(
     let labels = slice(&y, "y")?;
     let groups = groups(&qid_codes, n_queries)?;
     let w = slice(&w, "w")?;
-    let oracles = config.oracles().map_err(to_py)?;
+    let oracles = config.oracles()?;
     let (threshold, n_threads) = (config.options.relevance_threshold, config.n_threads);
     let (sums, counts) = x.run(py, |m| {
         if m.n_cols() != w.len() {
@@ -391,10 +334,7 @@ pub(super) fn solve<'py>(
         return Err(PyValueError::new_err("dim must be at least 1, got 0"));
     }
     let opts = &config.options;
-    problem
-        .counts
-        .require_usable(opts.relevance_threshold)
-        .map_err(to_py)?;
+    problem.counts.require_usable(opts.relevance_threshold)?;
     let mut source = PyCutSource {
         source: cut_source,
         dim,
@@ -416,7 +356,7 @@ pub(super) fn solve<'py>(
                 .error
                 .take()
                 .or_else(|| callback_error.take())
-                .unwrap_or_else(|| to_py(e)))
+                .unwrap_or_else(|| PyErr::from(e)))
         }
     };
     Ok((

@@ -1,0 +1,101 @@
+"""The one form in which a feature matrix crosses into the Rust core.
+
+Every call of ``_core`` that reads features (fit, predict, cut sums, the structured hinge) takes a
+:class:`CoreMatrix`, and ``rust/python/arrays.rs`` (``Matrix::extract``) is its only reader. Its
+arrays are the ones the core borrows without copying: C-contiguous and aligned, of the dtypes the
+core reads, checked once when the matrix is made (``_validation.check_matrix`` makes them from user
+input). Three kinds exist:
+
+- ``"dense"``: ``arrays = (X,)``, a float32 or float64 array of shape (n_rows, n_cols);
+- ``"csr"``: ``arrays = (data, indices, indptr)`` of a CSR matrix, data float32 or float64,
+  indices and indptr both int32 or both int64;
+- ``"binned"``: ``arrays = (codes, values, offsets)``: the uint8 or uint16 bin codes of a
+  :class:`~svmmap.BinnedMatrix` (one column per base feature), every base feature's thresholds
+  concatenated (float64) and the offsets of each feature's block (int64); ``missing`` is true when
+  the codes carry missing-value indicators. ``n_cols`` counts the indicator columns the codes stand
+  for, the length of ``coef_``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Tuple
+
+import numpy as np
+
+KINDS = ("dense", "csr", "binned")
+
+
+def aligned(a: np.ndarray, dtype: Any = None) -> np.ndarray:
+    """``a`` as a C-contiguous and aligned array, copied only when it is neither.
+
+    Aligned matters besides contiguous: arrays rebuilt from network frames or made with
+    ``np.frombuffer`` at an odd offset can be unaligned views, which the core cannot borrow.
+    """
+    return np.require(a, dtype=dtype, requirements=["C", "A"])
+
+
+class CoreMatrix:
+    """A feature matrix as the core borrows it (see the module docstring for the kinds).
+
+    Pickles with its arrays (to Dask workers); arrays rebuilt from network frames are aligned
+    again on unpickling, with a copy only where one is unaligned.
+    """
+
+    __slots__ = ("kind", "arrays", "n_rows", "n_cols", "missing")
+
+    def __init__(
+        self, kind: str, arrays: Tuple[np.ndarray, ...], n_rows: int, n_cols: int, missing: bool = False
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        self.kind = kind
+        self.arrays = tuple(aligned(a) for a in arrays)
+        self.n_rows = int(n_rows)
+        self.n_cols = int(n_cols)
+        self.missing = bool(missing)
+
+    @classmethod
+    def dense(cls, X: np.ndarray) -> "CoreMatrix":
+        return cls("dense", (X,), X.shape[0], X.shape[1])
+
+    @classmethod
+    def csr(cls, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: Tuple[int, int]) -> "CoreMatrix":
+        return cls("csr", (data, indices, indptr), shape[0], shape[1])
+
+    @classmethod
+    def binned(
+        cls, codes: np.ndarray, values: np.ndarray, offsets: np.ndarray, n_cols: int, missing: bool
+    ) -> "CoreMatrix":
+        return cls("binned", (codes, values, offsets), codes.shape[0], n_cols, missing)
+
+    @property
+    def shape(self) -> Tuple[int, int]:
+        return self.n_rows, self.n_cols
+
+    def take_rows(self, rows: np.ndarray) -> "CoreMatrix":
+        """The rows ``rows`` (integer positions) in the same form."""
+        if self.kind == "dense":
+            return CoreMatrix.dense(self.arrays[0][rows])
+        if self.kind == "binned":
+            # One row of codes per document; the thresholds are shared.
+            codes, values, offsets = self.arrays
+            return CoreMatrix.binned(codes[rows], values, offsets, self.n_cols, self.missing)
+        data, indices, indptr = self.arrays
+        starts, ends = indptr[rows], indptr[rows + 1]
+        lengths = ends - starts
+        new_indptr = np.zeros(rows.shape[0] + 1, dtype=indptr.dtype)
+        np.cumsum(lengths, out=new_indptr[1:])
+        # The positions of the kept rows' entries, in row order.
+        take = np.repeat(starts - new_indptr[:-1], lengths) + np.arange(int(new_indptr[-1]), dtype=indptr.dtype)
+        return CoreMatrix.csr(data[take], indices[take], new_indptr, (int(rows.shape[0]), self.n_cols))
+
+    def __getstate__(self) -> tuple:
+        return self.kind, self.arrays, self.n_rows, self.n_cols, self.missing
+
+    def __setstate__(self, state: tuple) -> None:
+        kind, arrays, n_rows, n_cols, missing = state
+        CoreMatrix.__init__(self, kind, arrays, n_rows, n_cols, missing)
+
+    def __repr__(self) -> str:
+        dtypes = ", ".join(str(a.dtype) for a in self.arrays)
+        return f"CoreMatrix({self.kind!r}, shape={self.shape}, dtypes=({dtypes}))"
