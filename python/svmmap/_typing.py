@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from typing import List
-
-if sys.version_info >= (3, 11):
-    from typing import Literal, TypedDict
-else:  # pragma: no cover - older Pythons
-    from typing_extensions import Literal, TypedDict
+# typing's Literal and TypedDict exist since Python 3.8; typing_extensions is not a dependency,
+# and importing it here broke the package on Python 3.9 and 3.10.
+from typing import List, Literal, TypedDict
 
 __all__ = ["Slack", "StopReason", "Ties", "Gain", "BinStrategy", "Missing", "Dtype", "LossInfo", "IterationRecord"]
 
