@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from losses import LOSSES
 from sklearn.exceptions import ConvergenceWarning
-from svmmap import SkippedQueriesWarning, SVMMap
+from svmmap import DegenerateModelWarning, SkippedQueriesWarning, SVMMap
 
 
 def problem(kind: str, seed: int = 0):
@@ -64,10 +64,17 @@ def test_converges_or_warns_never_nan(loss, kind, C):
     assert model.converged_ or (model.n_iter_ == 40 and stopped), (model.n_iter_, model.gap_)
     if stopped:
         assert "stopped at max_iter=40 with duality gap" in str(stopped[0].message)
+    degenerate = [w for w in caught if issubclass(w.category, DegenerateModelWarning)]
     if kind == "all-zero":
-        # Nothing can be learned from all-zero features: w = 0 is the optimum.
+        # Nothing can be learned from all-zero features: w = 0 is the optimum, and it is said.
         assert model.converged_ and not np.any(model.coef_)
-    assert not [w for w in caught if not issubclass(w.category, (ConvergenceWarning, SkippedQueriesWarning))]
+        assert degenerate and "certifies" in str(degenerate[0].message)
+    # A model that ranks nothing is always reported (the cutoff losses have w = 0 as their
+    # optimum on some of these problems).
+    if not np.any(model.coef_):
+        assert degenerate
+    expected = (ConvergenceWarning, SkippedQueriesWarning, DegenerateModelWarning)
+    assert not [w for w in caught if not issubclass(w.category, expected)]
 
 
 @pytest.mark.parametrize("scale", [1e160, 1e300])

@@ -26,6 +26,7 @@ from ._core import DataFormatError, InternalError, ModelFormatError
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from . import baselines, datasets, ir, losses, metrics
     from ._binned import BinnedMatrix
+    from ._degenerate import DegenerateModelWarning
     from .binning import Binner, StepFunction, piecewise_scores
     from .estimator import SkippedQueriesWarning, SVMMap
     from .io import load_letor, load_model, save_model
@@ -39,6 +40,7 @@ _LAZY = {
     "SVMMap": "estimator",
     "SVMMapCV": "model_selection",
     "SkippedQueriesWarning": "estimator",
+    "DegenerateModelWarning": "_degenerate",
     "BinnedMatrix": "_binned",
     "Binner": "binning",
     "StepFunction": "binning",
@@ -69,6 +71,7 @@ __all__ = [
     "StepFunction",
     "piecewise_scores",
     "SkippedQueriesWarning",
+    "DegenerateModelWarning",
     "DataFormatError",
     "ModelFormatError",
     "InternalError",

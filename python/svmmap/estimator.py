@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from . import _core
+from ._degenerate import DegenerateModelWarning, is_degenerate, message
 from ._typing import IterationRecord, Slack
 from ._validation import (
     check_feature_names,
@@ -341,6 +342,9 @@ class SVMMap(BaseEstimator):
                 self._forget_fit()
                 raise
             self._set_fitted(coef, summary, n_features, names, len(uniques))
+        scores = _core.predict(core_X, coef, n_threads(self.n_jobs)) if np.any(coef) else None
+        if is_degenerate(coef, scores, labels, codes):
+            warnings.warn(message(type(self).__name__, self.loss, coef, summary), DegenerateModelWarning, stacklevel=2)
         if evals is not None:
             self.evals_result_ = {name: dict(results) for name, _, results in evals}
         elif hasattr(self, "evals_result_"):

@@ -4,12 +4,15 @@ the one before, and keeps the C with the best validation score."""
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from . import _core
+from ._degenerate import DegenerateModelWarning, is_degenerate
+from ._degenerate import advice as message_advice
 from ._selection import Selection, choose_C
 from ._typing import Slack
 from ._validation import (
@@ -293,6 +296,7 @@ class SVMMapCV(BaseEstimator):
         iters = np.empty((len(splits), n_C), dtype=np.int64)
         evals = np.empty((len(splits), n_C), dtype=np.int64)
         cold_evals = np.zeros((len(splits), n_C), dtype=np.int64)
+        degenerate = np.zeros((len(splits), n_C), dtype=bool)
 
         def split_data(k: int) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
             """The training arguments of the core's fit_path and the validation data of split k."""
@@ -306,16 +310,20 @@ class SVMMapCV(BaseEstimator):
             v_weights = None if doc_weights is None else doc_weights[test]
             return fit_args, (core_X.take_rows(test), labels[test], codes[test], v_weights)
 
-        def validation_score(coef: np.ndarray, data: Tuple[Any, ...]) -> float:
+        def validation_score(coef: np.ndarray, data: Tuple[Any, ...]) -> Tuple[float, bool]:
+            """The split's score and whether the model ranks nothing there (w = 0, or scores
+            that tie within every validation query)."""
             v_X, v_y, v_qid, v_weights = data
             predicted = _core.predict(v_X, coef, threads)
-            return query_mean(self.scoring, v_y, predicted, v_qid, v_weights, self.relevance_threshold)
+            score = query_mean(self.scoring, v_y, predicted, v_qid, v_weights, self.relevance_threshold)
+            v_codes = check_qid(v_qid, predicted.shape[0])[0]
+            return score, is_degenerate(coef, predicted, np.asarray(v_y, dtype=np.float64), v_codes)
 
         for k in range(len(splits)):
             (tX, ty, tcodes, tn, tconfig, tweights), vdata = split_data(k)
             path = _core.fit_path(tX, ty, tcodes, tn, tconfig, grid, warm=bool(self.warm_start), query_weights=tweights)
             for j, (coef, summary) in enumerate(path):
-                scores[k, j] = validation_score(coef, vdata)
+                scores[k, j], degenerate[k, j] = validation_score(coef, vdata)
                 seconds[k, j] = summary.history[-1]["seconds"]
                 iters[k, j] = summary.n_iter
                 evals[k, j] = summary.n_evals
@@ -336,13 +344,25 @@ class SVMMapCV(BaseEstimator):
                         ((coef, summary),) = _core.fit_path(
                             tX, ty, tcodes, tn, tconfig, [grid[j]], warm=False, query_weights=tweights
                         )
-                        scores[k, j] = validation_score(coef, vdata)
+                        scores[k, j], degenerate[k, j] = validation_score(coef, vdata)
                         cold_evals[k, j] = summary.n_evals
 
         mean = scores.mean(axis=0)
+        # A model that ranks nothing is never chosen while another C gives one that ranks: its
+        # score only reflects how ties are broken.
+        ranks: List[bool] = [not bool(d) for d in degenerate.any(axis=0)]
+        candidates = [C for C, r in zip(grid, ranks) if r] or list(grid)
         chosen: Selection[None] = choose_C(
-            grid, lambda C: (float(mean[grid.index(C)]), None), tolerance=float(self.score_tolerance)
+            candidates, lambda C: (float(mean[grid.index(C)]), None), tolerance=float(self.score_tolerance)
         )
+        if not any(ranks):
+            warnings.warn(
+                f"{type(self).__name__}: at every C of {list(grid)} the model ranks nothing on the validation "
+                f"data (w = 0, or scores that tie within every query), so the choice of C = {chosen.C:g} "
+                f"means nothing. {message_advice(self.loss)}",
+                DegenerateModelWarning,
+                stacklevel=2,
+            )
         results: Dict[str, np.ndarray] = {"param_C": np.array(grid)}
         for k in range(len(splits)):
             results[f"split{k}_test_score"] = scores[k]
@@ -354,6 +374,7 @@ class SVMMapCV(BaseEstimator):
         results["mean_n_iter"] = iters.mean(axis=0)
         results["mean_n_evals"] = evals.mean(axis=0)
         results["confirmed"] = confirmed
+        results["n_degenerate_splits"] = degenerate.sum(axis=0)
         results["cold_n_evals"] = cold_evals.sum(axis=0)
         results["total_n_evals"] = evals.sum(axis=0) + cold_evals.sum(axis=0)
         self.cv_results_ = results

@@ -1,0 +1,86 @@
+"""Models that rank nothing are reported, never returned or chosen silently (the losses issue).
+
+On MQ2008, MRR@10 with Chakrabarti et al.'s phi_mrr has w = 0 as its optimum: queries have many
+relevant documents against the cutoff. That 0 is optimal is checked here independently of the
+solver, through the structured hinge (whose oracles are checked against brute force elsewhere):
+the objective P(t d) = t^2/2 |d|^2 + C R(t d) does not fall below P(0) along any of many random
+directions d, at several step lengths t. MAP on the same data is not degenerate.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import svmmap
+from svmmap import DegenerateModelWarning, SVMMap, SVMMapCV
+from svmmap._degenerate import ties_within_every_query
+from svmmap.datasets import load_mq2008
+
+
+@pytest.fixture(scope="module")
+def fold1():
+    return load_mq2008(fold=1, split="train")
+
+
+def _fit(X, y, qid, **params):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        warnings.simplefilter("ignore", svmmap.SkippedQueriesWarning)
+        model = SVMMap(**params).fit(X, y, qid=qid)
+    return model, [w for w in seen if issubclass(w.category, DegenerateModelWarning)]
+
+
+def _objective(w, X, y, qid, C, loss):
+    """P(w) by the structured hinge, not by the solver: 1/2 |w|^2 + C * mean hinge over the
+    usable queries (the hinge's value is that mean)."""
+    hinge, _ = svmmap.structured_hinge(X @ w, y, qid=qid, loss=loss)
+    return 0.5 * float(w @ w) + C * hinge
+
+
+def test_zero_optimum_is_reported_with_its_certificate(fold1):
+    X, y, qid = fold1
+    model, seen = _fit(X, y, qid, C=10.0, loss="mrr@10")
+    assert not np.any(model.coef_)
+    assert len(seen) == 1
+    text = str(seen[0].message)
+    for piece in ("mrr@10", "w = 0", "dual bound", "does not depend on C", "loss='map'"):
+        assert piece in text, (piece, text)
+    # Independent check that 0 is (near) optimal: no direction lowers the objective.
+    p0 = _objective(np.zeros(X.shape[1]), X, y, qid, 10.0, "mrr@10")
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        d = rng.standard_normal(X.shape[1])
+        d /= np.linalg.norm(d)
+        for t in (1e-3, 1e-2, 1e-1, 1.0):
+            assert _objective(t * d, X, y, qid, 10.0, "mrr@10") >= p0 - model.gap_ - 1e-9
+    # And the model MAP learns does lower it for MAP's own loss: the check can fail.
+    w_map = _fit(X, y, qid, C=10.0, loss="map")[0].coef_
+    assert _objective(w_map, X, y, qid, 10.0, "map") < _objective(0 * w_map, X, y, qid, 10.0, "map")
+
+
+def test_a_model_that_ranks_gives_no_warning(fold1):
+    X, y, qid = fold1
+    model, seen = _fit(X, y, qid, C=10.0, loss="map")
+    assert np.any(model.coef_) and not seen
+
+
+def test_cv_prefers_a_C_whose_model_ranks_and_warns_when_none_does(fold1):
+    X, y, qid = fold1
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        warnings.simplefilter("ignore", svmmap.SkippedQueriesWarning)
+        cv = SVMMapCV(Cs=[0.1, 10.0], loss="mrr@10", cv=3, refit=False).fit(X, y, qid=qid)
+    assert list(cv.cv_results_["n_degenerate_splits"]) == [3, 3]
+    assert any(issubclass(w.category, DegenerateModelWarning) and "every C" in str(w.message) for w in seen)
+    ranking = SVMMapCV(Cs=[0.1, 10.0], cv=3, refit=False).fit(X, y, qid=qid)
+    assert list(ranking.cv_results_["n_degenerate_splits"]) == [0, 0]
+
+
+def test_ties_within_every_query_by_hand():
+    codes = np.array([0, 0, 1, 1, 2, 2])
+    labels = np.array([1.0, 0.0, 2.0, 0.0, 1.0, 1.0])  # query 2 has one label: it cannot rank
+    assert ties_within_every_query(np.array([0.0, -0.0, 3.0, 3.0, 1.0, 2.0]), labels, codes)
+    assert not ties_within_every_query(np.array([0.0, 0.0, 3.0, 2.0, 1.0, 1.0]), labels, codes)
+    assert not ties_within_every_query(np.zeros(2), np.ones(2), np.zeros(2, dtype=int))
