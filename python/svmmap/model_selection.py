@@ -350,7 +350,7 @@ class SVMMapCV(BaseEstimator):
         mean = scores.mean(axis=0)
         # A model that ranks nothing is never chosen while another C gives one that ranks: its
         # score only reflects how ties are broken.
-        ranks: List[bool] = [not bool(d) for d in degenerate.any(axis=0)]
+        ranks: List[bool] = [not bool(degenerate[:, j].any()) for j in range(n_C)]
         candidates = [C for C, r in zip(grid, ranks) if r] or list(grid)
         chosen: Selection[None] = choose_C(
             candidates, lambda C: (float(mean[grid.index(C)]), None), tolerance=float(self.score_tolerance)
