@@ -19,7 +19,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use svmmap::data::{DenseView, QueryGroups};
 use svmmap::oracle::{from_name, Oracle};
-use svmmap::solver::dual_qp::{Cut, WorkingSet};
+use svmmap::solver::qp::{Cut, WorkingSet};
 use svmmap::solver::RankingProblem;
 
 const QUERIES: usize = 400;

@@ -354,7 +354,7 @@ mod tests {
         use crate::data::QueryGroups;
         use crate::oracle::{from_name, Oracle};
         use crate::parallel::with_threads;
-        use crate::solver::cutting_plane::RankingProblem;
+        use crate::solver::RankingProblem;
         let (th, codes, ind, n, d) = case(3, Missing::Indicator);
         let ones = vec![1.0f64; ind.indices.len()];
         let csr = CsrView::new(&ind.indptr, &ind.indices, &ones, n, ind.n_cols).unwrap();

@@ -1,11 +1,50 @@
-//! The 1-slack cutting-plane structural SVM (Joachims, Finley, Yu 2009), stabilized as in OCAS
-//! (Franc and Sonnenburg 2009), and its working-set dual, solved by an exact active-set method
-//! (coordinate ascent as the fallback).
+//! The structural SVM of Yue et al. 2007 (OP 1 with margin rescaling), trained by the 1-slack
+//! cutting-plane algorithm (Joachims, Finley, Yu 2009) stabilized as in OCAS (Franc and
+//! Sonnenburg 2009); the working-set dual is solved by an exact active-set method (coordinate
+//! ascent as the fallback).
+//!
+//! Problem. With n = the training queries that have both a relevant and a non-relevant document,
+//!
+//!   min_w  P(w) = 1/2 ||w||^2 + sum_s C_s * 1/n sum_q H_{q,s}(w),
+//!   H_{q,s}(w) = max_y Delta_s(y_q, y) + w.Psi_s(x_q, y) - w.Psi_s(x_q, y_q) >= 0,
+//!
+//! one term s per slack group (one group for SVM^map; several for SVM-combo with separate
+//! slacks). With one group and C_s = C this is OP 1: C/n sum_q xi_q, so C means what it means
+//! in SVM^map.
+//!
+//! Cuts. Each oracle pass scores every document (X w), runs the oracle of every group on every
+//! query in parallel (both in one pass over X, see `RankingProblem::cut_sums`), and averages the
+//! results into one cut per group, b = 1/n sum_q Delta_q and g = 1/n sum_q deltaPsi_q =
+//! X^T c / n, whose violation b - w.g equals 1/n sum_q H_q(w), so P(w) is known exactly at every
+//! point where the oracles ran. The working-set dual (qp/) is a lower bound on min P; training
+//! stops when the gap P(w) - D(a) is at most eps * sum_s C_s, i.e. when no cut is violated by
+//! more than eps beyond the working set's slack (SVM^struct's criterion), so the returned w is
+//! within eps * sum_s C_s of the optimum whatever path led to it.
+//!
+//! Returns w, the primal and dual objectives, the gap, the iteration count and the cut counts.
+//! Sums over queries are taken in fixed blocks of queries added in order, so the result is the
+//! same for any number of threads.
+//!
+//! Files, each with one job; a file imports only from files below it in this list:
+//!
+//!   api.rs       train, train_path, solve, solve_from: the entry points
+//!   ocas.rs      the OCAS-stabilized cutting plane (`Method::Ocas`, the default), WarmStart
+//!   plain.rs     the plain 1-slack cutting plane (`Method::Plain`, for comparison)
+//!   progress.rs  IterationRecord, Control, StopReason, Summary: what the loop reports
+//!   problem.rs   RankingProblem and its oracle pass (cut sums), QueryCounts, CutSource
+//!   options.rs   Options and Method: the training parameters, their defaults and checks
+//!   qp/          the working-set dual and its solvers (SMO, polish, active set)
 
-pub mod cutting_plane;
-pub mod dual_qp;
+mod api;
+mod ocas;
+mod options;
+mod plain;
+mod problem;
+mod progress;
+pub mod qp;
 
-pub use cutting_plane::{
-    solve, solve_from, train, train_path, Control, CutSource, IterationRecord, Method, Options,
-    QueryCounts, QueryCuts, RankingProblem, StopReason, Summary, WarmStart,
-};
+pub use api::{solve, solve_from, train, train_path};
+pub use ocas::WarmStart;
+pub use options::{Method, Options};
+pub use problem::{CutSource, QueryCounts, QueryCuts, RankingProblem};
+pub use progress::{Control, IterationRecord, StopReason, Summary};

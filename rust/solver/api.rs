@@ -1,0 +1,247 @@
+//! The solver's entry points. `train` and `train_path` check the options and the data, prepare
+//! a `RankingProblem` once (usable queries, weights) and solve it at one C or at every C of a
+//! path, each C warm-started from the one before or not; `solve` and `solve_from` run the method
+//! of `Options::method` (ocas.rs or plain.rs) on any `CutSource`, such as the sum of the parts
+//! of several machines.
+
+use super::ocas::{solve_ocas, WarmStart};
+use super::options::{Method, Options};
+use super::plain::solve_plain;
+use super::problem::{CutSource, QueryCuts, RankingProblem};
+use super::progress::{Control, IterationRecord, Summary};
+use crate::data::{QueryGroups, RowMatrix};
+use crate::error::{Error, Result};
+use crate::oracle::Oracle;
+
+/// Trains w on the rows of `x` grouped by `groups`, with one slack group per oracle.
+pub fn train<M: RowMatrix + ?Sized>(
+    x: &M,
+    labels: &[f64],
+    groups: &QueryGroups,
+    oracles: &[&dyn Oracle],
+    opts: &Options,
+    on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
+) -> Result<(Vec<f64>, Summary)> {
+    let mut path = train_path(
+        x,
+        labels,
+        groups,
+        None,
+        oracles,
+        opts,
+        &[opts.c],
+        false,
+        on_iteration,
+    )?;
+    Ok(path.pop().expect("one C was given"))
+}
+
+/// Trains w for every C of `cs` in the order given (the other options from `opts`), on one
+/// problem prepared once, with per-query `weights` (see `RankingProblem::set_weights`; None:
+/// unweighted). With `warm`, each C starts from the final working set and iterate of the one
+/// before (see `WarmStart`); without, every C is solved from scratch, exactly as `train` does.
+/// `on_iteration` sees the iterations of every C in turn.
+#[allow(clippy::too_many_arguments)]
+pub fn train_path<M: RowMatrix + ?Sized>(
+    x: &M,
+    labels: &[f64],
+    groups: &QueryGroups,
+    weights: Option<&[f64]>,
+    oracles: &[&dyn Oracle],
+    opts: &Options,
+    cs: &[f64],
+    warm: bool,
+    on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
+) -> Result<Vec<(Vec<f64>, Summary)>> {
+    opts.validate()?;
+    if cs.is_empty() {
+        return Err(Error::param("Cs", "a non-empty list of numbers > 0", "[]"));
+    }
+    let all: Vec<Options> = cs.iter().map(|&c| Options { c, ..opts.clone() }).collect();
+    for o in &all {
+        o.validate()?;
+    }
+    if oracles.is_empty() {
+        return Err(Error::input("at least one loss is needed"));
+    }
+    crate::oracle::check_query_lens(oracles, groups)?;
+    crate::memory::check_working_set(x.n_cols(), oracles.len())?;
+    let mut problem = RankingProblem::new(x, labels, groups, opts.relevance_threshold)?;
+    problem.admit(oracles);
+    if let Some(s) = weights {
+        problem.set_weights(s)?;
+    }
+    let counts = problem.counts;
+    counts.require_usable(opts.relevance_threshold)?;
+    let mut source = QueryCuts { problem, oracles };
+    let mut out = Vec::with_capacity(cs.len());
+    let mut state: Option<WarmStart> = None;
+    for o in &all {
+        let start = if warm { state.as_ref() } else { None };
+        let (w, mut summary, last) = solve_from(&mut source, o, start, on_iteration)?;
+        summary.n_queries = counts.usable;
+        summary.n_skipped_no_relevant = counts.no_relevant;
+        summary.n_skipped_all_relevant = counts.all_relevant;
+        out.push((w, summary));
+        state = last;
+    }
+    Ok(out)
+}
+
+/// The cutting-plane loop on any source of cuts (the query counts of the summary are left 0).
+pub fn solve(
+    source: &mut dyn CutSource,
+    opts: &Options,
+    on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
+) -> Result<(Vec<f64>, Summary)> {
+    let (w, summary, _) = solve_from(source, opts, None, on_iteration)?;
+    Ok((w, summary))
+}
+
+/// `solve`, optionally started from `warm` (OCAS only), also returning the state a solve at
+/// another C can start from (None from the plain method).
+pub fn solve_from(
+    source: &mut dyn CutSource,
+    opts: &Options,
+    warm: Option<&WarmStart>,
+    on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
+) -> Result<(Vec<f64>, Summary, Option<WarmStart>)> {
+    match opts.method {
+        Method::Plain if warm.is_some() => Err(Error::input(
+            "a warm start needs the OCAS method, got the plain cutting plane",
+        )),
+        Method::Plain => {
+            let (w, summary) = solve_plain(source, opts, on_iteration)?;
+            Ok((w, summary, None))
+        }
+        Method::Ocas => {
+            let (w, summary, state) = solve_ocas(source, opts, warm, on_iteration)?;
+            Ok((w, summary, Some(state)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::DenseView;
+    use crate::oracle::from_name;
+    use crate::solver::problem::tests::problem;
+    use crate::solver::progress::StopReason;
+
+    /// A warm-started path must give, at every C, a model certified within eps C of the
+    /// optimum like a cold solve: the two objectives then differ by at most eps C (each is at
+    /// most eps C above the common optimum), and the two weight vectors by at most
+    /// sqrt(2 (gap_cold + gap_warm)) (P is 1-strongly convex, so P(w) - P* >= |w - w*|^2 / 2).
+    #[test]
+    fn warm_started_path_is_certified_like_cold_solves() {
+        let d = 6;
+        let (data, labels, codes) = problem(21, 80, d);
+        let n = labels.len();
+        let groups = QueryGroups::from_codes(&codes, 80).unwrap();
+        let x = DenseView::new(&data, n, d).unwrap();
+        let map = from_name("map").unwrap();
+        let oracles = [map.as_ref()];
+        let opts = Options::default();
+        let cs = [0.01, 0.1, 1.0, 10.0, 100.0];
+        let run = |warm: bool| {
+            train_path(
+                &x,
+                &labels,
+                &groups,
+                None,
+                &oracles,
+                &opts,
+                &cs,
+                warm,
+                &mut |_, _| Ok(Control::Continue),
+            )
+            .unwrap()
+        };
+        let (cold, warm) = (run(false), run(true));
+        for ((c, (wc, sc)), (ww, sw)) in cs.iter().zip(&cold).zip(&warm) {
+            assert_eq!(sc.stop, StopReason::Converged);
+            assert_eq!(sw.stop, StopReason::Converged);
+            assert!(sw.gap <= opts.eps * c, "C={c}: gap {}", sw.gap);
+            assert!((sw.primal - sc.primal).abs() <= opts.eps * c, "C={c}");
+            let dist = wc.iter().zip(ww).map(|(a, b)| (a - b).powi(2)).sum::<f64>();
+            assert!(
+                dist.sqrt() <= (2.0 * (sc.gap + sw.gap)).sqrt() + 1e-12,
+                "C={c}"
+            );
+        }
+        // The first C has nothing to start from: it is the cold solve, bit for bit.
+        assert_eq!(cold[0].0, warm[0].0);
+        // A single cold C is what `train` returns.
+        let alone = train(
+            &x,
+            &labels,
+            &groups,
+            &oracles,
+            &Options {
+                c: cs[2],
+                ..opts.clone()
+            },
+            &mut |_, _| Ok(Control::Continue),
+        )
+        .unwrap();
+        assert_eq!(alone.0, cold[2].0);
+        assert_eq!(alone.1.n_iter, cold[2].1.n_iter);
+    }
+
+    #[test]
+    fn weights_of_one_give_the_unweighted_model_bit_for_bit() {
+        let d = 5;
+        let (data, labels, codes) = problem(8, 50, d);
+        let n = labels.len();
+        let groups = QueryGroups::from_codes(&codes, 50).unwrap();
+        let x = DenseView::new(&data, n, d).unwrap();
+        let map = from_name("map").unwrap();
+        let oracles = [map.as_ref()];
+        let opts = Options {
+            c: 10.0,
+            ..Options::default()
+        };
+        let ones = vec![1.0; 50];
+        let run = |weights: Option<&[f64]>| {
+            train_path(
+                &x,
+                &labels,
+                &groups,
+                weights,
+                &oracles,
+                &opts,
+                &[opts.c],
+                false,
+                &mut |_, _| Ok(Control::Continue),
+            )
+            .unwrap()
+            .pop()
+            .unwrap()
+        };
+        let (plain, weighted) = (run(None), run(Some(&ones)));
+        assert_eq!(plain.0, weighted.0);
+        assert_eq!(plain.1.primal.to_bits(), weighted.1.primal.to_bits());
+        // Doubling every weight doubles the risk, which is the problem at 2C.
+        let twos = vec![2.0; 50];
+        let doubled = run(Some(&twos));
+        let at_2c = train_path(
+            &x,
+            &labels,
+            &groups,
+            None,
+            &oracles,
+            &Options {
+                c: 20.0,
+                ..opts.clone()
+            },
+            &[20.0],
+            false,
+            &mut |_, _| Ok(Control::Continue),
+        )
+        .unwrap()
+        .pop()
+        .unwrap();
+        assert!((doubled.1.primal - at_2c.1.primal).abs() <= 20.0 * opts.eps);
+    }
+}

@@ -1,0 +1,341 @@
+//! OCAS (`Method::Ocas`, the default): the 1-slack cutting plane stabilized by a best-so-far
+//! iterate, with the working-set QP solved exactly by the active-set method (qp/active_set.rs;
+//! SMO as the fallback).
+//!
+//! Solves min_w P(w) of mod.rs. Stops when P(w_b) minus the best working-set dual seen is at
+//! most eps * sum_s C_s, when the hook asks to, or at `max_iter`; returns the iterate w_b, the
+//! `Summary` and the `WarmStart` from which a solve at another C can start.
+//!
+//! Method. The plain cutting plane (Joachims, Finley, Yu 2009; plain.rs)
+//! moves to the working set's optimum w_c at every iteration; when the features' scales differ
+//! by orders of magnitude or C is large, w_c jumps far from the optimum and the iteration count
+//! follows the O(C R^2 / eps) bound. OCAS (Franc and Sonnenburg, "Optimized cutting plane
+//! algorithm for large-scale risk minimization", JMLR 10, 2009) keeps a best-so-far iterate w_b
+//! and takes its cuts near it. Here, at every iteration: the oracles run at w_c; when
+//! P(w_c) < P(w_b) (a serious step, as in bundle methods) w_c becomes w_b; otherwise (a null
+//! step) the oracles also run at w_b + mu (w_c - w_b) (OCAS's cut selection; mu is 0.1, or
+//! less when w_c overshoots by much, see `null_step_fraction`), whose point becomes w_b if
+//! it is better, and both cuts join the working set, unless P(w_c) exceeds P(w_b) by less
+//! than the current gap (`NULL_STEP_MARGIN`), where the cut at w_c alone is kept. After a
+//! null step at both points, the next iterations run the oracles only near w_b (one pass
+//! instead of two, and OCAS's own choice of a single cut) for as long as that point does not
+//! improve on w_b and its cut is violated at w_c by more than eps beyond the working set's
+//! slack, the condition under which each cut raises the dual by a bounded amount; otherwise
+//! w_c is evaluated again. Measured on 84 fits (MQ2008 Fold 1 normalized and with rescaled
+//! columns, make_ranking; seven losses; C = 0.01 to 10^4): 18.4 s -> 11.2 s in all, the
+//! separate-slack SVM-combo on make_ranking(400, 100, 30) at C = 1 from 103 passes to 15,
+//! and no fit on the normalized MQ2008 folds needs more than 15% more passes. OCAS's exact
+//! line search on the segment is replaced by the best of these points: for the 1-slack risk
+//! it needs every query's breakpoints, and a line search through
+//! the cutting-plane model that cost one or two more oracle passes per iteration needed more
+//! passes for the same accuracy (measured while developing this, without the margin, on
+//! MQ2008 Fold 1 with rescaled columns at C = 10^4: 202 iterations / 403 passes with one
+//! line-search pass, 112 / 334 with two, 115 / 229 with none). Serious steps cost one pass
+//! like the plain method, so easy problems (normalized features, small C) keep its pass count.
+//! The duality gap is P(w_b) minus the best working-set dual seen: it only shrinks, and
+//! convergence is that of the plain method, whose cut at w_c is always
+//! added. The working-set QP is solved by an exact active-set method warm-started from the
+//! previous optimum (`WorkingSet::solve_active_set`), with SMO as the fallback.
+
+use std::time::Instant;
+
+use super::options::{Options, QP_TOL_FACTOR};
+use super::problem::CutSource;
+use super::progress::{out_of_range, Control, IterationRecord, Progress, Summary};
+use super::qp::{dot, Cut, WorkingSet};
+use crate::error::{Error, Result};
+
+/// An active-set solution that misses QP_TOL_FACTOR by rounding is accepted at this fraction
+/// of `eps` (see `solve_ocas`).
+const QP_LOOSE_FACTOR: f64 = 1e-6;
+/// Where OCAS takes its cut after a null step: w_b + OCAS_MU (w_c - w_b) (Franc and
+/// Sonnenburg 2009 use 0.1). On MQ2008 Fold 1 with rescaled columns at C = 10^4, 0.05 took
+/// about as many iterations, 0.2 40% more and 0.3 75% more.
+const OCAS_MU: f64 = 0.1;
+/// The smallest fraction `null_step_fraction` returns.
+const MIN_NULL_STEP_FRACTION: f64 = 0.01;
+/// After a null step by at most this many times the duality gap, P(w_c) - P(w_b) <=
+/// NULL_STEP_MARGIN (P(w_b) - D), no cut is taken near w_b. On the five MQ2008 folds at C = 1
+/// and 10 this keeps the passes of the plain method (with 0 OCAS took up to 20% more), and
+/// on rescaled columns at C = 10^4 it costs 20% more iterations (137 instead of 115); at 2 the
+/// rescaled fold needs 4 times as many.
+const NULL_STEP_MARGIN: f64 = 1.0;
+
+/// Where a solve of the same problem at another C may start: the final working set (cuts and
+/// dual variables) and iterate of a solve at `c`.
+///
+/// Why this is exact. Each cut (b_j, g_j) is an average of the oracles' constraints, and
+/// b_j - w.g_j <= the risk at w whatever C is, so the cuts of a solve at C stay valid lower
+/// bounds of the risk at C'; only the dual's caps sum_j a_j <= C change, and a C'/C is feasible
+/// for them. The working set's dual at C' therefore still bounds min P from below, and the
+/// stopping test P(w_b) - D <= eps C' certifies the result exactly as in a cold start. The
+/// iterate w_b keeps its risk, so P at C' is known there without an oracle pass:
+/// P'(w_b) = 1/2 ||w_b||^2 + C' risk(w_b).
+///
+/// Why the iterate matters. With the cuts alone, the first iterate is the optimum of the old
+/// cuts' model at C', which overshoots where the model is flat; OCAS then starts its
+/// stabilization from there. Starting w_b at the previous optimum keeps the stabilization
+/// centre where the risk is known, and the first proposal w_c is judged against it. On
+/// MQ2008 Fold 1 over C = 0.01, 0.1, ..., 1000 (each C from the one before): 98 oracle passes
+/// instead of 169 for cold starts (benchmarks/cv_path.py --path), where seeding the cuts
+/// alone took 128 when this was developed (and 31 iterations
+/// at C = 100, more than the cold start's 20); with the columns rescaled as in
+/// benchmarks/solver.py, 242 passes instead of 759, and 384 with the cuts alone. Every cut is
+/// handed on, the inactive ones too: keeping only the active cuts made the QPs smaller but
+/// took about 20% more passes (benchmarks/cv_path.py).
+#[derive(Debug, Clone)]
+pub struct WarmStart {
+    c: f64,
+    cuts: Vec<Cut>,
+    alpha: Vec<f64>,
+    w: Vec<f64>,
+    /// sum_s max(0, b_s - w.g_s) of the cuts taken at w: the risk at w, summed over groups.
+    risk: f64,
+}
+
+/// The cuts of every group at `w` and the primal objective there.
+struct Evaluation {
+    cuts: Vec<Cut>,
+    primal: f64,
+    loss: f64,
+    /// sum_s max(0, b_s - w.g_s): the risk at w, without the factor C.
+    risk: f64,
+}
+
+fn evaluate(source: &mut dyn CutSource, w: &[f64], c: f64, iteration: usize) -> Result<Evaluation> {
+    let d = source.dim();
+    let n_groups = source.n_groups();
+    let new_cuts = source.cuts(w)?;
+    if new_cuts.len() != n_groups || new_cuts.iter().any(|(_, g)| g.len() != d) {
+        return Err(Error::input(format!(
+            "a cut source returned {} cuts for {n_groups} slack groups (dimension {d})",
+            new_cuts.len()
+        )));
+    }
+    let mut violation_total = 0.0;
+    let mut risk = 0.0;
+    let mut loss = 0.0;
+    let mut cuts = Vec::with_capacity(n_groups);
+    for (s, (b, g)) in new_cuts.into_iter().enumerate() {
+        if !(b.is_finite() && dot(&g, &g).is_finite()) {
+            return Err(out_of_range(iteration, "the new cutting plane"));
+        }
+        let violation = (b - dot(w, &g)).max(0.0);
+        violation_total += c * violation;
+        risk += violation;
+        loss += b;
+        cuts.push(Cut { g, b, group: s });
+    }
+    let primal = 0.5 * dot(w, w) + violation_total;
+    if !primal.is_finite() {
+        return Err(out_of_range(iteration, "the primal objective"));
+    }
+    Ok(Evaluation {
+        cuts,
+        primal,
+        loss,
+        risk,
+    })
+}
+
+/// OCAS (see the top of this file): the working set's optimum w_c is only a proposal; the
+/// iterate w_b moves to the best point found by a line search from w_b towards w_c, and cuts
+/// are taken at w_c and at that point.
+pub(super) fn solve_ocas(
+    source: &mut dyn CutSource,
+    opts: &Options,
+    warm: Option<&WarmStart>,
+    on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
+) -> Result<(Vec<f64>, Summary, WarmStart)> {
+    opts.validate()?;
+    let d = source.dim();
+    let n_groups = source.n_groups();
+    let c_total = opts.c * n_groups as f64;
+    let qp_tol = opts.eps * QP_TOL_FACTOR;
+
+    let start = Instant::now();
+    let mut ws = WorkingSet::new(d, vec![opts.c; n_groups]);
+    let mut w_c = vec![0.0; d];
+    // The iterate w_b, P(w_b) and the risk at w_b.
+    let mut best: Option<(Vec<f64>, f64, f64)> = None;
+    let mut progress = Progress::new(opts.max_iter);
+    let mut n_evals = 0;
+    let mut qp_seconds = 0.0;
+    let mut qp_fallbacks = 0;
+    // Every working set's D(a) is a lower bound of min P, so the best one seen is kept.
+    let mut dual = 0.0f64;
+
+    if let Some(warm) = warm {
+        if warm.w.len() != d
+            || warm
+                .cuts
+                .iter()
+                .any(|c| c.g.len() != d || c.group >= n_groups)
+        {
+            return Err(Error::input(
+                "a warm start must come from a solve of the same problem",
+            ));
+        }
+        // The old dual variables scaled to the new caps are feasible (see `WarmStart`).
+        let scale = opts.c / warm.c;
+        let alpha = warm.alpha.iter().map(|a| a * scale).collect();
+        ws = WorkingSet::with_cuts(d, vec![opts.c; n_groups], warm.cuts.clone(), alpha);
+        let qp_start = Instant::now();
+        qp_fallbacks += usize::from(solve_qp(&mut ws, opts.eps, qp_tol));
+        qp_seconds += qp_start.elapsed().as_secs_f64();
+        w_c = ws.weights();
+        dual = ws.dual_objective_at(&w_c).max(0.0);
+        let primal = 0.5 * dot(&warm.w, &warm.w) + opts.c * warm.risk;
+        best = Some((warm.w.clone(), primal, warm.risk));
+    }
+
+    // Set after a null step at both w_c and the point near w_b: then the next iterations
+    // evaluate only the point near w_b (see the top of this file).
+    let mut near_only = false;
+    let mut mu_null = OCAS_MU;
+
+    for iteration in 1..=opts.max_iter {
+        let mut new_cuts = Vec::new();
+        let loss;
+        // Before the first evaluation there is no iterate: an infinite P(w_b) makes the first
+        // step a serious one, to w_c.
+        let (w_b, p_b, r_b) = best
+            .take()
+            .unwrap_or_else(|| (w_c.clone(), f64::INFINITY, 0.0));
+        if near_only {
+            let w_m = towards(&w_b, &w_c, mu_null);
+            let at_m = evaluate(source, &w_m, opts.c, iteration)?;
+            n_evals += 1;
+            loss = at_m.loss;
+            let improves = at_m.primal < p_b;
+            // The cutting-plane bound needs each iteration's cut to be violated at w_c by
+            // more than eps beyond the working set's slack; a cut near w_b need not be,
+            // and then the next iteration evaluates w_c again.
+            near_only = !improves && cuts_off(&ws, &at_m.cuts, &w_c, opts.eps);
+            best = Some(if improves {
+                (w_m, at_m.primal, at_m.risk)
+            } else {
+                (w_b, p_b, r_b)
+            });
+            new_cuts.extend(at_m.cuts);
+        } else {
+            let at_c = evaluate(source, &w_c, opts.c, iteration)?;
+            n_evals += 1;
+            loss = at_c.loss;
+            if at_c.primal >= p_b && at_c.primal - p_b <= NULL_STEP_MARGIN * (p_b - dual) {
+                // A null step by less than the gap: the model is accurate at w_c, whose cut
+                // is kept, and a pass near w_b would not pay for itself.
+                best = Some((w_b, p_b, r_b));
+            } else if at_c.primal < p_b {
+                // A serious step: w_c improves on w_b and becomes the iterate.
+                best = Some((w_c.clone(), at_c.primal, at_c.risk));
+            } else {
+                // A null step: the next cut is taken near w_b, where it tells the most
+                // about the neighbourhood of the iterate (OCAS's cut selection).
+                mu_null = null_step_fraction(p_b - ws.dual_objective_at(&w_c), at_c.primal - p_b);
+                let w_m = towards(&w_b, &w_c, mu_null);
+                let at_m = evaluate(source, &w_m, opts.c, iteration)?;
+                n_evals += 1;
+                best = Some(if at_m.primal < p_b {
+                    (w_m, at_m.primal, at_m.risk)
+                } else {
+                    near_only = true;
+                    (w_b, p_b, r_b)
+                });
+                new_cuts.extend(at_m.cuts);
+            }
+            new_cuts.extend(at_c.cuts);
+        }
+        let (w_b, p_b, _) = best.as_ref().expect("set above");
+        let primal = *p_b;
+        let record = IterationRecord {
+            iteration,
+            primal,
+            dual,
+            gap: primal - dual,
+            loss,
+            n_cuts: ws.len(),
+            n_active: ws.n_active(),
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        // The hook sees the iterate w_b, at which the record's primal was measured.
+        if progress.report(record, w_b, opts.eps * c_total, on_iteration)? {
+            break;
+        }
+        for cut in new_cuts {
+            ws.add(cut);
+        }
+        let qp_start = Instant::now();
+        qp_fallbacks += usize::from(solve_qp(&mut ws, opts.eps, qp_tol));
+        qp_seconds += qp_start.elapsed().as_secs_f64();
+        w_c = ws.weights();
+        if w_c.iter().any(|v| !v.is_finite()) {
+            return Err(out_of_range(iteration, "the weight vector"));
+        }
+        dual = dual.max(ws.dual_objective_at(&w_c));
+        ws.drop_idle(opts.max_idle);
+    }
+
+    let (w, _, risk) = best.expect("set at the first iteration");
+    let state = WarmStart {
+        c: opts.c,
+        cuts: ws.cuts().to_vec(),
+        alpha: ws.alpha().to_vec(),
+        w: w.clone(),
+        risk,
+    };
+    Ok((
+        w,
+        progress.summary(&ws, n_evals, qp_seconds, qp_fallbacks),
+        state,
+    ))
+}
+
+/// Where the cut after a null step is taken, as a fraction mu of the way from w_b to w_c:
+/// the minimizer of the parabola through P(w_b) with the model's slope -`predicted` (the
+/// decrease the working set predicts at w_c, P(w_b) - D) and through P(w_c) = P(w_b) +
+/// `rise`, which is predicted / (2 (predicted + rise)), clipped to
+/// [MIN_NULL_STEP_FRACTION, OCAS_MU]. When w_c overshoots by much (rise >> predicted, as at
+/// the tie point w = 0 of SVM-combo's first iterations, where the model is poor) the cut is
+/// taken close to w_b, where it is a subgradient of the kink; otherwise at OCAS's 0.1.
+fn null_step_fraction(predicted: f64, rise: f64) -> f64 {
+    let predicted = predicted.max(0.0);
+    let t = predicted / (2.0 * (predicted + rise.max(0.0)));
+    if t.is_finite() {
+        t.clamp(MIN_NULL_STEP_FRACTION, OCAS_MU)
+    } else {
+        OCAS_MU
+    }
+}
+
+/// w_b + mu (w_c - w_b).
+fn towards(w_b: &[f64], w_c: &[f64], mu: f64) -> Vec<f64> {
+    w_b.iter().zip(w_c).map(|(b, c)| b + mu * (c - b)).collect()
+}
+
+/// Whether one of `cuts` is violated at w_c by more than `eps` beyond its group's slack in
+/// the working set (whose last solve gave w_c), the condition under which adding it raises
+/// the working set's dual optimum by a bounded amount.
+fn cuts_off(ws: &WorkingSet, cuts: &[Cut], w_c: &[f64], eps: f64) -> bool {
+    let slacks = ws.slacks();
+    cuts.iter()
+        .any(|cut| cut.b - dot(&cut.g, w_c) > slacks[cut.group] + eps)
+}
+
+/// OCAS's working-set QP: the exact active-set method, with SMO as the fallback. Returns
+/// whether the fallback ran.
+fn solve_qp(ws: &mut WorkingSet, eps: f64, qp_tol: f64) -> bool {
+    let max_steps = 100_000 + 1_000 * ws.len();
+    let ok = ws.solve_active_set(qp_tol, 10 * ws.len() + 100);
+    // Rounding can keep the active-set solution of a badly conditioned working set a
+    // little above QP_TOL_FACTOR; it is kept when it is within QP_LOOSE_FACTOR * eps, far
+    // below what the outer loop can see, rather than handed to the slow SMO.
+    if !ok && !ws.is_optimal(eps * QP_LOOSE_FACTOR) {
+        ws.solve(eps / 100.0, max_steps);
+        if !ws.polish(qp_tol) {
+            ws.solve(qp_tol, max_steps);
+        }
+        return true;
+    }
+    false
+}

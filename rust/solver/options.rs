@@ -1,0 +1,81 @@
+//! The training parameters of the cutting-plane solver: `Options` and `Method`, their
+//! defaults and their checks, and the precision to which both methods solve the working-set
+//! QP (a fraction of `eps`).
+
+use crate::error::{Error, Result};
+
+/// The working-set QP is solved to this fraction of `eps` (see `solve_plain` in plain.rs).
+pub(super) const QP_TOL_FACTOR: f64 = 1e-9;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The regularization trade-off of OP 1 (per slack group).
+    pub c: f64,
+    /// Tolerance on the violation of the most violated constraint, in slack units.
+    pub eps: f64,
+    /// Maximum number of cutting-plane iterations (oracle passes).
+    pub max_iter: usize,
+    /// Cuts whose dual variable stayed zero for this many iterations are dropped.
+    pub max_idle: usize,
+    /// A document is relevant when its label is above this value.
+    pub relevance_threshold: f64,
+    /// The outer method (internal: the plain method is kept for comparison).
+    pub method: Method,
+}
+
+/// The outer loop of the solver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// The 1-slack cutting plane of Joachims et al. 2009 with the SMO + polish QP: each
+    /// iterate is the working set's optimum.
+    Plain,
+    /// The OCAS-style stabilized cutting plane with a line search and the active-set QP (see
+    /// ocas.rs).
+    #[default]
+    Ocas,
+}
+
+impl Method {
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "plain" => Ok(Method::Plain),
+            "ocas" => Ok(Method::Ocas),
+            _ => Err(Error::param("method", "'plain' or 'ocas'", name)),
+        }
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            c: 1.0,
+            eps: 1e-3,
+            max_iter: 10_000,
+            max_idle: 50,
+            relevance_threshold: 0.0,
+            method: Method::default(),
+        }
+    }
+}
+
+impl Options {
+    pub fn validate(&self) -> Result<()> {
+        if !(self.c.is_finite() && self.c > 0.0) {
+            return Err(Error::param("C", "a finite number > 0", self.c));
+        }
+        if !(self.eps.is_finite() && self.eps > 0.0) {
+            return Err(Error::param("eps", "a finite number > 0", self.eps));
+        }
+        if self.max_iter == 0 {
+            return Err(Error::param("max_iter", "an integer >= 1", self.max_iter));
+        }
+        if !self.relevance_threshold.is_finite() {
+            return Err(Error::param(
+                "relevance_threshold",
+                "a finite number",
+                self.relevance_threshold,
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,549 @@
+//! The training problem on this machine and the cuts it gives.
+//!
+//! `RankingProblem` prepares the training queries once: relevance and labels in grouped order,
+//! which queries can contribute constraints (`QueryCounts` says why the others cannot) and the
+//! optional per-query weights. `RankingProblem::cut_sums` is the oracle pass: at w it scores
+//! every document (X w), runs the oracle of every slack group on every usable query in parallel
+//! and returns, per group, sum_q Delta_q and sum_q deltaPsi_q = X^T c of the most violated
+//! constraints, in one pass over X. `CutSource` is what the cutting-plane methods ask for cuts
+//! (the averages over the n usable queries, see mod.rs); `QueryCuts` is its implementation on
+//! one machine.
+//!
+//! Sums over queries are taken in fixed blocks of queries added in order, so the result is the
+//! same for any number of threads.
+
+use rayon::prelude::*;
+use std::ops::Range;
+
+use crate::data::{QueryGroups, RowMatrix};
+use crate::error::{Error, Result};
+use crate::oracle::{Oracle, QueryKind, Sorted};
+
+/// Where cutting planes come from. `cuts(w)` returns, for every slack group, the averaged cut
+/// (b, g) = (1/n sum_q Delta_q(ybar_q), 1/n sum_q deltaPsi_q(ybar_q)) of the most violated
+/// constraints at w. The local implementation is `QueryCuts`; a distributed one may sum the
+/// parts of several machines.
+pub trait CutSource {
+    /// Dimension of w.
+    fn dim(&self) -> usize;
+    /// Number of slack groups (losses with separate slacks).
+    fn n_groups(&self) -> usize;
+    fn cuts(&mut self, w: &[f64]) -> Result<Vec<(f64, Vec<f64>)>>;
+}
+
+/// How many queries can contribute constraints, and why the others cannot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueryCounts {
+    pub usable: usize,
+    pub no_relevant: usize,
+    pub all_relevant: usize,
+}
+
+impl QueryCounts {
+    /// Counts one query of the given kind.
+    pub fn add(&mut self, kind: QueryKind) {
+        match kind {
+            QueryKind::Usable => self.usable += 1,
+            QueryKind::NoRelevant => self.no_relevant += 1,
+            QueryKind::AllRelevant => self.all_relevant += 1,
+        }
+    }
+
+    /// The counts of several parts of a data set, added up.
+    pub fn merged(parts: &[QueryCounts]) -> QueryCounts {
+        parts
+            .iter()
+            .fold(QueryCounts::default(), |a, b| QueryCounts {
+                usable: a.usable + b.usable,
+                no_relevant: a.no_relevant + b.no_relevant,
+                all_relevant: a.all_relevant + b.all_relevant,
+            })
+    }
+
+    pub fn total(&self) -> usize {
+        self.usable + self.no_relevant + self.all_relevant
+    }
+
+    /// Training needs at least one usable query; the error says how the others failed.
+    pub fn require_usable(&self, threshold: f64) -> Result<()> {
+        if self.usable == 0 {
+            return Err(Error::NoUsableQueries {
+                n_queries: self.total(),
+                no_relevant: self.no_relevant,
+                all_relevant: self.all_relevant,
+                threshold,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Training queries prepared once: binary relevance in grouped order and which queries have
+/// both relevant and non-relevant documents.
+pub struct RankingProblem<'a, M: RowMatrix + ?Sized> {
+    x: &'a M,
+    groups: &'a QueryGroups,
+    relevant: Vec<bool>,
+    /// The labels in grouped order, for graded losses (`Oracle::argmax_labels`).
+    labels: Vec<f64>,
+    usable: Vec<bool>,
+    /// Usable only by some losses (see `admit`), which are asked query by query.
+    partial: Vec<bool>,
+    /// Per-query weights s_q in grouped order (`set_weights`); None is s_q = 1 for every query.
+    weights: Option<Vec<f64>>,
+    pub counts: QueryCounts,
+}
+
+impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
+    pub fn new(x: &'a M, labels: &[f64], groups: &'a QueryGroups, threshold: f64) -> Result<Self> {
+        let n_rows = x.n_rows();
+        if labels.len() != n_rows || groups.n_rows() != n_rows {
+            return Err(Error::input(format!(
+                "X has {n_rows} rows but y has {} and qid {} entries",
+                labels.len(),
+                groups.n_rows()
+            )));
+        }
+        if let Some(r) = labels.iter().position(|v| !v.is_finite()) {
+            return Err(Error::input(format!(
+                "y[{r}] is {}: labels must be finite numbers",
+                labels[r]
+            )));
+        }
+        let relevant: Vec<bool> = groups
+            .order
+            .iter()
+            .map(|&r| labels[r] > threshold)
+            .collect();
+        let mut counts = QueryCounts::default();
+        let usable = (0..groups.n_queries())
+            .map(|q| {
+                let kind = QueryKind::of(&relevant[groups.bounds[q]..groups.bounds[q + 1]]);
+                counts.add(kind);
+                kind == QueryKind::Usable
+            })
+            .collect();
+        let n_queries = groups.n_queries();
+        Ok(RankingProblem {
+            x,
+            groups,
+            relevant,
+            labels: groups.order.iter().map(|&r| labels[r]).collect(),
+            usable,
+            partial: vec![false; n_queries],
+            weights: None,
+            counts,
+        })
+    }
+
+    /// Weights the queries (one weight per query of `groups`, in its order): the objective
+    /// becomes 1/2 ||w||^2 + C/n sum_q s_q xi_q, so each query's Delta_q and deltaPsi_q enter
+    /// the cut multiplied by s_q. n still counts the usable queries, so weights of 1 give the
+    /// unweighted problem (bit for bit: products with 1.0 are exact), and a query of weight 0
+    /// contributes no constraint but still counts in n.
+    pub fn set_weights(&mut self, weights: &[f64]) -> Result<()> {
+        let n_queries = self.groups.n_queries();
+        if weights.len() != n_queries {
+            return Err(Error::input(format!(
+                "sample_weight has {} query weights but there are {n_queries} queries",
+                weights.len()
+            )));
+        }
+        if let Some(q) = weights.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+            return Err(Error::input(format!(
+                "query weight {q} is {}: weights must be finite numbers >= 0",
+                weights[q]
+            )));
+        }
+        self.weights = Some(weights.to_vec());
+        Ok(())
+    }
+
+    /// Also lets the queries without a relevant or without a non-relevant document contribute
+    /// to the losses among `oracles` that can use them (`Oracle::usable`: "pairwise" uses every
+    /// query with two distinct labels), and counts them in n. Queries with both kinds of
+    /// documents are usable by every loss, so binary losses see no change.
+    pub fn admit(&mut self, oracles: &[&dyn Oracle]) {
+        let groups = self.groups;
+        for q in 0..groups.n_queries() {
+            let span = groups.bounds[q]..groups.bounds[q + 1];
+            let (labels, relevant) = (&self.labels[span.clone()], &self.relevant[span]);
+            if self.usable[q] || !oracles.iter().any(|o| o.usable(labels, relevant)) {
+                continue;
+            }
+            self.usable[q] = true;
+            self.partial[q] = true;
+            self.counts.usable += 1;
+            if relevant.iter().any(|&r| r) {
+                self.counts.all_relevant -= 1;
+            } else {
+                self.counts.no_relevant -= 1;
+            }
+        }
+    }
+
+    /// For each oracle, sum_q Delta_q and sum_q deltaPsi_q over the usable queries at w (not
+    /// divided by n, so that parts of a data set can be added up).
+    ///
+    /// One pass over X: each query's rows are scored, the oracles run, and the query's
+    /// coefficients are added into the cut while its rows are still in cache, so that an
+    /// iteration reads X from memory once where X w followed by X^T c would read it twice.
+    /// Queries are cut into consecutive blocks whose boundaries depend only on the problem's
+    /// shape; each block is summed serially and the blocks are added in order, so the result
+    /// does not depend on the number of threads.
+    pub fn cut_sums(&self, w: &[f64], oracles: &[&dyn Oracle]) -> Vec<(f64, Vec<f64>)> {
+        let groups = self.groups;
+        // Sums are kept in the matrix's accumulator space (X^T c itself for dense and CSR
+        // matrices, histograms of bin codes for binned ones) and finished once at the end.
+        let d = self.x.acc_len();
+        let prepared = self.x.prepare(w);
+        let blocks = query_blocks(&groups.bounds, d * oracles.len().max(1));
+        let zero_sums =
+            || -> Vec<(f64, Vec<f64>)> { oracles.iter().map(|_| (0.0, vec![0.0; d])).collect() };
+        let partials: Vec<Vec<(f64, Vec<f64>)>> = blocks
+            .into_par_iter()
+            .map(|queries| {
+                let mut sums = zero_sums();
+                let mut scores = Vec::new();
+                let mut coef = Vec::new();
+                let (mut nonzero, mut alphas) = (Vec::new(), Vec::new());
+                // Losses with separate slacks that sort the query (map, ndcg, mrr, roc)
+                // share one sort, and every query of the block reuses its buffers.
+                let mut sorted = Sorted::default();
+                for q in queries {
+                    // A user interrupt stops the pass between queries; the caller's
+                    // per-iteration hook then reports it (the partial cut is never used).
+                    let weight = self.weights.as_ref().map_or(1.0, |s| s[q]);
+                    if !self.usable[q] || weight == 0.0 || crate::cancel::requested() {
+                        continue;
+                    }
+                    let rows = groups.rows(q);
+                    let span = groups.bounds[q]..groups.bounds[q + 1];
+                    let (relevant, labels) = (&self.relevant[span.clone()], &self.labels[span]);
+                    scores.clear();
+                    scores.extend(rows.iter().map(|&r| self.x.row_score(r, w, &prepared)));
+                    let mut is_sorted = false;
+                    for (oracle, (b, g)) in oracles.iter().zip(sums.iter_mut()) {
+                        if self.partial[q] && !oracle.usable(labels, relevant) {
+                            continue;
+                        }
+                        coef.clear();
+                        coef.resize(rows.len(), 0.0);
+                        let delta = if oracle.sorts() {
+                            if !is_sorted {
+                                sorted.fill(&scores, relevant);
+                                is_sorted = true;
+                            }
+                            oracle.argmax_sorted(&sorted, &scores, labels, relevant, &mut coef)
+                        } else {
+                            oracle.argmax_labels(&scores, labels, relevant, &mut coef)
+                        };
+                        *b += weight * delta;
+                        // Rows with a zero coefficient are skipped: they add nothing, except that
+                        // 0 x_r could turn a -0.0 entry into +0.0. Every row is written and
+                        // only the nonzero ones are kept (the count advances by 0 or 1), which
+                        // avoids a branch that sparse coefficients (mrr) would mispredict.
+                        nonzero.resize(rows.len(), 0);
+                        alphas.resize(rows.len(), 0.0);
+                        let mut kept = 0;
+                        for (&r, &c) in rows.iter().zip(&coef) {
+                            // SAFETY: kept <= the index of this row < rows.len(), the length
+                            // of both buffers (the bounds checks cost as much as the loop).
+                            unsafe {
+                                *nonzero.get_unchecked_mut(kept) = r;
+                                *alphas.get_unchecked_mut(kept) = weight * c;
+                            }
+                            kept += usize::from(c != 0.0);
+                        }
+                        self.x.accumulate_rows(&nonzero[..kept], &alphas[..kept], g);
+                    }
+                }
+                sums
+            })
+            .collect();
+        let mut total = zero_sums();
+        for part in partials {
+            for ((b, g), (pb, pg)) in total.iter_mut().zip(part) {
+                *b += pb;
+                for (o, v) in g.iter_mut().zip(pg) {
+                    *o += v;
+                }
+            }
+        }
+        total
+            .into_iter()
+            .map(|(b, g)| (b, self.x.finish(g)))
+            .collect()
+    }
+}
+
+/// Rows per query block in `cut_sums`: enough work per block to amortize its partial sums,
+/// and blocks enough for load balance on many cores.
+const BLOCK_ROWS: usize = 4096;
+/// Upper bound on the number of query blocks (and so of partial sums kept at once).
+const MAX_BLOCKS: usize = 1024;
+/// Upper bound on the memory of the partial sums, in f64 values (32 MiB).
+const PARTIAL_BUDGET: usize = 1 << 22;
+
+/// Consecutive query ranges of about equal row counts. Their number depends only on the row
+/// count and on `width`, the f64 values of one block's partial sums, never on the threads.
+fn query_blocks(bounds: &[usize], width: usize) -> Vec<Range<usize>> {
+    let n_queries = bounds.len() - 1;
+    let n_rows = bounds[n_queries];
+    let k = (PARTIAL_BUDGET / width.max(1))
+        .min(MAX_BLOCKS)
+        .min(n_rows.div_ceil(BLOCK_ROWS))
+        .clamp(1, n_queries.max(1));
+    let mut blocks = Vec::with_capacity(k);
+    let mut start = 0;
+    for i in 1..=k {
+        // The block ends at the first query that ends at or beyond i/k of the rows.
+        let target = i * n_rows / k;
+        let end = if i == k {
+            n_queries
+        } else {
+            bounds
+                .partition_point(|&b| b < target)
+                .clamp(start, n_queries)
+        };
+        if end > start {
+            blocks.push(start..end);
+            start = end;
+        }
+    }
+    blocks
+}
+
+/// The cuts of a `RankingProblem` on this machine.
+pub struct QueryCuts<'a, 'b, M: RowMatrix + ?Sized> {
+    pub problem: RankingProblem<'a, M>,
+    pub oracles: &'b [&'b dyn Oracle],
+}
+
+impl<M: RowMatrix + ?Sized> CutSource for QueryCuts<'_, '_, M> {
+    fn dim(&self) -> usize {
+        self.problem.x.n_cols()
+    }
+    fn n_groups(&self) -> usize {
+        self.oracles.len()
+    }
+    fn cuts(&mut self, w: &[f64]) -> Result<Vec<(f64, Vec<f64>)>> {
+        let inv_n = 1.0 / self.problem.counts.usable as f64;
+        Ok(self
+            .problem
+            .cut_sums(w, self.oracles)
+            .into_iter()
+            .map(|(b, mut g)| {
+                g.iter_mut().for_each(|v| *v *= inv_n);
+                (b * inv_n, g)
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::data::{CsrView, DenseView};
+    use crate::oracle::from_name;
+    use crate::parallel::with_threads;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A data set of `n_queries` queries of 1 to 300 documents (shuffled rows, so that queries
+    /// are not contiguous), with values whose sums are sensitive to the association order.
+    pub(crate) fn problem(seed: u64, n_queries: usize, d: usize) -> (Vec<f64>, Vec<f64>, Vec<i64>) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut codes = Vec::new();
+        for q in 0..n_queries {
+            let size = rng.random_range(1..300);
+            codes.extend(std::iter::repeat_n(q as i64, size));
+        }
+        // Fisher-Yates shuffle of the rows' queries.
+        for i in (1..codes.len()).rev() {
+            codes.swap(i, rng.random_range(0..=i));
+        }
+        let n = codes.len();
+        let x = (0..n * d)
+            .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-3..4)))
+            .collect();
+        let labels = (0..n).map(|_| rng.random_range(0..3) as f64).collect();
+        (x, labels, codes)
+    }
+
+    /// The cut sums computed the plain way: all scores first, then the oracle per query, then
+    /// X^T c by rows in order.
+    fn two_pass(
+        x: &dyn RowMatrix,
+        labels: &[f64],
+        groups: &QueryGroups,
+        w: &[f64],
+        oracle: &dyn Oracle,
+    ) -> (f64, Vec<f64>) {
+        let d = x.n_cols();
+        let scores: Vec<f64> = (0..x.n_rows()).map(|r| x.row_dot(r, w)).collect();
+        let (mut b, mut g) = (0.0, vec![0.0; d]);
+        for q in 0..groups.n_queries() {
+            let rows = groups.rows(q);
+            let s: Vec<f64> = rows.iter().map(|&r| scores[r]).collect();
+            let rel: Vec<bool> = rows.iter().map(|&r| labels[r] > 0.0).collect();
+            let p = rel.iter().filter(|&&v| v).count();
+            if p == 0 || p == rel.len() {
+                continue;
+            }
+            let mut c = vec![0.0; rows.len()];
+            b += oracle.argmax(&s, &rel, &mut c);
+            for (&r, &ci) in rows.iter().zip(&c) {
+                x.row_axpy(r, ci, &mut g);
+            }
+        }
+        (b, g)
+    }
+
+    #[test]
+    fn cut_sums_equal_the_two_pass_computation_and_ignore_the_thread_count() {
+        let d = 7;
+        let (data, labels, codes) = problem(3, 400, d);
+        let n = labels.len();
+        let groups = QueryGroups::from_codes(&codes, 400).unwrap();
+        let x = DenseView::new(&data, n, d).unwrap();
+        let w: Vec<f64> = (0..d).map(|j| (j as f64 - 3.0) * 0.37).collect();
+        let names = ["map", "ndcg@10", "mrr@5"];
+        let owned: Vec<_> = names.iter().map(|l| from_name(l).unwrap()).collect();
+        let oracles: Vec<&dyn Oracle> = owned.iter().map(|o| o.as_ref()).collect();
+        let problem = RankingProblem::new(&x, &labels, &groups, 0.0).unwrap();
+        let one = with_threads(1, || problem.cut_sums(&w, &oracles)).unwrap();
+        for threads in [2, 3, 8] {
+            let other = with_threads(threads, || problem.cut_sums(&w, &oracles)).unwrap();
+            assert_eq!(one, other, "{threads} threads");
+        }
+        for (oracle, (b, g)) in oracles.iter().zip(&one) {
+            let (b2, g2) = two_pass(&x, &labels, &groups, &w, *oracle);
+            assert!(
+                (b - b2).abs() <= 1e-9 * b2.abs().max(1.0),
+                "{}",
+                oracle.name()
+            );
+            let scale = g2.iter().map(|v| v.abs()).fold(1.0, f64::max);
+            for (u, v) in g.iter().zip(&g2) {
+                assert!(
+                    (u - v).abs() <= 1e-9 * scale,
+                    "{}: {u} vs {v}",
+                    oracle.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn losses_that_share_a_sort_get_the_cuts_they_get_alone() {
+        // Features of few integer values and integer weights, so that many scores tie (and
+        // -0.0 meets 0.0): the shared sort must order them exactly as each oracle alone does.
+        let d = 5;
+        let (mut data, labels, codes) = problem(11, 300, d);
+        for v in data.iter_mut() {
+            *v = (v.signum() * v.abs().min(2.0)).round();
+        }
+        let n = labels.len();
+        let groups = QueryGroups::from_codes(&codes, 300).unwrap();
+        let x = DenseView::new(&data, n, d).unwrap();
+        let w = [1.0, -1.0, 0.0, 2.0, -0.0];
+        let names = [
+            "map",
+            "ndcg@10",
+            "mrr@5",
+            "roc",
+            "pairwise",
+            "max(map,mrr@3)",
+            "mrr",
+        ];
+        let owned: Vec<_> = names.iter().map(|l| from_name(l).unwrap()).collect();
+        let oracles: Vec<&dyn Oracle> = owned.iter().map(|o| o.as_ref()).collect();
+        let mut problem = RankingProblem::new(&x, &labels, &groups, 0.0).unwrap();
+        problem.admit(&oracles);
+        let together = problem.cut_sums(&w, &oracles);
+        for (oracle, cut) in oracles.iter().zip(&together) {
+            let alone = problem.cut_sums(&w, &[*oracle]);
+            assert_eq!(&alone[0], cut, "{}", oracle.name());
+        }
+    }
+
+    #[test]
+    fn sparse_and_dense_views_give_the_same_cut() {
+        let d = 5;
+        let (mut data, labels, codes) = problem(11, 60, d);
+        // Zero out most values, so that the CSR matrix is really sparse.
+        for (i, v) in data.iter_mut().enumerate() {
+            if i % 3 != 0 {
+                *v = 0.0;
+            }
+        }
+        let n = labels.len();
+        let (mut indptr, mut indices, mut values) = (vec![0i64], Vec::new(), Vec::new());
+        for r in 0..n {
+            for j in 0..d {
+                if data[r * d + j] != 0.0 {
+                    indices.push(j as i64);
+                    values.push(data[r * d + j]);
+                }
+            }
+            indptr.push(indices.len() as i64);
+        }
+        let groups = QueryGroups::from_codes(&codes, 60).unwrap();
+        let dense = DenseView::new(&data, n, d).unwrap();
+        let csr = CsrView::new(&indptr, &indices, &values, n, d).unwrap();
+        let w = vec![0.5, -1.0, 0.25, 2.0, -0.125];
+        let map = from_name("map").unwrap();
+        let oracles = [map.as_ref()];
+        let a = RankingProblem::new(&dense, &labels, &groups, 0.0)
+            .unwrap()
+            .cut_sums(&w, &oracles);
+        let b = RankingProblem::new(&csr, &labels, &groups, 0.0)
+            .unwrap()
+            .cut_sums(&w, &oracles);
+        assert_eq!(a[0].0, b[0].0);
+        for (u, v) in a[0].1.iter().zip(&b[0].1) {
+            assert!((u - v).abs() <= 1e-12 * u.abs().max(1.0));
+        }
+    }
+
+    #[test]
+    fn bad_weights_are_refused() {
+        let (data, labels, codes) = problem(2, 5, 3);
+        let groups = QueryGroups::from_codes(&codes, 5).unwrap();
+        let x = DenseView::new(&data, labels.len(), 3).unwrap();
+        let mut p = RankingProblem::new(&x, &labels, &groups, 0.0).unwrap();
+        assert!(p.set_weights(&[1.0; 4]).is_err());
+        assert!(p.set_weights(&[1.0, 1.0, -1.0, 1.0, 1.0]).is_err());
+        assert!(p.set_weights(&[1.0, f64::NAN, 1.0, 1.0, 1.0]).is_err());
+        assert!(p.set_weights(&[1.0, 0.0, 1.0, 1.0, 3.5]).is_ok());
+    }
+
+    #[test]
+    fn query_blocks_cover_every_query_once_in_order() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for case in 0..200 {
+            let n_queries = rng.random_range(0..300);
+            let mut bounds = vec![0usize];
+            for _ in 0..n_queries {
+                let size = if case % 4 == 0 {
+                    rng.random_range(0..20_000)
+                } else {
+                    rng.random_range(0..40)
+                };
+                bounds.push(bounds.last().unwrap() + size);
+            }
+            let width = [1, 136, 1 << 20, 1 << 23][case % 4];
+            let blocks = query_blocks(&bounds, width);
+            let mut next = 0;
+            for b in &blocks {
+                assert_eq!(b.start, next);
+                assert!(b.end > b.start);
+                next = b.end;
+            }
+            assert_eq!(next, n_queries);
+            assert!(blocks.len() <= MAX_BLOCKS);
+            assert!(blocks.len() * width <= PARTIAL_BUDGET.max(width));
+        }
+    }
+}
