@@ -142,7 +142,7 @@ class SVMMap(BaseEstimator):
     eps : float, default=1e-3
         Tolerance in slack units, as SVM^struct's ``-e``: training stops when no constraint is
         violated by more than ``eps`` beyond the working set's slack. The duality gap at exit,
-        ``gap_``, is then at most ``C * eps``.
+        ``gap_``, is then at most ``tolerance_`` (``C * eps`` times the number of slack groups).
     max_iter : int, default=10000
         Maximum number of cutting-plane iterations; a ``ConvergenceWarning`` is issued when it
         is reached.
@@ -173,12 +173,16 @@ class SVMMap(BaseEstimator):
         Dual objective of the final working set, a lower bound on the optimum.
     gap_ : float
         ``objective_ - dual_objective_``.
+    tolerance_ : float
+        The duality gap below which training stops: ``eps`` times ``C`` times the number of
+        slack groups (one per loss with ``slack="separate"``, one with ``"shared"``), as the core
+        computes it.
     n_iter_ : int
         Cutting-plane iterations run.
     n_cuts_ : int
         Cuts with a positive dual variable at the end.
     converged_ : bool
-        Whether the gap fell to ``C * eps``.
+        Whether the gap fell to ``tolerance_``.
     stop_reason_ : str
         Why training stopped: "converged", "max_iter" or "callback".
     n_queries_ : int
@@ -458,6 +462,7 @@ class SVMMap(BaseEstimator):
         self.objective_ = summary.primal
         self.dual_objective_ = summary.dual
         self.gap_ = summary.gap
+        self.tolerance_ = summary.tolerance
         self.n_iter_ = summary.n_iter
         self.n_cuts_ = summary.active_cuts
         self.stop_reason_ = summary.stop
@@ -481,7 +486,7 @@ class SVMMap(BaseEstimator):
         if summary.stop == "max_iter":
             warnings.warn(
                 f"{type(self).__name__} stopped at max_iter={self.max_iter} with duality gap {self.gap_:.3g} "
-                f"> C*eps = {self.C * self.eps:.3g}; raise max_iter or eps, or standardize the "
+                f"> its tolerance {summary.tolerance:.3g} (eps * C * slack groups); raise max_iter or eps, or standardize the "
                 f"features if their scales differ by orders of magnitude (the gap still bounds "
                 f"how far objective_ is from the optimum)",
                 ConvergenceWarning,

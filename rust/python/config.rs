@@ -319,6 +319,12 @@ impl TrainConfig {
     fn slack(&self) -> &str {
         &self.slack
     }
+    /// The duality gap below which training stops (`Options::tolerance`): eps times C times
+    /// the number of slack groups.
+    #[getter]
+    fn tolerance(&self) -> f64 {
+        self.options.tolerance(self.groups.len())
+    }
     #[getter]
     fn n_threads(&self) -> usize {
         self.n_threads

@@ -110,6 +110,9 @@ pub struct FitSummary {
     /// Oracle passes over the data (an OCAS iteration may take two).
     #[pyo3(get)]
     n_evals: usize,
+    /// The duality gap below which training stops: eps times the sum of the slack groups' C.
+    #[pyo3(get)]
+    tolerance: f64,
     /// Seconds spent in the working-set QP.
     #[pyo3(get)]
     qp_seconds: f64,
@@ -139,6 +142,7 @@ impl FitSummary {
             working_set: s.n_cuts,
             active_cuts: s.n_active,
             n_evals: s.n_evals,
+            tolerance: s.tolerance,
             qp_seconds: s.qp_seconds,
             qp_fallbacks: s.qp_fallbacks,
             stop: match s.stop {

@@ -150,7 +150,6 @@ pub(super) fn solve_ocas(
     opts.validate()?;
     let d = source.dim();
     let n_groups = source.n_groups();
-    let c_total = opts.c * n_groups as f64;
     let qp_tol = opts.eps * QP_TOL_FACTOR;
 
     let start = Instant::now();
@@ -158,7 +157,7 @@ pub(super) fn solve_ocas(
     let mut w_c = vec![0.0; d];
     // The iterate w_b, P(w_b) and the risk at w_b.
     let mut best: Option<(Vec<f64>, f64, f64)> = None;
-    let mut progress = Progress::new(opts.max_iter);
+    let mut progress = Progress::new(opts.max_iter, opts.tolerance(n_groups));
     let mut n_evals = 0;
     let mut qp_seconds = 0.0;
     let mut qp_fallbacks = 0;
@@ -259,7 +258,7 @@ pub(super) fn solve_ocas(
             seconds: start.elapsed().as_secs_f64(),
         };
         // The hook sees the iterate w_b, at which the record's primal was measured.
-        if progress.report(record, w_b, opts.eps * c_total, on_iteration)? {
+        if progress.report(record, w_b, on_iteration)? {
             break;
         }
         for cut in new_cuts {

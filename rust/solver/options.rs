@@ -59,6 +59,14 @@ impl Default for Options {
 }
 
 impl Options {
+    /// The stopping tolerance: training stops when the duality gap is at most eps times the
+    /// sum of the slack groups' C (every group has this C). The one place it is computed: the
+    /// solvers stop on it, the fit summary reports it, and the Python layer (warnings, progress
+    /// display, convergence plot) reads it from there.
+    pub fn tolerance(&self, n_groups: usize) -> f64 {
+        self.eps * (self.c * n_groups as f64)
+    }
+
     pub fn validate(&self) -> Result<()> {
         if !(self.c.is_finite() && self.c > 0.0) {
             return Err(Error::param("C", "a finite number > 0", self.c));

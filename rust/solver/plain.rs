@@ -27,7 +27,6 @@ pub(super) fn solve_plain(
     opts.validate()?;
     let d = source.dim();
     let n_groups = source.n_groups();
-    let c_total = opts.c * n_groups as f64;
     // The outer stopping test would be satisfied by a QP solved to eps/100, but a loosely
     // solved QP makes w, and with it every later cut, depend on the rounding of the cuts: on
     // MQ2008, summing the same cut in another order (as on several machines) moved the final
@@ -40,7 +39,7 @@ pub(super) fn solve_plain(
     let start = Instant::now();
     let mut ws = WorkingSet::new(d, vec![opts.c; n_groups]);
     let mut w = vec![0.0; d];
-    let mut progress = Progress::new(opts.max_iter);
+    let mut progress = Progress::new(opts.max_iter, opts.tolerance(n_groups));
     let mut qp_seconds = 0.0;
     let mut qp_fallbacks = 0;
 
@@ -80,7 +79,7 @@ pub(super) fn solve_plain(
             seconds: start.elapsed().as_secs_f64(),
         };
         // The hook also sees the w the record was measured at (for validation scores).
-        if progress.report(record, &w, opts.eps * c_total, on_iteration)? {
+        if progress.report(record, &w, on_iteration)? {
             break;
         }
         for cut in cuts {

@@ -52,6 +52,8 @@ pub struct Summary {
     /// Oracle passes over the data (one per iteration for the plain method, one or two for
     /// OCAS).
     pub n_evals: usize,
+    /// The gap below which the loop stops (`Options::tolerance`).
+    pub tolerance: f64,
     /// Seconds spent in the working-set QP.
     pub qp_seconds: f64,
     /// Working-set QPs that the exact method did not solve and coordinate ascent (SMO) solved
@@ -67,33 +69,34 @@ pub struct Summary {
 /// The iterations reported so far and why the loop stopped; shared by both outer methods.
 pub(super) struct Progress {
     max_iter: usize,
+    tolerance: f64,
     pub(super) history: Vec<IterationRecord>,
     stop: StopReason,
 }
 
 impl Progress {
-    pub(super) fn new(max_iter: usize) -> Self {
+    pub(super) fn new(max_iter: usize, tolerance: f64) -> Self {
         Progress {
             max_iter,
+            tolerance,
             history: Vec::new(),
             stop: StopReason::MaxIter,
         }
     }
 
     /// Hands an iteration's record (measured at `w`) to the hook and keeps it; true when
-    /// training stops here: the gap is within `tolerance`, the hook asked to stop, or this was
-    /// the last iteration allowed.
+    /// training stops here: the gap is within the tolerance, the hook asked to stop, or this
+    /// was the last iteration allowed.
     pub(super) fn report(
         &mut self,
         record: IterationRecord,
         w: &[f64],
-        tolerance: f64,
         on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
     ) -> Result<bool> {
         let control = on_iteration(&record, w)?;
         let (gap, iteration) = (record.gap, record.iteration);
         self.history.push(record);
-        if gap <= tolerance {
+        if gap <= self.tolerance {
             self.stop = StopReason::Converged;
         } else if control == Control::Stop {
             self.stop = StopReason::Callback;
@@ -125,6 +128,7 @@ impl Progress {
             n_active: ws.n_active(),
             stop: self.stop,
             n_evals,
+            tolerance: self.tolerance,
             qp_seconds,
             qp_fallbacks,
             n_queries: 0,

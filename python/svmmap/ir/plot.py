@@ -4,8 +4,8 @@ Requires matplotlib: ``pip install "svmmap[plot]"``. Every function draws on the
 matplotlib Axes (or on a new figure) and returns what it drew on, so plots compose with the
 rest of matplotlib (``fig.savefig("convergence.png")``).
 
-- :func:`plot_convergence`: the duality gap per cutting-plane iteration, against its target
-  ``C * eps``; the gap is what decides when training stops.
+- :func:`plot_convergence`: the duality gap per cutting-plane iteration, against the tolerance
+  it must fall below (``tolerance_``: eps * C * slack groups); the gap decides when training stops.
 - :func:`plot_weights`: the learned weight of every feature as a bar, as in Meng et al. (2009),
   Figure 3 (the weight of each of 18 indexing methods learned by SVM-map).
 - :func:`plot_piecewise_scores`: for a model on binned features (``Pipeline(Binner, SVMMap)``),
@@ -37,13 +37,13 @@ def _ranker(model: Any) -> Any:
 
 
 def plot_convergence(model: Any, ax: Any = None, *, objectives: bool = False) -> Any:
-    """The duality gap per iteration (log scale) and its target ``C * eps``.
+    """The duality gap per iteration (log scale) and the fit's ``tolerance_``, below which it stops.
 
     Parameters
     ----------
     model : fitted SVMMap, Pipeline ending with one, or a list of history records
         Its ``history_`` (one dict per iteration, as given to ``callback``) is plotted. With a
-        list of records the target line needs ``C * eps`` and is left out.
+        list of records (or a model without ``tolerance_``) the tolerance line is left out.
     ax : matplotlib Axes, optional
         Where to draw; a new figure by default.
     objectives : bool, default=False
@@ -83,10 +83,9 @@ def plot_convergence(model: Any, ax: Any = None, *, objectives: bool = False) ->
     positive = gap[gap > 0]
     floor = positive.min() / 10 if positive.size else 1e-12
     ax.semilogy(it, np.maximum(gap, floor), marker="o", markersize=3, label="duality gap")
-    if svm is not None:
-        n_groups = 1 if isinstance(svm.loss, str) else len(svm.loss)
-        target = svm.C * svm.eps * n_groups
-        ax.axhline(target, color="tab:red", linestyle="--", label=f"target C*eps = {target:.3g}")
+    target = getattr(svm, "tolerance_", None)
+    if target is not None:
+        ax.axhline(target, color="tab:red", linestyle="--", label=f"tolerance {target:.3g}")
     ax.set_xlabel("cutting-plane iteration")
     ax.set_ylabel("primal - dual")
     ax.set_title("Convergence")
