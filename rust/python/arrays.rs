@@ -290,17 +290,18 @@ impl<'py> DenseFloats<'py> {
 
 /// Runs `$body` with the GIL released (through `detach`), `$s` bound to the values of
 /// whichever float dtype the `DenseFloats` `$x` holds (`&[f64]` or `&[f32]`) and `$n`, `$d` to
-/// its shape: the body is written once and compiled for each dtype.
+/// its shape: the body is written once and compiled for each dtype. The caller imports
+/// `detach` (the guard test in guard.rs counts qualified calls of it).
 macro_rules! with_dense_floats {
     ($py:expr, $x:expr, |$s:ident, $n:ident, $d:ident| $body:expr) => {
         match $x {
             $crate::python::arrays::DenseFloats::F64(a) => {
                 let ($s, $n, $d) = $crate::python::arrays::rows(a, "X")?;
-                $crate::python::detach($py, || $body).map_err(pyo3::PyErr::from)
+                detach($py, || $body).map_err(pyo3::PyErr::from)
             }
             $crate::python::arrays::DenseFloats::F32(a) => {
                 let ($s, $n, $d) = $crate::python::arrays::rows(a, "X")?;
-                $crate::python::detach($py, || $body).map_err(pyo3::PyErr::from)
+                detach($py, || $body).map_err(pyo3::PyErr::from)
             }
         }
     };

@@ -4,6 +4,7 @@ use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use super::arrays::*;
+use super::detach;
 use crate::binning;
 use crate::parallel::with_threads;
 
