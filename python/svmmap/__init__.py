@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, List
 
-from . import _aliases
 from ._core import DataFormatError, InternalError, ModelFormatError
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
@@ -31,8 +30,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .io import load_letor, load_model, save_model
     from .losses import structured_hinge
     from .model_selection import SVMMapCV
-
-_aliases.install()
 
 #: Public names defined in submodules, imported on first access.
 _LAZY = {
@@ -97,9 +94,6 @@ def __getattr__(name: str) -> Any:
             value = version("svmmap")
         except PackageNotFoundError:  # pragma: no cover - running from a source tree
             value = "0+unknown"
-    elif f"{__name__}.{name}" in _aliases.MOVED:
-        _aliases.warn_moved(f"{__name__}.{name}", stacklevel=2)
-        return importlib.import_module(_aliases.MOVED[f"{__name__}.{name}"])
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

@@ -211,10 +211,6 @@ class SVMMap(BaseEstimator):
     1.0
     """
 
-    # Internal solver options passed to the core (benchmarks/solver.py sets
-    # {"method": "plain"} on an instance to time the plain cutting plane); not a parameter.
-    _solver_options: dict = {}
-
     def __init__(
         self,
         C: float = _DEFAULTS["C"],
@@ -333,7 +329,6 @@ class SVMMap(BaseEstimator):
                     on_iteration,
                     with_coef=evals is not None,
                     query_weights=weights,
-                    **self._solver_options,
                 )
             except BaseException:
                 # Interrupted (Ctrl-C), out of memory or refused: no model from an earlier fit

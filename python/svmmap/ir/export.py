@@ -99,10 +99,6 @@ def _step_functions(binner: Any, svm: Any) -> list:
     return piecewise_scores(binner, svm.coef_)
 
 
-def _f32(x: float) -> np.float32:
-    return np.float32(x)
-
-
 def _largest_f32_at_most(t: float) -> np.float32:
     a = np.float32(t)
     if float(a) > t:
