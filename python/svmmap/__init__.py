@@ -5,9 +5,9 @@ Rust extension ``svmmap._core``; this package is a thin, typed layer over it, in
 
 - the estimator core: :class:`SVMMap` (``svmmap.estimator``), :class:`SVMMapCV` (C chosen by
   cross-validation, ``svmmap.model_selection``), the losses (``svmmap.losses``),
-  metrics (``svmmap.metrics``), feature binning (``svmmap.binning``), files (``svmmap.io``),
-  bundled data (``svmmap.datasets``), the papers' baselines (``svmmap.baselines``) and Dask
-  training (``svmmap.dask``);
+  metrics (``svmmap.metrics``), feature binning (``svmmap.binning``), data files
+  (``svmmap.io``), model files (``svmmap.persistence``), bundled data (``svmmap.datasets``),
+  the papers' baselines (``svmmap.baselines``) and Dask training (``svmmap.dask``);
 - the IR tooling built on it, in ``svmmap.ir``: TREC files, run fusion, the evaluation protocol,
   the experiment, exports, plots and the command line.
 
@@ -27,9 +27,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ._binned import BinnedMatrix
     from .binning import Binner, StepFunction, piecewise_scores
     from .estimator import SkippedQueriesWarning, SVMMap
-    from .io import load_letor, load_model, save_model
+    from .io import load_letor
     from .losses import structured_hinge
     from .model_selection import SVMMapCV
+    from .persistence import load_model, save_model
 
 #: Public names defined in submodules, imported on first access.
 _LAZY = {
@@ -41,8 +42,8 @@ _LAZY = {
     "StepFunction": "binning",
     "piecewise_scores": "binning",
     "load_letor": "io",
-    "load_model": "io",
-    "save_model": "io",
+    "load_model": "persistence",
+    "save_model": "persistence",
     "structured_hinge": "losses",
 }
 _SUBMODULES = (
@@ -55,6 +56,7 @@ _SUBMODULES = (
     "losses",
     "metrics",
     "model_selection",
+    "persistence",
     "dask",
 )
 

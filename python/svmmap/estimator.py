@@ -27,6 +27,7 @@ from ._validation import (
     qid_of,
     query_weights,
 )
+from .persistence import save_model
 
 __all__ = [
     "SkippedQueriesWarning",
@@ -536,8 +537,6 @@ class SVMMap(BaseEstimator):
         The format is described in ``docs/model-format.md``; read the file back with
         ``svmmap.load_model``. ``svmmap classify`` reads it too.
         """
-        from .io import save_model
-
         save_model(self, path)
 
     def __sklearn_tags__(self) -> Any:

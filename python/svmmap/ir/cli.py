@@ -442,7 +442,7 @@ def _learn(args: argparse.Namespace) -> None:
     # The callback is a property of this run, not of the model.
     model.set_params(callback=None)
     if args.missing == "nan":
-        from ..io import save_model
+        from ..persistence import save_model
 
         save_model(make_pipeline(binner, model), args.model)
     else:
@@ -579,7 +579,8 @@ def _evaluate(args: argparse.Namespace) -> None:
 def _export(args: argparse.Namespace) -> None:
     import json
 
-    from ..io import load_model, write_atomic
+    from .._text import write_atomic
+    from ..persistence import load_model
     from .export import to_elasticsearch, to_solr
 
     _refuse_overwriting_inputs("OUT", args.out, [("MODEL", args.model)])

@@ -68,9 +68,9 @@ _SOLR_TREES = "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
 
 def _parts(model: Any) -> Tuple[Any, Any]:
     """(binner or None, SVMMap) of a fitted model or Pipeline(Binner, SVMMap)."""
-    from ..io import _split_pipeline
+    from ..persistence import split_pipeline
 
-    binner, svm = _split_pipeline(model)
+    binner, svm = split_pipeline(model)
     svm._check_fitted()
     return binner, svm
 
