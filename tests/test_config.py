@@ -9,7 +9,7 @@ import pytest
 import svmmap
 from svmmap import _core
 from svmmap.baselines import SVMAcc
-from svmmap.ir.cli import _parser
+from svmmap.cli.parser import build_parser
 from svmmap.losses import loss_groups, loss_names
 
 
@@ -29,7 +29,7 @@ def test_every_trainer_shows_the_cores_defaults():
         for name, value in defaults.items():
             if name in params:
                 assert params[name].default == value, (cls, name)
-    learn = _parser().parse_args(["learn", "train.txt", "model.json"])
+    learn = build_parser().parse_args(["learn", "train.txt", "model.json"])
     assert (learn.C, learn.eps, learn.loss, learn.max_iter, learn.relevance_threshold) == (
         defaults["C"],
         defaults["eps"],

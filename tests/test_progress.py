@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 from svmmap import SVMMap
+from svmmap.cli.learn import _ProgressDisplay
 from svmmap.datasets import load_mq2008
-from svmmap.ir.cli import _ProgressDisplay
 
 RECORD_KEYS = {"iteration", "primal", "dual", "gap", "loss", "n_cuts", "n_active", "seconds"}
 
@@ -134,8 +134,8 @@ def test_progress_display_lines_and_terminal_rewrites():
 
 
 def test_cli_learn_shows_progress(tmp_path, capsys):
+    from svmmap.cli import main
     from svmmap.datasets import mq2008_path
-    from svmmap.ir.cli import main
 
     model_path = tmp_path / "model.json"
     assert main(["learn", "-v", "-c", "10", mq2008_path(1), str(model_path)]) == 0

@@ -9,7 +9,7 @@ Rust extension ``svmmap._core``; this package is a thin, typed layer over it, in
   (``svmmap.io``), model files (``svmmap.persistence``), bundled data (``svmmap.datasets``),
   the papers' baselines (``svmmap.baselines``) and Dask training (``svmmap.dask``);
 - the IR tooling built on it, in ``svmmap.ir``: TREC files, run fusion, the evaluation protocol,
-  the experiment, exports, plots and the command line.
+  the experiment, exports and plots; and the ``svmmap`` command line (``svmmap.cli``).
 
 Names are imported when first used, so that ``import svmmap`` (and the command line) does not pay
 for scikit-learn or SciPy until a name that needs them is touched.
