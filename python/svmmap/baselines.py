@@ -68,7 +68,10 @@ class _LinearScorer(BaseEstimator):
         if qid is None:
             check_qid(None, 0, required_by=f"{type(self).__name__}.score")
         return mean_average_precision(
-            y, self.predict(X), qid=qid, relevance_threshold=getattr(self, "relevance_threshold", 0.0)
+            y,
+            self.predict(X),
+            qid=qid,
+            relevance_threshold=getattr(self, "relevance_threshold", _D["relevance_threshold"]),
         )
 
 
@@ -395,7 +398,7 @@ class AdaRank(_LinearScorer):
         n_estimators: int = 100,
         variant: str = "xu-li",
         repeat: bool = False,
-        relevance_threshold: float = 0.0,
+        relevance_threshold: float = _D["relevance_threshold"],
     ) -> None:
         self.measure = measure
         self.n_estimators = n_estimators
@@ -511,13 +514,13 @@ class DORM(_LinearScorer):
 
     def __init__(
         self,
-        C: float = 1.0,
+        C: float = _D["C"],
         k: Optional[int] = 10,
         depth: Optional[int] = 30,
-        eps: float = 1e-3,
-        max_iter: int = 10000,
-        relevance_threshold: float = 0.0,
-        n_jobs: Optional[int] = None,
+        eps: float = _D["eps"],
+        max_iter: int = _D["max_iter"],
+        relevance_threshold: float = _D["relevance_threshold"],
+        n_jobs: Optional[int] = _D["n_jobs"],
         verbose: int = 0,
         callback: Any = None,
     ) -> None:

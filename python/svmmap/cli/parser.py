@@ -151,7 +151,7 @@ def _learn(sub: Any) -> None:
         default=_D["relevance_threshold"],
         help=f"relevant means label > this (default {_D['relevance_threshold']:g})",
     )
-    learn.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (default: all cores)")
+    learn.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help="threads (default: all cores)")
     learn.add_argument(
         "-v",
         "--verbose",
@@ -174,7 +174,7 @@ def _learn(sub: Any) -> None:
 def _classify(sub: Any) -> None:
     """``svmmap classify TEST MODEL PREDICTIONS``."""
     classify = sub.add_parser("classify", help="score a LETOR/svmlight file with a model")
-    classify.add_argument("--n-jobs", type=_n_jobs, default=None)
+    classify.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
     _data_layout_options(classify, "TEST")
     classify.add_argument("test", metavar="TEST")
     classify.add_argument("model", metavar="MODEL")
@@ -252,7 +252,7 @@ def _experiment(sub: Any) -> None:
     exp.add_argument("--eps", type=float, default=_D["eps"])
     exp.add_argument("--loss", type=_loss_spec, default=_D["loss"])
     exp.add_argument("--folds", type=_fold_numbers, default=None, help="comma-separated fold numbers (default: all)")
-    exp.add_argument("--n-jobs", type=_n_jobs, default=None)
+    exp.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
     exp.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
 
@@ -290,7 +290,7 @@ def _fuse(sub: Any) -> None:
     fuse.add_argument("--tag", default="svmmap-fusion", help="run tag of the output (default svmmap-fusion)")
     fuse.add_argument("--seed", type=_at_least(0), default=0, help="seed of the fold assignments (default 0)")
     fuse.add_argument("--eps", type=float, default=_D["eps"])
-    fuse.add_argument("--n-jobs", type=_n_jobs, default=None)
+    fuse.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
     fuse.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
 
@@ -341,7 +341,7 @@ def _protocol(sub: Any) -> None:
         help="bin the features into N thresholds each (Yue et al. 4.2) for the learned methods",
     )
     prot.add_argument("--seed", type=_at_least(0), default=0)
-    prot.add_argument("--eps", type=float, default=1e-3)
+    prot.add_argument("--eps", type=float, default=_D["eps"])
     prot.add_argument("--show-p", action="store_true", help="add a column of Wilcoxon p-values")
-    prot.add_argument("--n-jobs", type=_n_jobs, default=None)
+    prot.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
     prot.add_argument("-q", "--quiet", action="store_true", help="print only the table")
