@@ -159,11 +159,15 @@ class SVMAcc(_LinearScorer):
             raise ValueError(f"intercept_scaling must be a number > 0, got {scaling!r}")
         _, n_rows, n_features = check_matrix(X)
         labels = check_labels(y, n_rows)
-        relevant = labels > self.relevance_threshold
-        if relevant.all() or not relevant.any():
+        # All documents form one query, which trains only with a relevant and a non-relevant
+        # document: the core's rule, asked of the core.
+        one_query = np.zeros(n_rows, dtype=np.int64)
+        problem = _core.problem_summary(labels, one_query, 1, self.relevance_threshold)
+        if problem.used == 0:
+            n_relevant = 0 if problem.no_relevant else n_rows
             raise ValueError(
                 f"SVMAcc needs relevant and non-relevant documents (label > {self.relevance_threshold}); "
-                f"got {int(relevant.sum())} relevant of {n_rows}"
+                f"got {n_relevant} relevant of {n_rows}"
             )
         if sp.issparse(X):
             augmented = sp.hstack([sp.csr_matrix(X), sp.csr_matrix(np.full((n_rows, 1), float(scaling)))], format="csr")
@@ -181,7 +185,7 @@ class SVMAcc(_LinearScorer):
             callback=self.callback,
         )
         # All documents form one "query": the loss is a mean over documents.
-        model.fit(augmented, labels, qid=np.zeros(n_rows, dtype=np.int64))
+        model.fit(augmented, labels, qid=one_query)
         self.coef_ = model.coef_[:-1].copy()
         self.intercept_ = float(model.coef_[-1] * scaling)
         self.n_features_in_ = n_features
