@@ -16,6 +16,9 @@ __all__ = ["main"]
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    """Run the command in ``argv`` (by default the process's arguments) and return the exit
+    status: 0, 2 after an error (printed as ``svmmap COMMAND: error: ...``), 130 when
+    interrupted."""
     from .._core import DataFormatError, ModelFormatError
     from .evaluate import run_evaluate
     from .experiment import run_experiment, run_protocol
