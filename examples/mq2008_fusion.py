@@ -51,8 +51,8 @@ def main() -> int:
     args = parser.parse_args()
 
     import pytrec_eval
+    from svmmap.cli import main as svmmap_main
     from svmmap.datasets import LETOR4_RETRIEVAL_FUNCTIONS, load_mq2008_docs
-    from svmmap.ir.cli import main as svmmap_main
     from svmmap.ir.fusion import qrels_from_labels, runs_from_features
     from svmmap.ir.protocol import paired_comparison
     from svmmap.ir.trec import Run, read_run, write_qrels, write_run

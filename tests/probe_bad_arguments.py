@@ -35,7 +35,7 @@ def record(name: str, outcome: str, detail: str) -> None:
 
 
 def probe_cli(name: str, argv: List[str]) -> None:
-    from svmmap.ir.cli import main
+    from svmmap.cli import main
 
     err = io.StringIO()
     try:
@@ -94,7 +94,7 @@ def data_files(tmp: str) -> dict:
                 for d in range(6):
                     f.write(f"{q} Q0 d{d} {d + 1} {rng.random() + (d < 2) * (r + 1) * 0.3:.4f} r{r}\n")
     model = os.path.join(tmp, "model.json")
-    from svmmap.ir.cli import main
+    from svmmap.cli import main
 
     predictions = os.path.join(tmp, "predictions")
     with contextlib.redirect_stderr(io.StringIO()):

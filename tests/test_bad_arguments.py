@@ -19,8 +19,8 @@ import pytest
 import svmmap
 import svmmap.metrics
 from svmmap import SVMMap
+from svmmap.cli import main
 from svmmap.ir import trec
-from svmmap.ir.cli import main
 from svmmap.ir.protocol import random_splits
 from svmmap.metrics import mean_average_precision
 

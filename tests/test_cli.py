@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 import svmmap
+from svmmap.cli import main
 from svmmap.datasets import load_mq2008
-from svmmap.ir.cli import main
 
 
 def run(*args):

@@ -9,9 +9,12 @@ import pytest
 import svmmap
 from svmmap import _core
 from svmmap._validation import check_matrix
-from svmmap.baselines import SVMAcc
-from svmmap.ir.cli import _parser
-from svmmap.losses import loss_groups, loss_names
+from svmmap.baselines import DORM, AdaRank, SVMAcc
+from svmmap.cli.parser import build_parser
+from svmmap.ir.experiment import run_folds
+from svmmap.ir.fusion import RunFusion
+from svmmap.ir.protocol import SingleFeature, fit_ranker, given_folds, random_splits
+from svmmap.losses import loss_groups, loss_names, structured_hinge
 
 
 def test_every_trainer_shows_the_cores_defaults():
@@ -25,19 +28,37 @@ def test_every_trainer_shows_the_cores_defaults():
         "slack": "separate",
         "n_jobs": None,
     }
-    for cls in (svmmap.SVMMap, SVMAcc):
-        params = inspect.signature(cls.__init__).parameters
+    trainers = (
+        svmmap.SVMMap.__init__,
+        SVMAcc.__init__,
+        DORM.__init__,
+        AdaRank.__init__,
+        RunFusion.__init__,
+        SingleFeature.__init__,
+        run_folds,
+        random_splits,
+        given_folds,
+        fit_ranker,
+        structured_hinge,
+    )
+    for trainer in trainers:
+        params = inspect.signature(trainer).parameters
         for name, value in defaults.items():
-            if name in params:
-                assert params[name].default == value, (cls, name)
-    learn = _parser().parse_args(["learn", "train.txt", "model.json"])
-    assert (learn.C, learn.eps, learn.loss, learn.max_iter, learn.relevance_threshold) == (
+            # A grid of C (RunFusion) is a choice among values, not the default of C.
+            if name in params and not isinstance(params[name].default, tuple):
+                assert params[name].default == value, (trainer, name)
+    learn = build_parser().parse_args(["learn", "train.txt", "model.json"])
+    assert (learn.C, learn.eps, learn.loss, learn.max_iter, learn.relevance_threshold, learn.n_jobs) == (
         defaults["C"],
         defaults["eps"],
         defaults["loss"],
         defaults["max_iter"],
         defaults["relevance_threshold"],
+        defaults["n_jobs"],
     )
+    for command in (["experiment"], ["fuse", "--qrels", "q", "--runs", "r", "--out", "o"], ["protocol"]):
+        args = build_parser().parse_args(command)
+        assert (args.eps, args.n_jobs) == (defaults["eps"], defaults["n_jobs"]), command
 
 
 def test_slack_groups_are_structured_values():

@@ -240,7 +240,7 @@ def test_missing_value_indicators_are_not_exported(data):
 
 
 def test_cli_export(linear, tmp_path, capsys):
-    from svmmap.ir.cli import main
+    from svmmap.cli import main
 
     model = tmp_path / "model.json"
     linear.save(model)

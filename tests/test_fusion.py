@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
+from svmmap.cli import main
 from svmmap.datasets import LETOR4_RETRIEVAL_FUNCTIONS, load_mq2008_docs
-from svmmap.ir.cli import main
 from svmmap.ir.fusion import RunFusion, cross_fuse, qrels_from_labels, query_folds, run_features, runs_from_features
 from svmmap.ir.trec import Qrels, Run, read_run, write_qrels, write_run
 

@@ -25,8 +25,8 @@ import threading
 import numpy as np
 import pytest
 import svmmap
+from svmmap.cli import main
 from svmmap.io import save_predictions, write_atomic
-from svmmap.ir.cli import main
 from svmmap.ir.trec import Run, write_run
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes, links and FIFOs")

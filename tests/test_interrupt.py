@@ -127,7 +127,7 @@ def test_svmmap_learn_interrupted_says_so_and_writes_nothing(tmp_path):
     model = tmp_path / "model.json"
     status, out, err, _ = interrupt(
         f"""
-        from svmmap.ir.cli import main
+        from svmmap.cli import main
         print("started", flush=True)
         sys.exit(main(["learn", "--loss", "dorm@10", "--n-jobs", "1", {str(train)!r}, {str(model)!r}]))
         """
@@ -221,7 +221,7 @@ def test_ctrl_c_stops_the_protocol_loop_of_the_command_line():
     # minutes; Ctrl-C ends it with the command line's message and status.
     status, out, err, seconds = interrupt(
         """
-        from svmmap.ir.cli import main
+        from svmmap.cli import main
         print("started", flush=True)
         sys.exit(main(["protocol", "--methods", "map,roc,mrr@10", "--trials", "2000"]))
         """,

@@ -1,6 +1,5 @@
-"""The package's layout: the old module paths of the IR tooling keep working (with a
-DeprecationWarning naming the new place), every public module declares __all__, and the
-top-level names resolve."""
+"""The package's layout: every public module declares __all__, the top-level names resolve,
+and ``import svmmap`` stays light."""
 
 import importlib
 import pkgutil
@@ -9,28 +8,6 @@ import sys
 
 import pytest
 import svmmap
-
-MOVED = ["trec", "fusion", "protocol", "experiment", "export", "plot", "cli"]
-
-
-@pytest.mark.parametrize("name", MOVED)
-def test_old_module_path_is_the_new_module_and_warns(name):
-    new = importlib.import_module(f"svmmap.ir.{name}") if name != "plot" else None
-    code = (
-        "import warnings, importlib, sys\n"
-        "warnings.simplefilter('error')\n"
-        f"try:\n    import svmmap.{name}\nexcept DeprecationWarning as w:\n    print('warned', w)\n"
-        "warnings.simplefilter('ignore')\n"
-        f"old = importlib.import_module('svmmap.{name}')\n"
-        f"print(old is sys.modules['svmmap.ir.{name}'])\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert f"warned svmmap.{name} moved to svmmap.ir.{name}" in out.stdout
-    assert out.stdout.strip().endswith("True")
-    if new is not None:
-        with pytest.warns(DeprecationWarning, match=f"svmmap.{name} moved to svmmap.ir.{name}"):
-            assert getattr(svmmap, name) is new
 
 
 def test_import_svmmap_does_not_import_scikit_learn_or_scipy():

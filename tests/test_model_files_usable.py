@@ -20,7 +20,7 @@ import pytest
 import svmmap
 from sklearn.pipeline import make_pipeline
 from svmmap import Binner, ModelFormatError, SVMMap, load_model, save_model
-from svmmap.ir.cli import main
+from svmmap.cli import main
 from svmmap.ir.export import to_elasticsearch, to_solr
 
 X = np.array([[1.0, 0.0, 0.3], [0.0, 1.0, 0.2], [0.9, 0.2, 0.8], [0.1, 0.8, 0.5], [0.7, 0.3, 0.1], [0.2, 0.9, 0.6]])

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import svmmap
 from svmmap import ModelFormatError, SVMMap
+from svmmap.cli import main
 from svmmap.datasets import load_mq2008
-from svmmap.ir.cli import main
 
 SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "model-format.schema.json"
 

@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 from svmmap import SVMMap
+from svmmap.cli.learn import _ProgressDisplay
 from svmmap.datasets import load_mq2008
-from svmmap.ir.cli import _ProgressDisplay
 
 RECORD_KEYS = {"iteration", "primal", "dual", "gap", "loss", "n_cuts", "n_active", "seconds"}
 
@@ -134,8 +134,8 @@ def test_progress_display_lines_and_terminal_rewrites():
 
 
 def test_cli_learn_shows_progress(tmp_path, capsys):
+    from svmmap.cli import main
     from svmmap.datasets import mq2008_path
-    from svmmap.ir.cli import main
 
     model_path = tmp_path / "model.json"
     assert main(["learn", "-v", "-c", "10", mq2008_path(1), str(model_path)]) == 0
@@ -144,3 +144,17 @@ def test_cli_learn_shows_progress(tmp_path, capsys):
     assert progress and "gap" in progress[0] and "target 0.01" in progress[0]
     assert progress[-1].split()[3] == "100%"
     assert "model written to" in err
+
+
+def test_cli_progress_of_several_losses_ends_at_100_percent(tmp_path, capsys):
+    # Two losses with separate slacks stop at a gap of 2 * C * eps; a bar aimed at C * eps (as
+    # it was) ends short of 100% on a converged fit.
+    from svmmap.cli import main
+    from svmmap.datasets import mq2008_path
+
+    model_path = tmp_path / "model.json"
+    assert main(["learn", "-v", "-c", "10", "--loss", "map,ndcg@10", mq2008_path(1), str(model_path)]) == 0
+    err = capsys.readouterr().err
+    progress = [l for l in err.splitlines() if l.startswith("iter ")]
+    assert "target 0.02" in progress[0], progress[0]
+    assert progress[-1].split()[3] == "100%", progress[-1]

@@ -5,8 +5,8 @@ import pytest
 from scipy.stats import wilcoxon
 from sklearn.metrics import average_precision_score
 from svmmap import SVMMap
+from svmmap.cli import main
 from svmmap.datasets import load_mq2008
-from svmmap.ir.cli import main
 from svmmap.ir.protocol import (
     SingleFeature,
     format_table,

@@ -15,8 +15,8 @@ import io
 import numpy as np
 import pytest
 from svmmap import DataFormatError, load_letor
+from svmmap.cli import main
 from svmmap.io import load_predictions
-from svmmap.ir.cli import main
 from svmmap.ir.trec import read_qrels, read_run
 
 BOM = b"\xef\xbb\xbf"

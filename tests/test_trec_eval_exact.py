@@ -213,7 +213,7 @@ def test_conventions_presets_and_overrides():
 
 
 def test_cli_evaluate_run(tmp_path, capsys):
-    from svmmap.ir.cli import main
+    from svmmap.cli import main
 
     run, qrels = adversarial_run(np.random.default_rng(3))
     write_run(tmp_path / "a.run", Run.from_dict(run, tag="adv"))
@@ -240,7 +240,7 @@ def test_cli_evaluate_run(tmp_path, capsys):
 
 
 def test_cli_evaluate_arrays_prints_conventions(tmp_path, capsys):
-    from svmmap.ir.cli import main
+    from svmmap.cli import main
 
     # Query 1: relevant document second (AP 1/2); query 2: no relevant document.
     (tmp_path / "d.txt").write_text("1 qid:1 1:0\n0 qid:1 1:1\n0 qid:2 1:0\n0 qid:2 1:1\n")

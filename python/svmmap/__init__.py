@@ -5,11 +5,11 @@ Rust extension ``svmmap._core``; this package is a thin, typed layer over it, in
 
 - the estimator core: :class:`SVMMap` (``svmmap.estimator``), :class:`SVMMapCV` (C chosen by
   cross-validation, ``svmmap.model_selection``), the losses (``svmmap.losses``),
-  metrics (``svmmap.metrics``), feature binning (``svmmap.binning``), files (``svmmap.io``),
-  bundled data (``svmmap.datasets``), the papers' baselines (``svmmap.baselines``) and Dask
-  training (``svmmap.dask``);
+  metrics (``svmmap.metrics``), feature binning (``svmmap.binning``), data files
+  (``svmmap.io``), model files (``svmmap.persistence``), bundled data (``svmmap.datasets``),
+  the papers' baselines (``svmmap.baselines``) and Dask training (``svmmap.dask``);
 - the IR tooling built on it, in ``svmmap.ir``: TREC files, run fusion, the evaluation protocol,
-  the experiment, exports, plots and the command line.
+  the experiment, exports and plots; and the ``svmmap`` command line (``svmmap.cli``).
 
 Names are imported when first used, so that ``import svmmap`` (and the command line) does not pay
 for scikit-learn or SciPy until a name that needs them is touched.
@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, List
 
-from . import _aliases
 from ._core import DataFormatError, InternalError, ModelFormatError
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
@@ -29,11 +28,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ._degenerate import DegenerateModelWarning
     from .binning import Binner, StepFunction, piecewise_scores
     from .estimator import SkippedQueriesWarning, SVMMap
-    from .io import load_letor, load_model, save_model
+    from .io import load_letor
     from .losses import structured_hinge
     from .model_selection import SVMMapCV
-
-_aliases.install()
+    from .persistence import load_model, save_model
 
 #: Public names defined in submodules, imported on first access.
 _LAZY = {
@@ -46,8 +44,8 @@ _LAZY = {
     "StepFunction": "binning",
     "piecewise_scores": "binning",
     "load_letor": "io",
-    "load_model": "io",
-    "save_model": "io",
+    "load_model": "persistence",
+    "save_model": "persistence",
     "structured_hinge": "losses",
 }
 _SUBMODULES = (
@@ -60,6 +58,7 @@ _SUBMODULES = (
     "losses",
     "metrics",
     "model_selection",
+    "persistence",
     "dask",
 )
 
@@ -100,9 +99,6 @@ def __getattr__(name: str) -> Any:
             value = version("svmmap")
         except PackageNotFoundError:  # pragma: no cover - running from a source tree
             value = "0+unknown"
-    elif f"{__name__}.{name}" in _aliases.MOVED:
-        _aliases.warn_moved(f"{__name__}.{name}", stacklevel=2)
-        return importlib.import_module(_aliases.MOVED[f"{__name__}.{name}"])
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

@@ -1,5 +1,7 @@
+"""``python -m svmmap``: the ``svmmap`` command line."""
+
 import sys
 
-from .ir.cli import main
+from .cli import main
 
 sys.exit(main())

@@ -68,7 +68,10 @@ class _LinearScorer(BaseEstimator):
         if qid is None:
             check_qid(None, 0, required_by=f"{type(self).__name__}.score")
         return mean_average_precision(
-            y, self.predict(X), qid=qid, relevance_threshold=getattr(self, "relevance_threshold", 0.0)
+            y,
+            self.predict(X),
+            qid=qid,
+            relevance_threshold=getattr(self, "relevance_threshold", _D["relevance_threshold"]),
         )
 
 
@@ -156,11 +159,15 @@ class SVMAcc(_LinearScorer):
             raise ValueError(f"intercept_scaling must be a number > 0, got {scaling!r}")
         _, n_rows, n_features = check_matrix(X)
         labels = check_labels(y, n_rows)
-        relevant = labels > self.relevance_threshold
-        if relevant.all() or not relevant.any():
+        # All documents form one query, which trains only with a relevant and a non-relevant
+        # document: the core's rule, asked of the core.
+        one_query = np.zeros(n_rows, dtype=np.int64)
+        problem = _core.problem_summary(labels, one_query, 1, self.relevance_threshold)
+        if problem.used == 0:
+            n_relevant = 0 if problem.no_relevant else n_rows
             raise ValueError(
                 f"SVMAcc needs relevant and non-relevant documents (label > {self.relevance_threshold}); "
-                f"got {int(relevant.sum())} relevant of {n_rows}"
+                f"got {n_relevant} relevant of {n_rows}"
             )
         if sp.issparse(X):
             augmented = sp.hstack([sp.csr_matrix(X), sp.csr_matrix(np.full((n_rows, 1), float(scaling)))], format="csr")
@@ -178,7 +185,7 @@ class SVMAcc(_LinearScorer):
             callback=self.callback,
         )
         # All documents form one "query": the loss is a mean over documents.
-        model.fit(augmented, labels, qid=np.zeros(n_rows, dtype=np.int64))
+        model.fit(augmented, labels, qid=one_query)
         self.coef_ = model.coef_[:-1].copy()
         self.intercept_ = float(model.coef_[-1] * scaling)
         self.n_features_in_ = n_features
@@ -395,7 +402,7 @@ class AdaRank(_LinearScorer):
         n_estimators: int = 100,
         variant: str = "xu-li",
         repeat: bool = False,
-        relevance_threshold: float = 0.0,
+        relevance_threshold: float = _D["relevance_threshold"],
     ) -> None:
         self.measure = measure
         self.n_estimators = n_estimators
@@ -511,13 +518,13 @@ class DORM(_LinearScorer):
 
     def __init__(
         self,
-        C: float = 1.0,
+        C: float = _D["C"],
         k: Optional[int] = 10,
         depth: Optional[int] = 30,
-        eps: float = 1e-3,
-        max_iter: int = 10000,
-        relevance_threshold: float = 0.0,
-        n_jobs: Optional[int] = None,
+        eps: float = _D["eps"],
+        max_iter: int = _D["max_iter"],
+        relevance_threshold: float = _D["relevance_threshold"],
+        n_jobs: Optional[int] = _D["n_jobs"],
         verbose: int = 0,
         callback: Any = None,
     ) -> None:

@@ -226,9 +226,6 @@ class Binner(TransformerMixin, BaseEstimator):
     def _spec(self) -> BinningSpec:
         return BinningSpec(self.get_params(), self.thresholds_, self.n_features_in_)
 
-    def _flat(self) -> tuple[np.ndarray, np.ndarray]:
-        return self._spec().flat()
-
     def transform(self, X: Any) -> Any:
         """The indicator features of ``X``, as bin codes or as a CSR matrix (``output``).
 

@@ -28,6 +28,7 @@ from ._validation import (
     qid_of,
     query_weights,
 )
+from .persistence import save_model
 
 __all__ = [
     "SkippedQueriesWarning",
@@ -216,10 +217,6 @@ class SVMMap(BaseEstimator):
     1.0
     """
 
-    # Internal solver options passed to the core (benchmarks/solver.py sets
-    # {"method": "plain"} on an instance to time the plain cutting plane); not a parameter.
-    _solver_options: dict = {}
-
     def __init__(
         self,
         C: float = _DEFAULTS["C"],
@@ -338,7 +335,6 @@ class SVMMap(BaseEstimator):
                     callback=on_iteration,
                     with_coef=evals is not None,
                     query_weights=weights,
-                    **self._solver_options,
                 )
             except BaseException:
                 # Interrupted (Ctrl-C), out of memory or refused: no model from an earlier fit
@@ -550,8 +546,6 @@ class SVMMap(BaseEstimator):
         The format is described in ``docs/model-format.md``; read the file back with
         ``svmmap.load_model``. ``svmmap classify`` reads it too.
         """
-        from .io import save_model
-
         save_model(self, path)
 
     def __sklearn_tags__(self) -> Any:

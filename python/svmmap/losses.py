@@ -49,8 +49,11 @@ __all__ = ["structured_hinge", "loss_groups", "loss_names", "LOSSES"]
 #: spellings.
 LOSSES = _core.LOSSES
 
+#: The training defaults, owned by the core's TrainConfig.
+_D = _core.TrainConfig.DEFAULTS
 
-def loss_groups(loss: LossSpec, slack: Slack = "separate") -> List[List[str]]:
+
+def loss_groups(loss: LossSpec, slack: Slack = _D["slack"]) -> List[List[str]]:
     """The slack groups the Rust core trains with, for ``loss`` and ``slack``: one list of loss
     names per slack. A single name is one group; a list with ``slack="separate"`` is one group
     per loss, with ``slack="shared"`` one group whose hinge is the largest of the components'
@@ -64,7 +67,7 @@ def loss_groups(loss: LossSpec, slack: Slack = "separate") -> List[List[str]]:
     return _core.TrainConfig(loss=loss, slack=slack).losses
 
 
-def loss_names(loss: LossSpec, slack: Slack = "separate") -> List[str]:
+def loss_names(loss: LossSpec, slack: Slack = _D["slack"]) -> List[str]:
     """``loss_groups`` spelled as loss names, a shared group as ``"max(a,b,...)"``."""
     return [group[0] if len(group) == 1 else f"max({','.join(group)})" for group in loss_groups(loss, slack)]
 
@@ -73,10 +76,10 @@ def structured_hinge(
     scores: Any,
     labels: Any,
     qid: Any = None,
-    loss: LossSpec = "map",
+    loss: LossSpec = _D["loss"],
     *,
-    slack: Slack = "separate",
-    relevance_threshold: float = 0.0,
+    slack: Slack = _D["slack"],
+    relevance_threshold: float = _D["relevance_threshold"],
     n_jobs: Optional[int] = None,
 ) -> Tuple[float, np.ndarray]:
     """The structural SVM hinge of a ranking loss and its gradient with respect to the scores.

@@ -1,4 +1,4 @@
-"""IR tooling built on the svmmap estimators.
+"""IR tooling built on the svmmap estimators (the ``svmmap`` command line, ``svmmap.cli``, runs it).
 
 - :mod:`svmmap.ir.trec`: TREC run and qrels files, their evaluation.
 - :mod:`svmmap.ir.fusion`: fusion of several retrieval runs into one learned ranking (Meng et al.).
@@ -6,7 +6,6 @@
 - :mod:`svmmap.ir.experiment`: the LETOR fold experiment behind ``svmmap experiment``.
 - :mod:`svmmap.ir.export`: Solr and Elasticsearch LTR model exports.
 - :mod:`svmmap.ir.plot`: convergence, weight and piecewise-score plots (needs matplotlib).
-- :mod:`svmmap.ir.cli`: the ``svmmap`` command line.
 
 The submodules are imported when first used, so that the command line starts without importing
 what it does not need.
@@ -17,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, List
 
-__all__ = ["trec", "fusion", "protocol", "experiment", "export", "plot", "cli"]
+__all__ = ["trec", "fusion", "protocol", "experiment", "export", "plot"]
 
 
 def __getattr__(name: str) -> Any:

@@ -68,9 +68,9 @@ _SOLR_TREES = "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
 
 def _parts(model: Any) -> Tuple[Any, Any]:
     """(binner or None, SVMMap) of a fitted model or Pipeline(Binner, SVMMap)."""
-    from ..io import _split_pipeline
+    from ..persistence import split_pipeline
 
-    binner, svm = _split_pipeline(model)
+    binner, svm = split_pipeline(model)
     svm._check_fitted()
     return binner, svm
 
@@ -97,10 +97,6 @@ def _step_functions(binner: Any, svm: Any) -> list:
     from ..binning import piecewise_scores
 
     return piecewise_scores(binner, svm.coef_)
-
-
-def _f32(x: float) -> np.float32:
-    return np.float32(x)
 
 
 def _largest_f32_at_most(t: float) -> np.float32:

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 from sklearn.pipeline import Pipeline
 
+from .. import _core
 from .._selection import Selection, choose_C
 from .._typing import BinStrategy
 from ..binning import Binner
@@ -45,6 +46,9 @@ __all__ = [
 #: than for raw features because a binned document has many active indicators (about half of
 #: n_thresholds per run), which makes its squared norm, and so the effective C, large.
 DEFAULT_FUSION_C_GRID = (0.01, 0.1, 1.0, 10.0)
+
+#: The training defaults, owned by the core's TrainConfig.
+_D = _core.TrainConfig.DEFAULTS
 
 _NORMALIZE = ("none", "minmax")
 
@@ -213,10 +217,10 @@ class RunFusion:
         strategy: BinStrategy = "quantile",
         normalize: str = "none",
         inner_folds: int = 3,
-        eps: float = 1e-3,
-        max_iter: int = 10000,
+        eps: float = _D["eps"],
+        max_iter: int = _D["max_iter"],
         random_state: Any = 0,
-        n_jobs: Optional[int] = None,
+        n_jobs: Optional[int] = _D["n_jobs"],
     ) -> None:
         self.C = C
         self.n_thresholds = n_thresholds

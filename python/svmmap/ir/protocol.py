@@ -28,6 +28,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline
 
+from .. import _core
 from .._selection import choose_C
 from ..estimator import SkippedQueriesWarning
 
@@ -50,6 +51,9 @@ __all__ = [
 
 #: C values tried when none are given: a wide range, as Yue et al. describe.
 DEFAULT_PROTOCOL_C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+
+#: The training defaults, owned by the core's TrainConfig.
+_D = _core.TrainConfig.DEFAULTS
 
 Factory = Callable[[float], Any]
 MethodSpec = Union[Factory, Tuple[Factory, Sequence[float]]]
@@ -251,7 +255,11 @@ class SingleFeature(BaseEstimator):
     """
 
     def __init__(
-        self, feature: Optional[int] = None, rank: int = 1, C: float = 1.0, relevance_threshold: float = 0.0
+        self,
+        feature: Optional[int] = None,
+        rank: int = 1,
+        C: float = _D["C"],
+        relevance_threshold: float = _D["relevance_threshold"],
     ) -> None:
         self.feature = feature
         self.rank = rank
@@ -314,7 +322,7 @@ def _is_classifier(model: Any) -> bool:
         return getattr(model, "_estimator_type", None) == "classifier"
 
 
-def fit_ranker(model: Any, X: Any, y: Any, qid: Any, *, relevance_threshold: float = 0.0) -> Any:
+def fit_ranker(model: Any, X: Any, y: Any, qid: Any, *, relevance_threshold: float = _D["relevance_threshold"]) -> Any:
     """Fit a ranker: ``model.fit(X, y, qid=qid)``.
 
     For a Pipeline, qid goes to its last step (unless metadata routing is on, when the pipeline
@@ -442,7 +450,7 @@ def evaluate_splits(
     splits: Sequence[QuerySplit],
     *,
     C_grid: Sequence[float] = DEFAULT_PROTOCOL_C_GRID,
-    relevance_threshold: float = 0.0,
+    relevance_threshold: float = _D["relevance_threshold"],
     progress: Optional[Callable[[str], None]] = None,
     description: str = "",
 ) -> ProtocolResult:
@@ -513,7 +521,7 @@ def random_splits(
     n_test: Optional[int] = None,
     C_grid: Sequence[float] = DEFAULT_PROTOCOL_C_GRID,
     random_state: Any = 0,
-    relevance_threshold: float = 0.0,
+    relevance_threshold: float = _D["relevance_threshold"],
     progress: Optional[Callable[[str], None]] = None,
 ) -> ProtocolResult:
     """Yue et al.'s protocol: repeated random query splits, C chosen on validation.
@@ -579,7 +587,7 @@ def given_folds(
     methods: Mapping[str, MethodSpec],
     *,
     C_grid: Sequence[float] = DEFAULT_PROTOCOL_C_GRID,
-    relevance_threshold: float = 0.0,
+    relevance_threshold: float = _D["relevance_threshold"],
     progress: Optional[Callable[[str], None]] = None,
 ) -> ProtocolResult:
     """The protocol on given folds, e.g. LETOR's (:func:`svmmap.datasets.mq2008_folds`).

@@ -27,7 +27,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from .._core import DataFormatError
-from ..io import PathLike, _integer, _number, _split_fields, _text_lines, write_atomic
+from .._text import PathLike, integer, number, split_fields, text_lines, write_atomic
 
 __all__ = [
     "Run",
@@ -287,8 +287,8 @@ def _open_lines(path: PathLike) -> Iterable[tuple]:
     whitespace only (a no-break space belongs to its field), and bytes that are not UTF-8 are
     an error naming the line and field."""
     name = os.fspath(path)
-    for lineno, raw in _text_lines(name):
-        yield name, lineno, _split_fields(name, lineno, raw)
+    for lineno, raw in text_lines(name):
+        yield name, lineno, split_fields(name, lineno, raw)
 
 
 def _first_duplicate(qid: List[str], docno: List[str]) -> Optional[tuple]:
@@ -339,11 +339,11 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
             )
         q, _, d, r, sc, t = fields
         try:
-            r_val = _integer(r)
+            r_val = integer(r)
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 4 (rank) must be an integer, got {r!r}") from None
         try:
-            s_val = _number(sc)
+            s_val = number(sc)
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 5 (score) must be a number, got {sc!r}") from None
         if s_val - s_val != 0.0:  # NaN or infinite
@@ -408,7 +408,7 @@ def read_qrels(path: PathLike) -> Qrels:
             )
         q, _, d, r = fields
         try:
-            r_val = _integer(r)
+            r_val = integer(r)
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 4 (relevance) must be an integer, got {r!r}") from None
         first = seen.setdefault((q, d), lineno)

@@ -1,0 +1,56 @@
+"""The ``svmmap`` command line: ``svmmap learn | classify | evaluate | export | experiment |
+fuse | protocol`` (SVM^map style).
+
+``parser`` builds the arguments of every command; each command runs in the module of its
+group (``learn``: learn and classify, ``evaluate``, ``export``, ``fuse``, ``experiment``:
+experiment and protocol), which imports what it needs when it runs, so that ``svmmap --help``
+and ``svmmap classify`` start without scikit-learn.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import List, Optional
+
+__all__ = ["main"]
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the command in ``argv`` (by default the process's arguments) and return the exit
+    status: 0, 2 after an error (printed as ``svmmap COMMAND: error: ...``), 130 when
+    interrupted."""
+    from .._core import DataFormatError, ModelFormatError
+    from .evaluate import run_evaluate
+    from .experiment import run_experiment, run_protocol
+    from .export import run_export
+    from .fuse import run_fuse
+    from .learn import run_classify, run_learn
+    from .parser import build_parser
+
+    args = build_parser().parse_args(argv)
+    handlers = {
+        "learn": run_learn,
+        "classify": run_classify,
+        "evaluate": run_evaluate,
+        "experiment": run_experiment,
+        "fuse": run_fuse,
+        "protocol": run_protocol,
+        "export": run_export,
+    }
+    try:
+        handlers[args.command](args)
+    except (DataFormatError, ModelFormatError, OSError, ValueError) as exc:
+        print(f"svmmap {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:
+        print(f"svmmap {args.command}: error: out of memory: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        # Outputs are written atomically at the end, so an interrupted command leaves none.
+        print(f"svmmap {args.command}: interrupted; nothing was written", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""``svmmap learn`` and ``svmmap classify``: train a model file, score a data file with one."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from typing import TYPE_CHECKING, Optional, TextIO
+
+from ._files import refuse_overwriting_inputs
+
+if TYPE_CHECKING:
+    from .._typing import IterationRecord
+
+__all__ = ["run_learn", "run_classify"]
+
+
+class _ProgressDisplay:
+    """``svmmap learn -v``: per-iteration progress on stderr.
+
+    On a terminal one status line is rewritten in place; otherwise (a log file, a pipe) every
+    iteration gets its own line. The bar estimates how far the duality gap has come from its
+    first value to its target, the fit's tolerance (eps * C * slack groups, from the core), on a
+    log scale, which is how cutting-plane gaps shrink.
+    """
+
+    def __init__(self, target_gap: float, stream: Optional[TextIO] = None, width: int = 20) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.target = target_gap
+        self.width = width
+        self.first_gap: Optional[float] = None
+        self.last_length = 0
+
+    def fraction(self, gap: float) -> float:
+        import numpy as np
+
+        if gap <= self.target:
+            return 1.0
+        first = self.first_gap if self.first_gap is not None else gap
+        if first <= self.target or first <= gap:
+            return 0.0
+        return float(np.clip(np.log(first / gap) / np.log(first / self.target), 0.0, 1.0))
+
+    def __call__(self, record: "IterationRecord") -> bool:
+        gap = record["gap"]
+        if self.first_gap is None:
+            self.first_gap = gap
+        done = self.fraction(gap)
+        filled = int(round(done * self.width))
+        line = (
+            f"iter {record['iteration']:4d} [{'#' * filled}{'.' * (self.width - filled)}] {100 * done:3.0f}%  "
+            f"primal {record['primal']:.6g}  dual {record['dual']:.6g}  "
+            f"gap {gap:.3g} (target {self.target:.3g})  "
+            f"cuts {record['n_active']}/{record['n_cuts']}  {record['seconds']:.2f}s"
+        )
+        if self.tty:
+            pad = " " * max(0, self.last_length - len(line))
+            self.stream.write("\r" + line + pad)
+            self.last_length = len(line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+        return False
+
+    def close(self) -> None:
+        if self.tty and self.last_length:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def run_learn(args: argparse.Namespace) -> None:
+    from ..estimator import SVMMap
+    from ..io import load_letor
+
+    refuse_overwriting_inputs(
+        "MODEL", args.model, [("TRAIN", args.train)] + ([("--group", args.group)] if args.group else [])
+    )
+    X, y, qid = load_letor(args.train, group=args.group, missing=args.missing)
+    model = SVMMap(
+        C=args.C,
+        loss=args.loss,
+        eps=args.eps,
+        max_iter=args.max_iter,
+        relevance_threshold=args.relevance_threshold,
+        n_jobs=args.n_jobs,
+    )
+    # The target is the core's tolerance (eps * C * slack groups), not a restatement of it.
+    display = _ProgressDisplay(model._config().tolerance) if args.verbose else None
+    model.set_params(callback=display)
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if args.missing == "nan":
+                # A linear model has no weight for "missing"; binning gives every feature an
+                # indicator column for it, whose weight the SVM learns like any other.
+                from sklearn.pipeline import make_pipeline
+
+                from ..binning import Binner
+
+                binner = Binner(n_thresholds=args.bins, missing="indicator", n_jobs=args.n_jobs)
+                make_pipeline(binner, model).fit(X, y, svmmap__qid=qid)
+            else:
+                model.fit(X, y, qid=qid)
+    finally:
+        if display is not None:
+            display.close()
+    for w in caught:
+        print(f"svmmap: warning: {w.message}", file=sys.stderr)
+    # The callback is a property of this run, not of the model.
+    model.set_params(callback=None)
+    if args.missing == "nan":
+        from ..persistence import save_model
+
+        save_model(make_pipeline(binner, model), args.model)
+    else:
+        model.save(args.model)
+    print(
+        f"trained on {model.n_queries_} queries in {time.perf_counter() - start:.2f}s: "
+        f"{model.n_iter_} iterations, primal {model.objective_:.6g}, gap {model.gap_:.3g}, "
+        f"{model.n_cuts_} active cuts; model written to {args.model}",
+        file=sys.stderr,
+    )
+
+
+def run_classify(args: argparse.Namespace) -> None:
+    # The model file is scored without building an estimator, so that this command does not
+    # import scikit-learn (seconds) for a job that is one matrix-vector product.
+    from .._model_file import read_model
+    from .._validation import n_threads
+    from ..io import load_letor, save_predictions
+    from ..metrics import mean_average_precision
+
+    refuse_overwriting_inputs("PREDICTIONS", args.predictions, [("TEST", args.test), ("MODEL", args.model)])
+    model = read_model(args.model)
+    # A binned model takes the binner's input features.
+    n_expected = model.n_input_features
+    layout = {"group": args.group, "missing": args.missing}
+    X, y, qid = load_letor(args.test, n_features=None, **layout)
+    if X.shape[1] < n_expected:
+        # A test file may simply not mention the last features; they are zero. Widened here
+        # rather than read again, so that TEST may be a pipe (/dev/stdin).
+        if hasattr(X, "indptr"):
+            X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_expected))
+        else:
+            import numpy as np
+
+            X = np.hstack([X, np.zeros((X.shape[0], n_expected - X.shape[1]), dtype=X.dtype)])
+    elif X.shape[1] > n_expected:
+        raise ValueError(
+            f"{args.test} has features up to index {X.shape[1]}, but the model {args.model} "
+            f"was trained on {n_expected} features"
+        )
+    scores = model.predict(X, n_threads(args.n_jobs))
+    save_predictions(args.predictions, scores)
+    map_ = mean_average_precision(y, scores, qid, relevance_threshold=model.relevance_threshold)
+    map_trec = mean_average_precision(
+        y, scores, qid, relevance_threshold=model.relevance_threshold, conventions="trec_eval"
+    )
+    print(
+        f"{len(scores)} scores written to {args.predictions}; MAP {map_:.4f} (conventions svmmap: queries "
+        f"without a relevant document skipped; {map_trec:.4f} with trec_eval's, which counts them 0)",
+        file=sys.stderr,
+    )

@@ -1,0 +1,347 @@
+"""The ``svmmap`` command line's argument parser: one function per command, and the argument
+types that check values as argparse reads them (so that the message names the option).
+
+Building the parser imports nothing heavy: ``svmmap --help`` starts without scikit-learn or
+SciPy. The training defaults shown are the core's (``_core.TrainConfig.DEFAULTS``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, List
+
+from .. import _core
+
+__all__ = ["build_parser"]
+
+#: The training defaults, owned by the core's TrainConfig (the estimators show the same ones).
+_D = _core.TrainConfig.DEFAULTS
+
+
+def _floats(text: str) -> List[float]:
+    """A C grid: comma-separated finite numbers > 0, at least one (argparse names the option)."""
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers > 0 without empty items, got {text!r}")
+    values = []
+    for t in items:
+        try:
+            v = float(t)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {t!r} in {text!r}") from None
+        if not (v > 0 and v != float("inf")):
+            raise argparse.ArgumentTypeError(f"every C must be a finite number > 0, got {t!r} in {text!r}")
+        values.append(v)
+    return values
+
+
+def _finite(text: str) -> float:
+    """A finite number (a NaN threshold would make every document non-relevant)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if v != v or v in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return v
+
+
+def _at_least(lo: int):
+    """An argparse type: an integer >= lo (argparse names the option in its error)."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {lo}, got {text!r}") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {lo}, got {v}")
+        return v
+
+    parse.__name__ = f"integer >= {lo}"
+    return parse
+
+
+def _n_jobs(text: str) -> int:
+    """A thread count under scikit-learn's n_jobs rule; the rule and its message are the core's."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer thread count, got {text!r}") from None
+    try:
+        _core.n_threads(v)
+    except (ValueError, OverflowError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return v
+
+
+def _fold_numbers(text: str) -> List[int]:
+    """--folds of `svmmap experiment`: comma-separated fold numbers >= 1, at least one."""
+    items = [t.strip() for t in text.split(",")]
+    if not all(t.isdigit() and int(t) >= 1 for t in items):
+        raise argparse.ArgumentTypeError(f"expected comma-separated fold numbers >= 1, got {text!r}")
+    return [int(t) for t in items]
+
+
+def _loss_spec(text: str):
+    """--loss: one loss name, or a comma-separated combination (SVMMap(loss=[...]), one slack
+    per loss); commas inside max(...) belong to the shared-slack loss. The core checks the
+    names and refuses a loss listed twice."""
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    items.append(text[start:].strip())
+    return items[0] if len(items) == 1 else items
+
+
+def _data_layout_options(parser: argparse.ArgumentParser, data: str) -> None:
+    """--group and --missing: LightGBM's layout and LETOR's Feature-null files."""
+    parser.add_argument(
+        "--group",
+        default=None,
+        metavar="FILE",
+        help=f"query sizes, one per line (LightGBM's .query file), for a {data} without qid: fields "
+        f"(default: {data}.query when it exists)",
+    )
+    parser.add_argument(
+        "--missing",
+        default="error",
+        choices=["error", "nan"],
+        help="NULL feature values (LETOR Feature-null files): refuse them (default) or read them as "
+        "missing; learn then trains Binner(missing='indicator') + SVMMap, a model with a score of "
+        "its own for a missing value",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command; ``main`` dispatches on its ``command``."""
+    p = argparse.ArgumentParser(
+        prog="svmmap",
+        description="Structural SVMs that optimize ranking metrics (MAP, ...) directly.",
+    )
+    from .. import __version__
+
+    p.add_argument("--version", action="version", version=f"svmmap {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_learn, _classify, _evaluate, _export, _experiment, _fuse, _protocol):
+        add(sub)
+    return p
+
+
+def _learn(sub: Any) -> None:
+    """``svmmap learn TRAIN MODEL``: the training parameters and the data layout."""
+    learn = sub.add_parser("learn", help="train a model on a LETOR/svmlight file")
+    learn.add_argument("-c", type=float, default=_D["C"], dest="C", help=f"trade-off C of OP 1 (default {_D['C']:g})")
+    learn.add_argument("-e", type=float, default=_D["eps"], dest="eps", help=f"tolerance eps (default {_D['eps']:g})")
+    learn.add_argument(
+        "--loss",
+        type=_loss_spec,
+        default=_D["loss"],
+        help=f"loss to optimize, or comma-separated losses to combine (default {_D['loss']})",
+    )
+    learn.add_argument(
+        "--max-iter", type=_at_least(1), default=_D["max_iter"], help=f"iteration limit (default {_D['max_iter']})"
+    )
+    learn.add_argument(
+        "--relevance-threshold",
+        type=float,
+        default=_D["relevance_threshold"],
+        help=f"relevant means label > this (default {_D['relevance_threshold']:g})",
+    )
+    learn.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help="threads (default: all cores)")
+    learn.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="show progress: primal, dual, gap (against its target, eps * C * slack groups), cuts and seconds per "
+        "iteration (one status line on a terminal, one line per iteration otherwise)",
+    )
+    _data_layout_options(learn, "TRAIN")
+    learn.add_argument(
+        "--bins",
+        type=int,
+        default=50,
+        help="with --missing nan: thresholds per feature of the binner (default 50)",
+    )
+    learn.add_argument("train", metavar="TRAIN")
+    learn.add_argument("model", metavar="MODEL")
+
+
+def _classify(sub: Any) -> None:
+    """``svmmap classify TEST MODEL PREDICTIONS``."""
+    classify = sub.add_parser("classify", help="score a LETOR/svmlight file with a model")
+    classify.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
+    _data_layout_options(classify, "TEST")
+    classify.add_argument("test", metavar="TEST")
+    classify.add_argument("model", metavar="MODEL")
+    classify.add_argument("predictions", metavar="PREDICTIONS")
+
+
+def _evaluate(sub: Any) -> None:
+    """``svmmap evaluate``: DATA PREDICTIONS, or a TREC run against qrels."""
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="evaluate predictions against a data file, or a TREC run against qrels",
+        description="Either DATA PREDICTIONS (a LETOR/svmlight file and one score per line; "
+        "svmmap.metrics with named conventions), or --run RUN --qrels QRELS (a TREC run, "
+        "evaluated as trec_eval does through ir_measures: map, ndcg@k, p@k, recall@k, rprec, "
+        "bpref, mrr, err@k, success@k, judged@k, or ir_measures' and trec_eval's names).",
+    )
+    evaluate.add_argument(
+        "--metrics",
+        default=None,
+        help="comma-separated metrics (default map,ndcg@10,mrr@10,roc,p@10 for DATA "
+        "PREDICTIONS; map,ndcg@10,p@10,recall@100,rprec,bpref,mrr for --run)",
+    )
+    evaluate.add_argument(
+        "--conventions",
+        default=None,
+        choices=["svmmap", "trec_eval", "letor"],
+        help="named conventions (default svmmap for DATA PREDICTIONS, trec_eval for --run); "
+        "the options below override single conventions of DATA PREDICTIONS",
+    )
+    evaluate.add_argument("--ties", default=None, choices=["pessimistic", "input"])
+    evaluate.add_argument("--gain", default=None, choices=["exp", "linear"])
+    evaluate.add_argument("--no-relevant", default=None, choices=["skip", "0", "1"])
+    evaluate.add_argument("--relevance-threshold", type=_finite, default=None)
+    evaluate.add_argument("--run", default=None, metavar="RUN", help="a TREC run: qid Q0 docno rank score tag")
+    evaluate.add_argument("--qrels", default=None, metavar="QRELS", help="TREC qrels: qid iteration docno relevance")
+    evaluate.add_argument("-q", "--per-query", action="store_true", help="also print the value of every query")
+    evaluate.add_argument("data", metavar="DATA", nargs="?")
+    evaluate.add_argument("predictions", metavar="PREDICTIONS", nargs="?")
+
+
+def _export(sub: Any) -> None:
+    """``svmmap export``: a model file as a Solr or Elasticsearch LTR model."""
+    export = sub.add_parser(
+        "export",
+        help="write a model file as a Solr LTR or Elasticsearch LTR model (JSON)",
+        description="Linear models become Solr LinearModel / Elasticsearch model/linear; models on "
+        "binned features become one regression tree per base feature (Solr "
+        "MultipleAdditiveTreesModel / Elasticsearch model/xgboost+json). See svmmap.ir.export.",
+    )
+    export.add_argument("--to", required=True, choices=["solr", "elasticsearch"], help="the search engine")
+    export.add_argument("--name", default="svmmap", help="the model's name in the engine (default svmmap)")
+    export.add_argument("--store", default=None, help="Solr feature store (default: Solr's default store)")
+    export.add_argument(
+        "--feature-names",
+        default=None,
+        help="comma-separated names of the engine's features, one per model input "
+        "(default: the names in the model file, else f1,f2,...)",
+    )
+    export.add_argument("model", metavar="MODEL")
+    export.add_argument("out", metavar="OUT", help="where to write the JSON (atomically)")
+
+
+def _experiment(sub: Any) -> None:
+    """``svmmap experiment``: train/validate/test on LETOR folds."""
+    exp = sub.add_parser(
+        "experiment",
+        help="train/validate/test on LETOR folds (default: the bundled MQ2008)",
+    )
+    exp.add_argument(
+        "--data", default=None, help="directory with Fold*/{train,vali,test}.txt (default: bundled MQ2008)"
+    )
+    exp.add_argument(
+        "--C", type=_floats, default=[0.1, 1.0, 10.0, 100.0, 1000.0], dest="C_grid", help="comma-separated C grid"
+    )
+    exp.add_argument("--eps", type=float, default=_D["eps"])
+    exp.add_argument("--loss", type=_loss_spec, default=_D["loss"])
+    exp.add_argument("--folds", type=_fold_numbers, default=None, help="comma-separated fold numbers (default: all)")
+    exp.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
+    exp.add_argument("-q", "--quiet", action="store_true", help="print only the table")
+
+
+def _fuse(sub: Any) -> None:
+    """``svmmap fuse``: TREC runs fused by SVM-map with query-level cross-validation."""
+    fuse = sub.add_parser(
+        "fuse",
+        help="fuse TREC runs with SVM-map on binned scores (query-level cross-validation)",
+        description=(
+            "Learns to combine the scores of several TREC runs into one ranking that maximizes MAP "
+            "(Yue et al. 2007, section 4). Every query of the output is scored by a model trained "
+            "without it (k folds over queries); C is chosen by an inner cross-validation."
+        ),
+    )
+    fuse.add_argument("--qrels", required=True, metavar="QRELS", help="TREC qrels: qid iteration docno relevance")
+    fuse.add_argument("--runs", required=True, nargs="+", metavar="RUN", help="TREC runs: qid Q0 docno rank score tag")
+    fuse.add_argument("--out", required=True, metavar="FUSED", help="where to write the fused run")
+    fuse.add_argument("--folds", type=_at_least(2), default=5, help="folds over queries (default 5)")
+    fuse.add_argument(
+        "--C",
+        type=_floats,
+        default=None,
+        dest="C_grid",
+        help="comma-separated C grid, chosen by inner cross-validation (default 0.01,0.1,1,10); one value fixes C",
+    )
+    fuse.add_argument(
+        "--inner-folds", type=_at_least(2), default=3, help="folds of the inner cross-validation for C (default 3)"
+    )
+    fuse.add_argument("--thresholds", type=_at_least(1), default=50, help="thresholds per run (default 50)")
+    fuse.add_argument("--strategy", default="quantile", choices=["quantile", "uniform"])
+    fuse.add_argument(
+        "--normalize", default="none", choices=["none", "minmax"], help="per-query score normalization before binning"
+    )
+    fuse.add_argument("--depth", type=_at_least(1), default=None, help="write at most this many documents per query")
+    fuse.add_argument("--tag", default="svmmap-fusion", help="run tag of the output (default svmmap-fusion)")
+    fuse.add_argument("--seed", type=_at_least(0), default=0, help="seed of the fold assignments (default 0)")
+    fuse.add_argument("--eps", type=float, default=_D["eps"])
+    fuse.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
+    fuse.add_argument("-q", "--quiet", action="store_true", help="print only the table")
+
+
+def _protocol(sub: Any) -> None:
+    """``svmmap protocol``: Yue et al.'s comparison protocol."""
+    prot = sub.add_parser(
+        "protocol",
+        help="compare rankers with Yue et al.'s protocol (random splits or folds, Wilcoxon, W/L)",
+        description=(
+            "Repeated random query splits (default 10 training, 5 validation, the rest test, 50 trials) "
+            "or given folds; C chosen on validation for every method; per-query AP, wins/losses and "
+            "the two-sided Wilcoxon signed-rank test against the first method; a table laid out like "
+            "Yue et al. Tables 6-11."
+        ),
+    )
+    prot.add_argument(
+        "--data",
+        default=None,
+        help="a LETOR file (random splits) or a directory with Fold*/{train,vali,test}.txt (default: bundled MQ2008)",
+    )
+    prot.add_argument("--design", default="random", choices=["random", "folds"])
+    prot.add_argument(
+        "--methods",
+        default="map,roc,best",
+        help="comma-separated methods, the first is the reference: a loss name for SVMMap(loss=...) "
+        "(map, roc, ndcg@10, ...), best/best2/best3 (the best single feature on the training "
+        "queries), feature:N (feature N, 1-based), or LABEL=module:callable (called with C=...). "
+        "Default map,roc,best",
+    )
+    prot.add_argument("--trials", type=_at_least(1), default=50)
+    prot.add_argument("--train", type=_at_least(1), default=10, help="training queries per trial (default 10)")
+    prot.add_argument("--vali", type=_at_least(1), default=5, help="validation queries per trial (default 5)")
+    prot.add_argument("--test", type=_at_least(1), default=None, help="test queries per trial (default: all the rest)")
+    prot.add_argument(
+        "--C", type=_floats, default=None, dest="C_grid", help="comma-separated C grid (default 0.01,0.1,1,10,100,1000)"
+    )
+    prot.add_argument(
+        "--features",
+        default=None,
+        help="use only these features: comma-separated 1-based indices, LETOR 4.0 names, or 'retrieval' "
+        "(the 25 TF-IDF/BM25/LMIR features of MQ2007/MQ2008)",
+    )
+    prot.add_argument(
+        "--bin",
+        type=_at_least(1),
+        default=None,
+        metavar="N",
+        help="bin the features into N thresholds each (Yue et al. 4.2) for the learned methods",
+    )
+    prot.add_argument("--seed", type=_at_least(0), default=0)
+    prot.add_argument("--eps", type=float, default=_D["eps"])
+    prot.add_argument("--show-p", action="store_true", help="add a column of Wilcoxon p-values")
+    prot.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
+    prot.add_argument("-q", "--quiet", action="store_true", help="print only the table")
