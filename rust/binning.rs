@@ -246,7 +246,7 @@ fn fit_ordered<S: OrderedValues>(
             let mut left = n_thresholds;
             // A cut may sort a bucket of a long column; Ctrl-C stops between cuts (the
             // caller reports it and drops the thresholds).
-            while left > 0 && !crate::cancel::requested() {
+            while left > 0 && !crate::runtime::cancel::requested() {
                 let remaining = m - pos;
                 let ideal = pos + remaining.div_ceil(left + 1);
                 // The run of equal values that holds the ideal bin's last value.
@@ -511,7 +511,7 @@ fn fit_group<T: Scalar, K: OrderKey>(
     let mut any_nan = false;
     for (b, rows) in x[..n_rows * n_cols].chunks(BLOCK * n_cols).enumerate() {
         // A tall group takes seconds; Ctrl-C stops it here (the caller reports it).
-        if crate::cancel::requested() {
+        if crate::runtime::cancel::requested() {
             return Vec::new();
         }
         stage.clear();
@@ -544,7 +544,7 @@ fn fit_group<T: Scalar, K: OrderKey>(
     let mut keys = std::mem::take(&mut buf.keys);
     let out = keys
         .iter()
-        .take_while(|_| !crate::cancel::requested())
+        .take_while(|_| !crate::runtime::cancel::requested())
         .map(|k| fit_column(k, buf, n_thresholds, strategy))
         .collect();
     buf.keys = std::mem::take(&mut keys);
@@ -574,7 +574,7 @@ fn fit_column<K: OrderKey>(
     // takes most of a second.
     const CHECK: usize = 1 << 20;
     for chunk in keys.chunks(CHECK) {
-        if crate::cancel::requested() {
+        if crate::runtime::cancel::requested() {
             return Vec::new();
         }
         for k in chunk {
@@ -591,7 +591,7 @@ fn fit_column<K: OrderKey>(
     grouped.clear();
     grouped.resize(keys.len(), K::default());
     for chunk in keys.chunks(CHECK) {
-        if crate::cancel::requested() {
+        if crate::runtime::cancel::requested() {
             return Vec::new();
         }
         for &k in chunk {
@@ -631,8 +631,8 @@ pub fn fit<T: Scalar>(
         Strategy::Quantile => n_thresholds.min(n_rows),
         Strategy::Uniform => n_thresholds,
     };
-    crate::memory::check(
-        crate::memory::bytes_of(per_column, 8).saturating_mul(n_cols as u64),
+    crate::runtime::memory::check(
+        crate::runtime::memory::bytes_of(per_column, 8).saturating_mul(n_cols as u64),
         || {
             (
                 format!("fitting {n_thresholds} thresholds for each of {n_cols} features"),
@@ -665,7 +665,7 @@ pub fn fit<T: Scalar>(
             );
             let mut out = Vec::new();
             for g in (worker..groups.len()).step_by(workers) {
-                if crate::cancel::requested() {
+                if crate::runtime::cancel::requested() {
                     break;
                 }
                 let fitted = if is_f32 {
@@ -696,7 +696,7 @@ pub fn fit<T: Scalar>(
         .collect();
     per_group.sort_unstable_by_key(|&(g, _)| g);
     let per_feature = per_group.into_iter().flat_map(|(_, k)| k);
-    crate::cancel::check()?;
+    crate::runtime::cancel::check()?;
     let mut offsets = Vec::with_capacity(n_cols + 1);
     offsets.push(0);
     let mut values = Vec::new();
@@ -801,14 +801,14 @@ pub fn transform<T: Scalar, I: IndexInt>(
         .par_chunks_mut(ROW_CHUNK)
         .enumerate()
         .for_each(|(c, chunk)| {
-            if crate::cancel::requested() {
+            if crate::runtime::cancel::requested() {
                 return;
             }
             for (i, n) in chunk.iter_mut().enumerate() {
                 *n = bin_row::<T, I>(row(c * ROW_CHUNK + i), th, &starts, None);
             }
         });
-    crate::cancel::check()?;
+    crate::runtime::cancel::check()?;
     let mut indptr = Vec::with_capacity(n_rows + 1);
     let mut total = 0usize;
     indptr.push(I::from_usize(0));
@@ -826,8 +826,8 @@ pub fn transform<T: Scalar, I: IndexInt>(
         bounds.push(total);
     }
 
-    crate::memory::check(
-        crate::memory::bytes_of(total, std::mem::size_of::<I>()),
+    crate::runtime::memory::check(
+        crate::runtime::memory::bytes_of(total, std::mem::size_of::<I>()),
         || {
             (
                 format!("the indicator matrix of {n_rows} rows ({total} stored values)"),
@@ -849,7 +849,7 @@ pub fn transform<T: Scalar, I: IndexInt>(
         rest = tail;
     }
     pieces.into_par_iter().for_each(|(lo, hi, piece)| {
-        if crate::cancel::requested() {
+        if crate::runtime::cancel::requested() {
             return;
         }
         let mut at = 0;
@@ -857,7 +857,7 @@ pub fn transform<T: Scalar, I: IndexInt>(
             at += bin_row(row(i), th, &starts, Some(&mut piece[at..]));
         }
     });
-    crate::cancel::check()?;
+    crate::runtime::cancel::check()?;
     Ok(Indicators {
         indptr,
         indices,
@@ -894,8 +894,8 @@ pub fn codes<T: Scalar, C: Code>(
     if let Some((r, c, v)) = first_bad(x, n_cols, missing) {
         return Err(bad_value_error(r, c, v));
     }
-    crate::memory::check(
-        crate::memory::bytes_of(x.len(), std::mem::size_of::<C>()),
+    crate::runtime::memory::check(
+        crate::runtime::memory::bytes_of(x.len(), std::mem::size_of::<C>()),
         || {
             (
                 format!("the bin codes of {n_rows} rows and {n_cols} features"),
@@ -910,7 +910,7 @@ pub fn codes<T: Scalar, C: Code>(
     out.par_chunks_mut(ROW_CHUNK * n_cols)
         .zip(x.par_chunks(ROW_CHUNK * n_cols))
         .for_each(|(o, xs)| {
-            if crate::cancel::requested() {
+            if crate::runtime::cancel::requested() {
                 return;
             }
             for (o_row, x_row) in o.chunks_exact_mut(n_cols).zip(xs.chunks_exact(n_cols)) {
@@ -927,7 +927,7 @@ pub fn codes<T: Scalar, C: Code>(
                 }
             }
         });
-    crate::cancel::check()?;
+    crate::runtime::cancel::check()?;
     Ok(out)
 }
 

@@ -18,8 +18,8 @@
 
 use rayon::prelude::*;
 
-use super::RowMatrix;
 use crate::binning::{Missing, Thresholds};
+use crate::data::matrix::RowMatrix;
 use crate::error::{Error, Result};
 
 /// Unsigned integer types that hold bin codes.
@@ -353,7 +353,7 @@ mod tests {
     fn cut_sums_on_codes_equal_those_on_indicators_for_any_thread_count() {
         use crate::data::QueryGroups;
         use crate::oracle::{from_name, Oracle};
-        use crate::parallel::with_threads;
+        use crate::runtime::pool::with_threads;
         use crate::solver::cutting_plane::RankingProblem;
         let (th, codes, ind, n, d) = case(3, Missing::Indicator);
         let ones = vec![1.0f64; ind.indices.len()];

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use super::arrays::*;
 use super::to_py;
 use crate::binning;
-use crate::parallel::with_threads;
+use crate::runtime::pool::with_threads;
 
 pub(super) fn thresholds_from(
     values: &PyReadonlyArray1<'_, f64>,

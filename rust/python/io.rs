@@ -11,7 +11,7 @@ use super::{detach, to_py};
 use crate::data::reader::{read_letor, FromF64, LetorData, ReadOptions};
 use crate::error::Error;
 use crate::model::ModelFile;
-use crate::parallel::with_threads;
+use crate::runtime::pool::with_threads;
 
 pub(super) fn letor_dict<'py, T: FromF64 + numpy::Element>(
     py: Python<'py>,
@@ -134,5 +134,5 @@ pub(super) fn _debug_write_atomic(
 /// in a rayon worker (place="worker"), so that tests can check that no panic reaches Python.
 #[pyfunction]
 pub(super) fn _debug_panic(py: Python<'_>, place: &str) -> PyResult<()> {
-    detach(py, || crate::guard::debug_panic(place)).map_err(to_py)
+    detach(py, || crate::runtime::guard::debug_panic(place)).map_err(to_py)
 }
