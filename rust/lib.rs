@@ -4,6 +4,7 @@
 //! borrowed slices so that the Python bindings (`python/`, behind the `python` feature) can
 //! hand numpy and scipy buffers over without copying them.
 
+pub mod atomic;
 pub mod binning;
 pub mod data;
 pub mod error;

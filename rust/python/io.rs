@@ -101,7 +101,7 @@ pub(super) fn save_model_json(py: Python<'_>, path: &str, text: &str) -> PyResul
 /// Writes bytes to `path` atomically (temporary file, fsync, rename).
 #[pyfunction]
 pub(super) fn write_atomic(py: Python<'_>, path: &str, data: &[u8]) -> PyResult<()> {
-    detach(py, || crate::model::write_atomic(path, data)).map_err(to_py)
+    detach(py, || crate::atomic::write_atomic(path, data)).map_err(to_py)
 }
 
 /// `write_atomic` that calls `before_rename()` once the data is on disk and before the rename,
@@ -115,7 +115,7 @@ pub(super) fn _debug_write_atomic(
 ) -> PyResult<()> {
     let mut raised: Option<PyErr> = None;
     let result = detach(py, || {
-        crate::model::write_atomic_then(path, data, &mut || {
+        crate::atomic::write_atomic_then(path, data, &mut || {
             Python::attach(|py| before_rename.call0(py).map(|_| ())).map_err(|e| {
                 let message = e.to_string();
                 raised = Some(e);
