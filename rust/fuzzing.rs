@@ -23,6 +23,7 @@ use std::sync::OnceLock;
 use crate::data::reader::{parse_stream, FromF64, LetorData, ReadOptions};
 use crate::data::{DenseView, QueryGroups, RowMatrix};
 use crate::error::Error;
+use crate::oracle::interface::dot;
 use crate::oracle::{self, testing, Oracle};
 use crate::solver::{self, Control, Options, StopReason, Summary};
 
@@ -275,7 +276,7 @@ pub fn check_oracle(data: &[u8]) {
             .zip(&scores)
             .map(|(c, s)| (c * s).abs())
             .sum::<f64>();
-    let hinge = delta - oracle::dot(&coef, &scores);
+    let hinge = delta - dot(&coef, &scores);
     assert!(
         hinge >= -1e-9 * magnitude,
         "{name}: hinge {hinge} < 0 for scores {scores:?}, relevant {relevant:?}"
@@ -286,7 +287,7 @@ pub fn check_oracle(data: &[u8]) {
     let rr: Vec<bool> = relevant.iter().rev().copied().collect();
     let mut rc = vec![0.0; n];
     let rdelta = oracle.argmax(&rs, &rr, &mut rc);
-    let rhinge = rdelta - oracle::dot(&rc, &rs);
+    let rhinge = rdelta - dot(&rc, &rs);
     assert!(
         (rhinge - hinge).abs() <= 1e-9 * magnitude,
         "{name}: hinge {hinge} vs {rhinge} after reversing {scores:?} {relevant:?}"
@@ -429,10 +430,10 @@ impl TinyProblem {
             } else {
                 let mut coef = vec![0.0; rows.len()];
                 let delta = oracle.argmax_labels(&scores, &labels, &relevant, &mut coef);
-                delta - oracle::dot(&coef, &scores)
+                delta - dot(&coef, &scores)
             };
         }
-        0.5 * oracle::dot(w, w) + self.c / usable.max(1) as f64 * total
+        0.5 * dot(w, w) + self.c / usable.max(1) as f64 * total
     }
 }
 
@@ -490,7 +491,7 @@ pub fn check_solver(data: &[u8]) {
     // pull w by 1e-8 at no visible cost), so each enters the bound with that slack.
     let slack = |gap: f64, primal: f64| (2.0 * (gap.max(0.0) + 1e-9 * (1.0 + primal.abs()))).sqrt();
     let bound = slack(s.gap, s.primal) + slack(s3.gap, s3.primal);
-    let norm = oracle::dot(&w, &w).sqrt();
+    let norm = dot(&w, &w).sqrt();
     assert!(
         distance <= bound + 1e-9 * (1.0 + norm) || !is_convex(name),
         "{name}: |w - w_reversed| = {distance} > {bound}"

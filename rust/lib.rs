@@ -4,21 +4,19 @@
 //! borrowed slices so that the Python bindings (`python/`, behind the `python` feature) can
 //! hand numpy and scipy buffers over without copying them.
 
+pub mod atomic;
 pub mod binning;
-pub mod cancel;
 pub mod data;
 pub mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod guard;
-pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod oracle;
-pub mod parallel;
 #[cfg(test)]
 mod proptests;
+pub mod runtime;
 pub mod solver;
 
 #[cfg(feature = "python")]

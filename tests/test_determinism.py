@@ -70,7 +70,8 @@ def test_row_order_never_moves_the_model_beyond_the_gap_bound(fold1):
 
 def test_tied_documents_are_interchangeable():
     # Two documents of one relevance class with equal scores share their coefficient
-    # (oracle::average_ties): swapping two identical rows cannot change anything, bit for bit.
+    # (oracle::sorting::average_ties): swapping two identical rows cannot change anything,
+    # bit for bit.
     rng = np.random.default_rng(3)
     X = rng.integers(0, 3, size=(60, 4)).astype(float)
     X[1] = X[0]

@@ -2,7 +2,7 @@
 
 - Every command that writes refuses an output path that is one of its inputs, compared by
   device and inode (os.path.samefile): the same name, a symbolic link to it, a hard link.
-- Atomic writes (``rust/model.rs`` write_atomic, used by every writer in Python) keep the
+- Atomic writes (``rust/atomic.rs`` write_atomic, used by every writer in Python) keep the
   existing file's permission bits, write through a symbolic link to its target instead of
   replacing the link, write FIFOs and character devices (``/dev/stdout``) in place instead of
   renaming a file over them, and refuse sockets.

@@ -21,7 +21,7 @@ def test_a_panic_becomes_an_internal_error(place, capfd):
         f"internal error in svmmap: svmmap debug panic on the {where}" in message
     ), message
     # The source location of the panic is part of the message, for the bug report.
-    assert "(at rust/guard.rs:" in message, message
+    assert "(at rust/runtime/guard.rs:" in message, message
     assert "This is a bug; please report it" in message
     assert isinstance(info.value, RuntimeError) and isinstance(info.value, Exception)
     assert InternalError is svmmap.InternalError

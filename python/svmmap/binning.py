@@ -6,7 +6,7 @@ model on the indicators scores a document by a sum over base features of piecewi
 functions of their values, which :func:`piecewise_scores` returns for inspection or plotting
 (Yue et al. Figure 2).
 
-The threshold fitting and the transform run in the Rust core (``rust/binning.rs``).
+The threshold fitting and the transform run in the Rust core (``rust/binning/``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 //! A binned feature matrix stored as one bin code per (document, base feature), read as the
-//! indicator matrix of `crate::binning` without ever building it.
+//! indicator matrix of `crate::binning::transform` without ever building it.
 //!
 //! Base feature f with K_f thresholds owns indicator columns start_f .. start_f + K_f (the
 //! indicators 1[x > k_t]) and, with a missing indicator, column start_f + K_f. A document's code
@@ -18,8 +18,8 @@
 
 use rayon::prelude::*;
 
-use super::RowMatrix;
-use crate::binning::{Missing, Thresholds};
+use crate::binning::thresholds::{Missing, Thresholds};
+use crate::data::matrix::RowMatrix;
 use crate::error::{Error, Result};
 
 /// Unsigned integer types that hold bin codes.
@@ -290,101 +290,6 @@ impl<C: Code> RowMatrix for BinnedView<'_, C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::binning::{self, Indicators};
-    use crate::data::CsrView;
-    use rand::{Rng, SeedableRng};
-    use rand_chacha::ChaCha8Rng;
-
-    /// Random values with ties, NaN and a constant column, their thresholds, codes and CSR
-    /// indicators (from the independent CSR transform).
-    fn case(seed: u64, missing: Missing) -> (Thresholds, Vec<u8>, Indicators<i64>, usize, usize) {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let (n, d) = (300, 5);
-        let x: Vec<f64> = (0..n * d)
-            .map(|i| match i % d {
-                0 => 3.0,                           // constant
-                1 => rng.random_range(0..4) as f64, // few distinct values
-                2 if missing == Missing::Indicator && rng.random_range(0..5) == 0 => f64::NAN,
-                _ => rng.random_range(-1.0..1.0),
-            })
-            .collect();
-        let th = binning::fit(&x, n, d, 7, binning::Strategy::Quantile, missing).unwrap();
-        let codes: Vec<u8> = binning::codes(&x, n, d, &th, missing).unwrap();
-        let ind = binning::transform(&x, n, d, &th, missing).unwrap();
-        (th, codes, ind, n, d)
-    }
-
-    #[test]
-    fn kernels_equal_the_indicator_sums() {
-        for (seed, missing) in [(1, Missing::Error), (2, Missing::Indicator)] {
-            let (th, codes, ind, n, d) = case(seed, missing);
-            let ones = vec![1.0f64; ind.indices.len()];
-            let csr = CsrView::new(&ind.indptr, &ind.indices, &ones, n, ind.n_cols).unwrap();
-            let view = BinnedView::new(&codes, n, d, &th, missing).unwrap();
-            assert_eq!(view.n_cols(), ind.n_cols);
-            let mut rng = ChaCha8Rng::seed_from_u64(seed + 10);
-            let w: Vec<f64> = (0..ind.n_cols)
-                .map(|_| rng.random_range(-1.0..1.0))
-                .collect();
-            let table = view.prepare(&w);
-            let c: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
-            let (mut g_csr, mut g_naive) = (vec![0.0; ind.n_cols], vec![0.0; ind.n_cols]);
-            let mut hist = vec![0.0; view.acc_len()];
-            for (r, &cr) in c.iter().enumerate() {
-                let expect = csr.row_dot(r, &w);
-                assert!(
-                    (view.row_score(r, &w, &table) - expect).abs() < 1e-12,
-                    "row {r}"
-                );
-                assert!((view.row_dot(r, &w) - expect).abs() < 1e-12, "row {r}");
-                csr.row_axpy(r, cr, &mut g_csr);
-                view.row_axpy(r, cr, &mut g_naive);
-                view.row_accumulate(r, cr, &mut hist);
-            }
-            let g = view.finish(hist);
-            for j in 0..ind.n_cols {
-                assert!((g[j] - g_csr[j]).abs() < 1e-10, "column {j}");
-                assert!((g_naive[j] - g_csr[j]).abs() < 1e-10, "column {j}");
-            }
-        }
-    }
-
-    #[test]
-    fn cut_sums_on_codes_equal_those_on_indicators_for_any_thread_count() {
-        use crate::data::QueryGroups;
-        use crate::oracle::{from_name, Oracle};
-        use crate::parallel::with_threads;
-        use crate::solver::RankingProblem;
-        let (th, codes, ind, n, d) = case(3, Missing::Indicator);
-        let ones = vec![1.0f64; ind.indices.len()];
-        let csr = CsrView::new(&ind.indptr, &ind.indices, &ones, n, ind.n_cols).unwrap();
-        let view = BinnedView::new(&codes, n, d, &th, Missing::Indicator).unwrap();
-        let mut rng = ChaCha8Rng::seed_from_u64(4);
-        let qids: Vec<i64> = (0..n as i64).map(|r| r / 12).collect();
-        let groups = QueryGroups::from_codes(&qids, n.div_ceil(12)).unwrap();
-        let labels: Vec<f64> = (0..n).map(|_| rng.random_range(0..3) as f64).collect();
-        let w: Vec<f64> = (0..ind.n_cols)
-            .map(|_| rng.random_range(-1.0..1.0))
-            .collect();
-        let owned: Vec<_> = ["map", "ndcg@10"]
-            .iter()
-            .map(|l| from_name(l).unwrap())
-            .collect();
-        let oracles: Vec<&dyn Oracle> = owned.iter().map(|o| o.as_ref()).collect();
-        let on_csr = RankingProblem::new(&csr, &labels, &groups, 0.0)
-            .unwrap()
-            .cut_sums(&w, &oracles);
-        let problem = RankingProblem::new(&view, &labels, &groups, 0.0).unwrap();
-        let one = with_threads(1, || problem.cut_sums(&w, &oracles)).unwrap();
-        let three = with_threads(3, || problem.cut_sums(&w, &oracles)).unwrap();
-        assert_eq!(one, three);
-        for ((b, g), (b2, g2)) in one.iter().zip(&on_csr) {
-            assert!((b - b2).abs() < 1e-10);
-            for (u, v) in g.iter().zip(g2) {
-                assert!((u - v).abs() < 1e-10, "{u} vs {v}");
-            }
-        }
-    }
 
     #[test]
     fn out_of_range_codes_are_rejected() {

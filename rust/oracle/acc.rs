@@ -14,7 +14,7 @@
 //! min 1/2 |w|^2 + C/m sum_i cost_i max(0, 1 - y_i (w.x_i + b)) (bias regularized, as in
 //! liblinear).
 
-use super::Oracle;
+use crate::oracle::interface::Oracle;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AccOracle {

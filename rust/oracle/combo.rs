@@ -16,7 +16,8 @@
 //! `SharedSlack` runs every component oracle and keeps that one (the first on ties, up to
 //! rounding); the components that sort the query share one sort.
 
-use super::{dot, Oracle, Sorted};
+use crate::oracle::interface::{dot, Oracle};
+use crate::oracle::interleave::Sorted;
 
 pub struct SharedSlack {
     parts: Vec<Box<dyn Oracle>>,

@@ -21,8 +21,10 @@
 //! augmenting paths with potentials), O(m^2 n) time and O(n) memory: O(n^3) for "dorm", the
 //! reason DORM is slow on long queries.
 
-use super::{average_ties, split_sorted, Oracle};
 use crate::error::{Error, Result};
+use crate::oracle::interface::Oracle;
+use crate::oracle::interleave::split_sorted;
+use crate::oracle::sorting::average_ties;
 
 /// The longest query DORM takes without a depth. The assignment is O(n^3) without one: about
 /// 0.3 s per oracle call at 500 documents, 2 s at 1,000 and two minutes at 4,000 on one core,

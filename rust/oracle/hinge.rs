@@ -15,9 +15,9 @@
 
 use rayon::prelude::*;
 
-use super::Oracle;
 use crate::data::QueryGroups;
 use crate::error::{Error, Result};
+use crate::oracle::interface::{dot, Oracle};
 
 /// The summed hinge, its gradient with respect to every score (in the caller's row order), and
 /// the hinge of every query (0 for queries that cannot contribute).
@@ -71,7 +71,7 @@ pub fn structured_hinge(
             let mut value = 0.0;
             for oracle in oracles.iter().filter(|o| o.usable(&lab, &rel)) {
                 let delta = oracle.argmax_labels(&s, &lab, &rel, &mut coef);
-                value += delta - super::dot(&coef, &s);
+                value += delta - dot(&coef, &s);
                 for (g, c) in grad.iter_mut().zip(&coef) {
                     *g -= c;
                 }

@@ -27,6 +27,8 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+use crate::oracle::sorting::{average_ties, descending_key, sort_descending};
+
 /// The documents of one query split by relevance, each class sorted by descending score.
 /// Equal scores keep index order, so the result never depends on the sort's internals.
 ///
@@ -76,7 +78,7 @@ impl Sorted {
         self.keys_neg.resize(n, 0);
         let (mut n_pos, mut n_neg) = (0, 0);
         for (i, (&score, &rel)) in scores.iter().zip(relevant).enumerate() {
-            let key = (super::descending_key(score) & high) | i as u64;
+            let key = (descending_key(score) & high) | i as u64;
             self.keys_pos[n_pos] = key;
             self.keys_neg[n_neg] = key;
             n_pos += usize::from(rel);
@@ -106,10 +108,10 @@ impl Sorted {
     /// which is what `average_ties` would do with it).
     pub fn average_ties(&self, scores: &[f64], coef: &mut [f64]) {
         if self.pos_ties {
-            super::average_ties(&self.pos, scores, coef);
+            average_ties(&self.pos, scores, coef);
         }
         if self.neg_ties {
-            super::average_ties(&self.neg, scores, coef);
+            average_ties(&self.neg, scores, coef);
         }
     }
 
@@ -131,7 +133,7 @@ impl Sorted {
 /// see `Sorted::fill`) whose bits under `high` are all equal, in the same places of `idx`.
 /// A run of equal scores is already in index order, the pairs' order, and is left as it is.
 fn sort_runs(keys: &[u64], high: u64, idx: &mut [usize], scores: &[f64]) {
-    let pair = |i: usize| (super::descending_key(scores[i]), i);
+    let pair = |i: usize| (descending_key(scores[i]), i);
     let mut start = 0;
     for end in 1..=keys.len() {
         if end < keys.len() && (keys[end] ^ keys[start]) & high == 0 {
@@ -139,7 +141,7 @@ fn sort_runs(keys: &[u64], high: u64, idx: &mut [usize], scores: &[f64]) {
         }
         let run = &mut idx[start..end];
         if !run.windows(2).all(|w| pair(w[0]) < pair(w[1])) {
-            super::sort_descending(run, scores);
+            sort_descending(run, scores);
         }
         start = end;
     }
@@ -386,6 +388,13 @@ pub(crate) fn harmonic_numbers(n: usize) -> Vec<f64> {
     h
 }
 
+/// Indices of the relevant and of the non-relevant documents, each sorted by descending score.
+/// Equal scores keep index order, so the result never depends on the sort's internals.
+pub(crate) fn split_sorted(scores: &[f64], relevant: &[bool]) -> (Vec<usize>, Vec<usize>) {
+    let sorted = Sorted::new(scores, relevant);
+    (sorted.pos, sorted.neg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,6 +436,156 @@ mod tests {
         let expected = [0.0, 1.0, 1.5, 1.5 + 1.0 / 3.0, 1.5 + 1.0 / 3.0 + 0.25];
         for (a, b) in h.iter().zip(expected) {
             assert!((a - b).abs() < 1e-15);
+        }
+    }
+}
+
+/// The order of `split_sorted`, `sort_descending` and `Sorted` against its definition.
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// The order split_sorted must give, by the definition: indices sorted with total_cmp on
+    /// descending scores, equal scores by index.
+    fn by_definition(scores: &[f64], relevant: &[bool], want: bool) -> Vec<usize> {
+        let mut idx: Vec<usize> = (0..scores.len()).filter(|&i| relevant[i] == want).collect();
+        idx.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        idx
+    }
+
+    #[test]
+    fn split_sorted_orders_scores_a_few_units_in_the_last_place_apart() {
+        // Sorted::fill sorts keys whose low bits hold the document's index (7 bits for up to
+        // 128 documents, 9 for 300), and sorts again the runs that agree above those bits.
+        // Scores that differ only in those low bits, equal ones mixed in, in both signs and
+        // around zero, must still come out in the definition's order.
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        for case in 0..400 {
+            // Lengths at the edges of the index's bits (128 documents need 7, 129 need 8).
+            let n = [128, 129, 256, 257]
+                .get(case / 5)
+                .copied()
+                .unwrap_or(rng.random_range(2..300));
+            let base: f64 = [1.0, -1.0, 0.0, 3.5e-300, -2.0e10][case % 5];
+            let scores: Vec<f64> = (0..n)
+                .map(|_| {
+                    let ulps = rng.random_range(-600i64..600);
+                    let mut v = base;
+                    for _ in 0..ulps.unsigned_abs() {
+                        v = if ulps > 0 { v.next_up() } else { v.next_down() };
+                    }
+                    if rng.random_bool(0.2) {
+                        base
+                    } else {
+                        v
+                    }
+                })
+                .collect();
+            let relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.4)).collect();
+            let (pos, neg) = split_sorted(&scores, &relevant);
+            assert_eq!(pos, by_definition(&scores, &relevant, true), "case {case}");
+            assert_eq!(neg, by_definition(&scores, &relevant, false), "case {case}");
+        }
+    }
+
+    #[test]
+    fn split_sorted_orders_as_total_cmp_with_ties_by_index() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        // Few distinct values, so that ties are frequent, and the values total_cmp orders
+        // specially: both zeros, infinities, NaNs of both signs, subnormals.
+        let special = [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MIN_POSITIVE / 4.0,
+            -f64::MIN_POSITIVE / 4.0,
+            f64::MAX,
+            f64::MIN,
+        ];
+        for case in 0..500 {
+            let n = rng.random_range(0..60);
+            let scores: Vec<f64> = (0..n)
+                .map(|_| match rng.random_range(0..4) {
+                    0 => special[rng.random_range(0..special.len())],
+                    1 => rng.random_range(-3..3) as f64,
+                    _ => rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-5..5)),
+                })
+                .collect();
+            let relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.4)).collect();
+            let (pos, neg) = split_sorted(&scores, &relevant);
+            assert_eq!(pos, by_definition(&scores, &relevant, true), "case {case}");
+            assert_eq!(neg, by_definition(&scores, &relevant, false), "case {case}");
+            let mut all: Vec<usize> = (0..n).rev().collect();
+            sort_descending(&mut all, &scores);
+            assert_eq!(
+                all,
+                by_definition(&scores, &vec![true; n], true),
+                "case {case}"
+            );
+        }
+    }
+
+    #[test]
+    fn sorted_average_ties_skips_only_classes_without_equal_scores() {
+        // `Sorted::average_ties` skips a class in which no two scores compare equal; it must
+        // give what `average_ties` on both classes gives, with -0.0 = 0.0 (equal, different
+        // sort keys) and NaN (never equal) among the scores.
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for case in 0..2000 {
+            let n = rng.random_range(1..40);
+            let pool = [0.0, -0.0, f64::NAN, 1.5, -2.0];
+            let scores: Vec<f64> = (0..n)
+                .map(|_| match rng.random_range(0..3) {
+                    0 => pool[rng.random_range(0..pool.len())],
+                    _ => rng.random_range(-1.0..1.0),
+                })
+                .collect();
+            let relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.5)).collect();
+            let coef: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let sorted = Sorted::new(&scores, &relevant);
+            let mut expected = coef.clone();
+            average_ties(&sorted.pos, &scores, &mut expected);
+            average_ties(&sorted.neg, &scores, &mut expected);
+            let mut got = coef.clone();
+            sorted.average_ties(&scores, &mut got);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&expected), "case {case}");
+        }
+    }
+
+    #[test]
+    fn a_refilled_sorted_equals_a_fresh_one() {
+        // A pass refills one `Sorted` query after query; nothing of a longer or differently
+        // split query may remain in it.
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let mut sorted = Sorted::default();
+        for case in 0..400 {
+            let n = rng.random_range(0..300);
+            let scores: Vec<f64> = (0..n)
+                .map(|_| match rng.random_range(0..3) {
+                    0 => rng.random_range(-3..3) as f64,
+                    1 => [f64::NAN, -0.0, 0.0, f64::INFINITY][rng.random_range(0..4)],
+                    _ => rng.random_range(-1.0..1.0),
+                })
+                .collect();
+            let relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.4)).collect();
+            sorted.fill(&scores, &relevant);
+            let (pos, neg) = (
+                by_definition(&scores, &relevant, true),
+                by_definition(&scores, &relevant, false),
+            );
+            assert_eq!(sorted.pos, pos, "case {case}");
+            assert_eq!(sorted.neg, neg, "case {case}");
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let sp: Vec<f64> = pos.iter().map(|&i| scores[i]).collect();
+            let sn: Vec<f64> = neg.iter().map(|&i| scores[i]).collect();
+            assert_eq!(bits(&sorted.sp), bits(&sp), "case {case}");
+            assert_eq!(bits(&sorted.sn), bits(&sn), "case {case}");
         }
     }
 }

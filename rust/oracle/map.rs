@@ -25,11 +25,11 @@
 //! Documents of one relevance class that tie in score share the mean of their coefficients
 //! (`average_ties`), so the cut does not depend on the order the documents were listed in.
 
-use super::interleave::{
+use crate::oracle::interface::Oracle;
+use crate::oracle::interleave::{
     above_from_positions_into, encode_po, harmonic_prefix, positions_fast_into,
     positions_greedy_into, release_if_large, ScoreTerms, SearchStack, SeparableLoss, Sorted,
 };
-use super::Oracle;
 use std::borrow::Cow;
 
 /// Which exact algorithm computes the MAP argmax.
@@ -205,8 +205,9 @@ pub(crate) fn loss_from_above(above: &[usize]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oracle::hinge;
+    use crate::oracle::interface::dot;
     use crate::oracle::testing::{brute_force_hinge, map_loss, random_query, usable};
-    use crate::oracle::{dot, hinge};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

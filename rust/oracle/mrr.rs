@@ -15,7 +15,9 @@
 //! the concave S(r) - r s_min, which is max(k, #{b : s_b > s_min}) (when at most N). The
 //! coefficients of deltaPsi = -phi_mrr(ybar) are r for g0 and -1 for each b above it.
 
-use super::{average_ties, sort_descending, Oracle, Sorted};
+use crate::oracle::interface::Oracle;
+use crate::oracle::interleave::Sorted;
+use crate::oracle::sorting::{average_ties, sort_descending};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MrrOracle {

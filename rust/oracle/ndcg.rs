@@ -35,12 +35,12 @@
 //! As in every oracle, documents of one class that tie in score share the mean of their
 //! coefficients (`average_ties`).
 
-use super::interleave::{
+use crate::oracle::interface::Oracle;
+use crate::oracle::interleave::{
     above_from_positions, encode_po, positions_fast, positions_greedy, release_if_large,
     ScoreTerms, SeparableLoss, Sorted,
 };
-use super::map::MapAlgorithm;
-use super::Oracle;
+use crate::oracle::map::MapAlgorithm;
 
 /// The position discount of NDCG (as a function of the 0-based rank r).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -430,7 +430,7 @@ mod tests {
                 clipped_positions(&sorted, &d, inv_ideal, n, &mut buffers, &mut above);
                 encode_po(&sorted, &above, &mut c);
                 let dcg: f64 = above.iter().enumerate().map(|(g, &a)| d[g + a]).sum();
-                let dp = 1.0 - dcg * inv_ideal - crate::oracle::dot(&c, &scores);
+                let dp = 1.0 - dcg * inv_ideal - crate::oracle::interface::dot(&c, &scores);
                 assert!(
                     (unclipped - dp).abs() < 1e-10,
                     "{discount:?}: {unclipped} vs {dp}"

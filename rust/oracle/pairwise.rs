@@ -36,7 +36,8 @@
 //! equal counts, so the cut does not depend on the order in which they are listed
 //! (`average_ties` is applied all the same, as in every oracle).
 
-use super::{average_ties, sort_descending, Oracle};
+use crate::oracle::interface::Oracle;
+use crate::oracle::sorting::{average_ties, sort_descending};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PairwiseOracle {
@@ -228,9 +229,9 @@ impl Oracle for PairwiseOracle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oracle::interface::{dot, Oracle};
     use crate::oracle::roc::RocOracle;
     use crate::oracle::testing::{brute_force_pair_subsets, pairwise_hinge_by_pairs};
-    use crate::oracle::{dot, Oracle};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

@@ -5,7 +5,8 @@
 //! Python module `svmmap.losses` (through `_core.LOSSES`) and the tests all read it, so that a
 //! new loss is added here once and is then parsed, documented, fuzzed, benched and tested.
 
-use super::{acc, dorm, map, mrr, ndcg, pairwise, roc, Oracle};
+use crate::oracle::interface::Oracle;
+use crate::oracle::{acc, dorm, map, mrr, ndcg, pairwise, roc};
 
 /// A loss name taken apart: "ndcg@10:paper" is base "ndcg", cutoff 10, options ["paper"].
 #[derive(Debug, Clone, PartialEq, Eq)]

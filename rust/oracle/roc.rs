@@ -8,8 +8,8 @@
 //! s - 1/4 and non-relevant ones by s + 1/4, relevant first on ties. Counting the swapped
 //! pairs of every document is a merge of the two sorted lists, O(n log n) in all.
 
-use super::interleave::Sorted;
-use super::Oracle;
+use crate::oracle::interface::Oracle;
+use crate::oracle::interleave::Sorted;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RocOracle;

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use super::arrays::*;
 use super::detach;
 use crate::binning;
-use crate::parallel::with_threads;
+use crate::runtime::pool::with_threads;
 
 /// Concatenated thresholds and the offsets of every column's block.
 pub(super) type ThresholdArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<i64>>);

@@ -7,10 +7,11 @@ use pyo3::prelude::*;
 
 use super::arrays::*;
 use super::detach;
+use crate::data::kernels::matvec;
 use crate::error::Error;
 use crate::metrics::{self, Conventions, Gain, Metric, Ties};
 use crate::oracle;
-use crate::parallel::{matvec, with_threads};
+use crate::runtime::pool::with_threads;
 
 /// Scores every row: X . coef.
 #[pyfunction]
@@ -31,7 +32,7 @@ pub(super) fn predict<'py>(
                 w.len()
             )));
         }
-        crate::memory::check(crate::memory::bytes_of(n, 8), || {
+        crate::runtime::memory::check(crate::runtime::memory::bytes_of(n, 8), || {
             (
                 format!("the scores of {n} rows"),
                 "predict the rows in batches".to_string(),
@@ -39,7 +40,7 @@ pub(super) fn predict<'py>(
         })?;
         let mut out = vec![0.0; n];
         with_threads(n_threads, || matvec(m, w, &mut out))?;
-        crate::cancel::check()?;
+        crate::runtime::cancel::check()?;
         Ok(out)
     })?;
     Ok(PyArray1::from_vec(py, scores))

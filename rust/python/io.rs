@@ -11,7 +11,7 @@ use super::detach;
 use crate::data::reader::{read_letor, FromF64, LetorData, ReadOptions};
 use crate::error::Error;
 use crate::model::ModelFile;
-use crate::parallel::with_threads;
+use crate::runtime::pool::with_threads;
 
 pub(super) fn letor_dict<'py, T: FromF64 + numpy::Element>(
     py: Python<'py>,
@@ -99,7 +99,7 @@ pub(super) fn save_model_json(py: Python<'_>, path: &str, text: &str) -> PyResul
 /// Writes bytes to `path` atomically (temporary file, fsync, rename).
 #[pyfunction]
 pub(super) fn write_atomic(py: Python<'_>, path: &str, data: &[u8]) -> PyResult<()> {
-    detach(py, || crate::model::write_atomic(path, data)).map_err(PyErr::from)
+    detach(py, || crate::atomic::write_atomic(path, data)).map_err(PyErr::from)
 }
 
 /// `write_atomic` that calls `before_rename()` once the data is on disk and before the rename,
@@ -113,7 +113,7 @@ pub(super) fn _debug_write_atomic(
 ) -> PyResult<()> {
     let mut raised: Option<PyErr> = None;
     let result = detach(py, || {
-        crate::model::write_atomic_then(path, data, &mut || {
+        crate::atomic::write_atomic_then(path, data, &mut || {
             Python::attach(|py| before_rename.call0(py).map(|_| ())).map_err(|e| {
                 let message = e.to_string();
                 raised = Some(e);
@@ -132,5 +132,5 @@ pub(super) fn _debug_write_atomic(
 /// in a rayon worker (place="worker"), so that tests can check that no panic reaches Python.
 #[pyfunction]
 pub(super) fn _debug_panic(py: Python<'_>, place: &str) -> PyResult<()> {
-    detach(py, || crate::guard::debug_panic(place)).map_err(PyErr::from)
+    detach(py, || crate::runtime::guard::debug_panic(place)).map_err(PyErr::from)
 }

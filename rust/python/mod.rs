@@ -56,14 +56,14 @@ pub(crate) fn detach<R: Send>(
     py: Python<'_>,
     f: impl FnOnce() -> crate::Result<R> + Send,
 ) -> crate::Result<R> {
-    crate::cancel::clear();
+    crate::runtime::cancel::clear();
     let caller = std::thread::current();
     // Set by the worker just before it wakes the caller: `is_finished` alone would race with
     // the wake-up (the thread is not finished yet when it unparks) and cost a whole poll.
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
-            let result = crate::guard::catch_panics(f);
+            let result = crate::runtime::guard::catch_panics(f);
             done.store(true, std::sync::atomic::Ordering::Release);
             caller.unpark();
             result
@@ -76,7 +76,7 @@ pub(crate) fn detach<R: Send>(
             }
             if raised.is_none() {
                 if let Err(e) = py.check_signals() {
-                    crate::cancel::request();
+                    crate::runtime::cancel::request();
                     raised = Some(e);
                 }
             }
@@ -134,7 +134,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DataFormatError", m.py().get_type::<DataFormatError>())?;
     m.add("ModelFormatError", m.py().get_type::<ModelFormatError>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
-    crate::guard::install_quiet_hook();
+    crate::runtime::guard::install_quiet_hook();
     m.add_function(wrap_pyfunction!(io::_debug_panic, m)?)?;
     m.add_function(wrap_pyfunction!(io::_debug_write_atomic, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::FORMAT_VERSION)?;

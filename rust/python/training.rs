@@ -12,7 +12,7 @@ use super::detach;
 use super::results::{record_dict, FitSummary, ProblemSummary};
 use crate::error::Error;
 use crate::oracle;
-use crate::parallel::with_threads;
+use crate::runtime::pool::with_threads;
 use crate::solver::{self, Control, CutSource, IterationRecord, QueryCounts, RankingProblem};
 
 /// The per-iteration hook handed to the solver: stops on Ctrl-C (the cancellation flag set by
@@ -29,8 +29,8 @@ pub(super) fn progress_hook<'a>(
     with_coef: bool,
 ) -> impl FnMut(&IterationRecord, &[f64]) -> crate::Result<Control> + 'a {
     move |r: &IterationRecord, w: &[f64]| {
-        crate::cancel::check()?;
-        crate::memory::check_working_set(dim, n_groups)?;
+        crate::runtime::cancel::check()?;
+        crate::runtime::memory::check_working_set(dim, n_groups)?;
         let Some(cb) = callback else {
             return Ok(Control::Continue);
         };
@@ -346,7 +346,7 @@ pub(super) fn solve<'py>(
     let result = detach(py, || {
         let n_groups = source.n_groups;
         let mut on_iteration = progress_hook(&callback, &mut callback_error, dim, n_groups, false);
-        crate::memory::check_working_set(dim, n_groups)?;
+        crate::runtime::memory::check_working_set(dim, n_groups)?;
         solver::solve(&mut source, opts, &mut on_iteration)
     });
     let (w, s) = match result {

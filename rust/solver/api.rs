@@ -65,7 +65,7 @@ pub fn train_path<M: RowMatrix + ?Sized>(
         return Err(Error::input("at least one loss is needed"));
     }
     crate::oracle::check_query_lens(oracles, groups)?;
-    crate::memory::check_working_set(x.n_cols(), oracles.len())?;
+    crate::runtime::memory::check_working_set(x.n_cols(), oracles.len())?;
     let mut problem = RankingProblem::new(x, labels, groups, opts.relevance_threshold)?;
     problem.admit(oracles);
     if let Some(s) = weights {

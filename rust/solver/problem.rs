@@ -214,7 +214,7 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                     // A user interrupt stops the pass between queries; the caller's
                     // per-iteration hook then reports it (the partial cut is never used).
                     let weight = self.weights.as_ref().map_or(1.0, |s| s[q]);
-                    if !self.usable[q] || weight == 0.0 || crate::cancel::requested() {
+                    if !self.usable[q] || weight == 0.0 || crate::runtime::cancel::requested() {
                         continue;
                     }
                     let rows = groups.rows(q);
@@ -346,7 +346,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::data::{CsrView, DenseView};
     use crate::oracle::from_name;
-    use crate::parallel::with_threads;
+    use crate::runtime::pool::with_threads;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

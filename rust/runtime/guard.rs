@@ -80,7 +80,7 @@ pub fn debug_panic(place: &str) -> Result<()> {
     match place {
         "caller" => panic!("svmmap debug panic on the calling thread"),
         "worker" => {
-            crate::parallel::with_threads(2, || {
+            crate::runtime::pool::with_threads(2, || {
                 use rayon::prelude::*;
                 (0..64usize).into_par_iter().for_each(|i| {
                     if i == 37 {
@@ -157,7 +157,7 @@ mod tests {
         // The helper runs `f` under catch_panics on its worker thread and waits without the
         // GIL on the calling thread.
         for piece in [
-            "crate::guard::catch_panics(f)",
+            "guard::catch_panics(f)",
             "py.detach(||std::thread::park_timeout(SIGNAL_POLL))",
         ] {
             assert!(

@@ -1,0 +1,265 @@
+//! The arithmetic of the matrices, in a fixed order so that results are bit for bit the same
+//! on every CPU and for any number of threads: the lane kernels of dense rows (dot product and
+//! axpy, with copies compiled for AVX2 chosen at run time), and the parallel kernels over all
+//! rows (`matvec`, `first_non_finite`), cut into chunks by the problem's shape alone and
+//! combined in chunk order, so that rayon decides only which thread computes which chunk.
+
+use rayon::prelude::*;
+
+use crate::data::matrix::{RowMatrix, Scalar};
+
+/// Rows per chunk for row-parallel loops that write disjoint outputs.
+const ROW_CHUNK: usize = 2048;
+
+/// Position of the first value that is NaN or infinite.
+pub fn first_non_finite<T: Scalar>(data: &[T]) -> Option<usize> {
+    data.par_chunks(1 << 16)
+        .enumerate()
+        .find_map_first(|(c, chunk)| {
+            chunk
+                .iter()
+                .position(|v| !v.to_f64().is_finite())
+                .map(|p| c * (1 << 16) + p)
+        })
+}
+
+/// out[r] = x_r . w for every row r. Stops early (leaving `out` partly filled) when the user
+/// interrupts; the caller checks `cancel::check` afterwards.
+pub fn matvec<M: RowMatrix + ?Sized>(x: &M, w: &[f64], out: &mut [f64]) {
+    let prepared = x.prepare(w);
+    out.par_chunks_mut(ROW_CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            if crate::runtime::cancel::requested() {
+                return;
+            }
+            let base = c * ROW_CHUNK;
+            for (i, o) in chunk.iter_mut().enumerate() {
+                *o = x.row_score(base + i, w, &prepared);
+            }
+        });
+}
+
+/// `accumulate_rows` of a dense matrix whose row r is `row(r)`: four rows per sweep of `acc`
+/// (then two, then one), each entry seeing the additions `axpy_lanes` would make one row after
+/// the other.
+#[inline(always)]
+pub(crate) fn accumulate_rows_blocked<'a, T: Scalar>(
+    row: impl Fn(usize) -> &'a [T],
+    rows: &[usize],
+    alphas: &[f64],
+    acc: &mut [f64],
+) {
+    let n = rows.len().min(alphas.len());
+    let mut k = 0;
+    while k + 3 < n {
+        axpy4_lanes(
+            [alphas[k], alphas[k + 1], alphas[k + 2], alphas[k + 3]],
+            [
+                row(rows[k]),
+                row(rows[k + 1]),
+                row(rows[k + 2]),
+                row(rows[k + 3]),
+            ],
+            acc,
+        );
+        k += 4;
+    }
+    while k + 1 < n {
+        axpy2_lanes(
+            alphas[k],
+            row(rows[k]),
+            alphas[k + 1],
+            row(rows[k + 1]),
+            acc,
+        );
+        k += 2;
+    }
+    if k < n {
+        axpy_lanes(alphas[k], row(rows[k]), acc);
+    }
+}
+
+/// Copies of the lane kernels compiled for AVX2, chosen at run time.
+///
+/// The wheel is built for baseline x86-64 (SSE2), so the portable kernels use 128-bit vectors.
+/// These are the very same source, inlined into functions compiled with AVX2 enabled, so that
+/// the compiler may use 256-bit vectors for the same lanes. FMA is deliberately not enabled:
+/// without it, and without licence to reassociate, every product is rounded and added in the
+/// same order as in the portable kernels, so results are bit-identical on every CPU.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod simd {
+    use super::{accumulate_rows_blocked, axpy_lanes, dot_lanes, Scalar};
+
+    /// Whether this CPU has AVX2 (the standard library caches the answer).
+    #[inline(always)]
+    pub(crate) fn has_avx2() -> bool {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+
+    /// `dot_lanes` compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn dot_lanes_avx2<T: Scalar>(x: &[T], w: &[f64]) -> f64 {
+        dot_lanes(x, w)
+    }
+
+    /// `dot_lanes` for f32 rows, written with AVX2 intrinsics: one 256-bit register holds
+    /// lanes 0-3 and another lanes 4-7, so each product is added to the lane `dot_lanes` adds
+    /// it to, in the same order, and the lanes and the tail are summed as there. (Compiled from
+    /// the portable source, the lanes are paired across registers with shuffles that cost
+    /// about as much as the arithmetic.)
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn dot_f32_avx2(x: &[f32], w: &[f64]) -> f64 {
+        use std::arch::x86_64::{
+            _mm256_add_pd, _mm256_castps256_ps128, _mm256_cvtps_pd, _mm256_extractf128_ps,
+            _mm256_loadu_pd, _mm256_loadu_ps, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+        };
+        const LANES: usize = 8;
+        let n = x.len().min(w.len());
+        let split = n / LANES * LANES;
+        let (mut low, mut high) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        let mut k = 0;
+        while k < split {
+            // SAFETY: k + 8 <= split <= the length of both slices.
+            let (xs, w_low, w_high) = unsafe {
+                (
+                    _mm256_loadu_ps(x.as_ptr().add(k)),
+                    _mm256_loadu_pd(w.as_ptr().add(k)),
+                    _mm256_loadu_pd(w.as_ptr().add(k + 4)),
+                )
+            };
+            let x_low = _mm256_cvtps_pd(_mm256_castps256_ps128(xs));
+            let x_high = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(xs));
+            low = _mm256_add_pd(low, _mm256_mul_pd(x_low, w_low));
+            high = _mm256_add_pd(high, _mm256_mul_pd(x_high, w_high));
+            k += LANES;
+        }
+        let mut acc = [0.0f64; LANES];
+        // SAFETY: `acc` has room for the two registers' eight values.
+        unsafe {
+            _mm256_storeu_pd(acc.as_mut_ptr(), low);
+            _mm256_storeu_pd(acc.as_mut_ptr().add(4), high);
+        }
+        let mut tail = 0.0;
+        for (a, b) in x[split..n].iter().zip(&w[split..n]) {
+            tail += *a as f64 * b;
+        }
+        (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) + tail
+    }
+
+    /// `accumulate_rows_blocked` compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn accumulate_rows_avx2<'a, T: Scalar>(
+        row: impl Fn(usize) -> &'a [T],
+        rows: &[usize],
+        alphas: &[f64],
+        acc: &mut [f64],
+    ) {
+        accumulate_rows_blocked(row, rows, alphas, acc)
+    }
+
+    /// `axpy_lanes` compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn axpy_lanes_avx2<T: Scalar>(alpha: f64, x: &[T], out: &mut [f64]) {
+        axpy_lanes(alpha, x, out)
+    }
+}
+
+/// Dot product in eight lanes: lane j sums the products at positions j, j + 8, j + 16 ...,
+/// and the lanes are added in a fixed tree. Independent lanes let the compiler use vector
+/// registers; the fixed association keeps scores identical from run to run.
+#[inline(always)]
+pub(crate) fn dot_lanes<T: Scalar>(x: &[T], w: &[f64]) -> f64 {
+    const LANES: usize = 8;
+    let n = x.len().min(w.len());
+    let split = n / LANES * LANES;
+    let (x_body, x_tail) = x[..n].split_at(split);
+    let (w_body, w_tail) = w[..n].split_at(split);
+    let mut acc = [0.0f64; LANES];
+    for (xs, ws) in x_body.chunks_exact(LANES).zip(w_body.chunks_exact(LANES)) {
+        for j in 0..LANES {
+            acc[j] += xs[j].to_f64() * ws[j];
+        }
+    }
+    let mut tail = 0.0;
+    for (a, b) in x_tail.iter().zip(w_tail) {
+        tail += a.to_f64() * b;
+    }
+    (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) + tail
+}
+
+/// out += alpha * x, then out += beta * y, entry by entry in one sweep.
+#[inline(always)]
+fn axpy2_lanes<T: Scalar>(alpha: f64, x: &[T], beta: f64, y: &[T], out: &mut [f64]) {
+    for ((o, &u), &v) in out.iter_mut().zip(x).zip(y) {
+        *o = (*o + alpha * u.to_f64()) + beta * v.to_f64();
+    }
+}
+
+/// out += a[0] x[0], then a[1] x[1], a[2] x[2] and a[3] x[3], element by element: entry j
+/// becomes (((out_j + a0 x0_j) + a1 x1_j) + a2 x2_j) + a3 x3_j, the additions four calls of
+/// `axpy_lanes` would make, with a quarter of the loads and stores of `out`.
+#[inline(always)]
+fn axpy4_lanes<T: Scalar>(a: [f64; 4], x: [&[T]; 4], out: &mut [f64]) {
+    let n = out.len().min(x.iter().map(|r| r.len()).min().unwrap_or(0));
+    let (out, [x0, x1, x2, x3]) = (&mut out[..n], x.map(|r| &r[..n]));
+    for j in 0..n {
+        out[j] = (((out[j] + a[0] * x0[j].to_f64()) + a[1] * x1[j].to_f64())
+            + a[2] * x2[j].to_f64())
+            + a[3] * x3[j].to_f64();
+    }
+}
+
+/// out += alpha * x, element by element.
+#[inline(always)]
+pub(crate) fn axpy_lanes<T: Scalar>(alpha: f64, x: &[T], out: &mut [f64]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o += alpha * v.to_f64();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lane_kernels_compute_the_dot_product_and_axpy() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for n in [0usize, 1, 7, 8, 9, 46, 136, 1001] {
+            let x64: Vec<f64> = (0..n)
+                .map(|i| next() * 10f64.powi((i % 9) as i32 - 4))
+                .collect();
+            let x32: Vec<f32> = x64.iter().map(|&v| v as f32).collect();
+            let w: Vec<f64> = (0..n).map(|_| next()).collect();
+            let plain: f64 = x64.iter().zip(&w).map(|(a, b)| a * b).sum();
+            assert!((dot_lanes(&x64, &w) - plain).abs() <= 1e-12 * (1.0 + plain.abs()) * n as f64);
+            let plain32: f64 = x32.iter().zip(&w).map(|(&a, b)| a as f64 * b).sum();
+            assert!(
+                (dot_lanes(&x32, &w) - plain32).abs() <= 1e-12 * (1.0 + plain32.abs()) * n as f64
+            );
+            let mut out = w.clone();
+            axpy_lanes(0.37, &x32, &mut out);
+            for ((o, &v), &x) in out.iter().zip(&w).zip(&x32) {
+                assert_eq!(*o, v + 0.37 * x as f64);
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! The contract every loss implements (`Oracle`) and what is defined by it alone: the usable-
+//! query rule of the binary losses (`QueryKind`), one query's hinge and the query-length check.
+
+use crate::data::QueryGroups;
+use crate::error::Result;
+use crate::oracle::interleave::Sorted;
+
+/// One query's loss-augmented argmax.
+pub trait Oracle: Send + Sync {
+    /// The loss name as the user spells it ("map", ...).
+    fn name(&self) -> String;
+
+    /// Finds ybar for a query whose documents have the given scores and binary relevance.
+    /// The query has at least one relevant and one non-relevant document. `coef` has the
+    /// query's length; the oracle overwrites it with the coefficients of deltaPsi(ybar).
+    /// Returns Delta(y*, ybar).
+    fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64;
+
+    /// `argmax` for a loss that reads the graded labels (the query's labels in the same order
+    /// as `scores`) as well as the binary relevance derived from them. Binary losses keep this
+    /// default, which ignores the labels. The query is one that `usable` accepts.
+    fn argmax_labels(
+        &self,
+        scores: &[f64],
+        labels: &[f64],
+        relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
+        let _ = labels;
+        self.argmax(scores, relevant, coef)
+    }
+
+    /// Whether the oracle starts from the query's documents split by relevance and sorted by
+    /// descending score (`Sorted`); a combination of such losses sorts each query once for all
+    /// of them (`argmax_sorted`).
+    fn sorts(&self) -> bool {
+        false
+    }
+
+    /// `argmax_labels` given `sorted = Sorted::new(scores, relevant)`, so that several
+    /// oracles run on one query share its sort. The result is the same as `argmax_labels`'s;
+    /// the default ignores `sorted`.
+    fn argmax_sorted(
+        &self,
+        sorted: &Sorted,
+        scores: &[f64],
+        labels: &[f64],
+        relevant: &[bool],
+        coef: &mut [f64],
+    ) -> f64 {
+        let _ = sorted;
+        self.argmax_labels(scores, labels, relevant, coef)
+    }
+
+    /// Whether a query with these labels has a constraint that can be violated. By default,
+    /// `QueryKind::of` (a relevant and a non-relevant document); such a query is usable by
+    /// every loss, and a graded loss ("pairwise") may accept more (any two distinct labels).
+    fn usable(&self, labels: &[f64], relevant: &[bool]) -> bool {
+        let _ = labels;
+        QueryKind::of(relevant) == QueryKind::Usable
+    }
+
+    /// Refuses, before any work starts, a query length on which this oracle would take
+    /// unreasonably long; the message says what to use instead. Most oracles are
+    /// O(n log n) and accept any length.
+    fn check_query_len(&self, _n_docs: usize) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Asks every oracle whether it accepts the longest query of `groups`.
+pub fn check_query_lens(oracles: &[&dyn Oracle], groups: &QueryGroups) -> Result<()> {
+    let longest = (0..groups.n_queries())
+        .map(|q| groups.bounds[q + 1] - groups.bounds[q])
+        .max()
+        .unwrap_or(0);
+    oracles.iter().try_for_each(|o| o.check_query_len(longest))
+}
+
+/// What a query can contribute to training, by its documents' binary relevance. This is the
+/// one place the rule of the binary losses lives: a query gives a constraint (and a non-zero
+/// hinge) only when it has at least one relevant and one non-relevant document, since otherwise
+/// every ranking of it is equally right. `Oracle::usable` defaults to it (a graded loss such as
+/// "pairwise" accepts more), and the query counts the estimators report (`QueryCounts`,
+/// `ProblemSummary`) are by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryKind {
+    Usable,
+    NoRelevant,
+    AllRelevant,
+}
+
+impl QueryKind {
+    pub fn of(relevant: &[bool]) -> Self {
+        let p = relevant.iter().filter(|&&r| r).count();
+        if p == 0 {
+            QueryKind::NoRelevant
+        } else if p == relevant.len() {
+            QueryKind::AllRelevant
+        } else {
+            QueryKind::Usable
+        }
+    }
+}
+
+/// The value max_y Delta(y*, y) + w.Psi(y) - w.Psi(y*) for one query, through `oracle`.
+/// It is non-negative because y = y* is a candidate.
+pub fn hinge(oracle: &dyn Oracle, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
+    let loss = oracle.argmax(scores, relevant, coef);
+    loss - dot(coef, scores)
+}
+
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
