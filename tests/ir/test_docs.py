@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import svmmap
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 #: The README and every page of the documentation site.
 PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]

@@ -3,15 +3,15 @@
 Not a test (pytest does not collect it): a tool that lists how each bad value is answered,
 so that new failures show up by class. Run it from the repository root:
 
-    python tests/probe_bad_arguments.py            # everything; BAD lines first
-    python tests/probe_bad_arguments.py --cli      # only the command line
+    python tests/_support/probe_bad_arguments.py            # everything; BAD lines first
+    python tests/_support/probe_bad_arguments.py --cli      # only the command line
 
 Outcomes: "ok" is a clear error (argparse's usage error, or `svmmap CMD: error: ...` and
 exit status 2; in Python a ValueError or TypeError); "BAD" is anything else escaping (a
 traceback: IndexError, AssertionError, OverflowError, ZeroDivisionError, KeyError ...) or an
 error message over several lines; "accepted" means the value was taken, which is right for
 some values and is listed for review. What is found here becomes a case in
-tests/test_bad_arguments.py.
+tests/robustness/test_bad_arguments.py.
 """
 
 from __future__ import annotations

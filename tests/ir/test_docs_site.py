@@ -26,7 +26,7 @@ from urllib.parse import unquote, urldefrag, urlsplit
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: A page that opens the API page with a search query in a frame and reports what the search
 #: shows. Its load event waits for the image /__hold, which the server releases once the

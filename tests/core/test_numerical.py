@@ -7,9 +7,10 @@ import warnings
 
 import numpy as np
 import pytest
-from losses import LOSSES
 from sklearn.exceptions import ConvergenceWarning
 from svmmap import SkippedQueriesWarning, SVMMap
+
+from tests._support.losses import LOSSES
 
 
 def problem(kind: str, seed: int = 0):

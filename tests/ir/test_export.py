@@ -1,5 +1,5 @@
 """Exports to Solr LTR and Elasticsearch LTR: the documented structure (JSON Schemas written from
-the engines' documentation, in tests/schemas) and the engines' scoring rules, emulated here in
+the engines' documentation, in tests/_support/schemas) and the engines' scoring rules, emulated here in
 float32 as the engines compute, give svmmap's scores."""
 
 import json
@@ -13,7 +13,7 @@ from svmmap.datasets import load_mq2008
 from svmmap.ir.export import SOLR_SPLIT_SLACK, _smallest_f32_above, _solr_threshold, to_elasticsearch, to_solr
 
 jsonschema = pytest.importorskip("jsonschema")
-SCHEMAS = Path(__file__).resolve().parent / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[1] / "_support" / "schemas"
 
 
 def schema(name):

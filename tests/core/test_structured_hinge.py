@@ -1,10 +1,11 @@
 """svmmap.structured_hinge: value against brute force, gradient against finite differences."""
 
-import brute
 import numpy as np
 import pytest
 import svmmap
 from svmmap import structured_hinge
+
+from tests._support import brute
 
 LOSSES = ["map", "roc", "ndcg@3", "ndcg", "ndcg@2:paper", "mrr@2", "mrr", "acc", "dorm@3"]
 

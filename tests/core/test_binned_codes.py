@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import svmmap
-from losses import LOSSES
 from sklearn.pipeline import Pipeline
 from svmmap import BinnedMatrix, Binner, SVMMap, piecewise_scores
+
+from tests._support.losses import LOSSES
 
 
 def reference_indicators(X, thresholds, missing):

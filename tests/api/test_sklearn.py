@@ -62,7 +62,7 @@ FITTING_CHECKS = [
     "check_fit2d_predict1d",
     # fit takes sample_weight, so scikit-learn also runs its weight checks, which fit without
     # qid as well. OneQuerySVMMap does not take them on: its one query could only carry one
-    # weight, where the checks give every row its own (tests/test_model_selection.py tests
+    # weight, where the checks give every row its own (tests/api/test_model_selection.py tests
     # the weights per query).
     "check_sample_weights_pandas_series",
     "check_sample_weights_not_an_array",

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from svmmap import SVMMap, structured_hinge
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "ndcg_vs_map.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "ndcg_vs_map.py"
 
 
 @pytest.fixture(scope="module")

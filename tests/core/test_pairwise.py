@@ -11,11 +11,12 @@ c_k = C/n and z_k = x_i - x_j; for "pairwise", c_k = C/(n M_q) and z_k = 2 (x_i 
 the queries with two distinct labels and M_q the pairs of query q.
 """
 
-import brute
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 from svmmap import SVMMap, structured_hinge
+
+from tests._support import brute
 
 
 def graded_queries(rng, n_queries=5, tied=False, levels=3):

@@ -261,7 +261,7 @@ except ImportError:  # pragma: no cover - very old scikit-learn
 
 if parametrize_with_checks is not None:
     # scikit-learn's checks compare transform outputs as arrays, so they run on the indicator
-    # output (a BinnedMatrix is not an array; tests/test_binned_codes.py covers it).
+    # output (a BinnedMatrix is not an array; tests/core/test_binned_codes.py covers it).
     @parametrize_with_checks(
         [Binner(output="indicators"), Binner(missing="indicator", n_thresholds=5, output="indicators")]
     )

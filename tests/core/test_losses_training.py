@@ -9,12 +9,13 @@ rankings), and scipy solves the n-slack quadratic program. The objectives are
 for every loss l and ranking y (Chakrabarti et al. 2008, section 3.7).
 """
 
-import brute
 import numpy as np
 import pytest
 from scipy.optimize import LinearConstraint, minimize
 from svmmap import SVMMap, structured_hinge
 from svmmap.datasets import load_mq2008
+
+from tests._support import brute
 
 
 def tiny_problem(seed: int, n_queries=3, d=3):

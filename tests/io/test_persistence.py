@@ -11,7 +11,7 @@ from svmmap import ModelFormatError, SVMMap
 from svmmap.datasets import load_mq2008
 from svmmap.ir.cli import main
 
-SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "model-format.schema.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "model-format.schema.json"
 
 
 @pytest.fixture(scope="module")

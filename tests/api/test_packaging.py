@@ -15,7 +15,7 @@ import pytest
 import svmmap
 import svmmap._core
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cargo_version():

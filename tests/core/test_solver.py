@@ -4,11 +4,12 @@ import warnings
 
 import numpy as np
 import pytest
-from brute import map_constraints
 from scipy.optimize import LinearConstraint, minimize
 from sklearn.exceptions import ConvergenceWarning
 from svmmap import SkippedQueriesWarning, SVMMap
 from svmmap.datasets import load_mq2008, make_ranking
+
+from tests._support.brute import map_constraints
 
 
 def tiny_problem(seed: int, n_queries=3, d=3):

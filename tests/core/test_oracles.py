@@ -1,16 +1,18 @@
-"""Every oracle against enumeration of all rankings (tests/brute.py, written from the papers).
+"""Every oracle against enumeration of all rankings (tests/_support/brute.py, written from the papers).
 
 The oracle returns Delta(ybar) and the coefficients c of deltaPsi(ybar); the query's hinge is
 Delta - c.s, which must equal max over all rankings y of Delta(y) + w.Psi(y) - w.Psi(y*).
 Random queries of 2 to 7 documents cover ties in the scores, one relevant document, all but one
-relevant, and cutoffs k longer than the list.
+relevant, and cutoffs k longer than the list. The MAP oracle (Yue et al. Algorithm 2) has
+more cases of its own at the end.
 """
 
-import brute
 import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 from svmmap import _core
+
+from tests._support import brute
 
 NAMES = [
     "map",
@@ -153,3 +155,82 @@ def test_permuting_documents_permutes_the_coefficients(name):
 def test_unknown_loss_names_are_rejected(bad):
     with pytest.raises(ValueError, match="loss|depth"):
         _core.oracle_argmax(np.zeros(2), np.array([True, False]), bad)
+
+
+# ---------------------------------------------------------------------------------------
+# The MAP oracle (Yue et al. Algorithm 2): more queries, the ranking its coefficients describe,
+# ties, w = 0 and degenerate queries.
+
+
+def map_oracle_hinge(scores, relevant):
+    loss, coef = _core.oracle_argmax(scores, relevant, "map")
+    return loss - coef @ scores, loss, coef
+
+
+def test_map_matches_brute_force_on_1200_random_queries():
+    rng = np.random.default_rng(2007)
+    cases = 0
+    for trial in range(1200):
+        n = int(rng.integers(2, 8))
+        # One in four queries has a single relevant document, one in eight all but one.
+        k = 1 if trial % 4 == 0 else (n - 1 if trial % 8 == 1 else None)
+        scores, relevant = random_query(rng, n, k)
+        h, loss, coef = map_oracle_hinge(scores, relevant)
+        expected = brute.map_hinge(scores, relevant)
+        assert h == pytest.approx(expected, abs=1e-10), (scores, relevant)
+        cases += 1
+    assert cases == 1200
+
+
+def test_map_coefficients_describe_a_real_ranking():
+    # The coefficients encode deltaPsi of the returned ranking: relevant document k gets
+    # 2 * (#non-relevant above it) / (P N), non-relevant j gets -2 * (#relevant below it) / (P N).
+    # Rebuilding the counts must give the loss the oracle reports.
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(2, 30))
+        scores, relevant = random_query(rng, n)
+        scores = rng.normal(size=n)  # tied documents would share averaged coefficients
+        _, loss, coef = map_oracle_hinge(scores, relevant)
+        p, q = relevant.sum(), (~relevant).sum()
+        above = np.rint(coef[relevant] * p * q / 2).astype(int)
+        below = np.rint(-coef[~relevant] * p * q / 2).astype(int)
+        assert np.allclose(coef[relevant] * p * q / 2, above)
+        assert above.sum() == below.sum()  # both count the inverted pairs
+        # AP from the number of non-relevant documents above each relevant one, best first.
+        above_sorted = np.sort(above)
+        ap = np.mean(np.arange(1, p + 1) / (np.arange(1, p + 1) + above_sorted))
+        assert loss == pytest.approx(1 - ap, abs=1e-12)
+
+
+def test_map_tied_documents_of_one_class_share_their_coefficient():
+    # All scores tie: every non-relevant document goes above every relevant one, and which
+    # relevant document sits where is arbitrary, so they all get the mean coefficient:
+    # relevant k has N non-relevant above it -> c = 2 N / (P N) = 2 / P for each of them;
+    # each non-relevant has all P relevant below -> c = -2 P / (P N) = -2 / N.
+    relevant = np.array([False, True, False, True, True])
+    _, coef = _core.oracle_argmax(np.zeros(5), relevant, "map")
+    np.testing.assert_allclose(coef[relevant], 2 / 3)
+    np.testing.assert_allclose(coef[~relevant], -2 / 2)
+    # Permuting the documents permutes the coefficients.
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        scores, rel = random_query(rng, int(rng.integers(2, 12)))
+        perm = rng.permutation(len(scores))
+        _, c1 = _core.oracle_argmax(scores, rel, "map")
+        _, c2 = _core.oracle_argmax(scores[perm], rel[perm], "map")
+        np.testing.assert_allclose(c2, c1[perm], atol=1e-14)
+
+
+def test_map_zero_scores_give_the_worst_ranking():
+    # With w = 0 only Delta counts: all non-relevant documents first.
+    relevant = np.array([True, False, True, False, False])
+    _, loss, _ = map_oracle_hinge(np.zeros(5), relevant)
+    assert loss == pytest.approx(1 - (1 / 4 + 2 / 5) / 2)
+
+
+def test_map_rejects_degenerate_queries():
+    with pytest.raises(ValueError, match="relevant"):
+        _core.oracle_argmax(np.zeros(3), np.zeros(3, dtype=bool), "map")
+    with pytest.raises(ValueError, match="loss"):
+        _core.oracle_argmax(np.zeros(2), np.array([True, False]), "nope")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("mypy")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(args, cwd):
@@ -30,9 +30,9 @@ def test_extension_stub_matches_the_extension(tmp_path):
             "mypy.stubtest",
             "svmmap._core",
             "--allowlist",
-            str(ROOT / "tests" / "stubtest-allowlist.txt"),
+            str(ROOT / "tests" / "_support" / "stubtest-allowlist.txt"),
             "--mypy-config-file",
-            str(ROOT / "tests" / "stubtest-mypy.ini"),
+            str(ROOT / "tests" / "_support" / "stubtest-mypy.ini"),
         ],
         cwd=tmp_path,
     )

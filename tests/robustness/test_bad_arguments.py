@@ -1,6 +1,6 @@
 """Issue 13, item 5: arguments that make no sense are refused with one clear line.
 
-Found with ``tests/probe_bad_arguments.py``, which tries bad values of every argument of every
+Found with ``tests/_support/probe_bad_arguments.py``, which tries bad values of every argument of every
 CLI subcommand and of the public Python API; each class of what it found is a case here. On
 the command line the answer is argparse's usage error (exit status 2, ``argument --X: ...``)
 or ``svmmap CMD: error: ...`` (exit status 2), never a traceback (IndexError, AssertionError,

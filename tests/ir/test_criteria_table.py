@@ -10,7 +10,7 @@ from scipy.stats import wilcoxon
 from svmmap import SVMMap
 from svmmap.datasets import Fold, Split, load_mq2008
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "criteria_table.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "criteria_table.py"
 
 
 @pytest.fixture(scope="module")
