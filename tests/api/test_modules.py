@@ -13,6 +13,8 @@ import svmmap
 MOVED = ["trec", "fusion", "protocol", "experiment", "export", "plot", "cli"]
 
 
+# A fresh interpreter per module, importing scikit-learn and SciPy: seconds each.
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MOVED)
 def test_old_module_path_is_the_new_module_and_warns(name):
     new = importlib.import_module(f"svmmap.ir.{name}") if name != "plot" else None

@@ -16,6 +16,8 @@ def run(args, cwd):
     return out.returncode, out.stdout + out.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.typing
 def test_mypy_accepts_the_package():
     if not (ROOT / "python" / "svmmap").is_dir():
         pytest.skip("the source tree is not available")
@@ -23,6 +25,8 @@ def test_mypy_accepts_the_package():
     assert code == 0, output
 
 
+@pytest.mark.slow
+@pytest.mark.typing
 def test_extension_stub_matches_the_extension(tmp_path):
     # From a directory outside the checkout, so that the installed extension is inspected.
     code, output = run(

@@ -232,6 +232,7 @@ def _child(task):
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_fit_adds_little_resident_memory_beyond_X():
     # The whole process, Rust allocations included: fit on 50 MB of float32 adds a small
@@ -259,6 +260,7 @@ LONG_QUERY_LOSSES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_one_query_of_100000_documents_needs_linear_memory_for_every_loss():
     # An n x n matrix of float64 on 100,000 documents would take 80 GB, and even n^1.5 values

@@ -62,7 +62,9 @@ def n_slack_optimum(X, y, qid, C):
     return primal(res.x[:d]), res.x[:d], primal
 
 
-@pytest.mark.parametrize("seed", range(8))
+# Seed 2 draws two queries of five documents, the most constraints; their reference solve
+# (scipy's trust-constr) takes seconds.
+@pytest.mark.parametrize("seed", [0, 1, pytest.param(2, marks=pytest.mark.slow), 3, 4, 5, 6, 7])
 @pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
 def test_optimum_matches_n_slack_primal(seed, C):
     X, y, qid = tiny_problem(seed)

@@ -15,6 +15,9 @@ import svmmap.dask  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 from svmmap.datasets import load_mq2008  # noqa: E402
 
+# Starts a Dask cluster of worker processes.
+pytestmark = [pytest.mark.slow, pytest.mark.dask]
+
 
 @pytest.fixture(scope="module")
 def client():

@@ -24,7 +24,8 @@ import time
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and rlimits")
+# Every test kills child processes that write for real (seconds each), hence slow.
+pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and rlimits"), pytest.mark.slow]
 
 N_SCORES = 100_000  # about 2 MB of predictions
 

@@ -183,6 +183,7 @@ def test_feature_null_files_read_as_nan(tmp_path):
         load_letor(path, missing="zero")
 
 
+@pytest.mark.slow
 def test_feature_null_data_trains_through_a_binner_with_missing_indicators(tmp_path):
     # Feature 1 decides relevance where present; where it is missing the document is relevant,
     # which the weight of feature 1's missing indicator has to learn.
@@ -212,6 +213,7 @@ def test_feature_null_data_trains_through_a_binner_with_missing_indicators(tmp_p
     assert out.returncode != 0 and 'missing="nan"' in out.stderr
 
 
+@pytest.mark.slow
 def test_cli_reads_the_lightgbm_layout(tmp_path):
     (tmp_path / "letor.txt").write_text(LETOR)
     (tmp_path / "rank.train").write_text(LIGHTGBM)

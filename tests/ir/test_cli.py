@@ -19,6 +19,7 @@ def fold_files(shared):
     return shared / "data" / "MQ2008" / "Fold1"
 
 
+@pytest.mark.slow
 def test_learn_classify_evaluate(fold_files, tmp_path):
     model_path = tmp_path / "model.json"
     pred_path = tmp_path / "pred.txt"

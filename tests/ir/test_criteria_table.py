@@ -10,6 +10,9 @@ from scipy.stats import wilcoxon
 from svmmap import SVMMap
 from svmmap.datasets import Fold, Split, load_mq2008
 
+# Trains LightGBM's LambdaRank beside the SVMs.
+pytestmark = pytest.mark.slow
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "criteria_table.py"
 
 

@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 import svmmap
 
+# `pytest -m docs` runs the documentation's tests alone.
+pytestmark = pytest.mark.docs
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 #: The README and every page of the documentation site.

@@ -26,6 +26,9 @@ from urllib.parse import unquote, urldefrag, urlsplit
 
 import pytest
 
+# Builds the site and drives Chromium (`pytest -m "not slow"` leaves it out).
+pytestmark = [pytest.mark.slow, pytest.mark.docs]
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: A page that opens the API page with a search query in a frame and reports what the search

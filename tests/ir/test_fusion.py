@@ -86,6 +86,7 @@ def test_no_query_is_scored_by_a_model_trained_on_it():
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_fused_mq2008_runs_beat_the_best_single_run(seed):
     # All of MQ2008 (564 queries with a relevant document), its 25 retrieval-function features

@@ -1,10 +1,12 @@
 """The real result: SVM-map on MQ2008's five folds (issue #2, item 8)."""
 
 import numpy as np
+import pytest
 from svmmap.datasets import mq2008_folds
 from svmmap.ir.experiment import run_folds
 
 
+@pytest.mark.slow
 def test_mean_test_map_reaches_svm_map_level():
     # Protocol: C chosen by validation MAP from {0.1, 1, 10, 100, 1000}; MAP with relevant =
     # label > 0, queries without relevant documents skipped, ties broken pessimistically.

@@ -12,7 +12,11 @@ import numpy as np
 import pytest
 import svmmap
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals and /proc")
+# Every test runs child processes doing real work (seconds each), hence slow.
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals and /proc"),
+    pytest.mark.slow,
+]
 
 CHILD_PRELUDE = textwrap.dedent(
     """
