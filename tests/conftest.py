@@ -1,14 +1,3 @@
-import os
-from pathlib import Path
+"""The suite's shared fixtures, which live in tests/_support/fixtures.py with the other helpers."""
 
-import pytest
-
-#: The shared material (papers, LETOR data) lives beside the project checkout.
-SHARED = Path(os.environ.get("SVMMAP_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-
-
-@pytest.fixture(scope="session")
-def shared() -> Path:
-    if not (SHARED / "data").is_dir():
-        pytest.skip(f"shared data not found at {SHARED} (set SVMMAP_SHARED)")
-    return SHARED
+pytest_plugins = ["tests._support.fixtures"]

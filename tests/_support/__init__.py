@@ -1,0 +1,2 @@
+"""Helpers for the tests, not tests themselves: brute-force references, the loss table, the
+bad-argument probe, JSON Schemas, shared fixtures and the stubtest settings."""

@@ -1,0 +1,2 @@
+"""The core: solver, oracles and losses, metrics, binning, configuration, determinism, numerical
+robustness and scale."""

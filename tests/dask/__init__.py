@@ -1,0 +1,1 @@
+"""Distributed training on Dask clusters."""

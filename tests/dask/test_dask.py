@@ -1,0 +1,260 @@
+"""Distributed training on a local Dask cluster equals single-machine training."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+distributed = pytest.importorskip("distributed")
+
+import svmmap  # noqa: E402
+import svmmap.dask  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
+from svmmap.datasets import load_mq2008  # noqa: E402
+
+# Starts a Dask cluster of worker processes.
+pytestmark = [pytest.mark.slow, pytest.mark.dask]
+
+
+@pytest.fixture(scope="module")
+def client():
+    # Worker processes (not threads), so that partitions, w and the cut sums really travel
+    # through dask's serialization as they do on a cluster of machines.
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def query_chunks(qid, n_parts):
+    """Row chunk sizes that cut the (query-contiguous) rows into n_parts at query boundaries."""
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    assert len(starts) == len(np.unique(qid)), "the test data must have contiguous queries"
+    cuts = [0] + [int(starts[len(starts) * k // n_parts]) for k in range(1, n_parts)] + [len(qid)]
+    return tuple(int(c) for c in np.diff(cuts))
+
+
+def as_dask_arrays(X, y, qid, chunks):
+    return (
+        da.from_array(X, chunks=(chunks, X.shape[1])),
+        da.from_array(y, chunks=(chunks,)),
+        da.from_array(qid, chunks=(chunks,)),
+    )
+
+
+@pytest.fixture(scope="module")
+def fold():
+    # The first 200 queries of MQ2008's fold 1: enough for a real model, small to ship around.
+    X, y, qid = load_mq2008(fold=1, split="train")
+    end = int(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])[200])
+    X, y, qid = X[:end], y[:end], qid[:end]
+    return X, y, qid, query_chunks(qid, 3)
+
+
+def assert_same_model(dist, local):
+    # The same cutting-plane loop on cuts that differ only by the rounding of the sums
+    # (partition by partition instead of in one pass), so the same iterates to ~1e-12.
+    np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-8)
+    assert dist.n_iter_ == local.n_iter_
+    assert dist.objective_ == pytest.approx(local.objective_, rel=1e-10)
+    assert dist.gap_ == pytest.approx(local.gap_, rel=1e-6, abs=1e-12)
+    assert dist.n_queries_ == local.n_queries_
+    assert dist.n_queries_skipped_ == local.n_queries_skipped_
+    assert dist.stop_reason_ == local.stop_reason_
+    assert len(dist.history_) == len(local.history_)
+
+
+@pytest.mark.parametrize("C", [1.0, 30.0])
+def test_dask_array_fit_equals_single_machine(client, fold, C):
+    X, y, qid, chunks = fold
+    local = svmmap.SVMMap(C=C).fit(X, y, qid=qid)
+    dX, dy, dqid = as_dask_arrays(X, y, qid, chunks)
+    dist = svmmap.dask.SVMMap(C=C).fit(dX, dy, qid=dqid)
+    assert_same_model(dist, local)
+    # predict on dask data is lazy and gives the local scores, in row order.
+    dX = da.from_array(X, chunks=(chunks, 23))  # split features too: they are joined per row
+    np.testing.assert_allclose(dist.predict(dX).compute(), local.predict(X), rtol=0, atol=1e-9)
+    assert dist.score(dX, y, qid=qid) == pytest.approx(local.score(X, y, qid=qid), abs=1e-12)
+
+
+def test_dask_dataframe_fit_equals_single_machine(client, fold):
+    X, y, qid, chunks = fold
+    columns = [f"f{j + 1}" for j in range(X.shape[1])]
+    frame = pd.DataFrame(X, columns=columns)
+    frame["label"] = y
+    frame["qid"] = qid
+    bounds = np.cumsum((0,) + chunks)
+    # One pandas piece per partition, cut at query boundaries.
+    ddf = dd.concat([dd.from_pandas(frame.iloc[a:b], npartitions=1) for a, b in zip(bounds[:-1], bounds[1:])])
+    assert ddf.npartitions == 3
+    local = svmmap.SVMMap(C=10.0).fit(frame[columns], y, qid=qid)
+    dist = svmmap.dask.SVMMap(C=10.0).fit(ddf[columns], ddf["label"], qid=ddf["qid"])
+    assert_same_model(dist, local)
+    assert list(dist.feature_names_in_) == columns
+    scores = dist.predict(ddf[columns]).compute()
+    np.testing.assert_allclose(scores.to_numpy(), local.predict(frame[columns]), rtol=0, atol=1e-9)
+
+
+def test_numpy_labels_are_cut_like_X(client, fold):
+    X, y, qid, chunks = fold
+    dX = da.from_array(X, chunks=(chunks, X.shape[1]))
+    local = svmmap.SVMMap(C=1.0).fit(X, y, qid=qid)
+    assert_same_model(svmmap.dask.SVMMap(C=1.0).fit(dX, y, qid=qid), local)
+
+
+def test_a_query_split_across_partitions_is_an_error(client, fold):
+    X, y, qid, chunks = fold
+    # Move the first boundary one row into the next query.
+    bad = (chunks[0] + 1, chunks[1] - 1, chunks[2])
+    with pytest.raises(ValueError, match=r"query .* has rows in partitions \[0, 1\].*whole queries"):
+        svmmap.dask.SVMMap().fit(*as_dask_arrays(X, y, qid, bad))
+
+
+def test_mismatched_partitions_are_an_error(client, fold):
+    X, y, qid, chunks = fold
+    frame = pd.DataFrame(X)
+    ddf = dd.from_pandas(frame, npartitions=3, sort=False)
+    with pytest.raises(ValueError, match="partitions but X has"):
+        svmmap.dask.SVMMap().fit(
+            ddf,
+            dd.from_pandas(pd.Series(y), npartitions=2, sort=False),
+            qid=dd.from_pandas(pd.Series(qid), npartitions=3, sort=False),
+        )
+    with pytest.raises(ValueError, match="needs qid="):
+        svmmap.dask.SVMMap().fit(*as_dask_arrays(X, y, qid, chunks)[:2])
+    with pytest.raises(TypeError, match="dask array or dask DataFrame"):
+        svmmap.dask.SVMMap().fit(X, y, qid=qid)
+
+
+def test_callback_stops_distributed_training(client, fold):
+    X, y, qid, chunks = fold
+    seen = []
+
+    def stop_at_three(record):
+        seen.append(record["iteration"])
+        return record["iteration"] == 3
+
+    model = svmmap.dask.SVMMap(C=100.0, callback=stop_at_three).fit(*as_dask_arrays(X, y, qid, chunks))
+    assert seen == [1, 2, 3] and model.n_iter_ == 3 and model.stop_reason_ == "callback"
+
+
+def test_same_parameters_pickle_and_to_local(client, fold):
+    X, y, qid, chunks = fold
+    assert svmmap.dask.SVMMap._get_param_names() == svmmap.SVMMap._get_param_names()
+    model = svmmap.dask.SVMMap(C=1.0)
+    model.client = client
+    model.fit(*as_dask_arrays(X, y, qid, chunks))
+    # The client is a live connection and is not pickled.
+    restored = pickle.loads(pickle.dumps(model))
+    assert restored.client is None
+    np.testing.assert_array_equal(restored.coef_, model.coef_)
+    local = model.to_local()
+    assert type(local) is svmmap.SVMMap and local.get_params() == model.get_params()
+    np.testing.assert_array_equal(local.predict(X), model.predict(X))
+
+
+def test_pairwise_on_mq2008_equals_single_machine(client, fold):
+    # Every MQ2008 query with two distinct labels has a label-0 document, so the partitions'
+    # binary query counts are the queries the graded pairwise loss uses (README, "Graded pairs").
+    X, y, qid, chunks = fold
+    local = svmmap.SVMMap(C=10.0, loss="pairwise").fit(X, y, qid=qid)
+    dist = svmmap.dask.SVMMap(C=10.0, loss="pairwise").fit(*as_dask_arrays(X, y, qid, chunks))
+    assert_same_model(dist, local)
+
+
+def test_pairwise_counts_queries_without_a_label_zero_like_one_machine(client):
+    # A third of the queries have labels 1 and 2 only: no non-relevant document, so the binary
+    # rule skips them, but the graded pairwise loss uses them (two distinct labels), and
+    # SVMMap counts them in n. The partitions must count them too, or C/n and the cut differ.
+    rng = np.random.default_rng(0)
+    n_queries, per = 30, 10
+    X = rng.standard_normal((n_queries * per, 5))
+    qid = np.repeat(np.arange(n_queries), per)
+    y = rng.integers(0, 3, size=len(qid)).astype(float)
+    graded_only = qid < 10
+    y[graded_only] = rng.integers(1, 3, size=graded_only.sum())
+    local = svmmap.SVMMap(C=1.0, loss="pairwise").fit(X, y, qid=qid)
+    assert local.n_queries_ == 30
+    dist = svmmap.dask.SVMMap(C=1.0, loss="pairwise").fit(*as_dask_arrays(X, y, qid, 100))
+    assert_same_model(dist, local)
+
+
+def tied_missing_data(seed=0, n_rows=3000):
+    """Columns that stress the threshold fit: many ties (a point mass at zero), few distinct
+    values, a constant column, a continuous heavy-tailed one, NaN for missing values, negative
+    zeros, in float32."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack(
+        [
+            np.where(rng.random(n_rows) < 0.6, 0.0, rng.exponential(3.0, n_rows)),
+            rng.integers(0, 4, n_rows).astype(float),
+            np.full(n_rows, 2.5),
+            rng.lognormal(0.0, 2.0, n_rows),
+            np.where(rng.random(n_rows) < 0.3, np.nan, rng.normal(size=n_rows)),
+            np.where(rng.random(n_rows) < 0.5, -0.0, rng.normal(size=n_rows).round(1)),
+        ]
+    ).astype(np.float32)
+    return X
+
+
+@pytest.mark.parametrize("strategy", ["quantile", "uniform"])
+@pytest.mark.parametrize("n_thresholds", [3, 50])
+def test_dask_binner_fits_the_in_memory_thresholds(client, strategy, n_thresholds):
+    # The exact merge of the partitions' distinct values and counts gives the column that the
+    # in-memory fit sorts, so the thresholds must be equal bit for bit, whatever the partitions.
+    X = tied_missing_data()
+    local = svmmap.Binner(n_thresholds=n_thresholds, strategy=strategy, missing="indicator").fit(X)
+    for chunks in [(1000, 1000, 1000), (1, 2998, 1), (3000,)]:
+        dist = svmmap.dask.Binner(n_thresholds=n_thresholds, strategy=strategy, missing="indicator")
+        dist.fit(da.from_array(X, chunks=(chunks, 2)))
+        assert dist.n_features_in_ == local.n_features_in_
+        assert dist.n_output_features_ == local.n_output_features_
+        for a, b in zip(dist.thresholds_, local.thresholds_):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    # A dask DataFrame keeps its column names, as the in-memory binner does for pandas.
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    dist = svmmap.dask.Binner(n_thresholds=n_thresholds, strategy=strategy, missing="indicator")
+    dist.fit(dd.from_pandas(frame, npartitions=4, sort=False))
+    assert list(dist.feature_names_in_) == list(frame.columns)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(dist.thresholds_, local.thresholds_))
+
+
+def test_dask_binner_refuses_what_the_in_memory_one_refuses(client):
+    X = tied_missing_data()
+    dX = da.from_array(X, chunks=((1000, 1000, 1000), 6))
+    # NaN without missing="indicator", and infinity always, named with their partition.
+    # (Whichever partition a worker checks first is named; the row is X's.)
+    with pytest.raises(ValueError, match=r"X\[\d+, 4\] is NaN: missing values need .*\(partition \d, its row \d+\)"):
+        svmmap.dask.Binner().fit(dX)
+    bad = X.copy()
+    bad[1500, 3] = np.inf
+    with pytest.raises(
+        ValueError, match=r"X\[1500, 3\] is inf: features must be finite numbers \(partition 1, its row 500\)"
+    ):
+        svmmap.dask.Binner(missing="indicator").fit(da.from_array(bad, chunks=((1000, 1000, 1000), 6)))
+    with pytest.raises(NotFittedError):
+        svmmap.dask.Binner().transform(dX)
+
+
+def test_binned_model_trains_on_the_cluster(client, fold):
+    # Binned training on the cluster: thresholds from the dask binner, each partition binned on
+    # its worker, the same model as the in-memory pipeline up to the order of the sums.
+    from sklearn.pipeline import make_pipeline
+
+    X, y, qid, chunks = fold
+    X = X.astype(np.float32)
+    dX, dy, dqid = as_dask_arrays(X, y, qid, chunks)
+    binner = svmmap.dask.Binner(n_thresholds=20).fit(dX)
+    binned = binner.transform(dX)
+    assert isinstance(binned, svmmap.dask.BinnedPartitions) and binned.npartitions == 3
+    dist = svmmap.dask.SVMMap(C=10.0).fit(binned, dy, qid=dqid)
+    pipe = make_pipeline(svmmap.Binner(n_thresholds=20), svmmap.SVMMap(C=10.0)).fit(X, y, svmmap__qid=qid)
+    assert_same_model(dist, pipe[-1])
+    np.testing.assert_allclose(dist.predict(binned).compute(), pipe.predict(X), rtol=0, atol=1e-9)
+    assert dist.score(binned, y, qid=qid) == pytest.approx(pipe[-1].score(pipe[0].transform(X), y, qid=qid), abs=1e-12)
+    # In-memory data still goes through the plain binner.
+    assert binner.transform(X).shape == pipe[0].transform(X).shape

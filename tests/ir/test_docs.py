@@ -1,0 +1,111 @@
+"""The documentation runs: docstring examples of the installed package (doctests) and the
+Python snippets of the README and of the documentation site's pages (docs/)."""
+
+import doctest
+import importlib
+import io
+import pkgutil
+import re
+import warnings
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+import svmmap
+
+# `pytest -m docs` runs the documentation's tests alone.
+pytestmark = pytest.mark.docs
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+#: The README and every page of the documentation site.
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+
+# Modules whose examples need an optional dependency, and that dependency.
+OPTIONAL = {"svmmap.ir.plot": "matplotlib", "svmmap.dask": "distributed"}
+
+
+def package_modules():
+    # The installed package (what `import svmmap` finds), not the source tree.
+    names = ["svmmap"]
+    for info in pkgutil.walk_packages(svmmap.__path__, prefix="svmmap."):
+        # Private modules count too: public functions such as make_ranking live in them.
+        if info.name not in ("svmmap._core", "svmmap.__main__"):
+            names.append(info.name)
+    return sorted(names)
+
+
+@pytest.mark.parametrize("name", package_modules())
+def test_docstring_examples(name, tmp_path, monkeypatch):
+    if name in OPTIONAL:
+        pytest.importorskip(OPTIONAL[name])
+    if name == "svmmap.ir.plot":
+        import matplotlib
+
+        matplotlib.use("Agg")
+    module = importlib.import_module(name)
+    monkeypatch.chdir(tmp_path)  # examples may write files
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    out = io.StringIO()
+    tests = [t for t in finder.find(module, name) if t.examples]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", svmmap.SkippedQueriesWarning)
+        for test in tests:
+            runner.run(test, out=out.write)
+    assert runner.failures == 0, out.getvalue()
+
+
+def readme_sections(page: Path = README):
+    """(heading, [code blocks]) of every '## ' section of a page with Python blocks to run. A
+    block right after a line '<!-- not run: reason -->' is illustrative and skipped."""
+    sections = []
+    heading, blocks, skip_next = "(top)", [], False
+    lines = page.read_text().splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("## "):
+            if blocks:
+                sections.append((heading, blocks))
+            heading, blocks = line[3:].strip(), []
+        elif re.match(r"<!--\s*not run", line):
+            skip_next = True
+        elif line.strip() == "```python":
+            j = i + 1
+            while lines[j].strip() != "```":
+                j += 1
+            if not skip_next:
+                blocks.append("\n".join(lines[i + 1 : j]))
+            skip_next = False
+            i = j
+        elif line.strip():
+            skip_next = False
+        i += 1
+    if blocks:
+        sections.append((heading, blocks))
+    return sections
+
+
+def page_sections():
+    return [(p.relative_to(ROOT).as_posix(), h, b) for p in PAGES for h, b in readme_sections(p)]
+
+
+@pytest.mark.parametrize("page,heading,blocks", page_sections(), ids=[f"{p}: {h}" for p, h, _ in page_sections()])
+def test_readme_snippets(page, heading, blocks, tmp_path, monkeypatch):
+    for module in ("matplotlib", "distributed", "pandas"):
+        if any(module in b for b in blocks):
+            pytest.importorskip(module)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    namespace = {"__name__": "__readme__"}
+    with warnings.catch_warnings(), redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore", svmmap.SkippedQueriesWarning)
+        for k, block in enumerate(blocks):
+            try:
+                exec(compile(block, f"{page} [{heading}] block {k + 1}", "exec"), namespace)
+            except Exception as exc:
+                raise AssertionError(
+                    f"{page} section {heading!r}, Python block {k + 1} fails: {exc!r}. Fix the snippet, "
+                    "or mark an illustrative one with a line '<!-- not run: reason -->' just above it."
+                ) from exc
