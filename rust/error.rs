@@ -47,18 +47,18 @@ pub enum Error {
     #[error("{0}")]
     InvalidInput(String),
 
-    /// Training was asked for but no query can contribute a constraint.
+    /// Training was asked for but no query can contribute a constraint (the rule is
+    /// `oracle::usable`; `graded` when a loss also trains on two different labels).
     #[error(
-        "no training query has both a relevant and a non-relevant document \
-         ({n_queries} queries: {no_relevant} without a relevant document, \
-         {all_relevant} with only relevant documents); a document is relevant when its label \
-         is above {threshold}"
+        "{}",
+        no_usable_queries(*n_queries, *no_relevant, *all_relevant, *threshold, *graded)
     )]
     NoUsableQueries {
         n_queries: usize,
         no_relevant: usize,
         all_relevant: usize,
         threshold: f64,
+        graded: bool,
     },
 
     /// A model file is of another format or version, or does not fit the data.
@@ -88,6 +88,34 @@ pub enum Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The message of `Error::NoUsableQueries`, with the rule of the losses at hand.
+fn no_usable_queries(
+    n_queries: usize,
+    no_relevant: usize,
+    all_relevant: usize,
+    threshold: f64,
+    graded: bool,
+) -> String {
+    let counts = format!(
+        "{n_queries} queries: {no_relevant} without a relevant document, {all_relevant} with \
+         only relevant documents"
+    );
+    if graded {
+        format!(
+            "no training query has both a relevant and a non-relevant document, nor two \
+             documents with two different labels ({counts}, each with a single label); a \
+             graded loss (\"pairwise\") trains on a query with two different labels, the other \
+             losses on a query with a document whose label is above {threshold} and one whose \
+             label is not"
+        )
+    } else {
+        format!(
+            "no training query has both a relevant and a non-relevant document ({counts}); a \
+             document is relevant when its label is above {threshold}"
+        )
+    }
+}
 
 impl Error {
     pub fn parse(path: &str, line: usize, message: impl Into<String>) -> Self {

@@ -126,6 +126,10 @@ impl Oracle for SharedSlack {
     fn usable(&self, labels: &[f64], relevant: &[bool]) -> bool {
         self.parts.iter().any(|p| p.usable(labels, relevant))
     }
+
+    fn graded(&self) -> bool {
+        self.parts.iter().any(|p| p.graded())
+    }
 }
 
 #[cfg(test)]

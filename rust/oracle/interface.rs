@@ -60,6 +60,12 @@ pub trait Oracle: Send + Sync {
         QueryKind::of(relevant) == QueryKind::Usable
     }
 
+    /// Whether `usable` accepts more than the binary rule (a graded loss), so that the error
+    /// when no query is usable can say so (`oracle::usable::QueryCounts`).
+    fn graded(&self) -> bool {
+        false
+    }
+
     /// Refuses, before any work starts, a query length on which this oracle would take
     /// unreasonably long; the message says what to use instead. Most oracles are
     /// O(n log n) and accept any length.

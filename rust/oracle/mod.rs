@@ -26,7 +26,9 @@ pub mod roc;
 pub(crate) mod sorting;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod testing;
+pub mod usable;
 
 pub use build::{from_group, from_groups, from_name, loss_names_help};
 pub use interface::{check_query_lens, hinge, Oracle, QueryKind};
 pub use interleave::Sorted;
+pub use usable::{QueryCounts, QueryUse};

@@ -224,6 +224,10 @@ impl Oracle for PairwiseOracle {
     fn usable(&self, labels: &[f64], _relevant: &[bool]) -> bool {
         has_two_labels(labels)
     }
+
+    fn graded(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -153,6 +153,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(training::cut_sums, m)?)?;
     m.add_function(wrap_pyfunction!(training::solve, m)?)?;
     m.add_function(wrap_pyfunction!(training::problem_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(training::query_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(training::n_threads, m)?)?;
     m.add_class::<config::TrainConfig>()?;
     m.add_class::<results::ProblemSummary>()?;

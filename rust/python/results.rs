@@ -4,10 +4,11 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::solver::{IterationRecord, QueryCounts, StopReason, Summary};
+use crate::oracle::QueryCounts;
+use crate::solver::{IterationRecord, StopReason, Summary};
 
 /// How many queries of a data set can contribute to training, and why the others cannot (the
-/// rule is `oracle::QueryKind`). Local, distributed and baseline training report these.
+/// rule is `oracle::usable`). Local, distributed and baseline training report these.
 #[pyclass(module = "svmmap._core", frozen, eq)]
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct ProblemSummary {
@@ -17,13 +18,14 @@ pub struct ProblemSummary {
 #[pymethods]
 impl ProblemSummary {
     #[new]
-    #[pyo3(signature = (*, used=0, no_relevant=0, all_relevant=0))]
-    fn new(used: usize, no_relevant: usize, all_relevant: usize) -> Self {
+    #[pyo3(signature = (*, used=0, no_relevant=0, all_relevant=0, graded=false))]
+    fn new(used: usize, no_relevant: usize, all_relevant: usize, graded: bool) -> Self {
         ProblemSummary {
             counts: QueryCounts {
                 usable: used,
                 no_relevant,
                 all_relevant,
+                graded,
             },
         }
     }
@@ -74,6 +76,7 @@ impl ProblemSummary {
         d.set_item("used", self.counts.usable)?;
         d.set_item("no_relevant", self.counts.no_relevant)?;
         d.set_item("all_relevant", self.counts.all_relevant)?;
+        d.set_item("graded", self.counts.graded)?;
         Ok((PyTuple::empty(py), d))
     }
 

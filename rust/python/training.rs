@@ -12,8 +12,9 @@ use super::detach;
 use super::results::{record_dict, FitSummary, ProblemSummary};
 use crate::error::Error;
 use crate::oracle;
+use crate::oracle::{QueryCounts, QueryUse};
 use crate::runtime::pool::with_threads;
-use crate::solver::{self, Control, CutSource, IterationRecord, QueryCounts, RankingProblem};
+use crate::solver::{self, Control, CutSource, IterationRecord, RankingProblem};
 
 /// The per-iteration hook handed to the solver: stops on Ctrl-C (the cancellation flag set by
 /// `detach`), refuses to grow the working set beyond the memory available (each cut is a dense
@@ -133,8 +134,37 @@ fn fit_summary(py: Python<'_>, s: &solver::Summary) -> PyResult<FitSummary> {
         usable: s.n_queries,
         no_relevant: s.n_skipped_no_relevant,
         all_relevant: s.n_skipped_all_relevant,
+        ..QueryCounts::default()
     };
     FitSummary::new(py, s, counts)
+}
+
+/// The usable-query rule (`oracle::QueryUse`) applied to a data set: labels and relevance in
+/// grouped order, with the oracles of `config` (none: the binary rule alone).
+fn query_use(
+    y: &PyReadonlyArray1<'_, f64>,
+    qid_codes: &PyReadonlyArray1<'_, i64>,
+    n_queries: usize,
+    relevance_threshold: f64,
+    config: Option<&TrainConfig>,
+) -> PyResult<QueryUse> {
+    let labels = slice(y, "y")?;
+    let groups = groups(qid_codes, n_queries)?;
+    if labels.len() != groups.n_rows() {
+        return Err(PyErr::from(Error::input(format!(
+            "y has {} entries but qid {}",
+            labels.len(),
+            groups.n_rows()
+        ))));
+    }
+    let oracles = match config {
+        Some(c) => c.oracles()?,
+        None => Vec::new(),
+    };
+    let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
+    let grouped: Vec<f64> = groups.order.iter().map(|&r| labels[r]).collect();
+    let relevant: Vec<bool> = grouped.iter().map(|&l| l > relevance_threshold).collect();
+    Ok(QueryUse::of(&grouped, &relevant, &groups.bounds, &refs))
 }
 
 /// The query counts of a data set (which queries can contribute to training). With `config`,
@@ -150,36 +180,39 @@ pub(super) fn problem_summary(
     relevance_threshold: f64,
     config: Option<PyRef<'_, TrainConfig>>,
 ) -> PyResult<ProblemSummary> {
-    let labels = slice(&y, "y")?;
-    let groups = groups(&qid_codes, n_queries)?;
-    if labels.len() != groups.n_rows() {
-        return Err(PyErr::from(Error::input(format!(
-            "y has {} entries but qid {}",
-            labels.len(),
-            groups.n_rows()
-        ))));
-    }
-    let oracles = match &config {
-        Some(c) => c.oracles()?,
-        None => Vec::new(),
-    };
-    let mut counts = QueryCounts::default();
-    for q in 0..groups.n_queries() {
-        let rows = groups.rows(q);
-        let relevant: Vec<bool> = rows
-            .iter()
-            .map(|&r| labels[r] > relevance_threshold)
-            .collect();
-        let mut kind = oracle::QueryKind::of(&relevant);
-        if kind != oracle::QueryKind::Usable && !oracles.is_empty() {
-            let query_labels: Vec<f64> = rows.iter().map(|&r| labels[r]).collect();
-            if oracles.iter().any(|o| o.usable(&query_labels, &relevant)) {
-                kind = oracle::QueryKind::Usable;
-            }
-        }
-        counts.add(kind);
-    }
-    Ok(ProblemSummary { counts })
+    let rule = query_use(
+        &y,
+        &qid_codes,
+        n_queries,
+        relevance_threshold,
+        config.as_deref(),
+    )?;
+    Ok(ProblemSummary {
+        counts: rule.counts,
+    })
+}
+
+/// The binary kind of every query (0: a relevant and a non-relevant document, 1: no relevant
+/// document, 2: only relevant documents), in the order of the query codes.
+#[pyfunction]
+pub(super) fn query_kinds<'py>(
+    py: Python<'py>,
+    y: PyReadonlyArray1<'py, f64>,
+    qid_codes: PyReadonlyArray1<'py, i64>,
+    n_queries: usize,
+    relevance_threshold: f64,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let rule = query_use(&y, &qid_codes, n_queries, relevance_threshold, None)?;
+    let kinds: Vec<u8> = rule
+        .kinds
+        .iter()
+        .map(|k| match k {
+            oracle::QueryKind::Usable => 0,
+            oracle::QueryKind::NoRelevant => 1,
+            oracle::QueryKind::AllRelevant => 2,
+        })
+        .collect();
+    Ok(PyArray1::from_vec(py, kinds))
 }
 
 /// scikit-learn's n_jobs as the core's thread count (0: one per core).

@@ -31,7 +31,7 @@
 //!   ocas.rs      the OCAS-stabilized cutting plane (`Method::Ocas`, the default), WarmStart
 //!   plain.rs     the plain 1-slack cutting plane (`Method::Plain`, for comparison)
 //!   progress.rs  IterationRecord, Control, StopReason, Summary: what the loop reports
-//!   problem.rs   RankingProblem and its oracle pass (cut sums), QueryCounts, CutSource
+//!   problem.rs   RankingProblem and its oracle pass (cut sums), CutSource
 //!   options.rs   Options and Method: the training parameters, their defaults and checks
 //!   qp/          the working-set dual and its solvers (SMO, polish, active set)
 
@@ -46,5 +46,5 @@ pub mod qp;
 pub use api::{solve, solve_from, train, train_path};
 pub use ocas::WarmStart;
 pub use options::{Method, Options};
-pub use problem::{CutSource, QueryCounts, QueryCuts, RankingProblem};
+pub use problem::{CutSource, QueryCuts, RankingProblem};
 pub use progress::{Control, IterationRecord, StopReason, Summary};

@@ -1,7 +1,7 @@
 //! The training problem on this machine and the cuts it gives.
 //!
 //! `RankingProblem` prepares the training queries once: relevance and labels in grouped order,
-//! which queries can contribute constraints (`QueryCounts` says why the others cannot) and the
+//! which queries can contribute constraints (the rule is `oracle::usable`) and the
 //! optional per-query weights. `RankingProblem::cut_sums` is the oracle pass: at w it scores
 //! every document (X w), runs the oracle of every slack group on every usable query in parallel
 //! and returns, per group, sum_q Delta_q and sum_q deltaPsi_q = X^T c of the most violated
@@ -17,7 +17,7 @@ use std::ops::Range;
 
 use crate::data::{QueryGroups, RowMatrix};
 use crate::error::{Error, Result};
-use crate::oracle::{Oracle, QueryKind, Sorted};
+use crate::oracle::{Oracle, QueryCounts, QueryUse, Sorted};
 
 /// Where cutting planes come from. `cuts(w)` returns, for every slack group, the averaged cut
 /// (b, g) = (1/n sum_q Delta_q(ybar_q), 1/n sum_q deltaPsi_q(ybar_q)) of the most violated
@@ -29,53 +29,6 @@ pub trait CutSource {
     /// Number of slack groups (losses with separate slacks).
     fn n_groups(&self) -> usize;
     fn cuts(&mut self, w: &[f64]) -> Result<Vec<(f64, Vec<f64>)>>;
-}
-
-/// How many queries can contribute constraints, and why the others cannot.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct QueryCounts {
-    pub usable: usize,
-    pub no_relevant: usize,
-    pub all_relevant: usize,
-}
-
-impl QueryCounts {
-    /// Counts one query of the given kind.
-    pub fn add(&mut self, kind: QueryKind) {
-        match kind {
-            QueryKind::Usable => self.usable += 1,
-            QueryKind::NoRelevant => self.no_relevant += 1,
-            QueryKind::AllRelevant => self.all_relevant += 1,
-        }
-    }
-
-    /// The counts of several parts of a data set, added up.
-    pub fn merged(parts: &[QueryCounts]) -> QueryCounts {
-        parts
-            .iter()
-            .fold(QueryCounts::default(), |a, b| QueryCounts {
-                usable: a.usable + b.usable,
-                no_relevant: a.no_relevant + b.no_relevant,
-                all_relevant: a.all_relevant + b.all_relevant,
-            })
-    }
-
-    pub fn total(&self) -> usize {
-        self.usable + self.no_relevant + self.all_relevant
-    }
-
-    /// Training needs at least one usable query; the error says how the others failed.
-    pub fn require_usable(&self, threshold: f64) -> Result<()> {
-        if self.usable == 0 {
-            return Err(Error::NoUsableQueries {
-                n_queries: self.total(),
-                no_relevant: self.no_relevant,
-                all_relevant: self.all_relevant,
-                threshold,
-            });
-        }
-        Ok(())
-    }
 }
 
 /// Training queries prepared once: binary relevance in grouped order and which queries have
@@ -115,24 +68,17 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
             .iter()
             .map(|&r| labels[r] > threshold)
             .collect();
-        let mut counts = QueryCounts::default();
-        let usable = (0..groups.n_queries())
-            .map(|q| {
-                let kind = QueryKind::of(&relevant[groups.bounds[q]..groups.bounds[q + 1]]);
-                counts.add(kind);
-                kind == QueryKind::Usable
-            })
-            .collect();
-        let n_queries = groups.n_queries();
+        let labels: Vec<f64> = groups.order.iter().map(|&r| labels[r]).collect();
+        let rule = QueryUse::of(&labels, &relevant, &groups.bounds, &[]);
         Ok(RankingProblem {
             x,
             groups,
             relevant,
-            labels: groups.order.iter().map(|&r| labels[r]).collect(),
-            usable,
-            partial: vec![false; n_queries],
+            labels,
+            usable: rule.usable,
+            partial: rule.partial,
             weights: None,
-            counts,
+            counts: rule.counts,
         })
     }
 
@@ -164,22 +110,10 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
     /// query with two distinct labels), and counts them in n. Queries with both kinds of
     /// documents are usable by every loss, so binary losses see no change.
     pub fn admit(&mut self, oracles: &[&dyn Oracle]) {
-        let groups = self.groups;
-        for q in 0..groups.n_queries() {
-            let span = groups.bounds[q]..groups.bounds[q + 1];
-            let (labels, relevant) = (&self.labels[span.clone()], &self.relevant[span]);
-            if self.usable[q] || !oracles.iter().any(|o| o.usable(labels, relevant)) {
-                continue;
-            }
-            self.usable[q] = true;
-            self.partial[q] = true;
-            self.counts.usable += 1;
-            if relevant.iter().any(|&r| r) {
-                self.counts.all_relevant -= 1;
-            } else {
-                self.counts.no_relevant -= 1;
-            }
-        }
+        let rule = QueryUse::of(&self.labels, &self.relevant, &self.groups.bounds, oracles);
+        self.usable = rule.usable;
+        self.partial = rule.partial;
+        self.counts = rule.counts;
     }
 
     /// For each oracle, sum_q Delta_q and sum_q deltaPsi_q over the usable queries at w (not

@@ -505,8 +505,15 @@ def evaluate_splits(
 
 
 def _queries_with_relevant(y: np.ndarray, qid: np.ndarray, relevance_threshold: float) -> List[Any]:
-    rel = np.asarray(y, dtype=np.float64) > relevance_threshold
-    return np.unique(np.asarray(qid)[rel]).tolist()
+    """The query ids (in sorted order) that have a relevant document, by the core's rule."""
+    from .._core import query_kinds
+    from .._validation import check_qid
+
+    labels = np.ascontiguousarray(y, dtype=np.float64)
+    codes, uniques = check_qid(qid, labels.shape[0], required_by="random_splits")
+    kinds = query_kinds(labels, codes, len(uniques), float(relevance_threshold))
+    # Kind 1: no relevant document (no AP); the rest have one.
+    return uniques[kinds != 1].tolist()
 
 
 def random_splits(
