@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod model;
 pub mod oracle;
 pub mod parallel;
+pub mod pool;
 #[cfg(test)]
 mod proptests;
 pub mod solver;

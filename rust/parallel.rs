@@ -7,30 +7,12 @@
 use rayon::prelude::*;
 
 use crate::data::{RowMatrix, Scalar};
-use crate::error::{Error, Result};
 
 /// Rows per chunk for row-parallel loops that write disjoint outputs.
 const ROW_CHUNK: usize = 2048;
 
-/// The largest thread count accepted. Results do not depend on the count, so more threads
-/// than this can only cost memory and start-up time (a million would take minutes to spawn).
-pub const MAX_THREADS: usize = 1024;
-
-/// Runs `f` on a pool of `n_threads` threads (0 means one per core).
-pub fn with_threads<R: Send>(n_threads: usize, f: impl FnOnce() -> R + Send) -> Result<R> {
-    if n_threads > MAX_THREADS {
-        return Err(Error::param(
-            "number of threads (n_jobs)",
-            &format!("at most {MAX_THREADS}"),
-            n_threads,
-        ));
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(n_threads)
-        .build()
-        .map_err(|e| Error::input(format!("could not start {n_threads} threads: {e}")))?;
-    Ok(pool.install(f))
-}
+// Kept here for the call sites: the pools now live in rust/pool.rs, cached per thread count.
+pub use crate::pool::{with_threads, MAX_THREADS};
 
 /// Position of the first value that is NaN or infinite.
 pub fn first_non_finite<T: Scalar>(data: &[T]) -> Option<usize> {

@@ -50,20 +50,27 @@ const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 /// Python runs signal handlers only on its main thread and only when asked, so `f` runs on a
 /// worker thread while the calling thread sleeps without the GIL and wakes every
 /// `SIGNAL_POLL` to run `check_signals`. On KeyboardInterrupt (or any exception a handler
-/// raises) it sets the cancellation flag, which the core's loops check between chunks of work,
-/// waits for `f` to stop, and raises the exception.
+/// raises) it requests the call's cancellation token, which the core's loops check between
+/// chunks of work, waits for `f` to stop, and raises the exception.
+///
+/// Each call has a token of its own (rust/cancel.rs), seen by the worker thread and by the
+/// threads of the pools it checks out, so an interrupt stops this call only, and no other
+/// call (from another Python thread) can erase it.
 pub(crate) fn detach<R: Send>(
     py: Python<'_>,
     f: impl FnOnce() -> crate::Result<R> + Send,
 ) -> crate::Result<R> {
-    crate::cancel::clear();
+    let token = crate::cancel::Token::new();
+    // A call made from inside another call's work (a Python callback during a fit calling
+    // the core) stops when that call is interrupted.
+    let _following = crate::cancel::Token::current().map(|outer| outer.lead(&token));
     let caller = std::thread::current();
     // Set by the worker just before it wakes the caller: `is_finished` alone would race with
     // the wake-up (the thread is not finished yet when it unparks) and cost a whole poll.
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
-            let result = crate::guard::catch_panics(f);
+            let result = token.enter(|| crate::guard::catch_panics(f));
             done.store(true, std::sync::atomic::Ordering::Release);
             caller.unpark();
             result
@@ -76,7 +83,7 @@ pub(crate) fn detach<R: Send>(
             }
             if raised.is_none() {
                 if let Err(e) = py.check_signals() {
-                    crate::cancel::request();
+                    token.request();
                     raised = Some(e);
                 }
             }
