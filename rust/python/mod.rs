@@ -50,20 +50,27 @@ const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 /// Python runs signal handlers only on its main thread and only when asked, so `f` runs on a
 /// worker thread while the calling thread sleeps without the GIL and wakes every
 /// `SIGNAL_POLL` to run `check_signals`. On KeyboardInterrupt (or any exception a handler
-/// raises) it sets the cancellation flag, which the core's loops check between chunks of work,
-/// waits for `f` to stop, and raises the exception.
+/// raises) it requests the call's cancellation token, which the core's loops check between
+/// chunks of work, waits for `f` to stop, and raises the exception.
+///
+/// Each call has a token of its own (rust/runtime/cancel.rs), seen by the worker thread and by the
+/// threads of the pools it checks out, so an interrupt stops this call only, and no other
+/// call (from another Python thread) can erase it.
 pub(crate) fn detach<R: Send>(
     py: Python<'_>,
     f: impl FnOnce() -> crate::Result<R> + Send,
 ) -> crate::Result<R> {
-    crate::runtime::cancel::clear();
+    let token = crate::runtime::cancel::Token::new();
+    // A call made from inside another call's work (a Python callback during a fit calling
+    // the core) stops when that call is interrupted.
+    let _following = crate::runtime::cancel::Token::current().map(|outer| outer.lead(&token));
     let caller = std::thread::current();
     // Set by the worker just before it wakes the caller: `is_finished` alone would race with
     // the wake-up (the thread is not finished yet when it unparks) and cost a whole poll.
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
-            let result = crate::runtime::guard::catch_panics(f);
+            let result = token.enter(|| crate::runtime::guard::catch_panics(f));
             done.store(true, std::sync::atomic::Ordering::Release);
             caller.unpark();
             result
@@ -76,7 +83,7 @@ pub(crate) fn detach<R: Send>(
             }
             if raised.is_none() {
                 if let Err(e) = py.check_signals() {
-                    crate::runtime::cancel::request();
+                    token.request();
                     raised = Some(e);
                 }
             }
@@ -120,7 +127,8 @@ impl From<Error> for PyErr {
             }
             Error::Model(_) => ModelFormatError::new_err(err.to_string()),
             // The exception a signal handler raised (KeyboardInterrupt) was set by `detach`;
-            // without one, the flag was set by an interrupt of another call.
+            // without one, the call was stopped through an enclosing call's token (a callback
+            // calling the core during an interrupted fit).
             Error::Interrupted(_) => Python::attach(PyErr::take)
                 .unwrap_or_else(|| PyKeyboardInterrupt::new_err(err.to_string())),
             Error::Memory(_) => PyMemoryError::new_err(err.to_string()),

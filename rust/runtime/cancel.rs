@@ -1,28 +1,141 @@
-//! Cooperative cancellation. The Python bindings run every call on a worker thread while the
-//! calling thread watches for Ctrl-C (a signal is only delivered to Python's main thread, and
-//! only while it runs); when the user interrupts, they set this flag, and the long loops of the
-//! core (the cutting-plane iterations, prediction, binning, the reader) check it between
-//! chunks of work and stop with `Error::Interrupted`. The flag is process-wide, as Ctrl-C is
-//! (so Rust unit tests never set it: they run side by side; the Python tests send real signals).
+//! Cooperative cancellation, one token per call. The Python bindings run every call on a
+//! worker thread while the calling thread watches for Ctrl-C (a signal is only delivered to
+//! Python's main thread, and only while it runs); `detach` gives the call its own `Token`, and
+//! when the user interrupts, it requests that token only. The long loops of the core (the
+//! cutting-plane iterations, prediction, binning, the reader) ask `requested()`/`check()`
+//! between chunks of work and stop with `Error::Interrupted`.
+//!
+//! A thread sees the token it is working for through a thread-local: the call's worker thread
+//! enters the call's token, and each thread of a pool (rust/pool.rs) holds its pool's token for
+//! its whole life. A pool's token follows the token of the call that checked the pool out, so
+//! a request reaches every thread doing that call's work and no other. Two calls running at
+//! the same time (from two Python threads) thus neither steal nor erase each other's
+//! interrupt. A thread outside any call (Rust unit tests, benches) has no token and never sees
+//! a request.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::{Error, Result};
 
-static REQUESTED: AtomicBool = AtomicBool::new(false);
+/// The cancellation state of one call, or of one pool of threads while it works for a call.
+/// Clones share the state.
+#[derive(Clone, Default)]
+pub struct Token(Arc<State>);
 
-/// Asks the running work to stop.
-pub fn request() {
-    REQUESTED.store(true, Ordering::Relaxed);
+#[derive(Default)]
+struct State {
+    requested: AtomicBool,
+    /// The tokens that stop when this one does: those of the pools a call has checked out and
+    /// of calls made from inside its work. Locked only to link, unlink and request, never by
+    /// `requested()`.
+    followers: Mutex<Vec<Token>>,
 }
 
-/// Forgets an earlier request (before new work starts).
-pub fn clear() {
-    REQUESTED.store(false, Ordering::Relaxed);
+thread_local! {
+    /// The token of the work the current thread does, if any.
+    static CURRENT: RefCell<Option<Token>> = const { RefCell::new(None) };
 }
 
+impl Token {
+    /// A token that has not been requested.
+    pub fn new() -> Token {
+        Token::default()
+    }
+
+    /// The token of the work the calling thread does (`None` outside any call).
+    pub fn current() -> Option<Token> {
+        CURRENT.try_with(|c| c.borrow().clone()).ok().flatten()
+    }
+
+    /// Asks the work of this token, and of every token following it, to stop.
+    pub fn request(&self) {
+        self.0.requested.store(true, Ordering::Relaxed);
+        for follower in self.followers().iter() {
+            follower.request();
+        }
+    }
+
+    pub fn is_requested(&self) -> bool {
+        self.0.requested.load(Ordering::Relaxed)
+    }
+
+    /// Forgets an earlier request: a pool's token is reset when a new call checks it out.
+    pub(crate) fn reset(&self) {
+        self.0.requested.store(false, Ordering::Relaxed);
+    }
+
+    /// Makes `follower` stop when this token does, until the returned guard is dropped. A
+    /// request made before this call is passed on at once.
+    pub fn lead(&self, follower: &Token) -> Following {
+        let mut followers = self.followers();
+        followers.push(follower.clone());
+        // Read under the lock: `request` sets the flag before it takes the lock, so either it
+        // sees the new follower or this sees its flag.
+        if self.is_requested() {
+            follower.request();
+        }
+        drop(followers);
+        Following {
+            leader: self.clone(),
+            follower: follower.clone(),
+        }
+    }
+
+    /// Runs `f` with this token as the calling thread's current one, then puts back the one
+    /// before (also when `f` panics).
+    pub fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<Token>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let before = self.0.take();
+                let _ = CURRENT.try_with(|c| *c.borrow_mut() = before);
+            }
+        }
+        let _restore = Restore(CURRENT.with(|c| c.replace(Some(self.clone()))));
+        f()
+    }
+
+    /// Makes this the current token of the calling thread for the rest of its life (a pool's
+    /// worker threads, from the pool's start handler).
+    pub(crate) fn adopt(&self) {
+        CURRENT.with(|c| *c.borrow_mut() = Some(self.clone()));
+    }
+
+    fn followers(&self) -> std::sync::MutexGuard<'_, Vec<Token>> {
+        // The list stays consistent whatever panicked while holding it (pushes and removals).
+        self.0
+            .followers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Keeps a token following another (see `Token::lead`); dropping it unlinks them.
+pub struct Following {
+    leader: Token,
+    follower: Token,
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        let mut followers = self.leader.followers();
+        if let Some(i) = followers
+            .iter()
+            .position(|t| Arc::ptr_eq(&t.0, &self.follower.0))
+        {
+            followers.swap_remove(i);
+        }
+    }
+}
+
+/// Whether the work the calling thread does was asked to stop. Cheap enough for hot loops: a
+/// thread-local read and a relaxed atomic load, no lock.
 pub fn requested() -> bool {
-    REQUESTED.load(Ordering::Relaxed)
+    CURRENT
+        .try_with(|c| c.borrow().as_ref().is_some_and(Token::is_requested))
+        .unwrap_or(false)
 }
 
 /// `Err(Error::Interrupted)` once a stop was requested.
@@ -31,4 +144,85 @@ pub fn check() -> Result<()> {
         return Err(Error::Interrupted("interrupted by the user".to_string()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn outside_any_call_nothing_is_requested() {
+        assert!(Token::current().is_none());
+        assert!(!requested());
+        assert!(check().is_ok());
+    }
+
+    #[test]
+    fn a_token_is_seen_inside_enter_only() {
+        let token = Token::new();
+        token.request();
+        assert!(token.enter(requested));
+        assert!(matches!(token.enter(check), Err(Error::Interrupted(_))));
+        assert!(!requested());
+        // Nested tokens: the inner one is seen inside, the outer one again after it.
+        let inner = Token::new();
+        token.enter(|| {
+            assert!(!inner.enter(requested));
+            assert!(requested());
+        });
+    }
+
+    #[test]
+    fn cancelling_one_of_two_calls_leaves_the_other_running() {
+        let (first, second) = (Token::new(), Token::new());
+        let (stopped_tx, stopped_rx) = mpsc::channel();
+        let (done_tx, done_rx) = mpsc::channel();
+        std::thread::scope(|scope| {
+            // Each "call" spins until its token is requested (or a deadline passes) and then
+            // runs a parallel kernel on a pool of its own, reporting what it saw.
+            for (name, token) in [("first", &first), ("second", &second)] {
+                let (stopped_tx, done_tx) = (stopped_tx.clone(), done_tx.clone());
+                scope.spawn(move || {
+                    token.enter(|| {
+                        let deadline = Instant::now() + Duration::from_millis(500);
+                        while !requested() && Instant::now() < deadline {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                        stopped_tx.send((name, requested())).unwrap();
+                        let in_pool = crate::runtime::pool::with_threads(2, || {
+                            use rayon::prelude::*;
+                            (0..64).into_par_iter().any(|_| requested())
+                        })
+                        .unwrap();
+                        done_tx.send((name, in_pool)).unwrap();
+                    })
+                });
+            }
+            first.request();
+        });
+        let mut stopped: Vec<_> = stopped_rx.try_iter().collect();
+        let mut done: Vec<_> = done_rx.try_iter().collect();
+        stopped.sort();
+        done.sort();
+        assert_eq!(stopped, [("first", true), ("second", false)]);
+        assert_eq!(done, [("first", true), ("second", false)]);
+        assert!(first.is_requested() && !second.is_requested());
+    }
+
+    #[test]
+    fn a_follower_stops_with_its_leader_until_unlinked() {
+        let (leader, follower, late) = (Token::new(), Token::new(), Token::new());
+        let following = leader.lead(&follower);
+        leader.request();
+        assert!(follower.is_requested());
+        // A follower linked after the request learns of it at once.
+        let _late = leader.lead(&late);
+        assert!(late.is_requested());
+        drop(following);
+        follower.reset();
+        leader.request();
+        assert!(!follower.is_requested());
+    }
 }
