@@ -195,14 +195,24 @@ def bin_codes(
 ) -> npt.NDArray[Any]: ...
 def _debug_panic(place: str) -> None: ...
 def _debug_write_atomic(path: str, data: bytes, before_rename: Callable[[], Any]) -> None: ...
-def cut_sums(
-    x: _Matrix,
-    y: npt.NDArray[np.float64],
-    qid_codes: npt.NDArray[np.int64],
-    n_queries: int,
-    w: npt.NDArray[np.float64],
-    config: TrainConfig,
-) -> Tuple[List[Tuple[float, npt.NDArray[np.float64]]], ProblemSummary]: ...
+
+@final
+class Partition:
+    """One part of a data set, prepared once where it lives (svmmap.dask)."""
+
+    def __new__(
+        cls,
+        x: _Matrix,
+        y: npt.NDArray[np.float64],
+        qid_codes: npt.NDArray[np.int64],
+        n_queries: int,
+        config: TrainConfig,
+    ) -> Self: ...
+    @property
+    def counts(self) -> ProblemSummary: ...
+    def cut_sums(self, w: npt.NDArray[np.float64], n_threads: int) -> List[Tuple[float, npt.NDArray[np.float64]]]: ...
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]: ...
+
 def solve(
     cut_source: Callable[[npt.NDArray[np.float64]], Sequence[Sequence[Tuple[float, npt.NDArray[np.float64]]]]],
     dim: int,

@@ -45,7 +45,9 @@ def _aligned(a: np.ndarray) -> np.ndarray:
 
 
 class _Part:
-    """One partition prepared on a worker: the arrays the core borrows, query codes, counts."""
+    """One partition prepared on a worker, once: the arrays the core borrows, query codes,
+    and the core's prepared problem (``_core.Partition``: matrix checked, groups, oracles and
+    query counts), which every iteration's cut sums reuse."""
 
     def __init__(self, X: Any, y: Any, qid: Any, index: int, config: "_core.TrainConfig") -> None:
         try:
@@ -54,28 +56,18 @@ class _Part:
             if qid is None:
                 raise ValueError("qid is required")
             codes, uniques = check_qid(qid, n_rows, required_by="svmmap.dask.SVMMap.fit")
+            # Blocks rebuilt from network frames may be unaligned views; the core borrows
+            # aligned, C-ordered arrays (a copy is made only for an unaligned block, once).
+            self.problem = _core.Partition(core_X, _aligned(labels), _aligned(codes), len(uniques), config)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"partition {index}: {exc}") from None
-        # Blocks rebuilt from network frames may be unaligned views; the core borrows aligned,
-        # C-ordered arrays (a copy is made only for an unaligned block, once).
-        self.X = core_X
-        self.labels = _aligned(labels)
-        self.codes = _aligned(codes)
         self.uniques = uniques
         self.n_rows = n_rows
         self.n_features = n_features
         # The core's rule of which queries can contribute to training: with the losses of
         # config, so that queries only a graded loss can use ("pairwise") count in n as they
         # do on one machine.
-        self.counts = _core.problem_summary(
-            self.labels, self.codes, len(uniques), float(config.relevance_threshold), config
-        )
-
-    def __setstate__(self, state: dict) -> None:
-        # A partition that moves between workers is rebuilt from network frames too.
-        self.__dict__.update(state)
-        self.labels = _aligned(self.labels)
-        self.codes = _aligned(self.codes)
+        self.counts = self.problem.counts
 
 
 def _prepare(X: Any, y: Any, qid: Any, index: int, config: "_core.TrainConfig") -> _Part:
@@ -101,16 +93,12 @@ def _worker_threads(n_jobs: Optional[int]) -> int:
         return 0
 
 
-def _part_cut_sums(part: _Part, w: np.ndarray, config: "_core.TrainConfig", n_jobs: Optional[int]) -> list:
+def _part_cut_sums(part: _Part, w: np.ndarray, n_jobs: Optional[int]) -> list:
     """The worker's share of an iteration: one (sum Delta, sum deltaPsi) pair per slack group,
     not divided by n (the core adds the parts up and divides)."""
     # w arrives in a network frame and may be an unaligned view.
     w = np.require(w, dtype=np.float64, requirements=["C", "A"])
-    threads = _worker_threads(n_jobs)
-    if threads != config.n_threads:
-        config = _core.TrainConfig(**{**config.kwargs(), "n_jobs": threads or None})
-    sums, _ = _core.cut_sums(part.X, part.labels, part.codes, len(part.uniques), w, config)
-    return sums
+    return part.problem.cut_sums(w, _worker_threads(n_jobs))
 
 
 def _predict_block(block: Any, coef: np.ndarray, n_jobs: Optional[int], binner: Any = None) -> np.ndarray:
@@ -544,7 +532,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             def cut_source(w: np.ndarray) -> list:
                 # One list of per-group sums per partition, in partition order: the core adds
                 # them in that order, so the model does not depend on which worker answers first.
-                return client.gather(client.map(_part_cut_sums, parts, w=w, config=config, n_jobs=n_jobs, pure=False))
+                return client.gather(client.map(_part_cut_sums, parts, w=w, n_jobs=n_jobs, pure=False))
 
             with _progress_logging(self.verbose):
                 coef, summary = _core.solve(cut_source, n_features, config, problem, self._iteration_callback())

@@ -78,6 +78,33 @@ impl<'a, T: Scalar, I: SparseIndex> CsrView<'a, T, I> {
         })
     }
 
+    /// Checks the lengths only: for arrays that `new` accepted before and that have not changed
+    /// since (a partition of a distributed fit, checked once when it was prepared). Reading
+    /// stays memory-safe whatever the arrays hold (every index is bounds-checked).
+    pub fn known_valid(
+        indptr: &'a [I],
+        indices: &'a [I],
+        data: &'a [T],
+        n_rows: usize,
+        n_cols: usize,
+    ) -> Result<Self> {
+        if indptr.len() != n_rows + 1 || indices.len() != data.len() {
+            return Err(Error::input(format!(
+                "CSR arrays of {} row pointers and {} / {} indices and values do not fit {n_rows} rows",
+                indptr.len(),
+                indices.len(),
+                data.len()
+            )));
+        }
+        Ok(CsrView {
+            indptr,
+            indices,
+            data,
+            n_rows,
+            n_cols,
+        })
+    }
+
     #[inline(always)]
     fn range(&self, row: usize) -> std::ops::Range<usize> {
         // Validated in `new`, so the conversions cannot fail.

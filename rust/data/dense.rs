@@ -40,6 +40,25 @@ impl<'a, T: Scalar> DenseView<'a, T> {
         })
     }
 
+    /// Checks the shape only: for values that `new` accepted before and that have not changed
+    /// since (a partition of a distributed fit, checked once when it was prepared and read at
+    /// every iteration; see rust/python/partition.rs). A non-finite value would only make the
+    /// objective non-finite, which the solver reports.
+    pub fn known_finite(data: &'a [T], n_rows: usize, n_cols: usize) -> Result<Self> {
+        if n_rows.checked_mul(n_cols) != Some(data.len()) {
+            return Err(Error::input(format!(
+                "dense matrix of shape ({n_rows}, {n_cols}) needs {} values, got {}",
+                n_rows as u128 * n_cols as u128,
+                data.len()
+            )));
+        }
+        Ok(DenseView {
+            data,
+            n_rows,
+            n_cols,
+        })
+    }
+
     #[inline(always)]
     pub fn row(&self, row: usize) -> &'a [T] {
         &self.data[row * self.n_cols..(row + 1) * self.n_cols]

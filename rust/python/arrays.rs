@@ -12,6 +12,13 @@ use pyo3::types::PyTuple;
 use super::detach;
 use crate::data::{CsrView, DenseView, QueryGroups, RowMatrix, Scalar, SparseIndex};
 
+/// How much of a matrix's values a view checks (see `Matrix::run_checked`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Check {
+    Values,
+    Shape,
+}
+
 /// A feature matrix as the Python layer hands it over: a `svmmap._data.CoreMatrix`, the one
 /// object for this (its docstring states the kinds and their arrays). `extract` is its only
 /// reader.
@@ -186,14 +193,27 @@ impl<'py> Matrix<'py> {
         self.shape().0
     }
 
-    /// Builds the view and runs `f` on it with the GIL released.
+    /// Builds the view (checking every value) and runs `f` on it with the GIL released.
     pub(super) fn run<R: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
+        self.run_checked(py, Check::Values, f)
+    }
+
+    /// `run` with the values' checks as `check` says: `Check::Shape` for arrays whose values
+    /// were checked before and have not changed (a prepared partition, `partition.rs`), so that
+    /// an iteration does not read them an extra time.
+    pub(super) fn run_checked<R: Send>(
+        &self,
+        py: Python<'_>,
+        check: Check,
+        f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
+    ) -> PyResult<R> {
         fn csr<R: Send, T: Scalar + numpy::Element, I: SparseIndex + numpy::Element>(
             py: Python<'_>,
+            check: Check,
             data: &PyReadonlyArray1<'_, T>,
             indices: &PyReadonlyArray1<'_, I>,
             indptr: &PyReadonlyArray1<'_, I>,
@@ -205,7 +225,11 @@ impl<'py> Matrix<'py> {
                 slice(indices, "X.indices")?,
                 slice(indptr, "X.indptr")?,
             );
-            detach(py, || f(&CsrView::new(p, i, d, shape.0, shape.1)?)).map_err(PyErr::from)
+            let view = match check {
+                Check::Values => CsrView::new(p, i, d, shape.0, shape.1),
+                Check::Shape => CsrView::known_valid(p, i, d, shape.0, shape.1),
+            };
+            detach(py, || f(&view?)).map_err(PyErr::from)
         }
         fn binned<R: Send, C: crate::data::binned::Code + numpy::Element>(
             py: Python<'_>,
@@ -228,11 +252,19 @@ impl<'py> Matrix<'py> {
             },
             Matrix::DenseF64(a) => {
                 let (s, n, d) = rows(a, "X")?;
-                detach(py, || f(&DenseView::new(s, n, d)?)).map_err(PyErr::from)
+                let view = match check {
+                    Check::Values => DenseView::new(s, n, d),
+                    Check::Shape => DenseView::known_finite(s, n, d),
+                };
+                detach(py, || f(&view?)).map_err(PyErr::from)
             }
             Matrix::DenseF32(a) => {
                 let (s, n, d) = rows(a, "X")?;
-                detach(py, || f(&DenseView::new(s, n, d)?)).map_err(PyErr::from)
+                let view = match check {
+                    Check::Values => DenseView::new(s, n, d),
+                    Check::Shape => DenseView::known_finite(s, n, d),
+                };
+                detach(py, || f(&view?)).map_err(PyErr::from)
             }
             Matrix::Csr {
                 data,
@@ -240,10 +272,10 @@ impl<'py> Matrix<'py> {
                 indptr,
                 shape,
             } => match (data, indices, indptr) {
-                (Floats::F64(d), Ints::I32(i), Ints::I32(p)) => csr(py, d, i, p, *shape, f),
-                (Floats::F64(d), Ints::I64(i), Ints::I64(p)) => csr(py, d, i, p, *shape, f),
-                (Floats::F32(d), Ints::I32(i), Ints::I32(p)) => csr(py, d, i, p, *shape, f),
-                (Floats::F32(d), Ints::I64(i), Ints::I64(p)) => csr(py, d, i, p, *shape, f),
+                (Floats::F64(d), Ints::I32(i), Ints::I32(p)) => csr(py, check, d, i, p, *shape, f),
+                (Floats::F64(d), Ints::I64(i), Ints::I64(p)) => csr(py, check, d, i, p, *shape, f),
+                (Floats::F32(d), Ints::I32(i), Ints::I32(p)) => csr(py, check, d, i, p, *shape, f),
+                (Floats::F32(d), Ints::I64(i), Ints::I64(p)) => csr(py, check, d, i, p, *shape, f),
                 _ => Err(PyValueError::new_err(
                     "sparse X.indices and X.indptr must have the same integer type",
                 )),

@@ -8,6 +8,7 @@ mod binning;
 mod config;
 mod evaluation;
 mod io;
+mod partition;
 mod results;
 mod training;
 
@@ -158,7 +159,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(io::write_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(binning::bin_fit, m)?)?;
     m.add_function(wrap_pyfunction!(binning::bin_transform, m)?)?;
-    m.add_function(wrap_pyfunction!(training::cut_sums, m)?)?;
     m.add_function(wrap_pyfunction!(training::solve, m)?)?;
     m.add_function(wrap_pyfunction!(training::problem_summary, m)?)?;
     m.add_function(wrap_pyfunction!(training::query_kinds, m)?)?;
@@ -166,6 +166,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<config::TrainConfig>()?;
     m.add_class::<results::ProblemSummary>()?;
     m.add_class::<results::FitSummary>()?;
+    m.add_class::<partition::Partition>()?;
     m.add("LOSSES", config::losses_table(m.py())?)?;
     m.add(
         "LOSS_COMBINATION_EXAMPLES",

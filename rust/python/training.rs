@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::oracle;
 use crate::oracle::{QueryCounts, QueryUse};
 use crate::runtime::pool::with_threads;
-use crate::solver::{self, Control, CutSource, IterationRecord, RankingProblem};
+use crate::solver::{self, Control, CutSource, IterationRecord};
 
 /// The per-iteration hook handed to the solver: stops on Ctrl-C (the cancellation flag set by
 /// `detach`), refuses to grow the working set beyond the memory available (each cut is a dense
@@ -219,48 +219,6 @@ pub(super) fn query_kinds<'py>(
 #[pyfunction]
 pub(super) fn n_threads(n_jobs: &Bound<'_, PyAny>) -> PyResult<usize> {
     threads_of(n_jobs)
-}
-
-/// The cut sums of one part of a data set at `w`, for training on several machines: for
-/// every slack group of `config`, (sum_q Delta_q, sum_q deltaPsi_q) over the part's usable
-/// queries (not divided by n), and the part's ProblemSummary.
-#[pyfunction]
-pub(super) fn cut_sums<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray1<'py, f64>,
-    qid_codes: PyReadonlyArray1<'py, i64>,
-    n_queries: usize,
-    w: PyReadonlyArray1<'py, f64>,
-    config: PyRef<'py, TrainConfig>,
-) -> PyResult<(Bound<'py, PyList>, ProblemSummary)> {
-    let x = Matrix::extract(x)?;
-    let labels = slice(&y, "y")?;
-    let groups = groups(&qid_codes, n_queries)?;
-    let w = slice(&w, "w")?;
-    let oracles = config.oracles()?;
-    let (threshold, n_threads) = (config.options.relevance_threshold, config.n_threads);
-    let (sums, counts) = x.run(py, |m| {
-        if m.n_cols() != w.len() {
-            return Err(Error::input(format!(
-                "w has {} entries but X has {} features",
-                w.len(),
-                m.n_cols()
-            )));
-        }
-        let mut problem = RankingProblem::new(m, labels, &groups, threshold)?;
-        let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
-        // The queries that only a graded loss can use, as `train` admits them.
-        problem.admit(&refs);
-        oracle::check_query_lens(&refs, &groups)?;
-        let sums = with_threads(n_threads, || problem.cut_sums(w, &refs))?;
-        Ok((sums, problem.counts))
-    })?;
-    let out = PyList::empty(py);
-    for (b, g) in sums {
-        out.append((b, PyArray1::from_vec(py, g)))?;
-    }
-    Ok((out, ProblemSummary { counts }))
 }
 
 /// Cuts computed in Python, e.g. on the machines that hold the parts of a data set:

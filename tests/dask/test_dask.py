@@ -258,3 +258,44 @@ def test_binned_model_trains_on_the_cluster(client, fold):
     assert dist.score(binned, y, qid=qid) == pytest.approx(pipe[-1].score(pipe[0].transform(X), y, qid=qid), abs=1e-12)
     # In-memory data still goes through the plain binner.
     assert binner.transform(X).shape == pipe[0].transform(X).shape
+
+
+def test_each_partition_is_prepared_once(fold, monkeypatch):
+    # The core's problem of a partition (checked matrix, groups, oracles, counts) is built once
+    # where the partition lives, not at every iteration. Threads in this process, so that the
+    # count is seen.
+    X, y, qid, chunks = fold
+    real = svmmap._core.Partition
+    built = []
+
+    def counting(*args):
+        built.append(len(args))
+        return real(*args)
+
+    monkeypatch.setattr(svmmap._core, "Partition", counting)
+    with (
+        distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster,
+        distributed.Client(cluster),
+    ):
+        model = svmmap.dask.SVMMap(C=30.0).fit(*as_dask_arrays(X, y, qid, chunks))
+    assert model.n_iter_ > 3
+    assert len(built) == len(chunks)
+
+
+def test_a_prepared_partition_pickles_to_the_same_cut_sums(fold):
+    from svmmap._validation import check_labels, check_matrix, check_qid
+
+    X, y, qid, _ = fold
+    core_X, n, d = check_matrix(X)
+    codes, uniques = check_qid(qid, n)
+    config = svmmap._core.TrainConfig(loss=["map", "pairwise"])
+    part = svmmap._core.Partition(core_X, check_labels(y, n), codes, len(uniques), config)
+    again = pickle.loads(pickle.dumps(part))
+    w = np.linspace(-1.0, 1.0, d)
+    for (b1, g1), (b2, g2) in zip(part.cut_sums(w, 1), again.cut_sums(w, 2)):
+        assert b1 == b2 and np.array_equal(g1, g2)
+    assert (
+        again.counts
+        == part.counts
+        == svmmap._core.problem_summary(check_labels(y, n), codes, len(uniques), 0.0, config)
+    )
