@@ -323,3 +323,76 @@ def read_model(path: Any) -> ModelDocument:
         feature_names=doc.get("feature_names"),
         training=training,
     )
+
+
+#: Estimator parameters that describe how a model was run, not the model; not saved.
+RUNTIME_PARAMS = ("callback", "n_jobs", "verbose")
+
+
+def _json_value(name: str, value: Any) -> Any:
+    """A parameter value as JSON data, or a clear error when it has no JSON form."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, tuple):
+        value = list(value)
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"parameter {name}={value!r} cannot be written to a model file (it has no JSON form)"
+        ) from None
+    return value
+
+
+def _finite_or_none(value: Any) -> Optional[float]:
+    v = float(value)
+    return v if np.isfinite(v) else None
+
+
+def svm_document(svm: Any, binner: Any = None) -> dict:
+    """The model file's content (see ``docs/model-format.md``) of a fitted SVMMap, with the
+    thresholds of the Binner before it, as a dict. Written here, beside the reader, so that
+    the estimator saves itself without importing the module that builds estimators from files."""
+    from . import __version__
+
+    svm._check_fitted()
+    params = {k: _json_value(k, v) for k, v in svm.get_params(deep=False).items() if k not in RUNTIME_PARAMS}
+    names = getattr(svm, "feature_names_in_", None)
+    binning = None
+    if binner is not None:
+        binning = binner.to_dict()
+        # The binner's own input names (a DataFrame's columns) travel with it; the model's
+        # features are then the binner's outputs ("name>threshold").
+        if names is None:
+            names = binner.get_feature_names_out()
+    return {
+        "format": "svmmap-model",
+        "version": _core.MODEL_FORMAT_VERSION,
+        "svmmap_version": __version__,
+        "n_features": int(svm.n_features_in_),
+        "coef": [float(c) for c in svm.coef_],
+        "params": params,
+        "feature_names": None if names is None else [str(n) for n in names],
+        "binning": binning,
+        "training": {
+            # NaN (unknown: a loaded file without a training summary) is written as null.
+            "objective": _finite_or_none(svm.objective_),
+            "dual_objective": _finite_or_none(svm.dual_objective_),
+            "gap": _finite_or_none(svm.gap_),
+            "n_iter": int(svm.n_iter_),
+            "n_cuts": int(svm.n_cuts_),
+            "converged": bool(svm.converged_),
+            "stop_reason": getattr(svm, "stop_reason_", "converged" if svm.converged_ else "max_iter"),
+            "n_queries": int(svm.n_queries_),
+            "n_queries_skipped": {k: int(v) for k, v in svm.n_queries_skipped_.items()},
+            "history": [
+                {k: (float(v) if isinstance(v, float) else int(v)) for k, v in record.items()}
+                for record in getattr(svm, "history_", [])
+            ],
+        },
+    }
+
+
+def write_model(path: Any, doc: dict) -> None:
+    """Writes a model document atomically (the core checks it as the reader does)."""
+    _core.save_model_json(os.fspath(path), json.dumps(doc, allow_nan=False))

@@ -16,6 +16,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from . import _core
 from ._degenerate import DegenerateModelWarning, is_degenerate, message
+from ._model_file import svm_document, write_model
 from ._typing import IterationRecord, Slack
 from ._validation import (
     check_feature_names,
@@ -28,7 +29,6 @@ from ._validation import (
     qid_of,
     query_weights,
 )
-from .persistence import save_model
 
 __all__ = [
     "SkippedQueriesWarning",
@@ -546,7 +546,7 @@ class SVMMap(BaseEstimator):
         The format is described in ``docs/model-format.md``; read the file back with
         ``svmmap.load_model``. ``svmmap classify`` reads it too.
         """
-        save_model(self, path)
+        write_model(path, svm_document(self))
 
     def __sklearn_tags__(self) -> Any:
         # scikit-learn >= 1.6 reads tags from here: labels are required, sparse input is fine.

@@ -1,49 +1,23 @@
 """Model files and estimators: ``save_model`` writes a fitted SVMMap (or Pipeline(Binner,
 SVMMap)) as a model file, ``load_model`` builds the estimators from one.
 
-Reading and checking a file is ``svmmap._model_file``'s (``read_model``), which the command
-line also scores with directly, without scikit-learn. The estimator classes are imported inside
-the functions that build or inspect them: ``svmmap.estimator`` imports this module for
-``SVMMap.save``, so this module must not import it at import time.
+Reading, checking and writing a file is ``svmmap._model_file``'s (``read_model``,
+``svm_document``, ``write_model``): the command line scores with it without scikit-learn, and
+``SVMMap.save`` writes through it, so the estimator does not import this module, which builds
+estimators (the estimator classes are imported inside the functions that need them, so that
+``import svmmap.persistence`` stays light).
 """
 
 from __future__ import annotations
 
-import json
-import os
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._model_file import read_model
+from ._model_file import RUNTIME_PARAMS, read_model, svm_document, write_model
 from ._text import PathLike
 
 __all__ = ["save_model", "load_model", "model_document", "split_pipeline"]
-
-
-#: Estimator parameters that describe how a model was run, not the model; not saved.
-_RUNTIME_PARAMS = ("callback", "n_jobs", "verbose")
-
-
-def _json_value(name: str, value: Any) -> Any:
-    """A parameter value as JSON data, or a clear error when it has no JSON form."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, tuple):
-        value = list(value)
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"parameter {name}={value!r} cannot be written to a model file (it has no JSON form)"
-        ) from None
-    return value
-
-
-def _finite_or_none(value: Any) -> Optional[float]:
-    v = float(value)
-    return v if np.isfinite(v) else None
 
 
 def split_pipeline(model: Any) -> tuple:
@@ -67,45 +41,8 @@ def split_pipeline(model: Any) -> tuple:
 
 def model_document(model: Any) -> dict:
     """The model file's content (see ``docs/model-format.md``) as a dict."""
-    from . import __version__
-
     binner, svm = split_pipeline(model)
-    svm._check_fitted()
-    params = {k: _json_value(k, v) for k, v in svm.get_params(deep=False).items() if k not in _RUNTIME_PARAMS}
-    names = getattr(svm, "feature_names_in_", None)
-    binning = None
-    if binner is not None:
-        binning = binner.to_dict()
-        # The binner's own input names (a DataFrame's columns) travel with it; the model's
-        # features are then the binner's outputs ("name>threshold").
-        if names is None:
-            names = binner.get_feature_names_out()
-    return {
-        "format": "svmmap-model",
-        "version": _core.MODEL_FORMAT_VERSION,
-        "svmmap_version": __version__,
-        "n_features": int(svm.n_features_in_),
-        "coef": [float(c) for c in svm.coef_],
-        "params": params,
-        "feature_names": None if names is None else [str(n) for n in names],
-        "binning": binning,
-        "training": {
-            # NaN (unknown: a loaded file without a training summary) is written as null.
-            "objective": _finite_or_none(svm.objective_),
-            "dual_objective": _finite_or_none(svm.dual_objective_),
-            "gap": _finite_or_none(svm.gap_),
-            "n_iter": int(svm.n_iter_),
-            "n_cuts": int(svm.n_cuts_),
-            "converged": bool(svm.converged_),
-            "stop_reason": getattr(svm, "stop_reason_", "converged" if svm.converged_ else "max_iter"),
-            "n_queries": int(svm.n_queries_),
-            "n_queries_skipped": {k: int(v) for k, v in svm.n_queries_skipped_.items()},
-            "history": [
-                {k: (float(v) if isinstance(v, float) else int(v)) for k, v in record.items()}
-                for record in getattr(svm, "history_", [])
-            ],
-        },
-    }
+    return svm_document(svm, binner)
 
 
 def save_model(model: Any, path: PathLike) -> None:
@@ -139,8 +76,7 @@ def save_model(model: Any, path: PathLike) -> None:
     >>> bool(np.array_equal(loaded.coef_, model.coef_)), loaded.C
     (True, 10.0)
     """
-    doc = model_document(model)
-    _core.save_model_json(os.fspath(path), json.dumps(doc, allow_nan=False))
+    write_model(path, model_document(model))
 
 
 def load_model(path: PathLike) -> Any:
@@ -183,7 +119,7 @@ def load_model(path: PathLike) -> Any:
     known = set(SVMMap._get_param_names())
     # How a model was run (callback, n_jobs, verbose) is not saved; a file that holds such
     # values anyway does not get to set them, so a bad one cannot break predict.
-    model = SVMMap(**{k: v for k, v in params.items() if k in known and k not in _RUNTIME_PARAMS})
+    model = SVMMap(**{k: v for k, v in params.items() if k in known and k not in RUNTIME_PARAMS})
     model.coef_ = document.coef
     model.n_features_in_ = document.n_features
     names = document.feature_names
