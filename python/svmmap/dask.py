@@ -6,8 +6,10 @@ model; only the place of the work changes. Every cutting-plane iteration sends t
 query in them and returns, per partition, the sums sum_q Delta_q and sum_q deltaPsi_q (a
 vector of ``n_features`` numbers). The core's cutting-plane loop (``svmmap._core.solve``, the one
 single-machine training runs) adds them up in partition order, divides by the number n of usable
-training queries and solves the small working-set QP on the client. The data never leaves the workers; per iteration, ``n_features`` numbers travel each way
-per partition.
+training queries and solves the small working-set QP on the client. The data never leaves the
+workers; per iteration and partition, ``w`` (``n_features`` numbers) travels to the worker and
+``n_features + 1`` numbers per slack group come back. Each partition is prepared once where it
+lives (``svmmap._core.Partition``: its values checked, its query groups, oracles and counts).
 
 As with LightGBM's and XGBoost's Dask rankers, every query must lie entirely within one
 partition (rows of one query may be in any order inside it). ``fit`` checks this and names the

@@ -14,6 +14,9 @@ ranks by its decision function (e.g. ``lambda C: LinearSVC(C=C)`` as an SVM_acc)
 Conventions: a document is relevant when its label is above ``relevance_threshold`` (0); AP
 skips queries without a relevant document (they are not drawn into random splits at all); score
 ties are broken pessimistically; the smaller C wins ties on validation MAP.
+
+The module is over 600 lines on purpose: splitting, fitting per C, choosing C and the
+significance table are the stages of one protocol that share its result type and conventions.
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ float32's range (both become infinite) or below its smallest subnormal (both bec
 with ranks 1..n, so that the written ranks and the order trec_eval evaluates agree, and
 :func:`evaluate_run` evaluates in that order too (also for the measures that other tools
 compute, such as gdeval's ERR@k).
+
+The module is over 600 lines on purpose: reading, writing and evaluating share the one rule
+above (trec_eval's float32 scores and docno order), and kept together they cannot drift apart.
 """
 
 from __future__ import annotations
