@@ -5,12 +5,6 @@ use crate::oracle::combo;
 use crate::oracle::interface::Oracle;
 use crate::oracle::registry;
 
-/// The loss names `from_name` accepts, for error messages and documentation (read from the
-/// registry).
-pub fn loss_names_help() -> String {
-    registry::names_help()
-}
-
 /// Builds an oracle from its user-facing name: a loss of the registry (`registry::LOSSES`,
 /// which documents each one), spelled `name`, `name@k` or `name@k:option` as its entry allows,
 /// or "max(a,b,...)": the shared-slack combination of Chakrabarti 3.7, which per query takes the

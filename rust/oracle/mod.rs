@@ -28,7 +28,7 @@ pub(crate) mod sorting;
 pub(crate) mod testing;
 pub mod usable;
 
-pub use build::{from_group, from_groups, from_name, loss_names_help};
+pub use build::{from_group, from_groups, from_name};
 pub use interface::{check_query_lens, hinge, Oracle, QueryKind};
 pub use interleave::Sorted;
 pub use usable::{QueryCounts, QueryUse};
