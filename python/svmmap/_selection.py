@@ -3,8 +3,11 @@ protocol and run fusion (and any tool that picks a hyperparameter from a grid)."
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Generic, Iterable, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Generic, Iterable, Optional, Tuple, TypeVar
+
+from ._degenerate import DegenerateModelWarning
 
 __all__ = ["Selection", "choose_C"]
 
@@ -38,6 +41,11 @@ def choose_C(
     ``tolerance`` of the best score, so that scores closer than the noise of the fits count as
     ties (an ascending grid then prefers the smallest C that is nearly as good as the best).
 
+    A model that ranks nothing (its ``degenerate_`` is true: w = 0, or scores that tie within
+    every training query; for a Pipeline, its last step's) is chosen only when every C gives
+    one, and then with a ``DegenerateModelWarning``: its validation score only reflects how ties
+    are broken.
+
     >>> choose_C([0.1, 1.0, 10.0], lambda C: ({0.1: 0.5, 1.0: 0.7, 10.0: 0.7}[C], None)).C
     1.0
     >>> choose_C([0.1, 1.0, 10.0], lambda C: ({0.1: 0.5, 1.0: 0.698, 10.0: 0.7}[C], None), tolerance=0.005).C
@@ -45,19 +53,35 @@ def choose_C(
     """
     if not (tolerance >= 0 and tolerance < float("inf")):
         raise ValueError(f"the score tolerance must be a finite number >= 0, got {tolerance!r}")
-    best: Optional[Selection[M]] = None
     scores: Dict[float, float] = {}
     tried = []
     for C in grid:
         score, model = fit_and_score(C)
         scores[C] = score
-        if tolerance > 0:
-            tried.append(Selection(C, score, model))
-        if best is None or score > best.score:
-            best = Selection(C, score, model)
-    if best is None:
+        tried.append(Selection(C, score, model))
+    if not tried:
         raise ValueError("the C grid must not be empty")
+    ranking = [t for t in tried if not ranks_nothing(t.model)]
+    if not ranking:
+        warnings.warn(
+            f"at every C of {list(scores)} the model ranks nothing (w = 0, or scores that tie within every "
+            "training query), so the choice of C means nothing; see the DegenerateModelWarning of the fits",
+            DegenerateModelWarning,
+            stacklevel=2,
+        )
+        ranking = tried
+    best = ranking[0]
+    for t in ranking[1:]:
+        if t.score > best.score:
+            best = t
     if tolerance > 0 and best.score == best.score:  # a NaN best keeps the rule above
-        best = next(t for t in tried if t.score >= best.score - tolerance)
+        best = next(t for t in ranking if t.score >= best.score - tolerance)
     best.scores = scores
     return best
+
+
+def ranks_nothing(model: Any) -> bool:
+    """Whether a fitted model (or a Pipeline's last step) was found to rank nothing at fit."""
+    steps = getattr(model, "steps", None)
+    last = steps[-1][1] if steps else model
+    return bool(getattr(last, "degenerate_", False))

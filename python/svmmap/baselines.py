@@ -76,7 +76,17 @@ class _LinearScorer(BaseEstimator):
 
 
 def _copy_fit(target: Any, model: SVMMap) -> None:
-    for name in ("objective_", "dual_objective_", "gap_", "tolerance_", "n_iter_", "n_cuts_", "converged_", "history_"):
+    for name in (
+        "objective_",
+        "dual_objective_",
+        "gap_",
+        "tolerance_",
+        "degenerate_",
+        "n_iter_",
+        "n_cuts_",
+        "converged_",
+        "history_",
+    ):
         setattr(target, name, getattr(model, name))
 
 

@@ -27,11 +27,13 @@ distributed).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
 from . import _core
+from ._degenerate import DegenerateModelWarning, message
 from ._validation import check_labels, check_matrix, check_qid, feature_names_of, n_threads
 from .binning import Binner as _LocalBinner
 from .binning import _as_dense
@@ -541,6 +543,11 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
                 self._set_fitted(coef, summary, n_features, names, n_queries_total)
         finally:
             client.cancel(parts)
+        # The zero model is told apart here; ties of a nonzero model within every query would
+        # need the scores of every partition, which the cluster does not send back.
+        self.degenerate_ = not np.any(coef)
+        if self.degenerate_:
+            warnings.warn(message(type(self).__name__, self.loss, coef, summary), DegenerateModelWarning, stacklevel=2)
         return self
 
     def predict(self, X: Any) -> Any:

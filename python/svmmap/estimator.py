@@ -174,6 +174,9 @@ class SVMMap(BaseEstimator):
         Dual objective of the final working set, a lower bound on the optimum.
     gap_ : float
         ``objective_ - dual_objective_``.
+    degenerate_ : bool
+        Whether the model ranks nothing: ``coef_`` is zero, or its scores tie within every
+        training query (a :class:`~svmmap.DegenerateModelWarning` said so at fit).
     tolerance_ : float
         The duality gap below which training stops: ``eps`` times ``C`` times the number of
         slack groups (one per loss with ``slack="separate"``, one with ``"shared"``), as the core
@@ -343,7 +346,8 @@ class SVMMap(BaseEstimator):
                 raise
             self._set_fitted(coef, summary, n_features, names, len(uniques))
         scores = _core.predict(core_X, coef, n_threads(self.n_jobs)) if np.any(coef) else None
-        if is_degenerate(coef, scores, labels, codes):
+        self.degenerate_ = is_degenerate(coef, scores, labels, codes)
+        if self.degenerate_:
             warnings.warn(message(type(self).__name__, self.loss, coef, summary), DegenerateModelWarning, stacklevel=2)
         if evals is not None:
             self.evals_result_ = {name: dict(results) for name, _, results in evals}

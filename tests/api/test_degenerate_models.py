@@ -84,3 +84,29 @@ def test_ties_within_every_query_by_hand():
     assert ties_within_every_query(np.array([0.0, -0.0, 3.0, 3.0, 1.0, 2.0]), labels, codes)
     assert not ties_within_every_query(np.array([0.0, 0.0, 3.0, 2.0, 1.0, 1.0]), labels, codes)
     assert not ties_within_every_query(np.zeros(2), np.ones(2), np.zeros(2, dtype=int))
+
+
+def test_the_one_C_selection_loop_never_prefers_a_model_that_ranks_nothing():
+    from types import SimpleNamespace
+
+    from svmmap._selection import choose_C
+
+    flat, ranks = SimpleNamespace(degenerate_=True), SimpleNamespace(degenerate_=False)
+    # C = 1 scores best, but its model ranks nothing: its score is how ties were broken.
+    models = {0.1: (0.4, ranks), 1.0: (0.9, flat), 10.0: (0.5, ranks)}
+    assert choose_C([0.1, 1.0, 10.0], lambda C: models[C]).C == 10.0
+    with pytest.warns(DegenerateModelWarning, match="at every C"):
+        chosen = choose_C([0.1, 1.0], lambda C: (0.3 if C == 0.1 else 0.2, flat))
+    assert chosen.C == 0.1
+
+
+def test_the_letor_experiment_says_when_every_C_ranks_nothing(fold1):
+    from svmmap.datasets import mq2008_folds
+    from svmmap.ir.experiment import run_folds
+
+    first = next(iter(mq2008_folds()))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        results = run_folds([first], [0.1, 10.0], loss="mrr@10")
+    assert results[0].best_C == 0.1
+    assert any(issubclass(w.category, DegenerateModelWarning) and "at every C" in str(w.message) for w in seen)

@@ -299,3 +299,11 @@ def test_a_prepared_partition_pickles_to_the_same_cut_sums(fold):
         == part.counts
         == svmmap._core.problem_summary(check_labels(y, n), codes, len(uniques), 0.0, config)
     )
+
+
+def test_a_zero_model_on_the_cluster_is_reported(client, fold):
+    # Features that are zero everywhere: w = 0 is the optimum of any loss.
+    X, y, qid, chunks = fold
+    with pytest.warns(svmmap.DegenerateModelWarning, match="w = 0"):
+        model = svmmap.dask.SVMMap(C=10.0).fit(*as_dask_arrays(np.zeros_like(X), y, qid, chunks))
+    assert model.degenerate_ and not np.any(model.coef_)

@@ -17,13 +17,14 @@ from __future__ import annotations
 import numbers
 import os
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from sklearn.pipeline import Pipeline
 
 from .. import _core
-from .._selection import Selection, choose_C
+from .._selection import Selection, choose_C, ranks_nothing
 from .._typing import BinStrategy
 from ..binning import Binner
 from ..estimator import SVMMap
@@ -277,16 +278,18 @@ class RunFusion:
         folds = query_folds(with_rel, self.inner_folds, self.random_state)
         fold_of_row = np.fromiter((folds.get(q, -1) for q in qid.tolist()), dtype=np.int64, count=len(qid))
 
-        def cv_map(C: float) -> Tuple[float, None]:
-            total, count = 0.0, 0
+        def cv_map(C: float) -> Tuple[float, Any]:
+            total, count, degenerate = 0.0, 0, False
             for k in range(self.inner_folds):
                 test = fold_of_row == k
                 model = fit_ranker(self.make_pipeline(C), X[~test], y[~test], qid[~test])
+                degenerate = degenerate or ranks_nothing(model)
                 s, n = _mean_ap(y[test], model.predict(X[test]), qid[test])
                 total, count = total + s, count + n
-            return total / max(count, 1), None
+            # Only whether a fold's model ranked nothing is kept of the inner models.
+            return total / max(count, 1), SimpleNamespace(degenerate_=degenerate)
 
-        chosen: Selection[None] = choose_C(grid, cv_map)
+        chosen: Selection[Any] = choose_C(grid, cv_map)
         self.cv_map_.update(chosen.scores)
         return chosen.C
 
