@@ -1,6 +1,6 @@
 """Type stubs for the Rust extension (hand-written; keep in step with rust/python/)."""
 
-from typing import Any, Callable, ClassVar, Dict, List, Literal, Optional, Sequence, Tuple, Union, final
+from typing import Any, Callable, ClassVar, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +33,7 @@ class TrainConfig:
         eps: float = ...,
         max_iter: int = ...,
         relevance_threshold: float = ...,
-        loss: Union[str, Sequence[str]] = ...,
+        loss: Union[str, Sequence[str], Mapping[str, float]] = ...,
         slack: Slack = ...,
         n_jobs: Optional[int] = ...,
     ) -> Self: ...

@@ -8,7 +8,7 @@ import numbers
 import sys
 import threading
 import warnings
-from typing import Any, Callable, Iterator, Optional, Sequence, Union, cast
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -127,12 +127,14 @@ class SVMMap(BaseEstimator):
     ----------
     C : float, default=1.0
         Trade-off between the margin and the training loss (> 0).
-    loss : str or list of str, default="map"
+    loss : str, list of str or dict of str to float, default="map"
         The metric whose loss ``Delta`` is optimized: "map", "roc", "pairwise" (SVM^rank's
         graded pairs), "ndcg@k", "ndcg" (no clip),
         "mrr@k", "mrr" (no cutoff), "acc", "acc2", "dorm@k" ... (see ``svmmap.losses``). A list
         such as ``["map", "ndcg@10", "mrr@10"]`` trains SVM-combo (Chakrabarti et al. 2008,
-        section 3.7), each loss with its own feature map.
+        section 3.7), each loss with its own feature map. A dict such as
+        ``{"map": 1.0, "ndcg@10": 0.1, "mrr@10": 0.1}`` gives every loss its weight: the paper's
+        C_l = weight * C (a weighted loss is also spelled ``"0.1*ndcg@10"``).
     slack : {"separate", "shared"}, default="separate"
         How a list of losses is combined. "separate": one slack per loss and query, each loss
         with its own cap C, so the objective is 1/2 ||w||^2 + sum_l C/n sum_q xi_q^l (with L
@@ -224,7 +226,7 @@ class SVMMap(BaseEstimator):
         self,
         C: float = _DEFAULTS["C"],
         *,
-        loss: Union[str, Sequence[str]] = _DEFAULTS["loss"],
+        loss: Union[str, Sequence[str], Mapping[str, float]] = _DEFAULTS["loss"],
         slack: Slack = _DEFAULTS["slack"],
         eps: float = _DEFAULTS["eps"],
         max_iter: int = _DEFAULTS["max_iter"],

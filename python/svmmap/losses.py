@@ -31,7 +31,7 @@ per query, ``"map"`` (or ``"pairwise"``) trains a better NDCG@10 than ``"ndcg@10
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -39,7 +39,8 @@ from . import _core
 from ._typing import Slack
 from ._validation import check_labels, check_qid, n_threads
 
-LossSpec = Union[str, Sequence[str]]
+#: A loss name, a list of names (SVM-combo) or a dict of names to weights (C_l = weight * C).
+LossSpec = Union[str, Sequence[str], Mapping[str, float]]
 
 __all__ = ["structured_hinge", "loss_groups", "loss_names", "LOSSES"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -141,7 +141,7 @@ class SVMMapCV(BaseEstimator):
         warm_start: bool = True,
         confirm_tolerance: Optional[float] = None,
         refit: bool = True,
-        loss: Union[str, Sequence[str]] = _DEFAULTS["loss"],
+        loss: Union[str, Sequence[str], Mapping[str, float]] = _DEFAULTS["loss"],
         slack: Slack = _DEFAULTS["slack"],
         eps: float = _DEFAULTS["eps"],
         max_iter: int = _DEFAULTS["max_iter"],

@@ -4,6 +4,7 @@ use crate::error::{Error, Result};
 use crate::oracle::combo;
 use crate::oracle::interface::Oracle;
 use crate::oracle::registry;
+use crate::oracle::weighted;
 
 /// Builds an oracle from its user-facing name: a loss of the registry (`registry::LOSSES`,
 /// which documents each one), spelled `name`, `name@k` or `name@k:option` as its entry allows,
@@ -18,6 +19,20 @@ pub fn from_name(name: &str) -> Result<Box<dyn Oracle>> {
         )
     };
     let trimmed = name.trim();
+    // "lambda*loss": the loss weighted by lambda (`weighted.rs`). Only a number before the
+    // first '*' makes a weight, so registry spellings such as "ndcg@10*N" keep their meaning.
+    if let Some((head, rest)) = trimmed.split_once('*') {
+        if let Ok(weight) = head.trim().parse::<f64>() {
+            if !(weight.is_finite() && weight > 0.0) {
+                return Err(Error::param(
+                    "loss weight",
+                    "a finite number > 0",
+                    format!("{name:?}"),
+                ));
+            }
+            return Ok(Box::new(weighted::Weighted::new(weight, from_name(rest)?)));
+        }
+    }
     if let Some(inner) = trimmed
         .strip_prefix("max(")
         .and_then(|rest| rest.strip_suffix(')'))

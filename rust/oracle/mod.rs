@@ -27,6 +27,7 @@ pub(crate) mod sorting;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod testing;
 pub mod usable;
+pub mod weighted;
 
 pub use build::{from_group, from_groups, from_name};
 pub use interface::{check_query_lens, hinge, Oracle, QueryKind};

@@ -120,9 +120,43 @@ pub(super) fn threads_of(n_jobs: &Bound<'_, PyAny>) -> PyResult<usize> {
 /// The loss argument as slack groups: a name is one group; a list is one group per name
 /// (separate slacks) or one group of all names (shared slack).
 fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>>> {
-    let bad = || param_error("loss", "a loss name or a list of loss names", loss);
+    let bad = || {
+        param_error(
+            "loss",
+            "a loss name, a list of loss names or a dict of loss names to weights",
+            loss,
+        )
+    };
     let names: Vec<String> = if let Ok(s) = loss.cast::<PyString>() {
         vec![s.to_string()]
+    } else if let Ok(weights) = loss.cast::<PyDict>() {
+        // {"map": 1.0, "ndcg@10": 0.1}: each loss with its weight, spelled "0.1*ndcg@10" for the
+        // core (oracle/weighted.rs); a weight of 1 is the plain loss, so such a dict trains the
+        // very model of the list of its keys.
+        let mut names = Vec::new();
+        for (key, value) in weights.iter() {
+            let name = key.cast::<PyString>().map_err(|_| bad())?.to_string();
+            let weight = if value.is_instance_of::<PyBool>() {
+                None
+            } else {
+                value.extract::<f64>().ok()
+            };
+            match weight {
+                Some(w) if w.is_finite() && w > 0.0 => names.push(if w == 1.0 {
+                    name
+                } else {
+                    format!("{w}*{}", name.trim())
+                }),
+                _ => {
+                    return Err(param_error(
+                        &format!("the weight of loss {:?}", name.trim()),
+                        "a finite number > 0",
+                        &value,
+                    ))
+                }
+            }
+        }
+        names
     } else if loss.is_none() || loss.is_instance_of::<pyo3::types::PyBytes>() {
         return Err(bad());
     } else {
