@@ -8,7 +8,7 @@ import numbers
 import sys
 import threading
 import warnings
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -100,6 +100,50 @@ def query_mean(
     w = np.array([weight_of[q] for q in pq.qids.tolist()], dtype=np.float64)
     total = float(np.sum(w))
     return float(np.dot(w, pq.values) / total) if total > 0 else float("nan")
+
+
+class _EarlyStopping:
+    """LightGBM's early stopping over cutting-plane iterations: watches the first metric of the
+    first validation set (every svmmap metric is better when higher), keeps the iterate where
+    it was best, and asks to stop after ``rounds`` iterations without improvement."""
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds = rounds
+        self.best_value = -np.inf
+        self.best_iteration = 0
+        self.best_coef: Optional[np.ndarray] = None
+        self.best_scores: dict = {}
+
+    def update(self, iteration: int, coef: np.ndarray, scores: dict) -> bool:
+        first = next(iter(scores.values()))
+        value = next(iter(first.values()))
+        if value > self.best_value or self.best_coef is None:
+            self.best_value, self.best_iteration = value, iteration
+            self.best_coef = np.array(coef, dtype=np.float64, copy=True)
+            self.best_scores = {name: dict(values) for name, values in scores.items()}
+        return iteration - self.best_iteration >= self.rounds
+
+
+#: LightGBM ``fit`` arguments that PyTerrier's ``fit_kwargs`` may carry, with what to use instead.
+_LIGHTGBM_EQUIVALENTS = {
+    "callbacks": "svmmap has no LightGBM callbacks: use SVMMap(callback=...) for a per-iteration "
+    "hook and fit(..., early_stopping_rounds=N) for early stopping",
+    "verbose": "give verbosity to the estimator: SVMMap(verbose=1)",
+    "eval_names": "validation sets are named valid_0, valid_1, ... in evals_result_",
+    "eval_sample_weight": "give per-query weights of training data as sample_weight",
+    "init_score": "svmmap starts from w = 0; there is no initial score",
+    "categorical_feature": "svmmap's model is linear: encode categorical features as indicator columns",
+    "feature_name": "pass a pandas DataFrame to keep feature names (feature_names_in_)",
+    "init_model": "svmmap does not continue training from an earlier model",
+}
+
+
+def _refuse_lightgbm_arguments(name: str, kwargs: dict) -> None:
+    """LightGBM's fit arguments get the svmmap equivalent; anything else Python's own error."""
+    for key in kwargs:
+        if key in _LIGHTGBM_EQUIVALENTS:
+            raise TypeError(f"{name}.fit() does not take LightGBM's {key!r}: {_LIGHTGBM_EQUIVALENTS[key]}")
+        raise TypeError(f"{name}.fit() got an unexpected keyword argument {key!r}")
 
 
 class SkippedQueriesWarning(UserWarning):
@@ -198,6 +242,10 @@ class SVMMap(BaseEstimator):
         Training queries left out, by reason ("no_relevant", "all_relevant").
     history_ : list of dict
         The per-iteration records passed to ``callback``.
+    best_iteration_ : int
+        With ``fit(..., early_stopping_rounds=N)``: the iteration whose iterate is ``coef_``.
+    best_score_ : dict
+        With early stopping: the validation metrics of that iterate, {set name: {metric: value}}.
     evals_result_ : dict
         Only after a fit with ``eval_set``: ``{"valid_0": {"map": [...]}, ...}``, the
         ``eval_metric`` of every validation set at the w of every iteration (as LightGBM's
@@ -275,6 +323,9 @@ class SVMMap(BaseEstimator):
         eval_group: Optional[Sequence[Any]] = None,
         eval_qid: Optional[Sequence[Any]] = None,
         eval_metric: Union[str, Sequence[str]] = "map",
+        eval_at: Optional[Sequence[int]] = None,
+        early_stopping_rounds: Optional[int] = None,
+        **lightgbm_kwargs: Any,
     ) -> "SVMMap":
         """Learn ``coef_`` from documents grouped by query.
 
@@ -313,11 +364,27 @@ class SVMMap(BaseEstimator):
         eval_metric : str or list of str, default="map"
             Metric names of ``svmmap.metrics.evaluate`` ("map", "ndcg@10", ...), computed with
             this estimator's ``relevance_threshold``.
+        eval_at : list of int, optional
+            As LightGBM's ``eval_at``: NDCG at each of these cutoffs is evaluated too
+            ("ndcg@k", after the metrics of ``eval_metric``).
+        early_stopping_rounds : int, optional
+            Stop when the first metric on the first validation set has not improved for this
+            many cutting-plane iterations, and keep the iterate where it was best: ``coef_`` is
+            that iterate, ``best_iteration_`` its iteration and ``best_score_`` its metrics
+            ({set name: {metric: value}}), as LightGBM's early stopping does. Needs
+            ``eval_set``. Early stopping ends training before the optimality certificate:
+            ``objective_`` and ``gap_`` describe the last iterate, not ``coef_``, which is then
+            the model of best validation score rather than an eps-optimal solution of OP 1
+            (``stop_reason_`` is "callback" when it stopped training).
+        **lightgbm_kwargs
+            LightGBM's other ``fit`` arguments (``callbacks``, ``verbose``, ``eval_names`` ...), as
+            PyTerrier's ``fit_kwargs`` pass them, are refused with the svmmap equivalent.
 
         Returns
         -------
         self : SVMMap
         """
+        _refuse_lightgbm_arguments(type(self).__name__, lightgbm_kwargs)
         config = self._config()
         names = feature_names_of(X)
         core_X, n_rows, n_features = check_matrix(X)
@@ -326,9 +393,26 @@ class SVMMap(BaseEstimator):
         qid = qid_of(qid, group, n_rows, "qid", "group")
         codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
         weights = query_weights(sample_weight, codes, uniques)
+        if eval_at is not None:
+            cutoffs: List[Any] = [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
+            if not cutoffs or not all(
+                isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs
+            ):
+                raise ValueError(f"eval_at must be a list of integers >= 1, got {eval_at!r}")
+            eval_metric = ([eval_metric] if isinstance(eval_metric, str) else list(eval_metric)) + [
+                f"ndcg@{int(k)}" for k in cutoffs
+            ]
         evals = self._eval_sets(eval_set, eval_group, eval_qid, eval_metric, n_features)
+        early = None
+        if early_stopping_rounds is not None:
+            rounds = early_stopping_rounds
+            if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 1:
+                raise ValueError(f"early_stopping_rounds must be an integer >= 1, got {rounds!r}")
+            if evals is None:
+                raise ValueError("early_stopping_rounds needs an eval_set to watch")
+            early = _EarlyStopping(int(rounds))
 
-        on_iteration = self._iteration_callback(evals)
+        on_iteration = self._iteration_callback(evals, early)
         with _progress_logging(self.verbose):
             try:
                 ((coef, summary),) = _core.fit_path(
@@ -346,7 +430,17 @@ class SVMMap(BaseEstimator):
                 # may pass for the result of this one.
                 self._forget_fit()
                 raise
+            if early is not None and early.best_coef is not None:
+                # The iterate of the best validation score is the model, as in LightGBM.
+                coef = early.best_coef
             self._set_fitted(coef, summary, n_features, names, len(uniques))
+        if early is not None:
+            self.best_iteration_ = early.best_iteration
+            self.best_score_ = early.best_scores
+        else:
+            for name in ("best_iteration_", "best_score_"):
+                if hasattr(self, name):
+                    delattr(self, name)
         scores = _core.predict(core_X, coef, n_threads(self.n_jobs)) if np.any(coef) else None
         self.degenerate_ = is_degenerate(coef, scores, labels, codes)
         if self.degenerate_:
@@ -410,7 +504,9 @@ class SVMMap(BaseEstimator):
             out.append((f"valid_{i}", scorer, {m: [] for m in metrics}))
         return out
 
-    def _iteration_callback(self, evals: Optional[list] = None) -> Optional[Callable[[IterationRecord], bool]]:
+    def _iteration_callback(
+        self, evals: Optional[list] = None, early: Optional["_EarlyStopping"] = None
+    ) -> Optional[Callable[[IterationRecord], bool]]:
         """The per-iteration hook handed to the solver: scores the validation sets (when
         given) at the iterate w, logs (when verbose) and calls the user's callback, whose true
         return value stops training. None when nothing is asked for, so that the solver need
@@ -424,12 +520,17 @@ class SVMMap(BaseEstimator):
             # The core adds the iterate only when validation sets need it; the record the
             # user's callback sees stays as documented.
             coef = cast(dict, record).pop("coef", None)
+            stop = False
             if evals is not None and coef is not None:
+                now: dict = {}
                 for name, scorer, results in evals:
-                    for metric, value in scorer(coef).items():
+                    now[name] = scorer(coef)
+                    for metric, value in now[name].items():
                         results[metric].append(value)
                         if verbose:
                             logger.info("iter %4d  %s %s %.6g", record["iteration"], name, metric, value)
+                if early is not None:
+                    stop = early.update(record["iteration"], coef, now)
             if verbose:
                 logger.info(
                     "iter %4d  primal %.6g  dual %.6g  gap %.3g  cuts %d/%d  %.2fs",
@@ -441,7 +542,8 @@ class SVMMap(BaseEstimator):
                     record["n_cuts"],
                     record["seconds"],
                 )
-            return bool(user_callback(record)) if user_callback is not None else False
+            asked = bool(user_callback(record)) if user_callback is not None else False
+            return asked or stop
 
         return on_iteration
 

@@ -1,0 +1,62 @@
+"""LightGBM-style validation in fit: eval_at, early stopping on the first metric of the first
+validation set with the best iterate kept, and LightGBM's other fit arguments refused with the
+svmmap equivalent (as PyTerrier's fit_kwargs pass them)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import svmmap
+from svmmap import SVMMap
+from svmmap.datasets import load_mq2008
+
+
+@pytest.fixture(scope="module")
+def data():
+    train = load_mq2008(fold=1, split="train")
+    vali = load_mq2008(fold=1, split="vali")
+    return train, vali
+
+
+def test_early_stopping_keeps_the_best_iterate(data):
+    (X, y, qid), (Xv, yv, qv) = data
+    # Large C with a tiny eps: many iterations, so that the validation MAP has a peak.
+    model = SVMMap(C=1000.0, eps=1e-7).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], early_stopping_rounds=3)
+    curve = model.evals_result_["valid_0"]["map"]
+    # The best iteration by hand: the first maximum of the recorded curve (iterations count from 1).
+    best = int(np.argmax(curve)) + 1
+    assert model.best_iteration_ == best
+    assert model.best_score_ == {"valid_0": {"map": curve[best - 1]}}
+    # coef_ is that iterate: scoring the validation set with it gives the recorded value.
+    assert svmmap.metrics.evaluate(yv, model.predict(Xv), qv, ["map"]).means["map"] == curve[best - 1]
+    # Training ran exactly three iterations past the best, unless it converged first.
+    assert len(curve) == best + 3 or model.stop_reason_ == "converged"
+    if len(curve) == best + 3:
+        assert model.stop_reason_ == "callback"
+
+
+def test_eval_at_adds_ndcg_at_each_cutoff(data):
+    (X, y, qid), (Xv, yv, qv) = data
+    model = SVMMap(C=1.0).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], eval_at=[5, 10])
+    assert list(model.evals_result_["valid_0"]) == ["map", "ndcg@5", "ndcg@10"]
+    last = svmmap.metrics.evaluate(yv, model.predict(Xv), qv, ["ndcg@10"]).means["ndcg@10"]
+    assert model.evals_result_["valid_0"]["ndcg@10"][-1] == last
+
+
+def test_bad_early_stopping_arguments(data):
+    (X, y, qid), _ = data
+    with pytest.raises(ValueError, match="needs an eval_set"):
+        SVMMap().fit(X, y, qid=qid, early_stopping_rounds=3)
+    with pytest.raises(ValueError, match="early_stopping_rounds must be an integer >= 1"):
+        SVMMap().fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], early_stopping_rounds=0)
+    with pytest.raises(ValueError, match="eval_at must be a list of integers >= 1"):
+        SVMMap().fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], eval_at=[0])
+
+
+@pytest.mark.parametrize("key", ["callbacks", "verbose", "eval_names", "init_model"])
+def test_lightgbm_fit_arguments_name_the_svmmap_equivalent(data, key):
+    (X, y, qid), _ = data
+    with pytest.raises(TypeError, match=f"does not take LightGBM's '{key}'"):
+        SVMMap().fit(X, y, qid=qid, **{key: None})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nonsense'"):
+        SVMMap().fit(X, y, qid=qid, nonsense=1)
