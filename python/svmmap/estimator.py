@@ -469,10 +469,12 @@ class SVMMap(BaseEstimator):
         metrics = [eval_metric] if isinstance(eval_metric, str) else list(eval_metric)
         if not metrics or not all(isinstance(m, str) for m in metrics):
             raise ValueError(f"eval_metric must be a metric name or a list of them, got {eval_metric!r}")
-        if (eval_group is None) == (eval_qid is None):
+        if eval_group is None and eval_qid is None:
             raise ValueError(
-                "eval_set needs the queries of each set: give eval_group (query sizes) or eval_qid, not both"
+                "eval_set needs the queries of each set: give eval_qid (query ids) or eval_group (query sizes)"
             )
+        if eval_group is not None and eval_qid is not None:
+            raise ValueError("eval_set's queries are given twice: give eval_qid or eval_group, not both")
         kind = "eval_group" if eval_group is not None else "eval_qid"
         grouping = list(eval_group if eval_group is not None else eval_qid or ())
         if len(grouping) != len(eval_set):

@@ -112,7 +112,8 @@ def test_eval_group_is_lightgbm_style():
     "kwargs, message",
     [
         ({"eval_group": [[12] * 5]}, "eval_group and eval_qid describe eval_set, which was not given"),
-        ({"eval_set": "pair"}, "give eval_group"),
+        # Neither given: the message asks for one and does not say "not both" (it used to).
+        ({"eval_set": "pair"}, r"give eval_qid \(query ids\) or eval_group \(query sizes\)$"),
         ({"eval_set": "pair", "eval_group": [[12] * 5], "eval_qid": [None]}, "not both"),
         ({"eval_set": "pair", "eval_group": [[12] * 4]}, r"eval_group\[0\] adds up to 48 rows, but X has 60 rows"),
         ({"eval_set": "pair", "eval_group": [[12] * 5, [1]]}, "eval_group has 2 entries for 1 eval_set entries"),

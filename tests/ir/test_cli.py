@@ -66,3 +66,22 @@ def test_experiment_on_one_fold(capsys):
     assert main(["experiment", "--folds", "2", "--C", "1,10", "-q"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("| fold |") and "| Fold2 |" in out and "| mean |" in out
+
+
+def test_every_argument_of_every_command_has_help():
+    import argparse
+
+    from svmmap.cli.parser import build_parser
+
+    missing = []
+
+    def walk(parser, path):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, path + [name])
+            elif not isinstance(action, argparse._HelpAction) and not action.help:
+                missing.append(" ".join(path + [action.option_strings[0] if action.option_strings else action.dest]))
+
+    walk(build_parser(), ["svmmap"])
+    assert not missing, missing

@@ -17,6 +17,13 @@ __all__ = ["build_parser"]
 #: The training defaults, owned by the core's TrainConfig (the estimators show the same ones).
 _D = _core.TrainConfig.DEFAULTS
 
+# The help of the options several commands share, written once.
+EPS_HELP = (
+    f"tolerance eps in slack units: training stops at a duality gap of eps * C per slack group (default {_D['eps']:g})"
+)
+N_JOBS_HELP = "threads (default: one per core; a negative n counts back from the cores, as scikit-learn's n_jobs)"
+LOSS_HELP = f"loss to optimize, or comma-separated losses to combine (default {_D['loss']})"
+
 
 def _floats(text: str) -> List[float]:
     """A C grid: comma-separated finite numbers > 0, at least one (argparse names the option)."""
@@ -140,7 +147,7 @@ def _learn(sub: Any) -> None:
         "--loss",
         type=_loss_spec,
         default=_D["loss"],
-        help=f"loss to optimize, or comma-separated losses to combine (default {_D['loss']})",
+        help=LOSS_HELP,
     )
     learn.add_argument(
         "--max-iter", type=_at_least(1), default=_D["max_iter"], help=f"iteration limit (default {_D['max_iter']})"
@@ -167,18 +174,18 @@ def _learn(sub: Any) -> None:
         default=50,
         help="with --missing nan: thresholds per feature of the binner (default 50)",
     )
-    learn.add_argument("train", metavar="TRAIN")
-    learn.add_argument("model", metavar="MODEL")
+    learn.add_argument("train", metavar="TRAIN", help="training data: a LETOR/svmlight file (.gz too)")
+    learn.add_argument("model", metavar="MODEL", help="where to write the model (versioned JSON)")
 
 
 def _classify(sub: Any) -> None:
     """``svmmap classify TEST MODEL PREDICTIONS``."""
     classify = sub.add_parser("classify", help="score a LETOR/svmlight file with a model")
-    classify.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
+    classify.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help=N_JOBS_HELP)
     _data_layout_options(classify, "TEST")
-    classify.add_argument("test", metavar="TEST")
-    classify.add_argument("model", metavar="MODEL")
-    classify.add_argument("predictions", metavar="PREDICTIONS")
+    classify.add_argument("test", metavar="TEST", help="data to score: a LETOR/svmlight file (.gz too)")
+    classify.add_argument("model", metavar="MODEL", help="a model written by svmmap learn or save_model")
+    classify.add_argument("predictions", metavar="PREDICTIONS", help="where to write one score per line")
 
 
 def _evaluate(sub: Any) -> None:
@@ -204,15 +211,27 @@ def _evaluate(sub: Any) -> None:
         help="named conventions (default svmmap for DATA PREDICTIONS, trec_eval for --run); "
         "the options below override single conventions of DATA PREDICTIONS",
     )
-    evaluate.add_argument("--ties", default=None, choices=["pessimistic", "input"])
-    evaluate.add_argument("--gain", default=None, choices=["exp", "linear"])
-    evaluate.add_argument("--no-relevant", default=None, choices=["skip", "0", "1"])
-    evaluate.add_argument("--relevance-threshold", type=_finite, default=None)
+    evaluate.add_argument(
+        "--ties",
+        default=None,
+        choices=["pessimistic", "input"],
+        help="how tied scores are ordered (pessimistic: relevant last)",
+    )
+    evaluate.add_argument("--gain", default=None, choices=["exp", "linear"], help="NDCG gain: 2^rel - 1 (exp) or rel")
+    evaluate.add_argument(
+        "--no-relevant",
+        default=None,
+        choices=["skip", "0", "1"],
+        help="what a query without a relevant document counts as",
+    )
+    evaluate.add_argument(
+        "--relevance-threshold", type=_finite, default=None, help="a document is relevant when its label is above this"
+    )
     evaluate.add_argument("--run", default=None, metavar="RUN", help="a TREC run: qid Q0 docno rank score tag")
     evaluate.add_argument("--qrels", default=None, metavar="QRELS", help="TREC qrels: qid iteration docno relevance")
     evaluate.add_argument("-q", "--per-query", action="store_true", help="also print the value of every query")
-    evaluate.add_argument("data", metavar="DATA", nargs="?")
-    evaluate.add_argument("predictions", metavar="PREDICTIONS", nargs="?")
+    evaluate.add_argument("data", metavar="DATA", nargs="?", help="a LETOR/svmlight file with the labels")
+    evaluate.add_argument("predictions", metavar="PREDICTIONS", nargs="?", help="one score per line of DATA")
 
 
 def _export(sub: Any) -> None:
@@ -233,7 +252,7 @@ def _export(sub: Any) -> None:
         help="comma-separated names of the engine's features, one per model input "
         "(default: the names in the model file, else f1,f2,...)",
     )
-    export.add_argument("model", metavar="MODEL")
+    export.add_argument("model", metavar="MODEL", help="a model written by svmmap learn or save_model")
     export.add_argument("out", metavar="OUT", help="where to write the JSON (atomically)")
 
 
@@ -249,10 +268,10 @@ def _experiment(sub: Any) -> None:
     exp.add_argument(
         "--C", type=_floats, default=[0.1, 1.0, 10.0, 100.0, 1000.0], dest="C_grid", help="comma-separated C grid"
     )
-    exp.add_argument("--eps", type=float, default=_D["eps"])
-    exp.add_argument("--loss", type=_loss_spec, default=_D["loss"])
+    exp.add_argument("--eps", type=float, default=_D["eps"], help=EPS_HELP)
+    exp.add_argument("--loss", type=_loss_spec, default=_D["loss"], help=LOSS_HELP)
     exp.add_argument("--folds", type=_fold_numbers, default=None, help="comma-separated fold numbers (default: all)")
-    exp.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
+    exp.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help=N_JOBS_HELP)
     exp.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
 
@@ -282,15 +301,20 @@ def _fuse(sub: Any) -> None:
         "--inner-folds", type=_at_least(2), default=3, help="folds of the inner cross-validation for C (default 3)"
     )
     fuse.add_argument("--thresholds", type=_at_least(1), default=50, help="thresholds per run (default 50)")
-    fuse.add_argument("--strategy", default="quantile", choices=["quantile", "uniform"])
+    fuse.add_argument(
+        "--strategy",
+        default="quantile",
+        choices=["quantile", "uniform"],
+        help="where the thresholds go (as Binner's strategy)",
+    )
     fuse.add_argument(
         "--normalize", default="none", choices=["none", "minmax"], help="per-query score normalization before binning"
     )
     fuse.add_argument("--depth", type=_at_least(1), default=None, help="write at most this many documents per query")
     fuse.add_argument("--tag", default="svmmap-fusion", help="run tag of the output (default svmmap-fusion)")
     fuse.add_argument("--seed", type=_at_least(0), default=0, help="seed of the fold assignments (default 0)")
-    fuse.add_argument("--eps", type=float, default=_D["eps"])
-    fuse.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
+    fuse.add_argument("--eps", type=float, default=_D["eps"], help=EPS_HELP)
+    fuse.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help=N_JOBS_HELP)
     fuse.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
 
@@ -311,7 +335,12 @@ def _protocol(sub: Any) -> None:
         default=None,
         help="a LETOR file (random splits) or a directory with Fold*/{train,vali,test}.txt (default: bundled MQ2008)",
     )
-    prot.add_argument("--design", default="random", choices=["random", "folds"])
+    prot.add_argument(
+        "--design",
+        default="random",
+        choices=["random", "folds"],
+        help="random query splits (Yue et al.) or the data's own folds (default random)",
+    )
     prot.add_argument(
         "--methods",
         default="map,roc,best",
@@ -320,7 +349,7 @@ def _protocol(sub: Any) -> None:
         "queries), feature:N (feature N, 1-based), or LABEL=module:callable (called with C=...). "
         "Default map,roc,best",
     )
-    prot.add_argument("--trials", type=_at_least(1), default=50)
+    prot.add_argument("--trials", type=_at_least(1), default=50, help="random splits (default 50)")
     prot.add_argument("--train", type=_at_least(1), default=10, help="training queries per trial (default 10)")
     prot.add_argument("--vali", type=_at_least(1), default=5, help="validation queries per trial (default 5)")
     prot.add_argument("--test", type=_at_least(1), default=None, help="test queries per trial (default: all the rest)")
@@ -340,8 +369,8 @@ def _protocol(sub: Any) -> None:
         metavar="N",
         help="bin the features into N thresholds each (Yue et al. 4.2) for the learned methods",
     )
-    prot.add_argument("--seed", type=_at_least(0), default=0)
-    prot.add_argument("--eps", type=float, default=_D["eps"])
+    prot.add_argument("--seed", type=_at_least(0), default=0, help="seed of the random splits (default 0)")
+    prot.add_argument("--eps", type=float, default=_D["eps"], help=EPS_HELP)
     prot.add_argument("--show-p", action="store_true", help="add a column of Wilcoxon p-values")
-    prot.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"])
+    prot.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help=N_JOBS_HELP)
     prot.add_argument("-q", "--quiet", action="store_true", help="print only the table")
