@@ -151,6 +151,11 @@ class SkippedQueriesWarning(UserWarning):
 
     A query needs at least one relevant and one non-relevant document; queries without a
     relevant document and queries with only relevant ones are skipped and counted.
+
+    The counts stay on the model (``n_queries_skipped_``), so the warning can be silenced
+    wherever it repeats (every fold of a cross-validation) with the standard library:
+    ``warnings.filterwarnings("ignore", category=svmmap.SkippedQueriesWarning)``; to collect it
+    instead, fit inside ``warnings.catch_warnings(record=True)`` and read the records.
     """
 
 

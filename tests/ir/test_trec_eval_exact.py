@@ -246,8 +246,10 @@ def test_cli_evaluate_arrays_prints_conventions(tmp_path, capsys):
     (tmp_path / "d.txt").write_text("1 qid:1 1:0\n0 qid:1 1:1\n0 qid:2 1:0\n0 qid:2 1:1\n")
     (tmp_path / "p.txt").write_text("0.2\n0.9\n0.5\n0.1\n")
     for conventions, expected in (
-        ("svmmap", "0.5000  (1 queries, 1 undefined)"),
-        ("trec_eval", "0.2500  (2 queries, 1 undefined)"),
+        # Query 2 is left out under svmmap's convention and counted as 0 under trec_eval's
+        # (it used to say "undefined" for both).
+        ("svmmap", "0.5000  (1 queries; 1 without a relevant document, left out)"),
+        ("trec_eval", "0.2500  (2 queries; 1 without a relevant document, counted as 0)"),
     ):
         assert (
             main(

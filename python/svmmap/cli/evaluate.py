@@ -78,9 +78,16 @@ def run_evaluate(args: argparse.Namespace) -> None:
         f"{'; NDCG as Eval-Score-4.0.pl' if conv['letor_ndcg'] else ''})"
     )
     width = max(len(m) for m in metrics)
+    # Queries without a relevant document are left out, or counted with the convention's value.
+    undefined_as = {"skip": "left out", "0": "counted as 0", "1": "counted as 1"}.get(
+        str(conv["no_relevant"]), f"counted as {conv['no_relevant']}"
+    )
     for m in metrics:
         pq = result.per_query[m]
-        print(f"{m:<{width}}  {result[m]:.4f}  ({pq.values.size} queries, {pq.n_undefined} undefined)")
+        print(
+            f"{m:<{width}}  {result[m]:.4f}  ({pq.values.size} queries; {pq.n_undefined} without a relevant "
+            f"document, {undefined_as})"
+        )
     if args.per_query:
         for m in metrics:
             pq = result.per_query[m]
