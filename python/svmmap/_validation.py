@@ -166,7 +166,10 @@ def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np
         raise ValueError(
             f"{required_by} ranks documents within queries and needs qid=: one query id per row "
             "of X (any integers or strings, like the qid: field of a LETOR file or LightGBM's "
-            "group)"
+            "group). If you passed qid to a Pipeline or a scikit-learn search (GridSearchCV, "
+            "cross_val_score), it was dropped on the way: enable metadata routing with "
+            "sklearn.set_config(enable_metadata_routing=True) and request it with "
+            "set_fit_request(qid=True) / set_score_request(qid=True), or use svmmap.SVMMapCV"
         )
     if np.ndim(qid) == 0 and not isinstance(qid, np.ndarray):
         # A single id (a number or a string) is not one id per row; a string would otherwise

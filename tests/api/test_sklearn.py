@@ -276,3 +276,12 @@ def test_grid_search_over_a_binned_pipeline(vali):
     )
     assert search.best_params_ == {"bin__n_thresholds": best[0], "svm__C": best[1]}
     assert search.best_score_ == pytest.approx(scores[best], abs=1e-12)
+
+
+def test_a_missing_qid_says_how_routing_brings_it():
+    # Pipeline.score or a search without metadata routing calls score(X, y) without qid: the
+    # error says how to route it (it used to say only that qid is needed).
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    model = SVMMap().fit(X, [1, 0], qid=[1, 1])
+    with pytest.raises(ValueError, match=r"enable_metadata_routing=True.*set_score_request\(qid=True\)"):
+        model.score(X, [1, 0])
