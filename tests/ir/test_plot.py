@@ -108,3 +108,25 @@ def test_piecewise_plot_of_a_binned_pipeline(tmp_path):
     np.testing.assert_array_equal(axes[1].get_lines()[0].get_xdata()[1:-1], steps[2].thresholds)
     np.testing.assert_array_equal(axes[1].get_lines()[0].get_ydata()[:-1], steps[2].values)
     save_png(axes[0], tmp_path / "piecewise-mq2008.png")
+
+
+def test_plot_metric_draws_every_validation_curve_and_the_best_iteration():
+    from svmmap.ir.plot import plot_metric
+
+    X, y, qid = load_mq2008(fold=1, split="train")
+    Xv, yv, qv = load_mq2008(fold=1, split="vali")
+    model = SVMMap(C=1000.0, eps=1e-7).fit(
+        X, y, qid=qid, eval_set=[(Xv, yv), (X, y)], eval_qid=[qv, qid], early_stopping_rounds=2
+    )
+    ax = plot_metric(model)
+    curves = [line for line in ax.get_lines() if line.get_linestyle() != "--"]
+    assert [list(c.get_ydata()) for c in curves] == [
+        model.evals_result_["valid_0"]["map"],
+        model.evals_result_["valid_1"]["map"],
+    ]
+    (best,) = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert best.get_xdata()[0] == model.best_iteration_
+    with pytest.raises(ValueError, match="was not recorded"):
+        plot_metric(model, "ndcg@3")
+    with pytest.raises(ValueError, match="fit with eval_set"):
+        plot_metric(SVMMap().fit(X, y, qid=qid))

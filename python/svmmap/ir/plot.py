@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["plot_convergence", "plot_weights", "plot_piecewise_scores"]
+__all__ = ["plot_convergence", "plot_metric", "plot_weights", "plot_piecewise_scores"]
 
 
 def _pyplot() -> Any:
@@ -99,6 +99,62 @@ def plot_convergence(model: Any, ax: Any = None, *, objectives: bool = False) ->
         more_h, more_l = twin.get_legend_handles_labels()
         handles, labels = handles + more_h, labels + more_l
     ax.legend(handles, labels, loc="upper right")
+    return ax
+
+
+def plot_metric(model: Any, metric: Optional[str] = None, ax: Any = None) -> Any:
+    """The validation metrics per iteration, as LightGBM's ``plot_metric``: one line per
+    validation set of ``evals_result_`` (``fit(..., eval_set=...)``), with the iteration of
+    ``best_iteration_`` marked when early stopping kept an earlier iterate.
+
+    Parameters
+    ----------
+    model : fitted SVMMap (or Pipeline ending with one), or an ``evals_result_`` dict
+        Its ``evals_result_``: {set name: {metric: [value per iteration]}}.
+    metric : str, optional
+        Which metric to plot; the first one recorded by default.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure by default.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from svmmap import SVMMap
+    >>> from svmmap.datasets import load_mq2008
+    >>> from svmmap.ir.plot import plot_metric
+    >>> X, y, qid = load_mq2008(fold=1, split="train")
+    >>> Xv, yv, qv = load_mq2008(fold=1, split="vali")
+    >>> model = SVMMap(C=10.0).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], eval_at=[10])
+    >>> ax = plot_metric(model, "ndcg@10")
+    >>> ax.get_ylabel()
+    'ndcg@10'
+    """
+    plt = _pyplot()
+    results = model if isinstance(model, dict) else getattr(_ranker(model), "evals_result_", None)
+    if not results:
+        raise ValueError("no validation metrics to plot: fit with eval_set=[(X_val, y_val)] and eval_qid/eval_group")
+    first = next(iter(results.values()))
+    name = metric if metric is not None else next(iter(first))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    for set_name, values in results.items():
+        if name not in values:
+            raise ValueError(f"metric {name!r} was not recorded; recorded: {', '.join(values)}")
+        curve = values[name]
+        ax.plot(np.arange(1, len(curve) + 1), curve, marker="o", markersize=3, label=set_name)
+    best = None if isinstance(model, dict) else getattr(_ranker(model), "best_iteration_", None)
+    if best is not None:
+        ax.axvline(best, color="tab:red", linestyle="--", label=f"best iteration {best}")
+    ax.set_xlabel("cutting-plane iteration")
+    ax.set_ylabel(name)
+    ax.set_title("Validation")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
     return ax
 
 
