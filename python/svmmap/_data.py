@@ -89,6 +89,35 @@ class CoreMatrix:
         take = np.repeat(starts - new_indptr[:-1], lengths) + np.arange(int(new_indptr[-1]), dtype=indptr.dtype)
         return CoreMatrix.csr(data[take], indices[take], new_indptr, (int(rows.shape[0]), self.n_cols))
 
+    def column_std(self) -> np.ndarray:
+        """The standard deviation of every column over the rows (float64), without a copy of
+        the matrix: a pass for the sums and one for the sums of squares (dense), the stored
+        values (CSR), or the counts of every bin code (binned: an indicator column set in a
+        share p of the rows has the deviation sqrt(p (1 - p)))."""
+        n = max(self.n_rows, 1)
+        if self.kind == "dense":
+            X = self.arrays[0]
+            mean = X.mean(axis=0, dtype=np.float64)
+            square = np.einsum("ij,ij->j", X, X, dtype=np.float64) / n
+        elif self.kind == "csr":
+            data, indices, _ = self.arrays
+            values = data.astype(np.float64, copy=False)
+            mean = np.bincount(indices, weights=values, minlength=self.n_cols) / n
+            square = np.bincount(indices, weights=values * values, minlength=self.n_cols) / n
+        else:
+            codes, _, offsets = self.arrays
+            shares = []
+            for f, k in enumerate(np.diff(offsets).tolist()):
+                counts = np.bincount(codes[:, f], minlength=k + 2)
+                # Indicator j (0-based) is set by codes j + 1 .. k; the missing column by k + 1.
+                above = np.cumsum(counts[k:0:-1])[::-1] if k else np.zeros(0)
+                shares.append(above / n)
+                if self.missing:
+                    shares.append(np.array([counts[k + 1] / n]))
+            mean = np.concatenate(shares) if shares else np.zeros(0)
+            square = mean
+        return np.sqrt(np.maximum(square - mean * mean, 0.0))
+
     def __getstate__(self) -> tuple:
         return self.kind, self.arrays, self.n_rows, self.n_cols, self.missing
 

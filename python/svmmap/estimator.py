@@ -247,6 +247,13 @@ class SVMMap(BaseEstimator):
         Training queries left out, by reason ("no_relevant", "all_relevant").
     history_ : list of dict
         The per-iteration records passed to ``callback``.
+    feature_importances_ : ndarray of shape (n_features,)
+        The share of the training scores' spread that each feature carries:
+        ``|coef_[j]| * std_j`` over their sum (std_j the standard deviation of feature j over the
+        training documents; for bin codes, of each indicator column), so that importances do
+        not depend on the features' scales as the weights do; they sum to 1 (all 0 for w = 0).
+        As for LightGBM's, a feature can matter through others it is correlated with, and a
+        negative weight is as important as a positive one. Not kept in model files.
     best_iteration_ : int
         With ``fit(..., early_stopping_rounds=N)``: the iteration whose iterate is ``coef_``.
     best_score_ : dict
@@ -446,6 +453,11 @@ class SVMMap(BaseEstimator):
             for name in ("best_iteration_", "best_score_"):
                 if hasattr(self, name):
                     delattr(self, name)
+        # |w_j| times the spread of feature j: the share of the scores' spread each feature
+        # carries, whatever the features' scales (the weights alone depend on them).
+        spread = np.abs(self.coef_) * core_X.column_std()
+        total = float(spread.sum())
+        self.feature_importances_ = spread / total if total > 0 else np.zeros_like(spread)
         scores = _core.predict(core_X, coef, n_threads(self.n_jobs)) if np.any(coef) else None
         self.degenerate_ = is_degenerate(coef, scores, labels, codes)
         if self.degenerate_:

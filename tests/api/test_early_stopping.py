@@ -60,3 +60,17 @@ def test_lightgbm_fit_arguments_name_the_svmmap_equivalent(data, key):
         SVMMap().fit(X, y, qid=qid, **{key: None})
     with pytest.raises(TypeError, match="unexpected keyword argument 'nonsense'"):
         SVMMap().fit(X, y, qid=qid, nonsense=1)
+
+
+def test_feature_importances_are_the_share_of_the_score_spread(data):
+    (X, y, qid), _ = data
+    model = SVMMap(C=1.0).fit(X, y, qid=qid)
+    # By hand: |w_j| * std_j over the training documents, normalized to sum to 1.
+    expected = np.abs(model.coef_) * X.std(axis=0)
+    np.testing.assert_allclose(model.feature_importances_, expected / expected.sum(), rtol=1e-9, atol=1e-12)
+    assert model.feature_importances_.sum() == pytest.approx(1.0)
+    # Bin codes: the spread of every indicator column, as on the CSR indicators.
+    codes = svmmap.Binner(n_thresholds=5).fit(X).transform(X)
+    binned = SVMMap(C=1.0).fit(codes, y, qid=qid)
+    spread = np.abs(binned.coef_) * codes.toarray().std(axis=0)
+    np.testing.assert_allclose(binned.feature_importances_, spread / spread.sum(), rtol=1e-9, atol=1e-12)
