@@ -166,8 +166,9 @@ def _check_binner_params(params: Dict[str, Any]) -> _core.BinnerConfig:
     """The Binner parameters of a model file as the core's BinnerConfig, which checks them as
     ``Binner.fit`` does; a parameter left out takes its default."""
     given = {k: params[k] for k in _core.BinnerConfig.DEFAULTS if k in params}
-    # One key at a time, so that the error names the field: the core's "strategy must be one
-    # of (...), got 'x'" becomes '"params"."strategy" must be one of (...), got 'x''.
+    # One key at a time, so that the error names the field as the file does: the core's
+    # `strategy must be one of (...), got 'x'` becomes `"params"."strategy" must be one of
+    # (...), got 'x'`, with long values shortened as in the file's other messages.
     for key, value in given.items():
         try:
             _core.BinnerConfig(**{key: value})
