@@ -57,6 +57,31 @@ class TrainConfig:
     def __getnewargs_ex__(self) -> Tuple[Tuple[()], Dict[str, Any]]: ...
 
 @final
+class BinnerConfig:
+    """A binner's configuration, validated on construction (keyword arguments only)."""
+
+    DEFAULTS: ClassVar[Dict[str, Any]]
+    def __new__(
+        cls,
+        *,
+        n_thresholds: int = ...,
+        strategy: BinStrategy = ...,
+        missing: Missing = ...,
+        output: str = ...,
+    ) -> Self: ...
+    @property
+    def n_thresholds(self) -> int: ...
+    @property
+    def strategy(self) -> BinStrategy: ...
+    @property
+    def missing(self) -> Missing: ...
+    @property
+    def output(self) -> str: ...
+    def kwargs(self) -> Dict[str, Any]: ...
+    def __getnewargs_ex__(self) -> Tuple[Tuple[()], Dict[str, Any]]: ...
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
 class ProblemSummary:
     """Query counts: ``used`` can contribute to training (the n of C/n); the others cannot."""
 
@@ -174,23 +199,21 @@ def save_model_json(path: str, text: str) -> None: ...
 def write_atomic(path: str, data: bytes) -> None: ...
 def bin_fit(
     x: Union[npt.NDArray[np.float64], npt.NDArray[np.float32]],
-    n_thresholds: int,
-    strategy: BinStrategy,
-    missing: Missing,
+    config: BinnerConfig,
     n_threads: int,
 ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]: ...
 def bin_transform(
     x: Union[npt.NDArray[np.float64], npt.NDArray[np.float32]],
     values: npt.NDArray[np.float64],
     offsets: npt.NDArray[np.int64],
-    missing: Missing,
+    config: BinnerConfig,
     n_threads: int,
 ) -> Tuple[npt.NDArray[Any], npt.NDArray[Any], int]: ...
 def bin_codes(
     x: Union[npt.NDArray[np.float64], npt.NDArray[np.float32]],
     values: npt.NDArray[np.float64],
     offsets: npt.NDArray[np.int64],
-    missing: Missing,
+    config: BinnerConfig,
     n_threads: int,
 ) -> npt.NDArray[Any]: ...
 def _debug_panic(place: str) -> None: ...

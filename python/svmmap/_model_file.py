@@ -27,8 +27,10 @@ BINNER_DICT_VERSION = 1
 
 @dataclass
 class BinningSpec:
-    """Fitted binning thresholds: feature j's sorted thresholds, the Binner's parameters."""
+    """Fitted binning thresholds: the Binner's checked configuration, its parameters as given,
+    and feature j's sorted thresholds."""
 
+    config: _core.BinnerConfig
     params: Dict[str, Any]
     thresholds: List[np.ndarray]
     n_features_in: int
@@ -36,7 +38,7 @@ class BinningSpec:
 
     @property
     def missing(self) -> str:
-        return str(self.params.get("missing", "error"))
+        return self.config.missing
 
     @property
     def n_output(self) -> int:
@@ -55,7 +57,7 @@ class BinningSpec:
     def codes(self, X: np.ndarray, n_threads: int) -> np.ndarray:
         """The bin codes of a dense, C-contiguous ``X`` (uint8 or uint16, see BinnedMatrix)."""
         values, offsets = self.flat()
-        return _core.bin_codes(X, values, offsets, self.missing, n_threads)  # type: ignore[arg-type]
+        return _core.bin_codes(X, values, offsets, self.config, n_threads)
 
     def core_codes(self, X: np.ndarray, n_threads: int) -> CoreMatrix:
         """The binned matrix of ``X`` as ``_core.predict`` and ``_core.fit_path`` take it."""
@@ -66,7 +68,7 @@ class BinningSpec:
         """The indicator features of a dense, C-contiguous ``X`` as the CSR parts (data,
         indices, indptr, n_rows, n_cols) that scipy.sparse takes."""
         values, offsets = self.flat()
-        indptr, indices, n_cols = _core.bin_transform(X, values, offsets, self.missing, n_threads)  # type: ignore[arg-type]
+        indptr, indices, n_cols = _core.bin_transform(X, values, offsets, self.config, n_threads)
         data = np.ones(indices.shape[0], dtype=np.float64)
         return data, indices, indptr, X.shape[0], n_cols
 
@@ -106,7 +108,7 @@ def binning_from_dict(d: Any) -> BinningSpec:
         if not isinstance(k, list) or not all(_is_number(t) for t in k):
             raise ValueError(f'"thresholds"[{j}] must be a list of numbers, got {_show(k)}')
         thresholds.append(np.asarray(k, dtype=np.float64).reshape(-1))
-    _check_binner_params(params)
+    config = _check_binner_params(params)
     if len(thresholds) != n_features:
         raise ValueError(f"Binner dict has {len(thresholds)} threshold lists for {n_features} features")
     for j, k in enumerate(thresholds):
@@ -117,7 +119,7 @@ def binning_from_dict(d: Any) -> BinningSpec:
         _check_names(names, "feature_names_in")
         if len(names) != n_features:
             raise ValueError(f"Binner dict has {len(names)} feature names for {n_features} features")
-    spec = BinningSpec(params, thresholds, n_features, None if names is None else list(names))
+    spec = BinningSpec(config, params, thresholds, n_features, None if names is None else list(names))
     stored = d.get("n_output_features")
     if stored is not None and _count(stored, "n_output_features") != spec.n_output:
         raise ValueError(f"Binner dict says {stored} output features but its thresholds give {spec.n_output}")
@@ -160,19 +162,22 @@ def _check_names(names: Any, field: str) -> None:
         raise ValueError(f'"{field}" must be unique; repeated: {dup[:5]}')
 
 
-def _check_binner_params(params: Dict[str, Any]) -> None:
-    """The Binner parameters a model file may hold, with the values ``Binner`` accepts (the
-    option lists are ``svmmap._typing``'s, which ``Binner`` checks against too)."""
-    from typing import get_args
-
-    from ._typing import BinStrategy, Missing
-
-    n = params.get("n_thresholds", 1)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f'"params"."n_thresholds" must be an integer >= 1, got {_show(n)}')
-    for key, allowed in (("strategy", get_args(BinStrategy)), ("missing", get_args(Missing))):
-        if key in params and params[key] not in allowed:
-            raise ValueError(f'"params"."{key}" must be one of {allowed}, got {_show(params[key])}')
+def _check_binner_params(params: Dict[str, Any]) -> _core.BinnerConfig:
+    """The Binner parameters of a model file as the core's BinnerConfig, which checks them as
+    ``Binner.fit`` does; a parameter left out takes its default."""
+    given = {k: params[k] for k in _core.BinnerConfig.DEFAULTS if k in params}
+    # One key at a time, so that the error names the field as the file does: the core's
+    # `strategy must be one of (...), got 'x'` becomes `"params"."strategy" must be one of
+    # (...), got 'x'`, with long values shortened as in the file's other messages.
+    for key, value in given.items():
+        try:
+            _core.BinnerConfig(**{key: value})
+        except (TypeError, ValueError, OverflowError) as exc:
+            rule = str(exc).split(", got ", 1)[0]
+            if rule.startswith(f"{key} "):
+                raise ValueError(f'"params"."{key}"{rule[len(key) :]}, got {_show(value)}') from None
+            raise ValueError(f'"params"."{key}": {exc}') from None
+    return _core.BinnerConfig(**given)
 
 
 #: The training summary's fields and their types, as ``model_document`` writes them; a model

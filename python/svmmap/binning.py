@@ -12,7 +12,6 @@ The threshold fitting and the transform run in the Rust core (``rust/binning/``)
 from __future__ import annotations
 
 import inspect
-import numbers
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -38,10 +37,8 @@ __all__ = [
     "piecewise_scores",
 ]
 
-
-_STRATEGIES = ("quantile", "uniform")
-_MISSING = ("error", "indicator")
-_OUTPUTS = ("codes", "indicators")
+#: The defaults of every binner parameter, owned by the Rust core's BinnerConfig.
+_DEFAULTS = _core.BinnerConfig.DEFAULTS
 
 
 # scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite.
@@ -153,10 +150,10 @@ class Binner(TransformerMixin, BaseEstimator):
 
     def __init__(
         self,
-        n_thresholds: int = 50,
-        strategy: BinStrategy = "quantile",
-        missing: Missing = "error",
-        output: str = "codes",
+        n_thresholds: int = _DEFAULTS["n_thresholds"],
+        strategy: BinStrategy = _DEFAULTS["strategy"],
+        missing: Missing = _DEFAULTS["missing"],
+        output: str = _DEFAULTS["output"],
         n_jobs: Optional[int] = None,
     ) -> None:
         self.n_thresholds = n_thresholds
@@ -171,20 +168,11 @@ class Binner(TransformerMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    def _check_params(self) -> None:
-        n = self.n_thresholds
-        # 2^32 - 1 bounds what the core's counters hold; the memory a count needs is checked
-        # there, against the machine.
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ValueError(f"n_thresholds must be an integer >= 1, got {n!r}")
-        if n > 2**32 - 1:
-            raise ValueError(f"n_thresholds must be an integer >= 1 and at most 4294967295, got {n!r}")
-        if self.strategy not in _STRATEGIES:
-            raise ValueError(f"strategy must be one of {_STRATEGIES}, got {self.strategy!r}")
-        if self.missing not in _MISSING:
-            raise ValueError(f"missing must be one of {_MISSING}, got {self.missing!r}")
-        if self.output not in _OUTPUTS:
-            raise ValueError(f"output must be one of {_OUTPUTS}, got {self.output!r}")
+    def _check_params(self) -> _core.BinnerConfig:
+        """The parameters as the core's configuration, which checks them (the one check)."""
+        return _core.BinnerConfig(
+            n_thresholds=self.n_thresholds, strategy=self.strategy, missing=self.missing, output=self.output
+        )
 
     def fit(self, X: Any, y: Any = None) -> "Binner":
         """Fit the thresholds of every column of ``X``.
@@ -201,30 +189,25 @@ class Binner(TransformerMixin, BaseEstimator):
         -------
         self : Binner
         """
-        self._check_params()
+        config = self._check_params()
         names = _column_names(X)
         arr = _as_dense(X)
-        values, offsets = _core.bin_fit(
-            arr, int(self.n_thresholds), self.strategy, self.missing, n_threads(self.n_jobs)
-        )
+        values, offsets = _core.bin_fit(arr, config, n_threads(self.n_jobs))
         self.thresholds_ = [values[offsets[j] : offsets[j + 1]].copy() for j in range(arr.shape[1])]
         self.n_features_in_ = arr.shape[1]
         if names is not None:
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.n_output_features_ = self._n_output()
+        self.n_output_features_ = self._spec(config).n_output
         return self
-
-    def _n_output(self) -> int:
-        return self._spec().n_output
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "thresholds_"):
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X) first")
 
-    def _spec(self) -> BinningSpec:
-        return BinningSpec(self.get_params(), self.thresholds_, self.n_features_in_)
+    def _spec(self, config: _core.BinnerConfig) -> BinningSpec:
+        return BinningSpec(config, self.get_params(), self.thresholds_, self.n_features_in_)
 
     def transform(self, X: Any) -> Any:
         """The indicator features of ``X``, as bin codes or as a CSR matrix (``output``).
@@ -237,8 +220,7 @@ class Binner(TransformerMixin, BaseEstimator):
             stored values are all 1.
         """
         self._check_fitted()
-        if self.output not in _OUTPUTS:
-            raise ValueError(f"output must be one of {_OUTPUTS}, got {self.output!r}")
+        config = self._check_params()
         names = _column_names(X)
         fitted_names = getattr(self, "feature_names_in_", None)
         if names is not None and fitted_names is not None and list(names) != list(fitted_names):
@@ -250,10 +232,11 @@ class Binner(TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"X has {arr.shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} features as input"
             )
-        if self.output == "codes":
-            codes = self._spec().codes(arr, n_threads(self.n_jobs))
-            return BinnedMatrix._trusted(codes, list(self.thresholds_), str(self.missing))
-        data, indices, indptr, n_rows, n_cols = self._spec().indicators(arr, n_threads(self.n_jobs))
+        spec = self._spec(config)
+        if config.output == "codes":
+            codes = spec.codes(arr, n_threads(self.n_jobs))
+            return BinnedMatrix._trusted(codes, list(self.thresholds_), config.missing)
+        data, indices, indptr, n_rows, n_cols = spec.indicators(arr, n_threads(self.n_jobs))
         return sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols))
 
     def _input_names(self, input_features: Any = None) -> List[str]:
@@ -326,12 +309,11 @@ class Binner(TransformerMixin, BaseEstimator):
         """
         spec = binning_from_dict(d)
         binner = cls(**{k: v for k, v in spec.params.items() if k in cls._get_param_names()})
-        binner._check_params()
         binner.thresholds_ = spec.thresholds
         binner.n_features_in_ = spec.n_features_in
         if spec.feature_names_in is not None:
             binner.feature_names_in_ = np.asarray(spec.feature_names_in, dtype=object)
-        binner.n_output_features_ = binner._n_output()
+        binner.n_output_features_ = spec.n_output
         return binner
 
 

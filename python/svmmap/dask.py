@@ -380,7 +380,10 @@ class Binner(_ClientMixin, _LocalBinner):
             return super().fit(X, y)
         from dask import delayed
 
-        self._check_params()
+        config = self._check_params()
+        # The merged columns hold no NaN (each partition sends its non-NaN values), so they
+        # are fitted as columns without missing values.
+        column_config = _core.BinnerConfig(**{**config.kwargs(), "missing": "error"})
         client = self._get_client()
         blocks, row_chunks, names = _x_blocks(X)
         starts: List[Optional[int]] = (
@@ -405,7 +408,7 @@ class Binner(_ClientMixin, _LocalBinner):
                 hi = min(lo + batch, n_features)
                 per_part = client.gather(client.map(_column_values, parts, columns=(lo, hi), pure=False))
                 for j in range(hi - lo):
-                    values.append(self._fit_column([p[j] for p in per_part]))
+                    values.append(self._fit_column([p[j] for p in per_part], column_config))
         finally:
             client.cancel(parts)
         self.thresholds_ = values
@@ -414,10 +417,10 @@ class Binner(_ClientMixin, _LocalBinner):
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.n_output_features_ = self._n_output()
+        self.n_output_features_ = self._spec(config).n_output
         return self
 
-    def _fit_column(self, parts: List[Tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    def _fit_column(self, parts: List[Tuple[np.ndarray, np.ndarray]], config: _core.BinnerConfig) -> np.ndarray:
         """The thresholds of one feature from its partitions' distinct values and counts."""
         values = np.concatenate([v for v, _ in parts])
         counts = np.concatenate([c for _, c in parts])
@@ -427,9 +430,7 @@ class Binner(_ClientMixin, _LocalBinner):
         column = np.repeat(
             distinct, np.bincount(inverse.ravel(), weights=counts, minlength=len(distinct)).astype(np.int64)
         )
-        k, _ = _core.bin_fit(
-            column.reshape(-1, 1), int(self.n_thresholds), self.strategy, "error", n_threads(self.n_jobs)
-        )
+        k, _ = _core.bin_fit(column.reshape(-1, 1), config, n_threads(self.n_jobs))
         return k.copy()
 
     def transform(self, X: Any) -> Any:

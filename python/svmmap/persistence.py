@@ -111,7 +111,6 @@ def load_model(path: PathLike) -> Any:
     >>> type(loaded).__name__, bool(np.array_equal(loaded.predict(X), model.predict(X)))
     ('Pipeline', True)
     """
-    from ._core import ModelFormatError
     from .estimator import SVMMap
 
     document = read_model(path)
@@ -144,11 +143,8 @@ def load_model(path: PathLike) -> Any:
     from .binning import Binner
 
     binning = document.binning
+    # read_model checked these parameters (binning.config is the core's BinnerConfig of them).
     binner = Binner(**{k: v for k, v in binning.params.items() if k in Binner._get_param_names()})
-    try:
-        binner._check_params()
-    except ValueError as exc:
-        raise ModelFormatError(f"{document.path}: invalid binning: {exc}") from None
     binner.thresholds_ = binning.thresholds
     binner.n_features_in_ = binning.n_features_in
     if binning.feature_names_in is not None:

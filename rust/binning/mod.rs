@@ -15,17 +15,20 @@
 //! and so on. Rows list their columns in increasing order.
 //!
 //! The parts: `thresholds` (the fitted thresholds and the choices `Strategy` and `Missing`),
+//! `config` (a binner's configuration, its defaults and its validation),
 //! `fit` (fitting thresholds, reading columns in order through `order`), `transform` (to the
 //! indicators or to bin codes) and `checks` (the input checks that fit and transform share).
 //! This file lists them and re-exports the names the rest of the crate and the bindings use;
 //! the parts import each other directly, never through here.
 
 mod checks;
+pub mod config;
 pub mod fit;
 mod order;
 pub mod thresholds;
 pub mod transform;
 
+pub use config::{BinnerConfig, Output, MAX_THRESHOLDS};
 pub use fit::fit;
 pub use thresholds::{Missing, Strategy, Thresholds};
 pub use transform::{code_width, codes, transform, Indicators};

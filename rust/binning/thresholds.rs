@@ -1,8 +1,15 @@
 //! The thresholds of a binning (`Thresholds`) and its two choices, how thresholds are placed
-//! (`Strategy`) and what a NaN value means (`Missing`), with their parsing and validation.
-//! Everything else about bins reads them from here.
+//! (`Strategy`) and what a NaN value means (`Missing`), with their names, parsing and
+//! validation. Everything else about bins reads them from here; `config` gathers them with the
+//! number of thresholds and the output into a binner's configuration.
 
 use crate::error::{Error, Result};
+
+/// What a choice of names accepts, as the Python API words it: "one of ('a', 'b')".
+pub(crate) fn one_of(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    format!("one of ({})", quoted.join(", "))
+}
 
 /// How thresholds are placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,13 +22,20 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// The names of the variants, in declaration order.
+    pub const NAMES: [&'static str; 2] = ["quantile", "uniform"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
     pub fn parse(name: &str) -> Result<Self> {
         match name {
             "quantile" => Ok(Strategy::Quantile),
             "uniform" => Ok(Strategy::Uniform),
             other => Err(Error::param(
                 "strategy",
-                "\"quantile\" or \"uniform\"",
+                &one_of(&Self::NAMES),
                 format!("{other:?}"),
             )),
         }
@@ -38,13 +52,20 @@ pub enum Missing {
 }
 
 impl Missing {
+    /// The names of the variants, in declaration order.
+    pub const NAMES: [&'static str; 2] = ["error", "indicator"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
     pub fn parse(name: &str) -> Result<Self> {
         match name {
             "error" => Ok(Missing::Error),
             "indicator" => Ok(Missing::Indicator),
             other => Err(Error::param(
                 "missing",
-                "\"error\" or \"indicator\"",
+                &one_of(&Self::NAMES),
                 format!("{other:?}"),
             )),
         }

@@ -1,29 +1,170 @@
-//! Binning bindings: threshold fitting and the indicator transform.
+//! Binning bindings: the binner's configuration (`BinnerConfig`, validated here once), threshold
+//! fitting, the indicator transform and bin codes.
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 
 use super::arrays::*;
+use super::config::{param_error, Arg};
 use super::detach;
 use crate::binning;
+use crate::error::Error;
 use crate::runtime::pool::with_threads;
+
+/// A core parameter error in the words of the Python API, with the value as Python spells it.
+fn in_python_words(err: Error, value: &Bound<'_, PyAny>) -> PyErr {
+    match err {
+        Error::InvalidParameter { name, expected, .. } => param_error(&name, &expected, value),
+        other => other.into(),
+    }
+}
+
+/// A named choice (strategy, missing, output), parsed by the core. A value that is not a
+/// string is refused with the core's words for an unknown name ("" names nothing).
+fn choice<T>(value: &Bound<'_, PyAny>, parse: impl Fn(&str) -> crate::Result<T>) -> PyResult<T> {
+    let text = value
+        .cast::<PyString>()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    parse(&text).map_err(|e| in_python_words(e, value))
+}
+
+/// The number of thresholds as the core's `usize`: a value that is no integer (a bool, a float,
+/// a string) or is below 1 becomes 0 and one beyond `usize` becomes `usize::MAX`, so that
+/// `BinnerConfig::validate` refuses each with the words for its case.
+fn threshold_count(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if value.is_instance_of::<PyBool>() {
+        return Ok(0);
+    }
+    match value.extract::<i64>() {
+        Ok(n) if n < 1 => Ok(0),
+        Ok(n) => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(value.py()) => {
+            Ok(if value.gt(0)? { usize::MAX } else { 0 })
+        }
+        Err(_) => Ok(0),
+    }
+}
+
+/// Everything that decides a binning besides the data, validated once on construction:
+/// n_thresholds, strategy, missing and output. Immutable; its defaults (`BinnerConfig.DEFAULTS`,
+/// owned by `binning::BinnerConfig::default()`) are the defaults of every binner.
+#[pyclass(name = "BinnerConfig", module = "svmmap._core", frozen)]
+pub struct PyBinnerConfig {
+    pub(super) config: binning::BinnerConfig,
+}
+
+/// The keyword arguments of a configuration, as `DEFAULTS` and `kwargs()` show them.
+fn kwargs_of<'py>(py: Python<'py>, c: &binning::BinnerConfig) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("n_thresholds", c.n_thresholds)?;
+    d.set_item("strategy", c.strategy.name())?;
+    d.set_item("missing", c.missing.name())?;
+    d.set_item("output", c.output.name())?;
+    Ok(d)
+}
+
+#[pymethods]
+impl PyBinnerConfig {
+    /// Keyword arguments only; a parameter left out takes its default (`DEFAULTS`), and every
+    /// given value (None included) is checked, in the order of the signature.
+    #[new]
+    #[pyo3(signature = (*, n_thresholds=Arg::Default, strategy=Arg::Default, missing=Arg::Default, output=Arg::Default))]
+    fn new(
+        n_thresholds: Arg<'_>,
+        strategy: Arg<'_>,
+        missing: Arg<'_>,
+        output: Arg<'_>,
+    ) -> PyResult<Self> {
+        let mut config = binning::BinnerConfig::default();
+        if let Some(v) = n_thresholds.given() {
+            config.n_thresholds = threshold_count(v)?;
+            config.validate().map_err(|e| in_python_words(e, v))?;
+        }
+        if let Some(v) = strategy.given() {
+            config.strategy = choice(v, binning::Strategy::parse)?;
+        }
+        if let Some(v) = missing.given() {
+            config.missing = choice(v, binning::Missing::parse)?;
+        }
+        if let Some(v) = output.given() {
+            config.output = choice(v, binning::Output::parse)?;
+        }
+        config.validate()?;
+        Ok(PyBinnerConfig { config })
+    }
+
+    /// The default of every parameter, as the binners' signatures show them.
+    #[classattr]
+    #[allow(non_snake_case)]
+    fn DEFAULTS(py: Python<'_>) -> PyResult<Py<PyDict>> {
+        Ok(kwargs_of(py, &binning::BinnerConfig::default())?.unbind())
+    }
+
+    #[getter]
+    fn n_thresholds(&self) -> usize {
+        self.config.n_thresholds
+    }
+    #[getter]
+    fn strategy(&self) -> &'static str {
+        self.config.strategy.name()
+    }
+    #[getter]
+    fn missing(&self) -> &'static str {
+        self.config.missing.name()
+    }
+    #[getter]
+    fn output(&self) -> &'static str {
+        self.config.output.name()
+    }
+
+    /// The keyword arguments that rebuild this configuration.
+    fn kwargs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        kwargs_of(py, &self.config)
+    }
+
+    // Pickling (e.g. to Dask workers) rebuilds the configuration from its keyword arguments.
+    fn __getnewargs_ex__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyDict>)> {
+        Ok((PyTuple::empty(py), self.kwargs(py)?))
+    }
+
+    fn __getstate__(&self, py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyBinnerConfig>()
+            .is_ok_and(|o| o.get().config == self.config)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("BinnerConfig(**{})", self.kwargs(py)?.repr()?))
+    }
+}
 
 /// Concatenated thresholds and the offsets of every column's block.
 pub(super) type ThresholdArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<i64>>);
 
-/// Fits binning thresholds per column. Returns (values, offsets): column j's sorted thresholds
-/// are values[offsets[j]:offsets[j + 1]].
+/// Fits binning thresholds per column (the configuration's n_thresholds, strategy and missing).
+/// Returns (values, offsets): column j's sorted thresholds are values[offsets[j]:offsets[j + 1]].
 #[pyfunction]
 pub(super) fn bin_fit<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    n_thresholds: usize,
-    strategy: &str,
-    missing: &str,
+    config: &Bound<'py, PyBinnerConfig>,
     n_threads: usize,
 ) -> PyResult<ThresholdArrays<'py>> {
-    let strategy = binning::Strategy::parse(strategy)?;
-    let missing = binning::Missing::parse(missing)?;
+    let binning::BinnerConfig {
+        n_thresholds,
+        strategy,
+        missing,
+        ..
+    } = config.get().config;
     let x = DenseFloats::extract(x)?;
     let th = with_dense_floats!(py, &x, |s, n, d| {
         with_threads(n_threads, || {
@@ -45,10 +186,10 @@ pub(super) fn bin_transform<'py>(
     x: &Bound<'py, PyAny>,
     values: PyReadonlyArray1<'py, f64>,
     offsets: PyReadonlyArray1<'py, i64>,
-    missing: &str,
+    config: &Bound<'py, PyBinnerConfig>,
     n_threads: usize,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, usize)> {
-    let missing = binning::Missing::parse(missing)?;
+    let missing = config.get().config.missing;
     let th = thresholds_from(&values, &offsets)?;
     let x = DenseFloats::extract(x)?;
     let n_rows = x.n_rows();
@@ -90,10 +231,10 @@ pub(super) fn bin_codes<'py>(
     x: &Bound<'py, PyAny>,
     values: PyReadonlyArray1<'py, f64>,
     offsets: PyReadonlyArray1<'py, i64>,
-    missing: &str,
+    config: &Bound<'py, PyBinnerConfig>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let missing = binning::Missing::parse(missing)?;
+    let missing = config.get().config.missing;
     let th = thresholds_from(&values, &offsets)?;
     let x = DenseFloats::extract(x)?;
     let shape = x.shape();

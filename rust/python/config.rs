@@ -48,7 +48,7 @@ pub(super) fn combination_examples(py: Python<'_>) -> PyResult<Bound<'_, PyTuple
 
 /// A parameter error in the words of the Python API: "C must be a finite number > 0, got '1'"
 /// (the value as Python spells it).
-fn param_error(name: &str, expected: &str, value: &Bound<'_, PyAny>) -> PyErr {
+pub(super) fn param_error(name: &str, expected: &str, value: &Bound<'_, PyAny>) -> PyErr {
     let shown = value
         .repr()
         .map(|r| r.to_string())
@@ -195,7 +195,7 @@ pub(super) enum Arg<'py> {
 }
 
 impl<'py> Arg<'py> {
-    fn given(&self) -> Option<&Bound<'py, PyAny>> {
+    pub(super) fn given(&self) -> Option<&Bound<'py, PyAny>> {
         match self {
             Arg::Default => None,
             Arg::Given(v) => Some(v),

@@ -164,6 +164,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(training::query_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(training::n_threads, m)?)?;
     m.add_class::<config::TrainConfig>()?;
+    m.add_class::<binning::PyBinnerConfig>()?;
     m.add_class::<results::ProblemSummary>()?;
     m.add_class::<results::FitSummary>()?;
     m.add_class::<partition::Partition>()?;

@@ -50,6 +50,8 @@ DEFAULT_FUSION_C_GRID = (0.01, 0.1, 1.0, 10.0)
 
 #: The training defaults, owned by the core's TrainConfig.
 _D = _core.TrainConfig.DEFAULTS
+#: The binning defaults, owned by the core's BinnerConfig.
+_BIN_DEFAULTS = _core.BinnerConfig.DEFAULTS
 
 _NORMALIZE = ("none", "minmax")
 
@@ -214,8 +216,8 @@ class RunFusion:
     def __init__(
         self,
         C: Union[float, Sequence[float]] = DEFAULT_FUSION_C_GRID,
-        n_thresholds: int = 50,
-        strategy: BinStrategy = "quantile",
+        n_thresholds: int = _BIN_DEFAULTS["n_thresholds"],
+        strategy: BinStrategy = _BIN_DEFAULTS["strategy"],
         normalize: str = "none",
         inner_folds: int = 3,
         eps: float = _D["eps"],
