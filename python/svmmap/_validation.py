@@ -333,3 +333,15 @@ def check_feature_names(estimator: Any, X: Any) -> None:
         if not detail:
             detail.append("the same names in a different order")
         raise ValueError("The feature names should match those that were passed during fit; " + "; ".join(detail))
+
+
+def queries_with_relevant(y: Any, qid: Any, relevance_threshold: float) -> list:
+    """The query ids (sorted as ``check_qid`` numbers them) that have a relevant document, by
+    the core's rule (``_core.query_kinds``): the queries that have an AP to validate on."""
+    from . import _core
+
+    labels = np.ascontiguousarray(y, dtype=np.float64)
+    codes, uniques = check_qid(qid, labels.shape[0], required_by="queries_with_relevant")
+    kinds = _core.query_kinds(labels, codes, len(uniques), float(relevance_threshold))
+    # Kind 1: no relevant document (no AP); the rest have one.
+    return uniques[kinds != 1].tolist()

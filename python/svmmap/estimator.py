@@ -8,7 +8,7 @@ import numbers
 import sys
 import threading
 import warnings
-from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -16,6 +16,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from . import _core
 from ._degenerate import DegenerateModelWarning, is_degenerate, message
+from ._evaluation_sets import EarlyStopping, refuse_lightgbm_arguments, validation_sets
 from ._model_file import svm_document, write_model
 from ._typing import IterationRecord, Slack
 from ._validation import (
@@ -100,50 +101,6 @@ def query_mean(
     w = np.array([weight_of[q] for q in pq.qids.tolist()], dtype=np.float64)
     total = float(np.sum(w))
     return float(np.dot(w, pq.values) / total) if total > 0 else float("nan")
-
-
-class _EarlyStopping:
-    """LightGBM's early stopping over cutting-plane iterations: watches the first metric of the
-    first validation set (every svmmap metric is better when higher), keeps the iterate where
-    it was best, and asks to stop after ``rounds`` iterations without improvement."""
-
-    def __init__(self, rounds: int) -> None:
-        self.rounds = rounds
-        self.best_value = -np.inf
-        self.best_iteration = 0
-        self.best_coef: Optional[np.ndarray] = None
-        self.best_scores: dict = {}
-
-    def update(self, iteration: int, coef: np.ndarray, scores: dict) -> bool:
-        first = next(iter(scores.values()))
-        value = next(iter(first.values()))
-        if value > self.best_value or self.best_coef is None:
-            self.best_value, self.best_iteration = value, iteration
-            self.best_coef = np.array(coef, dtype=np.float64, copy=True)
-            self.best_scores = {name: dict(values) for name, values in scores.items()}
-        return iteration - self.best_iteration >= self.rounds
-
-
-#: LightGBM ``fit`` arguments that PyTerrier's ``fit_kwargs`` may carry, with what to use instead.
-_LIGHTGBM_EQUIVALENTS = {
-    "callbacks": "svmmap has no LightGBM callbacks: use SVMMap(callback=...) for a per-iteration "
-    "hook and fit(..., early_stopping_rounds=N) for early stopping",
-    "verbose": "give verbosity to the estimator: SVMMap(verbose=1)",
-    "eval_names": "validation sets are named valid_0, valid_1, ... in evals_result_",
-    "eval_sample_weight": "give per-query weights of training data as sample_weight",
-    "init_score": "svmmap starts from w = 0; there is no initial score",
-    "categorical_feature": "svmmap's model is linear: encode categorical features as indicator columns",
-    "feature_name": "pass a pandas DataFrame to keep feature names (feature_names_in_)",
-    "init_model": "svmmap does not continue training from an earlier model",
-}
-
-
-def _refuse_lightgbm_arguments(name: str, kwargs: dict) -> None:
-    """LightGBM's fit arguments get the svmmap equivalent; anything else Python's own error."""
-    for key in kwargs:
-        if key in _LIGHTGBM_EQUIVALENTS:
-            raise TypeError(f"{name}.fit() does not take LightGBM's {key!r}: {_LIGHTGBM_EQUIVALENTS[key]}")
-        raise TypeError(f"{name}.fit() got an unexpected keyword argument {key!r}")
 
 
 class SkippedQueriesWarning(UserWarning):
@@ -396,7 +353,7 @@ class SVMMap(BaseEstimator):
         -------
         self : SVMMap
         """
-        _refuse_lightgbm_arguments(type(self).__name__, lightgbm_kwargs)
+        refuse_lightgbm_arguments(type(self).__name__, lightgbm_kwargs)
         config = self._config()
         names = feature_names_of(X)
         core_X, n_rows, n_features = check_matrix(X)
@@ -405,24 +362,17 @@ class SVMMap(BaseEstimator):
         qid = qid_of(qid, group, n_rows, "qid", "group")
         codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
         weights = query_weights(sample_weight, codes, uniques)
-        if eval_at is not None:
-            cutoffs: List[Any] = [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
-            if not cutoffs or not all(
-                isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs
-            ):
-                raise ValueError(f"eval_at must be a list of integers >= 1, got {eval_at!r}")
-            eval_metric = ([eval_metric] if isinstance(eval_metric, str) else list(eval_metric)) + [
-                f"ndcg@{int(k)}" for k in cutoffs
-            ]
-        evals = self._eval_sets(eval_set, eval_group, eval_qid, eval_metric, n_features)
-        early = None
-        if early_stopping_rounds is not None:
-            rounds = early_stopping_rounds
-            if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 1:
-                raise ValueError(f"early_stopping_rounds must be an integer >= 1, got {rounds!r}")
-            if evals is None:
-                raise ValueError("early_stopping_rounds needs an eval_set to watch")
-            early = _EarlyStopping(int(rounds))
+        evals, early = validation_sets(
+            eval_set,
+            eval_group,
+            eval_qid,
+            eval_metric,
+            eval_at,
+            early_stopping_rounds,
+            n_features,
+            n_threads(self.n_jobs),
+            self.relevance_threshold,
+        )
 
         on_iteration = self._iteration_callback(evals, early)
         with _progress_logging(self.verbose):
@@ -468,63 +418,8 @@ class SVMMap(BaseEstimator):
             del self.evals_result_
         return self
 
-    def _eval_sets(
-        self,
-        eval_set: Optional[Sequence[tuple]],
-        eval_group: Optional[Sequence[Any]],
-        eval_qid: Optional[Sequence[Any]],
-        eval_metric: Union[str, Sequence[str]],
-        n_features: int,
-    ) -> Optional[list]:
-        """The checked validation sets as (name, scorer, {metric: values}) triples, or None."""
-        if eval_set is None:
-            if eval_group is not None or eval_qid is not None:
-                raise ValueError("eval_group and eval_qid describe eval_set, which was not given")
-            return None
-        if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
-            raise ValueError("eval_set must be a list of (X, y) tuples, e.g. eval_set=[(X_val, y_val)]")
-        metrics = [eval_metric] if isinstance(eval_metric, str) else list(eval_metric)
-        if not metrics or not all(isinstance(m, str) for m in metrics):
-            raise ValueError(f"eval_metric must be a metric name or a list of them, got {eval_metric!r}")
-        if eval_group is None and eval_qid is None:
-            raise ValueError(
-                "eval_set needs the queries of each set: give eval_qid (query ids) or eval_group (query sizes)"
-            )
-        if eval_group is not None and eval_qid is not None:
-            raise ValueError("eval_set's queries are given twice: give eval_qid or eval_group, not both")
-        kind = "eval_group" if eval_group is not None else "eval_qid"
-        grouping = list(eval_group if eval_group is not None else eval_qid or ())
-        if len(grouping) != len(eval_set):
-            raise ValueError(f"{kind} has {len(grouping)} entries for {len(eval_set)} eval_set entries")
-        from .metrics import evaluate
-
-        out: list = []
-        for i, (pair, g) in enumerate(zip(eval_set, grouping)):
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise ValueError(f"eval_set[{i}] must be an (X, y) tuple")
-            ex, ey = pair
-            ex_core, ex_rows, ex_features = check_matrix(ex)
-            if ex_features != n_features:
-                raise ValueError(f"eval_set[{i}] has {ex_features} features, but X has {n_features}")
-            ey = check_labels(ey, ex_rows)
-            if kind == "eval_group":
-                eq = qid_of(None, g, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]")
-            else:
-                eq = qid_of(g, None, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]")
-            check_qid(eq, ex_rows, required_by=f"eval_set[{i}]")
-            threads = n_threads(self.n_jobs)
-            threshold = self.relevance_threshold
-
-            def scorer(coef: np.ndarray, ex_core: Any = ex_core, ey: Any = ey, eq: Any = eq) -> dict:
-                scores = _core.predict(ex_core, coef, threads)
-                result = evaluate(ey, scores, eq, metrics, relevance_threshold=threshold)
-                return {m: float(result[m]) for m in metrics}
-
-            out.append((f"valid_{i}", scorer, {m: [] for m in metrics}))
-        return out
-
     def _iteration_callback(
-        self, evals: Optional[list] = None, early: Optional["_EarlyStopping"] = None
+        self, evals: Optional[list] = None, early: Optional[EarlyStopping] = None
     ) -> Optional[Callable[[IterationRecord], bool]]:
         """The per-iteration hook handed to the solver: scores the validation sets (when
         given) at the iterate w, logs (when verbose) and calls the user's callback, whose true

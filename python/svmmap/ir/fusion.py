@@ -26,6 +26,7 @@ from sklearn.pipeline import Pipeline
 from .. import _core
 from .._selection import Selection, choose_C, ranks_nothing
 from .._typing import BinStrategy
+from .._validation import queries_with_relevant
 from ..binning import Binner
 from ..estimator import SVMMap
 from .protocol import fit_ranker
@@ -271,7 +272,7 @@ class RunFusion:
     def _choose_C(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray, grid: List[float]) -> float:
         # Only queries with a relevant document have an AP to validate on; the others still
         # train (and are skipped by the solver when they have no relevant document).
-        with_rel = np.unique(qid[y > 0])
+        with_rel = queries_with_relevant(y, qid, _D["relevance_threshold"])
         if len(with_rel) < self.inner_folds:
             raise ValueError(
                 f"choosing C by {self.inner_folds}-fold cross-validation needs at least {self.inner_folds} "

@@ -33,6 +33,7 @@ from sklearn.pipeline import Pipeline
 
 from .. import _core
 from .._selection import choose_C
+from .._validation import queries_with_relevant
 from ..estimator import SkippedQueriesWarning
 
 __all__ = [
@@ -507,18 +508,6 @@ def evaluate_splits(
     return ProtocolResult(results, list(splits), description)
 
 
-def _queries_with_relevant(y: np.ndarray, qid: np.ndarray, relevance_threshold: float) -> List[Any]:
-    """The query ids (in sorted order) that have a relevant document, by the core's rule."""
-    from .._core import query_kinds
-    from .._validation import check_qid
-
-    labels = np.ascontiguousarray(y, dtype=np.float64)
-    codes, uniques = check_qid(qid, labels.shape[0], required_by="random_splits")
-    kinds = query_kinds(labels, codes, len(uniques), float(relevance_threshold))
-    # Kind 1: no relevant document (no AP); the rest have one.
-    return uniques[kinds != 1].tolist()
-
-
 def random_splits(
     X: Any,
     y: Any,
@@ -573,7 +562,7 @@ def random_splits(
     from .._validation import check_qid
 
     check_qid(qid, len(y) if np.ndim(y) == 1 else -1, required_by="random_splits")  # one id per document
-    queries = _queries_with_relevant(np.asarray(y), np.asarray(qid), relevance_threshold)
+    queries = queries_with_relevant(np.asarray(y), np.asarray(qid), relevance_threshold)
     splits = make_random_splits(queries, n_trials, n_train, n_vali, n_test, random_state)
     test_desc = "the rest" if n_test is None else str(n_test)
     return evaluate_splits(

@@ -1,0 +1,146 @@
+"""Validation sets during fit, as LightGBM users know them: the checked ``eval_set`` with one
+scorer per set, ``eval_at``'s NDCG cutoffs, early stopping over the cutting-plane iterations, and
+LightGBM's other ``fit`` arguments refused with the svmmap equivalent (``SVMMap.fit``)."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _core
+from ._validation import check_labels, check_matrix, check_qid, qid_of
+
+
+class EarlyStopping:
+    """LightGBM's early stopping over cutting-plane iterations: watches the first metric of the
+    first validation set (every svmmap metric is better when higher), keeps the iterate where
+    it was best, and asks to stop after ``rounds`` iterations without improvement."""
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds = rounds
+        self.best_value = -np.inf
+        self.best_iteration = 0
+        self.best_coef: Optional[np.ndarray] = None
+        self.best_scores: dict = {}
+
+    def update(self, iteration: int, coef: np.ndarray, scores: dict) -> bool:
+        first = next(iter(scores.values()))
+        value = next(iter(first.values()))
+        if value > self.best_value or self.best_coef is None:
+            self.best_value, self.best_iteration = value, iteration
+            self.best_coef = np.array(coef, dtype=np.float64, copy=True)
+            self.best_scores = {name: dict(values) for name, values in scores.items()}
+        return iteration - self.best_iteration >= self.rounds
+
+
+#: LightGBM ``fit`` arguments that PyTerrier's ``fit_kwargs`` may carry, with what to use instead.
+LIGHTGBM_EQUIVALENTS = {
+    "callbacks": "svmmap has no LightGBM callbacks: use SVMMap(callback=...) for a per-iteration "
+    "hook and fit(..., early_stopping_rounds=N) for early stopping",
+    "verbose": "give verbosity to the estimator: SVMMap(verbose=1)",
+    "eval_names": "validation sets are named valid_0, valid_1, ... in evals_result_",
+    "eval_sample_weight": "give per-query weights of training data as sample_weight",
+    "init_score": "svmmap starts from w = 0; there is no initial score",
+    "categorical_feature": "svmmap's model is linear: encode categorical features as indicator columns",
+    "feature_name": "pass a pandas DataFrame to keep feature names (feature_names_in_)",
+    "init_model": "svmmap does not continue training from an earlier model",
+}
+
+
+def refuse_lightgbm_arguments(name: str, kwargs: dict) -> None:
+    """LightGBM's fit arguments get the svmmap equivalent; anything else Python's own error."""
+    for key in kwargs:
+        if key in LIGHTGBM_EQUIVALENTS:
+            raise TypeError(f"{name}.fit() does not take LightGBM's {key!r}: {LIGHTGBM_EQUIVALENTS[key]}")
+        raise TypeError(f"{name}.fit() got an unexpected keyword argument {key!r}")
+
+
+def validation_sets(
+    eval_set: Optional[Sequence[tuple]],
+    eval_group: Optional[Sequence[Any]],
+    eval_qid: Optional[Sequence[Any]],
+    eval_metric: Union[str, Sequence[str]],
+    eval_at: Optional[Sequence[int]],
+    early_stopping_rounds: Optional[int],
+    n_features: int,
+    threads: int,
+    threshold: float,
+) -> Tuple[Optional[list], Optional[EarlyStopping]]:
+    """The validation sets of ``SVMMap.fit`` as (name, scorer, {metric: values}) triples (None
+    without ``eval_set``) and the early-stopping state (None without ``early_stopping_rounds``)."""
+    if eval_at is not None:
+        cutoffs: List[Any] = [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
+        if not cutoffs or not all(
+            isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs
+        ):
+            raise ValueError(f"eval_at must be a list of integers >= 1, got {eval_at!r}")
+        eval_metric = ([eval_metric] if isinstance(eval_metric, str) else list(eval_metric)) + [
+            f"ndcg@{int(k)}" for k in cutoffs
+        ]
+    evals = _eval_sets(eval_set, eval_group, eval_qid, eval_metric, n_features, threads, threshold)
+    early = None
+    if early_stopping_rounds is not None:
+        rounds = early_stopping_rounds
+        if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 1:
+            raise ValueError(f"early_stopping_rounds must be an integer >= 1, got {rounds!r}")
+        if evals is None:
+            raise ValueError("early_stopping_rounds needs an eval_set to watch")
+        early = EarlyStopping(int(rounds))
+    return evals, early
+
+
+def _eval_sets(
+    eval_set: Optional[Sequence[tuple]],
+    eval_group: Optional[Sequence[Any]],
+    eval_qid: Optional[Sequence[Any]],
+    eval_metric: Union[str, Sequence[str]],
+    n_features: int,
+    threads: int,
+    threshold: float,
+) -> Optional[list]:
+    """The checked validation sets as (name, scorer, {metric: values}) triples, or None."""
+    if eval_set is None:
+        if eval_group is not None or eval_qid is not None:
+            raise ValueError("eval_group and eval_qid describe eval_set, which was not given")
+        return None
+    if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
+        raise ValueError("eval_set must be a list of (X, y) tuples, e.g. eval_set=[(X_val, y_val)]")
+    metrics = [eval_metric] if isinstance(eval_metric, str) else list(eval_metric)
+    if not metrics or not all(isinstance(m, str) for m in metrics):
+        raise ValueError(f"eval_metric must be a metric name or a list of them, got {eval_metric!r}")
+    if eval_group is None and eval_qid is None:
+        raise ValueError(
+            "eval_set needs the queries of each set: give eval_qid (query ids) or eval_group (query sizes)"
+        )
+    if eval_group is not None and eval_qid is not None:
+        raise ValueError("eval_set's queries are given twice: give eval_qid or eval_group, not both")
+    kind = "eval_group" if eval_group is not None else "eval_qid"
+    grouping = list(eval_group if eval_group is not None else eval_qid or ())
+    if len(grouping) != len(eval_set):
+        raise ValueError(f"{kind} has {len(grouping)} entries for {len(eval_set)} eval_set entries")
+    from .metrics import evaluate
+
+    out: list = []
+    for i, (pair, g) in enumerate(zip(eval_set, grouping)):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"eval_set[{i}] must be an (X, y) tuple")
+        ex, ey = pair
+        ex_core, ex_rows, ex_features = check_matrix(ex)
+        if ex_features != n_features:
+            raise ValueError(f"eval_set[{i}] has {ex_features} features, but X has {n_features}")
+        ey = check_labels(ey, ex_rows)
+        if kind == "eval_group":
+            eq = qid_of(None, g, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]")
+        else:
+            eq = qid_of(g, None, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]")
+        check_qid(eq, ex_rows, required_by=f"eval_set[{i}]")
+
+        def scorer(coef: np.ndarray, ex_core: Any = ex_core, ey: Any = ey, eq: Any = eq) -> dict:
+            scores = _core.predict(ex_core, coef, threads)
+            result = evaluate(ey, scores, eq, metrics, relevance_threshold=threshold)
+            return {m: float(result[m]) for m in metrics}
+
+        out.append((f"valid_{i}", scorer, {m: [] for m in metrics}))
+    return out
