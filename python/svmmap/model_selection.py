@@ -72,11 +72,14 @@ class SVMMapCV(BaseEstimator):
         An integer k: k query-grouped folds (scikit-learn's ``GroupKFold`` on the query ids,
         so no query is split between training and validation). A splitter: its
         ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` and score on
-        the one ``eval_set`` given to ``fit``.
+        the one ``eval_set`` given to ``fit``. A split that puts rows of one query both in
+        training and in validation is refused, naming the query.
     scoring : str, default="map"
         The validation metric, a name of ``svmmap.metrics.evaluate`` ("map", "ndcg@10", ...),
         averaged over the validation queries where it is defined (weighted by
-        ``sample_weight`` when given).
+        ``sample_weight`` when given). A split with no such query (e.g. none with a relevant
+        document) is left out of the mean over splits, with a warning; with none left, ``fit``
+        raises ValueError rather than choose C on NaN.
     score_tolerance : float, default=0.0
         Mean scores within this much of the best count as ties (see above).
     warm_start : bool, default=True
