@@ -45,7 +45,7 @@ def main() -> None:
                 _core.oracle_argmax(scores, relevant, name)
                 seconds = time.perf_counter() - start
             except ValueError as exc:
-                cells.append("refused" if "longer than" in str(exc) else f"error: {exc}")
+                cells.append("refused" if "steps per query and iteration" in str(exc) else f"error: {exc}")
                 continue
             times.append(seconds)
             cells.append(f"{seconds:.4f} s")

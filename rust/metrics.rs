@@ -2,6 +2,8 @@
 //!
 //! - A document is relevant when its label is above the relevance threshold; its grade (for
 //!   NDCG) is its label when relevant and 0 otherwise, so SVM^map's -1/+1 labels become 0/1.
+//!   A relevant document's label must be >= 0 for NDCG (`check_grades`): a negative grade
+//!   would have a negative gain.
 //! - The ranking sorts documents by descending score. Equal scores are ordered pessimistically
 //!   (lower grade first, then input order) or by input order alone.
 //! - A metric is undefined (None) on a query without a relevant document, and ROC area also on
@@ -16,6 +18,7 @@ use rayon::prelude::*;
 
 use crate::data::QueryGroups;
 use crate::error::{Error, Result};
+use crate::oracle::sorting::descending_key;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ties {
@@ -106,14 +109,17 @@ impl Conventions {
     }
 }
 
-/// Document indices in ranked order under the tie rule.
+/// Document indices in ranked order under the tie rule. Scores are ordered by the oracles'
+/// key (`oracle::sorting::descending_key`), so -0.0 and +0.0 are one score and tie, as
+/// everywhere else in svmmap.
 pub fn rank(scores: &[f64], labels: &[f64], conv: &Conventions) -> Vec<usize> {
     let mut order: Vec<usize> = (0..scores.len()).collect();
+    let key = |i: usize| descending_key(scores[i]);
     match conv.ties {
-        Ties::InputOrder => order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a])),
+        Ties::InputOrder => order.sort_by_key(|&i| key(i)),
         Ties::Pessimistic => order.sort_by(|&a, &b| {
-            scores[b]
-                .total_cmp(&scores[a])
+            key(a)
+                .cmp(&key(b))
                 .then(conv.grade(labels[a]).total_cmp(&conv.grade(labels[b])))
         }),
     }
@@ -227,7 +233,37 @@ pub fn evaluate(
     if let Some(r) = scores.iter().position(|s| s.is_nan()) {
         return Err(Error::input(format!("y_score[{r}] is NaN")));
     }
-    if matches!(metric, Metric::Ndcg(_)) && conv.gain == Gain::Exponential {
+    check_grades(metric, labels, conv)?;
+    Ok((0..groups.n_queries())
+        .into_par_iter()
+        .map(|q| {
+            let rows = groups.rows(q);
+            let s: Vec<f64> = rows.iter().map(|&r| scores[r]).collect();
+            let l: Vec<f64> = rows.iter().map(|&r| labels[r]).collect();
+            evaluate_query(metric, &s, &l, conv, n_relevant.map(|nr| nr[q])).unwrap_or(f64::NAN)
+        })
+        .collect())
+}
+
+/// The one check of the labels a metric grades (every evaluation, from the API and the
+/// command line, goes through `evaluate`). NDCG's gain is a function of the grade, the label
+/// of a relevant document: a grade below 0 would give a negative gain (labels -1/+1 with
+/// `relevance_threshold=-2` gave NDCG -1.53), and one above `MAX_EXP_GRADE` overflows the
+/// exponential gain. Both are refused, naming the label; labels at or below the threshold
+/// are not relevant and have grade 0 whatever their value.
+pub fn check_grades(metric: Metric, labels: &[f64], conv: &Conventions) -> Result<()> {
+    if !matches!(metric, Metric::Ndcg(_)) {
+        return Ok(());
+    }
+    if let Some(r) = labels.iter().position(|&l| conv.is_relevant(l) && l < 0.0) {
+        return Err(Error::input(format!(
+            "y_true[{r}] is {}: above relevance_threshold {} it is relevant, and its NDCG \
+             gain would be negative; NDCG needs the labels of relevant documents to be >= 0 \
+             (set relevance_threshold to 0 or more, or shift the labels)",
+            labels[r], conv.relevance_threshold
+        )));
+    }
+    if conv.gain == Gain::Exponential {
         // 2^grade summed over up to 10^7 documents stays below f64::MAX (1.8e308) for grades
         // up to 1000; beyond, DCG and its ideal overflow and the ratio would be inf / inf.
         if let Some(r) = labels.iter().position(|&l| conv.grade(l) > MAX_EXP_GRADE) {
@@ -238,15 +274,7 @@ pub fn evaluate(
             )));
         }
     }
-    Ok((0..groups.n_queries())
-        .into_par_iter()
-        .map(|q| {
-            let rows = groups.rows(q);
-            let s: Vec<f64> = rows.iter().map(|&r| scores[r]).collect();
-            let l: Vec<f64> = rows.iter().map(|&r| labels[r]).collect();
-            evaluate_query(metric, &s, &l, conv, n_relevant.map(|nr| nr[q])).unwrap_or(f64::NAN)
-        })
-        .collect())
+    Ok(())
 }
 
 #[cfg(test)]

@@ -274,16 +274,9 @@ class ModelDocument:
         core_X, _, n_features = check_matrix(X)
         if n_features != self.n_features:
             raise ValueError(f"X has {n_features} features, but the model was trained with {self.n_features}")
-        scores = _core.predict(core_X, self.coef, n_threads)
-        bad = np.flatnonzero(~np.isfinite(scores))
-        if bad.size:
-            # Finite weights and features can still overflow float64 in the dot product; an
-            # inf score would rank silently and be written as "inf".
-            raise ValueError(
-                f"the score of row {int(bad[0])} is {scores[bad[0]]} (beyond the float64 range): "
-                "the features are too large for this model's weights; scale them"
-            )
-        return scores
+        # The core refuses a score that overflows float64, naming the row (as for every
+        # prediction).
+        return _core.predict(core_X, self.coef, n_threads)
 
 
 def read_model(path: Any) -> ModelDocument:

@@ -34,8 +34,8 @@ def choose_C(
 
     ``fit_and_score(C)`` returns (score, model); higher scores are better. On ties the C tried
     first wins, so an ascending grid prefers the smaller C (the stronger regularization). A
-    NaN score never beats another one (comparisons with NaN are false); if the first score is
-    NaN, later ones are compared with it and the first C is kept.
+    NaN score (a validation set on which the metric is nowhere defined) is never chosen; when
+    every C scores NaN, no choice is made and a ValueError says so.
 
     With ``tolerance`` > 0, the C chosen is the first one in grid order whose score is within
     ``tolerance`` of the best score, so that scores closer than the noise of the fits count as
@@ -70,12 +70,19 @@ def choose_C(
             stacklevel=2,
         )
         ranking = tried
-    best = ranking[0]
-    for t in ranking[1:]:
+    # A choice made on NaN would be the first C whatever the data: NaN scores are left out.
+    scored = [t for t in ranking if t.score == t.score]
+    if not scored:
+        raise ValueError(
+            f"every C of {list(scores)} has a NaN validation score (the metric is defined on no validation "
+            "query, e.g. none has a relevant document), so C cannot be chosen"
+        )
+    best = scored[0]
+    for t in scored[1:]:
         if t.score > best.score:
             best = t
-    if tolerance > 0 and best.score == best.score:  # a NaN best keeps the rule above
-        best = next(t for t in ranking if t.score >= best.score - tolerance)
+    if tolerance > 0:
+        best = next(t for t in scored if t.score >= best.score - tolerance)
     best.scores = scores
     return best
 

@@ -258,6 +258,10 @@ def _per_query(
         nr = contiguous(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
         if nr.shape[0] != len(uniques):
             raise ValueError(f"n_relevant has {nr.shape[0]} entries for {len(uniques)} queries")
+    # The core checks the inputs of every metric (labels a metric cannot grade, NaN scores)
+    # for the API and the command line alike, so it runs even where LETOR's NDCG replaces
+    # its values.
+    values = _core.evaluate(metric, labels, scores, codes, len(uniques), ties, gain, float(relevance_threshold), nr)
     cutoff = _ndcg_cutoff(metric) if letor_ndcg else None
     if cutoff is not None:
         values = _letor_ndcg(
@@ -270,8 +274,6 @@ def _per_query(
             ties=ties,
             gain=gain,
         )
-    else:
-        values = _core.evaluate(metric, labels, scores, codes, len(uniques), ties, gain, float(relevance_threshold), nr)
     undefined = np.isnan(values)
     if fill is None:
         return PerQuery(metric, uniques[~undefined], values[~undefined], int(undefined.sum()))

@@ -72,11 +72,14 @@ class SVMMapCV(BaseEstimator):
         An integer k: k query-grouped folds (scikit-learn's ``GroupKFold`` on the query ids,
         so no query is split between training and validation). A splitter: its
         ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` and score on
-        the one ``eval_set`` given to ``fit``.
+        the one ``eval_set`` given to ``fit``. A split that puts rows of one query both in
+        training and in validation is refused, naming the query.
     scoring : str, default="map"
         The validation metric, a name of ``svmmap.metrics.evaluate`` ("map", "ndcg@10", ...),
         averaged over the validation queries where it is defined (weighted by
-        ``sample_weight`` when given).
+        ``sample_weight`` when given). A split with no such query (e.g. none with a relevant
+        document) is left out of the mean over splits, with a warning; with none left, ``fit``
+        raises ValueError rather than choose C on NaN.
     score_tolerance : float, default=0.0
         Mean scores within this much of the best count as ties (see above).
     warm_start : bool, default=True
@@ -207,7 +210,12 @@ class SVMMapCV(BaseEstimator):
         return grid
 
     def _splits(
-        self, n_rows: int, labels: np.ndarray, codes: np.ndarray, validation: Optional[Tuple[Any, ...]]
+        self,
+        n_rows: int,
+        labels: np.ndarray,
+        codes: np.ndarray,
+        uniques: np.ndarray,
+        validation: Optional[Tuple[Any, ...]],
     ) -> List[Tuple[np.ndarray, Optional[np.ndarray]]]:
         """(train rows, validation rows) per split; validation rows None: the eval_set."""
         cv = self.cv
@@ -238,10 +246,22 @@ class SVMMapCV(BaseEstimator):
         else:
             raise ValueError(f'cv must be an integer >= 2, a splitter, a list of splits or "validation", got {cv!r}')
         out: List[Tuple[np.ndarray, Optional[np.ndarray]]] = []
-        for train, test in pairs:
+        for k, (train, test) in enumerate(pairs):
             train, test = np.asarray(train, dtype=np.int64), np.asarray(test, dtype=np.int64)
             if train.size == 0 or test.size == 0:
                 raise ValueError("every split of cv needs training and validation rows")
+            for rows in (train, test):
+                if rows.ndim != 1 or np.any((rows < -n_rows) | (rows >= n_rows)):
+                    raise ValueError(f"split {k} of cv has row indices outside the {n_rows} rows of X")
+            # A query is the unit of ranking: part of it in training and part in validation
+            # would score rankings of a query the model has partly seen.
+            shared = np.intersect1d(codes[train], codes[test])
+            if shared.size:
+                raise ValueError(
+                    f"split {k} of cv puts rows of query {uniques[shared[0]].item()!r} both in training and in "
+                    f"validation ({shared.size} of its queries are cut so); split by query, e.g. "
+                    "sklearn.model_selection.GroupKFold with groups=qid"
+                )
             out.append((train, test))
         if not out:
             raise ValueError("cv gave no split")
@@ -287,7 +307,7 @@ class SVMMapCV(BaseEstimator):
             query_weights(sample_weight, codes, uniques)  # checked once, with the query ids
             doc_weights = np.asarray(sample_weight, dtype=np.float64)
         validation = self._validation_set(eval_set, eval_group, eval_qid, n_features)
-        splits = self._splits(n_rows, labels, codes, validation)
+        splits = self._splits(n_rows, labels, codes, uniques, validation)
         threads = n_threads(self.n_jobs)
 
         n_C = len(grid)
@@ -328,11 +348,29 @@ class SVMMapCV(BaseEstimator):
                 iters[k, j] = summary.n_iter
                 evals[k, j] = summary.n_evals
 
+        # A split scores NaN when none of its validation queries has the metric defined (no
+        # relevant document, for MAP): by the metric's convention (such queries are skipped),
+        # the split is skipped too. The choice is never made on NaN: with no split scored,
+        # fitting stops here.
+        scored = ~np.isnan(scores).all(axis=1)
+        if not scored.any():
+            raise ValueError(
+                f"no validation split has a query on which {self.scoring!r} is defined (e.g. a query with a "
+                "relevant document), so no C can be chosen; check relevance_threshold and the splits"
+            )
+        if not scored.all():
+            warnings.warn(
+                f"{type(self).__name__}: splits {np.flatnonzero(~scored).tolist()} have no validation query on "
+                f"which {self.scoring!r} is defined (e.g. no relevant document); they are left out of the mean",
+                UserWarning,
+                stacklevel=2,
+            )
+
         # The C values close to the best on the warm path are decided on cold fits, the ones an
         # independent loop over C makes (see the class docstring).
         confirmed = np.zeros(n_C, dtype=bool)
         if self.warm_start and self.confirm_tolerance is not None:
-            warm_mean = scores.mean(axis=0)
+            warm_mean = scores[scored].mean(axis=0)
             margin = float(self.confirm_tolerance) + float(self.score_tolerance)
             close = np.flatnonzero(warm_mean >= np.max(warm_mean) - margin)
             if close.size > 1:
@@ -347,10 +385,10 @@ class SVMMapCV(BaseEstimator):
                         scores[k, j], degenerate[k, j] = validation_score(coef, vdata)
                         cold_evals[k, j] = summary.n_evals
 
-        mean = scores.mean(axis=0)
+        mean = scores[scored].mean(axis=0)
         # A model that ranks nothing is never chosen while another C gives one that ranks: its
         # score only reflects how ties are broken.
-        ranks: List[bool] = [not bool(degenerate[:, j].any()) for j in range(n_C)]
+        ranks: List[bool] = [not bool(degenerate[scored, j].any()) for j in range(n_C)]
         candidates = [C for C, r in zip(grid, ranks) if r] or list(grid)
         chosen: Selection[None] = choose_C(
             candidates, lambda C: (float(mean[grid.index(C)]), None), tolerance=float(self.score_tolerance)
@@ -367,7 +405,7 @@ class SVMMapCV(BaseEstimator):
         for k in range(len(splits)):
             results[f"split{k}_test_score"] = scores[k]
         results["mean_test_score"] = mean
-        results["std_test_score"] = scores.std(axis=0)
+        results["std_test_score"] = scores[scored].std(axis=0)
         # Rank 1 is the best mean score (ties share the smaller rank), as in scikit-learn.
         results["rank_test_score"] = np.array([1 + int(np.sum(mean > m)) for m in mean], dtype=np.int64)
         results["mean_fit_time"] = seconds.mean(axis=0)

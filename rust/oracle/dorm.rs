@@ -21,15 +21,9 @@
 //! augmenting paths with potentials), O(m^2 n) time and O(n) memory: O(n^3) for "dorm", the
 //! reason DORM is slow on long queries.
 
-use crate::error::{Error, Result};
 use crate::oracle::interface::Oracle;
 use crate::oracle::interleave::split_sorted;
 use crate::oracle::sorting::average_ties;
-
-/// The longest query DORM takes without a depth. The assignment is O(n^3) without one: about
-/// 0.3 s per oracle call at 500 documents, 2 s at 1,000 and two minutes at 4,000 on one core,
-/// every cutting-plane iteration.
-pub const MAX_QUERY_WITHOUT_DEPTH: usize = 500;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DormOracle {
@@ -62,22 +56,20 @@ impl Oracle for DormOracle {
         name
     }
 
-    fn check_query_len(&self, n_docs: usize) -> Result<()> {
-        if self.depth.is_none() && n_docs > MAX_QUERY_WITHOUT_DEPTH {
-            let k = self.cutoff.unwrap_or(10);
-            return Err(Error::param(
-                "loss",
-                &format!(
-                    "a depth for DORM on queries longer than {MAX_QUERY_WITHOUT_DEPTH} documents \
-                     (without one its assignment costs O(n^3) per query and iteration; this \
-                     data has a query of {n_docs} documents): e.g. \"dorm@{k}:depth={}\", or \
-                     use \"ndcg@{k}\"",
-                    3 * k
-                ),
-                format!("{:?}", self.name()),
-            ));
-        }
-        Ok(())
+    /// The assignment of the first m = max(k, depth) ranks: m^2 n (n^3 without a cutoff and
+    /// depth, or with a depth of n or more).
+    fn extra_work(&self, n_docs: usize) -> f64 {
+        let n = n_docs as f64;
+        let k = self.cutoff.unwrap_or(n_docs).min(n_docs);
+        let depth = self.depth.unwrap_or(n_docs).min(n_docs);
+        let m = k.max(depth) as f64;
+        m * m * n
+    }
+
+    /// A depth of 3k (k = 10 without a cutoff), then NDCG@k through its O(n log n) oracle.
+    fn cheaper(&self) -> Vec<String> {
+        let k = self.cutoff.unwrap_or(10);
+        vec![format!("dorm@{k}:depth={}", 3 * k), format!("ndcg@{k}")]
     }
 
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {

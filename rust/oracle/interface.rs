@@ -2,8 +2,10 @@
 //! query rule of the binary losses (`QueryKind`), one query's hinge and the query-length check.
 
 use crate::data::QueryGroups;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::oracle::build::from_name;
 use crate::oracle::interleave::Sorted;
+use crate::oracle::registry::{lookup, LossSpec};
 
 /// One query's loss-augmented argmax.
 pub trait Oracle: Send + Sync {
@@ -66,12 +68,76 @@ pub trait Oracle: Send + Sync {
         false
     }
 
-    /// Refuses, before any work starts, a query length on which this oracle would take
-    /// unreasonably long; the message says what to use instead. Most oracles are
-    /// O(n log n) and accept any length.
-    fn check_query_len(&self, _n_docs: usize) -> Result<()> {
-        Ok(())
+    /// The steps of one call on a query of `n_docs` documents beyond the O(n log n) of its
+    /// sort, read from the cost the registry states for the loss (`LossInfo::cost`), in the
+    /// worst case over the labels: P N for Algorithm 2 alone, k^2 for NDCG's clipped dynamic
+    /// program, m^2 n for DORM's assignment. The O(n log n) and O(n) oracles keep the default,
+    /// 0: their time is that of reading the query, and they accept any length.
+    fn extra_work(&self, n_docs: usize) -> f64 {
+        let _ = n_docs;
+        0.0
     }
+
+    /// Loss names that compute this loss (or the nearest one) at a lower cost, the most
+    /// faithful first; the first that a query is cheap enough for is the fix
+    /// `check_query_len` names.
+    fn cheaper(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Refuses, before any work starts, a query on which one call of this oracle would take
+    /// more than `WORK_BUDGET` steps (`check_work`, the one guard of every oracle); a
+    /// combination asks each of its parts.
+    fn check_query_len(&self, n_docs: usize) -> Result<()> {
+        check_work(self, n_docs)
+    }
+}
+
+/// The most steps one oracle call may take beyond its sort: those of DORM's O(n^3) assignment
+/// on 500 documents (500^3), about 0.3 s per call on one core, and a training run makes one
+/// call per query and iteration. It is the limit DORM had alone before every oracle's cost
+/// was guarded.
+pub const WORK_BUDGET: f64 = 1.25e8;
+
+/// The cost guard of every oracle: refuses a query of `n_docs` documents when the oracle's
+/// `extra_work` there exceeds `WORK_BUDGET`, naming the loss's stated cost and the first of
+/// its `cheaper` names that the query is cheap enough for.
+pub fn check_work<O: Oracle + ?Sized>(oracle: &O, n_docs: usize) -> Result<()> {
+    let work = oracle.extra_work(n_docs);
+    if work <= WORK_BUDGET {
+        return Ok(());
+    }
+    let name = oracle.name();
+    let cost = LossSpec::parse(&name)
+        .and_then(|spec| lookup(spec.base))
+        .map_or("", |info| info.cost);
+    // The cheaper names in order, then theirs (NDCG@k with a huge k leads on to NDCG).
+    let mut candidates = oracle.cheaper();
+    let mut fix = None;
+    let mut next = 0;
+    while fix.is_none() && next < candidates.len() && next < 16 {
+        if let Ok(o) = from_name(&candidates[next]) {
+            if o.extra_work(n_docs) <= WORK_BUDGET {
+                fix = Some(candidates[next].clone());
+            } else {
+                candidates.extend(o.cheaper());
+            }
+        }
+        next += 1;
+    }
+    let fix = match fix {
+        Some(f) => format!("use {f:?}"),
+        None => "use shorter queries".to_string(),
+    };
+    Err(Error::param(
+        "loss",
+        &format!(
+            "a loss whose oracle takes at most {WORK_BUDGET:.3e} steps per query and \
+             iteration; this data has a query of {n_docs} documents, on which {name:?} (cost \
+             {cost}) takes about {work:.3e}: {fix}"
+        ),
+        format!("{name:?}"),
+    ))
 }
 
 /// Asks every oracle whether it accepts the longest query of `groups`.

@@ -448,10 +448,15 @@ mod order_tests {
     use rand_chacha::ChaCha8Rng;
 
     /// The order split_sorted must give, by the definition: indices sorted with total_cmp on
-    /// descending scores, equal scores by index.
+    /// descending scores, the two zeros being one score, equal scores by index.
     fn by_definition(scores: &[f64], relevant: &[bool], want: bool) -> Vec<usize> {
         let mut idx: Vec<usize> = (0..scores.len()).filter(|&i| relevant[i] == want).collect();
-        idx.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        let zero_is_zero = |s: f64| if s == 0.0 { 0.0 } else { s };
+        idx.sort_by(|&a, &b| {
+            zero_is_zero(scores[b])
+                .total_cmp(&zero_is_zero(scores[a]))
+                .then(a.cmp(&b))
+        });
         idx
     }
 

@@ -115,6 +115,21 @@ impl Oracle for MapOracle {
         .to_string()
     }
 
+    /// Algorithm 2's O(P N) loop, at most (n/2)^2 over the labels when it is the only
+    /// algorithm; `Auto` runs it only when P <= 4 (O(n)), so that it adds no more than a sort.
+    fn extra_work(&self, n_docs: usize) -> f64 {
+        match self.algorithm {
+            MapAlgorithm::Greedy => (n_docs / 2) as f64 * n_docs.div_ceil(2) as f64,
+            MapAlgorithm::Auto | MapAlgorithm::Fast => 0.0,
+        }
+    }
+
+    /// The same loss and cutting planes through `Auto`, which picks the O(n log n) divide
+    /// and conquer on queries with more than 4 relevant documents.
+    fn cheaper(&self) -> Vec<String> {
+        vec!["map".to_string()]
+    }
+
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
         self.argmax_sorted(&Sorted::new(scores, relevant), scores, &[], relevant, coef)
     }

@@ -102,6 +102,24 @@ impl Oracle for NdcgOracle {
         name
     }
 
+    /// The clipped dynamic program's k^2 when the cutoff k is below the query's length (the
+    /// cutoff is not applied otherwise, and the oracle is O(n log n)).
+    fn extra_work(&self, n_docs: usize) -> f64 {
+        match self.cutoff {
+            Some(k) if k < n_docs => (k as f64) * (k as f64),
+            _ => 0.0,
+        }
+    }
+
+    /// NDCG without a cutoff, with the same discount (O(n log n)).
+    fn cheaper(&self) -> Vec<String> {
+        let base = "ndcg".to_string();
+        match self.discount {
+            Discount::Paper => vec![base + ":paper"],
+            Discount::Log2 => vec![base],
+        }
+    }
+
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
         self.argmax_sorted(&Sorted::new(scores, relevant), scores, &[], relevant, coef)
     }

@@ -41,12 +41,16 @@ pub(crate) fn sort_descending(indices: &mut [usize], scores: &[f64]) {
     }
 }
 
-/// A key whose ascending order is the descending order of `f64::total_cmp` (the same bit
-/// transformation: negative values have their magnitude bits flipped, then the sign bit is
-/// flipped so that the signed order becomes the unsigned one, then all bits are flipped).
+/// A key whose ascending order is the descending order of scores: that of `f64::total_cmp`
+/// (the same bit transformation: negative values have their magnitude bits flipped, then the
+/// sign bit is flipped so that the signed order becomes the unsigned one, then all bits are
+/// flipped), except that -0.0 and +0.0 have one key. The two zeros are one score (`X @ w`
+/// gives -0.0 wherever a row's products are all -0.0), so they tie, as they do for `==` in
+/// `average_ties`; `score + 0.0` turns -0.0 into +0.0 and leaves every other value as it is.
+/// The metrics (`crate::metrics::rank`) order scores through this key too.
 #[inline]
 pub(crate) fn descending_key(score: f64) -> u64 {
-    let bits = score.to_bits() as i64;
+    let bits = (score + 0.0).to_bits() as i64;
     let ordered = bits ^ ((((bits >> 63) as u64) >> 1) as i64);
     !((ordered as u64) ^ (1 << 63))
 }

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 
 use super::arrays::*;
 use super::detach;
-use crate::data::kernels::matvec;
+use crate::data::kernels::{first_non_finite, matvec};
 use crate::error::Error;
 use crate::metrics::{self, Conventions, Gain, Metric, Ties};
 use crate::oracle;
@@ -41,6 +41,17 @@ pub(super) fn predict<'py>(
         let mut out = vec![0.0; n];
         with_threads(n_threads, || matvec(m, w, &mut out))?;
         crate::runtime::cancel::check()?;
+        // Finite weights and features can still overflow float64 in the dot product (6e308
+        // times a weight of 2); an infinite score would rank silently (two of them tie) and be
+        // written as "inf". Every prediction, SVMMap.predict and score as well as `svmmap
+        // classify`, comes through here, so one rule refuses it, naming the row.
+        if let Some(r) = with_threads(n_threads, || first_non_finite(&out))? {
+            return Err(Error::input(format!(
+                "the score of row {r} is {} (beyond the float64 range): the features are too \
+                 large for this model's weights; scale them",
+                out[r]
+            )));
+        }
         Ok(out)
     })?;
     Ok(PyArray1::from_vec(py, scores))

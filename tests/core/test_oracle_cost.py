@@ -4,6 +4,7 @@ million documents, and the slow one refuses long queries up front."""
 
 import numpy as np
 import pytest
+import svmmap
 from svmmap import _core
 
 # Algorithm 2 alone is O(P N) and DORM is cubic; every other loss is O(n log n) or better.
@@ -30,3 +31,71 @@ def test_fast_oracles_take_a_query_of_a_million_documents(loss):
     assert np.isfinite(delta) and np.all(np.isfinite(coef))
     # The hinge max_y Delta + w.Psi(y) - w.Psi(y*) is at least its value at y = y* (0).
     assert delta - float(coef @ scores) >= -1e-9 * (1 + abs(delta))
+
+
+# The one cost guard (Oracle::check_query_len): an oracle call may take at most 500^3 steps
+# beyond its sort. The extra steps by each loss's stated cost, written here by hand: Algorithm 2
+# alone P N <= (n/2)^2, NDCG's clipped program k^2 (k < n), DORM's assignment m^2 n with
+# m = max(k, depth) capped at n (n without a cutoff or depth); the others none.
+BUDGET = 500.0**3
+
+
+def extra_steps(name, n):
+    base, _, option = name.partition(":")
+    base, _, k = base.partition("@")
+    cutoff = int(k) if k else None
+    if base == "map-greedy":
+        return (n // 2) * ((n + 1) // 2)
+    if base == "ndcg":
+        return float(cutoff) ** 2 if cutoff is not None and cutoff < n else 0.0
+    if base == "dorm":
+        depth = int(option.partition("=")[2]) if option else n
+        m = max(min(cutoff if cutoff is not None else n, n), min(depth, n))
+        return float(m) ** 2 * n
+    return 0.0
+
+
+def test_the_issues_costly_oracles_are_refused_up_front():
+    # dorm@10:depth=1000000 is the O(n^3) oracle of "dorm"; map-greedy took 77 s per call on
+    # 10^6 documents. Both are refused before any work, naming a loss that takes the query.
+    n = 600
+    X = np.random.default_rng(0).random((n, 2))
+    y = (np.arange(n) % 7 == 0).astype(float)
+    with pytest.raises(
+        ValueError, match=r'query of 600 documents, on which "dorm@10:depth=1000000".*use "dorm@10:depth=30"'
+    ):
+        svmmap.structured_hinge(X[:, 0], y, loss="dorm@10:depth=1000000")
+    big = 1_000_000
+    relevant = np.zeros(big, dtype=bool)
+    relevant[::3] = True
+    with pytest.raises(ValueError, match=r'"map-greedy" \(cost O\(n log n \+ P N\)\).*use "map"'):
+        _core.oracle_argmax(np.zeros(big), relevant, "map-greedy")
+
+
+@pytest.mark.parametrize("n", [100, 501, 30_000])
+def test_every_loss_is_guarded_by_its_stated_cost(n):
+    # Every loss of the registry, its examples and hostile cutoffs and depths: refused exactly
+    # when its extra steps exceed the budget, and then the loss the message names takes the
+    # same query.
+    rng = np.random.default_rng(n)
+    scores = rng.standard_normal(n)
+    y = (rng.random(n) < 0.3).astype(float)
+    y[0], y[1] = 1.0, 0.0
+    names = []
+    for info in _core.LOSSES:
+        names += list(info["examples"])
+        if info["cutoff"]:
+            names += [f"{info['name']}@{k}" for k in (10, 400, 20_000, 1_000_000)]
+        if "depth=R" in info["options"]:
+            names += [f"{info['name']}@10:depth={d}" for d in (30, 1_000, 1_000_000)]
+    for name in names:
+        refused = extra_steps(name, n) > BUDGET
+        try:
+            value = svmmap.structured_hinge(scores, y, loss=name)[0]
+        except ValueError as exc:
+            assert refused, (name, n, str(exc))
+            fix = str(exc).rsplit('use "', 1)[1].split('"')[0]
+            assert np.isfinite(svmmap.structured_hinge(scores, y, loss=fix)[0]), (name, fix)
+            continue
+        assert not refused, (name, n)
+        assert np.isfinite(value)

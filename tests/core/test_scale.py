@@ -245,7 +245,6 @@ def test_fit_adds_little_resident_memory_beyond_X():
 
 LONG_QUERY_LOSSES = [
     "map",
-    "map-greedy",
     "map-fast",
     "roc",
     "pairwise",
@@ -256,9 +255,13 @@ LONG_QUERY_LOSSES = [
     "mrr@10",
     "acc",
     "acc2",
-    "dorm@10:depth=30",
     "max(map,ndcg@10,mrr@10)",
 ]
+
+# The losses whose oracle the cost guard refuses on 100,000 and 200,000 documents (500^3 steps
+# per call: Algorithm 2 alone up to (n/2)^2, DORM's 30 x 30 assignment 900 n) are measured on the
+# longest queries it accepts, n and 2n.
+GUARDED_LONG_QUERY_SIZES = {"map-greedy": [10_000, 20_000], "dorm@10:depth=30": [60_000, 120_000]}
 
 
 @pytest.mark.slow
@@ -268,9 +271,11 @@ def test_one_query_of_100000_documents_needs_linear_memory_for_every_loss():
     # 250 MB (2,500 bytes per document); n-sized work arrays take a few MB. Each loss's oracle
     # (structured_hinge) and a short training run on the single query are measured at n and
     # 2n: the peak must stay below 400 bytes per document at both sizes (measured: 25 to 85).
-    sizes = [100_000, 200_000]
-    r = _child({"what": "oracles", "sizes": sizes, "losses": LONG_QUERY_LOSSES, "max_iter": 4})
-    for loss in LONG_QUERY_LOSSES:
-        for what in ("hinge", "fit"):
-            for n in sizes:
-                assert r[f"{loss} {what} {n}"] <= 400 * n, (loss, what, n, r[f"{loss} {what} {n}"])
+    runs = [(LONG_QUERY_LOSSES, [100_000, 200_000])]
+    runs += [([loss], sizes) for loss, sizes in GUARDED_LONG_QUERY_SIZES.items()]
+    for losses, sizes in runs:
+        r = _child({"what": "oracles", "sizes": sizes, "losses": losses, "max_iter": 4})
+        for loss in losses:
+            for what in ("hinge", "fit"):
+                for n in sizes:
+                    assert r[f"{loss} {what} {n}"] <= 400 * n, (loss, what, n, r[f"{loss} {what} {n}"])
