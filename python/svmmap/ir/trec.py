@@ -178,9 +178,9 @@ class Run:
         Raises
         ------
         ValueError
-            When a column is missing, an id is missing (None or NaN) or is a non-integral float
+            When a column is missing, an id is missing (None, NaN, pandas' NA) or is a float
             (a query id 1.0 would not be the "1" of the qrels), a score is not a finite number,
-            or a document is listed twice for the same query.
+            or a document is listed twice for the same query; the message names the row.
         """
         qid = _frame_ids(frame, name, "query", "qid", "query_id")
         docno = _frame_ids(frame, name, "document", "docno", "doc_id")
@@ -315,7 +315,10 @@ class Qrels:
 
         The column names of ir_datasets (``query_id``, ``doc_id``, ``relevance``, as
         ``pd.DataFrame(dataset.qrels_iter())`` has them) and of PyTerrier (``qid``, ``docno``,
-        ``label``) are both understood; other columns (``iteration``) are ignored.
+        ``label``) are both understood; other columns (``iteration``) are ignored. Ids follow
+        :meth:`Run.from_frame`'s rule (strings or integers; a missing or float id is an error
+        naming the row), and a document judged twice for a query is an error, as in
+        :func:`read_qrels`.
         """
         qid = _frame_ids(frame, name, "query", "query_id", "qid")
         docno = _frame_ids(frame, name, "document", "doc_id", "docno")
