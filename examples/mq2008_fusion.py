@@ -9,10 +9,11 @@ Indri's TFIDF, Okapi and language-model scores. This script
    ``#docid = ...`` comments, the feature value as score) and qrels from the labels;
 2. fuses them with ``svmmap fuse`` (binned scores, SVM-map, 5 folds over queries, C chosen by
    an inner 3-fold cross-validation, every query scored by a model that never saw it);
-3. evaluates every input run, the fused run and CombSUM (the unweighted sum of the scores,
-   Meng et al.'s "uniform integration" baseline) with pytrec_eval, on the queries that have a
-   relevant document, and compares the fused run with the best single run per query
-   (wins/losses, two-sided Wilcoxon signed-rank test).
+3. evaluates every input run, the fused run and the unsupervised fusions of the same runs
+   (CombSUM and CombMNZ on scores min-max normalized per query, reciprocal rank fusion with
+   k = 60: ``svmmap.ir.fusion.comb_sum``, ``comb_mnz``, ``reciprocal_rank_fusion``) with
+   pytrec_eval, on the queries that have a relevant document, and compares the fused run with
+   each of them per query (wins/losses, two-sided Wilcoxon signed-rank test).
 
 The best single run is chosen with hindsight on the very queries it is evaluated on, which
 favours it. Run from the repository root:
@@ -53,9 +54,9 @@ def main() -> int:
     import pytrec_eval
     from svmmap.cli import main as svmmap_main
     from svmmap.datasets import LETOR4_RETRIEVAL_FUNCTIONS, load_mq2008_docs
-    from svmmap.ir.fusion import qrels_from_labels, runs_from_features
+    from svmmap.ir.fusion import comb_mnz, comb_sum, qrels_from_labels, reciprocal_rank_fusion, runs_from_features
     from svmmap.ir.protocol import paired_comparison
-    from svmmap.ir.trec import Run, read_run, write_qrels, write_run
+    from svmmap.ir.trec import read_run, write_qrels, write_run
 
     out_dir = args.out_dir or tempfile.mkdtemp(prefix="mq2008-fusion-")
     os.makedirs(out_dir, exist_ok=True)
@@ -109,15 +110,14 @@ def main() -> int:
 
     fused = per_query(read_run(fused_path).to_dict())
     singles = {os.path.basename(p)[: -len(".run")]: per_query(read_run(p).to_dict()) for p in paths}
-    comb = {}
-    for run in runs:
-        for q, d, s in zip(run.qid.tolist(), run.docno.tolist(), run.score.tolist()):
-            comb.setdefault(q, {}).setdefault(d, 0.0)
-            comb[q][d] += s
-    combsum = per_query(Run.from_dict(comb).to_dict())
+    unsupervised = [
+        ("CombSUM (min-max)", comb_sum(runs)),
+        ("CombMNZ (min-max)", comb_mnz(runs)),
+        ("RRF (k=60)", reciprocal_rank_fusion(runs)),
+    ]
 
     best = max(singles, key=lambda n: singles[n].mean())
-    rows = [("fused (SVM-map, held-out)", fused), ("CombSUM (unweighted sum)", combsum)]
+    rows = [("fused (SVM-map, held-out)", fused)] + [(name, per_query(run.to_dict())) for name, run in unsupervised]
     rows += sorted(singles.items(), key=lambda kv: -kv[1].mean())[:5]
     print(
         f"MQ2008, {len(runs)} runs{'' if args.depth is None else f' cut at depth {args.depth}'}, "

@@ -19,6 +19,7 @@ from .persistence import load_model, model_document, save_model
 
 __all__ = [
     "load_letor",
+    "letor_docids",
     "read_group_file",
     "write_atomic",
     "save_predictions",
@@ -180,6 +181,68 @@ def load_letor(
     if return_comments:
         return X, raw["labels"], qid, raw["comments"]
     return X, raw["labels"], qid
+
+
+#: LETOR's document id in a line's comment: ``#docid = GX004-93-7097963 inc = 1 prob = 0.02``
+#: (LETOR 4.0), ``#docid = 244338`` (OHSUMED); written ``docid=X`` by some tools.
+_DOCID = re.compile(r"(?:^|\s)docid\s*=\s*(\S+)")
+
+
+def _data_line_numbers(path: PathLike) -> Optional[List[int]]:
+    """The file line number of every data line (a line with a field before any '#': the LETOR
+    reader's rule), or None when the file cannot be read again (a pipe)."""
+    name = os.fspath(path)
+    if not os.path.isfile(name):
+        return None
+    found = []
+    for lineno, raw in text_lines(name):
+        if raw.split(b"#", 1)[0].split():
+            found.append(lineno)
+    return found
+
+
+def letor_docids(comments: Sequence[str], *, path: Optional[PathLike] = None) -> np.ndarray:
+    """The document id of every row, from the comments ``load_letor(..., return_comments=True)``
+    returns: LETOR's ``#docid = GX004-93-7097963 inc = 1 prob = 0.0246`` gives ``GX004-93-7097963``.
+
+    Parameters
+    ----------
+    comments : sequence of str
+        The text after '#' of every data line.
+    path : str or path-like, optional
+        The file the comments come from, for the error message (which then names the line).
+
+    Raises
+    ------
+    svmmap.DataFormatError
+        For a comment without ``docid = ...``, naming the file and line (when ``path`` is a
+        file that can be read again) or the row.
+
+    Examples
+    --------
+    >>> from svmmap.io import letor_docids
+    >>> letor_docids(["docid = GX004-93-7097963 inc = 1 prob = 0.0246", "docid=d2"]).tolist()
+    ['GX004-93-7097963', 'd2']
+    """
+    from ._core import DataFormatError
+
+    docids = []
+    for row, comment in enumerate(comments):
+        found = _DOCID.search(comment)
+        if found is None:
+            where = f"row {row} (counted from 0)"
+            if path is not None:
+                lines = _data_line_numbers(path)
+                where = (
+                    f"{os.fspath(path)}:{lines[row]}"
+                    if lines is not None and row < len(lines)
+                    else f"{os.fspath(path)}: {where}"
+                )
+            raise DataFormatError(
+                f"{where}: no document id in the comment {comment!r}; expected LETOR's '# docid = ...'"
+            )
+        docids.append(found.group(1))
+    return np.asarray(docids, dtype=str)
 
 
 def read_group_file(path: PathLike) -> np.ndarray:

@@ -136,19 +136,86 @@ class PerQuery:
     def mean(self) -> float:
         return float(np.mean(self.values)) if self.values.size else float("nan")
 
+    def to_frame(self) -> Any:
+        """The values as a pandas DataFrame: a column ``qid`` (the query ids as given, in the
+        order of ``qids``) and a column named by the metric, one row per query with a value.
+
+        Examples
+        --------
+        >>> from svmmap.metrics import per_query
+        >>> # Query 1: relevant documents at ranks 1 and 3, AP = (1/1 + 2/3) / 2 = 5/6; query 2
+        >>> # has none, so it is left out (no_relevant="skip").
+        >>> pq = per_query("map", [1, 0, 1, 0, 0], [4, 3, 2, 2, 1], [1, 1, 1, 2, 2])
+        >>> print(pq.to_frame().round(4).to_string(index=False))
+         qid    map
+           1 0.8333
+        """
+        import pandas as pd
+
+        return pd.DataFrame({"qid": self.qids, self.metric: self.values})
+
 
 @dataclass
 class Evaluation:
-    """Means of several metrics, with the per-query values and the counts behind them."""
+    """Means of several metrics, with the per-query values and the counts behind them.
+
+    ``qids`` lists every query evaluated (sorted), also those where every metric is undefined
+    and left out; it is None for an Evaluation made by hand without it.
+    """
 
     means: Dict[str, float]
     per_query: Dict[str, PerQuery] = field(repr=False)
     n_queries: int
     n_undefined: Dict[str, int]
     conventions: str = DEFAULT_CONVENTIONS
+    qids: Optional[np.ndarray] = field(default=None, repr=False)
 
     def __getitem__(self, metric: str) -> float:
         return self.means[metric]
+
+    def to_frame(self) -> Any:
+        """The per-query values as a pandas DataFrame: a column ``qid`` and one column per
+        metric, one row per evaluated query (in the order of ``qids``).
+
+        A query whose value a metric leaves out (``no_relevant="skip"``: no relevant document,
+        or for ``"roc"`` no non-relevant one) has NaN in that metric's column, so the column
+        means, which skip NaN, are the means of this Evaluation: ``frame.mean(numeric_only=True)``
+        gives ``means``.
+
+        Examples
+        --------
+        >>> from svmmap.metrics import evaluate
+        >>> # Query 1: the relevant document is second (AP 1/2, RR 1/2); query 2: first (AP 1,
+        >>> # RR 1); query 3 has no relevant document, so both metrics leave it out.
+        >>> result = evaluate([0, 1, 1, 0, 0, 0], [2, 1, 2, 1, 2, 1], qid=[1, 1, 2, 2, 3, 3], metrics=["map", "mrr"])
+        >>> frame = result.to_frame()
+        >>> print(frame.to_string(index=False))
+         qid  map  mrr
+           1  0.5  0.5
+           2  1.0  1.0
+           3  NaN  NaN
+        >>> frame["map"].mean() == result["map"] == 0.75
+        True
+        """
+        import pandas as pd
+
+        if self.qids is not None:
+            qids = np.asarray(self.qids)
+        else:
+            # Without the evaluated queries, those with a value for some metric, each once, in
+            # the order the metrics list them.
+            seen: Dict[Any, None] = {}
+            for pq in self.per_query.values():
+                seen.update(dict.fromkeys(np.asarray(pq.qids).tolist()))
+            qids = np.asarray(list(seen))
+        frame = pd.DataFrame({"qid": qids})
+        position = {q: i for i, q in enumerate(qids.tolist())}
+        for metric, pq in self.per_query.items():
+            column = np.full(len(qids), np.nan)
+            rows = [position[q] for q in np.asarray(pq.qids).tolist()]
+            column[rows] = pq.values
+            frame[metric] = column
+        return frame
 
 
 def _inputs(
@@ -383,6 +450,7 @@ def evaluate(
         n_queries=len(uniques),
         n_undefined={m: v.n_undefined for m, v in pq.items()},
         conventions=name,
+        qids=uniques,
     )
 
 

@@ -1,5 +1,6 @@
 """The command line: learn, classify, evaluate, experiment."""
 
+import re
 import subprocess
 import sys
 
@@ -8,6 +9,8 @@ import pytest
 import svmmap
 from svmmap.cli import main
 from svmmap.datasets import load_mq2008
+from svmmap.io import load_letor
+from svmmap.ir.trec import Qrels, evaluate_run, read_run, trec_ranks, write_qrels
 
 
 def run(*args):
@@ -85,3 +88,122 @@ def test_every_argument_of_every_command_has_help():
 
     walk(build_parser(), ["svmmap"])
     assert not missing, missing
+
+
+# ---------------------------------------------------------------------------------------
+# classify --trec-run
+
+
+@pytest.fixture(scope="module")
+def vali_model(fold_files, tmp_path_factory):
+    X, y, qid = load_letor(fold_files / "vali.txt")
+    path = tmp_path_factory.mktemp("model") / "model.json"
+    svmmap.SVMMap(C=1.0).fit(X, y, qid=qid).save(path)
+    return path
+
+
+def test_classify_writes_a_trec_run_named_by_the_letor_docids(fold_files, vali_model, tmp_path, capsys):
+    test = fold_files / "test.txt"
+    pred, run_path = tmp_path / "pred.txt", tmp_path / "test.run"
+    assert main(["classify", "--trec-run", str(run_path), "--tag", "mine", str(test), str(vali_model), str(pred)]) == 0
+    assert f"TREC run written to {run_path}" in capsys.readouterr().err
+    # The document ids and query ids of the file's lines, read here with a regular expression.
+    lines = [re.match(r"\S+ qid:(\S+) .*#docid = (\S+) ", line).groups() for line in test.read_text().splitlines()]
+    scores = np.loadtxt(pred)
+    run = read_run(run_path)
+    assert run.tag == "mine" and len(run) == len(lines) == len(scores)
+    # Every line's score under its query and docid, ranked in trec_eval's order.
+    assert run.to_dict() == {q: {d: s for (q2, d), s in zip(lines, scores) if q2 == q} for q, _ in lines}
+    np.testing.assert_array_equal(run.rank, trec_ranks(run.qid, run.docno, run.score))
+    # Evaluated as a run (qrels from the file's labels), the MAP is the predictions file's, on
+    # every query.
+    _, y, qid = load_letor(test)
+    qrels = Qrels(np.array([q for q, _ in lines]), np.array([d for _, d in lines]), y.astype(int))
+    write_qrels(tmp_path / "qrels", qrels)
+    by_run = evaluate_run(run, qrels)
+    by_predictions = svmmap.metrics.per_query("map", y, scores, qid)
+    assert sorted(by_run) == sorted(str(q) for q in by_predictions.qids.tolist())
+    for q, v in zip(by_predictions.qids.tolist(), by_predictions.values.tolist()):
+        assert by_run[str(q)] == pytest.approx(v, abs=1e-12), q
+    # And so do the two ways of `svmmap evaluate` print.
+    assert main(["evaluate", "--metrics", "map", str(test), str(pred)]) == 0
+    from_predictions = capsys.readouterr().out.splitlines()[-1]
+    assert (
+        main(
+            [
+                "evaluate",
+                "--run",
+                str(run_path),
+                "--qrels",
+                str(tmp_path / "qrels"),
+                "--metrics",
+                "map",
+                "--conventions",
+                "svmmap",
+            ]
+        )
+        == 0
+    )
+    from_run = capsys.readouterr().out.splitlines()[-1]
+    assert from_run.split()[:2] == from_predictions.split()[:2] and from_run.split()[1].startswith("0.")
+
+
+def test_classify_with_a_trec_run_imports_neither_scikit_learn_nor_scipy(fold_files, vali_model, tmp_path):
+    args = [
+        "classify",
+        "--trec-run",
+        str(tmp_path / "r.run"),
+        str(fold_files / "test.txt"),
+        str(vali_model),
+        str(tmp_path / "p"),
+    ]
+    code = (
+        "import sys; from svmmap.cli import main; "
+        f"assert main({args!r}) == 0; "
+        "print(sorted(m for m in ('sklearn', 'scipy', 'pandas') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+# Files with one line whose comment has no document id, and the file line it is on: after
+# blank and comment-only lines, at the start and the end, with CRLF and lone-CR line breaks,
+# with "docid" in a word that is not the field, and without any comment.
+MISSING_DOCID = [
+    ("1 qid:1 1:1 # docid = a\n0 qid:1 1:0 # inc = 1\n", 2),
+    ("0 qid:1 1:0\n1 qid:1 1:1 # docid = a\n", 1),
+    ("# a header\n\n1 qid:1 1:1 # docid = a\n   \n# more\n0 qid:1 1:0 # mydocid = b\n", 6),
+    ("1 qid:1 1:1 #docid=a\r\n\r\n0 qid:1 1:0 # docid\r\n", 3),
+    ("1 qid:1 1:1 # docid = a\r# x\r0 qid:2 1:0 # nodocid = c\r", 3),
+    ("1 qid:1 1:1 # docid = a\n0 qid:1 1:0 # docid = b\n1 qid:2 1:1 # docid =\n", 3),
+]
+
+
+@pytest.mark.parametrize("text, line", MISSING_DOCID)
+def test_classify_names_the_line_without_a_docid_and_writes_nothing(text, line, vali_model, tmp_path, capsys):
+    data = tmp_path / "data.txt"
+    data.write_bytes(text.encode())
+    pred, run_path = tmp_path / "p.txt", tmp_path / "r.run"
+    assert main(["classify", "--trec-run", str(run_path), str(data), str(vali_model), str(pred)]) == 2
+    err = capsys.readouterr().err
+    assert f"{data}:{line}: no document id in the comment" in err and "'# docid = ...'" in err
+    assert not pred.exists() and not run_path.exists()
+    # The same file without --trec-run needs no document ids.
+    assert main(["classify", str(data), str(vali_model), str(pred)]) == 0
+
+
+def test_classify_trec_run_refusals(vali_model, tmp_path, capsys):
+    data = tmp_path / "data.txt"
+    data.write_text("1 qid:1 1:1 # docid = a\n0 qid:1 1:0 # docid = a\n")
+    pred, run_path = tmp_path / "p.txt", tmp_path / "r.run"
+    cases = [
+        (["--trec-run", str(run_path)], "document 'a' appears twice for query '1'"),
+        (["--trec-run", str(pred)], "is PREDICTIONS too"),
+        (["--trec-run", str(data)], "refusing to overwrite an input"),
+        (["--trec-run", str(run_path), "--tag", "two words"], "--tag: the run tag must be one word"),
+    ]
+    for extra, message in cases:
+        assert main(["classify", *extra, str(data), str(vali_model), str(pred)]) == 2
+        assert message in capsys.readouterr().err
+        assert not pred.exists() and not run_path.exists()

@@ -1,11 +1,24 @@
 """Fusion of TREC runs: features from runs, query-level cross-validation, the CLI, MQ2008."""
 
+import warnings
+
 import numpy as np
 import pytest
 from svmmap.cli import main
 from svmmap.datasets import LETOR4_RETRIEVAL_FUNCTIONS, load_mq2008_docs
-from svmmap.ir.fusion import RunFusion, cross_fuse, qrels_from_labels, query_folds, run_features, runs_from_features
-from svmmap.ir.trec import Qrels, Run, read_run, write_qrels, write_run
+from svmmap.ir.fusion import (
+    BASELINES,
+    RunFusion,
+    comb_mnz,
+    comb_sum,
+    cross_fuse,
+    qrels_from_labels,
+    query_folds,
+    reciprocal_rank_fusion,
+    run_features,
+    runs_from_features,
+)
+from svmmap.ir.trec import Qrels, Run, evaluate_run, read_run, trec_ranks, write_qrels, write_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -186,6 +199,14 @@ def test_cli_fuse_writes_a_valid_run(tmp_path, capsys):
     assert code == 0
     table = capsys.readouterr().out
     assert "fused (SVM-map)" in table and "A.run" in table
+    # The unsupervised baselines have rows of their own, with the MAP of their fused runs.
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in table.splitlines()[2:]}
+    for fuse, label in (
+        (comb_sum, "CombSUM (min-max)"),
+        (comb_mnz, "CombMNZ (min-max)"),
+        (reciprocal_rank_fusion, "RRF (k=60)"),
+    ):
+        assert rows[label] == f"{np.mean(list(evaluate_run(fuse(runs), qrels).values())):.4f}"
     fused = read_run(out)
     assert fused.tag == "fusedrun"
     # Every query lists the union of the input documents with ranks 1..n in score order.
@@ -218,3 +239,157 @@ def test_unjudged_queries_are_scored_but_not_trained_on():
     assert set(result.run.to_dict()["unjudged"]) == {"u1", "u2"}
     assert "unjudged" not in result.per_query["fused"]
     assert len(result.per_query["fused"]) == 12
+
+
+# ---------------------------------------------------------------------------------------
+# Unsupervised baselines: CombSUM, CombMNZ, RRF
+
+
+def test_unsupervised_baselines_by_hand():
+    # Query 1: A returns a, b, c with 4, 2, 1; B returns b, c, d with 0.5, 0.9, 0.1.
+    # Query 2: A returns x only (one score: min-max gives it 1); B returns x and y with 7, 7
+    # (equal scores: both get 1).
+    a = Run.from_dict({"1": {"a": 4.0, "b": 2.0, "c": 1.0}, "2": {"x": 3.0}}, name="A")
+    b = Run.from_dict({"1": {"b": 0.5, "c": 0.9, "d": 0.1}, "2": {"x": 7.0, "y": 7.0}}, name="B")
+    # Min-max on query 1: A: a (4-1)/3 = 1, b (2-1)/3 = 1/3, c 0; B: b (0.5-0.1)/0.8 = 1/2,
+    # c 1, d 0.
+    s = comb_sum([a, b]).to_dict()
+    assert s["1"] == pytest.approx({"a": 1.0, "b": 1 / 3 + 1 / 2, "c": 1.0, "d": 0.0}, abs=1e-15)
+    assert s["2"] == {"x": 2.0, "y": 1.0}
+    # CombMNZ: times the runs returning the document: a 1, b 2, c 2, d 1; x 2, y 1.
+    m = comb_mnz([a, b]).to_dict()
+    assert m["1"] == pytest.approx({"a": 1.0, "b": 2 * (1 / 3 + 1 / 2), "c": 2.0, "d": 0.0}, abs=1e-15)
+    assert m["2"] == {"x": 4.0, "y": 1.0}
+    # Without normalization, the raw scores add up.
+    assert comb_sum([a, b], normalize="none").to_dict()["1"] == {"a": 4.0, "b": 2.5, "c": 1.9, "d": 0.1}
+    # RRF, k = 60: ranks in A: a 1, b 2, c 3; in B: c 1, b 2, d 3. On query 2, B's x and y tie
+    # and the larger docno, y, comes first (trec_eval's order): y 1, x 2.
+    r = reciprocal_rank_fusion([a, b]).to_dict()
+    assert r["1"] == {"a": 1 / 61, "b": 1 / 62 + 1 / 62, "c": 1 / 63 + 1 / 61, "d": 1 / 63}
+    assert r["2"] == {"x": 1 / 61 + 1 / 62, "y": 1 / 61}
+    assert reciprocal_rank_fusion([a, b], k=0).to_dict()["1"]["c"] == 1 / 3 + 1 / 1
+    # The fused runs rank in trec_eval's order of their scores, and carry their tags.
+    for run, tag in (
+        (comb_sum([a, b]), "combsum"),
+        (comb_mnz([a, b]), "combmnz"),
+        (reciprocal_rank_fusion([a, b]), "rrf"),
+    ):
+        assert run.tag == run.name == tag
+        np.testing.assert_array_equal(run.rank, trec_ranks(run.qid, run.docno, run.score))
+
+
+def _by_definition(runs, method, k=60):
+    """CombSUM, CombMNZ and RRF of dict runs, written from the definitions, one query at a time."""
+    out = {}
+    for q in sorted({q for r in runs for q in r}):
+        total, count = {}, {}
+        for r in runs:
+            docs = r.get(q, {})
+            if not docs:
+                continue
+            if method == "rrf":
+                # trec_eval's order: decreasing float32 score, then decreasing docno.
+                order = sorted(docs, key=lambda d: (np.float32(docs[d]), d), reverse=True)
+                values = {d: 1 / (k + i + 1) for i, d in enumerate(order)}
+            else:
+                lo, hi = min(docs.values()), max(docs.values())
+                values = {d: (s - lo) / (hi - lo) if hi > lo else 1.0 for d, s in docs.items()}
+            for d, v in values.items():
+                total[d] = total.get(d, 0.0) + v
+                count[d] = count.get(d, 0) + 1
+        out[q] = {d: total[d] * (count[d] if method == "combmnz" else 1) for d in total}
+    return out
+
+
+def _random_dict_runs(rng, n_runs, n_queries, ties):
+    runs = []
+    for _ in range(n_runs):
+        run = {}
+        for q in range(n_queries):
+            docs = [f"d{i}" for i in range(int(rng.integers(1, 9)))]
+            returned = [d for d in docs if rng.random() < 0.7]
+            if returned:
+                if ties:  # few distinct values: ties, and queries whose scores are all equal
+                    run[str(q)] = {d: float(rng.integers(0, 3)) for d in returned}
+                else:
+                    run[str(q)] = {d: float(rng.normal()) for d in returned}
+        runs.append(run)
+    return runs
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_unsupervised_baselines_follow_their_definitions(seed):
+    # Generated runs: documents some runs miss, queries some runs miss, one-document queries,
+    # tied and all-equal scores.
+    rng = np.random.default_rng(seed)
+    dict_runs = _random_dict_runs(rng, n_runs=int(rng.integers(1, 5)), n_queries=6, ties=seed % 2 == 0)
+    dict_runs = [r for r in dict_runs if r] or [{"0": {"d0": 1.0}}]
+    runs = [Run.from_dict(r, name=f"r{i}") for i, r in enumerate(dict_runs)]
+    for method, fuse in (("combsum", comb_sum), ("combmnz", comb_mnz), ("rrf", reciprocal_rank_fusion)):
+        got = fuse(runs).to_dict()
+        want = _by_definition(dict_runs, method)
+        assert got.keys() == want.keys()
+        for q in want:
+            assert got[q] == pytest.approx(want[q], abs=1e-12), (method, q)
+
+
+@pytest.mark.slow  # ranx compiles its functions with numba on first use: about a minute
+def test_unsupervised_baselines_agree_with_ranx():
+    ranx = pytest.importorskip("ranx")
+    from ranx.fusion import comb_mnz as ranx_comb_mnz
+    from ranx.fusion import comb_sum as ranx_comb_sum
+    from ranx.fusion import rrf as ranx_rrf
+    from ranx.normalization import min_max_norm
+
+    # Distinct scores (ranx and trec_eval break ties differently) and at least two documents
+    # per query and run (ranx gives a run's single or all-equal scores 0 where svmmap gives 1).
+    rng = np.random.default_rng(11)
+    dict_runs = []
+    for _ in range(3):
+        run = {}
+        for q in range(15):
+            docs = [f"d{i}" for i in range(12) if rng.random() < 0.7]
+            run[str(q)] = {d: float(rng.normal()) for d in (docs if len(docs) >= 2 else ["d0", "d1"])}
+        dict_runs.append(run)
+    runs = [Run.from_dict(r, name=f"r{i}") for i, r in enumerate(dict_runs)]
+
+    def ranx_runs():
+        return [ranx.Run(r, name=f"r{i}") for i, r in enumerate(dict_runs)]
+
+    # numba, which ranx compiles with, warns about its own casts; they are not svmmap's concern.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = {
+            "combsum": ranx_comb_sum([min_max_norm(r) for r in ranx_runs()]).to_dict(),
+            "combmnz": ranx_comb_mnz([min_max_norm(r) for r in ranx_runs()]).to_dict(),
+            "rrf": ranx_rrf(ranx_runs(), k=60).to_dict(),
+        }
+    for method, fuse in (("combsum", comb_sum), ("combmnz", comb_mnz), ("rrf", reciprocal_rank_fusion)):
+        got = fuse(runs).to_dict()
+        assert got.keys() == expected[method].keys()
+        for q in got:
+            assert got[q] == pytest.approx(expected[method][q], abs=1e-12), (method, q)
+
+
+@pytest.mark.parametrize("k", [-1, float("nan"), float("inf"), "60", True, None])
+def test_rrf_refuses_a_bad_k(k):
+    run = Run.from_dict({"1": {"a": 1.0}})
+    with pytest.raises(ValueError, match="k must be a finite number >= 0"):
+        reciprocal_rank_fusion([run], k=k)
+
+
+def test_cross_fuse_reports_the_baselines_on_the_fused_queries():
+    runs, qrels = synthetic_runs(n_queries=12, seed=3)
+    result = cross_fuse(runs, qrels, n_folds=3, C=1.0, n_thresholds=4)
+    assert list(result.baselines) == list(BASELINES) == ["CombSUM", "CombMNZ", "RRF"]
+    queries = list(result.per_query["fused"])
+    for key, (label, fuse) in BASELINES.items():
+        assert result.baselines[key] == evaluate_run(fuse(runs), qrels, queries=queries)
+        assert result.map(key) == pytest.approx(np.mean(list(result.baselines[key].values())), abs=1e-15)
+        assert f"| {label} | {result.map(key):.4f} |" in result.table()
+    # Run B misses exactly the relevant documents: CombMNZ, which rewards being returned by
+    # both runs, ranks them below the others, and so does worse than run A alone.
+    assert result.map("CombMNZ") < result.map("A") < result.map()
+    # The fused row comes first, then the baselines, then the runs.
+    labels = [line.split("|")[1].strip() for line in result.table().splitlines()[2:]]
+    assert labels == ["**fused (SVM-map)**", "CombSUM (min-max)", "CombMNZ (min-max)", "RRF (k=60)", "A", "B"]

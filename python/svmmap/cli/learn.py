@@ -8,7 +8,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Optional, TextIO
 
-from ._files import refuse_overwriting_inputs
+from ._files import refuse_overwriting_inputs, same_file
 
 if TYPE_CHECKING:
     from .._typing import IterationRecord
@@ -130,15 +130,29 @@ def run_classify(args: argparse.Namespace) -> None:
     # import scikit-learn (seconds) for a job that is one matrix-vector product.
     from .._model_file import read_model
     from .._validation import n_threads
-    from ..io import load_letor, save_predictions
+    from ..io import letor_docids, load_letor, save_predictions
     from ..metrics import mean_average_precision
 
-    refuse_overwriting_inputs("PREDICTIONS", args.predictions, [("TEST", args.test), ("MODEL", args.model)])
+    inputs = [("TEST", args.test), ("MODEL", args.model)]
+    refuse_overwriting_inputs("PREDICTIONS", args.predictions, inputs)
+    if args.trec_run is not None:
+        refuse_overwriting_inputs("--trec-run", args.trec_run, inputs)
+        if args.trec_run == args.predictions or same_file(args.trec_run, args.predictions):
+            raise ValueError(f"--trec-run {args.trec_run!r} is PREDICTIONS too; give two output paths")
+        # Checked now, so that a bad tag costs nothing and leaves no predictions behind.
+        if not args.tag or any(c.isspace() for c in args.tag):
+            raise ValueError(f"--tag: the run tag must be one word without spaces, got {args.tag!r}")
     model = read_model(args.model)
     # A binned model takes the binner's input features.
     n_expected = model.n_input_features
     layout = {"group": args.group, "missing": args.missing}
-    X, y, qid = load_letor(args.test, n_features=None, **layout)
+    if args.trec_run is None:
+        X, y, qid = load_letor(args.test, n_features=None, **layout)
+    else:
+        X, y, qid, comments = load_letor(args.test, n_features=None, return_comments=True, **layout)
+        # The document ids are read before anything is written, so that a file without them
+        # fails with no output at all.
+        docno = letor_docids(comments, path=args.test)
     if X.shape[1] < n_expected:
         # A test file may simply not mention the last features; they are zero. Widened here
         # rather than read again, so that TEST may be a pipe (/dev/stdin).
@@ -154,13 +168,25 @@ def run_classify(args: argparse.Namespace) -> None:
             f"was trained on {n_expected} features"
         )
     scores = model.predict(X, n_threads(args.n_jobs))
+    run = None
+    if args.trec_run is not None:
+        from ..ir.trec import Run
+
+        # from_frame refuses a document listed twice for a query (trec_eval would count it twice).
+        frame = {"qid": [str(q) for q in qid.tolist()], "docno": docno, "score": scores}
+        run = Run.from_frame(frame, tag=args.tag, name=args.test)
     save_predictions(args.predictions, scores)
+    if run is not None:
+        from ..ir.trec import write_run
+
+        write_run(args.trec_run, run)
     map_ = mean_average_precision(y, scores, qid, relevance_threshold=model.relevance_threshold)
     map_trec = mean_average_precision(
         y, scores, qid, relevance_threshold=model.relevance_threshold, conventions="trec_eval"
     )
     print(
         f"{len(scores)} scores written to {args.predictions}; MAP {map_:.4f} (conventions svmmap: queries "
-        f"without a relevant document skipped; {map_trec:.4f} with trec_eval's, which counts them 0)",
+        f"without a relevant document skipped; {map_trec:.4f} with trec_eval's, which counts them 0)"
+        + (f"; TREC run written to {args.trec_run}" if run is not None else ""),
         file=sys.stderr,
     )

@@ -183,6 +183,14 @@ def _classify(sub: Any) -> None:
     classify = sub.add_parser("classify", help="score a LETOR/svmlight file with a model")
     classify.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help=N_JOBS_HELP)
     _data_layout_options(classify, "TEST")
+    classify.add_argument(
+        "--trec-run",
+        default=None,
+        metavar="RUN",
+        help="also write the scores as a TREC run (qid Q0 docno rank score tag, in trec_eval's order), "
+        "each document named by its LETOR comment '# docid = ...'; evaluate it with svmmap evaluate --run",
+    )
+    classify.add_argument("--tag", default="svmmap", help="run tag of --trec-run (default svmmap)")
     classify.add_argument("test", metavar="TEST", help="data to score: a LETOR/svmlight file (.gz too)")
     classify.add_argument("model", metavar="MODEL", help="a model written by svmmap learn or save_model")
     classify.add_argument("predictions", metavar="PREDICTIONS", help="where to write one score per line")

@@ -10,7 +10,7 @@ from typing import Any, Iterator, NamedTuple, Optional
 
 import numpy as np
 
-from ..io import load_letor
+from ..io import letor_docids, load_letor
 from ._synthetic import MSLR_LABEL_FRACTIONS, RankingData, make_ranking
 
 __all__ = [
@@ -150,15 +150,6 @@ LETOR4_RETRIEVAL_FUNCTIONS = {
 }
 
 
-def _docid(comment: str) -> str:
-    """The document id of a LETOR 4.0 comment such as ``docid = GX004-93-7097963 inc = ...``."""
-    fields = comment.split()
-    for i, f in enumerate(fields[:-2]):
-        if f == "docid" and fields[i + 1] == "=":
-            return fields[i + 2]
-    raise ValueError(f"no 'docid = ...' in the comment {comment!r}")
-
-
 def load_mq2008_docs(subsets: Any = (1, 2, 3, 4, 5), *, dtype: Any = np.float64) -> tuple:
     """All documents of the given MQ2008 subsets with their document ids.
 
@@ -172,5 +163,5 @@ def load_mq2008_docs(subsets: Any = (1, 2, 3, 4, 5), *, dtype: Any = np.float64)
     parts = []
     for s in subsets:
         X, y, qid, comments = load_letor(mq2008_path(int(s)), dtype=dtype, return_comments=True)
-        parts.append((X, y, qid, np.asarray([_docid(c) for c in comments], dtype=str)))
+        parts.append((X, y, qid, letor_docids(comments, path=mq2008_path(int(s)))))
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))

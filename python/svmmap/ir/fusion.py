@@ -10,6 +10,11 @@ this run". SVM-map then learns the weights that maximize MAP on the training que
 queries, C chosen by an inner cross-validation on the training queries), so the fused run's
 MAP is a held-out estimate. :class:`RunFusion` fits one model on all judged queries and fuses
 runs of new queries.
+
+The unsupervised baselines that learning has to beat are here too: :func:`comb_sum` and
+:func:`comb_mnz` (Fox and Shaw 1994, on scores min-max normalized per query and run) and
+:func:`reciprocal_rank_fusion` (Cormack et al. 2009, k = 60). :func:`cross_fuse` evaluates them
+on the same queries as the learned fusion, and ``svmmap fuse`` shows them in its table.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import numbers
 import os
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from sklearn.pipeline import Pipeline
@@ -42,6 +47,10 @@ __all__ = [
     "cross_fuse",
     "runs_from_features",
     "qrels_from_labels",
+    "comb_sum",
+    "comb_mnz",
+    "reciprocal_rank_fusion",
+    "BASELINES",
 ]
 
 #: The C values tried by default; C is chosen on held-out training queries. They are smaller
@@ -325,6 +334,140 @@ def _make_run(feats: RunFeatures, scores: np.ndarray, tag: str) -> Run:
     return Run(feats.qid, feats.docno, scores, ranks, tag, tag)
 
 
+def _combined(runs: Sequence[Run], normalize: str) -> Tuple[RunFeatures, np.ndarray, np.ndarray]:
+    """The union of the runs' documents, their scores (0 where a run did not return the
+    document) and how many runs returned each document."""
+    feats = run_features(runs, normalize=normalize)
+    returned = ~np.isnan(feats.X)
+    return feats, np.where(returned, feats.X, 0.0), returned.sum(axis=1)
+
+
+def comb_sum(runs: Sequence[Run], *, normalize: str = "minmax", tag: str = "combsum") -> Run:
+    """CombSUM (Fox and Shaw 1994): a document's score is the sum of its scores in the runs.
+
+    A run that did not return the document adds nothing. The scores are normalized first, by
+    default min-max per query and run, as is usual for CombSUM: ``(s - min) / (max - min)`` over
+    the documents the run returned for the query, so every run's scores span [0, 1] on every
+    query; a run whose scores of a query are all equal gives each of them 1 (ranx gives 0).
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The runs to fuse.
+    normalize : {"minmax", "none"}, default="minmax"
+        The per-query normalization (see :func:`run_features`); ``"none"`` adds raw scores.
+    tag : str, default="combsum"
+        The tag and name of the fused run.
+
+    Returns
+    -------
+    Run
+        Every document any run returned, ranked in trec_eval's order of the summed scores.
+
+    Examples
+    --------
+    >>> from svmmap.ir.fusion import comb_sum
+    >>> from svmmap.ir.trec import Run
+    >>> a = Run.from_dict({"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}})
+    >>> b = Run.from_dict({"1": {"d2": 10.0, "d3": 30.0}})
+    >>> # Normalized, a gives d1 1, d2 0.5, d3 0 and b gives d2 0, d3 1: sums 1, 0.5, 1.
+    >>> comb_sum([a, b]).to_dict()
+    {'1': {'d1': 1.0, 'd2': 0.5, 'd3': 1.0}}
+    """
+    feats, scores, _ = _combined(runs, normalize)
+    return _make_run(feats, scores.sum(axis=1), tag)
+
+
+def comb_mnz(runs: Sequence[Run], *, normalize: str = "minmax", tag: str = "combmnz") -> Run:
+    """CombMNZ (Fox and Shaw 1994): CombSUM times the number of runs that returned the document.
+
+    The scores are normalized as for :func:`comb_sum` (by default min-max per query and run),
+    so a document that several runs return is preferred to one that a single run puts at the
+    same height. A returned document counts even when its normalized score is 0 (the last of
+    its run), as in ranx.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The runs to fuse.
+    normalize : {"minmax", "none"}, default="minmax"
+        The per-query normalization (see :func:`run_features`).
+    tag : str, default="combmnz"
+        The tag and name of the fused run.
+
+    Returns
+    -------
+    Run
+
+    Examples
+    --------
+    >>> from svmmap.ir.fusion import comb_mnz
+    >>> from svmmap.ir.trec import Run
+    >>> a = Run.from_dict({"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}})
+    >>> b = Run.from_dict({"1": {"d2": 10.0, "d3": 30.0}})
+    >>> # The sums 1, 0.5, 1 of comb_sum's example times 1, 2, 2 runs: d3 now comes first.
+    >>> comb_mnz([a, b]).to_dict()
+    {'1': {'d1': 1.0, 'd2': 1.0, 'd3': 2.0}}
+    """
+    feats, scores, n_returned = _combined(runs, normalize)
+    return _make_run(feats, scores.sum(axis=1) * n_returned, tag)
+
+
+def reciprocal_rank_fusion(runs: Sequence[Run], *, k: float = 60, tag: str = "rrf") -> Run:
+    """Reciprocal rank fusion (Cormack, Clarke and Buettcher 2009): a document's score is the
+    sum of ``1 / (k + rank)`` over the runs that returned it.
+
+    Only ranks count, so no normalization is needed. A run's rank of a document is its rank in
+    trec_eval's order of the run's scores (decreasing score, ties by decreasing docno, see
+    :func:`svmmap.ir.trec.trec_order`), 1 for the first; the rank column of the run is not
+    used, as trec_eval does not use it.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The runs to fuse.
+    k : float, default=60
+        The constant of Cormack et al., who found k = 60 good across TREC collections: it damps
+        the weight of the top ranks.
+    tag : str, default="rrf"
+        The tag and name of the fused run.
+
+    Returns
+    -------
+    Run
+
+    Examples
+    --------
+    >>> from svmmap.ir.fusion import reciprocal_rank_fusion
+    >>> from svmmap.ir.trec import Run
+    >>> a = Run.from_dict({"1": {"d1": 3.0, "d2": 2.0}})
+    >>> b = Run.from_dict({"1": {"d2": 5.0}})
+    >>> # d1: 1/(60 + 1); d2: 1/(60 + 2) + 1/(60 + 1).
+    >>> fused = reciprocal_rank_fusion([a, b]).to_dict()["1"]
+    >>> fused["d1"] == 1 / 61, fused["d2"] == 1 / 62 + 1 / 61
+    (True, True)
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Real) or not (0 <= float(k) < float("inf")):
+        raise ValueError(f"k must be a finite number >= 0, got {k!r}")
+    if not runs:
+        raise ValueError("at least one run is needed")
+    reciprocal = []
+    for run in runs:
+        ranks = trec_ranks(run.qid, run.docno, run.score)
+        reciprocal.append(Run(run.qid, run.docno, 1.0 / (float(k) + ranks), ranks, run.tag, run.name))
+    feats, scores, _ = _combined(reciprocal, "none")
+    return _make_run(feats, scores.sum(axis=1), tag)
+
+
+#: The unsupervised baselines :func:`cross_fuse` evaluates beside the learned fusion: a key
+#: of ``FusionResult.baselines``, its row label in ``FusionResult.table()`` and the fusion.
+BASELINES: Dict[str, Tuple[str, Callable[[Sequence[Run]], Run]]] = {
+    "CombSUM": ("CombSUM (min-max)", comb_sum),
+    "CombMNZ": ("CombMNZ (min-max)", comb_mnz),
+    "RRF": ("RRF (k=60)", reciprocal_rank_fusion),
+}
+
+
 @dataclass
 class FusionResult:
     """The output of :func:`cross_fuse`.
@@ -345,6 +488,10 @@ class FusionResult:
         on the queries with a relevant document (see :func:`svmmap.ir.trec.evaluate_run`); an
         input run that lacks one of these queries scores 0 on it, as with ``trec_eval -c``.
     run_names : list of str
+    baselines : dict
+        ``{name: {qid: AP}}`` of the unsupervised fusions of the input runs (the keys of
+        :data:`BASELINES`: ``"CombSUM"``, ``"CombMNZ"``, ``"RRF"``) on the same queries. They
+        learn nothing, so they need no held-out folds.
     """
 
     run: Run
@@ -353,9 +500,11 @@ class FusionResult:
     cv_map_by_fold: List[Dict[float, float]]
     per_query: Dict[str, Dict[str, float]] = field(repr=False)
     run_names: List[str] = field(default_factory=list)
+    baselines: Dict[str, Dict[str, float]] = field(default_factory=dict, repr=False)
 
     def map(self, name: str = "fused") -> float:
-        values = list(self.per_query[name].values())
+        """MAP of the fused run (``"fused"``), an input run (by name) or a baseline (by key)."""
+        values = list((self.per_query[name] if name in self.per_query else self.baselines[name]).values())
         return float(np.mean(values)) if values else float("nan")
 
     def best_run(self) -> str:
@@ -364,26 +513,30 @@ class FusionResult:
         return max(self.run_names, key=lambda n: (self.map(n), n))
 
     def table(self) -> str:
-        """A Markdown table: MAP of the fused run and every input run, with wins/losses of the
-        fused run per query and the two-sided Wilcoxon signed-rank p-value (** for p < 0.05)."""
+        """A Markdown table: MAP of the fused run, of the unsupervised baselines (CombSUM,
+        CombMNZ, RRF) and of every input run, with wins/losses of the fused run per query and
+        the two-sided Wilcoxon signed-rank p-value (** for p < 0.05)."""
         from .protocol import paired_comparison
 
-        names = ["fused"] + sorted(self.run_names, key=lambda n: -self.map(n))
         # Runs read from files are named by their paths; show the file names when they differ.
         short = {n: os.path.basename(n) for n in self.run_names}
         if len(set(short.values())) < len(short):
             short = {n: n for n in self.run_names}
+        rows = [(BASELINES[b][0] if b in BASELINES else b, self.baselines[b]) for b in self.baselines]
+        rows += [(short[n], self.per_query[n]) for n in sorted(self.run_names, key=lambda n: -self.map(n))]
         queries = sorted(self.per_query["fused"])
         fused = np.asarray([self.per_query["fused"][q] for q in queries])
-        lines = ["| run | MAP | W/L (fused vs run) | p (Wilcoxon) |", "|---|---:|---:|---:|"]
-        for n in names:
-            if n == "fused":
-                lines.append(f"| **fused (SVM-map)** | **{self.map(n):.4f}** | – | – |")
-                continue
-            other = np.asarray([self.per_query[n][q] for q in queries])
+        lines = [
+            "| run | MAP | W/L (fused vs run) | p (Wilcoxon) |",
+            "|---|---:|---:|---:|",
+            f"| **fused (SVM-map)** | **{self.map():.4f}** | – | – |",
+        ]
+        for label, values in rows:
+            other = np.asarray([values[q] for q in queries])
             cmp = paired_comparison(fused, other)
             stars = " **" if cmp.p_value < 0.05 else ""
-            lines.append(f"| {short[n]} | {self.map(n):.4f} | {cmp.wins}/{cmp.losses}{stars} | {cmp.p_value:.2g} |")
+            mean = float(np.mean(other)) if other.size else float("nan")
+            lines.append(f"| {label} | {mean:.4f} | {cmp.wins}/{cmp.losses}{stars} | {cmp.p_value:.2g} |")
         return "\n".join(lines)
 
 
@@ -448,9 +601,11 @@ def cross_fuse(
             )
     fused = _make_run(feats, scores, tag)
     per_query = {"fused": evaluate_run(fused, qrels)}
+    queries = list(per_query["fused"])
     for run in runs:
-        per_query[run.name] = evaluate_run(run, qrels, queries=list(per_query["fused"]))
-    return FusionResult(fused, folds, C_by_fold, cv_by_fold, per_query, [r.name for r in runs])
+        per_query[run.name] = evaluate_run(run, qrels, queries=queries)
+    baselines = {key: evaluate_run(fuse(runs), qrels, queries=queries) for key, (_, fuse) in BASELINES.items()}
+    return FusionResult(fused, folds, C_by_fold, cv_by_fold, per_query, [r.name for r in runs], baselines)
 
 
 def runs_from_features(

@@ -142,6 +142,133 @@ class Run:
         run.rank = trec_ranks(run.qid, run.docno, run.score)
         return run
 
+    def to_frame(self) -> Any:
+        """The run as a pandas DataFrame in PyTerrier's layout: columns ``qid``, ``docno`` (str),
+        ``score`` (float64) and ``rank`` (int64), one row per entry in the run's row order.
+
+        :meth:`from_frame` reads it back (the tag and name are not columns: pass them to it).
+
+        Examples
+        --------
+        >>> from svmmap.ir.trec import Run
+        >>> run = Run.from_dict({"1": {"d1": 0.5, "d2": 0.9}, "2": {"d7": 0.3}}, tag="bm25")
+        >>> print(run.to_frame().to_string(index=False))
+        qid docno  score  rank
+          1    d1    0.5     2
+          1    d2    0.9     1
+          2    d7    0.3     1
+        >>> Run.from_frame(run.to_frame(), tag="bm25") == run
+        True
+        """
+        import pandas as pd
+
+        return pd.DataFrame({"qid": self.qid, "docno": self.docno, "score": self.score, "rank": self.rank})
+
+    @classmethod
+    def from_frame(cls, frame: Any, *, tag: str = "run", name: str = "run") -> "Run":
+        """A run from a table of scored documents: a pandas DataFrame or a dict of columns.
+
+        The column names of PyTerrier (``qid``, ``docno``, ``score``, and ``rank`` when present,
+        as a retrieval transformer returns them and :meth:`to_frame` writes them) and of
+        ir_datasets (``query_id``, ``doc_id``, ``score``, as ``pd.DataFrame(dataset.scoreddocs_iter())``
+        has them) are both understood; other columns (``query``, ``text``, ...) are ignored.
+        Without a ``rank`` column, ranks follow trec_eval's order (:func:`trec_ranks`); a rank
+        column is kept as given (trec_eval ignores it, and so does evaluation here).
+
+        Raises
+        ------
+        ValueError
+            When a column is missing, an id is missing (None, NaN, pandas' NA) or is a float
+            (a query id 1.0 would not be the "1" of the qrels), a score is not a finite number,
+            or a document is listed twice for the same query; the message names the row.
+        """
+        qid = _frame_ids(frame, name, "query", "qid", "query_id")
+        docno = _frame_ids(frame, name, "document", "docno", "doc_id")
+        score = _frame_column(frame, name, "score", "score")
+        rank = _find_column(frame, "rank")
+        run = cls(qid, docno, score, np.zeros(len(qid), dtype=np.int64) if rank is None else rank, tag, name)
+        _refuse_duplicates(run.qid, run.docno, name, "appears")
+        if rank is None:
+            run.rank = trec_ranks(run.qid, run.docno, run.score)
+        return run
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when every column, the tag and the name are equal (row order included)."""
+        if not isinstance(other, Run):
+            return NotImplemented
+        return (self.tag, self.name) == (other.tag, other.name) and all(
+            np.array_equal(getattr(self, c), getattr(other, c)) for c in ("qid", "docno", "score", "rank")
+        )
+
+
+def _find_column(frame: Any, *choices: str) -> Optional[np.ndarray]:
+    """The first of ``choices`` that ``frame`` (a DataFrame or a dict of columns) has, as an
+    array, or None."""
+    for c in choices:
+        if c in frame.keys():
+            return np.asarray(frame[c])
+    return None
+
+
+def _frame_column(frame: Any, name: str, role: str, *choices: str) -> np.ndarray:
+    """The first of ``choices`` that ``frame`` has; without any, an error naming the columns
+    expected and those found."""
+    found = _find_column(frame, *choices)
+    if found is None:
+        raise ValueError(
+            f"{name}: no {role} column; expected one of {', '.join(choices)}, got {', '.join(map(str, frame.keys()))}"
+        )
+    return found
+
+
+def _frame_ids(frame: Any, name: str, role: str, *choices: str) -> np.ndarray:
+    """An id column of a frame as str, the same string a TREC file or LETOR file has for it.
+
+    Integers become their decimal strings. A missing value (None, NaN, pandas' NA) would
+    become the id "nan" or "None", and a float id such as 1.0 (what pandas makes of an
+    integer column with a gap) the id "1.0", which matches nothing in qrels or runs that say
+    "1": both are errors naming the row."""
+    values = _frame_column(frame, name, role, *choices)
+    if values.ndim != 1:
+        raise ValueError(f"{name}: the {role} ids must be one column, got shape {values.shape}")
+    if values.dtype.kind in "USiu":
+        return values.astype(str)
+    items = values.tolist()
+    bad = [
+        row
+        for row, v in enumerate(items)
+        if not isinstance(v, str) and not (isinstance(v, int) and not isinstance(v, bool))
+    ]
+    if bad:
+        # A missing value is named first: it is what makes pandas turn integer ids into floats.
+        # pandas' NA and NaT are their own types, and comparing them would raise, not answer.
+        missing = [
+            row
+            for row in bad
+            if items[row] is None
+            or (isinstance(items[row], float) and items[row] != items[row])
+            or type(items[row]).__name__ in ("NAType", "NaTType")
+        ]
+        row = missing[0] if missing else bad[0]
+        what = "missing" if missing else f"{items[row]!r} of type {type(items[row]).__name__}"
+        hint = ""
+        if missing or isinstance(items[row], float):
+            hint = " (a float column of ids usually comes from a missing value in an integer column)"
+        raise ValueError(f"{name}: the {role} id of row {row} is {what}; ids must be strings or integers{hint}")
+    return np.asarray([str(v) for v in items], dtype=str)
+
+
+def _refuse_duplicates(qid: np.ndarray, docno: np.ndarray, name: str, verb: str) -> None:
+    """A (query, document) pair listed twice is an error naming both rows: trec_eval would
+    count the document twice, and a dict of the pairs would keep one of them silently."""
+    dup = _first_duplicate(qid.tolist(), docno.tolist())
+    if dup is not None:
+        row, first = dup
+        raise ValueError(
+            f"{name}: document {str(docno[row])!r} {verb} twice for query {str(qid[row])!r} "
+            f"(rows {first} and {row}, counted from 0)"
+        )
+
 
 @dataclass
 class Qrels:
@@ -188,27 +315,49 @@ class Qrels:
 
         The column names of ir_datasets (``query_id``, ``doc_id``, ``relevance``, as
         ``pd.DataFrame(dataset.qrels_iter())`` has them) and of PyTerrier (``qid``, ``docno``,
-        ``label``) are both understood; other columns (``iteration``) are ignored.
+        ``label``) are both understood; other columns (``iteration``) are ignored. Ids follow
+        :meth:`Run.from_frame`'s rule (strings or integers; a missing or float id is an error
+        naming the row), and a document judged twice for a query is an error, as in
+        :func:`read_qrels`.
         """
-        columns = set(frame.keys())
-
-        def column(role: str, *choices: str) -> np.ndarray:
-            for c in choices:
-                if c in columns:
-                    return np.asarray(frame[c])
-            raise ValueError(
-                f"{name}: no {role} column; expected one of {', '.join(choices)}, got {', '.join(map(str, frame.keys()))}"
-            )
-
-        qid = column("query", "query_id", "qid")
-        docno = column("document", "doc_id", "docno")
-        rel = column("relevance", "relevance", "label")
+        qid = _frame_ids(frame, name, "query", "query_id", "qid")
+        docno = _frame_ids(frame, name, "document", "doc_id", "docno")
+        rel = _frame_column(frame, name, "relevance", "relevance", "label")
         if rel.dtype.kind == "f":
             if not np.all(np.isfinite(rel) & (rel == np.round(rel))):
                 raise ValueError(f"{name}: relevance values must be whole numbers")
         elif rel.dtype.kind not in "iub":
             raise ValueError(f"{name}: relevance values must be integers, got dtype {rel.dtype}")
-        return cls(qid.astype(str), docno.astype(str), rel.astype(np.int64), name)
+        _refuse_duplicates(qid, docno, name, "is judged")
+        return cls(qid, docno, rel.astype(np.int64), name)
+
+    def to_frame(self) -> Any:
+        """The judgments as a pandas DataFrame in PyTerrier's layout: columns ``qid``, ``docno``
+        (str) and ``label`` (int64), one row per judgment in the qrels' row order;
+        :meth:`from_frame` reads it back.
+
+        Examples
+        --------
+        >>> from svmmap.ir.trec import Qrels
+        >>> qrels = Qrels.from_dict({"1": {"d1": 2, "d2": 0}})
+        >>> print(qrels.to_frame().to_string(index=False))
+        qid docno  label
+          1    d1      2
+          1    d2      0
+        >>> Qrels.from_frame(qrels.to_frame()) == qrels
+        True
+        """
+        import pandas as pd
+
+        return pd.DataFrame({"qid": self.qid, "docno": self.docno, "label": self.rel})
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when every column and the name are equal (row order included)."""
+        if not isinstance(other, Qrels):
+            return NotImplemented
+        return self.name == other.name and all(
+            np.array_equal(getattr(self, c), getattr(other, c)) for c in ("qid", "docno", "rel")
+        )
 
     def labels(self, qid: Union[Sequence[str], np.ndarray], docno: Union[Sequence[str], np.ndarray]) -> np.ndarray:
         """Relevance of each (qid, docno) pair; unjudged documents get 0 (not relevant)."""
