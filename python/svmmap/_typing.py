@@ -4,7 +4,7 @@ from __future__ import annotations
 
 # typing's Literal and TypedDict exist since Python 3.8; typing_extensions is not a dependency,
 # and importing it here broke the package on Python 3.9 and 3.10.
-from typing import List, Literal, TypedDict
+from typing import Dict, List, Literal, TypedDict
 
 __all__ = ["Slack", "StopReason", "Ties", "Gain", "BinStrategy", "Missing", "Dtype", "LossInfo", "IterationRecord"]
 
@@ -32,8 +32,8 @@ class LossInfo(TypedDict):
     examples: List[str]
 
 
-class IterationRecord(TypedDict):
-    """One cutting-plane iteration, as callbacks and ``history_`` see it."""
+class _IterationFields(TypedDict):
+    """The fields every iteration record has."""
 
     iteration: int
     primal: float
@@ -46,3 +46,11 @@ class IterationRecord(TypedDict):
     #: Cuts of the working set with a positive dual variable (the estimators' ``n_cuts_``).
     n_active: int
     seconds: float
+
+
+class IterationRecord(_IterationFields, total=False):
+    """One cutting-plane iteration, as callbacks and ``history_`` see it."""
+
+    #: In the callback's record of a fit with ``eval_set``: the validation metrics at this
+    #: iteration's iterate, {set name: {metric: value}} (LightGBM's evaluation results).
+    eval: Dict[str, Dict[str, float]]

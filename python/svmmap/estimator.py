@@ -445,6 +445,8 @@ class SVMMap(BaseEstimator):
                             logger.info("iter %4d  %s %s %.6g", record["iteration"], name, metric, value)
                 if early is not None:
                     stop = early.update(record["iteration"], coef, now)
+                # The user's callback sees the validation metrics too, as LightGBM's callbacks do.
+                record["eval"] = now
             if verbose:
                 logger.info(
                     "iter %4d  primal %.6g  dual %.6g  gap %.3g  cuts %d/%d  %.2fs",

@@ -74,3 +74,15 @@ def test_feature_importances_are_the_share_of_the_score_spread(data):
     binned = SVMMap(C=1.0).fit(codes, y, qid=qid)
     spread = np.abs(binned.coef_) * codes.toarray().std(axis=0)
     np.testing.assert_allclose(binned.feature_importances_, spread / spread.sum(), rtol=1e-9, atol=1e-12)
+
+
+def test_the_callback_record_carries_the_validation_metrics(data):
+    (X, y, qid), (Xv, yv, qv) = data
+    seen = []
+    model = SVMMap(C=10.0, callback=lambda record: seen.append(record["eval"]) and False).fit(
+        X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], eval_at=[10]
+    )
+    assert [r["valid_0"]["map"] for r in seen] == model.evals_result_["valid_0"]["map"]
+    assert [r["valid_0"]["ndcg@10"] for r in seen] == model.evals_result_["valid_0"]["ndcg@10"]
+    # history_ keeps the documented fields only.
+    assert "eval" not in model.history_[-1]

@@ -79,8 +79,14 @@ def test_slack_groups_are_structured_values():
         ({"max_iter": "10"}, "max_iter must be an integer >= 1, got '10'"),
         ({"relevance_threshold": None}, "relevance_threshold must be a finite number, got None"),
         ({"slack": "both"}, 'slack must be "separate" or "shared", got \'both\''),
-        ({"loss": b"map"}, "loss must be a loss name, a list of loss names or a dict of loss names to weights, got b'map'"),
-        ({"loss": ["map", 3]}, "loss must be a loss name, a list of loss names or a dict of loss names to weights, got ['map', 3]"),
+        (
+            {"loss": b"map"},
+            "loss must be a loss name, a list of loss names or a dict of loss names to weights, got b'map'",
+        ),
+        (
+            {"loss": ["map", 3]},
+            "loss must be a loss name, a list of loss names or a dict of loss names to weights, got ['map', 3]",
+        ),
         ({"n_jobs": 1.5}, "n_jobs must be None, a positive integer or a negative integer, got 1.5"),
     ],
 )

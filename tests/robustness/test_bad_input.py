@@ -351,8 +351,14 @@ PARAM_ERRORS = {
     "loss-unknown": ({"loss": "accuracy-of-vibes"}, "invalid loss: expected one of"),
     "loss-k-zero": ({"loss": "ndcg@0"}, "invalid loss"),
     "loss-k-negative": ({"loss": "mrr@-2"}, "invalid loss"),
-    "loss-empty-list": ({"loss": []}, "loss must be a loss name, a list of loss names or a dict of loss names to weights, got []"),
-    "loss-none": ({"loss": None}, "loss must be a loss name, a list of loss names or a dict of loss names to weights, got None"),
+    "loss-empty-list": (
+        {"loss": []},
+        "loss must be a loss name, a list of loss names or a dict of loss names to weights, got []",
+    ),
+    "loss-none": (
+        {"loss": None},
+        "loss must be a loss name, a list of loss names or a dict of loss names to weights, got None",
+    ),
     "n_jobs-zero": ({"n_jobs": 0}, "n_jobs must be None, a positive integer or a negative integer, got 0"),
     "n_jobs-absurd": ({"n_jobs": 10**6}, "invalid number of threads (n_jobs): expected at most 1024, got 1000000"),
     "callback-not-callable": ({"callback": 3}, "callback must be callable or None, got 3"),
