@@ -76,7 +76,8 @@ def save_model(model: Any, path: PathLike) -> None:
     >>> bool(np.array_equal(loaded.coef_, model.coef_)), loaded.C
     (True, 10.0)
     """
-    write_model(path, model_document(model))
+    # Written only if load_model can build the estimators again from the file.
+    write_model(path, model_document(model), check=_estimators_of)
 
 
 def load_model(path: PathLike) -> Any:
@@ -112,9 +113,19 @@ def load_model(path: PathLike) -> Any:
     ('Pipeline', True)
     """
     from ._core import ModelFormatError
-    from .estimator import SVMMap
 
     document = read_model(path)
+    try:
+        return _estimators_of(document)
+    except ValueError as exc:
+        raise ModelFormatError(f"{document.path}: {exc}") from None
+
+
+def _estimators_of(document: Any) -> Any:
+    """The SVMMap, or Pipeline(Binner, SVMMap), of a checked model document; ValueError when
+    the estimators refuse what the document holds. ``save_model`` runs it before writing."""
+    from .estimator import SVMMap
+
     params = document.params
     known = set(SVMMap._get_param_names())
     # How a model was run (callback, n_jobs, verbose) is not saved; a file that holds such
@@ -148,7 +159,7 @@ def load_model(path: PathLike) -> Any:
     try:
         binner._check_params()
     except ValueError as exc:
-        raise ModelFormatError(f"{document.path}: invalid binning: {exc}") from None
+        raise ValueError(f"invalid binning: {exc}") from None
     binner.thresholds_ = binning.thresholds
     binner.n_features_in_ = binning.n_features_in
     if binning.feature_names_in is not None:
