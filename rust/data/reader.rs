@@ -119,7 +119,8 @@ impl FromF64 for f32 {
 
 /// Reads a LETOR/svmlight file (plain or gzip).
 pub fn read_letor<T: FromF64>(path: &str, opts: &ReadOptions) -> Result<LetorData<T>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let file =
+        crate::runtime::cancel::open_interruptibly(path, std::fs::OpenOptions::new().read(true))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut magic = [0u8; 2];
     let n_magic = read_up_to(&mut reader, &mut magic).map_err(|e| Error::io(path, e))?;

@@ -138,8 +138,25 @@ impl From<Error> for PyErr {
     }
 }
 
+/// The first use of NumPy's C API by the `numpy` crate runs Python code (it imports NumPy's
+/// core module and parses `numpy.__version__` with `numpy.lib.NumpyVersion`), and a failure
+/// there, such as a `KeyboardInterrupt` from a Ctrl-C that lands during it, is a panic in the
+/// crate ("Failed to access NumPy array API capsule"), which pyo3 raises as `PanicException`.
+/// So the API is set up here, once, while the module is imported: the crate's fallible
+/// `get_array_module` runs that Python code first and an interrupt fails the import with
+/// `KeyboardInterrupt`; afterwards the array API, the dtype table and the borrow-checking
+/// capsule are initialized from modules already imported, with no Python code left to run.
+fn set_up_numpy(py: Python<'_>) -> PyResult<()> {
+    use numpy::{PyArray1, PyArrayMethods};
+    numpy::get_array_module(py)?;
+    let probe = PyArray1::<f64>::zeros(py, 1, false);
+    drop(probe.readonly());
+    Ok(())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    set_up_numpy(m.py())?;
     m.add("DataFormatError", m.py().get_type::<DataFormatError>())?;
     m.add("ModelFormatError", m.py().get_type::<ModelFormatError>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
