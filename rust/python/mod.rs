@@ -70,12 +70,22 @@ pub(crate) fn detach<R: Send>(
     // the wake-up (the thread is not finished yet when it unparks) and cost a whole poll.
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
-        let worker = scope.spawn(|| {
-            let result = token.enter(|| crate::runtime::guard::catch_panics(f));
-            done.store(true, std::sync::atomic::Ordering::Release);
-            caller.unpark();
-            result
-        });
+        // Starting a thread needs memory for its stack: under an address-space limit it can
+        // fail, which `scope.spawn` turns into a panic (pyo3's PanicException); it is an
+        // error of the call instead.
+        let worker = std::thread::Builder::new()
+            .spawn_scoped(scope, || {
+                let result = token.enter(|| crate::runtime::guard::catch_panics(f));
+                done.store(true, std::sync::atomic::Ordering::Release);
+                caller.unpark();
+                result
+            })
+            .map_err(|e| {
+                Error::Memory(format!(
+                    "cannot start the thread of a core call ({e}): the process is out of memory \
+                     or of threads"
+                ))
+            })?;
         let mut raised: Option<PyErr> = None;
         loop {
             py.detach(|| std::thread::park_timeout(SIGNAL_POLL));

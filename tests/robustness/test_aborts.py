@@ -220,3 +220,78 @@ def test_an_interrupt_while_numpy_is_set_up_is_a_keyboard_interrupt():
     )
     assert status == 0, err[-2000:]
     assert out.split() == ["KeyboardInterrupt", "then", "(4,)"], (out, err[-2000:])
+
+
+MEMORY_LIMITS = """
+    import resource
+    import svmmap, svmmap.metrics, svmmap.losses
+    svmmap.SVMMap, svmmap.Binner
+    def vm():
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    def under_limits(call):
+        # The soft limit is set a headroom above what is mapped now and lifted again after
+        # the call (the hard limit stays), so one child tries every headroom.
+        for headroom in (8e6, 2e7, 4e7, 6e7, 8e7, 1.2e8, 1.6e8, 2.4e8, 3.2e8):
+            limit = vm() + int(headroom)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+            try:
+                call()
+                outcome = "ok"
+            except MemoryError:
+                outcome = "MemoryError"
+            finally:
+                resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+            print(int(headroom), outcome, flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "call",
+    [
+        "svmmap.metrics.mean_average_precision(y, s, q)",
+        "svmmap.metrics.ndcg(y, s, q, k=10)",
+        "svmmap.structured_hinge(s, y, q)",
+        "svmmap.structured_hinge(s, y, q, loss='ndcg@10')",
+        "svmmap.Binner(n_thresholds=255).fit(X)",
+        "svmmap.Binner(n_thresholds=255, strategy='uniform').fit(X.astype(np.float32))",
+        "model.predict(X)",
+        "svmmap.load_letor(DATA)",
+    ],
+)
+def test_calls_under_a_memory_limit_raise_memory_error_not_abort(tmp_path, call):
+    # Every headroom from a few megabytes up: each call either completes or raises MemoryError;
+    # the process is never aborted ("memory allocation of N bytes failed", SIGABRT) and no
+    # PanicException escapes (a thread that could not start). Before the fix, the metrics, the
+    # hinge, Binner.fit and load_letor aborted at several of these headrooms.
+    data = tmp_path / "big.txt"
+    rng = np.random.default_rng(0)
+    with open(data, "w") as f:
+        for block in range(30):
+            rows = rng.random((10_000, 4))
+            f.writelines(
+                f"{int(r[0] > 0.8)} qid:{block * 100 + i // 100} "
+                + " ".join(f"{j + 1}:{v:.5f}" for j, v in enumerate(r))
+                + "\n"
+                for i, r in enumerate(rows)
+            )
+    status, out, err = _child(
+        textwrap.dedent(MEMORY_LIMITS)
+        + textwrap.dedent(f"""
+        n = 3_000_000
+        y = (np.arange(n) % 7 == 0).astype(np.float64); s = np.sin(np.arange(n, dtype=np.float64))
+        q = np.repeat(np.arange(n // 1000), 1000)
+        X = np.random.default_rng(0).random((n, 2))
+        model = svmmap.SVMMap().fit(X[:100], y[:100], qid=q[:100])
+        DATA = {str(data)!r}
+        under_limits(lambda: {call})
+        """),
+        timeout=600,
+    )
+    assert status == 0, (status, err[-3000:])
+    assert "memory allocation" not in err and "PanicException" not in err, err[-3000:]
+    outcomes = [line.split()[1] for line in out.splitlines()]
+    assert len(outcomes) == 9 and set(outcomes) <= {"ok", "MemoryError"}, out
+    assert outcomes[-1] == "ok", out
