@@ -56,6 +56,13 @@ def save_model(model: Any, path: PathLike) -> None:
     path : str or path-like
         Where to write. A reader sees either the old file or the whole new one.
 
+    Raises
+    ------
+    ValueError
+        When the file would not load again (``load_model`` would refuse it: a parameter set to
+        a value the estimator refuses, such as ``C=0``, or repeated feature names); nothing is
+        written then.
+
     Notes
     -----
     The format (``docs/model-format.md``) holds the weights, the estimator's parameters (loss,
