@@ -381,6 +381,30 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_descriptor_path_is_written_through_the_descriptor() {
+        // /proc/self/fd/N and /dev/fd/N of a file opened for appending: the bytes go to the
+        // end of that file through the descriptor, and the file is not replaced (same inode).
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        let dir = scratch_dir("atomic-fd");
+        let path = dir.join("log");
+        std::fs::write(&path, b"old\n").unwrap();
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        for alias in ["/proc/self/fd", "/dev/fd"] {
+            write_atomic(&format!("{alias}/{}", f.as_raw_fd()), b"new\n").unwrap();
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), b"old\nnew\nnew\n");
+        assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
+        drop(f);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[cfg(unix)]
     #[test]
     fn character_devices_are_written_in_place_not_replaced() {
