@@ -19,11 +19,16 @@ static TEMP_SERIAL: AtomicU64 = AtomicU64::new(0);
 /// last rename wins and the file is always one writer's complete output. If the process is
 /// killed before the rename, the temporary file stays behind and `path` is untouched.
 ///
-/// What `path` names is respected: a symbolic link is followed and its target replaced (the
-/// link stays a link), an existing file keeps its permission bits (a 0600 model stays
-/// private, also while the temporary file exists), and a FIFO or a character device such as
-/// `/dev/stdout` is written to directly, since renaming a file over it would replace the
-/// device node instead of writing to it. Block devices and sockets are refused.
+/// What `path` names is respected, by one rule: only a regular file reached by its name is
+/// replaced by a rename; everything else is written in place, as a shell redirection writes.
+/// A symbolic link is followed and its target replaced (the link stays a link), and an
+/// existing file keeps its permission bits (a 0600 model stays private, also while the
+/// temporary file exists). A FIFO or a character device is written to directly, since renaming
+/// a file over it would replace the device node instead of writing to it. A path that names an
+/// open file descriptor (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`) is written through that
+/// descriptor, whatever it is open on: `svmmap classify T M /dev/stdout >> log` appends to
+/// `log` as the shell asked, where following the link to `log` and renaming over it would
+/// replace the user's file. Block devices and sockets are refused.
 pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
     write_atomic_then(path, bytes, &mut || Ok(()))
 }
@@ -34,16 +39,59 @@ enum Destination {
     Replace { target: PathBuf, mode: Option<u32> },
     /// A FIFO or a character device: written in place, as a shell redirection would.
     Stream,
+    /// An open file descriptor of this process, named by `/dev/stdout`, `/dev/fd/N` or
+    /// `/proc/self/fd/N`: written through a duplicate of it, so that its offset and append
+    /// mode (`>>`) are the shell's.
+    #[cfg(unix)]
+    Descriptor(i32),
+}
+
+/// The descriptor a symbolic link names when it lives in a process's descriptor table
+/// (`/proc/<pid>/fd/N`, also through `/proc/self`, `/dev/fd` or `/proc/<pid>/task/<tid>/fd`):
+/// `Some((pid, N))`. Such links are not ordinary links: they point at whatever the descriptor
+/// is open on (a file, a pipe, a terminal), and opening them reopens that object from scratch.
+fn descriptor_link(link: &Path) -> Option<(u32, i32)> {
+    let dir = std::fs::canonicalize(link.parent()?).ok()?;
+    let fd = link.file_name()?.to_str()?.parse::<i32>().ok()?;
+    let parts: Vec<_> = dir
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    let pid = match parts.as_slice() {
+        [root, proc_, pid, fd_dir] if root == "/" && proc_ == "proc" && fd_dir == "fd" => pid,
+        [root, proc_, pid, task, _, fd_dir]
+            if root == "/" && proc_ == "proc" && task == "task" && fd_dir == "fd" =>
+        {
+            pid
+        }
+        _ => return None,
+    };
+    Some((pid.parse().ok()?, fd))
+}
+
+/// Where a chain of symbolic links ends: a path, or a process's open descriptor.
+enum Resolved {
+    Path(PathBuf),
+    Descriptor { pid: u32, fd: i32, link: PathBuf },
 }
 
 /// Follows the final component's symbolic links (up to 40, the Linux limit) to the path that
-/// is to be replaced; a dangling link yields its missing target, which is then created.
-fn resolve_links(path: &Path) -> Result<PathBuf> {
+/// is to be replaced; a dangling link yields its missing target, which is then created. It
+/// stops at a link of a descriptor table (`/proc/<pid>/fd/N`), which names an open file, not a
+/// path.
+fn resolve_links(path: &Path) -> Result<Resolved> {
     let shown = path.to_string_lossy().into_owned();
     let mut current = path.to_path_buf();
     for _ in 0..40 {
         match std::fs::symlink_metadata(&current) {
             Ok(meta) if meta.file_type().is_symlink() => {
+                if let Some((pid, fd)) = descriptor_link(&current) {
+                    return Ok(Resolved::Descriptor {
+                        pid,
+                        fd,
+                        link: current,
+                    });
+                }
                 let link = std::fs::read_link(&current).map_err(|e| Error::io(&shown, e))?;
                 current = if link.is_absolute() {
                     link
@@ -51,7 +99,7 @@ fn resolve_links(path: &Path) -> Result<PathBuf> {
                     current.parent().unwrap_or(Path::new("")).join(link)
                 };
             }
-            _ => return Ok(current),
+            _ => return Ok(Resolved::Path(current)),
         }
     }
     Err(Error::input(format!(
@@ -60,13 +108,23 @@ fn resolve_links(path: &Path) -> Result<PathBuf> {
 }
 
 fn destination(path: &str) -> Result<Destination> {
+    let target = match resolve_links(Path::new(path))? {
+        Resolved::Path(target) => target,
+        #[cfg(unix)]
+        Resolved::Descriptor { pid, fd, .. } if pid == std::process::id() => {
+            return Ok(Destination::Descriptor(fd))
+        }
+        // Another process's descriptor (or a platform without them): opened and written in
+        // place, never replaced.
+        Resolved::Descriptor { link, .. } => {
+            let _ = link;
+            return Ok(Destination::Stream);
+        }
+    };
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Destination::Replace {
-                target: resolve_links(Path::new(path))?,
-                mode: None,
-            })
+            return Ok(Destination::Replace { target, mode: None })
         }
         Err(e) => return Err(Error::io(path, e)),
     };
@@ -79,10 +137,7 @@ fn destination(path: &str) -> Result<Destination> {
         };
         #[cfg(not(unix))]
         let mode = None;
-        return Ok(Destination::Replace {
-            target: resolve_links(Path::new(path))?,
-            mode,
-        });
+        return Ok(Destination::Replace { target, mode });
     }
     #[cfg(unix)]
     {
@@ -118,11 +173,26 @@ pub fn write_atomic_then(
     let (target, mode) = match destination(path)? {
         Destination::Replace { target, mode } => (target, mode),
         Destination::Stream => {
-            // No rename is possible; the reader of a pipe sees the bytes in order anyway.
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
+            // No rename is possible; the reader of a pipe sees the bytes in order anyway. A
+            // regular file met here (through another process's descriptor) is appended to,
+            // never truncated. The open is interruptible (a FIFO without a reader blocks in it).
+            let mut f = crate::runtime::cancel::open_interruptibly(
+                path,
+                std::fs::OpenOptions::new().append(true),
+            )?;
+            f.write_all(bytes).map_err(|e| Error::io(path, e))?;
+            return f.flush().map_err(|e| Error::io(path, e));
+        }
+        #[cfg(unix)]
+        Destination::Descriptor(fd) => {
+            use std::os::fd::BorrowedFd;
+            // SAFETY: the descriptor is only borrowed for `try_clone_to_owned`, which fails
+            // with EBADF when it is not open; the duplicate is ours and closed on drop, and the
+            // original stays open for the shell's other writers.
+            let owned = unsafe { BorrowedFd::borrow_raw(fd) }
+                .try_clone_to_owned()
                 .map_err(|e| Error::io(path, e))?;
+            let mut f = std::fs::File::from(owned);
             f.write_all(bytes).map_err(|e| Error::io(path, e))?;
             return f.flush().map_err(|e| Error::io(path, e));
         }
@@ -308,6 +378,30 @@ mod tests {
         std::os::unix::fs::symlink("loop-a", dir.join("loop-b")).unwrap();
         let e = write_atomic(&dir.join("loop-a").to_string_lossy(), b"x").unwrap_err();
         assert!(e.to_string().contains("symbolic links"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_descriptor_path_is_written_through_the_descriptor() {
+        // /proc/self/fd/N and /dev/fd/N of a file opened for appending: the bytes go to the
+        // end of that file through the descriptor, and the file is not replaced (same inode).
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        let dir = scratch_dir("atomic-fd");
+        let path = dir.join("log");
+        std::fs::write(&path, b"old\n").unwrap();
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        for alias in ["/proc/self/fd", "/dev/fd"] {
+            write_atomic(&format!("{alias}/{}", f.as_raw_fd()), b"new\n").unwrap();
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), b"old\nnew\nnew\n");
+        assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
+        drop(f);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

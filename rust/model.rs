@@ -141,7 +141,15 @@ impl ModelFile {
     }
 
     pub fn load(path: &str) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut crate::runtime::cancel::open_interruptibly(
+                path,
+                std::fs::OpenOptions::new().read(true),
+            )?,
+            &mut bytes,
+        )
+        .map_err(|e| Error::io(path, e))?;
         // A binary file handed over by mistake is a format problem, not an I/O failure.
         let mut text = String::from_utf8(bytes).map_err(|e| {
             Error::Model(format!(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -291,27 +291,38 @@ def read_model(path: Any) -> ModelDocument:
 
     name = os.fspath(path)
     doc = json.loads(_core.load_model_json(name))
+    try:
+        return check_document(doc, name)
+    except ValueError as exc:
+        raise ModelFormatError(f"{name}: {exc}") from None
+
+
+def check_document(doc: Dict[str, Any], name: str) -> ModelDocument:
+    """The checks of a model document (beyond the core's format check) that ``read_model``
+    applies, as a ``ModelDocument``; ``write_model`` applies them before it writes, so that a
+    file that is written always loads.
+
+    Raises
+    ------
+    ValueError
+        Naming the field that is refused.
+    """
     coef = np.asarray(doc["coef"], dtype=np.float64)
     n_features = int(doc["n_features"])
     params = doc.get("params") or {}
     training = doc.get("training") or {}
-    try:
-        _check_params(params)
-        _check_training(training)
-        if doc.get("feature_names") is not None:
-            _check_names(doc["feature_names"], "feature_names")
-    except ValueError as exc:
-        raise ModelFormatError(f"{name}: {exc}") from None
+    _check_params(params)
+    _check_training(training)
+    if doc.get("feature_names") is not None:
+        _check_names(doc["feature_names"], "feature_names")
     binning = None
     if doc.get("binning") is not None:
         try:
             binning = binning_from_dict(doc["binning"])
         except ValueError as exc:
-            raise ModelFormatError(f"{name}: invalid binning: {exc}") from None
+            raise ValueError(f"invalid binning: {exc}") from None
         if binning.n_output != n_features:
-            raise ModelFormatError(
-                f"{name}: the binning produces {binning.n_output} features but the model has {n_features} weights"
-            )
+            raise ValueError(f"the binning produces {binning.n_output} features but the model has {n_features} weights")
     return ModelDocument(
         path=name,
         coef=coef,
@@ -391,6 +402,25 @@ def svm_document(svm: Any, binner: Any = None) -> dict:
     }
 
 
-def write_model(path: Any, doc: dict) -> None:
-    """Writes a model document atomically (the core checks it as the reader does)."""
-    _core.save_model_json(os.fspath(path), json.dumps(doc, allow_nan=False))
+def write_model(path: Any, doc: dict, check: Optional[Callable[[ModelDocument], None]] = None) -> ModelDocument:
+    """Writes a model document atomically, only if it loads: the text to be written is read
+    back through ``check_document`` (and ``check``, the loader's further checks, such as the
+    Binner's parameters) before anything is written, and the core checks its format as the
+    reader does. A model whose parameters were set to values the reader refuses
+    (``set_params(C=0)``, ``loss="mapp"``) would otherwise be written and then refused forever.
+
+    Raises
+    ------
+    ValueError
+        When the file would not load; nothing is written.
+    """
+    name = os.fspath(path)
+    text = json.dumps(doc, allow_nan=False)
+    try:
+        document = check_document(json.loads(text), name)
+        if check is not None:
+            check(document)
+    except ValueError as exc:
+        raise ValueError(f"{name}: the model was not written, since svmmap could not load it again: {exc}") from None
+    _core.save_model_json(name, text)
+    return document

@@ -130,6 +130,41 @@ def _object_array(values: Any) -> np.ndarray:
     return arr
 
 
+def query_sizes(group: Any, n_rows: int, group_name: str = "group", rows_name: str = "X") -> np.ndarray:
+    """LightGBM-style query sizes as int64, checked to be positive whole numbers that add up to
+    ``n_rows``: the one conversion of sizes and counts that ``fit(group=...)``, the
+    ``eval_group`` lists and ``.query`` files go through.
+
+    The bounds are checked on the values as given, before any conversion or sum: int64 sums
+    wrap around (four sizes of 2**62 plus 6 add up to 6), float sizes beyond int64 convert to
+    anything, and sizes that pass a wrapped sum make ``np.repeat`` write past its output (the
+    interpreter crashed with SIGSEGV). Every size is at most ``n_rows`` and there are at most
+    ``n_rows`` of them, so their int64 sum, at most ``n_rows`` squared, is exact for any matrix
+    of fewer than 3e9 rows.
+    """
+    arr = np.asarray(group)
+    if arr.ndim != 1 or arr.dtype.kind not in "iuf" or arr.size == 0:
+        raise ValueError(
+            f"{group_name} must be a non-empty 1-D array of query sizes (positive integers), got shape {arr.shape} and dtype {arr.dtype}"
+        )
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        raise ValueError(f"{group_name} must hold whole numbers (query sizes), got {arr[:10].tolist()}")
+    low = arr.min()
+    if low < 1:
+        raise ValueError(f"{group_name} must hold positive query sizes, got {low.item()}")
+    high = arr.max()
+    if high > n_rows or arr.size > n_rows:
+        raise ValueError(
+            f"{group_name} adds up to more than the {n_rows} rows of {rows_name}"
+            + (f" (it holds a query size of {high.item()})" if high > n_rows else f" ({arr.size} queries)")
+        )
+    sizes = arr.astype(np.int64)
+    total = int(sizes.sum())
+    if total != n_rows:
+        raise ValueError(f"{group_name} adds up to {total} rows, but {rows_name} has {n_rows} rows")
+    return sizes
+
+
 def qid_of(
     qid: Any, group: Any, n_rows: int, qid_name: str = "qid", group_name: str = "group", rows_name: str = "X"
 ) -> Any:
@@ -139,19 +174,7 @@ def qid_of(
         return qid
     if qid is not None:
         raise ValueError(f"give {qid_name} (one query id per row) or {group_name} (query sizes in row order), not both")
-    arr = np.asarray(group)
-    if arr.ndim != 1 or arr.dtype.kind not in "iuf" or arr.size == 0:
-        raise ValueError(
-            f"{group_name} must be a non-empty 1-D array of query sizes (positive integers), got shape {arr.shape} and dtype {arr.dtype}"
-        )
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
-        raise ValueError(f"{group_name} must hold whole numbers (query sizes), got {arr[:10].tolist()}")
-    sizes = arr.astype(np.int64)
-    if np.any(sizes < 1):
-        raise ValueError(f"{group_name} must hold positive query sizes, got {int(sizes.min())}")
-    total = int(sizes.sum())
-    if total != n_rows:
-        raise ValueError(f"{group_name} adds up to {total} rows, but {rows_name} has {n_rows} rows")
+    sizes = query_sizes(group, n_rows, group_name, rows_name)
     return np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
 
 

@@ -283,14 +283,17 @@ class Binner(TransformerMixin, BaseEstimator):
         is not stored.
         """
         self._check_fitted()
+        # The parameters as the core's configuration checks them: a value set after fit that
+        # the Binner refuses (n_thresholds=2.5) is refused here too, not rounded into the dict.
+        config = self._check_params()
         fitted = getattr(self, "feature_names_in_", None)
         return {
             "type": BINNER_DICT_TYPE,
             "version": BINNER_DICT_VERSION,
             "params": {
-                "n_thresholds": int(self.n_thresholds),
-                "strategy": str(self.strategy),
-                "missing": str(self.missing),
+                "n_thresholds": int(config.n_thresholds),
+                "strategy": str(config.strategy),
+                "missing": str(config.missing),
             },
             "n_features_in": int(self.n_features_in_),
             "feature_names_in": None if fitted is None else [str(n) for n in fitted],

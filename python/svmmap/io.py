@@ -267,23 +267,37 @@ def read_group_file(path: PathLike) -> np.ndarray:
                 ) from None
             if size < 1:
                 raise DataFormatError(f"{name}:{lineno}: query size {size} must be at least 1")
+            if size > np.iinfo(np.int64).max:
+                # Beyond int64 no data file can have that many rows; said here with the line,
+                # rather than as numpy's OverflowError.
+                raise DataFormatError(f"{name}:{lineno}: query size {size} is beyond any number of rows")
             sizes.append(size)
     if not sizes:
         raise DataFormatError(f"{name}: no query sizes: the group file is empty")
     return np.asarray(sizes, dtype=np.int64)
 
 
+def group_file(path: PathLike, group: Any) -> Optional[str]:
+    """The file of query sizes ``load_letor(path, group=group)`` reads, if any: ``group`` when it
+    is a path, ``<path>.query`` when ``group`` is None and that file exists. The command line
+    counts it among a command's inputs, so that no output is written over it."""
+    if group is None:
+        auto = os.fspath(path) + ".query"
+        return auto if os.path.exists(auto) else None
+    if isinstance(group, (str, os.PathLike)):
+        return os.fspath(group)
+    return None
+
+
 def _group_sizes(path: PathLike, group: Any) -> Optional[tuple]:
     """(sizes, where they came from) for ``load_letor``'s ``group``, or None for ``qid:`` fields."""
     if group is False:
         return None
+    name = group_file(path, group)
+    if name is not None:
+        return read_group_file(name), name
     if group is None:
-        auto = os.fspath(path) + ".query"
-        if not os.path.exists(auto):
-            return None
-        return read_group_file(auto), auto
-    if isinstance(group, (str, os.PathLike)):
-        return read_group_file(group), os.fspath(group)
+        return None
     return group, "group"
 
 

@@ -10,6 +10,7 @@ estimators (the estimator classes are imported inside the functions that need th
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,13 @@ def save_model(model: Any, path: PathLike) -> None:
     path : str or path-like
         Where to write. A reader sees either the old file or the whole new one.
 
+    Raises
+    ------
+    ValueError
+        When the file would not load again (``load_model`` would refuse it: a parameter set to
+        a value the estimator refuses, such as ``C=0``, or repeated feature names); nothing is
+        written then.
+
     Notes
     -----
     The format (``docs/model-format.md``) holds the weights, the estimator's parameters (loss,
@@ -76,7 +84,16 @@ def save_model(model: Any, path: PathLike) -> None:
     >>> bool(np.array_equal(loaded.coef_, model.coef_)), loaded.C
     (True, 10.0)
     """
-    write_model(path, model_document(model))
+    # Written only if load_model can build the estimators again from the file.
+    try:
+        doc = model_document(model)
+    except ValueError as exc:
+        # A parameter the estimators refuse (a Binner's n_thresholds=0 set after fit): the
+        # file would not load, and nothing is written.
+        raise ValueError(
+            f"{os.fspath(path)}: the model was not written, since svmmap could not load it again: {exc}"
+        ) from None
+    write_model(path, doc, check=_estimators_of)
 
 
 def load_model(path: PathLike) -> Any:
@@ -111,9 +128,20 @@ def load_model(path: PathLike) -> Any:
     >>> type(loaded).__name__, bool(np.array_equal(loaded.predict(X), model.predict(X)))
     ('Pipeline', True)
     """
-    from .estimator import SVMMap
+    from ._core import ModelFormatError
 
     document = read_model(path)
+    try:
+        return _estimators_of(document)
+    except ValueError as exc:
+        raise ModelFormatError(f"{document.path}: {exc}") from None
+
+
+def _estimators_of(document: Any) -> Any:
+    """The SVMMap, or Pipeline(Binner, SVMMap), of a checked model document; ValueError when
+    the estimators refuse what the document holds. ``save_model`` runs it before writing."""
+    from .estimator import SVMMap
+
     params = document.params
     known = set(SVMMap._get_param_names())
     # How a model was run (callback, n_jobs, verbose) is not saved; a file that holds such

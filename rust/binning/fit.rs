@@ -280,6 +280,21 @@ pub fn fit<T: Scalar>(
         .map(|j0| (j0, (j0 + group).min(n_cols)))
         .collect();
     let workers = rayon::current_num_threads().clamp(1, groups.len().max(1));
+    // Each worker holds a key per row for each column of its group, and the sort of a column
+    // needs as much again: guarded by `check_call`, since under an address-space limit these
+    // buffers fail well below `check`'s floor, and a failed allocation aborts the process.
+    let key_bytes = if is_f32 { 4 } else { 8 };
+    crate::runtime::memory::check_call(
+        crate::runtime::memory::bytes_of(n_rows, key_bytes)
+            .saturating_mul((group as u64 + 1).saturating_mul(workers as u64)),
+        || {
+            (
+                format!("fitting thresholds on {n_rows} rows with {workers} thread(s)"),
+                "fit the binner on a sample of the rows, or with fewer threads (n_jobs)"
+                    .to_string(),
+            )
+        },
+    )?;
     let mut per_group: Vec<(usize, Vec<Vec<f64>>)> = (0..workers)
         .into_par_iter()
         .flat_map_iter(|worker| {

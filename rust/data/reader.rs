@@ -119,7 +119,24 @@ impl FromF64 for f32 {
 
 /// Reads a LETOR/svmlight file (plain or gzip).
 pub fn read_letor<T: FromF64>(path: &str, opts: &ReadOptions) -> Result<LetorData<T>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let file =
+        crate::runtime::cancel::open_interruptibly(path, std::fs::OpenOptions::new().read(true))?;
+    // A parsed file takes about as many bytes as its text (a value and an index per
+    // `index:value` field), twice while the blocks are joined; a compressed file's size says
+    // little, so only plain files are guarded up front.
+    if let Ok(meta) = file.metadata() {
+        if meta.is_file() {
+            crate::runtime::memory::check_call(meta.len().saturating_mul(3), || {
+                (
+                    format!(
+                        "reading {path} ({})",
+                        crate::runtime::memory::human(meta.len())
+                    ),
+                    "read a smaller file, or free memory".to_string(),
+                )
+            })?;
+        }
+    }
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut magic = [0u8; 2];
     let n_magic = read_up_to(&mut reader, &mut magic).map_err(|e| Error::io(path, e))?;

@@ -13,6 +13,19 @@ use crate::metrics::{self, Conventions, Gain, Metric, Ties};
 use crate::oracle;
 use crate::runtime::pool::with_threads;
 
+/// `memory::check_call` for the calls over every row: `per_row` bytes a row (the query groups'
+/// row order, each query's sort order, coefficients and outputs) and two 8-byte values a query.
+fn check_rows(n: usize, n_queries: usize, per_row: usize, what: &str) -> Result<(), Error> {
+    let bytes = crate::runtime::memory::bytes_of(n, per_row)
+        .saturating_add(crate::runtime::memory::bytes_of(n_queries, 16));
+    crate::runtime::memory::check_call(bytes, || {
+        (
+            format!("{what} over {n} rows"),
+            "evaluate the queries in batches".to_string(),
+        )
+    })
+}
+
 /// Scores every row: X . coef.
 #[pyfunction]
 pub(super) fn predict<'py>(
@@ -32,7 +45,7 @@ pub(super) fn predict<'py>(
                 w.len()
             )));
         }
-        crate::runtime::memory::check(crate::runtime::memory::bytes_of(n, 8), || {
+        crate::runtime::memory::check_call(crate::runtime::memory::bytes_of(n, 8), || {
             (
                 format!("the scores of {n} rows"),
                 "predict the rows in batches".to_string(),
@@ -109,6 +122,9 @@ pub(super) fn structured_hinge<'py>(
     n_threads: usize,
 ) -> PyResult<HingeTuple<'py>> {
     let (s, l) = (slice(&scores, "scores")?, slice(&labels, "labels")?);
+    // The groups, each query's sort order and coefficients, the scores' copy and the
+    // gradient: five 8-byte values a row.
+    check_rows(s.len(), n_queries, 40, "the structured hinge")?;
     let groups = groups(&qid_codes, n_queries)?;
     let oracles = oracle::from_groups(&losses)?;
     let result = detach(py, || {
@@ -172,8 +188,9 @@ pub(super) fn evaluate<'py>(
         },
         relevance_threshold,
     };
-    let groups = groups(&qid_codes, n_queries)?;
     let (t, s) = (slice(&y_true, "y_true")?, slice(&y_score, "y_score")?);
+    check_rows(s.len(), n_queries, 16, "the metric")?;
+    let groups = groups(&qid_codes, n_queries)?;
     let nr = match &n_relevant {
         Some(a) => Some(slice(a, "n_relevant")?),
         None => None,

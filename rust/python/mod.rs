@@ -70,12 +70,22 @@ pub(crate) fn detach<R: Send>(
     // the wake-up (the thread is not finished yet when it unparks) and cost a whole poll.
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
-        let worker = scope.spawn(|| {
-            let result = token.enter(|| crate::runtime::guard::catch_panics(f));
-            done.store(true, std::sync::atomic::Ordering::Release);
-            caller.unpark();
-            result
-        });
+        // Starting a thread needs memory for its stack: under an address-space limit it can
+        // fail, which `scope.spawn` turns into a panic (pyo3's PanicException); it is an
+        // error of the call instead.
+        let worker = std::thread::Builder::new()
+            .spawn_scoped(scope, || {
+                let result = token.enter(|| crate::runtime::guard::catch_panics(f));
+                done.store(true, std::sync::atomic::Ordering::Release);
+                caller.unpark();
+                result
+            })
+            .map_err(|e| {
+                Error::Memory(format!(
+                    "cannot start the thread of a core call ({e}): the process is out of memory \
+                     or of threads"
+                ))
+            })?;
         let mut raised: Option<PyErr> = None;
         loop {
             py.detach(|| std::thread::park_timeout(SIGNAL_POLL));
@@ -138,8 +148,25 @@ impl From<Error> for PyErr {
     }
 }
 
+/// The first use of NumPy's C API by the `numpy` crate runs Python code (it imports NumPy's
+/// core module and parses `numpy.__version__` with `numpy.lib.NumpyVersion`), and a failure
+/// there, such as a `KeyboardInterrupt` from a Ctrl-C that lands during it, is a panic in the
+/// crate ("Failed to access NumPy array API capsule"), which pyo3 raises as `PanicException`.
+/// So the API is set up here, once, while the module is imported: the crate's fallible
+/// `get_array_module` runs that Python code first and an interrupt fails the import with
+/// `KeyboardInterrupt`; afterwards the array API, the dtype table and the borrow-checking
+/// capsule are initialized from modules already imported, with no Python code left to run.
+fn set_up_numpy(py: Python<'_>) -> PyResult<()> {
+    use numpy::{PyArray1, PyArrayMethods};
+    numpy::get_array_module(py)?;
+    let probe = PyArray1::<f64>::zeros(py, 1, false);
+    drop(probe.readonly());
+    Ok(())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    set_up_numpy(m.py())?;
     m.add("DataFormatError", m.py().get_type::<DataFormatError>())?;
     m.add("ModelFormatError", m.py().get_type::<ModelFormatError>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;

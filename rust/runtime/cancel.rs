@@ -146,6 +146,61 @@ pub fn check() -> Result<()> {
     Ok(())
 }
 
+/// Opens `path` with `options` so that a stop request ends the wait: opening a FIFO blocks
+/// until the other side opens it too (`svmmap learn FIFO M` with no writer, `classify T M
+/// FIFO` with no reader), and a thread blocked in `open()` never reaches a `check()`. So the
+/// open of a FIFO runs on a helper thread while this one looks at the token every 50 ms; on a
+/// request it opens the FIFO once for reading and writing, which on Linux never blocks and
+/// counts as both sides, so the helper's `open()` returns and the helper ends (the file it
+/// got is dropped). Anything else is opened directly, as are FIFOs outside any call.
+pub fn open_interruptibly(path: &str, options: &std::fs::OpenOptions) -> Result<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let is_fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+        if is_fifo && Token::current().is_some() {
+            return open_fifo(path, options.clone());
+        }
+    }
+    options.open(path).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(unix)]
+fn open_fifo(path: &str, options: std::fs::OpenOptions) -> Result<std::fs::File> {
+    let (send, receive) = std::sync::mpsc::channel();
+    let owned = path.to_string();
+    std::thread::Builder::new()
+        .name("svmmap-open".to_string())
+        .spawn(move || {
+            let _ = send.send(options.open(&owned));
+        })
+        .map_err(|e| Error::io(path, e))?;
+    loop {
+        match receive.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(opened) => return opened.map_err(|e| Error::io(path, e)),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::io(
+                    path,
+                    std::io::Error::other("the thread opening the file ended without a result"),
+                ))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if requested() {
+                    // Releases the helper from its open(); the release opens nothing for the
+                    // user (no data is read or written) and is closed at once.
+                    let _ = std::fs::OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .open(path);
+                    return Err(Error::Interrupted(format!(
+                        "interrupted by the user while waiting to open {path}"
+                    )));
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

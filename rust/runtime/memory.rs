@@ -91,6 +91,34 @@ pub fn check(bytes: u64, what: impl FnOnce() -> (String, String)) -> Result<()> 
     }
 }
 
+/// Below this, a call's estimated footprint is not checked by `check_call`: reading /proc
+/// costs tens of microseconds, and calls that small (one query's hinge in a training loop)
+/// are made thousands of times.
+const UNCHECKED_CALL_BYTES: u64 = 1 << 20;
+
+/// The guard of a core call whose allocations grow with its input (a metric over every row,
+/// the structured hinge, fitting thresholds, reading a file): `bytes`, the call's estimated
+/// peak from its sizes, must fit the available memory. Rust aborts the process when an
+/// allocation fails ("memory allocation of N bytes failed"), and under an address-space limit
+/// even allocations of a few megabytes fail, below `check`'s floor; a call that asks for more
+/// than there is ends here in `Error::Memory` before it allocates.
+pub fn check_call(bytes: u64, what: impl FnOnce() -> (String, String)) -> Result<()> {
+    if bytes < UNCHECKED_CALL_BYTES {
+        return Ok(());
+    }
+    match available() {
+        Some(free) if bytes > free => {
+            let (what, advice) = what();
+            Err(Error::Memory(format!(
+                "{what} needs about {}, but only {} of memory is available; {advice}",
+                human(bytes),
+                human(free)
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Bytes of `count` values of `size` bytes, saturating (a parameter such as 2e9 thresholds
 /// times many columns must not wrap around).
 pub fn bytes_of(count: usize, size: usize) -> u64 {

@@ -20,6 +20,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     status: 0, 2 after an error (printed as ``svmmap COMMAND: error: ...``), 130 when
     interrupted."""
     from .._core import DataFormatError, ModelFormatError
+    from ._files import forget_written, written
     from .evaluate import run_evaluate
     from .experiment import run_experiment, run_protocol
     from .export import run_export
@@ -37,6 +38,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "protocol": run_protocol,
         "export": run_export,
     }
+    forget_written()
     try:
         handlers[args.command](args)
     except (DataFormatError, ModelFormatError, OSError, ValueError) as exc:
@@ -46,8 +48,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"svmmap {args.command}: error: out of memory: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        # Outputs are written atomically at the end, so an interrupted command leaves none.
-        print(f"svmmap {args.command}: interrupted; nothing was written", file=sys.stderr)
+        # Outputs are written atomically, each complete or not at all; an interrupt after one
+        # was written (during classify's evaluation) says which, so the user keeps it.
+        done = written()
+        what = (
+            "nothing was written"
+            if not done
+            else " and ".join(repr(p) for p in done) + " had been written completely; nothing else was written"
+        )
+        print(f"svmmap {args.command}: interrupted; {what}", file=sys.stderr)
         return 130
     return 0
 

@@ -1,10 +1,20 @@
-"""The command line's rule for output paths: an output may not be one of the command's inputs."""
+"""The command line's rule for output paths: an output may not be one of the command's inputs,
+and every file a command reads is an input, also the ones it finds by itself (the ``.query``
+sizes beside a data file).
+
+How an output is then written is ``svmmap._text.write_atomic``'s rule (``rust/atomic.rs``):
+a regular file reached by its name is replaced atomically; anything else (a pipe, a terminal,
+``/dev/stdout`` whatever it is open on) is written in place.
+"""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, List, Optional, Tuple
 
-__all__ = ["same_file", "refuse_overwriting_inputs"]
+__all__ = ["same_file", "refuse_overwriting_inputs", "data_inputs", "wrote", "written", "forget_written"]
+
+#: The outputs the running command has written completely, in order (see ``wrote``).
+_WRITTEN: List[str] = []
 
 
 def same_file(a: str, b: str) -> bool:
@@ -26,3 +36,31 @@ def refuse_overwriting_inputs(out_label: str, out: str, inputs: Iterable[tuple])
             raise ValueError(
                 f"{out_label} {out!r} is the input {label}{same}; refusing to overwrite an input: give another output path"
             )
+
+
+def data_inputs(label: str, path: str, group: Optional[str] = None) -> List[Tuple[str, str]]:
+    """The files ``load_letor(path, group=group)`` reads, labelled for messages: the data file
+    and its file of query sizes (``--group``, or the ``<path>.query`` it finds by itself)."""
+    from ..io import group_file
+
+    inputs = [(label, path)]
+    sizes = group_file(path, group)
+    if sizes is not None:
+        inputs.append(("--group" if group is not None else f"{label}'s query sizes", sizes))
+    return inputs
+
+
+def wrote(path: str) -> None:
+    """Records that the command has written ``path`` completely, so that an interrupt after it
+    (classify's final evaluation) is reported with what was written, not as "nothing"."""
+    _WRITTEN.append(path)
+
+
+def written() -> List[str]:
+    """The outputs written so far by the running command."""
+    return list(_WRITTEN)
+
+
+def forget_written() -> None:
+    """Starts a command's record of its outputs afresh."""
+    _WRITTEN.clear()

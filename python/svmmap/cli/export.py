@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._files import refuse_overwriting_inputs
+from ._files import refuse_overwriting_inputs, wrote
 
 __all__ = ["run_export"]
 
@@ -34,4 +34,5 @@ def run_export(args: argparse.Namespace) -> None:
             raise ValueError("--store is for Solr; Elasticsearch takes the feature set in the _createmodel URL")
         doc = to_elasticsearch(model, args.name, feature_names=names)
     write_atomic(args.out, json.dumps(doc, indent=2) + "\n")
+    wrote(args.out)
     print(f"{args.to} model {args.name!r} written to {args.out}", file=sys.stderr)

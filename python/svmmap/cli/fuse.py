@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from ._files import refuse_overwriting_inputs, same_file
+from ._files import refuse_overwriting_inputs, same_file, wrote
 
 __all__ = ["run_fuse"]
 
@@ -49,6 +49,7 @@ def run_fuse(args: argparse.Namespace) -> None:
         n_jobs=args.n_jobs,
     )
     write_run(args.out, result.run, depth=args.depth)
+    wrote(args.out)
     if say:
         say(f"fused run written to {args.out} ({time.perf_counter() - start:.1f}s)")
     print(result.table())

@@ -8,7 +8,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Optional, TextIO
 
-from ._files import refuse_overwriting_inputs, same_file
+from ._files import data_inputs, refuse_overwriting_inputs, same_file, wrote
 
 if TYPE_CHECKING:
     from .._typing import IterationRecord
@@ -74,9 +74,7 @@ def run_learn(args: argparse.Namespace) -> None:
     from ..estimator import SVMMap
     from ..io import load_letor
 
-    refuse_overwriting_inputs(
-        "MODEL", args.model, [("TRAIN", args.train)] + ([("--group", args.group)] if args.group else [])
-    )
+    refuse_overwriting_inputs("MODEL", args.model, data_inputs("TRAIN", args.train, args.group))
     X, y, qid = load_letor(args.train, group=args.group, missing=args.missing)
     model = SVMMap(
         C=args.C,
@@ -117,6 +115,7 @@ def run_learn(args: argparse.Namespace) -> None:
         save_model(make_pipeline(binner, model), args.model)
     else:
         model.save(args.model)
+    wrote(args.model)
     print(
         f"trained on {model.n_queries_} queries in {time.perf_counter() - start:.2f}s: "
         f"{model.n_iter_} iterations, primal {model.objective_:.6g}, gap {model.gap_:.3g}, "
@@ -133,7 +132,7 @@ def run_classify(args: argparse.Namespace) -> None:
     from ..io import letor_docids, load_letor, save_predictions
     from ..metrics import mean_average_precision
 
-    inputs = [("TEST", args.test), ("MODEL", args.model)]
+    inputs = data_inputs("TEST", args.test, args.group) + [("MODEL", args.model)]
     refuse_overwriting_inputs("PREDICTIONS", args.predictions, inputs)
     if args.trec_run is not None:
         refuse_overwriting_inputs("--trec-run", args.trec_run, inputs)
@@ -176,10 +175,12 @@ def run_classify(args: argparse.Namespace) -> None:
         frame = {"qid": [str(q) for q in qid.tolist()], "docno": docno, "score": scores}
         run = Run.from_frame(frame, tag=args.tag, name=args.test)
     save_predictions(args.predictions, scores)
+    wrote(args.predictions)
     if run is not None:
         from ..ir.trec import write_run
 
         write_run(args.trec_run, run)
+        wrote(args.trec_run)
     map_ = mean_average_precision(y, scores, qid, relevance_threshold=model.relevance_threshold)
     map_trec = mean_average_precision(
         y, scores, qid, relevance_threshold=model.relevance_threshold, conventions="trec_eval"
