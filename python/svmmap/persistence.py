@@ -55,19 +55,20 @@ def pipeline_parts(model: Any) -> tuple:
         if step is not None and not (isinstance(step, str) and step == "passthrough")
     ]
     scalers = tuple(getattr(preprocessing, kind.rsplit(".", 1)[1]) for kind in SCALER_TYPES)
-    # The allowed kinds, in their order: each may appear once, and the SVMMap last.
-    slots = [(lambda s: type(s) in scalers, "a scaler"), (lambda s: type(s) is Binner, "a Binner")]
+    # The steps allowed before the SVMMap, in their order, each at most once. The classes
+    # themselves, not subclasses, which may transform otherwise.
+    slots = [lambda s: type(s) in scalers, lambda s: type(s) is Binner]
     found: list = [None, None]
     at = 0
     for i, (name, step) in enumerate(active):
         if i == len(active) - 1 and isinstance(step, SVMMap):
-            if type(found[0]).__name__ == "MinMaxScaler" and found[0].clip:
+            if isinstance(found[0], preprocessing.MinMaxScaler) and found[0].clip:
                 raise TypeError(
                     f"step {active[0][0]!r} (MinMaxScaler(clip=True)) is not an affine map and cannot be "
                     f"saved or exported; use clip=False. Supported: {SUPPORTED_PIPELINES}"
                 )
             return found[0], found[1], step
-        while at < len(slots) and not slots[at][0](step):
+        while at < len(slots) and not slots[at](step):
             at += 1
         if at == len(slots):
             where = "last" if i == len(active) - 1 else "here"

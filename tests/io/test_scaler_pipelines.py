@@ -226,3 +226,20 @@ def test_passthrough_steps_are_skipped(data, tmp_path):
     pipe.fit(X, y, svm__qid=qid)
     svmmap.save_model(pipe, tmp_path / "m.json")
     np.testing.assert_array_equal(svmmap.load_model(tmp_path / "m.json").predict(X), pipe.predict(X))
+
+
+@pytest.mark.parametrize("binned", [False, True], ids=["linear", "binned"])
+def test_cli_classify_scores_with_the_scaler(data, tmp_path, binned):
+    from svmmap.cli import main
+
+    from tests.io.test_persistence import write_letor
+
+    X, y, qid = data
+    pipe = fit(data, MinMaxScaler(feature_range=(-1.0, 1.0)), svmmap.Binner(n_thresholds=5) if binned else None)
+    model = tmp_path / "m.json"
+    svmmap.save_model(pipe, model)
+    letor = tmp_path / "test.txt"
+    write_letor(letor, X, y, qid)
+    predictions = tmp_path / "pred.txt"
+    assert main(["classify", str(letor), str(model), str(predictions)]) == 0
+    np.testing.assert_array_equal(np.loadtxt(predictions), pipe.predict(X))
