@@ -5,9 +5,14 @@
 //!  "params": {...}, "feature_names": null, "binning": null, "training": {...}}
 //! ```
 //!
-//! `params` (the estimator's parameters), `binning` and `training` (the summary of the fit) are
-//! free-form objects owned by the Python layer; this module checks the parts every reader
-//! relies on: the format name, the version, and that `coef` has `n_features` finite numbers.
+//! `params` (the estimator's parameters), `binning`, `scaler` and `training` (the summary of the
+//! fit) are free-form objects owned by the Python layer; this module checks the parts every
+//! reader relies on: the format name, the version, and that `coef` has `n_features` finite
+//! numbers.
+//!
+//! Version 2 added `scaler` (an affine map of the input features before the model). A model
+//! without one is still written as version 1, so that an older svmmap reads it; a version-1
+//! reader would ignore a `scaler` and score unscaled features, hence the new version.
 
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +20,10 @@ use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 
 pub const FORMAT_NAME: &str = "svmmap-model";
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest format version, which this svmmap reads and writes for models with a scaler.
+pub const FORMAT_VERSION: u32 = 2;
+/// The format version of a model without a scaler (the oldest version, read by every svmmap).
+pub const PLAIN_FORMAT_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ModelFile {
@@ -31,6 +39,10 @@ pub struct ModelFile {
     pub binning: Option<serde_json::Value>,
     #[serde(default)]
     pub training: Option<serde_json::Value>,
+    /// Only in version 2; left out of the text when absent, so that a version-1 file is
+    /// written as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaler: Option<serde_json::Value>,
 }
 
 impl ModelFile {
@@ -56,11 +68,11 @@ impl ModelFile {
             )));
         }
         match header.get("version").and_then(|v| v.as_u64()) {
-            Some(v) if v == FORMAT_VERSION as u64 => {}
+            Some(v) if (PLAIN_FORMAT_VERSION as u64..=FORMAT_VERSION as u64).contains(&v) => {}
             Some(v) if v > FORMAT_VERSION as u64 => {
                 return Err(Error::Model(format!(
                     "{source}: model format version {v} was written by a newer svmmap; \
-                     this svmmap reads version {FORMAT_VERSION}: upgrade svmmap"
+                     this svmmap reads versions {PLAIN_FORMAT_VERSION} to {FORMAT_VERSION}: upgrade svmmap"
                 )))
             }
             other => {
@@ -71,7 +83,7 @@ impl ModelFile {
                     (None, None) => "(missing)".to_string(),
                 };
                 return Err(Error::Model(format!(
-                    "{source}: unsupported model format version {given}; this svmmap reads version {FORMAT_VERSION} (an integer)"
+                    "{source}: unsupported model format version {given}; this svmmap reads versions {PLAIN_FORMAT_VERSION} to {FORMAT_VERSION} (an integer)"
                 )));
             }
         }
@@ -113,6 +125,7 @@ impl ModelFile {
             ("params", Some(&self.params)),
             ("binning", self.binning.as_ref()),
             ("training", self.training.as_ref()),
+            ("scaler", self.scaler.as_ref()),
         ] {
             if let Some(v) = value {
                 if !(v.is_object() || v.is_null()) {
@@ -122,6 +135,14 @@ impl ModelFile {
                     )));
                 }
             }
+        }
+        if self.version < 2 && self.scaler.is_some() {
+            // A version-1 reader ignores the field and would score unscaled features.
+            return Err(Error::Model(format!(
+                "{source}: \"scaler\" needs model format version 2 (a version-1 reader would ignore it), \
+                 but the file says version {}",
+                self.version
+            )));
         }
         if let Some(names) = &self.feature_names {
             if names.len() != self.n_features {
@@ -191,13 +212,14 @@ mod tests {
     fn sample() -> ModelFile {
         ModelFile {
             format: FORMAT_NAME.into(),
-            version: FORMAT_VERSION,
+            version: PLAIN_FORMAT_VERSION,
             n_features: 2,
             coef: vec![0.1, -3.0e-17],
             params: serde_json::json!({"C": 1.0}),
             feature_names: None,
             binning: None,
             training: None,
+            scaler: None,
         }
     }
 
@@ -259,7 +281,7 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("truncated"));
-        let newer = text.replace("\"version\": 1", "\"version\": 2");
+        let newer = text.replace("\"version\": 1", "\"version\": 3");
         assert!(ModelFile::from_json(&newer, "m.json")
             .unwrap_err()
             .to_string()
@@ -288,6 +310,28 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("svmmap-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn a_scaler_needs_version_2_and_its_absence_keeps_version_1_text() {
+        let plain = sample().to_json().unwrap();
+        assert!(!plain.contains("scaler"), "{plain}");
+        let scaled = ModelFile {
+            version: 2,
+            scaler: Some(serde_json::json!({"type": "sklearn.preprocessing.MaxAbsScaler"})),
+            ..sample()
+        };
+        let text = scaled.to_json().unwrap();
+        assert_eq!(ModelFile::from_json(&text, "m.json").unwrap(), scaled);
+        let e = ModelFile::from_json(&text.replace("\"version\": 2", "\"version\": 1"), "m.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"scaler\" needs model format version 2"), "{e}");
+        let e = ModelFile::from_json(
+            &text.replace("{\n    \"type\"", "[{\n    \"type\""),
+            "m.json",
+        );
+        assert!(e.is_err());
     }
 
     #[test]

@@ -13,6 +13,7 @@ from svmmap._typing import BinStrategy, Dtype, Gain, IterationRecord, LossInfo, 
 _Matrix = CoreMatrix
 
 MODEL_FORMAT_VERSION: int
+MODEL_PLAIN_FORMAT_VERSION: int
 
 class DataFormatError(ValueError): ...
 class ModelFormatError(ValueError): ...

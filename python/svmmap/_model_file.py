@@ -18,7 +18,18 @@ import numpy as np
 from . import _core
 from ._data import CoreMatrix
 
-__all__ = ["BINNER_DICT_TYPE", "BINNER_DICT_VERSION", "BinningSpec", "ModelDocument", "binning_from_dict", "read_model"]
+__all__ = [
+    "BINNER_DICT_TYPE",
+    "BINNER_DICT_VERSION",
+    "SCALER_TYPES",
+    "BinningSpec",
+    "ModelDocument",
+    "ScalerSpec",
+    "binning_from_dict",
+    "read_model",
+    "scaler_from_dict",
+    "scaler_to_dict",
+]
 
 #: The "type" and "version" of a Binner's dict (``Binner.to_dict``, the "binning" of a model file).
 BINNER_DICT_TYPE = "svmmap.Binner"
@@ -124,6 +135,187 @@ def binning_from_dict(d: Any) -> BinningSpec:
     if stored is not None and _count(stored, "n_output_features") != spec.n_output:
         raise ValueError(f"Binner dict says {stored} output features but its thresholds give {spec.n_output}")
     return spec
+
+
+#: The scalers a model file holds: their "type" (the class's import path), and the fitted
+#: attributes written for each. The first names are those the affine map reads; the others
+#: (statistics of the fit) are written so that the loaded scaler is the fitted one again.
+SCALER_TYPES: Dict[str, Tuple[str, ...]] = {
+    "sklearn.preprocessing.StandardScaler": ("mean_", "scale_", "var_", "n_samples_seen_"),
+    "sklearn.preprocessing.MinMaxScaler": (
+        "min_",
+        "scale_",
+        "data_min_",
+        "data_max_",
+        "data_range_",
+        "n_samples_seen_",
+    ),
+    "sklearn.preprocessing.MaxAbsScaler": ("scale_", "max_abs_", "n_samples_seen_"),
+}
+
+
+@dataclass
+class ScalerSpec:
+    """A fitted scikit-learn scaler as a model file holds it: an affine map of every input
+    feature, x' = (x - shift) / divisor, or x' = x * factor + offset for MinMaxScaler (the
+    operations, in their order, that the scaler's ``transform`` applies, so that ``transform``
+    below gives its float64 results bit for bit)."""
+
+    type: str
+    params: Dict[str, Any]
+    n_features_in: int
+    attributes: Dict[str, Any]
+    feature_names_in: Optional[List[str]] = None
+
+    @property
+    def name(self) -> str:
+        """The class name ("StandardScaler")."""
+        return self.type.rsplit(".", 1)[1]
+
+    def operations(self) -> List[Tuple[str, np.ndarray]]:
+        """The map as the element-wise operations ("sub", "div", "mul" or "add", with one number
+        per feature) applied to x in this order."""
+        return [(op, self.attributes[name]) for op, name in _used_attributes(self)]
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """The scaled features of a float64 ``X`` (NaN stays NaN, as in scikit-learn)."""
+        out = np.array(X, dtype=np.float64, copy=True)
+        for op, v in self.operations():
+            if op == "sub":
+                out -= v
+            elif op == "div":
+                out /= v
+            elif op == "mul":
+                out *= v
+            else:
+                out += v
+        return out
+
+    def slope_intercept(self) -> Tuple[np.ndarray, np.ndarray]:
+        """(a, b) with x' = a * x + b as real numbers (rounded to float64): the map folded
+        into one multiplication and one addition, as exports to weights need it."""
+        a = np.ones(self.n_features_in)
+        b = np.zeros(self.n_features_in)
+        for op, v in self.operations():
+            if op == "sub":
+                b = b - v
+            elif op == "div":
+                a, b = a / v, b / v
+            elif op == "mul":
+                a, b = a * v, b * v
+            else:
+                b = b + v
+        return a, b
+
+
+def _number_list(v: Any, n: int, field: str) -> np.ndarray:
+    if not isinstance(v, list) or len(v) != n or not all(_is_number(t) for t in v):
+        raise ValueError(f'"{field}" must be a list of {n} finite numbers, got {_show(v)}')
+    return np.asarray(v, dtype=np.float64).reshape(-1)
+
+
+def scaler_from_dict(d: Any) -> ScalerSpec:
+    """The scaler of a model file's "scaler" field, checked.
+
+    Raises
+    ------
+    ValueError
+        When the type is not one of ``SCALER_TYPES``, a parameter makes the map not affine
+        (``clip=True``), or an attribute is missing, not finite, of the wrong length, or a
+        scale is not positive.
+    """
+    if not isinstance(d, dict):
+        raise ValueError(f"must be an object, got {_kind(d)}")
+    kind = d.get("type")
+    if kind not in SCALER_TYPES:
+        raise ValueError(f'"type" must be one of {sorted(SCALER_TYPES)}, got {_show(kind)}')
+    params = d.get("params", {})
+    if not isinstance(params, dict):
+        raise ValueError(f'"params" must be an object, got {_kind(params)}')
+    for key in ("with_mean", "with_std", "clip", "copy"):
+        if key in params and not isinstance(params[key], bool):
+            raise ValueError(f'"params"."{key}" must be true or false, got {_show(params[key])}')
+    if params.get("clip", False):
+        raise ValueError('"params"."clip" is true: a clipped MinMaxScaler is not an affine map')
+    if "feature_range" in params:
+        r = params["feature_range"]
+        if not (isinstance(r, list) and len(r) == 2 and all(_is_number(t) for t in r) and r[0] < r[1]):
+            raise ValueError(f'"params"."feature_range" must be two increasing numbers, got {_show(r)}')
+    n = _count(d.get("n_features_in"), "n_features_in")
+    names = d.get("feature_names_in")
+    if names is not None:
+        _check_names(names, "feature_names_in")
+        if len(names) != n:
+            raise ValueError(f"{len(names)} feature names for {n} features")
+    raw = d.get("attributes")
+    if not isinstance(raw, dict):
+        raise ValueError(f'"attributes" must be an object, got {_kind(raw)}')
+    spec = ScalerSpec(kind, dict(params), n, {}, None if names is None else list(names))
+    used = {name for op, name in _used_attributes(spec)}
+    for key in SCALER_TYPES[kind]:
+        value = raw.get(key)
+        if key == "n_samples_seen_":
+            # A count, or one count per feature when the data had NaN (scikit-learn's layout).
+            ok = _is_number(value) or (isinstance(value, list) and all(_is_number(t) for t in value))
+            if not ok:
+                raise ValueError(
+                    f'"attributes"."n_samples_seen_" must be a number or a list of numbers, got {_show(value)}'
+                )
+            spec.attributes[key] = np.asarray(value) if isinstance(value, list) else value
+        elif value is None and key not in used:
+            # StandardScaler(with_std=False) has no scale_ and var_; with neither, no mean_.
+            spec.attributes[key] = None
+        else:
+            spec.attributes[key] = _number_list(value, n, f'attributes"."{key}')
+    scale = spec.attributes.get("scale_")
+    if scale is not None and "scale_" in used and not np.all(scale > 0):
+        j = int(np.flatnonzero(~(scale > 0))[0])
+        # A scale <= 0 would flip (or erase) the order of a feature's values; scikit-learn's
+        # scalers never fit one (a constant feature gets the scale 1).
+        raise ValueError(f'"attributes"."scale_"[{j}] is {float(scale[j])!r}; a scale must be positive')
+    return spec
+
+
+def _used_attributes(spec: ScalerSpec) -> List[Tuple[str, str]]:
+    """(operation, attribute) of the map, from the type and parameters alone."""
+    if spec.name == "StandardScaler":
+        out = []
+        if spec.params.get("with_mean", True):
+            out.append(("sub", "mean_"))
+        if spec.params.get("with_std", True):
+            out.append(("div", "scale_"))
+        return out
+    if spec.name == "MinMaxScaler":
+        return [("mul", "scale_"), ("add", "min_")]
+    return [("div", "scale_")]
+
+
+def scaler_to_dict(scaler: Any) -> Dict[str, Any]:
+    """The "scaler" field of a fitted StandardScaler, MinMaxScaler or MaxAbsScaler."""
+    from sklearn import preprocessing
+
+    kind = f"sklearn.preprocessing.{type(scaler).__name__}"
+    # The classes themselves: a subclass may transform otherwise.
+    if kind not in SCALER_TYPES or type(scaler) is not getattr(preprocessing, type(scaler).__name__):
+        raise TypeError(f"not a scaler a model file holds: {type(scaler).__name__}")
+    params = {k: _json_value(k, v) for k, v in scaler.get_params(deep=False).items()}
+    attributes: Dict[str, Any] = {}
+    for key in SCALER_TYPES[kind]:
+        value = getattr(scaler, key, None)
+        if value is None:
+            attributes[key] = None
+        elif np.ndim(value) == 0:
+            attributes[key] = value.item() if isinstance(value, np.generic) else value
+        else:
+            attributes[key] = [v.item() for v in np.asarray(value).reshape(-1)]
+    names = getattr(scaler, "feature_names_in_", None)
+    return {
+        "type": kind,
+        "params": params,
+        "n_features_in": int(scaler.n_features_in_),
+        "feature_names_in": None if names is None else [str(n) for n in names],
+        "attributes": attributes,
+    }
 
 
 def _kind(v: Any) -> str:
@@ -247,10 +439,13 @@ class ModelDocument:
     binning: Optional[BinningSpec]
     feature_names: Optional[List[str]]
     training: Dict[str, Any] = field(default_factory=dict)
+    scaler: Optional[ScalerSpec] = None
 
     @property
     def n_input_features(self) -> int:
-        """Columns the model takes: the binner's input features, or the weights."""
+        """Columns the model takes: the scaler's or binner's input features, or the weights."""
+        if self.scaler is not None:
+            return self.scaler.n_features_in
         return self.binning.n_features_in if self.binning is not None else self.n_features
 
     @property
@@ -262,6 +457,11 @@ class ModelDocument:
         without binning), as the loaded estimator's ``predict`` computes them."""
         from ._validation import check_matrix
 
+        if self.scaler is not None:
+            dense = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+            if dense.ndim != 2 or dense.shape[1] != self.scaler.n_features_in:
+                raise ValueError(f"X has shape {dense.shape}, but the model takes {self.scaler.n_features_in} features")
+            X = self.scaler.transform(dense)
         if self.binning is not None:
             if hasattr(X, "toarray"):
                 X = X.toarray()
@@ -323,6 +523,16 @@ def check_document(doc: Dict[str, Any], name: str) -> ModelDocument:
             raise ValueError(f"invalid binning: {exc}") from None
         if binning.n_output != n_features:
             raise ValueError(f"the binning produces {binning.n_output} features but the model has {n_features} weights")
+    scaler = None
+    if doc.get("scaler") is not None:
+        try:
+            scaler = scaler_from_dict(doc["scaler"])
+        except ValueError as exc:
+            raise ValueError(f"invalid scaler: {exc}") from None
+        after = binning.n_features_in if binning is not None else n_features
+        if scaler.n_features_in != after:
+            what = "the binning takes" if binning is not None else "the model has"
+            raise ValueError(f"the scaler has {scaler.n_features_in} features but {what} {after}")
     return ModelDocument(
         path=name,
         coef=coef,
@@ -331,6 +541,7 @@ def check_document(doc: Dict[str, Any], name: str) -> ModelDocument:
         binning=binning,
         feature_names=doc.get("feature_names"),
         training=training,
+        scaler=scaler,
     )
 
 
@@ -358,25 +569,38 @@ def _finite_or_none(value: Any) -> Optional[float]:
     return v if np.isfinite(v) else None
 
 
-def svm_document(svm: Any, binner: Any = None) -> dict:
+def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
     """The model file's content (see ``docs/model-format.md``) of a fitted SVMMap, with the
-    thresholds of the Binner before it, as a dict. Written here, beside the reader, so that
-    the estimator saves itself without importing the module that builds estimators from files."""
+    thresholds of the Binner and the affine map of the scaler before it, as a dict. Written
+    here, beside the reader, so that the estimator saves itself without importing the module
+    that builds estimators from files."""
     from . import __version__
 
     svm._check_fitted()
     params = {k: _json_value(k, v) for k, v in svm.get_params(deep=False).items() if k not in RUNTIME_PARAMS}
     names = getattr(svm, "feature_names_in_", None)
+    scaling = None
+    input_names = None
+    if scaler is not None:
+        scaling = scaler_to_dict(scaler)
+        # The pipeline's input names (a DataFrame's columns) are the scaler's; the steps after
+        # it see its array output, and the loaded pipeline gives them arrays again.
+        input_names = scaling["feature_names_in"]
+        if binner is None and names is None:
+            names = input_names
     binning = None
     if binner is not None:
         binning = binner.to_dict()
+        if scaler is not None:
+            binning["feature_names_in"] = None
         # The binner's own input names (a DataFrame's columns) travel with it; the model's
         # features are then the binner's outputs ("name>threshold").
         if names is None:
-            names = binner.get_feature_names_out()
-    return {
+            names = binner.get_feature_names_out(input_names)
+    doc = {
         "format": "svmmap-model",
-        "version": _core.MODEL_FORMAT_VERSION,
+        # A file without a scaler keeps version 1, which every svmmap reads.
+        "version": _core.MODEL_PLAIN_FORMAT_VERSION if scaler is None else _core.MODEL_FORMAT_VERSION,
         "svmmap_version": __version__,
         "n_features": int(svm.n_features_in_),
         "coef": [float(c) for c in svm.coef_],
@@ -400,6 +624,9 @@ def svm_document(svm: Any, binner: Any = None) -> dict:
             ],
         },
     }
+    if scaling is not None:
+        doc["scaler"] = scaling
+    return doc
 
 
 def write_model(path: Any, doc: dict, check: Optional[Callable[[ModelDocument], None]] = None) -> ModelDocument:

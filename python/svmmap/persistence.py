@@ -1,5 +1,6 @@
-"""Model files and estimators: ``save_model`` writes a fitted SVMMap (or Pipeline(Binner,
-SVMMap)) as a model file, ``load_model`` builds the estimators from one.
+"""Model files and estimators: ``save_model`` writes a fitted SVMMap, or a Pipeline of an
+optional scaler (StandardScaler, MinMaxScaler, MaxAbsScaler), an optional Binner and SVMMap, as
+a model file; ``load_model`` builds the estimators from one.
 
 Reading, checking and writing a file is ``svmmap._model_file``'s (``read_model``,
 ``svm_document``, ``write_model``): the command line scores with it without scikit-learn, and
@@ -18,32 +19,81 @@ import numpy as np
 from ._model_file import RUNTIME_PARAMS, read_model, svm_document, write_model
 from ._text import PathLike
 
-__all__ = ["save_model", "load_model", "model_document", "split_pipeline"]
+__all__ = ["save_model", "load_model", "model_document", "pipeline_parts", "split_pipeline"]
+
+#: What a saved or exported pipeline may hold, in the words of the error messages.
+SUPPORTED_PIPELINES = (
+    "a fitted svmmap.SVMMap or a Pipeline of an optional scaler (sklearn.preprocessing.StandardScaler, "
+    "MinMaxScaler or MaxAbsScaler), an optional svmmap.Binner and an svmmap.SVMMap, in this order"
+)
 
 
-def split_pipeline(model: Any) -> tuple:
-    """(binner or None, the SVMMap) of a fitted SVMMap or Pipeline(Binner, SVMMap)."""
+def pipeline_parts(model: Any) -> tuple:
+    """(scaler or None, binner or None, the SVMMap) of a fitted SVMMap or a Pipeline of an
+    optional scaler, an optional Binner and an SVMMap ("passthrough" steps are skipped).
+
+    Raises
+    ------
+    TypeError
+        Naming the step that is not supported (or out of place) and what is supported.
+    """
     from .estimator import SVMMap
 
     if isinstance(model, SVMMap):
-        return None, model
+        return None, None, model
     steps = getattr(model, "steps", None)
-    if steps is not None and len(steps) == 2:
-        from .binning import Binner
+    if steps is None:
+        raise TypeError(f"expected {SUPPORTED_PIPELINES}; got {type(model).__name__}")
+    from sklearn import preprocessing
 
-        first, last = steps[0][1], steps[1][1]
-        if isinstance(first, Binner) and isinstance(last, SVMMap):
-            return first, last
-    raise TypeError(
-        "save_model takes a fitted svmmap.SVMMap or a Pipeline of exactly (svmmap.Binner, svmmap.SVMMap), "
-        f"got {type(model).__name__}"
-    )
+    from ._model_file import SCALER_TYPES
+    from .binning import Binner
+
+    active = [
+        (name, step)
+        for name, step in steps
+        if step is not None and not (isinstance(step, str) and step == "passthrough")
+    ]
+    scalers = tuple(getattr(preprocessing, kind.rsplit(".", 1)[1]) for kind in SCALER_TYPES)
+    # The steps allowed before the SVMMap, in their order, each at most once. The classes
+    # themselves, not subclasses, which may transform otherwise.
+    slots = [lambda s: type(s) in scalers, lambda s: type(s) is Binner]
+    found: list = [None, None]
+    at = 0
+    for i, (name, step) in enumerate(active):
+        if i == len(active) - 1 and isinstance(step, SVMMap):
+            if isinstance(found[0], preprocessing.MinMaxScaler) and found[0].clip:
+                raise TypeError(
+                    f"step {active[0][0]!r} (MinMaxScaler(clip=True)) is not an affine map and cannot be "
+                    f"saved or exported; use clip=False. Supported: {SUPPORTED_PIPELINES}"
+                )
+            return found[0], found[1], step
+        while at < len(slots) and not slots[at](step):
+            at += 1
+        if at == len(slots):
+            where = "last" if i == len(active) - 1 else "here"
+            raise TypeError(
+                f"step {name!r} ({type(step).__name__}) is not supported {where} in a model that is saved or "
+                f"exported. Supported: {SUPPORTED_PIPELINES}"
+            )
+        found[at] = step
+        at += 1
+    raise TypeError(f"the pipeline has no svmmap.SVMMap as its last step. Supported: {SUPPORTED_PIPELINES}")
+
+
+def split_pipeline(model: Any) -> tuple:
+    """(binner or None, the SVMMap) of a fitted SVMMap or Pipeline(Binner, SVMMap); a
+    pipeline with a scaler is refused (``pipeline_parts`` takes it)."""
+    scaler, binner, svm = pipeline_parts(model)
+    if scaler is not None:
+        raise TypeError(f"a pipeline with a scaler ({type(scaler).__name__}): use pipeline_parts")
+    return binner, svm
 
 
 def model_document(model: Any) -> dict:
     """The model file's content (see ``docs/model-format.md``) as a dict."""
-    binner, svm = split_pipeline(model)
-    return svm_document(svm, binner)
+    scaler, binner, svm = pipeline_parts(model)
+    return svm_document(svm, binner, scaler)
 
 
 def save_model(model: Any, path: PathLike) -> None:
@@ -52,13 +102,18 @@ def save_model(model: Any, path: PathLike) -> None:
     Parameters
     ----------
     model : svmmap.SVMMap or sklearn.pipeline.Pipeline
-        A fitted ``SVMMap``, or a fitted ``Pipeline([("bin", svmmap.Binner()), ("svm",
-        svmmap.SVMMap())])``, whose thresholds are stored in the file's "binning" field.
+        A fitted ``SVMMap``, or a fitted Pipeline of an optional scaler (scikit-learn's
+        ``StandardScaler``, ``MinMaxScaler`` with ``clip=False``, or ``MaxAbsScaler``: an
+        affine map per feature, stored in the file's "scaler" field), an optional
+        ``svmmap.Binner`` (thresholds in the "binning" field) and an ``SVMMap``, in this order.
     path : str or path-like
         Where to write. A reader sees either the old file or the whole new one.
 
     Raises
     ------
+    TypeError
+        When the pipeline holds another step (the message names it and what is supported);
+        nothing is written then.
     ValueError
         When the file would not load again (``load_model`` would refuse it: a parameter set to
         a value the estimator refuses, such as ``C=0``, or repeated feature names); nothing is
@@ -101,8 +156,8 @@ def load_model(path: PathLike) -> Any:
 
     Returns
     -------
-    model : svmmap.SVMMap, or a fitted Pipeline(Binner, SVMMap) when the file holds binning
-        thresholds. Its parameters and fitted attributes (``coef_``, ``n_features_in_``,
+    model : svmmap.SVMMap, or a fitted Pipeline when the file holds a scaler or binning
+        thresholds: its steps are named "scale" (the scaler), "bin" (the Binner) and "svm". Its parameters and fitted attributes (``coef_``, ``n_features_in_``,
         ``feature_names_in_``, ``objective_``, ``history_`` ...) are those that were saved.
 
     Raises
@@ -138,7 +193,7 @@ def load_model(path: PathLike) -> Any:
 
 
 def _estimators_of(document: Any) -> Any:
-    """The SVMMap, or Pipeline(Binner, SVMMap), of a checked model document; ValueError when
+    """The SVMMap, or the Pipeline (scaler, Binner, SVMMap), of a checked model document; ValueError when
     the estimators refuse what the document holds. ``save_model`` runs it before writing."""
     from .estimator import SVMMap
 
@@ -150,7 +205,7 @@ def _estimators_of(document: Any) -> Any:
     model.coef_ = document.coef
     model.n_features_in_ = document.n_features
     names = document.feature_names
-    if names is not None and document.binning is None:
+    if names is not None and document.binning is None and document.scaler is None:
         model.feature_names_in_ = np.asarray(names, dtype=object)
     training = document.training
     unknown = float("nan")
@@ -164,13 +219,39 @@ def _estimators_of(document: Any) -> Any:
     model.n_queries_ = training.get("n_queries", 0)
     model.n_queries_skipped_ = training.get("n_queries_skipped", {})
     model.history_ = training.get("history", [])
-    if document.binning is None:
+    steps: list = [("svm", model)]
+    if document.binning is not None:
+        steps.insert(0, ("bin", _binner_of(document.binning)))
+    if document.scaler is not None:
+        steps.insert(0, ("scale", _scaler_of(document.scaler)))
+    if len(steps) == 1:
         return model
     from sklearn.pipeline import Pipeline
 
+    return Pipeline(steps)
+
+
+def _scaler_of(spec: Any) -> Any:
+    """The fitted scikit-learn scaler of a checked "scaler" field, with the attributes that were
+    saved (so that it transforms bit for bit as the saved one did)."""
+    from sklearn import preprocessing
+
+    cls = getattr(preprocessing, spec.name)
+    params = {k: v for k, v in spec.params.items() if k in cls._get_param_names()}
+    if "feature_range" in params:
+        params["feature_range"] = tuple(params["feature_range"])
+    scaler = cls(**params)
+    for key, value in spec.attributes.items():
+        setattr(scaler, key, value)
+    scaler.n_features_in_ = spec.n_features_in
+    if spec.feature_names_in is not None:
+        scaler.feature_names_in_ = np.asarray(spec.feature_names_in, dtype=object)
+    return scaler
+
+
+def _binner_of(binning: Any) -> Any:
     from .binning import Binner
 
-    binning = document.binning
     # read_model checked these parameters (binning.config is the core's BinnerConfig of them).
     binner = Binner(**{k: v for k, v in binning.params.items() if k in Binner._get_param_names()})
     binner.thresholds_ = binning.thresholds
@@ -178,4 +259,4 @@ def _estimators_of(document: Any) -> Any:
     if binning.feature_names_in is not None:
         binner.feature_names_in_ = np.asarray(binning.feature_names_in, dtype=object)
     binner.n_output_features_ = binning.n_output
-    return Pipeline([("bin", binner), ("svm", model)])
+    return binner

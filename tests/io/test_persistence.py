@@ -123,8 +123,8 @@ def test_newer_or_foreign_or_truncated_files_are_refused(fitted, tmp_path):
     fitted.save(path)
     text = path.read_text()
     doc = json.loads(text)
-    path.write_text(json.dumps({**doc, "version": 2}))
-    with pytest.raises(ModelFormatError, match="version 2 was written by a newer svmmap.*reads version 1"):
+    path.write_text(json.dumps({**doc, "version": 3}))
+    with pytest.raises(ModelFormatError, match="version 3 was written by a newer svmmap.*reads versions 1 to 2"):
         svmmap.load_model(path)
     path.write_text(json.dumps({**doc, "format": "lightgbm"}))
     with pytest.raises(ModelFormatError, match="not an svmmap model"):

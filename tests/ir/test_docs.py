@@ -22,7 +22,7 @@ README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 
 # Modules whose examples need an optional dependency, and that dependency.
-OPTIONAL = {"svmmap.ir.plot": "matplotlib", "svmmap.dask": "distributed"}
+OPTIONAL = {"svmmap.ir.plot": "matplotlib", "svmmap.dask": "distributed", "svmmap.ir.export": "onnxruntime"}
 
 
 def package_modules():

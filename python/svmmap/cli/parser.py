@@ -246,12 +246,22 @@ def _export(sub: Any) -> None:
     """``svmmap export``: a model file as a Solr or Elasticsearch LTR model."""
     export = sub.add_parser(
         "export",
-        help="write a model file as a Solr LTR or Elasticsearch LTR model (JSON)",
+        help="write a model file as a Solr LTR or Elasticsearch LTR model (JSON), or as ONNX",
         description="Linear models become Solr LinearModel / Elasticsearch model/linear; models on "
         "binned features become one regression tree per base feature (Solr "
-        "MultipleAdditiveTreesModel / Elasticsearch model/xgboost+json). See svmmap.ir.export.",
+        "MultipleAdditiveTreesModel / Elasticsearch model/xgboost+json); a scaler is folded into "
+        "the weights or thresholds. --to onnx writes an ONNX graph that computes predict (needs "
+        "the onnx extra). See svmmap.ir.export.",
     )
-    export.add_argument("--to", required=True, choices=["solr", "elasticsearch"], help="the search engine")
+    export.add_argument(
+        "--to", required=True, choices=["solr", "elasticsearch", "onnx"], help="the search engine, or onnx"
+    )
+    export.add_argument(
+        "--dtype",
+        default=None,
+        choices=["float64", "float32"],
+        help="ONNX only: the type of the graph's input and arithmetic (default float64)",
+    )
     export.add_argument("--name", default="svmmap", help="the model's name in the engine (default svmmap)")
     export.add_argument("--store", default=None, help="Solr feature store (default: Solr's default store)")
     export.add_argument(
@@ -261,7 +271,7 @@ def _export(sub: Any) -> None:
         "(default: the names in the model file, else f1,f2,...)",
     )
     export.add_argument("model", metavar="MODEL", help="a model written by svmmap learn or save_model")
-    export.add_argument("out", metavar="OUT", help="where to write the JSON (atomically)")
+    export.add_argument("out", metavar="OUT", help="where to write the JSON or ONNX file (atomically)")
 
 
 def _experiment(sub: Any) -> None:

@@ -1,4 +1,5 @@
-"""Learned models as search engines' learning-to-rank models: Solr LTR and Elasticsearch LTR.
+"""Learned models as search engines' learning-to-rank models (Solr LTR and Elasticsearch LTR)
+and as ONNX graphs.
 
 A linear svmmap model (``SVMMap``) becomes
 
@@ -31,6 +32,8 @@ Binner(missing="indicator")   not exported: a feature that does not match is 0 i
                               engines, never "missing", so the learned score of a missing
                               value has no counterpart; refit with missing="error" (and, e.g.,
                               a sentinel value) to export
+a scaler in front             folded into the weights (score = predict - score_offset) or
+                              into the thresholds (score = predict); see below
 ============================  =====================  =================================
 
 Float32: both engines hold feature values, thresholds and weights as 32-bit floats. Solr
@@ -45,6 +48,21 @@ float32 value; the nearest value it can take is used, at most one float32 step o
 value that close to a threshold may fall on the other side in Solr. Weights and leaf
 values are rounded to float32 by the engines, which changes scores by about 1e-7 relative.
 
+A scaler in front (``Pipeline(StandardScaler(), SVMMap())``, also MinMaxScaler and
+MaxAbsScaler, with or without a Binner after it) is folded into what the engine computes on the
+raw features, since the engines' normalizers are float32 and not defined for every scaler:
+
+- linear: x' = a x + b per feature, so ``w . x' = (w a) . x + w . b``; the exported weights are
+  ``w a`` and the engines' linear models have no constant term, so the engine's score is
+  ``predict(X) - score_offset(model)`` (the constant ``w . b``; the same for every document, so
+  the ranking is the same);
+- binned: ``x' > t`` holds exactly when ``x > T`` for the largest float64 T that the scaler maps
+  to ``t`` or below (its map is increasing, as scales are positive), found by bisection on the
+  float64 values, so the thresholds move and the scores stay those of ``predict`` (offset 0).
+
+``to_onnx`` writes an ONNX graph (the ``onnx`` extra) that computes ``predict`` itself, scaler,
+thresholds and constant included.
+
 The engines identify features by name: the names must be those of the feature store (Solr) or
 feature set (Elasticsearch) the model will be used with. They default to ``feature_names_in_``
 (a DataFrame's columns), else ``f1 ... fd`` as in LETOR files; pass ``feature_names=`` to set them.
@@ -57,7 +75,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["to_solr", "to_elasticsearch", "SOLR_SPLIT_SLACK"]
+__all__ = ["to_solr", "to_elasticsearch", "to_onnx", "score_offset", "SOLR_SPLIT_SLACK"]
 
 #: What Solr's MultipleAdditiveTreesModel adds to every threshold (NODE_SPLIT_SLACK, a float).
 SOLR_SPLIT_SLACK = 1e-6
@@ -66,13 +84,124 @@ _SOLR_LINEAR = "org.apache.solr.ltr.model.LinearModel"
 _SOLR_TREES = "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
 
 
-def _parts(model: Any) -> Tuple[Any, Any]:
-    """(binner or None, SVMMap) of a fitted model or Pipeline(Binner, SVMMap)."""
-    from ..persistence import split_pipeline
+def _parts(model: Any) -> Tuple[Any, Any, Any]:
+    """(scaler spec or None, binner or None, SVMMap) of a fitted model or pipeline; the scaler
+    as the model file holds it, checked (positive scales)."""
+    from .._model_file import scaler_from_dict, scaler_to_dict
+    from ..persistence import pipeline_parts
 
-    binner, svm = split_pipeline(model)
+    scaler, binner, svm = pipeline_parts(model)
     svm._check_fitted()
-    return binner, svm
+    spec = None
+    if scaler is not None:
+        try:
+            spec = scaler_from_dict(scaler_to_dict(scaler))
+        except ValueError as exc:
+            raise ValueError(f"the {type(scaler).__name__} cannot be exported: {exc}") from None
+    return spec, binner, svm
+
+
+def _input_names(spec: Any, binner: Any, svm: Any) -> Any:
+    """The fitted names of the model's input columns (a DataFrame's), or None."""
+    if spec is not None:
+        return spec.feature_names_in
+    return getattr(binner if binner is not None else svm, "feature_names_in_", None)
+
+
+def _folded_linear(spec: Any, coef: np.ndarray) -> Tuple[np.ndarray, float]:
+    """Weights on the raw features and the constant: w . x' = weights . x + constant."""
+    if spec is None:
+        return np.asarray(coef, dtype=np.float64), 0.0
+    a, b = spec.slope_intercept()
+    return coef * a, float(np.dot(coef, b))
+
+
+def score_offset(model: Any) -> float:
+    """The constant by which the Solr and Elasticsearch scores differ from ``predict``:
+    ``predict(X) == engine score + score_offset(model)`` (up to float32 rounding).
+
+    It is 0 unless a scaler is folded into a linear model's weights (the engines' linear models
+    have no constant term); a constant added to every document changes no ranking.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from svmmap import SVMMap
+    >>> from svmmap.ir.export import score_offset, to_solr
+    >>> X = np.array([[1.0, 10.0], [0.0, 30.0], [0.9, 12.0], [0.1, 28.0]])
+    >>> model = make_pipeline(StandardScaler(), SVMMap(C=10.0)).fit(X, [1, 0, 1, 0], svmmap__qid=[1, 1, 2, 2])
+    >>> w = to_solr(model)["params"]["weights"]
+    >>> engine = X @ np.array([w["f1"], w["f2"]])
+    >>> bool(np.allclose(engine + score_offset(model), model.predict(X)))
+    True
+    """
+    spec, binner, svm = _parts(model)
+    if binner is not None:
+        return 0.0
+    return _folded_linear(spec, svm.coef_)[1]
+
+
+def _raw_threshold(ops: Sequence[Tuple[str, float]], t: float, where: str) -> float:
+    """The largest float64 T with f(T) <= t, for f the scaler's map of one feature (the
+    operations applied in float64 as scikit-learn applies them), so that for every float64 x,
+    f(x) > t exactly when x > T. f is non-decreasing (positive scales, and rounding keeps the
+    order), so bisection over the float64 values in their order finds T."""
+
+    def f(x: float) -> float:
+        v = np.float64(x)
+        for op, c in ops:
+            v = v - c if op == "sub" else v / c if op == "div" else v * c if op == "mul" else v + c
+        return float(v)
+
+    with np.errstate(all="ignore"):
+        # Huge values may scale to +-inf, which is still in order.
+        return _bisect(f, t, where)
+
+
+def _bisect(f: Any, t: float, where: str) -> float:
+    lo, hi = _float_key(-np.inf), _float_key(np.inf)
+    if not f(-np.inf) <= t < f(np.inf):
+        raise ValueError(f"{where}: the scaler maps no value to the threshold {t!r}")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if f(_key_float(mid)) <= t:
+            lo = mid
+        else:
+            hi = mid
+    found = _key_float(lo)
+    if not np.isfinite(found):
+        # Every finite value scales above t: the indicator is 1 for every document, which a
+        # finite threshold cannot say.
+        raise ValueError(f"{where}: every finite value is scaled above the threshold {t!r}; it cannot be exported")
+    return found
+
+
+def _float_key(x: float) -> int:
+    """An integer in the order of the float64 values (-0.0 and 0.0 share 0)."""
+    bits = int(np.array(x, dtype=np.float64).view(np.int64))
+    return bits if bits >= 0 else -(bits & 0x7FFFFFFFFFFFFFFF)
+
+
+def _key_float(k: int) -> float:
+    bits = k if k >= 0 else (-k) | -0x8000000000000000
+    return float(np.array(bits, dtype=np.int64).view(np.float64))
+
+
+def _raw_step_functions(spec: Any, binner: Any, svm: Any) -> list:
+    """The step functions of a binned model over the raw features: the scaler folded into
+    the thresholds (exactly, see ``_raw_threshold``)."""
+    import dataclasses
+
+    steps = _step_functions(binner, svm)
+    if spec is None:
+        return steps
+    out = []
+    for j, s in enumerate(steps):
+        raw = _raw_thresholds_any(spec, j, s.thresholds)
+        out.append(dataclasses.replace(s, thresholds=np.asarray(raw, dtype=np.float64)))
+    return out
 
 
 def _names(given: Optional[Sequence[str]], fitted: Any, n: int, what: str) -> List[str]:
@@ -177,9 +306,10 @@ def to_solr(
 
     Parameters
     ----------
-    model : fitted SVMMap or Pipeline(Binner, SVMMap)
+    model : fitted SVMMap or Pipeline([scaler], [Binner], SVMMap)
         A linear model becomes a ``LinearModel``; a binned one a ``MultipleAdditiveTreesModel``
-        with one tree per base feature (see the module notes).
+        with one tree per base feature (see the module notes). A scaler is folded into the
+        weights (the score is then ``predict - score_offset(model)``) or the thresholds.
     name : str, default="svmmap"
         The model's name in Solr's model store (used in ``rq={!ltr model=NAME}``).
     feature_names : list of str, optional
@@ -206,19 +336,21 @@ def to_solr(
     >>> sorted(doc["params"]["weights"])
     ['body_bm25', 'title_bm25']
     """
-    binner, svm = _parts(model)
+    spec, binner, svm = _parts(model)
     doc: Dict[str, Any]
+    fitted = _input_names(spec, binner, svm)
     if binner is None:
-        names = _names(feature_names, getattr(svm, "feature_names_in_", None), svm.coef_.shape[0], "weights")
+        weights, _ = _folded_linear(spec, svm.coef_)
+        names = _names(feature_names, fitted, weights.shape[0], "weights")
         doc = {
             "class": _SOLR_LINEAR,
             "name": str(name),
             "features": [{"name": f} for f in names],
-            "params": {"weights": {f: float(w) for f, w in zip(names, svm.coef_)}},
+            "params": {"weights": {f: float(w) for f, w in zip(names, weights)}},
         }
     else:
-        steps = _step_functions(binner, svm)
-        names = _names(feature_names, getattr(binner, "feature_names_in_", None), len(steps), "base features")
+        steps = _raw_step_functions(spec, binner, svm)
+        names = _names(feature_names, fitted, len(steps), "base features")
         trees = [
             {"weight": "1.0", "root": _solr_tree(f, s.thresholds, s.values, 0, len(s.thresholds))}
             for f, s in zip(names, steps)
@@ -270,9 +402,10 @@ def to_elasticsearch(
 
     Parameters
     ----------
-    model : fitted SVMMap or Pipeline(Binner, SVMMap)
+    model : fitted SVMMap or Pipeline([scaler], [Binner], SVMMap)
         A linear model becomes ``model/linear``; a binned one ``model/xgboost+json`` with one
-        tree per base feature (see the module notes).
+        tree per base feature (see the module notes). A scaler is folded into the weights (the
+        score is then ``predict - score_offset(model)``) or the thresholds.
     name : str, default="svmmap"
         The model's name (used in the ``sltr`` query's ``"model"``).
     feature_names : list of str, optional
@@ -300,14 +433,16 @@ def to_elasticsearch(
     >>> sorted(json.loads(body["model"]["model"]["definition"]))
     ['body_query', 'title_query']
     """
-    binner, svm = _parts(model)
+    spec, binner, svm = _parts(model)
+    fitted = _input_names(spec, binner, svm)
     if binner is None:
-        names = _names(feature_names, getattr(svm, "feature_names_in_", None), svm.coef_.shape[0], "weights")
+        weights, _ = _folded_linear(spec, svm.coef_)
+        names = _names(feature_names, fitted, weights.shape[0], "weights")
         kind = "model/linear"
-        definition = json.dumps({f: float(w) for f, w in zip(names, svm.coef_)})
+        definition = json.dumps({f: float(w) for f, w in zip(names, weights)})
     else:
-        steps = _step_functions(binner, svm)
-        names = _names(feature_names, getattr(binner, "feature_names_in_", None), len(steps), "base features")
+        steps = _raw_step_functions(spec, binner, svm)
+        names = _names(feature_names, fitted, len(steps), "base features")
         kind = "model/xgboost+json"
         trees = [
             _xgb_tree(f, s.thresholds, s.values, 0, len(s.thresholds), 0, [0])
@@ -316,3 +451,156 @@ def to_elasticsearch(
         ]
         definition = json.dumps(trees)
     return {"model": {"name": str(name), "model": {"type": kind, "definition": definition}}}
+
+
+#: The ONNX opset and IR version of ``to_onnx``'s graphs: opset 17 (2022) has every operator
+#: used, and onnxruntime 1.13 and later run it.
+ONNX_OPSET = 17
+ONNX_IR_VERSION = 8
+
+
+def to_onnx(
+    model: Any, *, dtype: str = "float64", name: str = "svmmap", feature_names: Optional[Sequence[str]] = None
+) -> Any:
+    """The model as an ONNX graph (an ``onnx.ModelProto``; needs the ``onnx`` extra).
+
+    The graph takes ``X`` (rows by raw input features, of ``dtype``) and returns ``score``
+    (one per row), the scores of ``predict``:
+
+    - linear: the scaler's operations (as scikit-learn applies them: Sub, Div, or Mul, Add),
+      then MatMul with the weights;
+    - binned: Gather of each threshold's feature, Greater than the thresholds (svmmap's
+      indicators are 1[x > t]; a scaler is folded into the thresholds exactly, as for the
+      engines), Cast, MatMul with the weights; with ``missing="indicator"``, IsNaN, Cast and
+      MatMul add the missing-value weights (NaN is above no threshold, as in the Binner).
+
+    ``predict`` refuses NaN (except as a Binner's missing value) and infinity; the graph cannot
+    raise, so such a row scores NaN (``X * 0`` summed into the score).
+
+    Parameters
+    ----------
+    model : fitted SVMMap or Pipeline([scaler], [Binner], SVMMap)
+    dtype : {"float64", "float32"}, default="float64"
+        The type of ``X``, the constants and the arithmetic. float64 computes as ``predict``
+        does (the same comparisons, float64 sums in another order): scores agree to about
+        1e-15 relative. float32 (for runtimes or hardware that want it) takes float32 feature
+        values: each threshold is replaced by the largest float32 at or below it, so every
+        float32 value falls on the same side as in svmmap, and the sums are float32 (about
+        1e-7 of the sum of the terms' magnitudes).
+    name : str, default="svmmap"
+        The graph's name.
+    feature_names : list of str, optional
+        The input columns' names, stored in the model's metadata ("feature_names", JSON); by
+        default the fitted names, else f1 ... fd.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import onnxruntime
+    >>> from svmmap import SVMMap
+    >>> from svmmap.ir.export import to_onnx
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.2], [0.1, 0.8]])
+    >>> model = SVMMap(C=10.0).fit(X, [1, 0, 1, 0], qid=[1, 1, 2, 2])
+    >>> graph = to_onnx(model)
+    >>> session = onnxruntime.InferenceSession(graph.SerializeToString(), providers=["CPUExecutionProvider"])
+    >>> (scores,) = session.run(None, {"X": X})
+    >>> bool(np.allclose(scores, model.predict(X), rtol=1e-12, atol=0))
+    True
+    """
+    try:
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        raise ImportError("to_onnx needs the onnx package: pip install 'svmmap[onnx]'") from None
+    from .. import __version__
+
+    types = {"float64": (np.float64, TensorProto.DOUBLE), "float32": (np.float32, TensorProto.FLOAT)}
+    if dtype not in types:
+        raise ValueError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
+    np_type, elem = types[dtype]
+    spec, binner, svm = _parts(model)
+    coef = np.asarray(svm.coef_, dtype=np.float64)
+    n_in = spec.n_features_in if spec is not None else (binner.n_features_in_ if binner is not None else coef.shape[0])
+    names = _names(feature_names, _input_names(spec, binner, svm), n_in, "input features")
+    nodes: List[Any] = []
+    constants: List[Any] = []
+
+    def constant(label: str, values: Any, kind: Any = np_type) -> str:
+        constants.append(numpy_helper.from_array(np.asarray(values, dtype=kind), label))
+        return label
+
+    def node(op: str, inputs: List[str], label: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(op, inputs, [label], name=label, **attrs))
+        return label
+
+    if binner is None:
+        current = "X"
+        for i, (op, v) in enumerate(spec.operations() if spec is not None else []):
+            # The scaler's own operations in their order, so that float64 gives its values
+            # bit for bit.
+            current = node(op.capitalize(), [current, constant(f"scaler_{op}_{i}", v)], f"scaled_{i}")
+        total = node("MatMul", [current, constant("weights", coef.reshape(-1, 1))], "linear")
+        check_missing = False
+    else:
+        indices: List[int] = []
+        thresholds: List[float] = []
+        weights: List[float] = []
+        missing_weights: List[float] = []
+        at = 0
+        for j, k in enumerate(binner.thresholds_):
+            raw = _raw_thresholds_any(spec, j, k)
+            indices.extend([j] * len(k))
+            thresholds.extend(raw)
+            weights.extend(coef[at : at + len(k)])
+            at += len(k)
+            if binner.missing == "indicator":
+                missing_weights.append(coef[at])
+                at += 1
+        if dtype == "float32":
+            thresholds = [float(_largest_f32_at_most(t)) for t in thresholds]
+        total = ""
+        if indices:
+            gathered = node("Gather", ["X", constant("feature_of_threshold", indices, np.int64)], "gathered", axis=1)
+            above = node("Greater", [gathered, constant("thresholds", thresholds)], "above")
+            indicators = node("Cast", [above], "indicators", to=elem)
+            total = node("MatMul", [indicators, constant("weights", np.reshape(weights, (-1, 1)))], "binned")
+        if missing_weights:
+            nan = node("Cast", [node("IsNaN", ["X"], "is_nan")], "missing", to=elem)
+            term = node(
+                "MatMul", [nan, constant("missing_weights", np.reshape(missing_weights, (-1, 1)))], "missing_term"
+            )
+            total = node("Add", [total, term], "binned_and_missing") if total else term
+        if not total:
+            total = node("MatMul", ["X", constant("weights", np.zeros((n_in, 1)))], "nothing")
+        check_missing = binner.missing == "error"
+    if check_missing:
+        # NaN or infinity times 0 is NaN: the row's score says that predict would refuse it.
+        zeros = node("Mul", ["X", constant("zero", 0.0)], "times_zero")
+        refused = node("ReduceSum", [zeros, constant("axis_1", [1], np.int64)], "refused", keepdims=1)
+        total = node("Add", [total, refused], "checked")
+    node("Squeeze", [total, constant("axis_1_squeezed", [1], np.int64)], "score")
+    graph = helper.make_graph(
+        nodes,
+        str(name),
+        [helper.make_tensor_value_info("X", elem, ["N", n_in])],
+        [helper.make_tensor_value_info("score", elem, ["N"])],
+        initializer=constants,
+    )
+    onnx_model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", ONNX_OPSET)],
+        ir_version=ONNX_IR_VERSION,
+        producer_name="svmmap",
+        producer_version=__version__,
+    )
+    helper.set_model_props(onnx_model, {"feature_names": json.dumps(names), "dtype": dtype})
+    onnx.checker.check_model(onnx_model, full_check=True)
+    return onnx_model
+
+
+def _raw_thresholds_any(spec: Any, j: int, k: np.ndarray) -> List[float]:
+    """Feature j's thresholds over the raw feature (the scaler folded in), for any Binner."""
+    if spec is None:
+        return [float(t) for t in k]
+    ops_j = [(op, float(v[j])) for op, v in spec.operations()]
+    return [_raw_threshold(ops_j, float(t), f"feature {j}") for t in k]
