@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
 _LAZY = {
     "SVMMap": "estimator",
     "SVMMapCV": "model_selection",
-    "SkippedQueriesWarning": "estimator",
+    "SkippedQueriesWarning": "_training",
     "DegenerateModelWarning": "_degenerate",
     "BinnedMatrix": "_binned",
     "Binner": "binning",
