@@ -1,13 +1,17 @@
-"""How quickly svmmap starts: `import svmmap`, `svmmap --help` and `svmmap classify` (the
-command-line jobs that must feel instant), against an empty interpreter and against importing
-scikit-learn, in one run.
+"""How quickly svmmap starts: `import svmmap` and the command-line jobs that must feel instant
+(`svmmap --version`, `--help`, and `learn` and `classify` on a 300-line file), against an empty
+interpreter and against importing scikit-learn, in one run.
 
     python benchmarks/import_time.py [--runs 15]
 
 Each command runs in a fresh interpreter --runs times; the table gives the median wall-clock
 seconds and the seconds beyond an empty `python -c pass` (interpreter start-up), which is what
-svmmap adds. classify scores MQ2008 Fold 1's test split (2,874 documents) with a model trained
-here on its train split.
+svmmap adds. learn trains on the first 300 lines of MQ2008 Fold 1's train split (19 queries,
+written to a temporary directory) and classify scores them with that model: work of a few
+milliseconds, so their rows are the command line's own overhead. The last line states the
+target, every command-line job at most 0.3 s beyond the interpreter's start, and whether it
+holds in this run. Which modules a job imports is shown by, e.g.,
+`python -X importtime -m svmmap learn FILE MODEL 2>&1 | sort -t'|' -k2 -n | tail`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,12 @@ import tempfile
 import time
 
 import svmmap
+
+#: The command line's overhead beyond the interpreter's start-up that every job must stay under.
+TARGET_SECONDS = 0.3
+#: The rows of the table that are command-line jobs (the target applies to them).
+CLI_JOBS = ("svmmap --version", "svmmap --help", "svmmap learn (300 lines)", "svmmap classify (300 lines)")
+LINES = 300
 
 
 def wall(cmd: list, runs: int) -> float:
@@ -39,15 +49,10 @@ def main() -> None:
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         train = os.path.join(tmp, "train.txt")
-        test = os.path.join(tmp, "test.txt")
         model = os.path.join(tmp, "model.json")
         X, y, qid = svmmap.datasets.load_mq2008(fold=1, split="train")
         with open(train, "w") as f:
-            for row, label, q in zip(X, y, qid):
-                f.write(f"{int(label)} qid:{q} " + " ".join(f"{j + 1}:{v:g}" for j, v in enumerate(row)) + "\n")
-        Xt, yt, qt = svmmap.datasets.load_mq2008(fold=1, split="test")
-        with open(test, "w") as f:
-            for row, label, q in zip(Xt, yt, qt):
+            for row, label, q in zip(X[:LINES], y[:LINES], qid[:LINES]):
                 f.write(f"{int(label)} qid:{q} " + " ".join(f"{j + 1}:{v:g}" for j, v in enumerate(row)) + "\n")
         subprocess.run([py, "-m", "svmmap", "learn", train, model], check=True, capture_output=True)
         commands = {
@@ -55,8 +60,10 @@ def main() -> None:
             "import numpy": [py, "-c", "import numpy"],
             "import sklearn.base (reference)": [py, "-c", "import sklearn.base"],
             "import svmmap": [py, "-c", "import svmmap"],
+            "svmmap --version": [py, "-m", "svmmap", "--version"],
             "svmmap --help": [py, "-m", "svmmap", "--help"],
-            "svmmap classify": [py, "-m", "svmmap", "classify", test, model, os.path.join(tmp, "p.txt")],
+            "svmmap learn (300 lines)": [py, "-m", "svmmap", "learn", train, os.path.join(tmp, "m.json")],
+            "svmmap classify (300 lines)": [py, "-m", "svmmap", "classify", train, model, os.path.join(tmp, "p.txt")],
             "import svmmap; svmmap.SVMMap": [py, "-c", "import svmmap; svmmap.SVMMap"],
         }
         results = {name: wall(cmd, args.runs) for name, cmd in commands.items()}
@@ -65,6 +72,14 @@ def main() -> None:
     print("|---|---:|---:|")
     for name, seconds in results.items():
         print(f"| `{name}` | {seconds:.3f} | {seconds - base:+.3f} |")
+    worst = max(CLI_JOBS, key=lambda name: results[name])
+    overhead = results[worst] - base
+    verdict = "holds" if overhead <= TARGET_SECONDS else "does not hold"
+    print()
+    print(
+        f"Target: every command-line job at most {TARGET_SECONDS:.1f} s beyond `python -c pass`: {verdict} "
+        f"(largest: `{worst}`, {overhead:+.3f} s)."
+    )
 
 
 if __name__ == "__main__":

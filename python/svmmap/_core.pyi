@@ -13,6 +13,7 @@ from svmmap._typing import BinStrategy, Dtype, Gain, IterationRecord, LossInfo, 
 _Matrix = CoreMatrix
 
 MODEL_FORMAT_VERSION: int
+VERSION: str
 
 class DataFormatError(ValueError): ...
 class ModelFormatError(ValueError): ...

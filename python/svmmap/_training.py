@@ -42,9 +42,11 @@ from ._validation import (
 )
 
 __all__ = [
+    "CORE_DEFAULTS",
     "PARAMETER_DEFAULTS",
     "BareSVMMap",
     "SkippedQueriesWarning",
+    "estimator_name",
     "forget_fit",
     "iteration_callback",
     "progress_logging",
