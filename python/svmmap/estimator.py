@@ -1,4 +1,9 @@
-"""The scikit-learn style estimator around the Rust solver."""
+"""The scikit-learn style estimator around the Rust solver.
+
+Its training is ``svmmap._training``'s (checks, solver, fitted attributes, warnings), which
+``svmmap learn`` runs too without importing scikit-learn; this module adds the estimator:
+scikit-learn's base class, ``predict``, ``score`` and ``save``.
+"""
 
 from __future__ import annotations
 

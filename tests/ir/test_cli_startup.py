@@ -4,6 +4,8 @@ Every job runs in a fresh interpreter, which then lists the heavy libraries it h
 the quick jobs (--version, --help, learn and classify on a small file, evaluate) must import
 none of them, since importing scikit-learn alone takes longer than training on the file. Timing
 is the benchmark's (benchmarks/import_time.py); these tests check the imports, which decide it.
+(A sparse data file is read into a SciPy CSR matrix, so learn and classify on one import SciPy,
+which they then use; the files here are dense, as LETOR's are.)
 """
 
 import inspect
