@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
 _LAZY = {
     "SVMMap": "estimator",
     "SVMMapCV": "model_selection",
-    "SkippedQueriesWarning": "estimator",
+    "SkippedQueriesWarning": "_training",
     "DegenerateModelWarning": "_degenerate",
     "BinnedMatrix": "_binned",
     "Binner": "binning",
@@ -93,12 +93,10 @@ def __getattr__(name: str) -> Any:
     elif name in _SUBMODULES:
         value = importlib.import_module(f".{name}", __name__)
     elif name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            value = version("svmmap")
-        except PackageNotFoundError:  # pragma: no cover - running from a source tree
-            value = "0+unknown"
+        # Cargo.toml's version, which maturin also writes into the package metadata
+        # (tests/api/test_packaging.py checks they agree); read from the extension, since
+        # importlib.metadata would cost the command line a quarter of its start-up.
+        from ._core import VERSION as value
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

@@ -14,6 +14,7 @@ _Matrix = CoreMatrix
 
 MODEL_FORMAT_VERSION: int
 MODEL_PLAIN_FORMAT_VERSION: int
+VERSION: str
 
 class DataFormatError(ValueError): ...
 class ModelFormatError(ValueError): ...

@@ -26,6 +26,7 @@ __all__ = [
     "ModelDocument",
     "ScalerSpec",
     "binning_from_dict",
+    "indicator_names",
     "read_model",
     "scaler_from_dict",
     "scaler_to_dict",
@@ -75,6 +76,54 @@ class BinningSpec:
         values, offsets = self.flat()
         return CoreMatrix.binned(self.codes(X, n_threads), values, offsets, self.n_output, self.missing == "indicator")
 
+    @classmethod
+    def fit(
+        cls,
+        X: np.ndarray,
+        config: _core.BinnerConfig,
+        params: Dict[str, Any],
+        n_threads: int,
+        feature_names_in: Optional[List[str]] = None,
+    ) -> "BinningSpec":
+        """The thresholds the core fits on every column of a dense, C-contiguous ``X`` (what
+        ``Binner.fit`` keeps; ``svmmap learn --missing nan`` fits them here without
+        scikit-learn)."""
+        values, offsets = _core.bin_fit(X, config, n_threads)
+        thresholds = [values[offsets[j] : offsets[j + 1]].copy() for j in range(X.shape[1])]
+        return cls(config, params, thresholds, X.shape[1], feature_names_in)
+
+    def binned(self, X: np.ndarray, n_threads: int) -> Any:
+        """The BinnedMatrix of a dense, C-contiguous ``X`` (``Binner.transform`` with
+        ``output="codes"``)."""
+        from ._binned import BinnedMatrix
+
+        return BinnedMatrix._trusted(self.codes(X, n_threads), list(self.thresholds), self.missing)
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """The indicator columns' names (as ``Binner.get_feature_names_out()``), of
+        ``input_features`` (a scaler's input names before the binner) if given."""
+        if input_features is not None:
+            names = [str(n) for n in input_features]
+        else:
+            names = self.feature_names_in or [f"x{j}" for j in range(self.n_features_in)]
+        return indicator_names(names, self.thresholds, self.missing)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The Binner dict of these thresholds (``Binner.to_dict``; read by ``binning_from_dict``)."""
+        return {
+            "type": BINNER_DICT_TYPE,
+            "version": BINNER_DICT_VERSION,
+            "params": {
+                "n_thresholds": int(self.config.n_thresholds),
+                "strategy": str(self.config.strategy),
+                "missing": str(self.config.missing),
+            },
+            "n_features_in": int(self.n_features_in),
+            "feature_names_in": None if self.feature_names_in is None else [str(n) for n in self.feature_names_in],
+            "thresholds": [[float(t) for t in k] for k in self.thresholds],
+            "n_output_features": int(self.n_output),
+        }
+
     def indicators(self, X: np.ndarray, n_threads: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
         """The indicator features of a dense, C-contiguous ``X`` as the CSR parts (data,
         indices, indptr, n_rows, n_cols) that scipy.sparse takes."""
@@ -82,6 +131,19 @@ class BinningSpec:
         indptr, indices, n_cols = _core.bin_transform(X, values, offsets, self.config, n_threads)
         data = np.ones(indices.shape[0], dtype=np.float64)
         return data, indices, indptr, X.shape[0], n_cols
+
+
+def indicator_names(names: List[str], thresholds: List[np.ndarray], missing: str) -> np.ndarray:
+    """The names of a binner's indicator columns: ``"name>threshold"``, and ``"name=missing"``
+    after each feature's thresholds with ``missing="indicator"``. Thresholds are written with
+    Python's shortest round-trip representation, so the names are unique and give the exact
+    thresholds back."""
+    out: List[str] = []
+    for name, k in zip(names, thresholds):
+        out.extend(f"{name}>{float(t)!r}" for t in k)
+        if missing == "indicator":
+            out.append(f"{name}=missing")
+    return np.asarray(out, dtype=object)
 
 
 def binning_from_dict(d: Any) -> BinningSpec:
@@ -570,14 +632,16 @@ def _finite_or_none(value: Any) -> Optional[float]:
 
 
 def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
-    """The model file's content (see ``docs/model-format.md``) of a fitted SVMMap, with the
-    thresholds of the Binner and the affine map of the scaler before it, as a dict. Written
-    here, beside the reader, so that the estimator saves itself without importing the module
-    that builds estimators from files."""
+    """The model file's content (see ``docs/model-format.md``) of a fitted SVMMap (or the
+    BareSVMMap that ``svmmap learn`` trains), with the thresholds of the Binner and the affine map
+    of the scaler before it, as a dict. Written here, beside the reader, so that the estimator
+    saves itself without importing the module that builds estimators from files."""
     from . import __version__
 
     svm._check_fitted()
-    params = {k: _json_value(k, v) for k, v in svm.get_params(deep=False).items() if k not in RUNTIME_PARAMS}
+    # In the order of their names (scikit-learn's get_params order), whatever object holds them,
+    # so that the same parameters are the same bytes in the file.
+    params = {k: _json_value(k, v) for k, v in sorted(svm.get_params(deep=False).items()) if k not in RUNTIME_PARAMS}
     names = getattr(svm, "feature_names_in_", None)
     scaling = None
     input_names = None

@@ -24,7 +24,7 @@ from sklearn.utils import check_array
 
 from . import _core
 from ._binned import BinnedMatrix
-from ._model_file import BINNER_DICT_TYPE, BINNER_DICT_VERSION, BinningSpec, binning_from_dict
+from ._model_file import BINNER_DICT_TYPE, BINNER_DICT_VERSION, BinningSpec, binning_from_dict, indicator_names
 from ._typing import BinStrategy, Missing
 from ._validation import contiguous, n_threads
 
@@ -192,14 +192,16 @@ class Binner(TransformerMixin, BaseEstimator):
         config = self._check_params()
         names = _column_names(X)
         arr = _as_dense(X)
-        values, offsets = _core.bin_fit(arr, config, n_threads(self.n_jobs))
-        self.thresholds_ = [values[offsets[j] : offsets[j + 1]].copy() for j in range(arr.shape[1])]
-        self.n_features_in_ = arr.shape[1]
+        # The one fitting routine, which ``svmmap learn --missing nan`` runs too (without
+        # scikit-learn).
+        spec = BinningSpec.fit(arr, config, self.get_params(), n_threads(self.n_jobs))
+        self.thresholds_ = spec.thresholds
+        self.n_features_in_ = spec.n_features_in
         if names is not None:
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.n_output_features_ = self._spec(config).n_output
+        self.n_output_features_ = spec.n_output
         return self
 
     def _check_fitted(self) -> None:
@@ -207,7 +209,9 @@ class Binner(TransformerMixin, BaseEstimator):
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X) first")
 
     def _spec(self, config: _core.BinnerConfig) -> BinningSpec:
-        return BinningSpec(config, self.get_params(), self.thresholds_, self.n_features_in_)
+        fitted = getattr(self, "feature_names_in_", None)
+        names = None if fitted is None else [str(n) for n in fitted]
+        return BinningSpec(config, self.get_params(), self.thresholds_, self.n_features_in_, names)
 
     def transform(self, X: Any) -> Any:
         """The indicator features of ``X``, as bin codes or as a CSR matrix (``output``).
@@ -234,8 +238,7 @@ class Binner(TransformerMixin, BaseEstimator):
             )
         spec = self._spec(config)
         if config.output == "codes":
-            codes = spec.codes(arr, n_threads(self.n_jobs))
-            return BinnedMatrix._trusted(codes, list(self.thresholds_), config.missing)
+            return spec.binned(arr, n_threads(self.n_jobs))
         data, indices, indptr, n_rows, n_cols = spec.indicators(arr, n_threads(self.n_jobs))
         return sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols))
 
@@ -259,13 +262,7 @@ class Binner(TransformerMixin, BaseEstimator):
         are unique and give the exact thresholds back.
         """
         self._check_fitted()
-        names = self._input_names(input_features)
-        out: List[str] = []
-        for name, k in zip(names, self.thresholds_):
-            out.extend(f"{name}>{float(t)!r}" for t in k)
-            if self.missing == "indicator":
-                out.append(f"{name}=missing")
-        return np.asarray(out, dtype=object)
+        return indicator_names(self._input_names(input_features), self.thresholds_, self.missing)
 
     def to_dict(self) -> Dict[str, Any]:
         """Everything ``transform`` needs, as a JSON-serializable dict (see :meth:`from_dict`).
@@ -285,21 +282,7 @@ class Binner(TransformerMixin, BaseEstimator):
         self._check_fitted()
         # The parameters as the core's configuration checks them: a value set after fit that
         # the Binner refuses (n_thresholds=2.5) is refused here too, not rounded into the dict.
-        config = self._check_params()
-        fitted = getattr(self, "feature_names_in_", None)
-        return {
-            "type": BINNER_DICT_TYPE,
-            "version": BINNER_DICT_VERSION,
-            "params": {
-                "n_thresholds": int(config.n_thresholds),
-                "strategy": str(config.strategy),
-                "missing": str(config.missing),
-            },
-            "n_features_in": int(self.n_features_in_),
-            "feature_names_in": None if fitted is None else [str(n) for n in fitted],
-            "thresholds": [[float(t) for t in k] for k in self.thresholds_],
-            "n_output_features": int(self.n_output_features_),
-        }
+        return self._spec(self._check_params()).to_dict()
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Binner":

@@ -34,11 +34,11 @@ import numpy as np
 
 from . import _core
 from ._degenerate import DegenerateModelWarning, message
+from ._training import progress_logging as _progress_logging
 from ._validation import check_labels, check_matrix, check_qid, feature_names_of, n_threads
 from .binning import Binner as _LocalBinner
 from .binning import _as_dense
 from .estimator import SVMMap as _LocalSVMMap
-from .estimator import _progress_logging
 
 __all__ = ["Binner", "BinnedPartitions", "SVMMap"]
 

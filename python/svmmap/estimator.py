@@ -1,88 +1,40 @@
-"""The scikit-learn style estimator around the Rust solver."""
+"""The scikit-learn style estimator around the Rust solver.
+
+Its training is ``svmmap._training``'s (checks, solver, fitted attributes, warnings), which
+``svmmap learn`` runs too without importing scikit-learn; this module adds the estimator:
+scikit-learn's base class, ``predict``, ``score`` and ``save``.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import numbers
-import sys
-import threading
-import warnings
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Callable, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.exceptions import NotFittedError
 
 from . import _core
-from ._degenerate import DegenerateModelWarning, is_degenerate, message
-from ._evaluation_sets import EarlyStopping, refuse_lightgbm_arguments, validation_sets
+from ._evaluation_sets import EarlyStopping
 from ._model_file import svm_document, write_model
-from ._typing import IterationRecord, Slack
-from ._validation import (
-    check_feature_names,
-    check_labels,
-    check_matrix,
-    check_qid,
-    check_weight_memory,
-    feature_names_of,
-    n_threads,
-    qid_of,
-    query_weights,
+from ._training import (
+    CORE_DEFAULTS,
+    SkippedQueriesWarning,
+    forget_fit,
+    iteration_callback,
+    set_fitted,
+    train,
+    train_config,
 )
+from ._typing import IterationRecord, Slack
+from ._validation import check_feature_names, check_matrix, check_qid, n_threads, query_weights
 
 __all__ = [
     "SkippedQueriesWarning",
     "SVMMap",
 ]
 
-logger = logging.getLogger("svmmap")
-
 #: The defaults of every training parameter, owned by the Rust core's TrainConfig.
-_DEFAULTS = _core.TrainConfig.DEFAULTS
-
-_LOG_FORMAT = "[svmmap] %(message)s"
-_log_lock = threading.Lock()
-_log_users = 0
-_log_handler: Optional[logging.Handler] = None
-_log_saved_level = logging.NOTSET
-
-
-@contextlib.contextmanager
-def _progress_logging(verbose: int) -> Iterator[None]:
-    """Makes ``verbose`` progress lines visible for the duration of a fit.
-
-    Python's logging drops INFO records when nothing is configured (its last-resort handler
-    shows warnings and errors only), so a user who asks for ``verbose=1`` would see nothing.
-    While a verbose fit runs, the ``svmmap`` logger is therefore lowered to INFO if its own
-    level was left unset, and, when no handler is configured anywhere on its path to the root
-    logger, a temporary handler writes the lines to stderr. A level or handler the user set
-    is respected; everything is restored afterwards. Concurrent fits share the arrangement.
-    """
-    global _log_users, _log_handler, _log_saved_level
-    if not verbose:
-        yield
-        return
-    with _log_lock:
-        if _log_users == 0:
-            _log_saved_level = logger.level
-            if logger.level == logging.NOTSET:
-                logger.setLevel(logging.INFO)
-            if not logger.hasHandlers():
-                _log_handler = logging.StreamHandler(sys.stderr)
-                _log_handler.setFormatter(logging.Formatter(_LOG_FORMAT))
-                logger.addHandler(_log_handler)
-        _log_users += 1
-    try:
-        yield
-    finally:
-        with _log_lock:
-            _log_users -= 1
-            if _log_users == 0:
-                if _log_handler is not None:
-                    logger.removeHandler(_log_handler)
-                    _log_handler = None
-                logger.setLevel(_log_saved_level)
+_DEFAULTS = CORE_DEFAULTS
 
 
 def query_mean(
@@ -101,19 +53,6 @@ def query_mean(
     w = np.array([weight_of[q] for q in pq.qids.tolist()], dtype=np.float64)
     total = float(np.sum(w))
     return float(np.dot(w, pq.values) / total) if total > 0 else float("nan")
-
-
-class SkippedQueriesWarning(UserWarning):
-    """Some training queries cannot contribute a constraint and were left out.
-
-    A query needs at least one relevant and one non-relevant document; queries without a
-    relevant document and queries with only relevant ones are skipped and counted.
-
-    The counts stay on the model (``n_queries_skipped_``), so the warning can be silenced
-    wherever it repeats (every fold of a cross-validation) with the standard library:
-    ``warnings.filterwarnings("ignore", category=svmmap.SkippedQueriesWarning)``; to collect it
-    instead, fit inside ``warnings.catch_warnings(record=True)`` and read the records.
-    """
 
 
 class SVMMap(BaseEstimator):
@@ -265,20 +204,7 @@ class SVMMap(BaseEstimator):
     def _config(self) -> "_core.TrainConfig":
         """The training configuration, validated by the core (one error line per bad
         parameter, naming it); the callback is checked here, as it never reaches the core."""
-        config = _core.TrainConfig(
-            C=self.C,
-            eps=self.eps,
-            max_iter=self.max_iter,
-            relevance_threshold=self.relevance_threshold,
-            loss=self.loss,
-            slack=self.slack,
-            n_jobs=self.n_jobs,
-        )
-        if self.callback is not None and not callable(self.callback):
-            raise ValueError(f"callback must be callable or None, got {self.callback!r}")
-        if not isinstance(self.verbose, (bool, numbers.Integral)) or self.verbose < 0:
-            raise ValueError(f"verbose must be an integer >= 0, got {self.verbose!r}")
-        return config
+        return train_config(self)
 
     def fit(
         self,
@@ -353,115 +279,30 @@ class SVMMap(BaseEstimator):
         -------
         self : SVMMap
         """
-        refuse_lightgbm_arguments(type(self).__name__, lightgbm_kwargs)
-        config = self._config()
-        names = feature_names_of(X)
-        core_X, n_rows, n_features = check_matrix(X)
-        check_weight_memory(n_features)
-        labels = check_labels(y, n_rows)
-        qid = qid_of(qid, group, n_rows, "qid", "group")
-        codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
-        weights = query_weights(sample_weight, codes, uniques)
-        evals, early = validation_sets(
-            eval_set,
-            eval_group,
-            eval_qid,
-            eval_metric,
-            eval_at,
-            early_stopping_rounds,
-            n_features,
-            n_threads(self.n_jobs),
-            self.relevance_threshold,
+        # The one training routine, which ``svmmap learn`` runs too (without scikit-learn).
+        train(
+            self,
+            X,
+            y,
+            qid,
+            group=group,
+            sample_weight=sample_weight,
+            eval_set=eval_set,
+            eval_group=eval_group,
+            eval_qid=eval_qid,
+            eval_metric=eval_metric,
+            eval_at=eval_at,
+            early_stopping_rounds=early_stopping_rounds,
+            lightgbm_kwargs=lightgbm_kwargs,
+            stacklevel=2,
         )
-
-        on_iteration = self._iteration_callback(evals, early)
-        with _progress_logging(self.verbose):
-            try:
-                ((coef, summary),) = _core.fit_path(
-                    core_X,
-                    labels,
-                    codes,
-                    len(uniques),
-                    config,
-                    callback=on_iteration,
-                    with_coef=evals is not None,
-                    query_weights=weights,
-                )
-            except BaseException:
-                # Interrupted (Ctrl-C), out of memory or refused: no model from an earlier fit
-                # may pass for the result of this one.
-                self._forget_fit()
-                raise
-            if early is not None and early.best_coef is not None:
-                # The iterate of the best validation score is the model, as in LightGBM.
-                coef = early.best_coef
-            self._set_fitted(coef, summary, n_features, names, len(uniques))
-        if early is not None:
-            self.best_iteration_ = early.best_iteration
-            self.best_score_ = early.best_scores
-        else:
-            for name in ("best_iteration_", "best_score_"):
-                if hasattr(self, name):
-                    delattr(self, name)
-        # |w_j| times the spread of feature j: the share of the scores' spread each feature
-        # carries, whatever the features' scales (the weights alone depend on them).
-        spread = np.abs(self.coef_) * core_X.column_std()
-        total = float(spread.sum())
-        self.feature_importances_ = spread / total if total > 0 else np.zeros_like(spread)
-        scores = _core.predict(core_X, coef, n_threads(self.n_jobs)) if np.any(coef) else None
-        self.degenerate_ = is_degenerate(coef, scores, labels, codes)
-        if self.degenerate_:
-            warnings.warn(message(type(self).__name__, self.loss, coef, summary), DegenerateModelWarning, stacklevel=2)
-        if evals is not None:
-            self.evals_result_ = {name: dict(results) for name, _, results in evals}
-        elif hasattr(self, "evals_result_"):
-            del self.evals_result_
         return self
 
     def _iteration_callback(
         self, evals: Optional[list] = None, early: Optional[EarlyStopping] = None
     ) -> Optional[Callable[[IterationRecord], bool]]:
-        """The per-iteration hook handed to the solver: scores the validation sets (when
-        given) at the iterate w, logs (when verbose) and calls the user's callback, whose true
-        return value stops training. None when nothing is asked for, so that the solver need
-        not enter Python at every iteration."""
-        verbose = self.verbose
-        user_callback = self.callback
-        if not verbose and user_callback is None and evals is None:
-            return None
-
-        def on_iteration(record: IterationRecord) -> bool:
-            # The core adds the iterate only when validation sets need it; the record the
-            # user's callback sees stays as documented.
-            coef = cast(dict, record).pop("coef", None)
-            stop = False
-            if evals is not None and coef is not None:
-                now: dict = {}
-                for name, scorer, results in evals:
-                    now[name] = scorer(coef)
-                    for metric, value in now[name].items():
-                        results[metric].append(value)
-                        if verbose:
-                            logger.info("iter %4d  %s %s %.6g", record["iteration"], name, metric, value)
-                if early is not None:
-                    stop = early.update(record["iteration"], coef, now)
-                # The user's callback sees the validation metrics too, as LightGBM's callbacks do.
-                record["eval"] = now
-            if verbose:
-                logger.info(
-                    "iter %4d  primal %.6g  dual %.6g  gap %.3g  cuts %d/%d  %.2fs",
-                    record["iteration"],
-                    record["primal"],
-                    record["dual"],
-                    record["gap"],
-                    record["n_active"],
-                    record["n_cuts"],
-                    record["seconds"],
-                )
-            asked = bool(user_callback(record)) if user_callback is not None else False
-            return asked or stop
-
-        return on_iteration
+        """The per-iteration hook handed to the solver (``_training.iteration_callback``)."""
+        return iteration_callback(self, evals, early)
 
     def _set_fitted(
         self,
@@ -472,62 +313,13 @@ class SVMMap(BaseEstimator):
         n_queries_total: int,
     ) -> None:
         """Stores the solver's result as fitted attributes and reports skipped queries,
-        non-convergence and (when verbose) the outcome."""
-        self.coef_ = coef
-        self.n_features_in_ = n_features
-        if feature_names is not None:
-            self.feature_names_in_ = feature_names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self.objective_ = summary.primal
-        self.dual_objective_ = summary.dual
-        self.gap_ = summary.gap
-        self.tolerance_ = summary.tolerance
-        self.n_iter_ = summary.n_iter
-        self.n_cuts_ = summary.active_cuts
-        self.stop_reason_ = summary.stop
-        self.converged_ = summary.stop == "converged"
-        self.n_queries_ = summary.problem.used
-        self.n_queries_skipped_ = {
-            "no_relevant": summary.problem.no_relevant,
-            "all_relevant": summary.problem.all_relevant,
-        }
-        self.history_ = summary.history
-        skipped = sum(self.n_queries_skipped_.values())
-        if skipped:
-            warnings.warn(
-                f"{skipped} of {n_queries_total} training queries were skipped: "
-                f"{self.n_queries_skipped_['no_relevant']} without a relevant document, "
-                f"{self.n_queries_skipped_['all_relevant']} with only relevant documents "
-                f"(relevant means label > {self.relevance_threshold})",
-                SkippedQueriesWarning,
-                stacklevel=3,
-            )
-        if summary.stop == "max_iter":
-            warnings.warn(
-                f"{type(self).__name__} stopped at max_iter={self.max_iter} with duality gap {self.gap_:.3g} "
-                f"> its tolerance {summary.tolerance:.3g} (eps * C * slack groups); raise max_iter or eps, or standardize the "
-                f"features if their scales differ by orders of magnitude (the gap still bounds "
-                f"how far objective_ is from the optimum)",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        if self.verbose:
-            logger.info(
-                "%s after %d iterations: primal %.6g, gap %.3g, %d active cuts, %d queries (%d skipped)",
-                summary.stop,
-                self.n_iter_,
-                self.objective_,
-                self.gap_,
-                self.n_cuts_,
-                self.n_queries_,
-                skipped,
-            )
+        non-convergence and (when verbose) the outcome (``_training.set_fitted``); the
+        warnings point at the caller of the method that called this one (its ``fit``)."""
+        set_fitted(self, coef, summary, n_features, feature_names, n_queries_total, stacklevel=3)
 
     def _forget_fit(self) -> None:
         """Removes every fitted attribute (those ending in an underscore)."""
-        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
-            delattr(self, name)
+        forget_fit(self)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):

@@ -178,6 +178,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "MODEL_PLAIN_FORMAT_VERSION",
         crate::model::PLAIN_FORMAT_VERSION,
     )?;
+    // The package version, declared once in Cargo.toml: `svmmap.__version__` reads it here
+    // rather than through importlib.metadata, whose import and search of the installed
+    // distributions cost a quarter of `svmmap learn`'s start-up.
+    m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(binning::bin_codes, m)?)?;
     m.add_function(wrap_pyfunction!(training::fit_path, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::predict, m)?)?;

@@ -71,12 +71,17 @@ class _ProgressDisplay:
 
 
 def run_learn(args: argparse.Namespace) -> None:
-    from ..estimator import SVMMap
+    # SVMMap.fit's training routine on a BareSVMMap, which has SVMMap's parameters but not
+    # its scikit-learn base class: the same checks, warnings and model file, without the
+    # second that importing scikit-learn takes (training a small file takes milliseconds).
+    from .._model_file import BinningSpec, svm_document, write_model
+    from .._training import BareSVMMap, train, train_config
+    from .._validation import n_threads
     from ..io import load_letor
 
     refuse_overwriting_inputs("MODEL", args.model, data_inputs("TRAIN", args.train, args.group))
     X, y, qid = load_letor(args.train, group=args.group, missing=args.missing)
-    model = SVMMap(
+    model = BareSVMMap(
         C=args.C,
         loss=args.loss,
         eps=args.eps,
@@ -85,36 +90,36 @@ def run_learn(args: argparse.Namespace) -> None:
         n_jobs=args.n_jobs,
     )
     # The target is the core's tolerance (eps * C * slack groups), not a restatement of it.
-    display = _ProgressDisplay(model._config().tolerance) if args.verbose else None
-    model.set_params(callback=display)
+    display = _ProgressDisplay(train_config(model).tolerance) if args.verbose else None
+    model.callback = display
+    binning = None
     start = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             if args.missing == "nan":
                 # A linear model has no weight for "missing"; binning gives every feature an
-                # indicator column for it, whose weight the SVM learns like any other.
-                from sklearn.pipeline import make_pipeline
+                # indicator column for it, whose weight the SVM learns like any other. This is
+                # what Pipeline(Binner(missing="indicator"), SVMMap()) fits, by the same routines.
+                from .. import _core
+                from .._validation import contiguous
 
-                from ..binning import Binner
-
-                binner = Binner(n_thresholds=args.bins, missing="indicator", n_jobs=args.n_jobs)
-                make_pipeline(binner, model).fit(X, y, svmmap__qid=qid)
+                params = {"n_thresholds": args.bins, "missing": "indicator", "n_jobs": args.n_jobs}
+                config = _core.BinnerConfig(n_thresholds=args.bins, missing="indicator")
+                # The reader gives float64 rows; a sparse file's are densified, as Binner does.
+                features = contiguous(X.toarray() if hasattr(X, "toarray") else X)
+                binning = BinningSpec.fit(features, config, params, n_threads(args.n_jobs))
+                train(model, binning.binned(features, n_threads(args.n_jobs)), y, qid)
             else:
-                model.fit(X, y, qid=qid)
+                train(model, X, y, qid)
     finally:
         if display is not None:
             display.close()
     for w in caught:
         print(f"svmmap: warning: {w.message}", file=sys.stderr)
     # The callback is a property of this run, not of the model.
-    model.set_params(callback=None)
-    if args.missing == "nan":
-        from ..persistence import save_model
-
-        save_model(make_pipeline(binner, model), args.model)
-    else:
-        model.save(args.model)
+    model.callback = None
+    write_model(args.model, svm_document(model, binning))
     wrote(args.model)
     print(
         f"trained on {model.n_queries_} queries in {time.perf_counter() - start:.2f}s: "
