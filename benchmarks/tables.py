@@ -18,6 +18,11 @@ replaces the block of the page whose marker names exactly its command line (``--
 
     python benchmarks/criteria_table.py --write
 
+The command is a script of benchmarks/ (or examples/), an ``svmmap`` command, or a ``cargo
+bench --bench NAME`` of benches/; only the scripts that call ``publish`` write their blocks.
+Several blocks of one command on a page (its tables with the page's own text between them)
+take the printed tables one each, in order.
+
 A block marked ``<!-- generated (record): ... -->`` is a comparison measured once (two builds,
 one after the other) that the current build cannot reproduce; it keeps its stamp and is not
 regenerated. A table of text only (parameters, options, formats, test names) is preceded by
@@ -52,9 +57,13 @@ STAMP = re.compile(
     r"^\*Measured with svmmap (?P<version>\S+), commit (?P<commit>[0-9a-f]{7,40}\+?|unrecorded), "
     r"on (?P<date>\d{4}-\d{2}-\d{2})(?:; (?P<note>.+))?\.\*$"
 )
-#: A cell that is a figure: a number, possibly bold, signed, with thousands separators, an
-#: exponent, a unit or a ratio mark (0.6609, **37.3x**, 1,274, 2.5e-3, 12 ms, 98%).
-FIGURE = re.compile(r"^\**[-+]?(\d[\d,]*(\.\d+)?|\.\d+)(e[-+]?\d+)?\s*(x|%|s|ms|µs|ns|MB|GB|GiB|MiB)?\**$")
+#: A cell that is a figure: a decimal number or a number with a unit or ratio mark, possibly
+#: bold or signed (0.6609, **37.3x**, 2.5e-3, 12 ms, 98%).
+#: A bare integer is left out: text tables hold settings such as 0 or 1.
+FIGURE = re.compile(
+    r"^\**[-+]?(\d[\d,]*\.\d+(e[-+]?\d+)?\s*(x|%|s|ms|µs|ns|MB|GB|GiB|MiB)?"
+    r"|\d[\d,]*(\.\d+)?\s*(x|%|s|ms|µs|ns|MB|GB|GiB|MiB))\**$"
+)
 
 
 def pages(root: Path = ROOT) -> List[Path]:
@@ -193,14 +202,28 @@ def parse(path: Path) -> Page:
             if figures:
                 errors.append(f"{where(table.line)}: a text table holds figures {figures[:3]}: generate it")
     for b in blocks:
-        script = ROOT / b.script
-        if not (b.script.startswith("benchmarks/") and script.is_file()):
-            errors.append(f"{where(b.start - 1)}: the block's command {b.command!r} is not a script in benchmarks/")
+        if not runnable(b.command):
+            errors.append(
+                f"{where(b.start - 1)}: the block's command {b.command!r} is neither a script of benchmarks/ "
+                "or examples/, nor an svmmap command or a cargo bench of benches/"
+            )
         if b.stamp is None:
             errors.append(f"{where(b.end)}: the block of {b.command!r} has no stamp line before its end marker")
         if not b.tables:
             errors.append(f"{where(b.start - 1)}: the block of {b.command!r} holds no table")
     return Page(path, lines, blocks, tables, errors)
+
+
+def runnable(command: str) -> bool:
+    """Whether a marker's command names something in this repository that prints the figures:
+    a script of benchmarks/ or examples/, the svmmap command, or a cargo bench of benches/."""
+    words = shlex.split(command)
+    if words[:2] == ["cargo", "bench"]:
+        target = words[words.index("--bench") + 1] if "--bench" in words[:-1] else None
+        return target is not None and (ROOT / "benches" / f"{target}.rs").is_file()
+    if words[0] == "svmmap":
+        return len(words) > 1
+    return words[0].split("/")[0] in ("benchmarks", "examples") and (ROOT / words[0]).is_file()
 
 
 def all_pages(root: Path = ROOT) -> List[Page]:
@@ -285,9 +308,8 @@ def publish(
     """Print ``text`` (a table, or tables and their headings) with a stamp, or with ``write``
     put it into every block whose marker names this command line. Returns the pages written."""
     command = command_line(argv, script)
-    body = text.strip("\n") + "\n\n" + stamp(note)
     if not write:
-        print(body)
+        print(text.strip("\n") + "\n\n" + stamp(note))
         return []
     written = []
     for page in all_pages(root):
@@ -295,10 +317,18 @@ def publish(
         if not hits:
             continue
         lines = list(page.lines)
-        for b in sorted(hits, key=lambda b: b.start, reverse=True):
+        # Several blocks of one command on a page (tables with the page's own text between
+        # them) take the printed tables one each, in order.
+        parts = [text.strip("\n")] if len(hits) == 1 else table_chunks(text)
+        if len(parts) != len(hits):
+            raise SystemExit(
+                f"{page.path}: {len(hits)} blocks of {command!r}, but it printed {len(parts)} tables; not rewritten"
+            )
+        for b, part in sorted(zip(hits, parts), key=lambda hit: hit[0].start, reverse=True):
             if b.record:
                 raise SystemExit(f"{page.path}: the block of {command!r} is a record of two builds; not rewritten")
-            new = [""] + [(b.indent + line if line else "") for line in body.split("\n")] + [""]
+            content = part + "\n\n" + stamp(note)
+            new = [""] + [(b.indent + line if line else "") for line in content.split("\n")] + [""]
             lines[b.start : b.end] = new
         page.path.write_text("\n".join(lines), encoding="utf-8")
         written.append(page.path)
@@ -309,6 +339,20 @@ def publish(
             f"no block of README.md or docs/ is generated by {command!r}; the blocks of this script: {known}"
         )
     return written
+
+
+def table_chunks(text: str) -> List[str]:
+    """The tables of a text (each a run of lines starting with '|'), in order."""
+    chunks: List[List[str]] = []
+    previous = False
+    for line in text.split("\n"):
+        is_row = line.strip().startswith("|")
+        if is_row and not previous:
+            chunks.append([])
+        if is_row:
+            chunks[-1].append(line.strip())
+        previous = is_row
+    return ["\n".join(c) for c in chunks]
 
 
 def cells(table_text: str) -> Iterator[List[str]]:
