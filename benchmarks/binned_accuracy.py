@@ -46,6 +46,7 @@ import warnings
 from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import numpy as np
+import tables  # benchmarks/tables.py, beside this script
 from scipy.stats import norm, rankdata, wilcoxon
 from sklearn.pipeline import make_pipeline
 from svmmap import Binner, SVMMap
@@ -214,7 +215,9 @@ def main() -> None:
     parser.add_argument("--data", default=",".join(DATA), help="comma-separated: " + ", ".join(DATA))
     parser.add_argument("--rows", default=",".join(ROWS), help="comma-separated: " + ", ".join(ROWS))
     parser.add_argument("--json", help="also write the results to this JSON file")
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__, None)
     rows = args.rows.split(",")
     warnings.simplefilter("ignore", SkippedQueriesWarning)
     results = {}

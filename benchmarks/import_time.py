@@ -21,6 +21,7 @@ import tempfile
 import time
 
 import svmmap
+import tables  # benchmarks/tables.py, beside this script
 
 
 def wall(cmd: list, runs: int) -> float:
@@ -35,7 +36,9 @@ def wall(cmd: list, runs: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__, None)
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         train = os.path.join(tmp, "train.txt")

@@ -32,6 +32,7 @@ import time
 import warnings
 
 import numpy as np
+import tables  # benchmarks/tables.py, beside this script
 from svmmap import SVMMap, _core
 from svmmap._validation import check_labels, check_matrix, check_qid
 from svmmap.datasets import load_mq2008, make_ranking
@@ -93,6 +94,9 @@ def scaled_columns(X):
 def section_scale(args):
     X, y, qid = load_mq2008(fold=1, split="train")
     X = np.asarray(X, dtype=np.float64)
+    if args.readme:
+        readme_scale(args, X, y, qid)
+        return
     print("\n## MQ2008 Fold 1, loss='map', eps=1e-3\n")
     print(HEADER)
     for name, data in (("normalized", X), ("scaled", scaled_columns(X))):
@@ -100,6 +104,26 @@ def section_scale(args):
             for method in ("plain", "ocas"):
                 r = fit(data, y, qid, method, budget=args.budget, C=C, eps=1e-3)
                 row(f"{name}, C={C:g}", r)
+
+
+def readme_scale(args, X, y, qid):
+    """The README's headline: both methods on the rescaled columns, iterations and fit time."""
+    data = scaled_columns(X)
+    label = {
+        c: (f"10^{int(np.log10(c))}" if c >= 1e4 and float(np.log10(c)).is_integer() else f"{c:g}") for c in args.cs
+    }
+    print("| C | " + " | ".join(label[c] for c in args.cs) + " |")
+    print("|---|" + "---:|" * len(args.cs))
+    for method, name in (("plain", "plain"), ("ocas", "OCAS")):
+        cells = []
+        for C in args.cs:
+            r = fit(data, y, qid, method, budget=args.budget, C=C, eps=1e-3)
+            if r["stop"] == "budget":
+                cells.append(f"{r['iterations']}+, > {args.budget:g} s")
+            else:
+                seconds = f"{r['seconds']:.2f}" if r["seconds"] < 1 else f"{r['seconds']:.2g}"
+                cells.append(f"{r['iterations']}, {seconds} s")
+        print(f"| {name}: iterations, fit (timing) | " + " | ".join(cells) + " |", flush=True)
 
 
 def section_folds(args):
@@ -180,7 +204,10 @@ def main():
     parser.add_argument("--budget", type=float, default=60.0, help="seconds after which a fit is stopped")
     parser.add_argument("--fold-cs", default="0.01,0.1,1,10,100,1000,10000", help="values of C for the folds section")
     parser.add_argument("--repeat", type=int, default=3, help="fits per method in the folds section (the best is kept)")
+    parser.add_argument("--readme", action="store_true", help="the scale section as the README's compact table")
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__, None)
     args.cs = [float(c) for c in args.cs.split(",")]
     args.fold_cs = [float(c) for c in args.fold_cs.split(",")]
     for name in args.only.split(","):
