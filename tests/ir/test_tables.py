@@ -190,6 +190,11 @@ def test_the_conventions_table_is_the_codes():
     assert block.body == load("conventions_table").table()
 
 
+def test_the_binning_table_is_the_codes():
+    block = blocks_of("benchmarks/binning_table.py")[0]
+    assert block.body == load("binning_table").table()
+
+
 def test_the_mq2008_tables_are_the_codes():
     script = load("mq2008_table")
     rows = script.measure()
