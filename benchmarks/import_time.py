@@ -64,7 +64,7 @@ def main() -> None:
         }
         results = {name: wall(cmd, args.runs) for name, cmd in commands.items()}
     base = results["python -c pass (baseline)"]
-    print(f"| command | median seconds ({args.runs} runs) | beyond interpreter start-up |")
+    print(f"| command | median seconds ({args.runs} runs, timing) | beyond interpreter start-up (timing) |")
     print("|---|---:|---:|")
     for name, seconds in results.items():
         print(f"| `{name}` | {seconds:.3f} | {seconds - base:+.3f} |")

@@ -81,7 +81,7 @@ def row(label, r):
 
 
 HEADER = (
-    "| data, C | method | iterations | oracle passes | fit (s) | QP share | objective | gap / (C eps) |\n"
+    "| data, C | method | iterations | oracle passes | fit (s, timing) | QP share (timing) | objective | gap / (C eps) |\n"
     "|---|---|---:|---:|---:|---:|---:|---:|"
 )
 
