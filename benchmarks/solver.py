@@ -16,7 +16,7 @@ scale   MQ2008 Fold 1 train.txt (9,630 documents, 46 features), SVMMap(loss="map
 folds   The five MQ2008 training folds, normalized, C from 0.01 to 10^4 (--fold-cs): fit time
         and oracle passes of both methods, best of --repeat (3) fits each.
 combo   make_ranking(400, 100, 30, random_state=0), C=1: loss="map" alone and SVM-combo with
-        separate slacks over map, ndcg@10 and mrr@10; then, for random_state 0 to 5, the
+        separate slacks over map, ndcg@10 and mrr@10 with equal weights; then, for random_state 0 to 5, the
         combination's fit time over loss="map"'s with the default solver (best of 7 each).
 mrr     loss="mrr" (no cutoff) on one query of 10,000 documents with 5 features, C=1.
 
@@ -152,11 +152,16 @@ def section_folds(args):
             )
 
 
+#: The combination with Chakrabarti et al.'s equal weights, the hard case of issue 15 that the
+#: figures of this section have always measured (a list of losses now has default weights).
+EQUAL_COMBO = {"map": 1.0, "ndcg@10": 1.0, "mrr@10": 1.0}
+
+
 def section_combo(args):
     data = make_ranking(400, 100, 30, random_state=0)
     print("\n## make_ranking(400, 100, 30), C=1, eps=1e-3\n")
     print(HEADER)
-    for loss in ("map", ["map", "ndcg@10", "mrr@10"]):
+    for loss in ("map", EQUAL_COMBO):
         label = "map" if loss == "map" else "combo (separate slacks)"
         for method in ("plain", "ocas"):
             r = fit(data.X, data.y, data.qid, method, budget=args.budget, C=1.0, loss=loss)
@@ -167,7 +172,7 @@ def section_combo(args):
     for seed in range(6):
         X, y, qid = make_ranking(400, 100, 30, random_state=seed)
         best = {}
-        for label, loss in (("map", "map"), ("combo", ["map", "ndcg@10", "mrr@10"])):
+        for label, loss in (("map", "map"), ("combo", EQUAL_COMBO)):
             model = SVMMap(loss=loss, C=1.0, eps=1e-3)
             times = []
             for _ in range(7):
