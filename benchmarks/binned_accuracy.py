@@ -46,6 +46,7 @@ import warnings
 from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import numpy as np
+import tables  # benchmarks/tables.py, beside this script
 from scipy.stats import norm, rankdata, wilcoxon
 from sklearn.pipeline import make_pipeline
 from svmmap import Binner, SVMMap
@@ -209,18 +210,45 @@ def run(data_name: str, rows: List[str]) -> Dict[str, Any]:
     return result
 
 
+#: The data sets and rows as the README names them.
+README_DATA = {"mq2008-scaled": "MQ2008, columns rescaled", "monotone": "make_ranking through monotone curves"}
+README_ROWS = {"linear": "linear", "binned": "binned", "lambdarank": "LambdaRank"}
+
+
+def print_readme_table(results: dict) -> None:
+    """The README's compact table: MAP / NDCG@10 per model, the best of each bold."""
+    rows = [r for r in README_ROWS if all(r in res for res in results.values())]
+    print("| data | " + " | ".join(f"{README_ROWS[r]} MAP / NDCG@10" for r in rows) + " |")
+    print("|---|" + "---:|" * len(rows))
+    for name, res in results.items():
+        best = {m: max(res[r][m] for r in rows) for m in ("map", "ndcg@10")}
+
+        def cell(value: float, metric: str) -> str:
+            text = f"{value:.4f}"
+            return f"**{text}**" if value == best[metric] else text
+
+        cells = [f"{cell(res[r]['map'], 'map')} / {cell(res[r]['ndcg@10'], 'ndcg@10')}" for r in rows]
+        print(f"| {README_DATA.get(name, name)} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=",".join(DATA), help="comma-separated: " + ", ".join(DATA))
     parser.add_argument("--rows", default=",".join(ROWS), help="comma-separated: " + ", ".join(ROWS))
     parser.add_argument("--json", help="also write the results to this JSON file")
+    parser.add_argument("--readme", action="store_true", help="print the README's compact table instead")
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__, None)
     rows = args.rows.split(",")
     warnings.simplefilter("ignore", SkippedQueriesWarning)
     results = {}
     for name in args.data.split(","):
         results[name] = run(name, rows)
-    print("| data | model | test MAP | test NDCG@10 | p (MAP vs binned) | chosen per fold | seconds |")
+    if args.readme:
+        print_readme_table(results)
+        return
+    print("| data | model | test MAP | test NDCG@10 | p (MAP vs binned) | chosen per fold | seconds (timing) |")
     print("|---|---|---:|---:|---:|---|---:|")
     for name, res in results.items():
         for r, e in res.items():

@@ -33,6 +33,8 @@ import os
 import subprocess
 import sys
 
+import tables  # benchmarks/tables.py, beside this script
+
 COMMON = r"""
 import ctypes, json, os, time, warnings
 import numpy as np
@@ -56,6 +58,7 @@ from svmmap.datasets import make_ranking
 # so that the timings are of binning and training, not of imports (1-3 s on this machine).
 svmmap.Binner, svmmap.SVMMap
 import sklearn.utils.validation
+
 args = json.loads(os.environ["BINNED_ARGS"])
 X, y, qid = make_ranking(args["queries"], args["docs"], args["features"], random_state=0)
 X = np.ascontiguousarray(X, dtype=np.float32)
@@ -138,7 +141,9 @@ def main() -> None:
     parser.add_argument("--eps", type=float, default=1e-3)
     parser.add_argument("--only", default="codes,csr", help="comma-separated sections")
     parser.add_argument("--json", help="also write every measurement to this file")
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__, None)
     only = set(args.only.split(","))
     base = {"docs": args.docs, "features": args.features, "C": args.C, "eps": args.eps}
     results: dict = {}

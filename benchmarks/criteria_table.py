@@ -13,7 +13,7 @@ Evaluation follows svmmap.metrics' defaults: relevant means label > 0, queries w
 relevant document are skipped, score ties are broken pessimistically, NDCG uses the graded
 gain 2^label - 1.
 
-Usage: python benchmarks/criteria_table.py [--rows map,roc,...] [--json results.json]
+Usage: python benchmarks/criteria_table.py [--rows map,roc,...] [--json results.json] [--write]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
@@ -34,6 +35,9 @@ from svmmap.baselines import DORM, AdaRank, SVMAcc
 from svmmap.datasets import mq2008_folds
 from svmmap.estimator import SkippedQueriesWarning
 from svmmap.metrics import per_query
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tables  # noqa: E402
 
 TEST_METRICS = ("map", "ndcg@10", "mrr@10")
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -253,7 +257,7 @@ def format_table(results: Sequence[RowResult], reference: str = "map") -> str:
     lines = [
         "| trained on | "
         + " | ".join(f"test {m.upper()} (p)" for m in TEST_METRICS)
-        + " | C / setting per fold | time (s) |",
+        + " | C / setting per fold | time (s, timing) |",
         "|---|" + "---:|" * len(TEST_METRICS) + "---|---:|",
     ]
     for r in results:
@@ -276,6 +280,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated rows (default all: {','.join(ROWS)})")
     parser.add_argument("--folds", default="1,2,3,4,5", help="MQ2008 folds (default 1-5)")
     parser.add_argument("--json", default=None, help="also write per-query test values here")
+    tables.add_arguments(parser)
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.rows.split(",") if n.strip()]
     unknown = [n for n in names if n not in ROWS]
@@ -288,12 +293,15 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     for name in names:
         results.append(run_row(ROWS[name], folds, progress=lambda msg: print(msg, file=sys.stderr, flush=True)))
     total = time.perf_counter() - start
-    print(format_table(results))
+    tables.publish(format_table(results), __file__, argv, write=args.write, note=args.note)
     n_queries = len(results[0].per_query["map"]) if results else 0
-    print(f"\n{len(folds)} folds, {n_queries} test queries with a relevant document, {total:.0f} s in all.")
+    print(
+        f"\n{len(folds)} folds, {n_queries} test queries with a relevant document, {total:.0f} s in all.",
+        file=sys.stderr,
+    )
     notes = [f"- {ROWS[r.name].name}: {ROWS[r.name].note}" for r in results if ROWS[r.name].note]
     if notes:
-        print("\n" + "\n".join(notes))
+        print("\n" + "\n".join(notes), file=sys.stderr)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(

@@ -35,6 +35,7 @@ import warnings
 
 import numpy as np
 import svmmap.estimator as estimator
+import tables  # benchmarks/tables.py, beside this script
 from sklearn.model_selection import GroupKFold
 from svmmap import SVMMap, SVMMapCV
 from svmmap._selection import choose_C
@@ -120,7 +121,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of this many timings (default 3)")
     parser.add_argument("--eps", type=float, default=1e-3, help="the solver's tolerance (default 1e-3)")
     parser.add_argument("--path", action="store_true", help="only one path per fold on all of train.txt")
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__, None)
     warnings.simplefilter("ignore")
     if args.path:
         for fold in [int(f) for f in args.folds.split(",")]:

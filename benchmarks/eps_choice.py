@@ -24,6 +24,7 @@ import warnings
 from typing import Callable, Iterator, List, Tuple
 
 import numpy as np
+import tables  # benchmarks/tables.py, beside this script
 from sklearn.pipeline import make_pipeline
 from svmmap import Binner, SVMMap
 from svmmap.datasets import Split, make_ranking, mq2008_folds
@@ -76,12 +77,14 @@ def main() -> None:
         default=60.0,
         help="after a row that took longer (s), skip smaller eps for that model and C",
     )
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__)
     Cs = [float(c) for c in args.Cs.split(",")]
     epsilons = sorted((float(e) for e in args.eps.split(",")), reverse=True)
     warnings.simplefilter("ignore")
     print(
-        "| data | model | C | eps | test MAP | test NDCG@10 | MAP - MAP(smallest eps), per query | iterations | fit s |"
+        "| data | model | C | eps | test MAP | test NDCG@10 | MAP - MAP(smallest eps), per query | iterations | fit s (timing) |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, splits in datasets(args.seed):

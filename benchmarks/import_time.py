@@ -28,6 +28,7 @@ import time
 from typing import Tuple
 
 import svmmap
+import tables  # benchmarks/tables.py, beside this script
 
 #: The command line's overhead beyond the interpreter's start-up that every job must stay under.
 TARGET_SECONDS = 0.3
@@ -53,7 +54,9 @@ def timed(cmd: list, runs: int) -> Tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__, None)
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         train = os.path.join(tmp, "train.txt")
@@ -77,7 +80,7 @@ def main() -> None:
         results = {name: timed(cmd, args.runs) for name, cmd in commands.items()}
     base, base_cpu = results["python -c pass (baseline)"]
     print(
-        f"| command | median seconds ({args.runs} runs) | beyond interpreter start-up | CPU seconds beyond start-up |"
+        f"| command | median seconds ({args.runs} runs, timing) | beyond interpreter start-up (timing) | CPU seconds beyond start-up (timing) |"
     )
     print("|---|---:|---:|---:|")
     for name, (seconds, cpu) in results.items():

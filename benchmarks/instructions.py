@@ -34,6 +34,7 @@ import sys
 import tempfile
 
 import numpy as np
+import tables  # benchmarks/tables.py, beside this script
 from svmmap.datasets import make_ranking
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -112,7 +113,9 @@ def main() -> None:
     parser.add_argument("--repo", default=HERE, help="the checkout whose core is counted (default: this one)")
     parser.add_argument("--seeds", default="0,1,2,3,4,5", help="random_state values of the combo cases")
     parser.add_argument("--mslr-queries", type=int, default=1000, help="queries of the MSLR-shape case (0: skip)")
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__, None)
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (Debian: apt-get install valgrind)")
     binary = build(os.path.abspath(args.repo))

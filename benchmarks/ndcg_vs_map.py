@@ -27,6 +27,7 @@ import warnings
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
+import tables  # benchmarks/tables.py, beside this script
 from svmmap import SVMMap
 from svmmap.datasets import load_mq2008, make_ranking
 from svmmap.estimator import SkippedQueriesWarning
@@ -119,7 +120,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--shape", default="300,60,30", help="make_ranking's n_queries, docs_per_query, n_features (default 300,60,30)"
     )
+    tables.add_arguments(parser)
     args = parser.parse_args(argv)
+    tables.write_on_exit(args, __file__, argv)
     losses = [s.strip() for s in args.losses.split(",")]
     grid = [float(c) for c in args.C.split(",")]
     for data in args.data.split(","):

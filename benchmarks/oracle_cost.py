@@ -12,6 +12,7 @@ import argparse
 import time
 
 import numpy as np
+import tables  # benchmarks/tables.py, beside this script
 from svmmap import _core
 
 SIZES = [1_000, 10_000, 100_000, 1_000_000]
@@ -28,7 +29,9 @@ def query(n: int, seed: int = 0):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=20.0)
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__, None)
     names = [info["examples"][0] for info in _core.LOSSES] + ["ndcg@10", "mrr@10", "dorm@10:depth=30"]
     cost = {info["name"]: info["cost"] for info in _core.LOSSES}
     print("| loss | stated cost | " + " | ".join(f"n = {n:,}" for n in SIZES) + " |")

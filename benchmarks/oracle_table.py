@@ -19,6 +19,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+import tables  # benchmarks/tables.py, beside this script
+
 
 def load(root: Path) -> dict:
     """{(group, function, parameter): nanoseconds per call} for every benchmark found.
@@ -130,7 +132,9 @@ def crossover_table(results: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--criterion-dir", default=str(Path(__file__).resolve().parents[1] / "target" / "criterion"))
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__, None)
     results = load(Path(args.criterion_dir))
     if not results:
         raise SystemExit(f"no criterion results under {args.criterion_dir}; run cargo bench --bench oracles first")

@@ -43,6 +43,8 @@ import subprocess
 import sys
 import tempfile
 
+import tables  # benchmarks/tables.py, beside this script
+
 # The child programs. Each prints one JSON object on its last line of output.
 COMMON = r"""
 import json, os, time, warnings
@@ -342,7 +344,9 @@ def main() -> None:
     parser.add_argument("--reader-lines", type=int, default=200_000)
     parser.add_argument("--only", default="fit,threads,pass,lightgbm,reader", help="comma-separated sections")
     parser.add_argument("--json", help="also write every measurement to this file")
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__, None)
     sections = set(args.only.split(","))
     results: dict = {}
     cores = os.cpu_count() or 1

@@ -75,16 +75,21 @@ class SVMMap(BaseEstimator):
     loss : str, list of str or dict of str to float, default="map"
         The metric whose loss ``Delta`` is optimized: "map", "roc", "pairwise" (SVM^rank's
         graded pairs), "ndcg@k", "ndcg" (no clip),
-        "mrr@k", "mrr" (no cutoff), "acc", "acc2", "dorm@k" ... (see ``svmmap.losses``). A list
-        such as ``["map", "ndcg@10", "mrr@10"]`` trains SVM-combo (Chakrabarti et al. 2008,
-        section 3.7), each loss with its own feature map. A dict such as
-        ``{"map": 1.0, "ndcg@10": 0.1, "mrr@10": 0.1}`` gives every loss its weight: the paper's
-        C_l = weight * C (a weighted loss is also spelled ``"0.1*ndcg@10"``).
+        "mrr@k", "mrr" (no cutoff), "acc", "acc2", "dorm@k" ... (see ``svmmap.losses``). A dict
+        such as ``{"map": 1.0, "ndcg@10": 0.1, "mrr@10": 0.01}`` trains SVM-combo (Chakrabarti
+        et al. 2008, section 3.7), each loss with its own feature map and weight: the paper's
+        C_l = weight * C (a weighted loss is also spelled ``"0.1*ndcg@10"``). A list such as
+        ``["map", "ndcg@10", "mrr@10"]`` gives its losses default weights by kind, divided by
+        the largest: 1e-4 for MRR (phi_mrr is not scaled by 1/(P N)), 0.1 for NDCG with a
+        cutoff (ndcg@k, dorm@k), 1 for every other loss; so that list is
+        ``{"map": 1, "ndcg@10": 0.1, "mrr@10": 0.0001}`` (equal weights learn w = 0 on queries
+        with many relevant documents). ``svmmap.losses.loss_groups`` shows the weights.
     slack : {"separate", "shared"}, default="separate"
         How a list of losses is combined. "separate": one slack per loss and query, each loss
-        with its own cap C, so the objective is 1/2 ||w||^2 + sum_l C/n sum_q xi_q^l (with L
-        losses the total weight of the training loss is L times that of one loss; divide C by
-        L to compare). "shared": one slack per query that must cover every loss,
+        with its own cap C_l = weight_l * C, so the objective is
+        1/2 ||w||^2 + sum_l C_l/n sum_q xi_q^l (with L losses of equal weight the total weight
+        of the training loss is L times that of one loss; divide C by L to compare). "shared":
+        one slack per query that must cover every (weighted) loss,
         1/2 ||w||^2 + C/n sum_q max_l xi_q^l. Ignored for a single loss. With separate slacks
         the gap at exit is at most L * C * eps.
     eps : float, default=1e-3

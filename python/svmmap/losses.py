@@ -58,11 +58,15 @@ def loss_groups(loss: LossSpec, slack: Slack = _D["slack"]) -> List[List[str]]:
     """The slack groups the Rust core trains with, for ``loss`` and ``slack``: one list of loss
     names per slack. A single name is one group; a list with ``slack="separate"`` is one group
     per loss, with ``slack="shared"`` one group whose hinge is the largest of the components'
-    (Chakrabarti et al. 2008, section 3.7). Invalid names and arguments raise ValueError.
+    (Chakrabarti et al. 2008, section 3.7). A list's losses carry their default weights (1e-4
+    for MRR, 0.1 for NDCG with a cutoff, 1 otherwise, divided by the largest; see ``SVMMap``'s
+    ``loss``), a dict's the given ones. Invalid names and arguments raise ValueError.
 
     >>> loss_groups(["map", "ndcg@10"], "shared")
-    [['map', 'ndcg@10']]
-    >>> loss_groups(["map", "ndcg@10"])
+    [['map', '0.1*ndcg@10']]
+    >>> loss_groups(["map", "ndcg@10", "mrr@10"])
+    [['map'], ['0.1*ndcg@10'], ['0.0001*mrr@10']]
+    >>> loss_groups({"map": 1, "ndcg@10": 1})
     [['map'], ['ndcg@10']]
     """
     return _core.TrainConfig(loss=loss, slack=slack).losses

@@ -118,7 +118,8 @@ pub(super) fn threads_of(n_jobs: &Bound<'_, PyAny>) -> PyResult<usize> {
 }
 
 /// The loss argument as slack groups: a name is one group; a list is one group per name
-/// (separate slacks) or one group of all names (shared slack).
+/// (separate slacks) or one group of all names (shared slack), each name with its default
+/// weight in a list (`with_list_weights`); a dict gives the weights itself.
 fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>>> {
     let bad = || {
         param_error(
@@ -179,10 +180,54 @@ fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>
             )));
         }
     }
+    // A list's losses get their default weights once the names are known to be distinct (a
+    // dict's are given, a single name has none).
+    let names = if loss.cast::<PyString>().is_err() && loss.cast::<PyDict>().is_err() {
+        with_list_weights(names)
+    } else {
+        names
+    };
     Ok(match slack {
         "shared" if names.len() > 1 => vec![names.iter().map(|n| n.trim().to_string()).collect()],
         _ => names.into_iter().map(|n| vec![n]).collect(),
     })
+}
+
+/// The weight a loss gets in a list of several (`loss=["map", "ndcg@10", "mrr@10"]`, `--loss
+/// map,ndcg@10,mrr@10`), as a power of ten, before the list's weights are divided by their
+/// largest. Equal weights are a zero model on queries with many relevant documents (a third of
+/// 150, see `benchmarks/combo_weights.py` and docs/guide/losses.md, "Weights"): Chakrabarti's
+/// phi_mrr is not scaled by 1/(P N) as Psi_po is, so its hinge grows with the query and pulls w
+/// to 0 unless its weight is of the order of 1/(P N) on such queries; and NDCG with a cutoff has
+/// a larger hinge than MAP at the same w, so in a shared slack it would take the maximum over
+/// MAP. A name that is already weighted ("0.5*map"), a "max(...)" and every other loss keep 1.
+pub(crate) fn list_weight_exponent(name: &str) -> i32 {
+    match registry::LossSpec::parse(name.trim()) {
+        Some(spec) if spec.base == "mrr" => -4,
+        Some(spec) if (spec.base == "ndcg" || spec.base == "dorm") && spec.cutoff.is_some() => -1,
+        _ => 0,
+    }
+}
+
+/// A list of losses with their default weights (`list_weight_exponent`), scaled so that the
+/// largest is 1: C keeps its meaning for the list's leading kind of loss, and a list of one
+/// loss, or of losses of one kind, is the plain list. A weight is spelled as the decimal power
+/// of ten it is ("0.001*mrr@10"), which parses back to the same number.
+fn with_list_weights(names: Vec<String>) -> Vec<String> {
+    let exponents: Vec<i32> = names.iter().map(|n| list_weight_exponent(n)).collect();
+    let largest = exponents.iter().copied().max().unwrap_or(0);
+    names
+        .into_iter()
+        .zip(exponents)
+        .map(|(name, e)| {
+            if e == largest {
+                name
+            } else {
+                let weight: f64 = format!("1e{}", e - largest).parse().unwrap_or(1.0);
+                format!("{weight}*{}", name.trim())
+            }
+        })
+        .collect()
 }
 
 /// A keyword argument of `TrainConfig`: left out (`Default`) or given, as any Python value

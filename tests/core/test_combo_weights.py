@@ -1,9 +1,10 @@
 """Per-loss weights of SVM-combo (Chakrabarti et al.'s C_l = weight * C): a dict of loss names
 to weights, or "weight*loss". A weight scales the loss and its feature map, so the hinge of
 "0.1*ndcg@10" is a tenth of ndcg@10's (checked through the structured hinge, whose oracles are
-checked against brute force), weights of 1 give the unweighted model bit for bit, and the
+checked against brute force), a list is the dict of its default weights, and the
 shared-slack combination that learns w = 0 on MQ2008 learns a ranking model with small weights
-on its cutoff losses."""
+on its cutoff losses; on queries with many relevant documents the default list ranks as well as
+map alone where equal weights learn w = 0."""
 
 from __future__ import annotations
 
@@ -31,14 +32,74 @@ def test_a_weighted_hinge_is_the_weight_times_the_hinge():
         np.testing.assert_allclose(wgrad, 0.1 * grad, rtol=1e-12, atol=1e-15)
 
 
-def test_weights_of_one_train_the_unweighted_model_bit_for_bit(fold1):
+def test_a_list_is_the_dict_of_its_default_weights_bit_for_bit(fold1):
     X, y, qid = fold1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        listed = SVMMap(C=1.0, loss=["map", "ndcg@10"]).fit(X, y, qid=qid)
-        weighted = SVMMap(C=1.0, loss={"map": 1.0, "ndcg@10": 1}).fit(X, y, qid=qid)
+        listed = SVMMap(C=1.0, loss=["map", "ndcg@10", "mrr@10"]).fit(X, y, qid=qid)
+        weighted = SVMMap(C=1.0, loss={"map": 1.0, "ndcg@10": 0.1, "mrr@10": 0.0001}).fit(X, y, qid=qid)
     assert np.array_equal(listed.coef_, weighted.coef_)
     assert _core.TrainConfig(loss={"map": 1.0, "ndcg@10": 0.1}).losses == [["map"], ["0.1*ndcg@10"]]
+    # A dict of ones is the plain losses, each with C.
+    assert _core.TrainConfig(loss={"map": 1, "ndcg@10": 1.0}).losses == [["map"], ["ndcg@10"]]
+
+
+@pytest.mark.parametrize(
+    "listed, groups",
+    [
+        (["map", "ndcg@10", "mrr@10"], [["map"], ["0.1*ndcg@10"], ["0.0001*mrr@10"]]),
+        # Divided by the largest: the leading kind keeps weight 1, so C keeps its meaning.
+        (["ndcg@10", "mrr@10"], [["ndcg@10"], ["0.001*mrr@10"]]),
+        (["mrr", "roc", "dorm@10:depth=30"], [["0.0001*mrr"], ["roc"], ["0.1*dorm@10:depth=30"]]),
+        (["map", "roc", "pairwise", "ndcg"], [["map"], ["roc"], ["pairwise"], ["ndcg"]]),
+        (["mrr@10", "mrr@5"], [["mrr@10"], ["mrr@5"]]),
+        (["mrr@10"], [["mrr@10"]]),
+        # A name with its own weight keeps it.
+        (["map", "0.5*mrr@10"], [["map"], ["0.5*mrr@10"]]),
+    ],
+)
+def test_the_default_weights_of_a_list(listed, groups):
+    assert _core.TrainConfig(loss=listed).losses == groups
+    shared = _core.TrainConfig(loss=listed, slack="shared").losses
+    assert shared == ([[g[0] for g in groups]] if len(groups) > 1 else groups)
+
+
+def many_relevant_split(seed: int = 0):
+    """make_ranking queries of about 150 documents, a third of them relevant, split into thirds
+    (train, validation, test) of the queries."""
+    X, y, qid = make_ranking(300, 150, 30, label_fractions=(0.67, 0.33), random_state=seed)
+    parts = np.array_split(np.random.default_rng(seed).permutation(np.unique(qid)), 3)
+    return [(X[np.isin(qid, p)], y[np.isin(qid, p)], qid[np.isin(qid, p)]) for p in parts]
+
+
+def test_the_default_list_ranks_as_well_as_map_where_equal_weights_learn_nothing():
+    """On queries with many relevant documents, equal weights are a zero model (phi_mrr's hinge
+    has its optimum at w = 0); the list's default weights rank, within 1% of map alone in test
+    MAP, both with C chosen on validation MAP."""
+    train, vali, test = many_relevant_split()
+    assert np.mean(train[1] > 0) == pytest.approx(1 / 3, abs=0.03)
+
+    def chosen(loss, slack="separate"):
+        best = None
+        for C in (0.1, 1.0, 10.0):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = SVMMap(C=C, loss=loss, slack=slack).fit(train[0], train[1], qid=train[2])
+            v = svmmap.metrics.mean_average_precision(vali[1], model.predict(vali[0]), vali[2])
+            if best is None or v > best[0]:
+                best = (v, model)
+        return best[1]
+
+    def test_map(model):
+        return svmmap.metrics.mean_average_precision(test[1], model.predict(test[0]), test[2])
+
+    alone = test_map(chosen("map"))
+    for slack in ("separate", "shared"):
+        equal = chosen({"map": 1, "ndcg@10": 1, "mrr@10": 1}, slack)
+        assert not np.any(equal.coef_)
+        default = chosen(["map", "ndcg@10", "mrr@10"], slack)
+        assert np.any(default.coef_) and not default.degenerate_
+        assert test_map(default) >= 0.99 * alone
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, float("inf"), float("nan"), "0.1", True, None])
@@ -51,7 +112,7 @@ def test_small_weights_on_the_cutoff_losses_make_the_shared_combination_rank(fol
     X, y, qid = fold1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        equal = SVMMap(C=1.0, loss=["map", "ndcg@10", "mrr@10"], slack="shared").fit(X, y, qid=qid)
+        equal = SVMMap(C=1.0, loss={"map": 1, "ndcg@10": 1, "mrr@10": 1}, slack="shared").fit(X, y, qid=qid)
         weighted = SVMMap(C=1.0, loss={"map": 1.0, "ndcg@10": 0.1, "mrr@10": 0.1}, slack="shared").fit(X, y, qid=qid)
     assert equal.degenerate_ and not np.any(equal.coef_)
     assert not weighted.degenerate_ and np.any(weighted.coef_)

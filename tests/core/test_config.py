@@ -63,10 +63,12 @@ def test_every_trainer_shows_the_cores_defaults():
 
 def test_slack_groups_are_structured_values():
     assert loss_groups("ndcg@10") == [["ndcg@10"]]
-    assert loss_groups(["map", "mrr@10"]) == [["map"], ["mrr@10"]]
-    assert loss_groups(["map", "mrr@10"], "shared") == [["map", "mrr@10"]]
+    assert loss_groups(["map", "roc"]) == [["map"], ["roc"]]
+    assert loss_groups(["map", "roc"], "shared") == [["map", "roc"]]
+    # A list's default weights are part of the names (tests/core/test_combo_weights.py).
+    assert loss_groups(["map", "mrr@10"], "shared") == [["map", "0.0001*mrr@10"]]
     # The old spelling is derived from the groups, for code that used it.
-    assert loss_names(["map", "mrr@10"], "shared") == ["max(map,mrr@10)"]
+    assert loss_names(["map", "roc"], "shared") == ["max(map,roc)"]
     with pytest.raises(ValueError, match='loss lists "map" twice'):
         loss_groups(["map", "roc", " map"])
 
@@ -120,7 +122,7 @@ def test_a_config_pickles_as_its_keyword_arguments():
     config = _core.TrainConfig(C=3.0, loss=["map", "ndcg@5"], slack="shared", n_jobs=2)
     again = pickle.loads(pickle.dumps(config))
     assert again.kwargs() == config.kwargs()
-    assert (again.C, again.losses, again.n_threads) == (3.0, [["map", "ndcg@5"]], 2)
+    assert (again.C, again.losses, again.n_threads) == (3.0, [["map", "0.1*ndcg@5"]], 2)
 
 
 def test_n_jobs_counts_back_from_the_cores():

@@ -31,13 +31,17 @@ def tiny_problem(seed: int, n_queries=3, d=3):
     return np.vstack(X), np.concatenate(y), np.concatenate(qid)
 
 
-def n_slack_optimum(X, y, qid, C, losses, shared):
+def n_slack_optimum(X, y, qid, C, losses, shared, weights=None):
+    """The optimum of OP 1 with every constraint written out; loss l's Delta and deltaPsi are
+    scaled by weights[l] (Chakrabarti's C_l = weight_l * C), 1 when not given."""
     queries = np.unique(qid)
     n, d = len(queries), X.shape[1]
+    weights = [1.0] * len(losses) if weights is None else weights
     blocks = []  # (slack index, Delta, deltaPsi)
     for qi, q in enumerate(queries):
         for li, loss in enumerate(losses):
             delta, dpsi = brute.constraints(loss, X[qid == q], y[qid == q] > 0)
+            delta, dpsi = weights[li] * np.asarray(delta), weights[li] * np.asarray(dpsi)
             rows = np.unique(np.round(np.column_stack([delta, dpsi]), 12), axis=0)
             blocks.append((qi if shared else qi * len(losses) + li, rows[:, 0], rows[:, 1:]))
     n_slack = n if shared else n * len(losses)
@@ -76,15 +80,26 @@ CASES = [
     (["ndcg"], "separate", 1, 10.0),
     (["mrr@2"], "separate", 0, 1.0),
     (["mrr@2"], "separate", 1, 10.0),
+    ({"map": 1.0, "ndcg@2": 1.0, "mrr@2": 1.0}, "separate", 1, 10.0),
+    ({"map": 1.0, "ndcg@2": 1.0, "mrr@2": 1.0}, "shared", 1, 10.0),
+    # A list has default weights (docs/guide/losses.md): 1, 0.1 for NDCG@k, 1e-4 for MRR.
     (["map", "ndcg@2", "mrr@2"], "separate", 1, 10.0),
     (["map", "ndcg@2", "mrr@2"], "shared", 1, 10.0),
 ]
+LIST_WEIGHTS = {"map": 1.0, "ndcg@2": 0.1, "mrr@2": 1e-4}
 
 
 @pytest.mark.parametrize("losses,slack,seed,C", CASES)
 def test_optimum_matches_the_n_slack_problem(losses, slack, seed, C):
     X, y, qid = tiny_problem(seed)
-    optimum, primal = n_slack_optimum(X, y, qid, C, losses, slack == "shared")
+    names = list(losses)
+    if isinstance(losses, dict):
+        weights = list(losses.values())
+    elif len(losses) > 1:
+        weights = [LIST_WEIGHTS[name] for name in names]
+    else:
+        weights = None
+    optimum, primal = n_slack_optimum(X, y, qid, C, names, slack == "shared", weights)
     eps = 1e-6
     model = SVMMap(C=C, loss=losses, slack=slack, eps=eps).fit(X, y, qid=qid)
     groups = len(losses) if slack == "separate" else 1

@@ -77,13 +77,19 @@ def test_gradient_matches_finite_differences(loss):
 def test_several_losses_add_up_or_take_the_maximum():
     rng = np.random.default_rng(11)
     losses = ["map", "ndcg@2", "mrr@2"]
+    equal = dict.fromkeys(losses, 1.0)
+    # A list has default weights (docs/guide/losses.md): 1, 0.1 for NDCG@k, 1e-4 for MRR.
+    list_weights = [1.0, 0.1, 1e-4]
     for _ in range(10):
         scores, labels, qid = grouped_problem(rng)
-        separate, grad_sep = structured_hinge(scores, labels, qid, loss=losses)
+        separate, grad_sep = structured_hinge(scores, labels, qid, loss=equal)
         parts = [structured_hinge(scores, labels, qid, loss=l) for l in losses]
         assert separate == pytest.approx(sum(v for v, _ in parts), abs=1e-12)
         assert np.allclose(grad_sep, sum(g for _, g in parts))
-        shared, _ = structured_hinge(scores, labels, qid, loss=losses, slack="shared")
+        listed, grad_listed = structured_hinge(scores, labels, qid, loss=losses)
+        assert listed == pytest.approx(sum(w * v for w, (v, _) in zip(list_weights, parts)), abs=1e-12)
+        assert np.allclose(grad_listed, sum(w * g for w, (_, g) in zip(list_weights, parts)))
+        shared, _ = structured_hinge(scores, labels, qid, loss=equal, slack="shared")
         expected = 0.0
         for q in np.unique(qid):
             rows = qid == q

@@ -43,7 +43,7 @@ def test_convergence_warning_states_the_tolerance_of_separate_slacks(vali):
     X, y, qid = vali
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = SVMMap(C=10.0, eps=1e-6, loss=["map", "ndcg@10"], max_iter=2).fit(X, y, qid=qid)
+        model = SVMMap(C=10.0, eps=1e-6, loss={"map": 1.0, "ndcg@10": 1.0}, max_iter=2).fit(X, y, qid=qid)
     (warning,) = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     # Two slack groups: 2 * C * eps, not the C * eps the warning used to state.
     assert f"its tolerance {2 * 10.0 * 1e-6:.3g}" in str(warning.message)
@@ -57,7 +57,7 @@ def test_convergence_plot_draws_the_fit_tolerance(vali):
 
     X, y, qid = vali
     # A shared slack is one group whatever the number of losses (the plot used to count losses).
-    model = SVMMap(C=1.0, loss=["map", "ndcg@10"], slack="shared").fit(X, y, qid=qid)
+    model = SVMMap(C=1.0, loss={"map": 1.0, "ndcg@10": 1.0}, slack="shared").fit(X, y, qid=qid)
     ax = plot_convergence(model)
     levels = [line.get_ydata()[0] for line in ax.get_lines() if line.get_linestyle() == "--"]
     assert levels == [model.tolerance_] and np.isclose(model.tolerance_, 1.0 * model.eps)

@@ -22,7 +22,10 @@ EPS_HELP = (
     f"tolerance eps in slack units: training stops at a duality gap of eps * C per slack group (default {_D['eps']:g})"
 )
 N_JOBS_HELP = "threads (default: one per core; a negative n counts back from the cores, as scikit-learn's n_jobs)"
-LOSS_HELP = f"loss to optimize, or comma-separated losses to combine (default {_D['loss']})"
+LOSS_HELP = (
+    f"loss to optimize, or comma-separated losses to combine (default {_D['loss']}); a combination "
+    "weights MRR losses 1e-4 and NDCG@k 0.1 against the others unless given as 'W*loss'"
+)
 
 
 def _floats(text: str) -> List[float]:
@@ -92,7 +95,7 @@ def _fold_numbers(text: str) -> List[int]:
 
 def _loss_spec(text: str):
     """--loss: one loss name, or a comma-separated combination (SVMMap(loss=[...]), one slack
-    per loss); commas inside max(...) belong to the shared-slack loss. The core checks the
+    per loss, with the list's default weights); commas inside max(...) belong to the shared-slack loss. The core checks the
     names and refuses a loss listed twice."""
     items, depth, start = [], 0, 0
     for i, c in enumerate(text):

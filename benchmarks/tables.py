@@ -1,0 +1,425 @@
+"""The generated tables of README.md and docs/: their markers, their stamps, and --write.
+
+Every table of figures in README.md and docs/**/*.md sits in a generated block that names the
+command printing it, and ends with a stamp line saying what measured it:
+
+    <!-- generated: benchmarks/criteria_table.py --rows map,roc -->
+
+    | trained on | test MAP (p) | ... | time (s, timing) |
+    |---|---:|...|
+
+    *Measured with svmmap 0.1.0, commit df16b35, on 2026-11-26; 2-core Intel Xeon @ 2.80GHz, load 3.2.*
+
+    <!-- end generated -->
+
+A script prints its block (the table and a fresh stamp) by default, and with ``--write``
+replaces the block of the page whose marker names exactly its command line (``--write`` and
+``--note`` left out), so a table cannot drift from what the script prints:
+
+    python benchmarks/criteria_table.py --write
+
+The command is a script of benchmarks/ (or examples/), an ``svmmap`` command, or a ``cargo
+bench --bench NAME`` of benches/; only the scripts that call ``publish`` write their blocks.
+Several blocks of one command on a page (its tables with the page's own text between them)
+take the printed tables one each, in order.
+
+A block marked ``<!-- generated (record): ... -->`` is a comparison measured once (two builds,
+one after the other) that the current build cannot reproduce; it keeps its stamp and is not
+regenerated. A table of text only (parameters, options, formats, test names) is preceded by
+``<!-- text table -->`` instead, and must then hold no cell that is a bare number.
+
+Columns of wall-clock time say ``timing`` in their header cell: they change from run to run,
+so the tests that recompute a table compare every other column exactly and skip those.
+
+    python benchmarks/tables.py            # every block and opted-out table, with its stamp
+    python benchmarks/tables.py --check    # exit 1 if a table has neither (what the test checks)
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import datetime
+import io
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, List, Optional, Sequence
+
+ROOT = Path(__file__).resolve().parents[1]
+
+OPEN = re.compile(r"^(?P<indent>\s*)<!-- generated(?P<record> \(record\))?: (?P<command>.+?) -->\s*$")
+CLOSE = re.compile(r"^\s*<!-- end generated -->\s*$")
+TEXT_TABLE = re.compile(r"^\s*<!-- text table -->\s*$")
+STAMP = re.compile(
+    r"^\*Measured with svmmap (?P<version>\S+), commit (?P<commit>[0-9a-f]{7,40}\+?|unrecorded), "
+    r"on (?P<date>\d{4}-\d{2}-\d{2})(?:; (?P<note>.+))?\.\*$"
+)
+#: A cell that is a figure: a decimal number or a number with a unit or ratio mark, possibly
+#: bold or signed (0.6609, **37.3x**, 2.5e-3, 12 ms, 98%).
+#: A bare integer is left out: text tables hold settings such as 0 or 1.
+FIGURE = re.compile(
+    r"^\**[-+]?(\d[\d,]*\.\d+(e[-+]?\d+)?\s*(x|%|s|ms|µs|ns|MB|GB|GiB|MiB)?"
+    r"|\d[\d,]*(\.\d+)?\s*(x|%|s|ms|µs|ns|MB|GB|GiB|MiB))\**$"
+)
+
+
+def pages(root: Path = ROOT) -> List[Path]:
+    """README.md and every page of the documentation site."""
+    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+
+
+@dataclass
+class Table:
+    """A markdown table: its first line (0-based) and its rows of cells, the header first."""
+
+    line: int
+    rows: List[List[str]]
+    block: Optional["Block"] = None
+    text_only: bool = False
+
+    @property
+    def header(self) -> List[str]:
+        return self.rows[0]
+
+
+@dataclass
+class Block:
+    """A generated block: the marker's command, its lines (0-based, markers excluded) and stamp."""
+
+    command: str
+    record: bool
+    indent: str
+    start: int  # the line after the opening marker
+    end: int  # the line of the closing marker
+    lines: List[str]
+    tables: List[Table] = field(default_factory=list)
+
+    @property
+    def body(self) -> str:
+        """The block's text without its stamp, dedented and stripped of blank edges."""
+        lines = [line[len(self.indent) :] if line.startswith(self.indent) else line for line in self.lines]
+        while lines and not lines[-1].strip():
+            lines.pop()
+        if lines and STAMP.match(lines[-1].strip()):
+            lines.pop()
+        return "\n".join(lines).strip("\n")
+
+    @property
+    def stamp(self) -> Optional[re.Match]:
+        filled = [line.strip() for line in self.lines if line.strip()]
+        return STAMP.match(filled[-1]) if filled else None
+
+    @property
+    def script(self) -> str:
+        return shlex.split(self.command)[0]
+
+
+@dataclass
+class Page:
+    path: Path
+    lines: List[str]
+    blocks: List[Block]
+    tables: List[Table]
+    errors: List[str]
+
+
+def split_row(line: str) -> List[str]:
+    """The cells of a table line (escaped pipes \\| stay inside their cell)."""
+    body = line.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    return [cell.strip() for cell in re.split(r"(?<!\\)\|", body)]
+
+
+def parse(path: Path) -> Page:
+    """The blocks and tables of one page, and what is wrong with them."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    blocks: List[Block] = []
+    tables: List[Table] = []
+    errors: List[str] = []
+    where = lambda i: f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{i + 1}"  # noqa: E731
+    block: Optional[Block] = None
+    fence = False
+    text_only = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            fence = not fence
+        if fence:
+            i += 1
+            continue
+        opened = OPEN.match(line)
+        if opened:
+            if block is not None:
+                errors.append(f"{where(i)}: a generated block opens inside another")
+            block = Block(opened["command"], bool(opened["record"]), opened["indent"], i + 1, -1, [])
+        elif CLOSE.match(line):
+            if block is None:
+                errors.append(f"{where(i)}: '<!-- end generated -->' without an opening marker")
+            else:
+                block.end = i
+                block.lines = lines[block.start : i]
+                blocks.append(block)
+                block = None
+        elif TEXT_TABLE.match(line):
+            text_only = True
+        elif stripped.startswith("|"):
+            start = i
+            rows = []
+            while i < len(lines) and lines[i].strip().startswith("|"):
+                rows.append(split_row(lines[i]))
+                i += 1
+            # The second line of a table is its alignment row; drop it from the cells.
+            if len(rows) > 1 and all(re.fullmatch(r":?-+:?", c) for c in rows[1] if c):
+                del rows[1]
+            table = Table(start, rows, block, text_only)
+            tables.append(table)
+            if block is not None:
+                block.tables.append(table)
+            text_only = False
+            continue
+        elif stripped and not stripped.startswith("<!--"):
+            # An opt-out applies to the table right after it (blank lines allowed), nothing later.
+            text_only = False
+        i += 1
+    if block is not None:
+        errors.append(f"{where(block.start - 1)}: a generated block is never closed")
+    for table in tables:
+        if table.block is not None and table.text_only:
+            errors.append(f"{where(table.line)}: a table both generated and marked as text")
+        elif table.block is None and not table.text_only:
+            errors.append(
+                f"{where(table.line)}: a table with neither a '<!-- generated: benchmarks/SCRIPT ... -->' "
+                "block nor a '<!-- text table -->' mark (header: " + " | ".join(table.header) + ")"
+            )
+        elif table.text_only:
+            figures = [c for row in table.rows[1:] for c in row if FIGURE.match(c)]
+            if figures:
+                errors.append(f"{where(table.line)}: a text table holds figures {figures[:3]}: generate it")
+    for b in blocks:
+        if not runnable(b.command):
+            errors.append(
+                f"{where(b.start - 1)}: the block's command {b.command!r} is neither a script of benchmarks/ "
+                "or examples/, nor an svmmap command or a cargo bench of benches/"
+            )
+        if b.stamp is None:
+            errors.append(f"{where(b.end)}: the block of {b.command!r} has no stamp line before its end marker")
+        if not b.tables:
+            errors.append(f"{where(b.start - 1)}: the block of {b.command!r} holds no table")
+    return Page(path, lines, blocks, tables, errors)
+
+
+def runnable(command: str) -> bool:
+    """Whether a marker's command names something in this repository that prints the figures:
+    a script of benchmarks/ or examples/, the svmmap command, or a cargo bench of benches/."""
+    words = shlex.split(command)
+    if words[:2] == ["cargo", "bench"]:
+        target = words[words.index("--bench") + 1] if "--bench" in words[:-1] else None
+        return target is not None and (ROOT / "benches" / f"{target}.rs").is_file()
+    if words[0] == "svmmap":
+        return len(words) > 1
+    return words[0].split("/")[0] in ("benchmarks", "examples") and (ROOT / words[0]).is_file()
+
+
+def all_pages(root: Path = ROOT) -> List[Page]:
+    return [parse(p) for p in pages(root)]
+
+
+def machine() -> str:
+    """The CPU, its cores and the load average: what a reader needs to weigh a timing."""
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = " ".join(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"{os.cpu_count()}-core {model}, load average {load:.1f}"
+
+
+def commit(root: Path = ROOT) -> str:
+    """The checkout's short commit, with '+' when tracked files differ from it."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "rust", "python"], cwd=root).returncode
+    except (OSError, subprocess.CalledProcessError):
+        return "unrecorded"
+    return head + ("+" if dirty else "")
+
+
+def stamp(note: Optional[str] = None) -> str:
+    """The stamp line of a table measured now, with this build."""
+    import svmmap
+
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    details = machine() if note is None else f"{machine()}; {note}"
+    return f"*Measured with svmmap {svmmap.__version__}, commit {commit()}, on {today}; {details}.*"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--write and --note, the same for every script that prints a table of the docs."""
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="replace the generated block of this command line in README.md / docs/ instead of printing",
+    )
+    parser.add_argument("--note", default=None, help="added to the stamp (e.g. 'other jobs running')")
+
+
+def command_line(argv: Optional[Sequence[str]], script: str) -> str:
+    """The script's command line as its marker spells it: --write and --note left out."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    kept: List[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg == "--write":
+            continue
+        if arg == "--note":
+            skip = True
+            continue
+        if arg.startswith("--note="):
+            continue
+        kept.append(arg)
+    path = Path(script).resolve()
+    name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+    return " ".join([name, *(shlex.quote(a) for a in kept)])
+
+
+def publish(
+    text: str,
+    script: str,
+    argv: Optional[Sequence[str]] = None,
+    write: bool = False,
+    note: Optional[str] = None,
+    root: Path = ROOT,
+) -> List[Path]:
+    """Print ``text`` (a table, or tables and their headings) with a stamp, or with ``write``
+    put it into every block whose marker names this command line. Returns the pages written."""
+    command = command_line(argv, script)
+    if not write:
+        print(text.strip("\n") + "\n\n" + stamp(note))
+        return []
+    written = []
+    for page in all_pages(root):
+        hits = [b for b in page.blocks if " ".join(shlex.split(b.command)) == " ".join(shlex.split(command))]
+        if not hits:
+            continue
+        lines = list(page.lines)
+        # Several blocks of one command on a page (tables with the page's own text between
+        # them) take the printed tables one each, in order.
+        parts = [text.strip("\n")] if len(hits) == 1 else table_chunks(text)
+        if len(parts) != len(hits):
+            raise SystemExit(
+                f"{page.path}: {len(hits)} blocks of {command!r}, but it printed {len(parts)} tables; not rewritten"
+            )
+        for b, part in sorted(zip(hits, parts), key=lambda hit: hit[0].start, reverse=True):
+            if b.record:
+                raise SystemExit(f"{page.path}: the block of {command!r} is a record of two builds; not rewritten")
+            content = part + "\n\n" + stamp(note)
+            new = [""] + [(b.indent + line if line else "") for line in content.split("\n")] + [""]
+            lines[b.start : b.end] = new
+        page.path.write_text("\n".join(lines), encoding="utf-8")
+        written.append(page.path)
+        print(f"wrote {len(hits)} block(s) of {command!r} in {page.path.relative_to(root)}", file=sys.stderr)
+    if not written:
+        known = sorted({b.command for p in all_pages(root) for b in p.blocks if b.script == command.split()[0]})
+        raise SystemExit(
+            f"no block of README.md or docs/ is generated by {command!r}; the blocks of this script: {known}"
+        )
+    return written
+
+
+def write_on_exit(args: argparse.Namespace, script: str, argv: Optional[Sequence[str]] = None) -> None:
+    """``--write`` for a script that prints its tables as it goes: with ``args.write``, what it
+    prints is kept (and echoed) and, when it ends without an error, its tables (the lines
+    starting with '|', their headings and notes left out) go into the blocks of its command line
+    (``publish``). Without ``--write`` nothing changes."""
+    if not getattr(args, "write", False):
+        return
+    real = sys.stdout
+    buffer = io.StringIO()
+    sys.stdout = buffer
+    failed: List[bool] = []
+    previous_hook = sys.excepthook
+
+    def hook(*exc_info) -> None:  # type: ignore[no-untyped-def]
+        failed.append(True)
+        sys.stdout = real
+        previous_hook(*exc_info)
+
+    def finish() -> None:
+        sys.stdout = real
+        text = buffer.getvalue()
+        real.write(text)
+        real.flush()
+        if failed:
+            print("nothing was written: the script failed", file=sys.stderr)
+            return
+        try:
+            publish("\n\n".join(table_chunks(text)), script, argv, write=True, note=getattr(args, "note", None))
+        except SystemExit as refused:
+            print(refused, file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(1)
+
+    sys.excepthook = hook
+    atexit.register(finish)
+
+
+def table_chunks(text: str) -> List[str]:
+    """The tables of a text (each a run of lines starting with '|'), in order."""
+    chunks: List[List[str]] = []
+    previous = False
+    for line in text.split("\n"):
+        is_row = line.strip().startswith("|")
+        if is_row and not previous:
+            chunks.append([])
+        if is_row:
+            chunks[-1].append(line.strip())
+        previous = is_row
+    return ["\n".join(c) for c in chunks]
+
+
+def cells(table_text: str) -> Iterator[List[str]]:
+    """The rows of cells of the tables in a text (alignment rows left out)."""
+    for line in table_text.split("\n"):
+        if line.strip().startswith("|"):
+            row = split_row(line)
+            if not all(re.fullmatch(r":?-+:?", c) for c in row if c):
+                yield row
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report tables without a marker; exit 1 if any")
+    args = parser.parse_args(argv)
+    errors = []
+    for page in all_pages():
+        errors += page.errors
+        if args.check:
+            continue
+        for b in page.blocks:
+            s = b.stamp
+            when = f"{s['version']} {s['commit']} {s['date']}" if s else "NO STAMP"
+            kind = "record" if b.record else "generated"
+            print(f"{page.path.relative_to(ROOT)}:{b.start}: {kind}: {b.command} [{when}]")
+    print("\n".join(errors), file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
