@@ -43,7 +43,6 @@ from svmmap.estimator import SkippedQueriesWarning
 from svmmap.metrics import per_query
 
 Split = Tuple[np.ndarray, np.ndarray, np.ndarray]
-K = 10
 
 
 def synthetic(seed: int, n_queries: int = 200, docs: int = 150, n_features: int = 30) -> Tuple[Split, Split]:
@@ -144,7 +143,9 @@ def brute_check(rng: np.random.Generator, trials: int = 300) -> None:
         best, ideal = -np.inf, psi(sorted(range(n), key=lambda d: not rel[d]))
         for perm in itertools.permutations(range(n)):
             first = next(r for r, d in enumerate(perm) if rel[d])
-            best = max(best, float(rr_delta(np.array([first], dtype=float), k)[0]) + psi(perm) - ideal)
+            # 1 - RR@k written out here, independently of rr_delta.
+            loss = 1.0 - (1.0 / (first + 1) if first < k else 0.0)
+            best = max(best, loss + psi(perm) - ideal)
         delta, coef = mrr_po_argmax(s, rel, k)
         assert abs(delta - coef @ s - best) < 1e-9, (s, rel, k, delta - coef @ s, best)
         # The target: best psi over rankings whose top m are relevant, against target_coef.
@@ -167,9 +168,10 @@ def discount(r: np.ndarray, k: int) -> np.ndarray:
 
 def ndcg_delta(ranked: np.ndarray, k: int) -> float:
     """1 - NDCG@k of a ranking given as the relevance of its documents from the top."""
-    r = np.arange(len(ranked))
-    ideal = discount(r[: int(ranked.sum())], k).sum()
-    return float(1.0 - discount(r[ranked], k).sum() / ideal)
+    # The discount written out again, so that the check does not rest on `discount`.
+    gains = [1.0 / np.log2(2.0 + r) if r < k else 0.0 for r in range(len(ranked))]
+    ideal = sum(gains[: int(ranked.sum())])
+    return float(1.0 - sum(g for g, relevant in zip(gains, ranked) if relevant) / ideal)
 
 
 def pairs_loss(ranked: np.ndarray, k: int) -> float:
@@ -192,11 +194,14 @@ class Latent:
             rel = y[rows] > threshold
             if rel.any() and not rel.all():
                 self.queries.append((rows, rel))
-        self.m: Callable[[int], int] = (lambda p: 1) if base.startswith("mrr") else (lambda p: min(p, K))
+        # The loss-0 rankings have their top m documents relevant: m = 1 for MRR@k (RR = 1),
+        # min(P, k) for NDCG@k.
+        self.k = int(base.split("@")[1])
+        self.m: Callable[[int], int] = (lambda p: 1) if base.startswith("mrr") else (lambda p: min(p, self.k))
 
     def argmax(self, s: np.ndarray, rel: np.ndarray) -> Tuple[float, np.ndarray]:
-        if self.base == "mrr@10":
-            return mrr_po_argmax(s, rel, K)
+        if self.base.startswith("mrr"):
+            return mrr_po_argmax(s, rel, self.k)
         delta, coef = _core.oracle_argmax(np.ascontiguousarray(s), rel, self.base)
         return delta, coef
 
