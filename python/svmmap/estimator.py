@@ -29,6 +29,7 @@ from ._validation import (
     n_threads,
     qid_of,
     query_weights,
+    refuse_unrouted_search,
 )
 
 __all__ = [
@@ -361,6 +362,7 @@ class SVMMap(BaseEstimator):
         labels = check_labels(y, n_rows)
         qid = qid_of(qid, group, n_rows, "qid", "group")
         codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
+        refuse_unrouted_search(f"{type(self).__name__}.fit")
         weights = query_weights(sample_weight, codes, uniques)
         evals, early = validation_sets(
             eval_set,
