@@ -329,3 +329,14 @@ def test_a_search_without_routing_that_needs_no_qid_to_score_still_runs():
             SVMMap(), {"C": [0.1, 1.0]}, scoring="neg_mean_squared_error", cv=GroupKFold(n_splits=3)
         ).fit(X, y, groups=qid, qid=qid)
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def test_pipeline_score_without_routing_says_how_to_route_qid():
+    # Pipeline.score(X, y, qid=qid) without metadata routing drops qid before SVMMap.score;
+    # the error must say so rather than only that qid is needed.
+    X, y, qid = _small_ranking()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedQueriesWarning)
+        pipe = Pipeline([("scale", StandardScaler()), ("svm", SVMMap())]).fit(X, y, svm__qid=qid)
+    with pytest.raises(ValueError, match=r"dropped on the way: enable metadata routing"):
+        pipe.score(X, y, qid=qid)
