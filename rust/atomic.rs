@@ -126,7 +126,13 @@ fn destination(path: &str) -> Result<Destination> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Destination::Replace { target, mode: None })
         }
-        Err(e) => return Err(Error::io(path, e)),
+        // "Not a directory" when a file stands where a folder of the path should be.
+        Err(e) => {
+            return Err(match folder_problem(folder_of(&target)) {
+                Some(why) => Error::io_explained(path, e, why),
+                None => Error::io(path, e),
+            })
+        }
     };
     let kind = meta.file_type();
     if kind.is_file() || kind.is_dir() {
@@ -158,6 +164,47 @@ fn destination(path: &str) -> Result<Destination> {
     }
     #[cfg(not(unix))]
     Ok(Destination::Stream)
+}
+
+/// What is wrong with the folder a file is to be written in, if anything: it is missing, or
+/// it is not a folder.
+fn folder_problem(dir: &Path) -> Option<String> {
+    let folder = dir.display();
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("the folder '{folder}' does not exist"))
+        }
+        Ok(meta) if !meta.is_dir() => Some(format!("'{folder}' is not a folder")),
+        _ => None,
+    }
+}
+
+/// The folder a path's file lives in ("." for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// The error of creating the temporary file beside `path` in `dir`, told in terms of the
+/// user's path and folder: the temporary file's name means nothing to the user, and "no such
+/// file" about it hides that the folder they named is missing.
+fn temporary_file_error(path: &str, dir: &Path, e: std::io::Error) -> Error {
+    let folder = dir.display();
+    let why = folder_problem(dir).unwrap_or_else(|| {
+        if e.kind() == std::io::ErrorKind::PermissionDenied {
+            format!("no permission to create a file in the folder '{folder}'")
+        } else {
+            format!("cannot create a file in the folder '{folder}': {e}")
+        }
+    });
+    Error::io_explained(path, e, why)
+}
+
+/// An error while writing the temporary file (a full disk, a quota): `path` is unchanged.
+fn writing_error(path: &str, tmp: &str, e: std::io::Error) -> Error {
+    let why = format!("{e} while writing the temporary file {tmp}; {path} is unchanged");
+    Error::io_explained(path, e, why)
 }
 
 /// `write_atomic` with a hook run after the data is on disk and before the rename, so that
@@ -198,10 +245,7 @@ pub fn write_atomic_then(
         }
     };
     let target_str = target.to_string_lossy().into_owned();
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = folder_of(&target);
     let name = target
         .file_name()
         .ok_or_else(|| Error::input(format!("{path}: not a file path")))?;
@@ -222,7 +266,9 @@ pub fn write_atomic_then(
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(mode & 0o777);
         }
-        let mut f = options.open(&tmp).map_err(|e| Error::io(&tmp_str, e))?;
+        let mut f = options
+            .open(&tmp)
+            .map_err(|e| temporary_file_error(path, dir, e))?;
         #[cfg(unix)]
         if let Some(mode) = mode {
             // The owner and group first (root rewriting a user's file would otherwise take
@@ -234,10 +280,11 @@ pub fn write_atomic_then(
                 let _ = std::os::unix::fs::fchown(&f, Some(old.uid()), Some(old.gid()));
             }
             f.set_permissions(std::fs::Permissions::from_mode(mode))
-                .map_err(|e| Error::io(&tmp_str, e))?;
+                .map_err(|e| writing_error(path, &tmp_str, e))?;
         }
-        f.write_all(bytes).map_err(|e| Error::io(&tmp_str, e))?;
-        f.sync_all().map_err(|e| Error::io(&tmp_str, e))?;
+        f.write_all(bytes)
+            .map_err(|e| writing_error(path, &tmp_str, e))?;
+        f.sync_all().map_err(|e| writing_error(path, &tmp_str, e))?;
         drop(f);
         before_rename()?;
         std::fs::rename(&tmp, &target).map_err(|e| Error::io(&target_str, e))
@@ -339,6 +386,45 @@ mod tests {
         let e = write_atomic(&sub.to_string_lossy(), b"x").unwrap_err();
         assert!(matches!(e, Error::Io { .. }), "{e}");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_missing_folder_is_named_not_the_temporary_file() {
+        // The temporary file is created first; its failure used to be reported as "No such
+        // file or directory: '<dir>/.out.txt.tmp-<pid>-<n>'", a name the user never gave.
+        let dir = scratch_dir("atomic-nofolder");
+        let missing = dir.join("no-such-folder");
+        let path = missing.join("out.txt").to_string_lossy().into_owned();
+        let e = write_atomic(&path, b"x").unwrap_err();
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with(&format!("{path}: ")),
+            "the user's path first: {shown}"
+        );
+        assert!(
+            shown.contains(&format!(
+                "the folder '{}' does not exist",
+                missing.display()
+            )),
+            "{shown}"
+        );
+        assert!(!shown.contains(".tmp-"), "{shown}");
+        match &e {
+            Error::Io { path: p, source } => {
+                assert_eq!(p, &path);
+                assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+                #[cfg(unix)]
+                assert_eq!(crate::error::os_errno(source), Some(2), "ENOENT kept");
+            }
+            other => panic!("expected an I/O error, got {other:?}"),
+        }
+        // A file where the folder should be.
+        std::fs::write(dir.join("plain"), b"").unwrap();
+        let inside = dir.join("plain").join("out.txt");
+        let e = write_atomic(&inside.to_string_lossy(), b"x").unwrap_err();
+        assert!(e.to_string().contains("is not a folder"), "{e}");
+        assert!(!e.to_string().contains(".tmp-"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

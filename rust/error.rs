@@ -146,4 +146,46 @@ impl Error {
     pub fn input(message: impl Into<String>) -> Self {
         Error::InvalidInput(message.into())
     }
+
+    /// An I/O error on `path` told in the user's terms (`why`, e.g. "the folder out does not
+    /// exist") where the operating system's own message would name an internal file, such as
+    /// the temporary file of an atomic write. The OS error stays inside, with its errno.
+    pub fn io_explained(path: &str, os: std::io::Error, why: impl Into<String>) -> Self {
+        let kind = os.kind();
+        Error::Io {
+            path: path.to_string(),
+            source: std::io::Error::new(
+                kind,
+                Explained {
+                    os,
+                    why: why.into(),
+                },
+            ),
+        }
+    }
+}
+
+/// An operating-system error and what it means for the user's file (see `Error::io_explained`).
+#[derive(Debug)]
+pub struct Explained {
+    pub os: std::io::Error,
+    pub why: String,
+}
+
+impl fmt::Display for Explained {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
+impl std::error::Error for Explained {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.os)
+    }
+}
+
+/// The errno of an I/O error, also of one explained by `Error::io_explained`.
+pub fn os_errno(e: &std::io::Error) -> Option<i32> {
+    e.raw_os_error()
+        .or_else(|| e.get_ref()?.downcast_ref::<Explained>()?.os.raw_os_error())
 }

@@ -368,3 +368,63 @@ def queries_with_relevant(y: Any, qid: Any, relevance_threshold: float) -> list:
     kinds = _core.query_kinds(labels, codes, len(uniques), float(relevance_threshold))
     # Kind 1: no relevant document (no AP); the rest have one.
     return uniques[kinds != 1].tolist()
+
+
+def refuse_unrouted_search(required_by: str) -> None:
+    """Refuses a fit inside a scikit-learn search or cross-validation whose scoring will get no
+    qid: metadata routing off, and a scorer that ranks by query (the estimator's own ``score``
+    or a ``make_ranking_scorer`` scorer).
+
+    Without routing, ``GridSearchCV.fit(X, y, qid=qid)`` hands qid to ``fit`` only; every
+    held-out score then fails, scikit-learn records it as NaN (its ``error_score``), warns, and
+    still picks a parameter and refits. Failing the fit instead makes the search stop with this
+    message ("All the N fits failed"). The search is found on the call stack: scikit-learn's
+    ``_fit_and_score`` is the function every search, ``cross_validate`` and the curves call to
+    fit and score one split. Should scikit-learn rename it, this check no longer fires and the
+    score's own error (with the same advice) is what the user sees in the warnings.
+    """
+    sklearn = sys.modules.get("sklearn")
+    if sklearn is None or sklearn.get_config().get("enable_metadata_routing", False):
+        return
+    frame = sys._getframe(1)
+    for _ in range(30):
+        frame = frame.f_back  # type: ignore[assignment]
+        if frame is None:
+            return
+        if frame.f_code.co_name == "_fit_and_score" and frame.f_globals.get("__name__", "").startswith("sklearn."):
+            break
+    else:
+        return
+    if not _scores_by_query(frame.f_locals.get("scorer")):
+        return
+    raise ValueError(
+        f"{required_by} was given qid by a scikit-learn search or cross-validation "
+        "(GridSearchCV, cross_val_score, ...) with metadata routing off, so the held-out scoring "
+        "gets no qid and every score would be NaN: enable metadata routing with "
+        "sklearn.set_config(enable_metadata_routing=True), request qid with "
+        ".set_fit_request(qid=True) on the estimator and .set_score_request(qid=True) on the "
+        "scorer (scoring=svmmap.metrics.make_ranking_scorer('map').set_score_request(qid=True)), "
+        "or use svmmap.SVMMapCV"
+    )
+
+
+def _scores_by_query(scorer: Any) -> bool:
+    """Whether a scikit-learn scorer needs query ids: the estimator's ``score`` (scoring=None,
+    which for a ranker of this package ranks by query), a ``make_ranking_scorer`` scorer, or a
+    dict of scorers with one of them."""
+    from .metrics import _ranking_score
+
+    if scorer is None:
+        return False
+    if type(scorer).__name__ == "_PassthroughScorer":
+        # The search's estimator, or the last step of a Pipeline, scores with a ``score`` of
+        # this package, all of which rank by query.
+        estimator: Any = getattr(scorer, "_estimator", None)
+        while hasattr(estimator, "steps"):
+            estimator = estimator.steps[-1][1]
+        score = getattr(type(estimator), "score", None)
+        return getattr(score, "__module__", "").startswith("svmmap.")
+    if getattr(scorer, "_score_func", None) is _ranking_score:
+        return True
+    scorers = getattr(scorer, "_scorers", None)
+    return isinstance(scorers, dict) and any(_scores_by_query(s) for s in scorers.values())

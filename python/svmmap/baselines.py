@@ -204,9 +204,9 @@ class SVMAcc(_LinearScorer):
 
 
 class SVMAcc2(SVMAcc):
-    """SVM_acc2: ``SVMAcc`` with ``balanced=True`` by default (relevant documents weighted by
-    #non-relevant / #relevant), for tools that build estimators from a class and C alone, e.g.
-    ``svmmap protocol --methods map,SVM-acc2=svmmap.baselines:SVMAcc2``.
+    """SVM_acc2: ``SVMAcc`` with ``balanced=True`` by default (relevant documents weighted by the
+    number of non-relevant ones over the number of relevant ones), for tools that build
+    estimators from a class and C alone, e.g. ``svmmap protocol --methods map,SVM-acc2=svmmap.baselines:SVMAcc2``.
 
     Examples
     --------

@@ -26,7 +26,7 @@ from ._training import (
     train_config,
 )
 from ._typing import IterationRecord, Slack
-from ._validation import check_feature_names, check_matrix, check_qid, n_threads, query_weights
+from ._validation import check_feature_names, check_matrix, check_qid, n_threads, query_weights, refuse_unrouted_search
 
 __all__ = [
     "SkippedQueriesWarning",
@@ -284,6 +284,9 @@ class SVMMap(BaseEstimator):
         -------
         self : SVMMap
         """
+        # Inside a scikit-learn search without metadata routing, qid reaches fit but not score:
+        # stop before training rather than let every split score NaN.
+        refuse_unrouted_search(f"{type(self).__name__}.fit")
         # The one training routine, which ``svmmap learn`` runs too (without scikit-learn).
         train(
             self,

@@ -126,7 +126,7 @@ impl From<Error> for PyErr {
                 ref path,
                 ref source,
             } => {
-                let errno = source.raw_os_error().unwrap_or(0);
+                let errno = crate::error::os_errno(source).unwrap_or(0);
                 let kind = source.kind();
                 let message = source.to_string();
                 let path = path.clone();

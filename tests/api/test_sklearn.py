@@ -285,3 +285,58 @@ def test_a_missing_qid_says_how_routing_brings_it():
     model = SVMMap().fit(X, [1, 0], qid=[1, 1])
     with pytest.raises(ValueError, match=r"enable_metadata_routing=True.*set_score_request\(qid=True\)"):
         model.score(X, [1, 0])
+
+
+def _small_ranking():
+    from svmmap.datasets import make_ranking
+
+    return make_ranking(n_queries=12, docs_per_query=8, n_features=4, random_state=0)[:3]
+
+
+def test_a_search_without_routing_stops_instead_of_scoring_nan():
+    # Without metadata routing, GridSearchCV hands qid to fit only: every held-out score failed,
+    # scikit-learn recorded NaN, warned, and still picked a C and refitted. The search now stops
+    # with the error, which says how to route qid.
+    from sklearn.model_selection import cross_val_score
+
+    X, y, qid = _small_ranking()
+    advice = r"metadata routing off.*enable_metadata_routing=True.*set_score_request\(qid=True\)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedQueriesWarning)
+        search = GridSearchCV(SVMMap(), {"C": [0.1, 1.0]}, cv=GroupKFold(n_splits=3))
+        with pytest.raises(ValueError, match=advice):
+            search.fit(X, y, groups=qid, qid=qid)
+        assert not hasattr(search, "best_params_")
+        # The same through a Pipeline, and with svmmap's own scorer.
+        pipe = Pipeline([("scale", StandardScaler()), ("svm", SVMMap())])
+        with pytest.raises(ValueError, match=advice):
+            GridSearchCV(pipe, {"svm__C": [0.1, 1.0]}, cv=GroupKFold(n_splits=3)).fit(X, y, groups=qid, svm__qid=qid)
+        with pytest.raises(ValueError, match=advice):
+            GridSearchCV(
+                SVMMap(), {"C": [0.1, 1.0]}, scoring=make_ranking_scorer("ndcg@10"), cv=GroupKFold(n_splits=3)
+            ).fit(X, y, groups=qid, qid=qid)
+        with pytest.raises(ValueError, match=advice):
+            cross_val_score(SVMMap(), X, y, groups=qid, cv=GroupKFold(n_splits=3), params={"qid": qid})
+
+
+def test_a_search_without_routing_that_needs_no_qid_to_score_still_runs():
+    # A score per document (here the squared error of the scores against the labels) gets no
+    # qid and needs none: the search is left alone.
+    X, y, qid = _small_ranking()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedQueriesWarning)
+        search = GridSearchCV(
+            SVMMap(), {"C": [0.1, 1.0]}, scoring="neg_mean_squared_error", cv=GroupKFold(n_splits=3)
+        ).fit(X, y, groups=qid, qid=qid)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def test_pipeline_score_without_routing_says_how_to_route_qid():
+    # Pipeline.score(X, y, qid=qid) without metadata routing drops qid before SVMMap.score;
+    # the error must say so rather than only that qid is needed.
+    X, y, qid = _small_ranking()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedQueriesWarning)
+        pipe = Pipeline([("scale", StandardScaler()), ("svm", SVMMap())]).fit(X, y, svm__qid=qid)
+    with pytest.raises(ValueError, match=r"dropped on the way: enable metadata routing"):
+        pipe.score(X, y, qid=qid)

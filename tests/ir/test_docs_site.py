@@ -4,7 +4,9 @@ The site is built from mkdocs.yml into a temporary directory (``mkdocs build --s
 warning, such as a broken link or a docstring mkdocstrings cannot parse, fails the build),
 served over HTTP on localhost, and loaded by Chromium: the API page must render the reference
 generated from the docstrings, the search index must load and answer a query, and no internal
-link of any page may point to a missing file or anchor.
+link of any page may point to a missing file or anchor. The built pages are also read as a reader
+sees them: signatures with the default values, contents without duplicate labels, nothing
+fetched from other hosts, and search that answers from file:// (the README's site/index.html).
 
 Needs the ``docs`` extra (mkdocs) and a Chromium binary (Debian: ``apt-get install chromium``);
 the tests skip, saying which is missing, without them. ``SVMMAP_CHROMIUM`` names another binary.
@@ -233,3 +235,143 @@ def test_no_broken_internal_link(site):
                 broken.append(f"{page.relative_to(site.resolve())}: {link} (no anchor)")
     assert len(pages) >= 15
     assert not broken, "\n".join(broken[:40])
+
+
+# --- The site as a reader sees it: signatures, contents, offline use (issue 27). ---------------
+
+
+def _text(fragment):
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def _signature(page, anchor):
+    """The rendered signature of the object whose heading has id ``anchor`` (its text)."""
+    start = page.index(f'id="{anchor}"')
+    block = re.search(r'<div class="doc-signature[^"]*"[^>]*>(.*?)</div>', page[start:], re.S)
+    assert block is not None, anchor
+    return _text(block.group(1))
+
+
+@pytest.mark.parametrize(
+    ("anchor", "obj"),
+    [
+        ("svmmap.estimator.SVMMap", "svmmap.SVMMap"),
+        ("svmmap.model_selection.SVMMapCV", "svmmap.SVMMapCV"),
+        ("svmmap.binning.Binner", "svmmap.Binner"),
+        ("svmmap.dask.SVMMap", "svmmap.dask.SVMMap"),
+        ("svmmap.baselines.SVMAcc", "svmmap.baselines.SVMAcc"),
+        ("svmmap.ir.fusion.RunFusion", "svmmap.ir.fusion.RunFusion"),
+    ],
+)
+def test_signatures_show_the_default_values(site, anchor, obj):
+    """A default owned by the core reads as its value (``C=1.0``), not ``C=_DEFAULTS['C']``."""
+    import ast
+    import importlib
+    import inspect
+
+    page = (site / "api.html").read_text(encoding="utf-8")
+    assert not re.search(r"(?<![\w.])_(DEFAULTS|D|BIN_DEFAULTS)\[", _text(page))
+    module, _, name = obj.rpartition(".")
+    if module == "svmmap.dask":
+        pytest.importorskip("dask", reason="the dask extra is not installed")
+    runtime = getattr(importlib.import_module(module), name)
+    # The rendered parameter list is Python: read it as the parameters of a function.
+    text = _signature(page, anchor)
+    args = ast.parse(f"def f({text[text.index('(') + 1 : text.rindex(')')]}): pass").body[0].args
+    positional = args.posonlyargs + args.args
+    shown = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
+    shown.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    checked = 0
+    for parameter in inspect.signature(runtime).parameters.values():
+        default = parameter.default
+        if isinstance(default, (bool, int, float, str)) or default is None:
+            assert parameter.name in shown, (parameter.name, shown)
+            assert ast.literal_eval(shown[parameter.name]) == default, (parameter.name, shown)
+            checked += 1
+    assert checked >= 3
+
+
+def _toc(page):
+    """The page's table of contents (right sidebar): (anchor, label) in order."""
+    # The last copy: the theme also repeats it inside the navigation, for narrow screens.
+    secondary = page[page.rindex('<nav class="md-nav md-nav--secondary"') :]
+    secondary = secondary[: secondary.index('<div class="md-content"')]
+    links = re.findall(r'<a href="#([^"]+)"[^>]*>\s*<span class="md-ellipsis">(.*?)</span>', secondary, re.S)
+    return [(anchor, " ".join(_text(label).split())) for anchor, label in links]
+
+
+def test_contents_name_each_class_once(site):
+    """SVMMap and Binner exist twice (in memory and on Dask): the contents tell them apart, and
+    no class or section of the API page appears under the label of another."""
+    page = (site / "api.html").read_text(encoding="utf-8")
+    toc = dict(_toc(page))
+    assert toc["svmmap.estimator.SVMMap"] != toc["svmmap.dask.SVMMap"]
+    assert toc["svmmap.binning.Binner"] != toc["svmmap.dask.Binner"]
+    assert "dask" in toc["svmmap.dask.SVMMap"] and "dask" in toc["svmmap.dask.Binner"]
+    # Page sections and documented objects (methods excepted: every estimator has a fit).
+    level2 = set(re.findall(r'<h2 id="([^"]+)"', page))
+    labels = [label for anchor, label in _toc(page) if anchor in level2]
+    assert len(labels) >= 20
+    assert len(labels) == len(set(labels)), sorted(x for x in labels if labels.count(x) > 1)
+
+
+def test_api_page_shows_public_paths_and_no_docstring_headings(site):
+    page = (site / "api.html").read_text(encoding="utf-8")
+    ids = re.findall(r'<h[1-6] id="([^"]+)"', page)
+    # Anchors and headings name objects where they are public: svmmap.BinnedMatrix, not
+    # svmmap._binned.BinnedMatrix.
+    private = [i for i in ids if re.search(r"(^|\.)_[a-z]", i)]
+    assert not private, private
+    assert "svmmap.BinnedMatrix" in ids
+    # mkdocstrings gives a heading inside a docstring the id "<object>--<text>"; a docstring
+    # line that starts with "#" would become one (Markdown) and enter the contents.
+    from_docstrings = [i for i in ids if "--" in i]
+    assert not from_docstrings, from_docstrings
+
+
+def test_site_needs_nothing_from_the_network(site):
+    """No Google fonts and no script, style or font from another host: the site works offline."""
+    remote = []
+    for page in site.rglob("*.html"):
+        if page.name == "__harness.html":
+            continue
+        text = page.read_text(encoding="utf-8")
+        for tag in re.findall(r"<(?:script|link|img|iframe)\b[^>]*>", text):
+            url = re.search(r'\b(?:src|href)="([^"]*)"', tag)
+            if url and re.match(r"(https?:)?//", url.group(1)) and 'rel="canonical"' not in tag:
+                remote.append(f"{page.relative_to(site)}: {tag}")
+        if "fonts.googleapis" in text or "fonts.gstatic" in text:
+            remote.append(f"{page.relative_to(site)}: Google Fonts")
+    assert not remote, "\n".join(remote[:20])
+    for css in site.rglob("*.css"):
+        assert not re.search(r"url\((['\"]?)(https?:)?//", css.read_text(encoding="utf-8")), css
+
+
+def test_search_works_from_the_file_system(site, browser, tmp_path):
+    """The README tells a reader to open site/index.html: search must answer on file:// too,
+    where browsers refuse fetch() and web workers (the offline plugin inlines the index, and
+    docs/javascripts/iframe-worker-local.js runs the search worker)."""
+    assert (site / "search" / "search_index.js").read_text(encoding="utf-8").startswith("var __index = ")
+    run = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            # Lets the page's timers and the search run before the DOM is dumped.
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+            (site / "api.html").as_uri() + "?q=eval_group",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    meta = re.search(r'<div class="md-search-result__meta">(.*?)</div>', run.stdout, re.S)
+    assert meta is not None and re.fullmatch(r"\d+ matching documents?", _text(meta.group(1)).strip()), meta
+    results = re.findall(r'class="md-search-result__item"><a href="([^"]+)"', run.stdout)
+    pages = {urlsplit(link).path.rsplit("/", 1)[-1] for link in results}
+    assert {"api.html", "ecosystem.html"} <= pages, results

@@ -312,3 +312,56 @@ def test_cli_classify_reads_test_data_from_a_pipe(files, tmp_path):
     coef = svmmap.load_model(files["model"]).coef_
     x1 = np.array([float(line.split()[2].split(":")[1]) for line in text.splitlines()])
     assert np.allclose(np.loadtxt(out), x1 * coef[0], rtol=0, atol=1e-12)
+
+
+# Every command that writes, into a folder that does not exist (issue 27): the message names
+# the user's path and the missing folder. It used to name the temporary file beside the output
+# ("No such file or directory: 'out/.model.json.tmp-123-0'"), a name the user never gave.
+WRITING_COMMANDS = {
+    "learn": lambda f, out: ["learn", f["train"], out],
+    "classify": lambda f, out: ["classify", f["train"], f["model"], out],
+    "export": lambda f, out: ["export", "--to", "elasticsearch", f["model"], out],
+    "fuse": lambda f, out: [
+        "fuse",
+        "-q",
+        "--qrels",
+        f["qrels"],
+        "--runs",
+        *f["runs"],
+        "--folds",
+        "2",
+        "--C",
+        "1",
+        "--out",
+        out,
+    ],
+}
+
+
+@pytest.mark.parametrize("command", sorted(WRITING_COMMANDS))
+def test_an_output_in_a_missing_folder_names_the_folder(files, command):
+    folder = files["dir"] / "no-such-folder"
+    out = folder / "out.txt"
+    code, err = _run_cli(WRITING_COMMANDS[command](files, out))
+    assert code == 2, err
+    assert f"the folder '{folder}' does not exist" in err, err
+    assert repr(str(out)) in err or str(out) in err, err
+    assert ".tmp-" not in err, err
+    assert not folder.exists()
+    # Refused before the work, not after it (learn and fuse report their training).
+    assert "trained" not in err and "written" not in err, err
+
+
+def test_the_api_reports_a_missing_folder_as_file_not_found(tmp_path):
+    out = tmp_path / "missing" / "sub" / "scores.txt"
+    with pytest.raises(FileNotFoundError) as raised:
+        save_predictions(out, [1.0, 2.0])
+    # The OS error's number and the user's path are kept, for code that inspects them.
+    assert raised.value.errno == 2
+    assert raised.value.filename == str(out)
+    assert f"the folder '{out.parent}' does not exist" in str(raised.value)
+    # A file where a folder should be.
+    (tmp_path / "plain").write_text("")
+    with pytest.raises(OSError, match=r"'.*plain' is not a folder") as raised:
+        save_predictions(tmp_path / "plain" / "scores.txt", [1.0])
+    assert ".tmp-" not in str(raised.value)

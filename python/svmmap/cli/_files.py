@@ -29,7 +29,17 @@ def same_file(a: str, b: str) -> bool:
 
 def refuse_overwriting_inputs(out_label: str, out: str, inputs: Iterable[tuple]) -> None:
     """An output path that is one of the inputs would replace the input with the output (the
-    atomic write succeeds, and the input is gone): refuse before any work is done."""
+    atomic write succeeds, and the input is gone): refuse before any work is done. An output
+    in a folder that does not exist is refused then too, rather than after an hour of training
+    (with the message the atomic write gives, which names the folder)."""
+    import errno
+    import os
+
+    folder = os.path.dirname(out) or "."
+    if not os.path.isdir(folder):
+        if os.path.exists(folder):
+            raise NotADirectoryError(errno.ENOTDIR, f"'{folder}' is not a folder", out)
+        raise FileNotFoundError(errno.ENOENT, f"the folder '{folder}' does not exist", out)
     for label, path in inputs:
         if same_file(out, path):
             same = "" if out == path else f" (the same file as {label} {path!r})"

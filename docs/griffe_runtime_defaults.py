@@ -1,0 +1,43 @@
+"""A Griffe extension for the API reference: parameter defaults read from the running package.
+
+The training and binning defaults have one owner, the Rust core, and the Python signatures read
+them from it (``C: float = _DEFAULTS["C"]``). Griffe reads the source without running it, so the
+rendered signatures showed that expression, which tells a reader nothing. For every function
+whose signature names a private object in a default, this extension imports the function, asks
+``inspect.signature`` for the values, and shows their ``repr`` instead (``C=1.0``).
+
+mkdocs.yml loads it (``extensions:`` of the mkdocstrings Python handler); the site is built with
+svmmap installed, as the API reference already requires.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+import griffe
+
+#: A name that starts with an underscore, not inside another name (``DEFAULT_CS`` is public).
+_PRIVATE_NAME = re.compile(r"(?<![\w.'\"])_[A-Za-z]\w*")
+
+
+def names_private_object(default: Any) -> bool:
+    """Whether a default, as Griffe read it from the source, refers to a private name."""
+    return default is not None and _PRIVATE_NAME.search(str(default)) is not None
+
+
+class RuntimeDefaults(griffe.Extension):
+    """Replaces defaults that refer to private names by the values the package computes."""
+
+    def on_function(self, *, func: griffe.Function, **kwargs: Any) -> None:
+        private = [p for p in func.parameters if names_private_object(p.default)]
+        if not private:
+            return
+        runtime = griffe.dynamic_import(func.path)
+        values = inspect.signature(runtime).parameters
+        for parameter in private:
+            value = values[parameter.name].default
+            if value is inspect.Parameter.empty:
+                raise griffe.ExtensionError(f"{func.path}: {parameter.name} has no default when imported")
+            parameter.default = repr(value)
