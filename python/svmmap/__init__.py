@@ -3,7 +3,7 @@
 The numeric work (reading LETOR files, oracles, the cutting-plane solver, metrics) is done by the
 Rust extension ``svmmap._core``; this package is a thin, typed layer over it, in two parts:
 
-- the estimator core: :class:`SVMMap` (``svmmap.estimator``), :class:`SVMMapCV` (C chosen by
+- the estimator core: `SVMMap` (``svmmap.estimator``), `SVMMapCV` (C chosen by
   cross-validation, ``svmmap.model_selection``), the losses (``svmmap.losses``),
   metrics (``svmmap.metrics``), feature binning (``svmmap.binning``), data files
   (``svmmap.io``), model files (``svmmap.persistence``), bundled data (``svmmap.datasets``),

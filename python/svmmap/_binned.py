@@ -1,7 +1,7 @@
 """A binned feature matrix stored as one bin code per (document, base feature).
 
-:class:`BinnedMatrix` is what ``Binner(output="codes").transform`` returns. It stands for the
-indicator matrix of :meth:`svmmap.Binner.transform` with ``output="indicators"`` (same shape,
+`BinnedMatrix` is what ``Binner(output="codes").transform`` returns. It stands for the
+indicator matrix of `svmmap.Binner.transform` with ``output="indicators"`` (same shape,
 same columns, so a model trained on either has the same weights), at one or two bytes per
 (document, base feature) instead of 12 or 16 bytes per set indicator. The Rust core reads the
 codes directly (``rust/data/binned.rs``): a score is a sum of per-feature table look-ups and
@@ -32,8 +32,8 @@ class BinnedMatrix:
     feature's missing-value column.
 
     The matrix behaves as the indicator matrix for everything svmmap does with it:
-    :class:`svmmap.SVMMap` ``fit``, ``predict`` and ``score``, ``svmmap.dask.SVMMap``'s
-    ``predict`` and ``score``, and :meth:`to_csr` gives exactly the CSR matrix that
+    `svmmap.SVMMap` ``fit``, ``predict`` and ``score``, ``svmmap.dask.SVMMap``'s
+    ``predict`` and ``score``, and `to_csr` gives exactly the CSR matrix that
     ``Binner(output="indicators").transform`` returns. ``shape`` is therefore
     ``(n_documents, n_indicator_columns)``.
 

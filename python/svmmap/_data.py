@@ -1,7 +1,7 @@
 """The one form in which a feature matrix crosses into the Rust core.
 
 Every call of ``_core`` that reads features (fit, predict, cut sums, the structured hinge) takes a
-:class:`CoreMatrix`, and ``rust/python/arrays.rs`` (``Matrix::extract``) is its only reader. Its
+`CoreMatrix`, and ``rust/python/arrays.rs`` (``Matrix::extract``) is its only reader. Its
 arrays are the ones the core borrows without copying: C-contiguous and aligned, of the dtypes the
 core reads, checked once when the matrix is made (``_validation.check_matrix`` makes them from user
 input). Three kinds exist:
@@ -10,7 +10,7 @@ input). Three kinds exist:
 - ``"csr"``: ``arrays = (data, indices, indptr)`` of a CSR matrix, data float32 or float64,
   indices and indptr both int32 or both int64;
 - ``"binned"``: ``arrays = (codes, values, offsets)``: the uint8 or uint16 bin codes of a
-  :class:`~svmmap.BinnedMatrix` (one column per base feature), every base feature's thresholds
+  `BinnedMatrix` (one column per base feature), every base feature's thresholds
   concatenated (float64) and the offsets of each feature's block (int64); ``missing`` is true when
   the codes carry missing-value indicators. ``n_cols`` counts the indicator columns the codes stand
   for, the length of ``coef_``.

@@ -6,7 +6,7 @@ involve C: such a model is the optimum at every C. The papers' cutoff losses (ND
 combinations of them) have this optimum on data where queries have many relevant documents
 compared with k (at w = 0 every ranking ties, and the hull of the worst rankings' feature
 differences contains 0). svmmap never returns such a model silently: the estimators warn with
-:class:`DegenerateModelWarning`, and C selection prefers any C whose model ranks.
+`DegenerateModelWarning`, and C selection prefers any C whose model ranks.
 """
 
 from __future__ import annotations

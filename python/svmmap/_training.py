@@ -4,7 +4,7 @@ both run.
 ``svmmap.SVMMap`` is a scikit-learn estimator, and importing scikit-learn takes most of a second,
 far longer than training on a small file. So the training itself lives here, in functions that
 read SVMMap's parameters from a model object and set its fitted attributes on it: ``SVMMap.fit``
-calls :func:`train` on itself, and ``svmmap learn`` calls it on a :class:`BareSVMMap`, an object
+calls `train` on itself, and ``svmmap learn`` calls it on a `BareSVMMap`, an object
 with the same parameters and no scikit-learn base class. Both therefore check the same inputs,
 issue the same warnings and produce the same attributes, from which ``_model_file.svm_document``
 writes the same model file.
@@ -90,7 +90,7 @@ class SkippedQueriesWarning(UserWarning):
 
 
 class BareSVMMap:
-    """An SVMMap without scikit-learn: its parameters and, after :func:`train`, its fitted
+    """An SVMMap without scikit-learn: its parameters and, after `train`, its fitted
     attributes, under the names SVMMap uses (``coef_``, ``n_iter_``, ...).
 
     ``svmmap learn`` trains one, so that the command does not import scikit-learn; messages
@@ -349,7 +349,7 @@ def set_fitted(
 ) -> None:
     """Stores the solver's result as fitted attributes of ``model`` and reports skipped
     queries, non-convergence and (when verbose) the outcome. ``stacklevel`` as in
-    :func:`train`."""
+    `train`."""
     model.coef_ = coef
     model.n_features_in_ = n_features
     if feature_names is not None:

@@ -3,7 +3,7 @@
 Each base feature f (a retrieval function's score, say) gets a sorted set of thresholds K_f
 fitted on training data, and is replaced by the indicators ``1[f > k]`` for k in K_f. A linear
 model on the indicators scores a document by a sum over base features of piecewise-constant
-functions of their values, which :func:`piecewise_scores` returns for inspection or plotting
+functions of their values, which `piecewise_scores` returns for inspection or plotting
 (Yue et al. Figure 2).
 
 The threshold fitting and the transform run in the Rust core (``rust/binning/``).
@@ -82,7 +82,7 @@ class Binner(TransformerMixin, BaseEstimator):
     ``fit`` places up to ``n_thresholds`` thresholds per column of ``X`` where the column's
     training values vary. The indicators are in feature-major order: those of feature 0
     (thresholds increasing), then its missing-value indicator if ``missing="indicator"``, then
-    those of feature 1, ... ``transform`` returns them as a :class:`BinnedMatrix` of bin codes
+    those of feature 1, ... ``transform`` returns them as a `BinnedMatrix` of bin codes
     (``output="codes"``, the default) or as a scipy.sparse CSR matrix of float64 ones
     (``output="indicators"``).
 
@@ -106,8 +106,8 @@ class Binner(TransformerMixin, BaseEstimator):
         base feature instead, so a linear model learns a score of its own for "missing" (used
         for documents that a retrieval run did not return). NaN values are ignored when fitting.
     output : {"codes", "indicators"}, default="codes"
-        What ``transform`` returns. ``"codes"``: a :class:`BinnedMatrix`, one uint8 (uint16
-        beyond 255 codes per feature) code per value, which :class:`SVMMap` trains on and
+        What ``transform`` returns. ``"codes"``: a `BinnedMatrix`, one uint8 (uint16
+        beyond 255 codes per feature) code per value, which `SVMMap` trains on and
         predicts from directly, giving the same model as the indicators. It is the default
         because the indicator matrix of a large data set does not fit in memory (50 thresholds
         on 136 features make about 25 times the bytes of the float64 features) and the codes
@@ -265,7 +265,7 @@ class Binner(TransformerMixin, BaseEstimator):
         return indicator_names(self._input_names(input_features), self.thresholds_, self.missing)
 
     def to_dict(self) -> Dict[str, Any]:
-        """Everything ``transform`` needs, as a JSON-serializable dict (see :meth:`from_dict`).
+        """Everything ``transform`` needs, as a JSON-serializable dict (see `from_dict`).
 
         The layout (version 1)::
 
@@ -286,7 +286,7 @@ class Binner(TransformerMixin, BaseEstimator):
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Binner":
-        """A fitted Binner from the dict of :meth:`to_dict` (after a JSON round trip, say).
+        """A fitted Binner from the dict of `to_dict` (after a JSON round trip, say).
 
         Raises
         ------

@@ -344,7 +344,7 @@ class Binner(_ClientMixin, _LocalBinner):
     features with few distinct values (LETOR's many zeros, ranks, counts); for a continuous
     feature it is up to one value and one count per document.
 
-    ``transform`` of a Dask collection returns a lazy :class:`BinnedPartitions`, which
+    ``transform`` of a Dask collection returns a lazy `BinnedPartitions`, which
     ``svmmap.dask.SVMMap`` trains on and predicts from, binning each partition where it lies;
     in-memory data is transformed as by ``svmmap.Binner``. The fitted binner works on
     in-memory data like any ``svmmap.Binner`` (``to_local()`` returns one).
@@ -434,7 +434,7 @@ class Binner(_ClientMixin, _LocalBinner):
         return k.copy()
 
     def transform(self, X: Any) -> Any:
-        """The binned features of ``X``: a lazy :class:`BinnedPartitions` for a Dask collection
+        """The binned features of ``X``: a lazy `BinnedPartitions` for a Dask collection
         (binned partition by partition where it is used), else what ``svmmap.Binner.transform``
         returns."""
         if not (_is_dask_array(X) or _is_dask_frame(X)):
@@ -493,7 +493,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         X : dask.array.Array or dask.dataframe.DataFrame of shape (n_documents, n_features)
             Partitioned by rows so that each partition holds whole queries. A dask array's
             feature dimension may be chunked; it is joined into one chunk. Or the
-            :class:`BinnedPartitions` of such a collection (``svmmap.dask.Binner().fit(X)
+            `BinnedPartitions` of such a collection (``svmmap.dask.Binner().fit(X)
             .transform(X)``): each partition is then binned on its worker and the model learns
             the binned features' weights, as ``Pipeline(Binner(), SVMMap())`` does in memory.
         y : dask array or Series, or array-like, of shape (n_documents,)
@@ -552,8 +552,8 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         return self
 
     def predict(self, X: Any) -> Any:
-        """Scores: a dask array (for a dask array ``X``, or a :class:`BinnedPartitions` of one), a
-        dask Series named "score" (for a dask DataFrame, or a :class:`BinnedPartitions` of one)
+        """Scores: a dask array (for a dask array ``X``, or a `BinnedPartitions` of one), a
+        dask Series named "score" (for a dask DataFrame, or a `BinnedPartitions` of one)
         or a numpy array (for data in memory), in the row order of ``X``."""
         self._check_fitted()
         coef = self.coef_

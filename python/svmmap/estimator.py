@@ -128,7 +128,7 @@ class SVMMap(BaseEstimator):
         ``objective_ - dual_objective_``.
     degenerate_ : bool
         Whether the model ranks nothing: ``coef_`` is zero, or its scores tie within every
-        training query (a :class:`~svmmap.DegenerateModelWarning` said so at fit).
+        training query (a `DegenerateModelWarning` said so at fit).
     tolerance_ : float
         The duality gap below which training stops: ``eps`` times ``C`` times the number of
         slack groups (one per loss with ``slack="separate"``, one with ``"shared"``), as the core

@@ -31,7 +31,7 @@ overrides the preset's value):
   (``no_relevant=0``), NDCG gain is the grade (``gain="linear"``), and scores are compared as
   trec_eval stores them, as float32 (scores that differ only beyond float32 precision tie).
   trec_eval breaks ties by document id, which arrays do not have; ties stay pessimistic. For
-  TREC runs with document ids, use :mod:`svmmap.ir.trec`, which follows trec_eval exactly.
+  TREC runs with document ids, use `svmmap.ir.trec`, which follows trec_eval exactly.
 - ``"letor"``: what LETOR 4.0's evaluation script (Eval-Score-4.0.pl) reports, the convention
   of the published LETOR baselines: queries without a relevant document count 0, equal scores
   keep the input (file) order, and NDCG is the script's: gain 2**grade - 1, ranks 1 and 2
@@ -409,7 +409,7 @@ def evaluate(
     no_relevant: Optional[NoRelevant] = None,
     n_relevant: Any = None,
 ) -> Evaluation:
-    """Several metrics at once, averaged over queries (conventions as in :func:`per_query`).
+    """Several metrics at once, averaged over queries (conventions as in `per_query`).
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""Choosing C: :class:`SVMMapCV` fits a path of C values per split, each C warm-started from
+"""Choosing C: `SVMMapCV` fits a path of C values per split, each C warm-started from
 the one before, and keeps the C with the best validation score."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ DEFAULT_CS = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
 
 
 class SVMMapCV(BaseEstimator):
-    """:class:`~svmmap.SVMMap` with C chosen by query-grouped cross-validation or on a
+    """`SVMMap` with C chosen by query-grouped cross-validation or on a
     validation set, fitting each split's C values as one warm-started path.
 
     In each split, the C values are fitted from the smallest to the largest, each starting
@@ -60,7 +60,7 @@ class SVMMapCV(BaseEstimator):
     MQ2008, where every C lies within 0.02 of the best, 1.4 times the oracle passes of the
     independent fits themselves).
 
-    With ``refit=True`` an :class:`~svmmap.SVMMap` at that C is then fitted on all the
+    With ``refit=True`` an `SVMMap` at that C is then fitted on all the
     training data (a cold fit, so that ``best_estimator_`` is exactly
     ``SVMMap(C=best_C_, ...).fit(X, y, qid=qid)``).
 
@@ -96,7 +96,7 @@ class SVMMapCV(BaseEstimator):
         Fit the chosen C on all the training data (``best_estimator_``, ``coef_``,
         ``predict`` and ``score``).
     loss, slack, eps, max_iter, relevance_threshold, n_jobs
-        As in :class:`~svmmap.SVMMap`.
+        As in `SVMMap`.
 
     Attributes
     ----------
@@ -284,11 +284,11 @@ class SVMMapCV(BaseEstimator):
         Parameters
         ----------
         X, y, qid, group, sample_weight
-            As in :meth:`svmmap.SVMMap.fit` (``sample_weight`` per document, constant within
+            As in `svmmap.SVMMap.fit` (``sample_weight`` per document, constant within
             each query; it weights the training loss and the validation mean).
         eval_set : list of one (X, y) tuple, optional
             With ``cv="validation"``: the validation set, with its queries in ``eval_qid`` or
-            ``eval_group`` (as in :meth:`svmmap.SVMMap.fit`).
+            ``eval_group`` (as in `svmmap.SVMMap.fit`).
 
         Returns
         -------
@@ -476,7 +476,7 @@ class SVMMapCV(BaseEstimator):
         return self.best_estimator_
 
     def predict(self, X: Any) -> np.ndarray:
-        """Scores of ``best_estimator_`` (see :meth:`svmmap.SVMMap.predict`)."""
+        """Scores of ``best_estimator_`` (see `svmmap.SVMMap.predict`)."""
         return self._fitted().predict(X)
 
     def score(self, X: Any, y: Any, qid: Any = None, sample_weight: Any = None) -> float:

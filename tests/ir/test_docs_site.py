@@ -329,6 +329,14 @@ def test_api_page_shows_public_paths_and_no_docstring_headings(site):
     assert not from_docstrings, from_docstrings
 
 
+def test_api_page_shows_no_sphinx_roles(site):
+    # The docstrings are Markdown (mkdocstrings): a Sphinx role such as :class:`SVMMap` would
+    # show as literal text, colons and role name included.
+    text = _text((site / "api.html").read_text(encoding="utf-8"))
+    roles = sorted(set(re.findall(r":(?:class|func|meth|attr|mod|data|exc|obj):", text)))
+    assert not roles, roles
+
+
 def test_site_needs_nothing_from_the_network(site):
     """No Google fonts and no script, style or font from another host: the site works offline."""
     remote = []

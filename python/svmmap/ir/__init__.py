@@ -1,11 +1,11 @@
 """IR tooling built on the svmmap estimators (the ``svmmap`` command line, ``svmmap.cli``, runs it).
 
-- :mod:`svmmap.ir.trec`: TREC run and qrels files, their evaluation.
-- :mod:`svmmap.ir.fusion`: fusion of several retrieval runs into one learned ranking (Meng et al.).
-- :mod:`svmmap.ir.protocol`: Yue et al.'s evaluation protocol (random splits, paired tests).
-- :mod:`svmmap.ir.experiment`: the LETOR fold experiment behind ``svmmap experiment``.
-- :mod:`svmmap.ir.export`: Solr and Elasticsearch LTR model exports.
-- :mod:`svmmap.ir.plot`: convergence, weight and piecewise-score plots (needs matplotlib).
+- `svmmap.ir.trec`: TREC run and qrels files, their evaluation.
+- `svmmap.ir.fusion`: fusion of several retrieval runs into one learned ranking (Meng et al.).
+- `svmmap.ir.protocol`: Yue et al.'s evaluation protocol (random splits, paired tests).
+- `svmmap.ir.experiment`: the LETOR fold experiment behind ``svmmap experiment``.
+- `svmmap.ir.export`: Solr and Elasticsearch LTR model exports.
+- `svmmap.ir.plot`: convergence, weight and piecewise-score plots (needs matplotlib).
 
 The submodules are imported when first used, so that the command line starts without importing
 what it does not need.

@@ -6,14 +6,14 @@ indicators 1[score > k] of Yue et al. section 4.2, and a missing score gets an i
 own, so the model learns a piecewise-constant score per run plus a score for "not retrieved by
 this run". SVM-map then learns the weights that maximize MAP on the training queries.
 
-:func:`cross_fuse` scores every query with a model that was trained without it (k folds over
+`cross_fuse` scores every query with a model that was trained without it (k folds over
 queries, C chosen by an inner cross-validation on the training queries), so the fused run's
-MAP is a held-out estimate. :class:`RunFusion` fits one model on all judged queries and fuses
+MAP is a held-out estimate. `RunFusion` fits one model on all judged queries and fuses
 runs of new queries.
 
-The unsupervised baselines that learning has to beat are here too: :func:`comb_sum` and
-:func:`comb_mnz` (Fox and Shaw 1994, on scores min-max normalized per query and run) and
-:func:`reciprocal_rank_fusion` (Cormack et al. 2009, k = 60). :func:`cross_fuse` evaluates them
+The unsupervised baselines that learning has to beat are here too: `comb_sum` and
+`comb_mnz` (Fox and Shaw 1994, on scores min-max normalized per query and run) and
+`reciprocal_rank_fusion` (Cormack et al. 2009, k = 60). `cross_fuse` evaluates them
 on the same queries as the learned fusion, and ``svmmap fuse`` shows them in its table.
 """
 
@@ -183,15 +183,15 @@ class RunFusion:
         SVM-map's C. With several values, C is chosen by ``inner_folds``-fold cross-validation
         over the training queries (mean held-out AP; the smaller C on ties).
     n_thresholds : int, default=50
-        Thresholds per run (Yue et al. use 50), see :class:`svmmap.Binner`.
+        Thresholds per run (Yue et al. use 50), see `svmmap.Binner`.
     strategy : {"quantile", "uniform"}, default="quantile"
         How thresholds are placed.
     normalize : {"none", "minmax"}, default="none"
-        Per-query score normalization before binning, see :func:`run_features`.
+        Per-query score normalization before binning, see `run_features`.
     inner_folds : int, default=3
         Folds over training queries for choosing C.
     eps, max_iter, n_jobs :
-        Passed to :class:`svmmap.SVMMap`.
+        Passed to `svmmap.SVMMap`.
     random_state : int, default=0
         Seed of the inner fold assignment.
 
@@ -355,7 +355,7 @@ def comb_sum(runs: Sequence[Run], *, normalize: str = "minmax", tag: str = "comb
     runs : sequence of Run
         The runs to fuse.
     normalize : {"minmax", "none"}, default="minmax"
-        The per-query normalization (see :func:`run_features`); ``"none"`` adds raw scores.
+        The per-query normalization (see `run_features`); ``"none"`` adds raw scores.
     tag : str, default="combsum"
         The tag and name of the fused run.
 
@@ -381,7 +381,7 @@ def comb_sum(runs: Sequence[Run], *, normalize: str = "minmax", tag: str = "comb
 def comb_mnz(runs: Sequence[Run], *, normalize: str = "minmax", tag: str = "combmnz") -> Run:
     """CombMNZ (Fox and Shaw 1994): CombSUM times the number of runs that returned the document.
 
-    The scores are normalized as for :func:`comb_sum` (by default min-max per query and run),
+    The scores are normalized as for `comb_sum` (by default min-max per query and run),
     so a document that several runs return is preferred to one that a single run puts at the
     same height. A returned document counts even when its normalized score is 0 (the last of
     its run), as in ranx.
@@ -391,7 +391,7 @@ def comb_mnz(runs: Sequence[Run], *, normalize: str = "minmax", tag: str = "comb
     runs : sequence of Run
         The runs to fuse.
     normalize : {"minmax", "none"}, default="minmax"
-        The per-query normalization (see :func:`run_features`).
+        The per-query normalization (see `run_features`).
     tag : str, default="combmnz"
         The tag and name of the fused run.
 
@@ -419,7 +419,7 @@ def reciprocal_rank_fusion(runs: Sequence[Run], *, k: float = 60, tag: str = "rr
 
     Only ranks count, so no normalization is needed. A run's rank of a document is its rank in
     trec_eval's order of the run's scores (decreasing score, ties by decreasing docno, see
-    :func:`svmmap.ir.trec.trec_order`), 1 for the first; the rank column of the run is not
+    `svmmap.ir.trec.trec_order`), 1 for the first; the rank column of the run is not
     used, as trec_eval does not use it.
 
     Parameters
@@ -459,7 +459,7 @@ def reciprocal_rank_fusion(runs: Sequence[Run], *, k: float = 60, tag: str = "rr
     return _make_run(feats, scores.sum(axis=1), tag)
 
 
-#: The unsupervised baselines :func:`cross_fuse` evaluates beside the learned fusion: a key
+#: The unsupervised baselines `cross_fuse` evaluates beside the learned fusion: a key
 #: of ``FusionResult.baselines``, its row label in ``FusionResult.table()`` and the fusion.
 BASELINES: Dict[str, Tuple[str, Callable[[Sequence[Run]], Run]]] = {
     "CombSUM": ("CombSUM (min-max)", comb_sum),
@@ -470,7 +470,7 @@ BASELINES: Dict[str, Tuple[str, Callable[[Sequence[Run]], Run]]] = {
 
 @dataclass
 class FusionResult:
-    """The output of :func:`cross_fuse`.
+    """The output of `cross_fuse`.
 
     Attributes
     ----------
@@ -485,12 +485,12 @@ class FusionResult:
         The inner cross-validation MAP of every C, per fold.
     per_query : dict
         ``{name: {qid: AP}}`` for the fused run (``"fused"``) and every input run (by name),
-        on the queries with a relevant document (see :func:`svmmap.ir.trec.evaluate_run`); an
+        on the queries with a relevant document (see `svmmap.ir.trec.evaluate_run`); an
         input run that lacks one of these queries scores 0 on it, as with ``trec_eval -c``.
     run_names : list of str
     baselines : dict
         ``{name: {qid: AP}}`` of the unsupervised fusions of the input runs (the keys of
-        :data:`BASELINES`: ``"CombSUM"``, ``"CombMNZ"``, ``"RRF"``) on the same queries. They
+        `BASELINES`: ``"CombSUM"``, ``"CombMNZ"``, ``"RRF"``) on the same queries. They
         learn nothing, so they need no held-out folds.
     """
 
@@ -553,7 +553,7 @@ def cross_fuse(
     """Fuse runs so that no query is scored by a model trained on it.
 
     The queries of the runs are split at random into ``n_folds`` folds. For each fold, a
-    :class:`RunFusion` (with ``params``) is fitted on the judged queries of the other folds,
+    `RunFusion` (with ``params``) is fitted on the judged queries of the other folds,
     choosing C by inner cross-validation among them, and scores the fold's documents.
 
     Parameters
@@ -571,7 +571,7 @@ def cross_fuse(
     progress : callable, optional
         Called with a line of text after each fold.
     **params
-        Parameters of :class:`RunFusion` (C, n_thresholds, normalize, ...).
+        Parameters of `RunFusion` (C, n_thresholds, normalize, ...).
 
     Returns
     -------

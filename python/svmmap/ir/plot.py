@@ -4,11 +4,11 @@ Requires matplotlib: ``pip install "svmmap[plot]"``. Every function draws on the
 matplotlib Axes (or on a new figure) and returns what it drew on, so plots compose with the
 rest of matplotlib (``fig.savefig("convergence.png")``).
 
-- :func:`plot_convergence`: the duality gap per cutting-plane iteration, against the tolerance
+- `plot_convergence`: the duality gap per cutting-plane iteration, against the tolerance
   it must fall below (``tolerance_``: eps * C * slack groups); the gap decides when training stops.
-- :func:`plot_weights`: the learned weight of every feature as a bar, as in Meng et al. (2009),
+- `plot_weights`: the learned weight of every feature as a bar, as in Meng et al. (2009),
   Figure 3 (the weight of each of 18 indexing methods learned by SVM-map).
-- :func:`plot_piecewise_scores`: for a model on binned features (``Pipeline(Binner, SVMMap)``),
+- `plot_piecewise_scores`: for a model on binned features (``Pipeline(Binner, SVMMap)``),
   the learned score of each base feature as a step function of its value, as in Yue et al.
   (2007), Figure 2.
 """

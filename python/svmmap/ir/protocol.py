@@ -7,7 +7,7 @@ compared with a reference method per query: wins/losses and the two-sided Wilcox
 test (scipy.stats.wilcoxon), in a table laid out like Yue et al. Tables 6-11.
 
 A method is a factory: a callable that takes C and returns an unfitted ranker with
-``fit(X, y, qid=...)`` and ``predict(X)`` (an :class:`svmmap.SVMMap`, a baseline, a Pipeline
+``fit(X, y, qid=...)`` and ``predict(X)`` (an `svmmap.SVMMap`, a baseline, a Pipeline
 ending in one, ...), or a scikit-learn classifier, which is trained on binary relevance and
 ranks by its decision function (e.g. ``lambda C: LinearSVC(C=C)`` as an SVM_acc).
 
@@ -332,7 +332,7 @@ def fit_ranker(model: Any, X: Any, y: Any, qid: Any, *, relevance_threshold: flo
     For a Pipeline, qid goes to its last step (unless metadata routing is on, when the pipeline
     routes it itself). A scikit-learn classifier (SVM_acc-style baselines such as LinearSVC)
     is fitted on the binary relevance ``y > relevance_threshold`` without qid; rank with
-    :func:`ranking_scores`. Skipped-query warnings are silenced: small training sets have
+    `ranking_scores`. Skipped-query warnings are silenced: small training sets have
     them by design.
     """
     with warnings.catch_warnings():
@@ -416,7 +416,7 @@ class ProtocolResult:
         return out
 
     def table(self, reference: Optional[str] = None, *, title: str = "MAP", show_p: bool = False) -> str:
-        """A Markdown table in the layout of Yue et al. Tables 6-11 (see :func:`format_table`)."""
+        """A Markdown table in the layout of Yue et al. Tables 6-11 (see `format_table`)."""
         return format_table({title: self}, reference=reference, show_p=show_p)
 
 
@@ -537,7 +537,7 @@ def random_splits(
         that method its own grid (e.g. ``[1.0]`` for a method without C). The first method
         is the reference of the comparison table.
     n_trials, n_train, n_vali, n_test, random_state :
-        See :func:`make_random_splits`.
+        See `make_random_splits`.
     C_grid : sequence of float
         C values tried for every method without its own grid.
 
@@ -589,7 +589,7 @@ def given_folds(
     relevance_threshold: float = _D["relevance_threshold"],
     progress: Optional[Callable[[str], None]] = None,
 ) -> ProtocolResult:
-    """The protocol on given folds, e.g. LETOR's (:func:`svmmap.datasets.mq2008_folds`).
+    """The protocol on given folds, e.g. LETOR's (`svmmap.datasets.mq2008_folds`).
 
     Each fold has ``train``, ``vali`` and ``test`` parts, each ``(X, y, qid)``; C is chosen on
     ``vali``. Query ids must not repeat across the parts of a fold (they are stacked).

@@ -11,9 +11,9 @@ trec_eval ranks a query's documents by decreasing score and breaks ties by *decr
 is read as a double (``atof``) and rounded to the nearest float32, so scores that differ only
 beyond float32's 24-bit significand (about 7 significant digits) tie, and so do scores beyond
 float32's range (both become infinite) or below its smallest subnormal (both become 0).
-:func:`trec_order` reproduces exactly that, :func:`write_run` writes documents in that order
+`trec_order` reproduces exactly that, `write_run` writes documents in that order
 with ranks 1..n, so that the written ranks and the order trec_eval evaluates agree, and
-:func:`evaluate_run` evaluates in that order too (also for the measures that other tools
+`evaluate_run` evaluates in that order too (also for the measures that other tools
 compute, such as gdeval's ERR@k).
 
 The module is over 600 lines on purpose: reading, writing and evaluating share the one rule
@@ -146,7 +146,7 @@ class Run:
         """The run as a pandas DataFrame in PyTerrier's layout: columns ``qid``, ``docno`` (str),
         ``score`` (float64) and ``rank`` (int64), one row per entry in the run's row order.
 
-        :meth:`from_frame` reads it back (the tag and name are not columns: pass them to it).
+        `from_frame` reads it back (the tag and name are not columns: pass them to it).
 
         Examples
         --------
@@ -169,10 +169,10 @@ class Run:
         """A run from a table of scored documents: a pandas DataFrame or a dict of columns.
 
         The column names of PyTerrier (``qid``, ``docno``, ``score``, and ``rank`` when present,
-        as a retrieval transformer returns them and :meth:`to_frame` writes them) and of
+        as a retrieval transformer returns them and `to_frame` writes them) and of
         ir_datasets (``query_id``, ``doc_id``, ``score``, as ``pd.DataFrame(dataset.scoreddocs_iter())``
         has them) are both understood; other columns (``query``, ``text``, ...) are ignored.
-        Without a ``rank`` column, ranks follow trec_eval's order (:func:`trec_ranks`); a rank
+        Without a ``rank`` column, ranks follow trec_eval's order (`trec_ranks`); a rank
         column is kept as given (trec_eval ignores it, and so does evaluation here).
 
         Raises
@@ -316,9 +316,9 @@ class Qrels:
         The column names of ir_datasets (``query_id``, ``doc_id``, ``relevance``, as
         ``pd.DataFrame(dataset.qrels_iter())`` has them) and of PyTerrier (``qid``, ``docno``,
         ``label``) are both understood; other columns (``iteration``) are ignored. Ids follow
-        :meth:`Run.from_frame`'s rule (strings or integers; a missing or float id is an error
+        `Run.from_frame`'s rule (strings or integers; a missing or float id is an error
         naming the row), and a document judged twice for a query is an error, as in
-        :func:`read_qrels`.
+        `read_qrels`.
         """
         qid = _frame_ids(frame, name, "query", "query_id", "qid")
         docno = _frame_ids(frame, name, "document", "doc_id", "docno")
@@ -334,7 +334,7 @@ class Qrels:
     def to_frame(self) -> Any:
         """The judgments as a pandas DataFrame in PyTerrier's layout: columns ``qid``, ``docno``
         (str) and ``label`` (int64), one row per judgment in the qrels' row order;
-        :meth:`from_frame` reads it back.
+        `from_frame` reads it back.
 
         Examples
         --------
@@ -405,7 +405,7 @@ def trec_scores(score: Any) -> np.ndarray:
 
 def trec_order(qid: np.ndarray, docno: np.ndarray, score: np.ndarray) -> np.ndarray:
     """Row order of trec_eval: by query, then decreasing score (as a float32, see
-    :func:`trec_scores`), then decreasing docno (compared as strings)."""
+    `trec_scores`), then decreasing docno (compared as strings)."""
     q_order = {q: i for i, q in enumerate(sort_qids(np.unique(qid)))}
     q_key = np.fromiter((q_order[q] for q in qid.tolist()), dtype=np.int64, count=len(qid))
     # Decreasing docno: rank the docnos increasingly, then negate the rank. numpy compares
@@ -621,7 +621,7 @@ def format_run(run: Run, *, tag: Optional[str] = None, depth: Optional[int] = No
 
 
 def write_run(path: PathLike, run: Run, *, tag: Optional[str] = None, depth: Optional[int] = None) -> None:
-    """Write ``run`` as a TREC run file, atomically (see :func:`format_run`).
+    """Write ``run`` as a TREC run file, atomically (see `format_run`).
 
     Examples
     --------
@@ -752,13 +752,13 @@ def evaluate_measures(
 ) -> Dict[str, Dict[str, float]]:
     """Per-query values of several measures of a run, computed by ir_measures with trec_eval's ranks.
 
-    Measures are named as :func:`parse_measure` accepts (``"map"``, ``"nDCG@10"``, ``"R@100"``,
+    Measures are named as `parse_measure` accepts (``"map"``, ``"nDCG@10"``, ``"R@100"``,
     ``"Rprec"``, ``"Bpref"``, ``"RR"``, ``"ERR@20"``, ``"Success@10"``, ``"Judged@10"``, ...).
     ir_measures computes trec_eval's measures with pytrec_eval (trec_eval's own code), so the
     numbers are trec_eval's: a document is relevant when its relevance is >= 1, unjudged
     documents are not relevant, AP divides by the relevant documents in the qrels, NDCG uses
     the relevance as gain and the qrels' ideal ranking. Documents are ranked as trec_eval
-    ranks them (:func:`trec_order`) for every measure, including those computed by other tools
+    ranks them (`trec_order`) for every measure, including those computed by other tools
     (ERR@k by gdeval, Judged@k, RR@k).
 
     Parameters
@@ -825,9 +825,9 @@ def evaluate_run(
 ) -> Dict[str, float]:
     """Per-query ``metric`` of a run against qrels, computed as trec_eval computes it.
 
-    ``metric`` is any name :func:`parse_measure` accepts ("map", "ndcg@10", "p@10",
+    ``metric`` is any name `parse_measure` accepts ("map", "ndcg@10", "p@10",
     "recall@100", "rprec", "bpref", "mrr", "err@20", "success@10", "judged@10", or
-    ir_measures' and trec_eval's names); see :func:`evaluate_measures` for how the values are
+    ir_measures' and trec_eval's names); see `evaluate_measures` for how the values are
     computed. With ``conventions="svmmap"`` (the default here, used by run fusion) only the
     queries that have at least one relevant document in the qrels are returned (trec_eval
     would also count the others, mostly as 0); ``conventions="trec_eval"`` returns them too.
