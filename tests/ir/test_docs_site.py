@@ -335,6 +335,9 @@ def test_api_page_shows_no_sphinx_roles(site):
     text = _text((site / "api.html").read_text(encoding="utf-8"))
     roles = sorted(set(re.findall(r":(?:class|func|meth|attr|mod|data|exc|obj):", text)))
     assert not roles, roles
+    # Nor private parts: base classes (private mixins) and private dataclass fields.
+    assert "Bases:" not in text
+    assert not re.findall(r"\b_[a-z]+=", text)
 
 
 def test_site_needs_nothing_from_the_network(site):

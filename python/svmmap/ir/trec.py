@@ -278,7 +278,7 @@ class Qrels:
     docno: np.ndarray
     rel: np.ndarray
     name: str = "qrels"
-    _lookup: Optional[Dict[tuple, int]] = field(default=None, repr=False, compare=False)
+    _lookup: Optional[Dict[tuple, int]] = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.qid = _column(self.qid, "qid", str, self.name)
