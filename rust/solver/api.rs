@@ -65,9 +65,10 @@ pub fn train_path<M: RowMatrix + ?Sized>(
         return Err(Error::input("at least one loss is needed"));
     }
     crate::oracle::check_query_lens(oracles, groups)?;
-    crate::runtime::memory::check_working_set(x.n_cols(), oracles.len())?;
     let mut problem = RankingProblem::new(x, labels, groups, opts.relevance_threshold)?;
     problem.admit(oracles);
+    problem.set_cut_blocks(opts.cut_blocks);
+    crate::runtime::memory::check_working_set(x.n_cols(), oracles.len() * problem.n_blocks())?;
     if let Some(s) = weights {
         problem.set_weights(s)?;
     }
@@ -128,6 +129,7 @@ mod tests {
     use crate::oracle::from_name;
     use crate::solver::problem::tests::problem;
     use crate::solver::progress::StopReason;
+    use crate::solver::qp::dot;
 
     /// A warm-started path must give, at every C, a model certified within eps C of the
     /// optimum like a cold solve: the two objectives then differ by at most eps C (each is at
@@ -187,6 +189,88 @@ mod tests {
         .unwrap();
         assert_eq!(alone.0, cold[2].0);
         assert_eq!(alone.1.n_iter, cold[2].1.n_iter);
+    }
+
+    /// `problem`'s data with every column replaced by `k` threshold indicators 1[x > t] at
+    /// evenly spaced thresholds over [-1, 1] (the columns a Binner makes: each a step of a
+    /// cumulative code, strongly correlated with its neighbours).
+    fn indicator_columns(data: &[f64], n: usize, d: usize, k: usize) -> Vec<f64> {
+        let mut out = Vec::with_capacity(n * d * k);
+        for r in 0..n {
+            for j in 0..d {
+                // Squash the heavy-tailed values of `problem` into (-1, 1) first.
+                let v = data[r * d + j].tanh();
+                for t in 0..k {
+                    let threshold = -1.0 + 2.0 * (t as f64 + 0.5) / k as f64;
+                    out.push(if v > threshold { 1.0 } else { 0.0 });
+                }
+            }
+        }
+        out
+    }
+
+    /// Cut blocks change the cutting-plane model, never the objective: at every C, on plain
+    /// and on indicator columns, solves with 1, 3 and one block per query are each certified
+    /// within eps C of the same optimum (gap <= tolerance, dual <= primal), so their primals
+    /// differ by at most eps C; the primal each reports is the objective recomputed here from
+    /// its w by brute force (every ranking of a query is not enumerable, so the risk is the
+    /// 1-block cut's violation at w, an independent pass); and the result is the same for 1
+    /// and 2 threads.
+    #[test]
+    fn cut_blocks_keep_the_objective_and_its_certificate() {
+        use crate::runtime::pool::with_threads;
+        let (d, n_queries) = (3, 40);
+        let (data, labels, codes) = problem(31, n_queries, d);
+        let n = labels.len();
+        let groups = QueryGroups::from_codes(&codes, n_queries).unwrap();
+        let binned = indicator_columns(&data, n, d, 8);
+        let plain = DenseView::new(&data, n, d).unwrap();
+        let steps = DenseView::new(&binned, n, d * 8).unwrap();
+        let map = from_name("map").unwrap();
+        let oracles = [map.as_ref()];
+        for (name, x) in [("plain", &plain), ("indicators", &steps)] {
+            for c in [0.1, 10.0, 1000.0] {
+                let solve = |blocks: usize, threads: usize| {
+                    let opts = Options {
+                        c,
+                        cut_blocks: blocks,
+                        ..Options::default()
+                    };
+                    with_threads(threads, || {
+                        train(x, &labels, &groups, &oracles, &opts, &mut |_, _| {
+                            Ok(Control::Continue)
+                        })
+                    })
+                    .unwrap()
+                    .unwrap()
+                };
+                let (w1, s1) = solve(1, 1);
+                for blocks in [3, crate::solver::PER_QUERY] {
+                    let (w, s) = solve(blocks, 1);
+                    let tag = format!("{name}, C={c}, {blocks} blocks");
+                    assert_eq!(s.stop, StopReason::Converged, "{tag}");
+                    assert!(s.dual <= s.primal, "{tag}");
+                    assert!(s.gap <= s.tolerance && s.tolerance == 1e-3 * c, "{tag}");
+                    assert!((s.primal - s1.primal).abs() <= 1e-3 * c, "{tag}");
+                    // The objective at w from one aggregated oracle pass.
+                    let mut one = RankingProblem::new(x, &labels, &groups, 0.0).unwrap();
+                    one.admit(&oracles);
+                    let n_usable = one.counts.usable as f64;
+                    let (b, g) = &one.cut_sums(&w, &oracles)[0];
+                    let risk = (b - dot(&w, g)) / n_usable;
+                    let objective = 0.5 * dot(&w, &w) + c * risk;
+                    assert!(
+                        (objective - s.primal).abs() <= 1e-9 * objective.max(1.0),
+                        "{tag}: {objective} vs {}",
+                        s.primal
+                    );
+                    let (w2, s2) = solve(blocks, 2);
+                    assert_eq!(w, w2, "{tag}: threads");
+                    assert_eq!(s.n_iter, s2.n_iter, "{tag}: threads");
+                }
+                assert!(!w1.is_empty());
+            }
+        }
     }
 
     #[test]

@@ -21,6 +21,14 @@
 //! more than eps beyond the working set's slack (SVM^struct's criterion), so the returned w is
 //! within eps * sum_s C_s of the optimum whatever path led to it.
 //!
+//! Cut blocks (`Options::cut_blocks`, default 1). The risk of a group is a sum over queries,
+//! so the queries can be cut into K consecutive blocks, each with its own cut and slack per
+//! iteration (a multi-cut model; K = the number of queries is the n-slack model): the objective
+//! and P(w) are unchanged, the working-set dual (caps C per block) is still a lower bound of
+//! min P, and the stopping test is the same. It takes fewer iterations where the 1-slack model
+//! is poor (binned indicator columns at large C), but its working set grows K cuts per
+//! iteration and the exact QP's cost with it; benchmarks/binned_solver.py measures both.
+//!
 //! Returns w, the primal and dual objectives, the gap, the iteration count and the cut counts.
 //! Sums over queries are taken in fixed blocks of queries added in order, so the result is the
 //! same for any number of threads.
@@ -45,6 +53,6 @@ pub mod qp;
 
 pub use api::{solve, solve_from, train, train_path};
 pub use ocas::WarmStart;
-pub use options::{Method, Options};
+pub use options::{Method, Options, PER_QUERY};
 pub use problem::{CutSource, QueryCuts, RankingProblem};
 pub use progress::{Control, IterationRecord, StopReason, Summary};

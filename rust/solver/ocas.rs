@@ -104,11 +104,11 @@ struct Evaluation {
 
 fn evaluate(source: &mut dyn CutSource, w: &[f64], c: f64, iteration: usize) -> Result<Evaluation> {
     let d = source.dim();
-    let n_groups = source.n_groups();
+    let n_groups = source.n_groups() * source.n_blocks();
     let new_cuts = source.cuts(w)?;
     if new_cuts.len() != n_groups || new_cuts.iter().any(|(_, g)| g.len() != d) {
         return Err(Error::input(format!(
-            "a cut source returned {} cuts for {n_groups} slack groups (dimension {d})",
+            "a cut source returned {} cuts for {n_groups} slack groups and blocks (dimension {d})",
             new_cuts.len()
         )));
     }
@@ -150,10 +150,13 @@ pub(super) fn solve_ocas(
     opts.validate()?;
     let d = source.dim();
     let n_groups = source.n_groups();
+    // Every cut block of every group has its own slack, capped by C in the dual (the risk
+    // is their sum; see `RankingProblem::set_cut_blocks`).
+    let n_slacks = n_groups * source.n_blocks();
     let qp_tol = opts.eps * QP_TOL_FACTOR;
 
     let start = Instant::now();
-    let mut ws = WorkingSet::new(d, vec![opts.c; n_groups]);
+    let mut ws = WorkingSet::new(d, vec![opts.c; n_slacks]);
     let mut w_c = vec![0.0; d];
     // The iterate w_b, P(w_b) and the risk at w_b.
     let mut best: Option<(Vec<f64>, f64, f64)> = None;
@@ -169,7 +172,7 @@ pub(super) fn solve_ocas(
             || warm
                 .cuts
                 .iter()
-                .any(|c| c.g.len() != d || c.group >= n_groups)
+                .any(|c| c.g.len() != d || c.group >= n_slacks)
         {
             return Err(Error::input(
                 "a warm start must come from a solve of the same problem",
@@ -178,7 +181,7 @@ pub(super) fn solve_ocas(
         // The old dual variables scaled to the new caps are feasible (see `WarmStart`).
         let scale = opts.c / warm.c;
         let alpha = warm.alpha.iter().map(|a| a * scale).collect();
-        ws = WorkingSet::with_cuts(d, vec![opts.c; n_groups], warm.cuts.clone(), alpha);
+        ws = WorkingSet::with_cuts(d, vec![opts.c; n_slacks], warm.cuts.clone(), alpha);
         let qp_start = Instant::now();
         qp_fallbacks += usize::from(solve_qp(&mut ws, opts.eps, qp_tol));
         qp_seconds += qp_start.elapsed().as_secs_f64();

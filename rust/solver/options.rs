@@ -21,7 +21,15 @@ pub struct Options {
     pub relevance_threshold: f64,
     /// The outer method (internal: the plain method is kept for comparison).
     pub method: Method,
+    /// The cuts per slack group and iteration: the usable queries are cut into this many
+    /// consecutive blocks and each block's risk gets its own cut and slack (see
+    /// `RankingProblem::set_cut_blocks`); 1 is the 1-slack model, `PER_QUERY` one block per
+    /// usable query.
+    pub cut_blocks: usize,
 }
+
+/// `Options::cut_blocks` for one block per usable query (the n-slack model's risk terms).
+pub const PER_QUERY: usize = usize::MAX;
 
 /// The outer loop of the solver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -54,6 +62,7 @@ impl Default for Options {
             max_idle: 50,
             relevance_threshold: 0.0,
             method: Method::default(),
+            cut_blocks: 1,
         }
     }
 }
@@ -73,6 +82,13 @@ impl Options {
         }
         if !(self.eps.is_finite() && self.eps > 0.0) {
             return Err(Error::param("eps", "a finite number > 0", self.eps));
+        }
+        if self.cut_blocks == 0 {
+            return Err(Error::param(
+                "cut_blocks",
+                "an integer >= 1",
+                self.cut_blocks,
+            ));
         }
         if self.max_iter == 0 {
             return Err(Error::param("max_iter", "an integer >= 1", self.max_iter));

@@ -37,7 +37,9 @@ pub(super) fn solve_plain(
     let qp_tol = opts.eps * QP_TOL_FACTOR;
 
     let start = Instant::now();
-    let mut ws = WorkingSet::new(d, vec![opts.c; n_groups]);
+    // One slack per cut block of every group (see `RankingProblem::set_cut_blocks`).
+    let n_slacks = n_groups * source.n_blocks();
+    let mut ws = WorkingSet::new(d, vec![opts.c; n_slacks]);
     let mut w = vec![0.0; d];
     let mut progress = Progress::new(opts.max_iter, opts.tolerance(n_groups));
     let mut qp_seconds = 0.0;
@@ -45,15 +47,15 @@ pub(super) fn solve_plain(
 
     for iteration in 1..=opts.max_iter {
         let new_cuts = source.cuts(&w)?;
-        if new_cuts.len() != n_groups || new_cuts.iter().any(|(_, g)| g.len() != d) {
+        if new_cuts.len() != n_slacks || new_cuts.iter().any(|(_, g)| g.len() != d) {
             return Err(Error::input(format!(
-                "a cut source returned {} cuts for {n_groups} slack groups (dimension {d})",
+                "a cut source returned {} cuts for {n_slacks} slack groups and blocks (dimension {d})",
                 new_cuts.len()
             )));
         }
         let mut violation_total = 0.0;
         let mut loss_total = 0.0;
-        let mut cuts = Vec::with_capacity(n_groups);
+        let mut cuts = Vec::with_capacity(n_slacks);
         for (s, (b, g)) in new_cuts.into_iter().enumerate() {
             // The Gram matrix holds g.g; if it overflows, every later number is inf or NaN.
             if !(b.is_finite() && dot(&g, &g).is_finite()) {

@@ -21,13 +21,20 @@ use crate::oracle::{Oracle, QueryCounts, QueryUse, Sorted};
 
 /// Where cutting planes come from. `cuts(w)` returns, for every slack group, the averaged cut
 /// (b, g) = (1/n sum_q Delta_q(ybar_q), 1/n sum_q deltaPsi_q(ybar_q)) of the most violated
-/// constraints at w. The local implementation is `QueryCuts`; a distributed one may sum the
+/// constraints at w (with several cut blocks, one such cut per block, whose sum over the blocks
+/// is that cut). The local implementation is `QueryCuts`; a distributed one may sum the
 /// parts of several machines.
 pub trait CutSource {
     /// Dimension of w.
     fn dim(&self) -> usize;
     /// Number of slack groups (losses with separate slacks).
     fn n_groups(&self) -> usize;
+    /// Number of cut blocks: `cuts` returns n_blocks * n_groups cuts, block k's group s at
+    /// index k * n_groups + s, each the block's part of the group's risk (its Delta and
+    /// deltaPsi summed over the block's queries, divided by n of all blocks).
+    fn n_blocks(&self) -> usize {
+        1
+    }
     fn cuts(&mut self, w: &[f64]) -> Result<Vec<(f64, Vec<f64>)>>;
 }
 
@@ -44,6 +51,9 @@ pub struct RankingProblem<'a, M: RowMatrix + ?Sized> {
     partial: Vec<bool>,
     /// Per-query weights s_q in grouped order (`set_weights`); None is s_q = 1 for every query.
     weights: Option<Vec<f64>>,
+    /// The first query of each cut block (`set_cut_blocks`); [0] is one block, the 1-slack
+    /// model.
+    block_starts: Vec<usize>,
     pub counts: QueryCounts,
 }
 
@@ -78,8 +88,42 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
             usable: rule.usable,
             partial: rule.partial,
             weights: None,
+            block_starts: vec![0],
             counts: rule.counts,
         })
+    }
+
+    /// Cuts the queries into `n_blocks` consecutive blocks of about equal numbers of usable
+    /// queries (at most one block per usable query; `options::PER_QUERY` asks for exactly
+    /// that), each of which gets its own cut per slack group in `cut_sums`. The risk is the
+    /// sum of the blocks' risks, so the objective is unchanged; the cutting-plane model of a
+    /// sum of block risks, each with its own slack, is tighter than that of their total (the
+    /// multi-cut or disaggregated model; with one block per query it is the n-slack model of
+    /// Joachims, Finley and Yu 2009, whose optimum the 1-slack model shares). Call after
+    /// `admit`, which decides which queries are usable.
+    pub fn set_cut_blocks(&mut self, n_blocks: usize) {
+        let n_usable = self.usable.iter().filter(|&&u| u).count();
+        let k = n_blocks.clamp(1, n_usable.max(1));
+        let mut starts = vec![0];
+        let mut seen = 0;
+        for (q, &usable) in self.usable.iter().enumerate() {
+            if !usable {
+                continue;
+            }
+            // The i-th usable query (from 0) belongs to block floor(i k / n_usable); a block
+            // starts at its first usable query (the first block at query 0).
+            let block = seen * k / n_usable;
+            if block == starts.len() {
+                starts.push(q);
+            }
+            seen += 1;
+        }
+        self.block_starts = starts;
+    }
+
+    /// The number of cut blocks (`set_cut_blocks`).
+    pub fn n_blocks(&self) -> usize {
+        self.block_starts.len()
     }
 
     /// Weights the queries (one weight per query of `groups`, in its order): the objective
@@ -116,27 +160,31 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
         self.counts = rule.counts;
     }
 
-    /// For each oracle, sum_q Delta_q and sum_q deltaPsi_q over the usable queries at w (not
-    /// divided by n, so that parts of a data set can be added up).
+    /// For each cut block and oracle, sum_q Delta_q and sum_q deltaPsi_q over the block's usable
+    /// queries at w (not divided by n, so that parts of a data set can be added up), block k's
+    /// oracle s at index k * n_oracles + s. With one block (the default), one sum per oracle.
     ///
     /// One pass over X: each query's rows are scored, the oracles run, and the query's
     /// coefficients are added into the cut while its rows are still in cache, so that an
     /// iteration reads X from memory once where X w followed by X^T c would read it twice.
     /// Queries are cut into consecutive blocks whose boundaries depend only on the problem's
-    /// shape; each block is summed serially and the blocks are added in order, so the result
-    /// does not depend on the number of threads.
+    /// shape (and end at the cut blocks' boundaries); each block is summed serially and the
+    /// blocks are added in order, so the result does not depend on the number of threads.
     pub fn cut_sums(&self, w: &[f64], oracles: &[&dyn Oracle]) -> Vec<(f64, Vec<f64>)> {
         let groups = self.groups;
         // Sums are kept in the matrix's accumulator space (X^T c itself for dense and CSR
         // matrices, histograms of bin codes for binned ones) and finished once at the end.
         let d = self.x.acc_len();
         let prepared = self.x.prepare(w);
-        let blocks = query_blocks(&groups.bounds, d * oracles.len().max(1));
+        let blocks = split_at(
+            query_blocks(&groups.bounds, d * oracles.len().max(1)),
+            &self.block_starts,
+        );
         let zero_sums =
             || -> Vec<(f64, Vec<f64>)> { oracles.iter().map(|_| (0.0, vec![0.0; d])).collect() };
-        let partials: Vec<Vec<(f64, Vec<f64>)>> = blocks
+        let partials: Vec<(usize, CutSums)> = blocks
             .into_par_iter()
-            .map(|queries| {
+            .map(|(cut_block, queries)| {
                 let mut sums = zero_sums();
                 let mut scores = Vec::new();
                 let mut coef = Vec::new();
@@ -192,24 +240,48 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
                         self.x.accumulate_rows(&nonzero[..kept], &alphas[..kept], g);
                     }
                 }
-                sums
+                (cut_block, sums)
             })
             .collect();
-        let mut total = zero_sums();
-        for part in partials {
-            for ((b, g), (pb, pg)) in total.iter_mut().zip(part) {
+        let mut totals: Vec<CutSums> = (0..self.n_blocks()).map(|_| zero_sums()).collect();
+        for (cut_block, part) in partials {
+            for ((b, g), (pb, pg)) in totals[cut_block].iter_mut().zip(part) {
                 *b += pb;
                 for (o, v) in g.iter_mut().zip(pg) {
                     *o += v;
                 }
             }
         }
-        total
+        totals
             .into_iter()
+            .flatten()
             .map(|(b, g)| (b, self.x.finish(g)))
             .collect()
     }
 }
+
+/// The query ranges of `ranges` split where a cut block starts (`starts`, the first query of
+/// each block, starting with 0), each with the index of the cut block that holds it. With the
+/// one block [0], the ranges themselves.
+fn split_at(ranges: Vec<Range<usize>>, starts: &[usize]) -> Vec<(usize, Range<usize>)> {
+    let mut out = Vec::with_capacity(ranges.len() + starts.len());
+    for range in ranges {
+        let mut block = starts.partition_point(|&s| s <= range.start) - 1;
+        let mut from = range.start;
+        while from < range.end {
+            let to = starts
+                .get(block + 1)
+                .map_or(range.end, |&s| s.min(range.end));
+            out.push((block, from..to));
+            from = to;
+            block += 1;
+        }
+    }
+    out
+}
+
+/// One (sum_q Delta_q, sum_q deltaPsi_q) pair per oracle.
+type CutSums = Vec<(f64, Vec<f64>)>;
 
 /// Rows per query block in `cut_sums`: enough work per block to amortize its partial sums,
 /// and blocks enough for load balance on many cores.
@@ -260,6 +332,9 @@ impl<M: RowMatrix + ?Sized> CutSource for QueryCuts<'_, '_, M> {
     }
     fn n_groups(&self) -> usize {
         self.oracles.len()
+    }
+    fn n_blocks(&self) -> usize {
+        self.problem.n_blocks()
     }
     fn cuts(&mut self, w: &[f64]) -> Result<Vec<(f64, Vec<f64>)>> {
         let inv_n = 1.0 / self.problem.counts.usable as f64;
@@ -438,6 +513,66 @@ pub(crate) mod tests {
         assert_eq!(a[0].0, b[0].0);
         for (u, v) in a[0].1.iter().zip(&b[0].1) {
             assert!((u - v).abs() <= 1e-12 * u.abs().max(1.0));
+        }
+    }
+
+    /// With cut blocks, each block's cut is the sum over its own queries (computed here one
+    /// query at a time), the blocks hold about equal numbers of usable queries in order, and
+    /// the sums do not depend on the thread count.
+    #[test]
+    fn cut_blocks_split_the_cut_by_consecutive_queries() {
+        let d = 4;
+        let n_queries = 90;
+        let (data, labels, codes) = problem(13, n_queries, d);
+        let n = labels.len();
+        let groups = QueryGroups::from_codes(&codes, n_queries).unwrap();
+        let x = DenseView::new(&data, n, d).unwrap();
+        let w = vec![0.3, -0.7, 1.1, 0.05];
+        let owned: Vec<_> = ["map", "ndcg@5"]
+            .iter()
+            .map(|l| from_name(l).unwrap())
+            .collect();
+        let oracles: Vec<&dyn Oracle> = owned.iter().map(|o| o.as_ref()).collect();
+        let mut problem = RankingProblem::new(&x, &labels, &groups, 0.0).unwrap();
+        let usable: Vec<usize> = (0..n_queries).filter(|&q| problem.usable[q]).collect();
+        let per_query: Vec<Vec<(f64, Vec<f64>)>> = (0..n_queries)
+            .map(|q| {
+                let mut alone = RankingProblem::new(&x, &labels, &groups, 0.0).unwrap();
+                for (r, u) in alone.usable.iter_mut().enumerate() {
+                    *u = *u && r == q;
+                }
+                alone.cut_sums(&w, &oracles)
+            })
+            .collect();
+        for k in [1, 4, 7, usable.len(), usable.len() + 10] {
+            problem.set_cut_blocks(k);
+            let k_eff = k.min(usable.len());
+            assert_eq!(problem.n_blocks(), k_eff);
+            let one = with_threads(1, || problem.cut_sums(&w, &oracles)).unwrap();
+            let two = with_threads(2, || problem.cut_sums(&w, &oracles)).unwrap();
+            assert_eq!(one, two, "{k} blocks");
+            assert_eq!(one.len(), k_eff * oracles.len());
+            // Block i holds the usable queries of ranks i*n/k .. (i+1)*n/k (by hand).
+            for block in 0..k_eff {
+                let lo = (block * usable.len()).div_ceil(k_eff);
+                let hi = ((block + 1) * usable.len()).div_ceil(k_eff);
+                for s in 0..oracles.len() {
+                    let (b, g) = &one[block * oracles.len() + s];
+                    let mut want_b = 0.0;
+                    let mut want_g = vec![0.0; d];
+                    for &q in &usable[lo..hi] {
+                        want_b += per_query[q][s].0;
+                        for (o, v) in want_g.iter_mut().zip(&per_query[q][s].1) {
+                            *o += v;
+                        }
+                    }
+                    assert!((b - want_b).abs() <= 1e-9 * want_b.abs().max(1.0));
+                    let scale = want_g.iter().map(|v| v.abs()).fold(1.0, f64::max);
+                    for (u, v) in g.iter().zip(&want_g) {
+                        assert!((u - v).abs() <= 1e-9 * scale, "{k} blocks: {u} vs {v}");
+                    }
+                }
+            }
         }
     }
 

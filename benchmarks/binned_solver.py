@@ -1,0 +1,142 @@
+"""Binned models against C (issue 26): iterations and time of binned and linear fits per C,
+with the 1-slack model (one cut per iteration, the default) and with cut blocks (one cut per
+block of queries per iteration, ``Options::cut_blocks``), all in one run.
+
+    python benchmarks/binned_solver.py                          # make_ranking, blocks 1, 4, 16
+    python benchmarks/binned_solver.py --data mq2008 --blocks 1,4
+    python benchmarks/binned_solver.py --budget 30 --json out.json
+
+Data:
+
+make_ranking  make_ranking(300, 30, 20, random_state=0) (300 queries of 30 documents, 20
+              features); binned: Binner(n_thresholds=50), 1,000 indicator columns.
+mq2008        MQ2008 Fold 1 train.txt (9,630 documents, 46 features), each column multiplied
+              by 10 ** uniform(-2, 3) (numpy.random.default_rng(0)) as in benchmarks/solver.py;
+              binned: Binner(n_thresholds=50) (binning ignores the rescaling).
+
+For every C in --cs and every cut-block count in --blocks, ``SVMMap(loss=--loss, eps=1e-3)``
+is fitted on the linear and on the binned features through the core's
+``svmmap._core.fit_path(..., cut_blocks=k)`` (the estimator has no parameter for it), inputs
+prepared as ``SVMMap.fit`` prepares them. Reported: iterations, oracle passes, seconds, the
+share of them in the working-set QP, and the primal objective's difference from the 1-slack
+fit's in units of C * eps (each fit is certified within C * eps of the optimum, so two fits
+may differ by up to 1). A fit still running after --budget seconds is stopped (the callback)
+and its iterations are marked with ">". The last section fits the whole C path warm-started
+(what ``SVMMapCV`` does per fold) on both feature sets with the 1-slack model.
+
+Iteration and pass counts are deterministic; seconds depend on the load of the machine, so
+compare them only as ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+
+import numpy as np
+import tables  # benchmarks/tables.py, beside this script
+from svmmap import Binner, SVMMap, _core
+from svmmap._validation import check_labels, check_matrix, check_qid
+from svmmap.datasets import load_mq2008, make_ranking
+
+
+def load(name):
+    """(linear X, binned X, its number of indicator columns, y, qid) of one data set."""
+    if name == "make_ranking":
+        X, y, qid = make_ranking(300, 30, 20, random_state=0)
+    else:
+        X, y, qid = load_mq2008(fold=1, split="train")
+        rng = np.random.default_rng(0)
+        X = X * (10 ** rng.uniform(-2, 3, size=X.shape[1]))
+    binner = Binner(n_thresholds=50).fit(X)
+    return X, binner.transform(X), binner.n_output_features_, y, qid
+
+
+def fit_path(X, y, qid, cs, loss, blocks=1, warm=False, budget=None):
+    """The core's fits at every C of cs; returns the list of summaries and the seconds."""
+    stopped = []
+
+    def callback(record):
+        if budget is not None and time.perf_counter() - start > budget:
+            stopped.append(record["iteration"])
+            return True
+        return False
+
+    config = SVMMap(C=cs[0], loss=loss, eps=1e-3)._config()
+    core_X, n_rows, _ = check_matrix(X)
+    labels = check_labels(y, n_rows)
+    codes, uniques = check_qid(qid, n_rows, required_by="SVMMap.fit")
+    start = time.perf_counter()
+    path = _core.fit_path(
+        core_X, labels, codes, len(uniques), config, cs, warm=warm, cut_blocks=blocks, callback=callback
+    )
+    return [s for _, s in path], time.perf_counter() - start, bool(stopped)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", choices=["make_ranking", "mq2008"], default="make_ranking")
+    parser.add_argument("--cs", default="0.01,0.1,1,10,100,1000")
+    parser.add_argument("--blocks", default="1,4,16")
+    parser.add_argument("--loss", default="map")
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds after which a fit is stopped")
+    parser.add_argument("--json", help="also write the rows to this file")
+    tables.add_arguments(parser)
+    args = parser.parse_args()
+    tables.write_on_exit(args, __file__)
+    warnings.simplefilter("ignore")
+    cs = [float(c) for c in args.cs.split(",")]
+    blocks = [int(k) for k in args.blocks.split(",")]
+    X, B, n_columns, y, qid = load(args.data)
+    print(f"{args.data}: {X.shape[0]} documents, {X.shape[1]} features, {n_columns} binned columns")
+    print(f"loss={args.loss}, eps=1e-3, budget {args.budget:g} s per fit; seconds are of one loaded run\n")
+    rows = []
+    print(
+        "| C | features | cut blocks | iterations | passes | seconds (timing) | QP share (timing) | primal - 1-slack's, in C eps |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for c in cs:
+        for name, M in (("linear", X), ("binned", B)):
+            base = None
+            for k in blocks:
+                (s,), seconds, stopped = fit_path(M, y, qid, [c], args.loss, blocks=k, budget=args.budget)
+                if base is None:
+                    base = s.primal
+                diff = (s.primal - base) / (c * 1e-3)
+                iters = f">{s.n_iter}" if stopped else str(s.n_iter)
+                share = s.qp_seconds / seconds if seconds > 0 else 0.0
+                print(
+                    f"| {c:g} | {name} | {k} | {iters} | {s.n_evals} | {seconds:.2f} | {share:.0%} | {diff:+.2f} |",
+                    flush=True,
+                )
+                rows.append(
+                    dict(
+                        C=c,
+                        features=name,
+                        blocks=k,
+                        n_iter=s.n_iter,
+                        passes=s.n_evals,
+                        seconds=seconds,
+                        qp_seconds=s.qp_seconds,
+                        primal=s.primal,
+                        stopped=stopped,
+                    )
+                )
+    print("\nThe C path, warm-started, 1-slack (what SVMMapCV fits per fold):\n")
+    print("| features | iterations per C | passes | seconds (timing) |")
+    print("|---|---|---|---|")
+    for name, M in (("linear", X), ("binned", B)):
+        path, seconds, _ = fit_path(M, y, qid, cs, args.loss, warm=True)
+        iters = ", ".join(str(s.n_iter) for s in path)
+        passes = sum(s.n_evals for s in path)
+        print(f"| {name} | {iters} | {passes} | {seconds:.2f} |", flush=True)
+        rows.append(dict(path=name, n_iter=[s.n_iter for s in path], passes=passes, seconds=seconds))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
