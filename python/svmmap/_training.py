@@ -51,6 +51,7 @@ __all__ = [
     "fit_latent",
     "forget_fit",
     "iteration_callback",
+    "latent_path",
     "progress_logging",
     "refuse_latent_options",
     "set_fitted",
@@ -257,7 +258,7 @@ def train(
     with progress_logging(model.verbose):
         try:
             if config.latent is not None:
-                coef, summary, round_objectives = fit_latent(
+                coef, summary, round_objectives, exhausted = fit_latent(
                     core_X, labels, codes, len(uniques), config, on_iteration, n_threads(model.n_jobs)
                 )
             else:
@@ -271,7 +272,7 @@ def train(
                     with_coef=evals is not None,
                     query_weights=weights,
                 )
-                round_objectives = None
+                round_objectives, exhausted = None, False
         except BaseException:
             # Interrupted (Ctrl-C), out of memory or refused: no model from an earlier fit
             # may pass for the result of this one.
@@ -281,7 +282,7 @@ def train(
             # The iterate of the best validation score is the model, as in LightGBM.
             coef = early.best_coef
         set_fitted(model, coef, summary, n_features, names, len(uniques), stacklevel=stacklevel + 1)
-        set_rounds(model, round_objectives, stacklevel=stacklevel + 1)
+        set_rounds(model, round_objectives, exhausted, stacklevel=stacklevel + 1)
     if early is not None:
         model.best_iteration_ = early.best_iteration
         model.best_score_ = early.best_scores
@@ -483,10 +484,11 @@ def fit_latent(
     config: "_core.TrainConfig",
     on_iteration: Optional[Callable[[IterationRecord], bool]],
     threads: int,
-) -> "tuple[np.ndarray, _core.FitSummary, list[float]]":
+) -> "tuple[np.ndarray, _core.FitSummary, list[float], bool]":
     """NDCG@k with a latent target (``loss="ndcg@k:latent"``) by CCCP; returns the model, the
-    solver summary of the round that made it and the objective before the first round and
-    after every kept round.
+    solver summary of the round that made it, the objective before the first round and after
+    every kept round, and whether the rounds stopped at ``LATENT_MAX_ROUNDS`` with the objective
+    still decreasing by at least the tolerance.
 
     The objective is F(w) = 1/2 |w|^2 + C/n sum_q [max_ybar (Delta(ybar) + w.Psi_po(ybar)) -
     max_{y: Delta(y) = 0} w.Psi_po(y)] (Yu and Joachims, ICML 2009), not convex. The rounds
@@ -527,6 +529,7 @@ def fit_latent(
         return 0.5 * float(w @ w) + config.C * (b - float(w @ g) + es) / n_used
 
     objectives = [objective(coef)]
+    exhausted = False
     for _ in range(LATENT_MAX_ROUNDS):
         if summary.stop != "converged":
             break
@@ -544,10 +547,32 @@ def fit_latent(
         objectives.append(value)
         if objectives[-2] - value < config.tolerance:
             break
-    return coef, summary, objectives
+    else:
+        exhausted = True
+    return coef, summary, objectives, exhausted
 
 
-def set_rounds(model: Any, round_objectives: Optional[List[float]], *, stacklevel: int = 1) -> None:
+def latent_path(
+    core_X: Any,
+    labels: np.ndarray,
+    codes: np.ndarray,
+    n_queries: int,
+    config: "_core.TrainConfig",
+    grid: Sequence[float],
+    threads: int,
+) -> "list[tuple[np.ndarray, _core.FitSummary]]":
+    """``_core.fit_path`` for a latent-target loss: (coef, summary) per C of ``grid``, each
+    :func:`fit_latent` from the ``map`` model at that C, so every C is the model SVMMap(C).fit
+    trains (there is no warm start along the path)."""
+    path = []
+    for C in grid:
+        at_C = _core.TrainConfig(**{**config.kwargs(), "C": C})
+        coef, summary, _, _ = fit_latent(core_X, labels, codes, n_queries, at_C, None, threads)
+        path.append((coef, summary))
+    return path
+
+
+def set_rounds(model: Any, round_objectives: Optional[List[float]], exhausted: bool, *, stacklevel: int = 1) -> None:
     """The CCCP attributes of a latent-target fit (``n_rounds_``, ``round_objectives_``) and the
     ConvergenceWarning when the rounds stopped at their limit; removed after any other fit."""
     if round_objectives is None:
@@ -557,11 +582,11 @@ def set_rounds(model: Any, round_objectives: Optional[List[float]], *, stackleve
         return
     model.n_rounds_ = len(round_objectives) - 1
     model.round_objectives_ = list(round_objectives)
-    if model.n_rounds_ == LATENT_MAX_ROUNDS:
+    if exhausted:
         from sklearn.exceptions import ConvergenceWarning
 
         warnings.warn(
-            f"{estimator_name(model)}(loss={model.loss!r}) stopped after {LATENT_MAX_ROUNDS} CCCP rounds with the "
+            f"{estimator_name(model)}(loss={model.loss!r}) stopped after {model.n_rounds_} CCCP rounds with the "
             f"objective still decreasing by at least the tolerance ({round_objectives[-2]:.6g} -> "
             f"{round_objectives[-1]:.6g}); lower C or raise eps",
             ConvergenceWarning,
