@@ -208,3 +208,39 @@ def test_latent_target_coefficients_by_enumeration():
         m = min(k, int(rel.sum()))
         top_relevant = rel[perms[:, :m]].all(axis=1)
         assert e @ s == pytest.approx(-np.max(psi_po_gap(s, rel, perms)[top_relevant]), abs=1e-12)
+
+
+def test_cli_learn_trains_the_model_svmmap_trains(tmp_path, capsys):
+    from svmmap.cli import main
+    from svmmap.datasets import mq2008_path
+    from svmmap.io import load_letor
+
+    model_path = tmp_path / "model.json"
+    assert main(["learn", "-c", "10", "--loss", LATENT, mq2008_path(1), str(model_path)]) == 0
+    assert "CCCP rounds from map" in capsys.readouterr().err
+    X, y, q = load_letor(mq2008_path(1))
+    expected = fit(LATENT, 10.0, X, y, q)
+    np.testing.assert_array_equal(load_model(model_path).coef_, expected.coef_)
+
+
+@pytest.mark.parametrize("kind", ["dense", "csr", "binned"])
+def test_transpose_dot_against_the_materialized_matrix(kind):
+    # X^T v, which each round's constant term needs, in every form a matrix reaches the core.
+    import scipy.sparse as sp
+    from svmmap import Binner
+    from svmmap._data import CoreMatrix
+    from svmmap._validation import check_matrix
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 5))
+    v = rng.normal(size=40)
+    if kind == "binned":
+        X[rng.random(X.shape) < 0.15] = np.nan
+        binner = Binner(n_thresholds=4, missing="indicator").fit(X)
+        matrix, _, _ = check_matrix(binner.transform(X))
+        dense = binner.transform(X).toarray()
+    else:
+        matrix = CoreMatrix.dense(X) if kind == "dense" else check_matrix(sp.csr_array(X))[0]
+        dense = X
+    assert matrix.kind == kind
+    np.testing.assert_allclose(matrix.transpose_dot(v), dense.T @ v, rtol=1e-12, atol=1e-12)
