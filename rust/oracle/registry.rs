@@ -451,11 +451,21 @@ mod tests {
     fn only_ndcg_with_a_cutoff_takes_the_latent_option() {
         assert_eq!(latent_base("ndcg@10:latent").as_deref(), Some("ndcg@10"));
         assert_eq!(latent_base(" ndcg@3 : latent ").as_deref(), Some("ndcg@3"));
-        for name in ["ndcg:latent", "mrr@10:latent", "ndcg@10", "ndcg@10:paper:latent", "map"] {
+        for name in [
+            "ndcg:latent",
+            "mrr@10:latent",
+            "ndcg@10",
+            "ndcg@10:paper:latent",
+            "map",
+        ] {
             assert!(latent_base(name).is_none(), "{name}");
         }
         // A latent name is no oracle: lists, weights and max(...) refuse it.
-        for name in ["ndcg@10:latent", "0.5*ndcg@10:latent", "max(map,ndcg@10:latent)"] {
+        for name in [
+            "ndcg@10:latent",
+            "0.5*ndcg@10:latent",
+            "max(map,ndcg@10:latent)",
+        ] {
             let message = super::super::from_name(name).err().unwrap().to_string();
             assert!(message.contains("alone"), "{name}: {message}");
         }
