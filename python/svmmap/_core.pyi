@@ -51,6 +51,10 @@ class TrainConfig:
     # default weights ("0.1*ndcg@10"), a dict's with the given ones.
     @property
     def losses(self) -> List[List[str]]: ...
+    # For a latent-target loss ("ndcg@10:latent"), the paper's loss its CCCP rounds solve
+    # ("ndcg@10", the one slack group); None otherwise.
+    @property
+    def latent(self) -> Optional[str]: ...
     @property
     def slack(self) -> Slack: ...
     @property

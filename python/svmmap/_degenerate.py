@@ -93,7 +93,8 @@ def advice(loss: Any) -> str:
             "The cutoff losses (ndcg@k, mrr and mrr@k, and combinations that include them) have w = 0 as "
             "their optimum when queries have many relevant documents compared with k; train with "
             f"loss='map', 'ndcg' (no cutoff), 'pairwise' or 'roc' instead of {_loss_text(loss)}, or with "
-            "a larger k."
+            "a larger k; for NDCG@k, loss='ndcg@k:latent' (a latent target, trained from the map model) "
+            "learns a model there."
         )
     return (
         "No direction of the features lowers the loss: within the training queries they do not tell "

@@ -22,7 +22,7 @@ import numbers
 import sys
 import threading
 import warnings
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
 
@@ -46,11 +46,16 @@ __all__ = [
     "PARAMETER_DEFAULTS",
     "BareSVMMap",
     "SkippedQueriesWarning",
+    "LATENT_MAX_ROUNDS",
     "estimator_name",
+    "fit_latent",
     "forget_fit",
     "iteration_callback",
+    "latent_path",
     "progress_logging",
+    "refuse_latent_options",
     "set_fitted",
+    "set_rounds",
     "train",
     "train_config",
 ]
@@ -248,18 +253,26 @@ def train(
     )
 
     on_iteration = iteration_callback(model, evals, early)
+    if config.latent is not None:
+        refuse_latent_options(model.loss, sample_weight=sample_weight, eval_set=eval_set)
     with progress_logging(model.verbose):
         try:
-            ((coef, summary),) = _core.fit_path(
-                core_X,
-                labels,
-                codes,
-                len(uniques),
-                config,
-                callback=on_iteration,
-                with_coef=evals is not None,
-                query_weights=weights,
-            )
+            if config.latent is not None:
+                coef, summary, round_objectives, exhausted = fit_latent(
+                    core_X, labels, codes, len(uniques), config, on_iteration, n_threads(model.n_jobs)
+                )
+            else:
+                ((coef, summary),) = _core.fit_path(
+                    core_X,
+                    labels,
+                    codes,
+                    len(uniques),
+                    config,
+                    callback=on_iteration,
+                    with_coef=evals is not None,
+                    query_weights=weights,
+                )
+                round_objectives, exhausted = None, False
         except BaseException:
             # Interrupted (Ctrl-C), out of memory or refused: no model from an earlier fit
             # may pass for the result of this one.
@@ -269,6 +282,7 @@ def train(
             # The iterate of the best validation score is the model, as in LightGBM.
             coef = early.best_coef
         set_fitted(model, coef, summary, n_features, names, len(uniques), stacklevel=stacklevel + 1)
+        set_rounds(model, round_objectives, exhausted, stacklevel=stacklevel + 1)
     if early is not None:
         model.best_iteration_ = early.best_iteration
         model.best_score_ = early.best_scores
@@ -409,3 +423,172 @@ def forget_fit(model: Any) -> None:
     """Removes every fitted attribute (those ending in an underscore)."""
     for name in [k for k in vars(model) if k.endswith("_") and not k.startswith("_")]:
         delattr(model, name)
+
+
+#: The most CCCP rounds of a latent-target loss after its ``map`` start. On the data of
+#: ``benchmarks/cutoff_losses.py`` the rounds stop by themselves after at most 49 (C = 10000).
+LATENT_MAX_ROUNDS = 100
+
+
+def refuse_latent_options(loss: Any, *, sample_weight: Any, eval_set: Any) -> None:
+    """The fit arguments a latent-target loss does not support, refused with the alternative."""
+    if sample_weight is not None:
+        raise ValueError(
+            f"sample_weight is not supported with loss={loss!r} (its CCCP rounds weigh every query "
+            "alike); train loss='map' or the paper's 'ndcg@k' with sample_weight instead"
+        )
+    if eval_set is not None:
+        raise ValueError(
+            f"eval_set and early stopping are not supported with loss={loss!r} (it trains in CCCP "
+            "rounds, each a full fit); choose C by validation with SVMMapCV, or train loss='map' "
+            "with eval_set"
+        )
+
+
+def latent_target_coefficients(
+    scores: np.ndarray, relevant: np.ndarray, codes: np.ndarray, n_queries: int, cutoff: int
+) -> np.ndarray:
+    """Per row, the coefficients e with e.s = w.(Psi_po(ideal) - Psi_po(y_t)) on every query,
+    y_t the latent target at ``scores``: the m = min(P, cutoff) best-scored relevant documents
+    first, the rest in score order (Psi_po: pairs of a relevant and a non-relevant document,
+    scaled by 1/(P N)). A relevant document i outside the top m gets the number of
+    non-relevant documents scored strictly above it, a non-relevant b minus the number of
+    those relevant documents scored strictly below it, both times 2/(P N). Which tied relevant
+    documents make the top m does not matter: the counts depend on the scores alone. Queries
+    without a relevant or without a non-relevant document get 0 (no pair)."""
+    e = np.zeros(scores.shape[0])
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(n_queries + 1))
+    for q in range(n_queries):
+        rows = order[bounds[q] : bounds[q + 1]]
+        rel = relevant[rows]
+        pos, neg = rows[rel], rows[~rel]
+        p, n = pos.shape[0], neg.shape[0]
+        if p == 0 or n == 0 or p <= cutoff:
+            continue
+        scale = 2.0 / (p * n)
+        ranked = pos[np.argsort(-scores[pos], kind="stable")]
+        rest = ranked[cutoff:]
+        negative_scores = np.sort(scores[neg])
+        rest_scores = np.sort(scores[rest])
+        e[rest] = scale * (n - np.searchsorted(negative_scores, scores[rest], side="right"))
+        e[neg] = -scale * np.searchsorted(rest_scores, scores[neg], side="left")
+    return e
+
+
+def fit_latent(
+    core_X: Any,
+    labels: np.ndarray,
+    codes: np.ndarray,
+    n_queries: int,
+    config: "_core.TrainConfig",
+    on_iteration: Optional[Callable[[IterationRecord], bool]],
+    threads: int,
+) -> "tuple[np.ndarray, _core.FitSummary, list[float], bool]":
+    """NDCG@k with a latent target (``loss="ndcg@k:latent"``) by CCCP; returns the model, the
+    solver summary of the round that made it, the objective before the first round and after
+    every kept round, and whether the rounds stopped at ``LATENT_MAX_ROUNDS`` with the objective
+    still decreasing by at least the tolerance.
+
+    The objective is F(w) = 1/2 |w|^2 + C/n sum_q [max_ybar (Delta(ybar) + w.Psi_po(ybar)) -
+    max_{y: Delta(y) = 0} w.Psi_po(y)] (Yu and Joachims, ICML 2009), not convex. The rounds
+    start from the ``map`` model at the same C (w = 0 is a stationary point: its target is the
+    ideal ranking). Each round fixes the target at the current scores, which makes the
+    query's hinge the paper's plus the linear term w.X_q^T e_q, and solves that convex problem
+    with the paper's exact oracle (``config.latent``): every cut of the paper's problem minus
+    the constant sum_q X_q^T e_q. Its objective bounds F from above and equals it at the
+    current w, so an exact solve never raises F. The solve is exact up to its tolerance
+    (eps C), so the rounds stop when F decreases by less than that tolerance; a round that
+    raises F is not kept. They also stop after a solve that did not converge (max_iter or the
+    callback) and after ``LATENT_MAX_ROUNDS`` rounds.
+    """
+    base = config.latent
+    assert base is not None
+    cutoff = int(base.split("@")[1])
+    start_config = _core.TrainConfig(**{**config.kwargs(), "loss": "map"})
+    ((coef, summary),) = _core.fit_path(core_X, labels, codes, n_queries, start_config, callback=on_iteration)
+    y = np.require(labels, dtype=np.float64, requirements=["C", "A"])
+    qid_codes = np.require(codes, dtype=np.int64, requirements=["C", "A"])
+    part = _core.Partition(core_X, y, qid_codes, n_queries, config)
+    problem = part.counts
+    n_used = problem.used
+    relevant = labels > config.relevance_threshold
+
+    def cuts_at(w: np.ndarray) -> "tuple[float, np.ndarray]":
+        ((b, g),) = part.cut_sums(w, threads)
+        return b, g
+
+    def target_sum(w: np.ndarray) -> "tuple[np.ndarray, float]":
+        scores = _core.predict(core_X, w, threads)
+        e = latent_target_coefficients(scores, relevant, codes, n_queries, cutoff)
+        return core_X.transpose_dot(e), float(e @ scores)
+
+    def objective(w: np.ndarray) -> float:
+        b, g = cuts_at(w)
+        _, es = target_sum(w)
+        return 0.5 * float(w @ w) + config.C * (b - float(w @ g) + es) / n_used
+
+    objectives = [objective(coef)]
+    exhausted = False
+    for _ in range(LATENT_MAX_ROUNDS):
+        if summary.stop != "converged":
+            break
+        shift, _ = target_sum(coef)
+
+        def source(w: np.ndarray, shift: np.ndarray = shift) -> list:
+            b, g = cuts_at(w)
+            return [[(b, g - shift)]]
+
+        new_coef, new_summary = _core.solve(source, core_X.n_cols, config, problem, on_iteration)
+        value = objective(new_coef)
+        if value >= objectives[-1]:
+            break
+        coef, summary = new_coef, new_summary
+        objectives.append(value)
+        if objectives[-2] - value < config.tolerance:
+            break
+    else:
+        exhausted = True
+    return coef, summary, objectives, exhausted
+
+
+def latent_path(
+    core_X: Any,
+    labels: np.ndarray,
+    codes: np.ndarray,
+    n_queries: int,
+    config: "_core.TrainConfig",
+    grid: Sequence[float],
+    threads: int,
+) -> "list[tuple[np.ndarray, _core.FitSummary]]":
+    """``_core.fit_path`` for a latent-target loss: (coef, summary) per C of ``grid``, each
+    :func:`fit_latent` from the ``map`` model at that C, so every C is the model SVMMap(C).fit
+    trains (there is no warm start along the path)."""
+    path = []
+    for C in grid:
+        at_C = _core.TrainConfig(**{**config.kwargs(), "C": C})
+        coef, summary, _, _ = fit_latent(core_X, labels, codes, n_queries, at_C, None, threads)
+        path.append((coef, summary))
+    return path
+
+
+def set_rounds(model: Any, round_objectives: Optional[List[float]], exhausted: bool, *, stacklevel: int = 1) -> None:
+    """The CCCP attributes of a latent-target fit (``n_rounds_``, ``round_objectives_``) and the
+    ConvergenceWarning when the rounds stopped at their limit; removed after any other fit."""
+    if round_objectives is None:
+        for attribute in ("n_rounds_", "round_objectives_"):
+            if hasattr(model, attribute):
+                delattr(model, attribute)
+        return
+    model.n_rounds_ = len(round_objectives) - 1
+    model.round_objectives_ = list(round_objectives)
+    if exhausted:
+        from sklearn.exceptions import ConvergenceWarning
+
+        warnings.warn(
+            f"{estimator_name(model)}(loss={model.loss!r}) stopped after {model.n_rounds_} CCCP rounds with the "
+            f"objective still decreasing by at least the tolerance ({round_objectives[-2]:.6g} -> "
+            f"{round_objectives[-1]:.6g}); lower C or raise eps",
+            ConvergenceWarning,
+            stacklevel=stacklevel + 1,
+        )

@@ -509,6 +509,12 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         from dask import delayed
 
         config = self._config()
+        if config.latent is not None:
+            raise ValueError(
+                f"loss={self.loss!r} is not supported by svmmap.dask.SVMMap (its CCCP rounds run on one "
+                f"machine); train svmmap.SVMMap(loss={self.loss!r}) on a sample that fits in memory, or "
+                f"loss={config.latent!r} (the paper's loss) here"
+            )
         if qid is None:
             check_qid(None, 0, required_by="svmmap.dask.SVMMap.fit")
         client = self._get_client()

@@ -84,6 +84,13 @@ class SVMMap(BaseEstimator):
         cutoff (ndcg@k, dorm@k), 1 for every other loss; so that list is
         ``{"map": 1, "ndcg@10": 0.1, "mrr@10": 0.0001}`` (equal weights learn w = 0 on queries
         with many relevant documents). ``svmmap.losses.loss_groups`` shows the weights.
+        ``"ndcg@k:latent"`` (alone, not in a list) is NDCG@k with a latent target (Yu and
+        Joachims 2009): the target is the best-scored ranking of NDCG@k 1, not the ideal one,
+        so it trains where "ndcg@k" learns w = 0 (queries with many relevant documents). Its
+        objective is not convex: it is fitted by CCCP rounds started from the "map" model at
+        the same C, each round the paper's "ndcg@k" problem with the target fixed, until the
+        objective decreases by less than ``tolerance_`` (at most 100 rounds); see the guide,
+        "Losses". It takes no ``sample_weight``, ``eval_set`` or ``slack="shared"``.
     slack : {"separate", "shared"}, default="separate"
         How a list of losses is combined. "separate": one slack per loss and query, each loss
         with its own cap C_l = weight_l * C, so the objective is
@@ -155,6 +162,14 @@ class SVMMap(BaseEstimator):
         not depend on the features' scales as the weights do; they sum to 1 (all 0 for w = 0).
         As for LightGBM's, a feature can matter through others it is correlated with, and a
         negative weight is as important as a positive one. Not kept in model files.
+    n_rounds_ : int
+        With ``loss="ndcg@k:latent"``: the CCCP rounds kept after the start from the "map"
+        model (0: no round lowered the objective; the model is map's). The solver attributes
+        above (``objective_``, ``n_iter_``, ``history_`` ...) are then those of the last kept
+        round's convex problem (of map's fit when 0).
+    round_objectives_ : list of float
+        With ``loss="ndcg@k:latent"``: its (non-convex) objective, 1/2 ||w||^2 + C/n times the
+        sum of the latent hinges, at the "map" start and after every kept round, decreasing.
     best_iteration_ : int
         With ``fit(..., early_stopping_rounds=N)``: the iteration whose iterate is ``coef_``.
     best_score_ : dict

@@ -14,6 +14,7 @@ from . import _core
 from ._degenerate import DegenerateModelWarning, is_degenerate
 from ._degenerate import advice as message_advice
 from ._selection import Selection, choose_C
+from ._training import latent_path, refuse_latent_options
 from ._typing import Slack
 from ._validation import (
     check_labels,
@@ -302,6 +303,8 @@ class SVMMapCV(BaseEstimator):
         labels = check_labels(y, n_rows)
         qid = qid_of(qid, group, n_rows, "qid", "group")
         codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
+        if config.latent is not None:
+            refuse_latent_options(self.loss, sample_weight=sample_weight, eval_set=None)
         doc_weights = None
         if sample_weight is not None:
             query_weights(sample_weight, codes, uniques)  # checked once, with the query ids
@@ -341,7 +344,13 @@ class SVMMapCV(BaseEstimator):
 
         for k in range(len(splits)):
             (tX, ty, tcodes, tn, tconfig, tweights), vdata = split_data(k)
-            path = _core.fit_path(tX, ty, tcodes, tn, tconfig, grid, warm=bool(self.warm_start), query_weights=tweights)
+            if tconfig.latent is not None:
+                # CCCP rounds from the map model at each C: no warm start along the path.
+                path = latent_path(tX, ty, tcodes, tn, tconfig, grid, threads)
+            else:
+                path = _core.fit_path(
+                    tX, ty, tcodes, tn, tconfig, grid, warm=bool(self.warm_start), query_weights=tweights
+                )
             for j, (coef, summary) in enumerate(path):
                 scores[k, j], degenerate[k, j] = validation_score(coef, vdata)
                 seconds[k, j] = summary.history[-1]["seconds"]
@@ -379,9 +388,12 @@ class SVMMapCV(BaseEstimator):
                     (tX, ty, tcodes, tn, tconfig, tweights), vdata = split_data(k)
                     for j in close.tolist():
                         # A path of one C without warm start is exactly SVMMap(C).fit.
-                        ((coef, summary),) = _core.fit_path(
-                            tX, ty, tcodes, tn, tconfig, [grid[j]], warm=False, query_weights=tweights
-                        )
+                        if tconfig.latent is not None:
+                            ((coef, summary),) = latent_path(tX, ty, tcodes, tn, tconfig, [grid[j]], threads)
+                        else:
+                            ((coef, summary),) = _core.fit_path(
+                                tX, ty, tcodes, tn, tconfig, [grid[j]], warm=False, query_weights=tweights
+                            )
                         scores[k, j], degenerate[k, j] = validation_score(coef, vdata)
                         cold_evals[k, j] = summary.n_evals
 

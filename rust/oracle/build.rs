@@ -40,6 +40,15 @@ pub fn from_name(name: &str) -> Result<Box<dyn Oracle>> {
         let parts: Vec<&str> = inner.split(',').collect();
         return shared_slack(&parts, name);
     }
+    if registry::latent_base(trimmed).is_some() {
+        return Err(Error::param(
+            "loss",
+            "a loss with a latent target alone (loss=\"ndcg@10:latent\", trained by CCCP \
+             rounds in SVMMap.fit, svmmap learn and SVMMapCV), not in a list, a weight or a \
+             max(...); combine the paper's \"ndcg@k\" instead",
+            format!("{name:?}"),
+        ));
+    }
     let spec = registry::LossSpec::parse(trimmed).ok_or_else(bad)?;
     let info = registry::lookup(spec.base).ok_or_else(bad)?;
     info.build(&spec).map_err(|e| match e {

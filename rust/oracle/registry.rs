@@ -293,12 +293,30 @@ pub fn lookup(base: &str) -> Option<&'static LossInfo> {
     LOSSES.iter().find(|info| info.name == base)
 }
 
+/// The option that asks for NDCG@k with a latent target ("ndcg@10:latent"; Yu and Joachims,
+/// ICML 2009): the target is the best-scored ranking of loss 0 instead of the ideal ranking.
+/// Its objective is not convex, so it is no oracle of this table: the training routine fits it
+/// by CCCP rounds, each the convex problem of the paper's loss (the name this returns) with the
+/// target fixed. `latent_base("ndcg@10:latent")` is `Some("ndcg@10")`; a name without the option
+/// is None. Only "ndcg" with a cutoff takes it (without one, every relevant document is in the
+/// target's top and the target is the ideal ranking, the paper's loss).
+pub fn latent_base(name: &str) -> Option<String> {
+    let spec = LossSpec::parse(name.trim())?;
+    match (spec.base, spec.cutoff, spec.options.as_slice()) {
+        ("ndcg", Some(k), ["latent"]) => Some(format!("ndcg@{k}")),
+        _ => None,
+    }
+}
+
+/// The latent spelling in the form the help shows.
+pub const LATENT_FORM: &str = "ndcg@k:latent";
+
 /// Every accepted spelling, for error messages: "map, map-greedy, ..., or max(name,name,...)
 /// for a shared slack".
 pub fn names_help() -> String {
     let forms: Vec<String> = LOSSES.iter().map(LossInfo::syntax).collect();
     format!(
-        "{} (or max(name,name,...) for a shared slack)",
+        "{}, {LATENT_FORM} (alone) (or max(name,name,...) for a shared slack)",
         forms.join(", ")
     )
 }
@@ -427,6 +445,30 @@ mod tests {
         assert!(at("map-greedy", 1_000_000).is_err());
         assert!(at("map", 10_000_000).is_ok());
         assert!(at("max(map,map-greedy)", 1_000_000).is_err());
+    }
+
+    #[test]
+    fn only_ndcg_with_a_cutoff_takes_the_latent_option() {
+        assert_eq!(latent_base("ndcg@10:latent").as_deref(), Some("ndcg@10"));
+        assert_eq!(latent_base(" ndcg@3 : latent ").as_deref(), Some("ndcg@3"));
+        for name in [
+            "ndcg:latent",
+            "mrr@10:latent",
+            "ndcg@10",
+            "ndcg@10:paper:latent",
+            "map",
+        ] {
+            assert!(latent_base(name).is_none(), "{name}");
+        }
+        // A latent name is no oracle: lists, weights and max(...) refuse it.
+        for name in [
+            "ndcg@10:latent",
+            "0.5*ndcg@10:latent",
+            "max(map,ndcg@10:latent)",
+        ] {
+            let message = super::super::from_name(name).err().unwrap().to_string();
+            assert!(message.contains("alone"), "{name}: {message}");
+        }
     }
 
     #[test]

@@ -267,6 +267,9 @@ pub struct TrainConfig {
     loss: Py<PyAny>,
     n_jobs: Py<PyAny>,
     pub(super) n_threads: usize,
+    /// For a latent-target loss ("ndcg@10:latent"), the paper's loss its rounds solve
+    /// ("ndcg@10", the one slack group); None for every other loss.
+    pub(super) latent: Option<String>,
 }
 
 impl TrainConfig {
@@ -339,7 +342,33 @@ impl TrainConfig {
             Some(l) => l.clone().unbind(),
             None => PyString::new(py, DEFAULT_LOSS).into_any().unbind(),
         };
-        let groups = loss_groups(loss_obj.bind(py), &slack_text)?;
+        // A latent-target loss ("ndcg@10:latent") is no oracle: its slack group is the paper's
+        // loss, which every CCCP round solves with the target fixed, and `latent` says so.
+        let latent_name = loss_obj
+            .bind(py)
+            .cast::<PyString>()
+            .ok()
+            .and_then(|s| s.extract::<String>().ok());
+        let latent = latent_name
+            .as_deref()
+            .and_then(oracle::registry::latent_base);
+        let groups = match &latent {
+            Some(base) => {
+                if let Some(s) = slack.filter(|_| slack_text != DEFAULT_SLACK) {
+                    return Err(param_error(
+                        "slack",
+                        &format!(
+                            "{DEFAULT_SLACK:?} with loss={:?} (one loss, one slack per query); \
+                             slack=\"shared\" belongs to lists of losses",
+                            latent_name.as_deref().unwrap_or_default()
+                        ),
+                        s,
+                    ));
+                }
+                vec![vec![base.clone()]]
+            }
+            None => loss_groups(loss_obj.bind(py), &slack_text)?,
+        };
         oracle::from_groups(&groups)?;
         let n_jobs_obj: Py<PyAny> = match n_jobs {
             Some(n) => n.clone().unbind(),
@@ -353,6 +382,7 @@ impl TrainConfig {
             loss: loss_obj,
             n_jobs: n_jobs_obj,
             n_threads,
+            latent,
         })
     }
 
@@ -393,6 +423,13 @@ impl TrainConfig {
     #[getter]
     fn losses(&self) -> Vec<Vec<String>> {
         self.groups.clone()
+    }
+    /// For a latent-target loss ("ndcg@10:latent"), the paper's loss that each CCCP round
+    /// solves with the target fixed ("ndcg@10", also the one slack group of `losses`); None
+    /// for every other loss.
+    #[getter]
+    fn latent(&self) -> Option<String> {
+        self.latent.clone()
     }
     #[getter]
     fn slack(&self) -> &str {

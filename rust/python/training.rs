@@ -82,6 +82,12 @@ pub(super) fn fit_path<'py>(
     query_weights: Option<PyReadonlyArray1<'py, f64>>,
     cut_blocks: Option<usize>,
 ) -> PyResult<Bound<'py, PyList>> {
+    if let Some(base) = &config.latent {
+        return Err(PyValueError::new_err(format!(
+            "fit_path solves convex problems; a latent-target loss is trained in CCCP rounds of \
+             {base:?} by svmmap._training (SVMMap.fit, svmmap learn, SVMMapCV)"
+        )));
+    }
     let x = Matrix::extract(x)?;
     let labels = slice(&y, "y")?;
     let groups = groups(&qid_codes, n_queries)?;

@@ -121,9 +121,11 @@ def run_learn(args: argparse.Namespace) -> None:
     model.callback = None
     write_model(args.model, svm_document(model, binning))
     wrote(args.model)
+    # A latent-target loss trains in CCCP rounds; the solver's figures are its last round's.
+    rounds = f"{model.n_rounds_} CCCP rounds from map, the last in " if hasattr(model, "n_rounds_") else ""
     print(
         f"trained on {model.n_queries_} queries in {time.perf_counter() - start:.2f}s: "
-        f"{model.n_iter_} iterations, primal {model.objective_:.6g}, gap {model.gap_:.3g}, "
+        f"{rounds}{model.n_iter_} iterations, primal {model.objective_:.6g}, gap {model.gap_:.3g}, "
         f"{model.n_cuts_} active cuts; model written to {args.model}",
         file=sys.stderr,
     )
