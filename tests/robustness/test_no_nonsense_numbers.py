@@ -233,3 +233,24 @@ def test_cv_refuses_split_lists_that_cut_a_query():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model.fit(X, y, qid=qid)
+
+
+def test_a_relevance_threshold_that_is_not_a_number_is_refused_by_every_metric():
+    # Generated: NaN and infinite thresholds, with every metric, preset and entry point. A NaN
+    # threshold made no label relevant and every value NaN, silently; -inf made every label
+    # relevant (NDCG 0.73 on queries whose relevant documents were not found). The core checks
+    # it once for the API, the presets and `svmmap evaluate`.
+    rng = np.random.default_rng(7)
+    y = rng.choice([0.0, 1.0, 2.0], size=30)
+    qid = np.repeat(np.arange(3), 10)
+    scores = rng.random(30)
+    for threshold in (np.nan, np.inf, -np.inf, float("nan")):
+        for name in METRICS + ["ndcg", "mrr@5", "p@3"]:
+            for conventions in ("svmmap", "trec_eval", "letor"):
+                with pytest.raises(ValueError, match="relevance_threshold"):
+                    metrics.evaluate(y, scores, qid, [name], conventions=conventions, relevance_threshold=threshold)
+            with pytest.raises(ValueError, match="relevance_threshold"):
+                metrics.per_query(name, y, scores, qid, relevance_threshold=threshold)
+    # Finite thresholds, however large, are numbers with a meaning: accepted.
+    for threshold in (-1e300, -0.0, 1e300):
+        metrics.evaluate(y, scores, qid, METRICS, relevance_threshold=threshold)

@@ -29,7 +29,18 @@ def same_file(a: str, b: str) -> bool:
 
 def refuse_overwriting_inputs(out_label: str, out: str, inputs: Iterable[tuple]) -> None:
     """An output path that is one of the inputs would replace the input with the output (the
-    atomic write succeeds, and the input is gone): refuse before any work is done."""
+    atomic write succeeds, and the input is gone): refuse before any work is done. So is an
+    output that cannot be written at all, into a folder that does not exist or onto a folder:
+    found only when the output was written, it cost the whole training or classification, and
+    the message named the temporary file beside the output."""
+    import os
+
+    folder = os.path.dirname(out) or "."
+    if os.path.isdir(out):
+        raise ValueError(f"{out_label} {out!r} is a folder; give a file path")
+    if not os.path.isdir(folder):
+        what = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise ValueError(f"{out_label} {out!r}: the folder {folder!r} {what}; create it or give another output path")
     for label, path in inputs:
         if same_file(out, path):
             same = "" if out == path else f" (the same file as {label} {path!r})"
