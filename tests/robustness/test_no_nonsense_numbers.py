@@ -254,3 +254,34 @@ def test_a_relevance_threshold_that_is_not_a_number_is_refused_by_every_metric()
     # Finite thresholds, however large, are numbers with a meaning: accepted.
     for threshold in (-1e300, -0.0, 1e300):
         metrics.evaluate(y, scores, qid, METRICS, relevance_threshold=threshold)
+
+
+def test_query_size_files_take_ascii_decimals_only(tmp_path):
+    # A .query file is read as every other reader reads numbers: ASCII decimals. Python's int()
+    # read "1_0" as 10 and full-width or Arabic-Indic digits as their values, silently.
+    data = tmp_path / "t.txt"
+    data.write_text("".join(f"{i % 2} 1:{i}\n" for i in range(4)))
+    sizes = tmp_path / "t.txt.query"
+    for text in ["1_0", "\uff12\n2", "\u0662\n2", "2.0\n2", "0b10\n2", "2e0\n2", "½"]:
+        sizes.write_text(text + "\n")
+        with pytest.raises(svmmap.DataFormatError, match="expected a query size"):
+            svmmap.load_letor(data, group=sizes)
+    for text, want in [("2\n2", [0, 0, 1, 1]), (" +2 \n\n2\n", [0, 0, 1, 1]), ("3\n1", [0, 0, 0, 1])]:
+        sizes.write_text(text)
+        assert svmmap.load_letor(data, group=sizes)[2].tolist() == want, text
+
+
+def test_integer_columns_beyond_int64_are_refused_not_wrapped():
+    # Generated: relevance and rank columns beyond int64 (uint64, large floats, Python ints)
+    # used to wrap around (2**64 - 1 became relevance -1) or fail with AttributeError.
+    rng = np.random.default_rng(11)
+    ids = np.array(["1", "1"])
+    values = [np.array([2**64 - 1, 0], dtype=np.uint64), np.array([2.0**63, 0.0]), np.array([-1e19, 0.0]), [2**70, 0]]
+    values += [np.array([float(rng.uniform(2**63, 1e300)), 0.0]) for _ in range(20)]
+    for v in values:
+        with pytest.raises(ValueError, match="rel must hold integers"):
+            Qrels(qid=ids, docno=np.array(["a", "b"]), rel=v)
+        with pytest.raises(ValueError, match="rank must hold integers"):
+            Run(qid=ids, docno=np.array(["a", "b"]), score=np.array([1.0, 0.0]), rank=v)
+    ok = Qrels(qid=ids, docno=np.array(["a", "b"]), rel=np.array([2**63 - 1, -(2**63)], dtype=np.int64))
+    assert ok.rel.tolist() == [2**63 - 1, -(2**63)]
