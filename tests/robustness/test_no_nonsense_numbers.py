@@ -285,3 +285,21 @@ def test_integer_columns_beyond_int64_are_refused_not_wrapped():
             Run(qid=ids, docno=np.array(["a", "b"]), score=np.array([1.0, 0.0]), rank=v)
     ok = Qrels(qid=ids, docno=np.array(["a", "b"]), rel=np.array([2**63 - 1, -(2**63)], dtype=np.int64))
     assert ok.rel.tolist() == [2**63 - 1, -(2**63)]
+
+
+def test_run_measures_with_huge_cutoffs_are_refused_or_computed():
+    # Generated cutoffs around and beyond int64, in svmmap's, ir_measures' and trec_eval's
+    # spellings: a KeyError ('P_9223372036854775807') used to escape for every cutoff beyond
+    # a C long; now a ValueError names the cutoff, and cutoffs up to 2**31 - 1 are computed.
+    q, dn = np.array(["1"] * 4), np.array(["a", "b", "c", "d"])
+    run = Run(qid=q, docno=dn, score=np.array([1.0, 2.0, 3.0, 4.0]), rank=np.arange(4))
+    qrels = Qrels(qid=q, docno=dn, rel=np.array([1, 0, 1, 0]))
+    rng = np.random.default_rng(3)
+    huge = [2**31, 2**63 - 1, 2**63, 2**64 + 1, 10**23] + [int(rng.integers(2**31, 2**62)) for _ in range(10)]
+    for k in huge:
+        for name in (f"p@{k}", f"P@{k}", f"ndcg@{k}", f"recall@{k}", f"nDCG@{k}"):
+            with pytest.raises(ValueError, match="cutoff"):
+                evaluate_run(run, qrels, name)
+    # P@k of one query with 2 relevant among 4 documents is 2 / k for every k >= 4.
+    for k in (4, 1000, 2**31 - 1):
+        assert evaluate_run(run, qrels, f"p@{k}")["1"] == pytest.approx(2 / k)

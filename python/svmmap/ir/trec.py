@@ -695,6 +695,20 @@ def parse_measure(name: str) -> Any:
     >>> [str(parse_measure(m)) for m in ["map", "NDCG@10", "recall@100", "ERR@20", "ndcg_cut_5", "Judged@10"]]
     ['AP', 'nDCG@10', 'R@100', 'ERR@20', 'nDCG@5', 'Judged@10']
     """
+    measure = _parse_measure(name)
+    cutoff = getattr(measure, "params", {}).get("cutoff")
+    if isinstance(cutoff, int) and cutoff > _MAX_CUTOFF:
+        # trec_eval reads cutoffs as C longs and names its results after what it read, so a
+        # larger one came back under another name (KeyError 'P_9223372036854775807').
+        raise ValueError(f"measure {name!r}: the cutoff {cutoff} is above the largest supported, {_MAX_CUTOFF}")
+    return measure
+
+
+#: The largest cutoff of a measure: far beyond any query's depth (``_MAX_DOCS_PER_QUERY``).
+_MAX_CUTOFF = 2**31 - 1
+
+
+def _parse_measure(name: str) -> Any:
     import ir_measures
 
     text = name.strip()
