@@ -221,6 +221,15 @@ pub fn evaluate(
             groups.n_rows()
         )));
     }
+    // A NaN threshold makes no label relevant and every value NaN; an infinite one makes
+    // every label relevant or none: numbers without meaning, returned silently.
+    if !conv.relevance_threshold.is_finite() {
+        return Err(Error::param(
+            "relevance_threshold",
+            "a finite number",
+            conv.relevance_threshold,
+        ));
+    }
     if let Some(nr) = n_relevant {
         if nr.len() != groups.n_queries() {
             return Err(Error::input(format!(

@@ -259,12 +259,11 @@ def read_group_file(path: PathLike) -> np.ndarray:
             text = line.strip()
             if not text:
                 continue
-            try:
-                size = int(text)
-            except ValueError:
-                raise DataFormatError(
-                    f"{name}:{lineno}: expected a query size (a positive integer), got {text!r}"
-                ) from None
+            # ASCII decimals only, as in every other reader: Python's int() also reads "1_0"
+            # as 10 and "\uff12" (a full-width 2) as 2.
+            if not re.fullmatch(r"[+-]?[0-9]+", text):
+                raise DataFormatError(f"{name}:{lineno}: expected a query size (a positive integer), got {text!r}")
+            size = int(text)
             if size < 1:
                 raise DataFormatError(f"{name}:{lineno}: query size {size} must be at least 1")
             if size > np.iinfo(np.int64).max:

@@ -109,6 +109,9 @@ struct ColumnBuffers<K> {
 /// columns one by one moves about 16 times the bytes of a float32 X through memory).
 const COLUMN_GROUP: usize = 8;
 
+/// Rows of a column group staged at a time by `fit_group`.
+const STAGE_ROWS: usize = 4096;
+
 /// The thresholds of columns `j0..j1` of a dense row-major matrix, from their non-NaN values.
 #[allow(clippy::too_many_arguments)]
 fn fit_group<T: Scalar, K: OrderKey>(
@@ -129,7 +132,7 @@ fn fit_group<T: Scalar, K: OrderKey>(
     // processor has many rows' cache misses in flight), then turned into keys column by column
     // from the copy in cache. Every value is written (NaN as a key above every number's), and
     // NaN keys are dropped after.
-    const BLOCK: usize = 4096;
+    const BLOCK: usize = STAGE_ROWS;
     let g = j1 - j0;
     let mut stage: Vec<[T; COLUMN_GROUP]> = Vec::with_capacity(BLOCK);
     let mut any_nan = false;
@@ -283,10 +286,21 @@ pub fn fit<T: Scalar>(
     // Each worker holds a key per row for each column of its group, and the sort of a column
     // needs as much again: guarded by `check_call`, since under an address-space limit these
     // buffers fail well below `check`'s floor, and a failed allocation aborts the process.
+    // Besides, whatever the number of rows, each worker's counting sort holds `starts` and
+    // `next` (a usize per bucket), `sorted` and `non_empty`, and `fit_group` its staging block:
+    // over a megabyte per worker, which aborted small fits under a memory limit when left out.
     let key_bytes = if is_f32 { 4 } else { 8 };
+    let fixed_per_worker = crate::runtime::memory::bytes_of(3 * BUCKETS + 1, 8)
+        .saturating_add(BUCKETS as u64)
+        .saturating_add(crate::runtime::memory::bytes_of(
+            STAGE_ROWS * COLUMN_GROUP,
+            std::mem::size_of::<T>(),
+        ));
     crate::runtime::memory::check_call(
         crate::runtime::memory::bytes_of(n_rows, key_bytes)
-            .saturating_mul((group as u64 + 1).saturating_mul(workers as u64)),
+            .saturating_mul(group as u64 + 1)
+            .saturating_add(fixed_per_worker)
+            .saturating_mul(workers as u64),
         || {
             (
                 format!("fitting thresholds on {n_rows} rows with {workers} thread(s)"),

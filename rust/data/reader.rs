@@ -123,7 +123,8 @@ pub fn read_letor<T: FromF64>(path: &str, opts: &ReadOptions) -> Result<LetorDat
         crate::runtime::cancel::open_interruptibly(path, std::fs::OpenOptions::new().read(true))?;
     // A parsed file takes about as many bytes as its text (a value and an index per
     // `index:value` field), twice while the blocks are joined; a compressed file's size says
-    // little, so only plain files are guarded up front.
+    // little, so only plain files are guarded up front (every block of text, plain or
+    // decompressed, is guarded again as it is parsed: `parse_stream`).
     if let Ok(meta) = file.metadata() {
         if meta.is_file() {
             crate::runtime::memory::check_call(meta.len().saturating_mul(3), || {
@@ -137,7 +138,7 @@ pub fn read_letor<T: FromF64>(path: &str, opts: &ReadOptions) -> Result<LetorDat
             })?;
         }
     }
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     let mut magic = [0u8; 2];
     let n_magic = read_up_to(&mut reader, &mut magic).map_err(|e| Error::io(path, e))?;
     let head = std::io::Cursor::new(magic[..n_magic].to_vec());
@@ -181,7 +182,11 @@ fn parse_stream_with_limit<T: FromF64>(
         ..Default::default()
     };
     let mut interner: HashMap<Vec<u8>, u32> = HashMap::new();
-    let mut buf: Vec<u8> = Vec::with_capacity(BLOCK_BYTES + (1 << 16));
+    // Empty: appending through `take` grows it only as far as there is data (fallibly: a
+    // failed growth is an `OutOfMemory` read error), so a small input costs its size rather
+    // than a block of BLOCK_BYTES allocated up front, which aborted the process under a
+    // memory limit whatever the file.
+    let mut buf: Vec<u8> = Vec::new();
     let mut lines_done: u64 = 0;
     let mut eof = false;
     let mut first = true;
@@ -195,7 +200,13 @@ fn parse_stream_with_limit<T: FromF64>(
         let got = (&mut source)
             .take(want as u64)
             .read_to_end(&mut buf)
-            .map_err(|e| Error::io(path, e))?;
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::OutOfMemory {
+                    out_of_memory(path, "a block of its text")
+                } else {
+                    Error::io(path, e)
+                }
+            })?;
         eof = got < want;
         if first {
             first = false;
@@ -231,9 +242,27 @@ fn parse_stream_with_limit<T: FromF64>(
             }
         };
         crate::runtime::cancel::check()?;
+        // Parsing a block takes up to three bytes per byte of text (an 8-byte value and a
+        // 4-byte index per field of four characters), and appending it may move the rows
+        // read so far into vectors twice their size. This guards every block, the only
+        // guard of a compressed file, whose size says nothing of its text.
+        let footprint = (cut as u64)
+            .saturating_mul(3)
+            .saturating_add(out.heap_bytes());
+        crate::runtime::memory::check_call(footprint, || {
+            (
+                format!(
+                    "reading {path} (after {} rows, {} lines)",
+                    out.n_rows(),
+                    lines_done
+                ),
+                "read a smaller file, or free memory".to_string(),
+            )
+        })?;
         let lines = parse_block(&buf[..cut], path, lines_done, opts, T::fits)?;
         lines_done += lines.iter().map(|c| c.n_lines).sum::<u64>();
         for chunk in lines {
+            reserve_for(&mut out, &chunk).map_err(|_| out_of_memory(path, "the rows read"))?;
             append_chunk(&mut out, &mut interner, &buf[..cut], chunk);
         }
         buf.drain(..cut);
@@ -618,6 +647,47 @@ fn parse_index(tok: &[u8]) -> std::result::Result<u64, String> {
         ));
     }
     Ok(v)
+}
+
+/// The error of an allocation of the reader that failed.
+fn out_of_memory(path: &str, what: &str) -> Error {
+    Error::Memory(format!(
+        "reading {path}: no memory is left for {what} (the file is too large for the memory \
+         available); read a smaller file, or free memory"
+    ))
+}
+
+impl<T> LetorData<T> {
+    /// Bytes held by the vectors that grow with every row.
+    fn heap_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let of = |len: usize, size: usize| (len as u64).saturating_mul(size as u64);
+        of(self.labels.capacity(), size_of::<f64>())
+            .saturating_add(of(self.qid_codes.capacity(), size_of::<u32>()))
+            .saturating_add(of(self.indptr.capacity(), size_of::<i64>()))
+            .saturating_add(of(self.indices.capacity(), size_of::<i32>()))
+            .saturating_add(of(self.values.capacity(), size_of::<T>()))
+            .saturating_add(of(self.line_numbers.capacity(), size_of::<u64>()))
+    }
+}
+
+/// Grows the output's vectors for a chunk fallibly, so that running out of memory while the
+/// rows accumulate is an error and not an abort ("memory allocation of N bytes failed").
+fn reserve_for<T>(
+    out: &mut LetorData<T>,
+    chunk: &Chunk,
+) -> std::result::Result<(), std::collections::TryReserveError> {
+    let rows = chunk.labels.len();
+    out.labels.try_reserve(rows)?;
+    out.qid_codes.try_reserve(chunk.qids.len())?;
+    out.indptr.try_reserve(chunk.row_nnz.len())?;
+    out.indices.try_reserve(chunk.indices.len())?;
+    out.values.try_reserve(chunk.values.len())?;
+    out.line_numbers.try_reserve(chunk.line_numbers.len())?;
+    if let Some(comments) = out.comments.as_mut() {
+        comments.try_reserve(chunk.comments.len())?;
+    }
+    Ok(())
 }
 
 fn append_chunk<T: FromF64>(

@@ -11,6 +11,7 @@ use pyo3::types::PyTuple;
 
 use super::detach;
 use crate::data::{CsrView, DenseView, QueryGroups, RowMatrix, Scalar, SparseIndex};
+use crate::runtime::pool::with_threads;
 
 /// How much of a matrix's values a view checks (see `Matrix::run_checked`).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -193,24 +194,32 @@ impl<'py> Matrix<'py> {
         self.shape().0
     }
 
-    /// Builds the view (checking every value) and runs `f` on it with the GIL released.
+    /// Builds the view (checking every value) and runs `f` on it with the GIL released, on a
+    /// pool of `n_threads` threads (0: one per core).
     pub(super) fn run<R: Send>(
         &self,
         py: Python<'_>,
+        n_threads: usize,
         f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
-        self.run_checked(py, Check::Values, f)
+        self.run_checked(py, Check::Values, n_threads, f)
     }
 
     /// `run` with the values' checks as `check` says: `Check::Shape` for arrays whose values
     /// were checked before and have not changed (a prepared partition, `partition.rs`), so that
     /// an iteration does not read them an extra time.
+    ///
+    /// The view is built on the call's pool, since checking the values is a parallel scan:
+    /// outside a pool it would start rayon's global pool (see `runtime::pool::with_threads`).
+    /// A kernel in `f` that asks for the same thread count runs on the same pool.
     pub(super) fn run_checked<R: Send>(
         &self,
         py: Python<'_>,
         check: Check,
+        n_threads: usize,
         f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
+        #[allow(clippy::too_many_arguments)]
         fn csr<R: Send, T: Scalar + numpy::Element, I: SparseIndex + numpy::Element>(
             py: Python<'_>,
             check: Check,
@@ -218,6 +227,7 @@ impl<'py> Matrix<'py> {
             indices: &PyReadonlyArray1<'_, I>,
             indptr: &PyReadonlyArray1<'_, I>,
             shape: (usize, usize),
+            n_threads: usize,
             f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
         ) -> PyResult<R> {
             let (d, i, p) = (
@@ -225,57 +235,80 @@ impl<'py> Matrix<'py> {
                 slice(indices, "X.indices")?,
                 slice(indptr, "X.indptr")?,
             );
-            let view = match check {
-                Check::Values => CsrView::new(p, i, d, shape.0, shape.1),
-                Check::Shape => CsrView::known_valid(p, i, d, shape.0, shape.1),
-            };
-            detach(py, || f(&view?)).map_err(PyErr::from)
+            detach(py, || {
+                with_threads(n_threads, || {
+                    let view = match check {
+                        Check::Values => CsrView::new(p, i, d, shape.0, shape.1),
+                        Check::Shape => CsrView::known_valid(p, i, d, shape.0, shape.1),
+                    };
+                    f(&view?)
+                })?
+            })
+            .map_err(PyErr::from)
         }
         fn binned<R: Send, C: crate::data::binned::Code + numpy::Element>(
             py: Python<'_>,
             codes: &PyReadonlyArray2<'_, C>,
             th: &crate::binning::Thresholds,
             missing: Missing,
+            n_threads: usize,
             f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
         ) -> PyResult<R> {
             let (s, n, d) = rows(codes, "bin codes")?;
-            detach(py, || f(&BinnedView::new(s, n, d, th, missing)?)).map_err(PyErr::from)
+            detach(py, || {
+                with_threads(n_threads, || f(&BinnedView::new(s, n, d, th, missing)?))?
+            })
+            .map_err(PyErr::from)
         }
+        fn dense<R: Send, T: Scalar + numpy::Element>(
+            py: Python<'_>,
+            check: Check,
+            a: &PyReadonlyArray2<'_, T>,
+            n_threads: usize,
+            f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
+        ) -> PyResult<R> {
+            let (s, n, d) = rows(a, "X")?;
+            detach(py, || {
+                with_threads(n_threads, || {
+                    let view = match check {
+                        Check::Values => DenseView::new(s, n, d),
+                        Check::Shape => DenseView::known_finite(s, n, d),
+                    };
+                    f(&view?)
+                })?
+            })
+            .map_err(PyErr::from)
+        }
+        let t = n_threads;
         match self {
             Matrix::Binned {
                 codes,
                 thresholds,
                 missing,
             } => match codes {
-                Codes::U8(a) => binned(py, a, thresholds, *missing, f),
-                Codes::U16(a) => binned(py, a, thresholds, *missing, f),
+                Codes::U8(a) => binned(py, a, thresholds, *missing, t, f),
+                Codes::U16(a) => binned(py, a, thresholds, *missing, t, f),
             },
-            Matrix::DenseF64(a) => {
-                let (s, n, d) = rows(a, "X")?;
-                let view = match check {
-                    Check::Values => DenseView::new(s, n, d),
-                    Check::Shape => DenseView::known_finite(s, n, d),
-                };
-                detach(py, || f(&view?)).map_err(PyErr::from)
-            }
-            Matrix::DenseF32(a) => {
-                let (s, n, d) = rows(a, "X")?;
-                let view = match check {
-                    Check::Values => DenseView::new(s, n, d),
-                    Check::Shape => DenseView::known_finite(s, n, d),
-                };
-                detach(py, || f(&view?)).map_err(PyErr::from)
-            }
+            Matrix::DenseF64(a) => dense(py, check, a, t, f),
+            Matrix::DenseF32(a) => dense(py, check, a, t, f),
             Matrix::Csr {
                 data,
                 indices,
                 indptr,
                 shape,
             } => match (data, indices, indptr) {
-                (Floats::F64(d), Ints::I32(i), Ints::I32(p)) => csr(py, check, d, i, p, *shape, f),
-                (Floats::F64(d), Ints::I64(i), Ints::I64(p)) => csr(py, check, d, i, p, *shape, f),
-                (Floats::F32(d), Ints::I32(i), Ints::I32(p)) => csr(py, check, d, i, p, *shape, f),
-                (Floats::F32(d), Ints::I64(i), Ints::I64(p)) => csr(py, check, d, i, p, *shape, f),
+                (Floats::F64(d), Ints::I32(i), Ints::I32(p)) => {
+                    csr(py, check, d, i, p, *shape, t, f)
+                }
+                (Floats::F64(d), Ints::I64(i), Ints::I64(p)) => {
+                    csr(py, check, d, i, p, *shape, t, f)
+                }
+                (Floats::F32(d), Ints::I32(i), Ints::I32(p)) => {
+                    csr(py, check, d, i, p, *shape, t, f)
+                }
+                (Floats::F32(d), Ints::I64(i), Ints::I64(p)) => {
+                    csr(py, check, d, i, p, *shape, t, f)
+                }
                 _ => Err(PyValueError::new_err(
                     "sparse X.indices and X.indptr must have the same integer type",
                 )),

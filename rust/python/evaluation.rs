@@ -37,7 +37,7 @@ pub(super) fn predict<'py>(
     let x = Matrix::extract(x)?;
     let w = slice(&coef, "coef")?;
     let n = x.n_rows();
-    let scores = x.run(py, |m| {
+    let scores = x.run(py, n_threads, |m| {
         if m.n_cols() != w.len() {
             return Err(Error::input(format!(
                 "X has {} features, but the model was trained with {}",
@@ -130,14 +130,12 @@ pub(super) fn structured_hinge<'py>(
     let result = detach(py, || {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
         oracle::check_query_lens(&refs, &groups)?;
-        let run = || oracle::hinge::structured_hinge(s, l, &groups, &refs, relevance_threshold);
-        // A training loop may call this thousands of times: the global pool avoids
-        // starting threads on every call unless a thread count is asked for.
-        if n_threads == 0 {
-            run()
-        } else {
-            with_threads(n_threads, run)?
-        }
+        // On the call's pool also for n_threads = 0 (one per core): rayon's global pool
+        // cannot be started again once it failed to start (see `with_threads`). Pools are
+        // kept, so a training loop calling this thousands of times starts threads once.
+        with_threads(n_threads, || {
+            oracle::hinge::structured_hinge(s, l, &groups, &refs, relevance_threshold)
+        })?
     })?;
     Ok((
         result.value,
@@ -195,6 +193,10 @@ pub(super) fn evaluate<'py>(
         Some(a) => Some(slice(a, "n_relevant")?),
         None => None,
     };
-    let values = detach(py, || metrics::evaluate(metric, s, t, &groups, &conv, nr))?;
+    // A parallel loop over the queries: on a pool of one thread per core, not rayon's global
+    // pool (see `with_threads`).
+    let values = detach(py, || {
+        with_threads(0, || metrics::evaluate(metric, s, t, &groups, &conv, nr))?
+    })?;
     Ok(PyArray1::from_vec(py, values))
 }

@@ -134,3 +134,15 @@ pub(super) fn _debug_write_atomic(
 pub(super) fn _debug_panic(py: Python<'_>, place: &str) -> PyResult<()> {
     detach(py, || crate::runtime::guard::debug_panic(place)).map_err(PyErr::from)
 }
+
+/// Whether rayon's global pool had been started in this process before this call. It starts
+/// one (of one thread) when none was, so a test calls it once, last, in a process of its own:
+/// the core runs every parallel step on a pool of its own (`runtime::pool::with_threads`), and
+/// a step that started the global pool would make every later one panic after a failed start.
+#[pyfunction]
+pub(super) fn _debug_global_pool_started() -> bool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build_global()
+        .is_err()
+}

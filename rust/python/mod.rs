@@ -172,6 +172,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InternalError", m.py().get_type::<InternalError>())?;
     crate::runtime::guard::install_quiet_hook();
     m.add_function(wrap_pyfunction!(io::_debug_panic, m)?)?;
+    m.add_function(wrap_pyfunction!(io::_debug_global_pool_started, m)?)?;
     m.add_function(wrap_pyfunction!(io::_debug_write_atomic, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::FORMAT_VERSION)?;
     m.add(

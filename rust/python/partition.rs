@@ -54,7 +54,7 @@ impl Partition {
         let cfg = config.borrow();
         let oracles = cfg.oracles()?;
         let threshold = cfg.options.relevance_threshold;
-        let (counts, n_cols) = matrix.run(py, |m| {
+        let (counts, n_cols) = matrix.run(py, cfg.n_threads, |m| {
             let mut problem = RankingProblem::new(m, labels, &groups, threshold)?;
             let refs: Vec<&dyn Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
             problem.admit(&refs);
@@ -104,7 +104,7 @@ impl Partition {
         let labels = slice(&labels_array, "y")?;
         let (groups, oracles, threshold) = (&self.groups, &self.oracles, self.threshold);
         // The values were checked when the partition was prepared.
-        let sums = matrix.run_checked(py, Check::Shape, |m| {
+        let sums = matrix.run_checked(py, Check::Shape, n_threads, |m| {
             let mut problem = RankingProblem::new(m, labels, groups, threshold)?;
             let refs: Vec<&dyn Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
             problem.admit(&refs);

@@ -106,7 +106,7 @@ pub(super) fn fit_path<'py>(
     let cs = cs.unwrap_or_else(|| vec![options.c]);
     let (opts, n_threads) = (&options, config.n_threads);
     let mut callback_error: Option<PyErr> = None;
-    let result = x.run(py, |m| {
+    let result = x.run(py, n_threads, |m| {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
         let mut on_iteration = progress_hook(
             &callback,

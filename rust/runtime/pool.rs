@@ -23,6 +23,9 @@ use crate::runtime::cancel::Token;
 /// than this can only cost memory and start-up time (a million would take minutes to spawn).
 pub const MAX_THREADS: usize = 1024;
 
+/// Memory a call must still find available once a new pool's threads have started.
+const ROOM_AFTER_START: u64 = 4 << 20;
+
 /// Idle pools kept per thread count: enough for a few threads of a process (Dask workers,
 /// a web server) calling at the same time with the same setting.
 const IDLE_PER_COUNT: usize = 4;
@@ -50,7 +53,18 @@ static IDLE: Mutex<Idle> = Mutex::new(Idle {
 /// Pools built so far, by thread count asked for (for tests and measurements).
 static BUILT: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
 
+thread_local! {
+    /// The thread count asked for of the pool this thread works for, on a pool's threads.
+    static POOL_ASKED: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
 /// Runs `f` on a pool of `n_threads` threads (0 means one per core).
+///
+/// Every parallel step of the core must run inside such a pool: outside one, rayon starts its
+/// global pool on first use, and when that fails (a thread cannot start under a memory limit)
+/// rayon never tries again, so every later parallel step of the process panics with "The
+/// global thread pool has not been initialized". `tests/robustness/test_aborts.py` checks that
+/// no public call starts the global pool.
 pub fn with_threads<R: Send>(n_threads: usize, f: impl FnOnce() -> R + Send) -> Result<R> {
     if n_threads > MAX_THREADS {
         return Err(Error::param(
@@ -58,6 +72,12 @@ pub fn with_threads<R: Send>(n_threads: usize, f: impl FnOnce() -> R + Send) -> 
             &format!("at most {MAX_THREADS}"),
             n_threads,
         ));
+    }
+    // Already on a thread of a pool of this count, which is lent to the current call only: a
+    // nested request (a binding that checks its input on the call's pool, then runs a kernel
+    // that asks for the same count) runs on that pool instead of leasing a second one.
+    if POOL_ASKED.with(|asked| asked.get()) == Some(n_threads) {
+        return Ok(f());
     }
     let lease = Lease(Some(checkout(n_threads)?));
     let pool = lease.pool();
@@ -125,9 +145,37 @@ fn checkout(n_threads: usize) -> Result<Pool> {
     let seen = token.clone();
     let threads = rayon::ThreadPoolBuilder::new()
         .num_threads(n_threads)
-        .start_handler(move |_| seen.adopt())
+        .start_handler(move |_| {
+            seen.adopt();
+            POOL_ASKED.with(|asked| asked.set(Some(n_threads)));
+        })
         .build()
-        .map_err(|e| Error::input(format!("could not start {n_threads} threads: {e}")))?;
+        .map_err(|e| {
+            // Each thread needs memory for its stack: under a memory limit (`ulimit -v`) or a
+            // cap on threads, starting them fails. It is the call's MemoryError, as for any
+            // allocation the memory available cannot hold.
+            Error::Memory(format!(
+                "cannot start the {} of this call ({e}): the process is out of memory or of \
+                 threads; free memory, or ask for fewer threads (n_jobs)",
+                if n_threads == 0 {
+                    "threads".to_string()
+                } else {
+                    format!("{n_threads} thread(s)")
+                }
+            ))
+        })?;
+    // The threads' stacks took their share of an address-space limit: a pool that leaves
+    // the call no room to work in would only move the failure into the call's first small
+    // allocation, which aborts the process. It is given up, the call's MemoryError.
+    crate::runtime::memory::check_call(ROOM_AFTER_START, || {
+        (
+            format!(
+                "the call, once its {} thread(s) started,",
+                threads.current_num_threads()
+            ),
+            "free memory, or ask for fewer threads (n_jobs)".to_string(),
+        )
+    })?;
     *lock(&BUILT).entry(n_threads).or_insert(0) += 1;
     Ok(Pool {
         asked: n_threads,

@@ -14,6 +14,7 @@ Everything that could crash runs in a child process.
 
 from __future__ import annotations
 
+import gzip
 import os
 import signal
 import subprocess
@@ -223,17 +224,22 @@ def test_an_interrupt_while_numpy_is_set_up_is_a_keyboard_interrupt():
 
 
 MEMORY_LIMITS = """
-    import resource
+    import gzip, resource
     import svmmap, svmmap.metrics, svmmap.losses
-    svmmap.SVMMap, svmmap.Binner
+    from svmmap import _core
+    # What the calls import lazily is imported first, so that a limit meets the call's work.
+    import scipy.sparse, sklearn.utils.validation, sklearn.model_selection, sklearn.preprocessing
+    import svmmap.model_selection, svmmap._selection
+    svmmap.SVMMap, svmmap.Binner, svmmap.SVMMapCV
     def vm():
         with open("/proc/self/status") as f:
             return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    HEADROOMS = (2e6, 3e6, 4e6, 5e6, 6e6, 8e6, 1.2e7, 1.6e7, 2.4e7, 3.2e7, 4.8e7, 6.4e7, 9.6e7, 1.28e8, 1.92e8, 2.56e8, 3.84e8)
     def under_limits(call):
         # The soft limit is set a headroom above what is mapped now and lifted again after
         # the call (the hard limit stays), so one child tries every headroom.
-        for headroom in (8e6, 2e7, 4e7, 6e7, 8e7, 1.2e8, 1.6e8, 2.4e8, 3.2e8):
+        for headroom in HEADROOMS:
             limit = vm() + int(headroom)
             resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
             try:
@@ -244,29 +250,44 @@ MEMORY_LIMITS = """
             finally:
                 resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
             print(int(headroom), outcome, flush=True)
+        # With the memory back, the call works: a failure must not have broken the process
+        # (rayon's global pool, once it failed to start, never started again).
+        call()
+        print("unlimited ok", flush=True)
 """
 
+# Each call runs in a fresh child, where nothing has started a thread pool yet. The calls of
+# `_core` get their arguments prepared before any limit, so that only the core allocates
+# under it: through the public functions, NumPy's preparation of the same arrays often
+# raised its own MemoryError first, at every headroom where the core would have aborted.
+MEMORY_LIMITED_CALLS = [
+    "svmmap.metrics.mean_average_precision(y, s, q)",
+    "svmmap.metrics.ndcg(y, s, q, k=10)",
+    "svmmap.structured_hinge(s, y, q)",
+    "svmmap.structured_hinge(s, y, q, loss='ndcg@10')",
+    "svmmap.Binner(n_thresholds=255).fit(X)",
+    "svmmap.Binner(n_thresholds=255, strategy='uniform').fit(X.astype(np.float32))",
+    "model.predict(X)",
+    "svmmap.SVMMap(max_iter=3).fit(X[:300_000], y[:300_000], qid=q[:300_000])",
+    "svmmap.load_letor(DATA)",
+    "svmmap.load_letor(GZ)",
+    "_core.evaluate('map', y, s, codes, nq, 'pessimistic', 'exp', 0.0)",
+    "_core.evaluate('ndcg@10', y, s, codes, nq, 'pessimistic', 'exp', 0.0)",
+    "_core.structured_hinge(s, y, codes, nq, [['map']], 0.0, 0)",
+    "_core.structured_hinge(s, y, codes, nq, [['map']], 0.0, 2)",
+    "_core.bin_fit(X, binner_config, 0)",
+    "_core.predict(core_X, coef, 0)",
+    "_core.read_letor_file(DATA)",
+    "_core.read_letor_file(GZ, 'float32')",
+]
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "call",
-    [
-        "svmmap.metrics.mean_average_precision(y, s, q)",
-        "svmmap.metrics.ndcg(y, s, q, k=10)",
-        "svmmap.structured_hinge(s, y, q)",
-        "svmmap.structured_hinge(s, y, q, loss='ndcg@10')",
-        "svmmap.Binner(n_thresholds=255).fit(X)",
-        "svmmap.Binner(n_thresholds=255, strategy='uniform').fit(X.astype(np.float32))",
-        "model.predict(X)",
-        "svmmap.load_letor(DATA)",
-    ],
-)
-def test_calls_under_a_memory_limit_raise_memory_error_not_abort(tmp_path, call):
-    # Every headroom from a few megabytes up: each call either completes or raises MemoryError;
-    # the process is never aborted ("memory allocation of N bytes failed", SIGABRT) and no
-    # PanicException escapes (a thread that could not start). Before the fix, the metrics, the
-    # hinge, Binner.fit and load_letor aborted at several of these headrooms.
-    data = tmp_path / "big.txt"
+
+@pytest.fixture(scope="module")
+def letor_files(tmp_path_factory):
+    """A plain LETOR file of 300,000 rows (about 14 MB of text) and a gzip file whose 110 MB
+    of text compress to well under a megabyte: its size says nothing of what reading takes."""
+    folder = tmp_path_factory.mktemp("memory")
+    data, gz = folder / "big.txt", folder / "big.txt.gz"
     rng = np.random.default_rng(0)
     with open(data, "w") as f:
         for block in range(30):
@@ -277,21 +298,152 @@ def test_calls_under_a_memory_limit_raise_memory_error_not_abort(tmp_path, call)
                 + "\n"
                 for i, r in enumerate(rows)
             )
+    line = " ".join(f"{j}:0.5" for j in range(1, 21))
+    with gzip.open(gz, "wt", compresslevel=1) as f:
+        for block in range(20_000):
+            f.write("".join(f"{i % 2} qid:{block} {line}\n" for i in range(50)))
+    return data, gz
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", MEMORY_LIMITED_CALLS)
+def test_calls_under_a_memory_limit_raise_memory_error_not_abort(letor_files, call):
+    # Every headroom from 2 MB up (finely below 8 MB, where threads fail to start): each call either completes or raises MemoryError; the
+    # process is never aborted ("memory allocation of N bytes failed", SIGABRT), no
+    # PanicException or InternalError escapes (a thread that could not start), and the call
+    # works again once the limit is lifted. Checked by reverting the fixes locally: without
+    # the guards of commit 70d02a8 the core calls of the metrics, the hinge, bin_fit and
+    # predict abort; without a pool of their own, the n_jobs=None calls fail for good after a
+    # headroom too small for the global pool's threads; without the reader's per-block guard
+    # the gzip file aborts.
+    data, gz = letor_files
     status, out, err = _child(
         textwrap.dedent(MEMORY_LIMITS)
         + textwrap.dedent(f"""
         n = 3_000_000
         y = (np.arange(n) % 7 == 0).astype(np.float64); s = np.sin(np.arange(n, dtype=np.float64))
         q = np.repeat(np.arange(n // 1000), 1000)
+        codes, nq = q.astype(np.int64), n // 1000
         X = np.random.default_rng(0).random((n, 2))
-        model = svmmap.SVMMap().fit(X[:100], y[:100], qid=q[:100])
-        DATA = {str(data)!r}
+        model = svmmap.SVMMap(n_jobs=1).fit(X[:100], y[:100], qid=q[:100]).set_params(n_jobs=None)
+        coef = model.coef_.copy()
+        from svmmap._validation import check_matrix
+        core_X = check_matrix(X)[0]
+        binner_config = svmmap.Binner(n_thresholds=255)._check_params()
+        DATA, GZ = {str(data)!r}, {str(gz)!r}
         under_limits(lambda: {call})
         """),
         timeout=600,
     )
     assert status == 0, (status, err[-3000:])
     assert "memory allocation" not in err and "PanicException" not in err, err[-3000:]
-    outcomes = [line.split()[1] for line in out.splitlines()]
-    assert len(outcomes) == 9 and set(outcomes) <= {"ok", "MemoryError"}, out
-    assert outcomes[-1] == "ok", out
+    lines = out.splitlines()
+    outcomes = [line.split()[1] for line in lines[:-1]]
+    assert len(outcomes) == 17 and set(outcomes) <= {"ok", "MemoryError"}, out
+    assert "MemoryError" in outcomes, out
+    assert lines[-1] == "unlimited ok", out
+
+
+# Small inputs, default n_jobs (one thread per core): what these calls need beyond their
+# threads is below every guard's floor.
+SMALL_CALLS = """
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = rng.random((n, 3)); y = (rng.random(n) < 0.3).astype(float); q = np.repeat(np.arange(n // 20), 20)
+    with open(DATA, "w") as f:
+        f.writelines(f"{int(y[i])} qid:{q[i]} 1:{X[i, 0]} 2:{X[i, 1]}\\n" for i in range(n))
+    CALLS = {
+        "ndcg": lambda: svmmap.metrics.ndcg(y, X[:, 0], q, k=10),
+        "map": lambda: svmmap.metrics.mean_average_precision(y, X[:, 0], q),
+        "hinge": lambda: svmmap.structured_hinge(X[:, 0], y, q),
+        "fit": lambda: svmmap.SVMMap().fit(X, y, qid=q),
+        "fit-sparse": lambda: svmmap.SVMMap().fit(scipy.sparse.csr_matrix(X), y, qid=q),
+        "fit-binned": lambda: svmmap.SVMMap().fit(svmmap.Binner().fit_transform(X), y, qid=q),
+        "predict": lambda: svmmap.SVMMap(n_jobs=1).fit(X, y, qid=q).set_params(n_jobs=None).predict(X),
+        "binner": lambda: svmmap.Binner().fit(X).transform(X),
+        "load_letor": lambda: svmmap.load_letor(DATA),
+        "cv": lambda: svmmap.SVMMapCV(Cs=[1.0], cv=2).fit(X, y, qid=q),
+    }
+"""
+
+
+@pytest.mark.parametrize(
+    "name", ["ndcg", "map", "hinge", "fit", "fit-sparse", "fit-binned", "predict", "binner", "load_letor", "cv"]
+)
+def test_a_call_that_could_not_start_its_threads_works_once_memory_is_back(tmp_path, name):
+    # In a fresh process, the call under address-space limits a few megabytes above what is
+    # mapped (where starting threads fails), then without one. Before the fix the calls whose
+    # parallel steps ran on rayon's global pool (the metrics, the hinge at n_jobs=None, the
+    # checks of X in fit and predict) raised InternalError "The global thread pool has not
+    # been initialized" there and at every later call of the process, with memory back.
+    status, out, err = _child(
+        textwrap.dedent(MEMORY_LIMITS)
+        + f"DATA = {str(tmp_path / 'small.txt')!r}\n"
+        + textwrap.dedent(SMALL_CALLS)
+        + textwrap.dedent(f"""
+        call = CALLS[{name!r}]
+        for headroom in np.arange(1e6, 9e6, 5e5):
+            resource.setrlimit(resource.RLIMIT_AS, (vm() + int(headroom), hard))
+            try:
+                call()
+                outcome = "ok"
+            except MemoryError:
+                outcome = "MemoryError"
+            except Exception as exc:
+                outcome = type(exc).__name__ + ":" + str(exc)[:120].replace(" ", "_")
+            finally:
+                resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+            print(int(headroom), outcome, flush=True)
+        call()
+        print("unlimited ok")
+        """)
+    )
+    assert status == 0, (status, err[-3000:])
+    lines = out.splitlines()
+    outcomes = {line.split()[1] for line in lines[:-1]}
+    assert outcomes <= {"ok", "MemoryError"}, out
+    assert "MemoryError" in outcomes, out
+    assert lines[-1] == "unlimited ok", out
+
+
+def test_no_public_call_starts_rayons_global_pool(tmp_path):
+    # Every parallel step runs on a pool the call leases (runtime::pool::with_threads): rayon's
+    # global pool, started lazily by a parallel step outside such a pool, is never started
+    # again once its start failed (under a memory limit), and every later step of the
+    # process then panicked. One child runs the public calls with their default n_jobs, then
+    # asks whether the global pool exists. Before the fix the metrics, the hinge at
+    # n_jobs=None and the checks of X (fit, predict, the binned matrix) started it.
+    status, out, err = _child(
+        f"DATA = {str(tmp_path / 'small.txt')!r}\n"
+        + f"MODEL = {str(tmp_path / 'm.json')!r}\n"
+        + "import scipy.sparse, svmmap, svmmap.metrics\n"
+        + "from svmmap import _core\n"
+        + "from svmmap.ir.trec import Run, Qrels, evaluate_run; from svmmap.ir.fusion import comb_sum\n"
+        + textwrap.dedent(SMALL_CALLS)
+        + textwrap.dedent("""
+        model = svmmap.SVMMap().fit(X, y, qid=q)
+        CALLS.update({
+            "evaluate": lambda: svmmap.metrics.evaluate(y, X[:, 0], q, metrics=["map", "ndcg@10", "mrr", "p@5"]),
+            "letor-conventions": lambda: svmmap.metrics.evaluate(y, X[:, 0], q, conventions="letor"),
+            "hinge-ndcg": lambda: svmmap.structured_hinge(X[:, 0], y, q, loss="ndcg@10", n_jobs=None),
+            "fit-f32": lambda: svmmap.SVMMap(loss=["map", "ndcg@10"]).fit(X.astype(np.float32), y, qid=q),
+            "score": lambda: model.score(X, y, qid=q),
+            "predict-sparse": lambda: model.predict(scipy.sparse.csr_matrix(X)),
+            "save-load": lambda: (svmmap.save_model(model, MODEL), svmmap.load_model(MODEL).predict(X)),
+            "load_letor-f32": lambda: svmmap.load_letor(DATA, dtype=np.float32),
+            "run": lambda: evaluate_run(
+                Run(qid=q.astype(str), docno=np.arange(n).astype(str), score=X[:, 0], rank=np.arange(n)),
+                Qrels(qid=q.astype(str), docno=np.arange(n).astype(str), rel=y.astype(int)),
+                "ndcg@10",
+            ),
+            "comb_sum": lambda: comb_sum([
+                Run(qid=q.astype(str), docno=np.arange(n).astype(str), score=X[:, j], rank=np.arange(n)) for j in range(3)
+            ]),
+        })
+        for name, call in CALLS.items():
+            call()
+        print("started", _core._debug_global_pool_started())
+        """)
+    )
+    assert status == 0, err[-3000:]
+    assert out.split() == ["started", "False"], out

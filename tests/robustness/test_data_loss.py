@@ -312,3 +312,31 @@ def test_a_repeated_column_name_is_refused_at_save_not_at_load(tmp_path):
     with pytest.raises(ValueError, match="must be unique"):
         svmmap.save_model(model, path)
     assert not path.exists()
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("where", ["missing-folder", "nested-missing", "under-a-file", "a-folder", "dot"])
+def test_an_output_that_cannot_be_written_is_refused_before_any_work(files, command, where, monkeypatch):
+    # Into a folder that does not exist, under a regular file, or onto a folder: refused with
+    # exit 2 before the command reads or trains anything, naming the output and its folder
+    # (learn used to train in full and then fail on the temporary file beside the output,
+    # '[Errno 2] ... nodir/.model.json.tmp-17133-0').
+    d = files["dir"]
+    out = {
+        "missing-folder": d / "nodir" / "out",
+        "nested-missing": d / "a" / "b" / "out",
+        "under-a-file": Path(files["train"]) / "out",
+        "a-folder": d,
+        "dot": Path("."),
+    }[where]
+    monkeypatch.chdir(d)
+    work = []
+    monkeypatch.setattr(svmmap, "load_letor", lambda *a, **k: work.append(a))
+    argv = [str(out) if a == "OUT" else a for a in COMMANDS[command](files)]
+    status, err = _quiet(argv)
+    assert status == 2, err
+    assert str(out) in err and ("folder" in err), err
+    assert "tmp-" not in err and not work, err
+    assert sorted(p.name for p in d.iterdir()) == sorted(["train.txt", "model.json", "qrels", "run0", "run1"]), (
+        "nothing is created"
+    )

@@ -233,3 +233,73 @@ def test_cv_refuses_split_lists_that_cut_a_query():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model.fit(X, y, qid=qid)
+
+
+def test_a_relevance_threshold_that_is_not_a_number_is_refused_by_every_metric():
+    # Generated: NaN and infinite thresholds, with every metric, preset and entry point. A NaN
+    # threshold made no label relevant and every value NaN, silently; -inf made every label
+    # relevant (NDCG 0.73 on queries whose relevant documents were not found). The core checks
+    # it once for the API, the presets and `svmmap evaluate`.
+    rng = np.random.default_rng(7)
+    y = rng.choice([0.0, 1.0, 2.0], size=30)
+    qid = np.repeat(np.arange(3), 10)
+    scores = rng.random(30)
+    for threshold in (np.nan, np.inf, -np.inf, float("nan")):
+        for name in METRICS + ["ndcg", "mrr@5", "p@3"]:
+            for conventions in ("svmmap", "trec_eval", "letor"):
+                with pytest.raises(ValueError, match="relevance_threshold"):
+                    metrics.evaluate(y, scores, qid, [name], conventions=conventions, relevance_threshold=threshold)
+            with pytest.raises(ValueError, match="relevance_threshold"):
+                metrics.per_query(name, y, scores, qid, relevance_threshold=threshold)
+    # Finite thresholds, however large, are numbers with a meaning: accepted.
+    for threshold in (-1e300, -0.0, 1e300):
+        metrics.evaluate(y, scores, qid, METRICS, relevance_threshold=threshold)
+
+
+def test_query_size_files_take_ascii_decimals_only(tmp_path):
+    # A .query file is read as every other reader reads numbers: ASCII decimals. Python's int()
+    # read "1_0" as 10 and full-width or Arabic-Indic digits as their values, silently.
+    data = tmp_path / "t.txt"
+    data.write_text("".join(f"{i % 2} 1:{i}\n" for i in range(4)))
+    sizes = tmp_path / "t.txt.query"
+    for text in ["1_0", "\uff12\n2", "\u0662\n2", "2.0\n2", "0b10\n2", "2e0\n2", "½"]:
+        sizes.write_text(text + "\n")
+        with pytest.raises(svmmap.DataFormatError, match="expected a query size"):
+            svmmap.load_letor(data, group=sizes)
+    for text, want in [("2\n2", [0, 0, 1, 1]), (" +2 \n\n2\n", [0, 0, 1, 1]), ("3\n1", [0, 0, 0, 1])]:
+        sizes.write_text(text)
+        assert svmmap.load_letor(data, group=sizes)[2].tolist() == want, text
+
+
+def test_integer_columns_beyond_int64_are_refused_not_wrapped():
+    # Generated: relevance and rank columns beyond int64 (uint64, large floats, Python ints)
+    # used to wrap around (2**64 - 1 became relevance -1) or fail with AttributeError.
+    rng = np.random.default_rng(11)
+    ids = np.array(["1", "1"])
+    values = [np.array([2**64 - 1, 0], dtype=np.uint64), np.array([2.0**63, 0.0]), np.array([-1e19, 0.0]), [2**70, 0]]
+    values += [np.array([float(rng.uniform(2**63, 1e300)), 0.0]) for _ in range(20)]
+    for v in values:
+        with pytest.raises(ValueError, match="rel must hold integers"):
+            Qrels(qid=ids, docno=np.array(["a", "b"]), rel=v)
+        with pytest.raises(ValueError, match="rank must hold integers"):
+            Run(qid=ids, docno=np.array(["a", "b"]), score=np.array([1.0, 0.0]), rank=v)
+    ok = Qrels(qid=ids, docno=np.array(["a", "b"]), rel=np.array([2**63 - 1, -(2**63)], dtype=np.int64))
+    assert ok.rel.tolist() == [2**63 - 1, -(2**63)]
+
+
+def test_run_measures_with_huge_cutoffs_are_refused_or_computed():
+    # Generated cutoffs around and beyond int64, in svmmap's, ir_measures' and trec_eval's
+    # spellings: a KeyError ('P_9223372036854775807') used to escape for every cutoff beyond
+    # a C long; now a ValueError names the cutoff, and cutoffs up to 2**31 - 1 are computed.
+    q, dn = np.array(["1"] * 4), np.array(["a", "b", "c", "d"])
+    run = Run(qid=q, docno=dn, score=np.array([1.0, 2.0, 3.0, 4.0]), rank=np.arange(4))
+    qrels = Qrels(qid=q, docno=dn, rel=np.array([1, 0, 1, 0]))
+    rng = np.random.default_rng(3)
+    huge = [2**31, 2**63 - 1, 2**63, 2**64 + 1, 10**23] + [int(rng.integers(2**31, 2**62)) for _ in range(10)]
+    for k in huge:
+        for name in (f"p@{k}", f"P@{k}", f"ndcg@{k}", f"recall@{k}", f"nDCG@{k}"):
+            with pytest.raises(ValueError, match="cutoff"):
+                evaluate_run(run, qrels, name)
+    # P@k of one query with 2 relevant among 4 documents is 2 / k for every k >= 4.
+    for k in (4, 1000, 2**31 - 1):
+        assert evaluate_run(run, qrels, f"p@{k}")["1"] == pytest.approx(2 / k)

@@ -29,13 +29,16 @@ def same_file(a: str, b: str) -> bool:
 
 def refuse_overwriting_inputs(out_label: str, out: str, inputs: Iterable[tuple]) -> None:
     """An output path that is one of the inputs would replace the input with the output (the
-    atomic write succeeds, and the input is gone): refuse before any work is done. An output
-    in a folder that does not exist is refused then too, rather than after an hour of training
-    (with the message the atomic write gives, which names the folder)."""
+    atomic write succeeds, and the input is gone): refuse before any work is done. So is an
+    output that cannot be written at all, into a folder that does not exist or onto a folder:
+    found only when the output was written, it cost the whole training or classification (with
+    the message the atomic write gives, which names the folder)."""
     import errno
     import os
 
     folder = os.path.dirname(out) or "."
+    if os.path.isdir(out):
+        raise IsADirectoryError(errno.EISDIR, f"{out_label} is a folder; give a file path", out)
     if not os.path.isdir(folder):
         if os.path.exists(folder):
             raise NotADirectoryError(errno.ENOTDIR, f"'{folder}' is not a folder", out)

@@ -60,14 +60,21 @@ def _column(values: Any, what: str, dtype: Any, name: str) -> np.ndarray:
     if dtype is str:
         return np.asarray(values, dtype=str)
     arr = np.asarray(values)
+    first = arr.reshape(-1)[:1].tolist()
     if dtype is np.int64:
         if arr.dtype.kind == "f" and arr.size and not np.all(arr == np.round(arr)):
             bad = arr[arr != np.round(arr)][0].item()
             raise ValueError(f"{name}: {what} must hold integers, got {bad!r}")
         if arr.size and arr.dtype.kind not in "iub" and not (arr.dtype.kind == "f" and np.all(np.isfinite(arr))):
-            raise ValueError(f"{name}: {what} must hold integers, got {arr.reshape(-1)[0].item()!r}")
+            # Integers beyond int64 arrive as an object array.
+            raise ValueError(f"{name}: {what} must hold integers, got {first[0]!r}")
+        if arr.size and arr.dtype.kind in "uf" and np.any(np.abs(arr) >= 2.0**63):
+            # The cast below would wrap uint64 values around (2**64 - 1 became -1) and turn
+            # floats such as 1e30 into arbitrary integers.
+            bad = arr[np.abs(arr) >= 2.0**63][0].item()
+            raise ValueError(f"{name}: {what} must hold integers within int64, got {bad!r}")
     elif arr.size and arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name}: {what} must hold numbers, got {arr.reshape(-1)[0].item()!r}")
+        raise ValueError(f"{name}: {what} must hold numbers, got {first[0]!r}")
     return arr.astype(dtype)
 
 
@@ -688,6 +695,20 @@ def parse_measure(name: str) -> Any:
     >>> [str(parse_measure(m)) for m in ["map", "NDCG@10", "recall@100", "ERR@20", "ndcg_cut_5", "Judged@10"]]
     ['AP', 'nDCG@10', 'R@100', 'ERR@20', 'nDCG@5', 'Judged@10']
     """
+    measure = _parse_measure(name)
+    cutoff = getattr(measure, "params", {}).get("cutoff")
+    if isinstance(cutoff, int) and cutoff > _MAX_CUTOFF:
+        # trec_eval reads cutoffs as C longs and names its results after what it read, so a
+        # larger one came back under another name (KeyError 'P_9223372036854775807').
+        raise ValueError(f"measure {name!r}: the cutoff {cutoff} is above the largest supported, {_MAX_CUTOFF}")
+    return measure
+
+
+#: The largest cutoff of a measure: far beyond any query's depth (``_MAX_DOCS_PER_QUERY``).
+_MAX_CUTOFF = 2**31 - 1
+
+
+def _parse_measure(name: str) -> Any:
     import ir_measures
 
     text = name.strip()
