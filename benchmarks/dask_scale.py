@@ -38,10 +38,11 @@ from svmmap.dask import _part_cut_sums, _prepare
 from svmmap.datasets import make_ranking
 
 
-def partition(index: int, n_queries: int, docs: float, features: int, seed: int):
-    """One partition's documents; query ids are offset so that partitions share no query."""
+def partition(index: int, n_queries: int, docs: float, features: int, seed: int, stride: int):
+    """One partition's documents; query ids start at index * stride (stride at least every
+    partition's query count), so that partitions share no query."""
     X, y, qid = make_ranking(n_queries, docs, features, random_state=seed + index, dtype=np.float32)
-    return X, y, qid.astype(np.int64) + index * n_queries
+    return X, y, qid.astype(np.int64) + index * stride
 
 
 def _noop(index: int, w: np.ndarray) -> int:
@@ -76,7 +77,7 @@ def main() -> None:
     per_part = [args.queries // args.partitions + (i < args.queries % args.partitions) for i in range(args.partitions)]
     params = {"C": args.C} if args.eps is None else {"C": args.C, "eps": args.eps}
 
-    pieces = [partition(i, q, args.docs, args.features, args.seed) for i, q in enumerate(per_part)]
+    pieces = [partition(i, q, args.docs, args.features, args.seed, args.queries) for i, q in enumerate(per_part)]
     X = np.concatenate([p[0] for p in pieces])
     y = np.concatenate([p[1] for p in pieces])
     qid = np.concatenate([p[2] for p in pieces])
@@ -99,7 +100,7 @@ def main() -> None:
         Client(cluster) as client,
     ):
         made = [
-            dask.delayed(partition, pure=True)(i, q, args.docs, args.features, args.seed)
+            dask.delayed(partition, pure=True)(i, q, args.docs, args.features, args.seed, args.queries)
             for i, q in enumerate(per_part)
         ]
         dX = da.concatenate([da.from_delayed(m[0], shape=s, dtype=np.float32) for m, s in zip(made, shapes)])
