@@ -9,14 +9,15 @@ cluster's data lives on its workers; shipping it there is not part of a fit). Bo
 same C and eps. The script prints:
 
 - the two fit times, their ratio and the largest difference between the two models' weights;
-- the per-iteration traffic: the bytes of w sent to each partition and of the cut sums each
+- the per-round traffic (a round is one oracle pass over every partition; OCAS-style iterations
+  take one or two): the bytes of w sent to each partition and of the cut sums each
   partition sends back (measured by pickling them as Dask does), which is
   O(features x slack groups) and independent of the partition's size;
 - what a round costs here: one partition's oracle pass on its worker (1 thread), the round trip
   of a task per partition that does nothing, and the client's share (cutting-plane loop and QP);
-- a cost model for 8 to 64 workers: per-iteration time = the pass over one partition of n/P
+- a cost model for 8 to 64 workers: per-round time = the pass over one partition of n/P
   documents (the measured pass time per document) + a round trip of P tasks (a measured fixed
-  cost plus a measured cost per task) + the client's share, times the measured iteration count.
+  cost plus a measured cost per task) + the client's share, times the measured round count.
 
     python benchmarks/dask_scale.py [--queries 18919] [--partitions 2] [--C 1]
 
@@ -28,14 +29,21 @@ from __future__ import annotations
 import argparse
 import pickle
 import statistics
+import sys
 import time
 import warnings
 
 import numpy as np
 import svmmap
 import svmmap.dask
+import tables  # benchmarks/tables.py, beside this script
 from svmmap.dask import _part_cut_sums, _prepare
 from svmmap.datasets import make_ranking
+
+
+def say(text: str) -> None:
+    """Progress, on stderr: stdout holds the tables."""
+    print(text, file=sys.stderr, flush=True)
 
 
 def partition(index: int, n_queries: int, docs: float, features: int, seed: int, stride: int):
@@ -68,7 +76,9 @@ def main() -> None:
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--eps", type=float, default=None, help="default: the estimator's default")
     parser.add_argument("--seed", type=int, default=0)
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    tables.write_on_exit(args, __file__)
     warnings.simplefilter("ignore", svmmap.SkippedQueriesWarning)
     import dask
     import dask.array as da
@@ -83,7 +93,7 @@ def main() -> None:
     qid = np.concatenate([p[2] for p in pieces])
     shapes = [p[0].shape for p in pieces]
     del pieces
-    print(
+    say(
         f"data: {X.shape[0]:,} documents x {X.shape[1]} features ({X.nbytes / 2**30:.2f} GiB float32), "
         f"{args.queries:,} queries, {args.partitions} partitions; C={args.C:g}"
     )
@@ -91,7 +101,7 @@ def main() -> None:
     start = time.perf_counter()
     local = svmmap.SVMMap(n_jobs=2, **params).fit(X, y, qid=qid)
     t_local = time.perf_counter() - start
-    print(f"in memory, 2 threads: {t_local:.2f} s, {local.n_iter_} iterations")
+    say(f"in memory, 2 threads: {t_local:.2f} s, {local.n_iter_} iterations")
 
     with (
         LocalCluster(
@@ -109,12 +119,24 @@ def main() -> None:
         dX, dy, dq = client.persist([dX, dy, dq])
         wait([dX, dy, dq])
 
+        # Count the oracle rounds (passes over the partitions) of the fit: the cutting-plane
+        # loop asks its cut source once per round, more than once in some iterations.
+        solve = svmmap.dask._core.solve
+        n_rounds = [0]
+
+        def counting_solve(cut_source, *rest, **kw):
+            def counted(w):
+                n_rounds[0] += 1
+                return cut_source(w)
+
+            return solve(counted, *rest, **kw)
+
+        svmmap.dask._core.solve = counting_solve
         start = time.perf_counter()
         model = svmmap.dask.SVMMap(n_jobs=1, **params).fit(dX, dy, qid=dq)
         t_dask = time.perf_counter() - start
+        svmmap.dask._core.solve = solve
         diff = float(np.max(np.abs(model.coef_ - local.coef_)))
-        print(f"Dask, 2 worker processes x 1 thread: {t_dask:.2f} s, {model.n_iter_} iterations")
-        print(f"ratio Dask / in memory: {t_dask / t_local:.2f}; max |w_dask - w_local| = {diff:.2e}")
 
         # What one round costs, measured on the same cluster with the partitions prepared as
         # the fit prepares them.
@@ -147,40 +169,47 @@ def main() -> None:
     # Round trip of P tasks: a fixed cost plus a cost per task, fitted to the measurements.
     ps = np.array(sorted(rounds))
     per_task, fixed = np.polyfit(ps, np.array([rounds[p] for p in ps]), 1)
-    iters = model.n_iter_
+    passes_total = n_rounds[0]
     t_pass_part = max(t for t, _, _ in passes)
     groups = len(config.losses) if config.slack == "separate" else 1
-    client_share = max((t_dask - t_prepare) / iters - t_pass_part - rounds[args.partitions], 0.0)
-    print()
-    print(f"preparation of the partitions (once per fit): {t_prepare:.2f} s")
-    print(
-        f"per iteration: w sent to each partition {w_bytes:,} bytes; cut sums back {answer_bytes:,} bytes "
-        f"per partition ({args.features} features x {groups} slack group(s))"
-    )
-    print(
-        f"per iteration here: oracle pass of one partition {t_pass_part * 1e3:.1f} ms "
-        f"({pass_per_doc * 1e9:.0f} ns per document, 1 thread); round trip of {args.partitions} empty tasks "
-        f"{rounds[args.partitions] * 1e3:.1f} ms; client share (loop and QP) {client_share * 1e3:.1f} ms"
-    )
-    print(
-        f"round trip of P empty tasks on this cluster: {fixed * 1e3:.1f} ms + {per_task * 1e3:.2f} ms x P "
-        f"(measured at P = {', '.join(str(p) for p in ps)})"
-    )
-    print()
+    # What the client does per round (the cutting-plane loop, its QP, adding the partitions'
+    # sums), the rest of the fit's time once the rounds' passes and round trips are taken out.
+    client_share = max((t_dask - t_prepare) / passes_total - t_pass_part - rounds[args.partitions], 0.0)
     n_docs = X.shape[0]
-    print(f"cost model, {n_docs:,} documents, {iters} iterations (this run's count), one partition per worker:")
+    print("| measure | value |")
+    print("|---|---:|")
+    print(f"| in memory, 2 threads: fit s (timing) | {t_local:.2f} |")
+    print(f"| Dask, 2 worker processes x 1 thread: fit s (timing) | {t_dask:.2f} |")
+    print(f"| Dask / in memory (timing) | **{t_dask / t_local:.2f}** |")
+    print(f"| iterations (both) / oracle rounds of the Dask fit | {model.n_iter_} / {passes_total} |")
+    print(f"| max abs(w_dask - w_local) | {diff:.1e} |")
+    print(f"| preparation of the partitions, once per fit, s (timing) | {t_prepare:.2f} |")
+    print(f"| per round and partition: w sent, bytes | {w_bytes:,} |")
     print(
-        "| workers | documents per worker | pass ms | round trip ms | client ms | per iteration ms | fit s (+ preparation) | in memory, 2 threads, s |"
+        f"| per round and partition: cut sums back ({args.features} features x {groups} slack group), bytes | {answer_bytes:,} |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"| oracle pass of one partition ({n_docs // args.partitions:,} documents, 1 thread), ms (timing) | {t_pass_part * 1e3:.1f} |"
+    )
+    print(f"| round trip of {args.partitions} empty tasks, ms (timing) | {rounds[args.partitions] * 1e3:.1f} |")
+    print(
+        f"| round trip of P empty tasks, fitted over P = {', '.join(str(p) for p in ps)}, ms (timing) | {fixed * 1e3:.1f} + {per_task * 1e3:.2f} P |"
+    )
+    print(f"| client's share of a round (loop, QP, sums), ms (timing) | {client_share * 1e3:.1f} |")
+    print()
+    print(
+        "| workers P | documents per worker | pass ms (timing) | round trip ms (timing) | client ms (timing) "
+        "| per round ms (timing) | fit s, with preparation (timing) |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for P in (2, 8, 16, 32, 64):
         t_pass = pass_per_doc * n_docs / P
         t_round = fixed + per_task * P
-        per_iter = t_pass + t_round + client_share
+        per_round = t_pass + t_round + client_share
         prep = t_prepare * args.partitions / P
         print(
             f"| {P} | {n_docs // P:,} | {t_pass * 1e3:.1f} | {t_round * 1e3:.1f} | {client_share * 1e3:.1f} | "
-            f"{per_iter * 1e3:.1f} | {per_iter * iters + prep:.2f} | {t_local:.2f} |"
+            f"{per_round * 1e3:.1f} | {per_round * passes_total + prep:.2f} |"
         )
 
 
