@@ -122,6 +122,47 @@ def test_ctrl_c_stops_prediction_and_binning_of_huge_inputs():
         assert seconds < 10, (work, seconds)
 
 
+# Every kind of long call, each interrupted while it runs: a loop of calls that each take a
+# fraction of a second to seconds, or one call of minutes. A call that kept the signal to
+# itself would run the loop (hours) or the fit (minutes) to its end.
+LONG_CALLS = {
+    "metrics.evaluate": (
+        "rng = np.random.default_rng(0); n = 2_000_000\n"
+        "y = (rng.random(n) < 0.3).astype(float); s = rng.random(n); q = np.arange(n) // 200\n"
+        "work = lambda: [svmmap.metrics.evaluate(y, s, q, ['map', 'ndcg@10', 'mrr@10']) for _ in range(10**6)]"
+    ),
+    "structured_hinge": (
+        "rng = np.random.default_rng(0); n = 2_000_000\n"
+        "y = (rng.random(n) < 0.3).astype(float); s = rng.random(n); q = np.arange(n) // 500\n"
+        "work = lambda: [svmmap.structured_hinge(s, y, q, loss='map') for _ in range(10**6)]"
+    ),
+    "SVMMapCV": (
+        "X, y, qid = make_ranking(40, 450, 5, size_spread=0.0, random_state=0)\n"
+        "work = lambda: svmmap.SVMMapCV(Cs=[10.0], cv=2, loss='dorm@10', n_jobs=1).fit(X, y, qid=qid)"
+    ),
+    "Binner.transform": (
+        "X = np.random.default_rng(0).random((2_000_000, 8)); b = svmmap.Binner(n_thresholds=20).fit(X[:1000])\n"
+        "work = lambda: [b.transform(X) for _ in range(10**6)]"
+    ),
+    "Pipeline predict": (
+        "X = np.random.default_rng(0).random((2_000_000, 8)); b = svmmap.Binner(n_thresholds=20).fit(X[:1000])\n"
+        "m = svmmap.SVMMap().fit(b.transform(X[:4]), [1, 0, 1, 0], qid=[1, 1, 2, 2])\n"
+        "work = lambda: [m.predict(b.transform(X)) for _ in range(10**6)]"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LONG_CALLS))
+def test_ctrl_c_stops_every_kind_of_long_call(name):
+    code = (
+        LONG_CALLS[name]
+        + "\nprint('started', flush=True)\ntry:\n    work()\nexcept KeyboardInterrupt:\n    sys.exit(7)\n"
+    )
+    status, out, err, seconds = interrupt(code, wait=2.0)
+    assert status == 7, (name, out, err)
+    assert seconds < 10, (name, seconds)
+
+
 def test_svmmap_learn_interrupted_says_so_and_writes_nothing(tmp_path):
     X, y, qid = svmmap.datasets.make_ranking(40, 450, 5, size_spread=0.0, random_state=0)
     train = tmp_path / "train.txt"
