@@ -134,6 +134,11 @@ pub(super) fn structured_hinge<'py>(
         // cannot be started again once it failed to start (see `with_threads`). Pools are
         // kept, so a training loop calling this thousands of times starts threads once.
         with_threads(n_threads, || {
+            // Checked again on the pool: its threads (stacks, allocator arenas) take memory
+            // once started, and the hinge's buffers must still fit after them (without this
+            // second check, a limit just above the first check's need aborted the process
+            // now and then, depending on what the starting threads took).
+            check_rows(s.len(), n_queries, 40, "the structured hinge")?;
             oracle::hinge::structured_hinge(s, l, &groups, &refs, relevance_threshold)
         })?
     })?;
@@ -196,7 +201,11 @@ pub(super) fn evaluate<'py>(
     // A parallel loop over the queries: on a pool of one thread per core, not rayon's global
     // pool (see `with_threads`).
     let values = detach(py, || {
-        with_threads(0, || metrics::evaluate(metric, s, t, &groups, &conv, nr))?
+        with_threads(0, || {
+            // Checked again once the pool's threads are running (see structured_hinge).
+            check_rows(s.len(), n_queries, 16, "the metric")?;
+            metrics::evaluate(metric, s, t, &groups, &conv, nr)
+        })?
     })?;
     Ok(PyArray1::from_vec(py, values))
 }
