@@ -30,6 +30,13 @@ const ROOM_AFTER_START: u64 = 4 << 20;
 /// a web server) calling at the same time with the same setting.
 const IDLE_PER_COUNT: usize = 4;
 
+/// Threads of a pool being built: (spawned, started running).
+#[derive(Default)]
+struct Starts {
+    count: Mutex<(usize, usize)>,
+    changed: std::sync::Condvar,
+}
+
 /// One pool with the token its threads see.
 struct Pool {
     /// The thread count asked for (0: one per core), the key of the cache.
@@ -143,27 +150,60 @@ fn checkout(n_threads: usize) -> Result<Pool> {
     }
     let token = Token::new();
     let seen = token.clone();
-    let threads = rayon::ThreadPoolBuilder::new()
+    let starts = std::sync::Arc::new(Starts::default());
+    let (spawning, starting) = (starts.clone(), starts.clone());
+    let built = rayon::ThreadPoolBuilder::new()
         .num_threads(n_threads)
+        .spawn_handler(move |thread| {
+            // rayon's own handler, counting the threads that did start.
+            let mut builder = std::thread::Builder::new();
+            if let Some(name) = thread.name() {
+                builder = builder.name(name.to_owned());
+            }
+            if let Some(size) = thread.stack_size() {
+                builder = builder.stack_size(size);
+            }
+            builder.spawn(|| thread.run())?;
+            lock(&spawning.count).0 += 1;
+            Ok(())
+        })
         .start_handler(move |_| {
             seen.adopt();
             POOL_ASKED.with(|asked| asked.set(Some(n_threads)));
+            lock(&starting.count).1 += 1;
+            starting.changed.notify_all();
         })
-        .build()
-        .map_err(|e| {
-            // Each thread needs memory for its stack: under a memory limit (`ulimit -v`) or a
-            // cap on threads, starting them fails. It is the call's MemoryError, as for any
-            // allocation the memory available cannot hold.
-            Error::Memory(format!(
-                "cannot start the {} of this call ({e}): the process is out of memory or of \
+        .build();
+    // A thread's first use of this library's thread-local data allocates it (the library is
+    // loaded with dlopen, so glibc allocates its TLS block lazily), and glibc ends the process
+    // when that allocation fails ("cannot allocate memory for thread-local data: ABORT").
+    // The start handler runs after rayon's own first use, so once every thread that started
+    // has run it, the threads need nothing more. Waiting for that keeps the call's own
+    // allocations (or, when a later thread could not start, the MemoryError's) from taking
+    // the room a thread still needed, and the check below then measures what is really left.
+    {
+        let mut count = lock(&starts.count);
+        while count.1 < count.0 {
+            count = starts
+                .changed
+                .wait(count)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+    let threads = built.map_err(|e| {
+        // Each thread needs memory for its stack: under a memory limit (`ulimit -v`) or a
+        // cap on threads, starting them fails. It is the call's MemoryError, as for any
+        // allocation the memory available cannot hold.
+        Error::Memory(format!(
+            "cannot start the {} of this call ({e}): the process is out of memory or of \
                  threads; free memory, or ask for fewer threads (n_jobs)",
-                if n_threads == 0 {
-                    "threads".to_string()
-                } else {
-                    format!("{n_threads} thread(s)")
-                }
-            ))
-        })?;
+            if n_threads == 0 {
+                "threads".to_string()
+            } else {
+                format!("{n_threads} thread(s)")
+            }
+        ))
+    })?;
     // The threads' stacks took their share of an address-space limit: a pool that leaves
     // the call no room to work in would only move the failure into the call's first small
     // allocation, which aborts the process. It is given up, the call's MemoryError.
