@@ -28,7 +28,7 @@ there weighs 0), the same set as NDCG@k's, so it is degenerate on the same data.
 
 With --shipped, the script trains the shipped loss instead, SVMMap(loss="ndcg@10:latent")
 (CCCP rounds in svmmap's training routine, stopping when the objective decreases by less than
-eps * C), against `map` at the same C, and prints the table of docs/guide/losses.md (--write
+a millionth of its value), against `map` at the same C, and prints the table of docs/guide/losses.md (--write
 puts it there).
 
 Usage: python benchmarks/cutoff_losses.py [--data synthetic,mq2008] [--C 0.1,1,10,100]

@@ -28,6 +28,7 @@ LOSSES = [
     "ndcg",
     "ndcg@10",
     "ndcg@10:paper",
+    "ndcg@10:latent",
     "mrr",
     "mrr@10",
     "acc",
