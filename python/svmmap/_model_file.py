@@ -472,18 +472,22 @@ def _check_training(training: Dict[str, Any]) -> None:
             raise ValueError(f'"training"."history"[{i}] must be an object of finite numbers, got {_show(record)}')
 
 
+#: The parameters of a model file that the core's TrainConfig checks.
+TRAINING_PARAMS = ("C", "eps", "max_iter", "relevance_threshold", "loss", "slack", "cut_blocks")
+
+
 def _check_params(params: Dict[str, Any]) -> None:
     """The estimator parameters of the file, checked by the core's TrainConfig (the rule
     ``SVMMap.fit`` applies), so that a loaded model can be refitted, cloned and saved."""
     # One key at a time, so that the error names the field whatever the core's message says.
-    for key in ("C", "eps", "max_iter", "relevance_threshold", "loss", "slack"):
+    for key in TRAINING_PARAMS:
         if key in params:
             try:
                 _core.TrainConfig(**{key: params[key]})
             except (TypeError, ValueError, OverflowError) as exc:
                 raise ValueError(f'"params"."{key}": {exc}') from None
     # Then together, for any rule that ties parameters to each other.
-    given = {k: params[k] for k in ("C", "eps", "max_iter", "relevance_threshold", "loss", "slack") if k in params}
+    given = {k: params[k] for k in TRAINING_PARAMS if k in params}
     try:
         _core.TrainConfig(**given)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -642,6 +646,10 @@ def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
     # In the order of their names (scikit-learn's get_params order), whatever object holds them,
     # so that the same parameters are the same bytes in the file.
     params = {k: _json_value(k, v) for k, v in sorted(svm.get_params(deep=False).items()) if k not in RUNTIME_PARAMS}
+    # Left out at its default, so that files of models trained without it stay as they were
+    # (and readers that predate the parameter read the same fields).
+    if params.get("cut_blocks", 0) is None:
+        del params["cut_blocks"]
     names = getattr(svm, "feature_names_in_", None)
     scaling = None
     input_names = None

@@ -76,6 +76,7 @@ PARAMETER_DEFAULTS: Dict[str, Any] = {
     "max_iter": CORE_DEFAULTS["max_iter"],
     "relevance_threshold": CORE_DEFAULTS["relevance_threshold"],
     "n_jobs": CORE_DEFAULTS["n_jobs"],
+    "cut_blocks": CORE_DEFAULTS["cut_blocks"],
     "verbose": 0,
     "callback": None,
 }
@@ -113,6 +114,7 @@ class BareSVMMap:
     max_iter: int
     relevance_threshold: float
     n_jobs: Optional[int]
+    cut_blocks: Optional[int]
     verbose: int
     callback: Optional[Callable[[IterationRecord], Any]]
     coef_: np.ndarray
@@ -199,6 +201,7 @@ def train_config(model: Any) -> "_core.TrainConfig":
         loss=model.loss,
         slack=model.slack,
         n_jobs=model.n_jobs,
+        cut_blocks=model.cut_blocks,
     )
     if model.callback is not None and not callable(model.callback):
         raise ValueError(f"callback must be callable or None, got {model.callback!r}")

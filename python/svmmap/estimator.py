@@ -113,6 +113,14 @@ class SVMMap(BaseEstimator):
         Threads for the oracles, scoring and cut sums. None uses every core; negative values
         count back from the number of cores as in scikit-learn. The learned model does not
         depend on it.
+    cut_blocks : int or None, default=None
+        Cuts per slack group and iteration: the training queries are split into this many
+        consecutive blocks, each with its own cut and slack (a multi-cut model of the same
+        objective; 1 is the 1-slack model of the papers). The optimum does not depend on it,
+        the path to it does: more blocks take fewer iterations where the 1-slack model needs
+        many (binned features at large C), each with a larger working set. None is the
+        core's default (see the guide's "Cut blocks"). Not available for latent-target
+        losses or with ``svmmap.dask``.
     verbose : int, default=0
         Above 0, logs one line per iteration (primal, dual, gap, cuts, seconds) and a final
         summary to the ``svmmap`` logger at INFO level. Without any logging configuration the
@@ -208,6 +216,7 @@ class SVMMap(BaseEstimator):
         max_iter: int = _DEFAULTS["max_iter"],
         relevance_threshold: float = _DEFAULTS["relevance_threshold"],
         n_jobs: Optional[int] = _DEFAULTS["n_jobs"],
+        cut_blocks: Optional[int] = _DEFAULTS["cut_blocks"],
         verbose: int = 0,
         callback: Optional[Callable[[IterationRecord], Any]] = None,
     ) -> None:
@@ -218,6 +227,7 @@ class SVMMap(BaseEstimator):
         self.max_iter = max_iter
         self.relevance_threshold = relevance_threshold
         self.n_jobs = n_jobs
+        self.cut_blocks = cut_blocks
         self.verbose = verbose
         self.callback = callback
 

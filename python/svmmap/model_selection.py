@@ -96,7 +96,7 @@ class SVMMapCV(BaseEstimator):
     refit : bool, default=True
         Fit the chosen C on all the training data (``best_estimator_``, ``coef_``,
         ``predict`` and ``score``).
-    loss, slack, eps, max_iter, relevance_threshold, n_jobs
+    loss, slack, eps, max_iter, relevance_threshold, n_jobs, cut_blocks
         As in `SVMMap`.
 
     Attributes
@@ -151,6 +151,7 @@ class SVMMapCV(BaseEstimator):
         max_iter: int = _DEFAULTS["max_iter"],
         relevance_threshold: float = _DEFAULTS["relevance_threshold"],
         n_jobs: Optional[int] = _DEFAULTS["n_jobs"],
+        cut_blocks: Optional[int] = _DEFAULTS["cut_blocks"],
     ) -> None:
         self.Cs = Cs
         self.cv = cv
@@ -165,6 +166,7 @@ class SVMMapCV(BaseEstimator):
         self.max_iter = max_iter
         self.relevance_threshold = relevance_threshold
         self.n_jobs = n_jobs
+        self.cut_blocks = cut_blocks
 
     def _estimator(self, C: float) -> SVMMap:
         return SVMMap(
@@ -175,6 +177,7 @@ class SVMMapCV(BaseEstimator):
             max_iter=self.max_iter,
             relevance_threshold=self.relevance_threshold,
             n_jobs=self.n_jobs,
+            cut_blocks=self.cut_blocks,
         )
 
     def _check_params(self) -> List[float]:

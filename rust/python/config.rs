@@ -256,6 +256,9 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Arg<'py> {
     }
 }
 
+/// What `cut_blocks` takes, for its error message.
+const CUT_BLOCKS_EXPECTED: &str = "None or an integer >= 1";
+
 /// Everything that decides a training run besides the data, validated once on construction:
 /// C, eps, max_iter, relevance_threshold, the losses as slack groups, slack, and the thread
 /// count. Immutable; its defaults (`TrainConfig.DEFAULTS`) are the defaults of every trainer.
@@ -270,6 +273,9 @@ pub struct TrainConfig {
     /// For a latent-target loss ("ndcg@10:latent"), the paper's loss its rounds solve
     /// ("ndcg@10", the one slack group); None for every other loss.
     pub(super) latent: Option<String>,
+    /// The cut blocks per slack group asked for (`Options::cut_blocks`); None: the core's
+    /// default.
+    pub(super) cut_blocks: Option<usize>,
 }
 
 impl TrainConfig {
@@ -284,7 +290,7 @@ impl TrainConfig {
     /// Keyword arguments only; a parameter left out takes its default (`DEFAULTS`), and every
     /// given value (None included) is checked.
     #[new]
-    #[pyo3(signature = (*, C=Arg::Default, eps=Arg::Default, max_iter=Arg::Default, relevance_threshold=Arg::Default, loss=Arg::Default, slack=Arg::Default, n_jobs=Arg::Default))]
+    #[pyo3(signature = (*, C=Arg::Default, eps=Arg::Default, max_iter=Arg::Default, relevance_threshold=Arg::Default, loss=Arg::Default, slack=Arg::Default, n_jobs=Arg::Default, cut_blocks=Arg::Default))]
     #[allow(non_snake_case, clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -295,6 +301,7 @@ impl TrainConfig {
         loss: Arg<'_>,
         slack: Arg<'_>,
         n_jobs: Arg<'_>,
+        cut_blocks: Arg<'_>,
     ) -> PyResult<Self> {
         let (C, eps, max_iter, relevance_threshold, loss, slack, n_jobs) = (
             C.given(),
@@ -375,6 +382,26 @@ impl TrainConfig {
             None => py.None(),
         };
         let n_threads = threads_of(n_jobs_obj.bind(py))?;
+        // None (or left out) is the core's default; else a count of at least 1.
+        let cut_blocks = match cut_blocks.given().filter(|v| !v.is_none()) {
+            None => None,
+            Some(v) => match count("cut_blocks", v) {
+                Ok(k) if k >= 1 => Some(k),
+                _ => return Err(param_error("cut_blocks", CUT_BLOCKS_EXPECTED, v)),
+            },
+        };
+        if let (Some(k), Some(base)) = (cut_blocks, &latent) {
+            if k != 1 {
+                return Err(PyValueError::new_err(format!(
+                    "cut_blocks={k} is not supported with loss={:?}: its CCCP rounds solve \
+                     {base:?} with one cut per iteration; leave cut_blocks=None",
+                    latent_name.as_deref().unwrap_or_default()
+                )));
+            }
+        }
+        if let Some(k) = cut_blocks {
+            options.cut_blocks = k;
+        }
         Ok(TrainConfig {
             options,
             groups,
@@ -383,6 +410,7 @@ impl TrainConfig {
             n_jobs: n_jobs_obj,
             n_threads,
             latent,
+            cut_blocks,
         })
     }
 
@@ -399,6 +427,7 @@ impl TrainConfig {
         d.set_item("loss", DEFAULT_LOSS)?;
         d.set_item("slack", DEFAULT_SLACK)?;
         d.set_item("n_jobs", py.None())?;
+        d.set_item("cut_blocks", py.None())?;
         Ok(d.unbind())
     }
 
@@ -445,6 +474,11 @@ impl TrainConfig {
     fn n_threads(&self) -> usize {
         self.n_threads
     }
+    /// The cut blocks per slack group asked for; None: the core's default.
+    #[getter]
+    fn cut_blocks(&self) -> Option<usize> {
+        self.cut_blocks
+    }
 
     /// The keyword arguments this configuration was built from.
     fn kwargs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -456,6 +490,7 @@ impl TrainConfig {
         d.set_item("loss", self.loss.bind(py))?;
         d.set_item("slack", &self.slack)?;
         d.set_item("n_jobs", self.n_jobs.bind(py))?;
+        d.set_item("cut_blocks", self.cut_blocks)?;
         Ok(d)
     }
 

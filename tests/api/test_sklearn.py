@@ -133,6 +133,7 @@ def test_clone_get_params_set_params(vali):
         "max_iter": 500,
         "relevance_threshold": 0.5,
         "n_jobs": 1,
+        "cut_blocks": None,
         "verbose": 0,
         "callback": None,
     }

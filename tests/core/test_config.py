@@ -27,6 +27,7 @@ def test_every_trainer_shows_the_cores_defaults():
         "loss": "map",
         "slack": "separate",
         "n_jobs": None,
+        "cut_blocks": None,
     }
     trainers = (
         svmmap.SVMMap.__init__,

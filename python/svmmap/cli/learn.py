@@ -88,6 +88,7 @@ def run_learn(args: argparse.Namespace) -> None:
         max_iter=args.max_iter,
         relevance_threshold=args.relevance_threshold,
         n_jobs=args.n_jobs,
+        cut_blocks=args.cut_blocks,
     )
     # The target is the core's tolerance (eps * C * slack groups), not a restatement of it.
     display = _ProgressDisplay(train_config(model).tolerance) if args.verbose else None

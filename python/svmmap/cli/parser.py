@@ -163,6 +163,12 @@ def _learn(sub: Any) -> None:
     )
     learn.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help="threads (default: all cores)")
     learn.add_argument(
+        "--cut-blocks",
+        type=_at_least(1),
+        default=_D["cut_blocks"],
+        help="cuts per slack group and iteration, one per block of consecutive queries (default: the core's rule)",
+    )
+    learn.add_argument(
         "-v",
         "--verbose",
         action="count",
