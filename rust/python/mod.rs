@@ -73,6 +73,13 @@ pub(crate) fn detach<R: Send>(
         // Starting a thread needs memory for its stack: under an address-space limit it can
         // fail, which `scope.spawn` turns into a panic (pyo3's PanicException); it is an
         // error of the call instead.
+        let memory_error = |e: std::io::Error| {
+            Error::Memory(format!(
+                "cannot start the thread of a core call ({e}): the process is out of memory \
+                 or of threads"
+            ))
+        };
+        crate::runtime::memory::check_thread_room(None).map_err(memory_error)?;
         let worker = std::thread::Builder::new()
             .spawn_scoped(scope, || {
                 let result = token.enter(|| crate::runtime::guard::catch_panics(f));
@@ -80,12 +87,7 @@ pub(crate) fn detach<R: Send>(
                 caller.unpark();
                 result
             })
-            .map_err(|e| {
-                Error::Memory(format!(
-                    "cannot start the thread of a core call ({e}): the process is out of memory \
-                     or of threads"
-                ))
-            })?;
+            .map_err(memory_error)?;
         let mut raised: Option<PyErr> = None;
         loop {
             py.detach(|| std::thread::park_timeout(SIGNAL_POLL));

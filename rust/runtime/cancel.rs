@@ -169,6 +169,7 @@ pub fn open_interruptibly(path: &str, options: &std::fs::OpenOptions) -> Result<
 fn open_fifo(path: &str, options: std::fs::OpenOptions) -> Result<std::fs::File> {
     let (send, receive) = std::sync::mpsc::channel();
     let owned = path.to_string();
+    crate::runtime::memory::check_thread_room(None).map_err(|e| Error::io(path, e))?;
     std::thread::Builder::new()
         .name("svmmap-open".to_string())
         .spawn(move || {

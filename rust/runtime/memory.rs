@@ -119,6 +119,77 @@ pub fn check_call(bytes: u64, what: impl FnOnce() -> (String, String)) -> Result
     }
 }
 
+/// Address space a new thread needs beyond its stack: glibc allocates the thread's block of
+/// this library's thread-local data (about 600 bytes) at the thread's first use of it, with at
+/// least a page of its own when no malloc arena is free, and ends the process when that fails
+/// ("cannot allocate memory for thread-local data: ABORT"); the thread's first small
+/// allocations cannot fail either. A megabyte covers them with room to spare.
+const THREAD_MARGIN: usize = 1 << 20;
+
+/// The stack of a thread started by `std::thread` (or rayon) without a stack size: Rust's
+/// default, or RUST_MIN_STACK when set (read as the standard library reads it).
+fn default_stack_size() -> usize {
+    std::env::var("RUST_MIN_STACK")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(2 << 20)
+}
+
+/// Whether a new thread with a stack of `stack` bytes (None: the default) fits under the
+/// process's address-space limit (`ulimit -v`, RLIMIT_AS), with `THREAD_MARGIN` to spare.
+///
+/// Starting a thread maps its stack, which fails cleanly when the limit leaves no room; but a
+/// stack that fits with almost nothing left lets the thread start and then end the whole
+/// process at its first use of thread-local data, which glibc allocates lazily for a library
+/// loaded by dlopen (every Python extension). Checked before every thread the core starts (a
+/// call's worker, a pool's threads): without a limit it costs one getrlimit; with one, it
+/// maps and unmaps an inaccessible region of that size, which is exactly what the limit
+/// counts. An error is the call's MemoryError.
+pub fn check_thread_room(stack: Option<usize>) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given and nothing else.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0
+            || limit.rlim_cur == libc::RLIM_INFINITY
+        {
+            return Ok(());
+        }
+        let size = stack
+            .unwrap_or_else(default_stack_size)
+            .saturating_add(THREAD_MARGIN);
+        // SAFETY: an anonymous private mapping with no access, unmapped at once; no memory is
+        // touched and no other mapping is affected.
+        unsafe {
+            let region = libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            );
+            if region == libc::MAP_FAILED {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::OutOfMemory,
+                    format!(
+                        "no room under the address-space limit for a thread's stack and its \
+                         first allocations ({})",
+                        human(size as u64)
+                    ),
+                ));
+            }
+            libc::munmap(region, size);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = stack;
+    Ok(())
+}
+
 /// Bytes of `count` values of `size` bytes, saturating (a parameter such as 2e9 thresholds
 /// times many columns must not wrap around).
 pub fn bytes_of(count: usize, size: usize) -> u64 {

@@ -163,6 +163,7 @@ fn checkout(n_threads: usize) -> Result<Pool> {
             if let Some(size) = thread.stack_size() {
                 builder = builder.stack_size(size);
             }
+            crate::runtime::memory::check_thread_room(thread.stack_size())?;
             builder.spawn(|| thread.run())?;
             lock(&spawning.count).0 += 1;
             Ok(())

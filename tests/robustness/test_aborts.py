@@ -447,3 +447,44 @@ def test_no_public_call_starts_rayons_global_pool(tmp_path):
     )
     assert status == 0, err[-3000:]
     assert out.split() == ["started", "False"], out
+
+
+FIRST_CALL = """
+import resource, sys, numpy as np, svmmap
+y = np.array([1.0, 0.0] * 10); s = np.arange(20, dtype=float); q = np.repeat(np.arange(2), 10)
+def vm():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
+hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+resource.setrlimit(resource.RLIMIT_AS, (vm() + int(sys.argv[1]), hard))
+try:
+    svmmap.structured_hinge(s, y, q, n_jobs=int(sys.argv[2]))
+    print("ok")
+except MemoryError:
+    print("MemoryError")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_the_first_threads_of_a_process_start_or_raise_memory_error_at_every_headroom(n_jobs):
+    # A core call starts a worker thread and its pool's threads. Under an address-space limit
+    # that leaves room for their stacks and almost nothing else, they used to start and then
+    # end the process at their first allocation ("memory allocation of 1024 bytes failed", or
+    # glibc's "cannot allocate memory for thread-local data"): 6 of 250 fresh processes at
+    # 2 to 7 MB of headroom aborted before every thread start was checked for its stack and a
+    # margin (runtime::memory::check_thread_room). Each headroom runs in a fresh process,
+    # where no exited thread has left a cached stack or a free malloc arena to reuse.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(headroom):
+        proc = subprocess.run(
+            [sys.executable, "-c", FIRST_CALL, str(headroom), str(n_jobs)], capture_output=True, text=True, timeout=120
+        )
+        return headroom, proc.returncode, proc.stdout.strip(), proc.stderr[-300:]
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(run, range(2_000_000, 7_000_000, 25_000)))
+    failed = [r for r in results if r[1] != 0 or r[2] not in ("ok", "MemoryError")]
+    assert not failed, failed[:5]
+    assert {r[2] for r in results} >= {"MemoryError"}
