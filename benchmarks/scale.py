@@ -336,6 +336,48 @@ def pass_section(args, cores: int, passes_per_iteration: float, w: list | None) 
     return out
 
 
+def print_fit_table(shared: dict, cores: int) -> None:
+    """The fit section's table: the fastest fit on every core, against one read of X and the floor."""
+    r = dict(shared["best"][cores], **{k: v for k, v in shared.items() if k != "best"})
+    gib = r["x_bytes"] / 2**30
+    print(
+        f"\n## Fit, MSLR-WEB30K fold shape ({r['n_docs']:,} x {r['n_features']} {r['dtype']}, "
+        f"{r['n_queries']:,} queries, X = {gib:.2f} GiB), loss map, C=1, eps=1e-3, {cores} threads\n"
+    )
+    print("| measure | value |\n|---|---:|")
+    print(f"| wall time of fit (s) | {r['seconds']:.1f} |")
+    print(f"| iterations | {r['n_iter']} (converged: {r['converged']}) |")
+    print(f"| first iteration incl. setup (s) | {r['first_iteration_seconds']:.2f} |")
+    print(f"| time per iteration (s) | {r['per_iteration']:.3f} |")
+    # The first iteration (setup and one pass) is left out of the time per iteration, so
+    # its pass is left out of the passes per iteration too.
+    passes = (r["n_evals"] - 1) / max(r["n_iter"] - 1, 1)
+    print(f"| oracle passes per iteration (after the first) | {passes:.2f} ({r['n_evals']} in all) |")
+    print(f"| one read: numpy X @ w (s) | {r['read']:.3f} |")
+    print(f"| floor: numpy X @ w + X.T @ c (s) | {r['floor']:.3f} |")
+    print(f"| per iteration / one read (X @ w) | **{r['per_iteration'] / r['read']:.2f}** |")
+    print(f"| per iteration / floor (X @ w + X.T @ c) | **{r['per_iteration'] / r['floor']:.2f}** |")
+    print(f"| per oracle pass / one read | {r['per_iteration'] / passes / r['read']:.2f} |")
+    print(f"| peak RSS during fit / size of X | **{r['peak_rss'] / r['x_bytes']:.2f}** |")
+    print(f"| (RSS before fit / size of X) | {r['rss_before'] / r['x_bytes']:.2f} |")
+    print(f"| memory added by fit / size of X | {(r['peak_rss'] - r['rss_before']) / r['x_bytes']:.3f} |")
+
+
+def print_threads_table(shared: dict, cores: int) -> None:
+    """The threads section's table: the same fit on one thread and on every core (one row
+    where the machine has one core)."""
+    one, many = shared["best"][1], shared["best"][cores]
+    print("\n## Thread scaling of the same fit (best of 2 each, alternating)\n")
+    print("| threads | wall time (s) | per iteration (s) | iterations |\n|---:|---:|---:|---:|")
+    for t, f in [("1", one)] + ([(str(cores), many)] if cores > 1 else []):
+        print(f"| {t} | {f['seconds']:.2f} | {f['per_iteration']:.3f} | {f['n_iter']} |")
+    print(
+        f"\nspeed-up 1 -> {cores} threads: fit **{one['seconds'] / many['seconds']:.2f}x**, "
+        f"per iteration {one['per_iteration'] / many['per_iteration']:.2f}x; "
+        f"coef_ bit-identical: {one['coef'] == many['coef']}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, default=18_900, help="training queries (MSLR-WEB30K fold: about 18,900)")
@@ -355,40 +397,10 @@ def main() -> None:
         jobs = [cores, 1] if "threads" in sections and cores > 1 else [cores]
         shared = fits(args, jobs, repeats=2 if "threads" in sections else 1)
         results["fit"] = shared
-        r = dict(shared["best"][cores], **{k: v for k, v in shared.items() if k != "best"})
-        gib = r["x_bytes"] / 2**30
-        print(
-            f"\n## Fit, MSLR-WEB30K fold shape ({r['n_docs']:,} x {r['n_features']} {r['dtype']}, "
-            f"{r['n_queries']:,} queries, X = {gib:.2f} GiB), loss map, C=1, eps=1e-3, {cores} threads\n"
-        )
-        print("| measure | value |\n|---|---:|")
-        print(f"| wall time of fit (s) | {r['seconds']:.1f} |")
-        print(f"| iterations | {r['n_iter']} (converged: {r['converged']}) |")
-        print(f"| first iteration incl. setup (s) | {r['first_iteration_seconds']:.2f} |")
-        print(f"| time per iteration (s) | {r['per_iteration']:.3f} |")
-        # The first iteration (setup and one pass) is left out of the time per iteration, so
-        # its pass is left out of the passes per iteration too.
-        passes = (r["n_evals"] - 1) / max(r["n_iter"] - 1, 1)
-        print(f"| oracle passes per iteration (after the first) | {passes:.2f} ({r['n_evals']} in all) |")
-        print(f"| one read: numpy X @ w (s) | {r['read']:.3f} |")
-        print(f"| floor: numpy X @ w + X.T @ c (s) | {r['floor']:.3f} |")
-        print(f"| per iteration / one read (X @ w) | **{r['per_iteration'] / r['read']:.2f}** |")
-        print(f"| per iteration / floor (X @ w + X.T @ c) | **{r['per_iteration'] / r['floor']:.2f}** |")
-        print(f"| per oracle pass / one read | {r['per_iteration'] / passes / r['read']:.2f} |")
-        print(f"| peak RSS during fit / size of X | **{r['peak_rss'] / r['x_bytes']:.2f}** |")
-        print(f"| (RSS before fit / size of X) | {r['rss_before'] / r['x_bytes']:.2f} |")
-        print(f"| memory added by fit / size of X | {(r['peak_rss'] - r['rss_before']) / r['x_bytes']:.3f} |")
-        if "threads" in sections and cores > 1:
-            one, many = shared["best"][1], shared["best"][cores]
-            print("\n## Thread scaling of the same fit (best of 2 each, alternating)\n")
-            print("| threads | wall time (s) | per iteration (s) | iterations |\n|---:|---:|---:|---:|")
-            for t, f in (("1", one), (str(cores), many)):
-                print(f"| {t} | {f['seconds']:.2f} | {f['per_iteration']:.3f} | {f['n_iter']} |")
-            print(
-                f"\nspeed-up 1 -> {cores} threads: fit **{one['seconds'] / many['seconds']:.2f}x**, "
-                f"per iteration {one['per_iteration'] / many['per_iteration']:.2f}x; "
-                f"coef_ bit-identical: {one['coef'] == many['coef']}"
-            )
+        if "fit" in sections:
+            print_fit_table(shared, cores)
+        if "threads" in sections:
+            print_threads_table(shared, cores)
     if "pass" in sections:
         if "fit" in results:
             best = results["fit"]["best"][cores]
