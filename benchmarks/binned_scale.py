@@ -122,7 +122,7 @@ def run_child(program: str, args: dict) -> dict:
     env = dict(os.environ, BINNED_ARGS=json.dumps(args))
     proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        raise SystemExit(f"benchmark child failed:\n{proc.stderr}")
+        sys.exit(f"benchmark child failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

@@ -187,7 +187,7 @@ def run_child(program: str, env_extra: dict) -> dict:
     env = dict(os.environ, **env_extra)
     proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        raise SystemExit(f"benchmark child failed:\n{proc.stderr}")
+        sys.exit(f"benchmark child failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -217,7 +217,7 @@ def fits(args, jobs: list, repeats: int) -> dict:
             best[f["n_jobs"]] = f
         # Every fit of a thread count must give the same model.
         if f["coef"] != best[f["n_jobs"]]["coef"] or f["coef"] != next(iter(best.values()))["coef"]:
-            raise SystemExit("fits with different thread counts or repeats gave different models")
+            sys.exit("fits with different thread counts or repeats gave different models")
     r["best"] = best
     return r
 
@@ -263,7 +263,7 @@ STEPS = ("read", "score", "sort", "oracle", "pass")
 def build_pass_cost() -> str:
     """Builds examples/pass_cost.rs with cargo; returns the binary's path."""
     if shutil.which("cargo") is None:
-        raise SystemExit("the pass section needs cargo, to build examples/pass_cost.rs")
+        sys.exit("the pass section needs cargo, to build examples/pass_cost.rs")
     env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
     subprocess.run(["cargo", "build", "--quiet", "--release", "--example", "pass_cost"], cwd=HERE, check=True, env=env)
     return os.path.join(HERE, "target", "release", "examples", "pass_cost")
@@ -279,7 +279,7 @@ def pass_cost(binary: str, prefix: str, n_features: int, threads: int, repeats: 
         env=dict(env, RAYON_NUM_THREADS=str(threads)),
     )
     if proc.returncode != 0:
-        raise SystemExit(f"pass_cost failed:\n{proc.stderr}")
+        sys.exit(f"pass_cost failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -432,7 +432,7 @@ def main() -> None:
                 if r["svmmap_shape"] != r["sklearn_shape"] or not all(
                     abs(a - b) <= 1e-6 * max(1.0, abs(b)) for a, b in zip(r["svmmap_checksum"], r["sklearn_checksum"])
                 ):
-                    raise SystemExit(f"the readers disagree on {name}: {r}")
+                    sys.exit(f"the readers disagree on {name}: {r}")
                 results["reader"][name] = r
                 print(
                     f"| {name} | {r['bytes'] / 1e6:.0f} | {r['svmmap']:.3f} | {r['sklearn']:.3f} | **{r['sklearn'] / r['svmmap']:.1f}x** |"

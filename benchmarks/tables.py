@@ -375,14 +375,30 @@ def write_on_exit(args: argparse.Namespace, script: str, argv: Optional[Sequence
         real.flush()
         if failed:
             print("nothing was written: the script failed", file=sys.stderr)
-            return
+            sys.stderr.flush()
+            os._exit(1)
+        chunks = table_chunks(text)
+        if not chunks:
+            print("nothing was written: the script printed no table", file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(1)
         try:
-            publish("\n\n".join(table_chunks(text)), script, argv, write=True, note=getattr(args, "note", None))
+            publish("\n\n".join(chunks), script, argv, write=True, note=getattr(args, "note", None))
         except SystemExit as refused:
             print(refused, file=sys.stderr)
             sys.stderr.flush()
             os._exit(1)
 
+    # A script that stops with sys.exit(message or non-zero code) has failed too; an exit
+    # raised as `raise SystemExit(...)` is invisible here, so the scripts call sys.exit.
+    previous_exit = sys.exit
+
+    def exit(status: object = None) -> None:
+        if status not in (None, 0):
+            failed.append(True)
+        previous_exit(status)
+
+    sys.exit = exit  # type: ignore[assignment]
     sys.excepthook = hook
     atexit.register(finish)
 

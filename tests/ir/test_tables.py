@@ -411,3 +411,40 @@ def test_printed_tables_are_checked_against_the_blocks_they_would_fill(tmp_path)
     assert "header ['a'] on the page, printed ['b']" in tables.printed_against_blocks(job, "| b |\n|---|", root)[0]
     assert "hold 1 table(s), the command printed 2" in tables.printed_against_blocks(job, "| a |\n\n| a |", root)[0]
     assert "printed 0" in tables.printed_against_blocks(job, "no table", root)[0]
+
+
+PRINTING_SCRIPT = """
+import sys
+sys.path.insert(0, {benchmarks!r})
+import argparse, tables
+parser = argparse.ArgumentParser()
+parser.add_argument("--then", default="end")
+tables.add_arguments(parser)
+args = parser.parse_args()
+tables.write_on_exit(args, __file__, None)
+if args.then != "print-nothing":
+    print("| a |\\n|---|\\n| 2.5 |")
+if args.then == "sys-exit":
+    sys.exit("a child failed")
+if args.then == "raise":
+    raise RuntimeError("failed")
+"""
+
+
+def test_write_on_exit_writes_nothing_when_the_script_fails_or_prints_no_table(tmp_path):
+    """A table printed before the script fails (scale.py's reader row by row) or an empty
+    output must not replace a block."""
+    import shutil
+    import subprocess
+
+    commands = ["benchmarks/p.py", *(f"benchmarks/p.py --then {how}" for how in ("sys-exit", "raise", "print-nothing"))]
+    root = fake_root(tmp_path, {c: False for c in commands})
+    (root / "benchmarks").mkdir()
+    shutil.copy(BENCHMARKS / "tables.py", root / "benchmarks" / "tables.py")
+    (root / "benchmarks" / "p.py").write_text(PRINTING_SCRIPT.format(benchmarks=str(root / "benchmarks")))
+    for command in commands:
+        done = subprocess.run([sys.executable, *command.split(), "--write"], cwd=root, capture_output=True, text=True)
+        assert (done.returncode == 0) == (command == "benchmarks/p.py"), (command, done.stderr)
+    written, *kept = tables.parse(root / "docs" / "p.md").blocks
+    assert written.body == "| a |\n|---|\n| 2.5 |" and STAMP not in written.lines
+    assert all(b.body == "| a |\n|---|\n| 1.5 |" and STAMP in b.lines for b in kept)
