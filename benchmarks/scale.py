@@ -124,14 +124,25 @@ from svmmap.datasets import make_ranking
 args = json.loads(os.environ["SCALE_ARGS"])
 X, y, qid = make_ranking(args["queries"], args["docs"], args["features"], random_state=0)
 # The oracle's work depends on w (where the relevant documents sort); take the fit's own,
-# from the fit section when it ran on the same data.
-w = args.get("w") or svmmap.SVMMap(C=1.0, eps=1e-3).fit(X, y, qid=qid).coef_
+# from the fit section when it ran on the same data, and otherwise fit here, counting the
+# fit's oracle passes per iteration for the budget as the fit section does.
+w, passes = args.get("w"), None
+if w is None:
+    from svmmap import estimator
+    _core_fit, n_evals = estimator._core.fit_path, []
+    def counting_fit(*a, **k):
+        path = _core_fit(*a, **k)
+        n_evals.extend(summary.n_evals for _, summary in path)
+        return path
+    estimator._core.fit_path = counting_fit
+    model = svmmap.SVMMap(C=1.0, eps=1e-3).fit(X, y, qid=qid)
+    w, passes = model.coef_, (n_evals[-1] - 1) / max(int(model.n_iter_) - 1, 1)
 prefix = args["prefix"]
 np.ascontiguousarray(X, dtype=np.float32).tofile(prefix + ".x")
 np.asarray(y, dtype=np.float64).tofile(prefix + ".y")
 np.unique(qid, return_inverse=True)[1].astype(np.int64).tofile(prefix + ".q")
 np.asarray(w, dtype=np.float64).tofile(prefix + ".w")
-print(json.dumps({"n_docs": int(X.shape[0])}))
+print(json.dumps({"n_docs": int(X.shape[0]), "passes_per_iteration": passes}))
 """
 )
 
@@ -283,10 +294,10 @@ def pass_cost(binary: str, prefix: str, n_features: int, threads: int, repeats: 
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def pass_section(args, cores: int, passes_per_iteration: float, w: list | None) -> dict:
+def pass_section(args, cores: int, passes_per_iteration: float | None, w: list | None) -> dict:
     """The `pass` section: each step of a pass at the benchmark's shape on every core, and
-    in cache on one core, with the budget of issue 15's target. `w`: the fit section's
-    weights at this shape (None: fitted here)."""
+    in cache on one core, with the budget of issue 15's target. `w` and
+    `passes_per_iteration`: the fit section's at this shape (None: fitted here)."""
     out = {}
     binary = build_pass_cost()
     with tempfile.TemporaryDirectory() as tmp:
@@ -298,7 +309,9 @@ def pass_section(args, cores: int, passes_per_iteration: float, w: list | None) 
             shape = {"queries": queries, "docs": args.docs, "features": args.features, "prefix": prefix}
             if name == "shape":
                 shape["w"] = w
-            run_child(PASS_DATA, {"SCALE_ARGS": json.dumps(shape)})
+            made = run_child(PASS_DATA, {"SCALE_ARGS": json.dumps(shape)})
+            if name == "shape" and passes_per_iteration is None:
+                passes_per_iteration = made["passes_per_iteration"]
             out[name] = pass_cost(binary, prefix, args.features, threads, repeats)
             for ext in ("x", "y", "q", "w"):
                 os.remove(f"{prefix}.{ext}")
@@ -324,14 +337,17 @@ def pass_section(args, cores: int, passes_per_iteration: float, w: list | None) 
     # the iteration's passes; on `cores` cores that is `cores` times as much compute.
     budget = cores * 1.5 * read_ns / passes_per_iteration
     need = ns["sort"] + ns["oracle"] + ns["pass"]
+    print("\n| issue 15's target: an iteration in 1.5 reads of X | ns per document |\n|---|---:|")
+    print(f"| one read of X, {cores} threads | {read_ns:.1f} |")
     print(
-        f"\nOne read of X: {read_ns:.1f} ns per document on {cores} threads. An iteration in 1.5 reads "
-        f"with {passes_per_iteration:.2f} passes per iteration leaves **{budget:.1f} ns of compute per "
-        f"document and pass** on {cores} cores, if the memory traffic were hidden entirely; the sort, "
-        f"the MAP oracle and the accumulation alone take **{need:.1f}** ({ns['sort']:.1f} + "
-        f"{ns['oracle']:.1f} + {ns['pass']:.1f}) in cache, and **{need + ns['score']:.1f}** with the "
-        "scoring."
+        f"| compute per document and pass that the target leaves on {cores} cores ({passes_per_iteration:.2f} "
+        f"passes per iteration, memory traffic hidden entirely) | **{budget:.1f}** |"
     )
+    print(
+        f"| sort + MAP oracle + accumulation, in cache ({ns['sort']:.1f} + {ns['oracle']:.1f} + "
+        f"{ns['pass']:.1f}) | **{need:.1f}** |"
+    )
+    print(f"| the same with the scoring | **{need + ns['score']:.1f}** |")
     out.update({"read_ns": read_ns, "budget_ns": budget, "needed_ns": need, "step_ns": ns})
     return out
 
@@ -372,9 +388,8 @@ def print_threads_table(shared: dict, cores: int) -> None:
     for t, f in [("1", one)] + ([(str(cores), many)] if cores > 1 else []):
         print(f"| {t} | {f['seconds']:.2f} | {f['per_iteration']:.3f} | {f['n_iter']} |")
     print(
-        f"\nspeed-up 1 -> {cores} threads: fit **{one['seconds'] / many['seconds']:.2f}x**, "
-        f"per iteration {one['per_iteration'] / many['per_iteration']:.2f}x; "
-        f"coef_ bit-identical: {one['coef'] == many['coef']}"
+        f"| speed-up 1 -> {cores} | **{one['seconds'] / many['seconds']:.2f}x** | "
+        f"{one['per_iteration'] / many['per_iteration']:.2f}x | coef_ bit-identical: {one['coef'] == many['coef']} |"
     )
 
 
@@ -406,7 +421,7 @@ def main() -> None:
             best = results["fit"]["best"][cores]
             passes, w = (best["n_evals"] - 1) / max(best["n_iter"] - 1, 1), best["coef"]
         else:
-            passes, w = 1.0, None
+            passes, w = None, None
         results["pass"] = pass_section(args, cores, passes, w)
     if "lightgbm" in sections:
         r = run_child(LIGHTGBM, {})
@@ -415,7 +430,7 @@ def main() -> None:
         print("| ranker | fit (s) | test MAP |\n|---|---:|---:|")
         print(f"| svmmap SVMMap(C=1) | {r['svmmap_seconds']:.3f} | {r['svmmap_map']:.4f} |")
         print(f"| LightGBM LGBMRanker (lambdarank, defaults) | {r['lightgbm_seconds']:.3f} | {r['lightgbm_map']:.4f} |")
-        print(f"\nLightGBM time / svmmap time: **{r['lightgbm_seconds'] / r['svmmap_seconds']:.1f}x**")
+        print(f"| LightGBM time / svmmap time | **{r['lightgbm_seconds'] / r['svmmap_seconds']:.1f}x** | |")
     if "reader" in sections:
         results["reader"] = {}
         print(f"\n## Reading a {args.reader_lines:,}-line LETOR file, best of 3\n")
