@@ -172,7 +172,8 @@ def guide_table(folds: Sequence[int] = (1, 2, 3, 4, 5), seeds: Sequence[int] = (
             shown = "" if title == previous else title
             previous = title
             Cs = " / ".join(f"{C:g}" for C in grid)
-            lines.append(f"| {shown} | {GUIDE_LABELS.get(loss, loss)} | {Cs} | " + " | ".join(cells) + " |")
+            first = f"| {shown} |" if shown else "| |"
+            lines.append(f"{first} {GUIDE_LABELS.get(loss, loss)} | {Cs} | " + " | ".join(cells) + " |")
             print(f"{name} {loss} done", file=sys.stderr, flush=True)
     return "\n".join(lines)
 
