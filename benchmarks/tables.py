@@ -435,14 +435,39 @@ PREREQUISITES = {
 }
 
 #: Seconds each command (or prerequisite) took when last run to the end, on the project's
-#: 2-core machine shared with other jobs (2026-11-26): for ordering the run (cheap first) and
-#: for --list. A run of --regenerate keeps its own durations in DURATIONS_FILE, which --list
-#: prefers. A command not listed here is taken as long and runs last.
+#: 2-core machine shared with other jobs and compilations (2026-11-26, load 5-7, so the
+#: figures are high): for ordering the run (cheap first) and for --list. A run of
+#: --regenerate keeps its own durations in DURATIONS_FILE, which --list prefers. A command
+#: not listed here is taken as long and runs last.
 EXPECTED_SECONDS = {
-    "benchmarks/conventions_table.py": 10,
-    "benchmarks/binning_table.py": 10,
-    "benchmarks/mq2008_table.py --table readme": 10,
-    "benchmarks/mq2008_table.py --table benchmarks": 10,
+    "benchmarks/conventions_table.py": 1,
+    "benchmarks/binning_table.py": 1,
+    "benchmarks/mq2008_table.py --table readme": 2,
+    "benchmarks/mq2008_table.py --table benchmarks": 2,
+    "benchmarks/oracle_cost.py": 3,
+    "benchmarks/scale.py --only fit": 20,
+    "benchmarks/protocol_table.py --methods map,roc,SVM-acc=svmmap.baselines:SVMAcc,SVM-acc2=svmmap.baselines:SVMAcc2": 21,
+    "examples/mq2008_fusion.py": 29,
+    "benchmarks/scale.py --only lightgbm": 36,
+    "benchmarks/criteria_table.py": 41,
+    "benchmarks/cv_path.py --folds 1,2,3,4,5 --repeat 1 --confirm": 45,
+    "benchmarks/protocol_table.py --methods map,LinearSVC=sklearn.svm:LinearSVC,best,best2,best3": 49,
+    "benchmarks/scale.py --only threads": 54,
+    "benchmarks/binned_scale.py --only codes": 59,
+    "benchmarks/binned_scale.py --only csr": 69,
+    "benchmarks/import_time.py --runs 10": 72,
+    "benchmarks/solver.py --only folds": 76,
+    "benchmarks/ndcg_vs_map.py --table guide": 81,
+    "benchmarks/binned_solver.py --data mq2008 --blocks 1,4": 88,
+    "benchmarks/cv_path.py --folds 1,2,3,4,5 --repeat 3": 95,
+    "benchmarks/binned_solver.py": 99,
+    "benchmarks/solver.py --only scale --readme": 126,
+    "benchmarks/solver.py --only scale": 131,
+    # Its first run builds examples/pass_cost.rs with cargo (230 s then).
+    "benchmarks/scale.py --only pass": 60,
+    "benchmarks/scale.py --only reader": 219,
+    "benchmarks/binned_accuracy.py --readme": 434,
+    "benchmarks/binned_accuracy.py": 612,
 }
 
 DURATIONS_FILE = ROOT / "target" / "tables-durations.json"
