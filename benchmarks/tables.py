@@ -554,15 +554,18 @@ def printed_against_blocks(job: Job, text: str, root: Path = ROOT) -> List[str]:
     return problems
 
 
-def stale_blocks(root: Path = ROOT) -> List[str]:
-    """The non-record blocks whose stamp names another commit than the checkout's HEAD (or
-    a build that differed from it, '+')."""
+def stale_blocks(root: Path = ROOT, commands: Optional[Sequence[str]] = None) -> List[str]:
+    """The non-record blocks (of `commands`, or all) whose stamp names another commit than the
+    checkout's HEAD (or a build that differed from it, '+')."""
     head = commit(root).rstrip("+")
+    wanted = None if commands is None else {tuple(shlex.split(c)) for c in commands}
     stale = []
     for page in all_pages(root):
         for b in page.blocks:
             s = b.stamp
             if b.record or (s is not None and s["commit"] == head):
+                continue
+            if wanted is not None and tuple(shlex.split(b.command)) not in wanted:
                 continue
             where = page.path.relative_to(root)
             stale.append(f"{where}:{b.start}: {b.command} [{s['commit'] + ' ' + s['date'] if s else 'NO STAMP'}]")
@@ -652,15 +655,16 @@ def regenerate(
     if dry_run:
         return 0
     if measured:
+        path = root / "target" / DURATIONS_FILE.name
         saved = {}
         try:
-            saved = json.loads(DURATIONS_FILE.read_text()) if root == ROOT else {}
+            saved = json.loads(path.read_text())
         except (OSError, ValueError):
             pass
-        path = root / "target" / DURATIONS_FILE.name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**saved, **measured}, indent=1, sort_keys=True) + "\n")
-    stale = stale_blocks(root) if write else []
+    # With --only, the blocks of the commands it left out are not this run's to judge.
+    stale = stale_blocks(root, None if only is None else [j.command for j in todo]) if write else []
     print(f"\n{len(failed)} failed" + "".join(f"\n  {c}" for c in failed))
     if write:
         print(f"{len(stale)} block(s) with a stamp of another commit than HEAD" + "".join(f"\n  {s}" for s in stale))
