@@ -492,7 +492,13 @@ class Job:
         return self.command.split()[0].endswith(".py")
 
     def argv(self, write: bool) -> List[str]:
+        """The command to run: a script with this interpreter (and --write), the svmmap
+        command as `python -m svmmap`, anything else (cargo) as it is."""
         words = shlex.split(self.command)
+        if words[0] == "svmmap":
+            return [sys.executable, "-m", *words]
+        if not words[0].endswith(".py"):
+            return words
         return [sys.executable, *words] + (["--write"] if write else [])
 
 
@@ -623,7 +629,7 @@ def regenerate(
         steps = [(p, shlex.split(p), False) for p in job.prerequisites if p not in done_prerequisites]
         steps.append((job.command, job.argv(write and job.writable), True))
         for command, argv, main_step in steps:
-            shown = " ".join(shlex.quote(a) for a in argv[1:]) if main_step else command
+            shown = f"{command} --write" if main_step and write and job.writable else command
             if dry_run:
                 print(f"[{number}/{len(todo)}] {shown}  (last known {durations.get(command, UNKNOWN_SECONDS):.0f} s)")
                 continue

@@ -452,3 +452,14 @@ def test_write_on_exit_writes_nothing_when_the_script_fails_or_prints_no_table(t
     written, *kept = tables.parse(root / "docs" / "p.md").blocks
     assert written.body == "| a |\n|---|\n| 2.5 |" and STAMP not in written.lines
     assert all(b.body == "| a |\n|---|\n| 1.5 |" and STAMP in b.lines for b in kept)
+
+
+def test_each_kind_of_command_runs_as_itself():
+    """A script runs with this interpreter and --write; the svmmap command as python -m svmmap
+    and a cargo bench as it is, neither able to write a block."""
+    script, cli, bench = (
+        tables.Job(c) for c in ("benchmarks/x.py --a 1", "svmmap protocol --show-p", "cargo bench --bench o")
+    )
+    assert script.argv(True) == [sys.executable, "benchmarks/x.py", "--a", "1", "--write"] and script.writable
+    assert cli.argv(True) == [sys.executable, "-m", "svmmap", "protocol", "--show-p"] and not cli.writable
+    assert bench.argv(True) == ["cargo", "bench", "--bench", "o"] and not bench.writable
