@@ -463,3 +463,29 @@ def test_each_kind_of_command_runs_as_itself():
     assert script.argv(True) == [sys.executable, "benchmarks/x.py", "--a", "1", "--write"] and script.writable
     assert cli.argv(True) == [sys.executable, "-m", "svmmap", "protocol", "--show-p"] and not cli.writable
     assert bench.argv(True) == ["cargo", "bench", "--bench", "o"] and not bench.writable
+
+
+def test_the_cutoff_losses_guide_table_merges_zero_models_and_shows_the_guides_values_of_C():
+    """Hand-made results on a grid of three values of C: the guide shows 1 and 100 of the
+    synthetic data; ndcg@10 and mrr@10 are zero at every C with the same measures (one row),
+    mrr@10:po is zero with other measures (a row of its own)."""
+    script = load("cutoff_losses")
+    zero_a, zero_b = {"ndcg@10": 0.0, "mrr@10": 0.0}, {"ndcg@10": 0.0054, "mrr@10": 0.0025}
+    results = {"synthetic:1": {}}
+    for i, C in enumerate([0.1, 1.0, 100.0]):
+        results["synthetic:1"][C] = {
+            "map": (0.5 + i, {"ndcg@10": 0.8 + i / 100, "mrr@10": 0.9}, {"ndcg@10": 0.7, "mrr@10": 0.6}, ""),
+            "ndcg@10": (0.0, zero_a, zero_b, ""),
+            "mrr@10": (0.0, zero_a, zero_b, ""),
+            "mrr@10:po": (0.0, zero_a, {"ndcg@10": 0.1, "mrr@10": 0.2}, ""),
+            "ndcg@10:latent": (2.0, zero_a, zero_b, str(3 + i)),
+        }
+    rows = list(tables.cells(script.guide_table(results, [0.1, 1.0, 100.0])))
+    assert rows[1:] == [
+        ["make_ranking, seed 1", "`map`", "1 / 100", "1.5 / 2.5", "0.8100 / 0.8200", "0.9000 / 0.9000"]
+        + ["0.7000 / 0.7000", "0.6000 / 0.6000", ""],
+        ["", "`ndcg@10`, `mrr@10`", "every C from 0.1 to 100", "0", "0", "0", "0.0054", "0.0025", ""],
+        ["", "`mrr@10:po`", "every C from 0.1 to 100", "0", "0", "0", "0.1000", "0.2000", ""],
+        ["", "`ndcg@10:latent`", "1 / 100", "2 / 2", "0.0000 / 0.0000", "0.0000 / 0.0000"]
+        + ["0.0054 / 0.0054", "0.0025 / 0.0025", "4 / 5"],
+    ]
