@@ -468,6 +468,12 @@ EXPECTED_SECONDS = {
     "benchmarks/scale.py --only reader": 219,
     "benchmarks/binned_accuracy.py --readme": 434,
     "benchmarks/binned_accuracy.py": 612,
+    "benchmarks/combo_weights.py": 8,
+    "benchmarks/cutoff_losses.py --shipped": 13,
+    "benchmarks/dask_scale.py": 34,
+    "benchmarks/eps_choice.py --budget 30": 388,
+    "benchmarks/cutoff_losses.py --check --table guide": 674,
+    "benchmarks/oracle_table.py": 2,
 }
 
 DURATIONS_FILE = ROOT / "target" / "tables-durations.json"
