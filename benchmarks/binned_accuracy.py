@@ -215,6 +215,50 @@ README_DATA = {"mq2008-scaled": "MQ2008, columns rescaled", "monotone": "make_ra
 README_ROWS = {"linear": "linear", "binned": "binned", "lambdarank": "LambdaRank"}
 
 
+#: The data sets as the benchmarks page names them.
+PAGE_DATA = {"mq2008-scaled": "MQ2008, columns rescaled", "monotone": "make_ranking, monotone curves"}
+
+
+def number(value: float) -> str:
+    """A value of C as the page writes it: 0.01, 1000, 10^4, 10^-4."""
+    if value > 0 and float(np.log10(value)).is_integer() and (value >= 1e4 or value <= 1e-3):
+        return f"10^{int(np.log10(value))}"
+    return f"{value:g}"
+
+
+def p_value(value: float) -> str:
+    """Two significant digits, the exponent without its leading zero (5.8e-5)."""
+    text = f"{value:.2g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}e{int(exponent)}"
+    return text
+
+
+def chosen_cell(chosen: list) -> str:
+    """The per-fold choices: 'C = 10, 1000, ...' or, for LightGBM, '31, 7, ... leaves; 16-47 trees'."""
+    settings = [dict(part.split("=") for part in c.split(",")) for c in chosen]
+    if all("C" in s for s in settings):
+        return "C = " + ", ".join(number(float(s["C"])) for s in settings)
+    trees = [int(s["trees"]) for s in settings]
+    return ", ".join(s["leaves"] for s in settings) + f" leaves; {min(trees)}-{max(trees)} trees"
+
+
+def print_table(results: dict) -> None:
+    """The benchmarks page's table: per data set and model, test MAP and NDCG@10 (the best of
+    each bold), the p-value of MAP against the binned model, the choices per fold and the time."""
+    print("| data | model | test MAP | test NDCG@10 | p (MAP vs binned) | chosen per fold | seconds (timing) |")
+    print("|---|---|---:|---:|---:|---|---:|")
+    for name, res in results.items():
+        best = {m: max(e[m] for e in res.values()) for m in ("map", "ndcg@10")}
+        for i, (r, e) in enumerate(res.items()):
+            cells = [f"**{e[m]:.4f}**" if e[m] == best[m] else f"{e[m]:.4f}" for m in ("map", "ndcg@10")]
+            p = p_value(e["p_map_vs_binned"]) if "p_map_vs_binned" in e else ""
+            data = PAGE_DATA.get(name, name) if i == 0 else ""
+            row = [data, README_ROWS.get(r, r), *cells, p, chosen_cell(e["chosen"]), f"{e['seconds']:.1f}"]
+            print("|" + "|".join(f" {cell} " if cell else " " for cell in row) + "|")
+
+
 def print_readme_table(results: dict) -> None:
     """The README's compact table: MAP / NDCG@10 per model, the best of each bold."""
     rows = [r for r in README_ROWS if all(r in res for res in results.values())]
@@ -248,15 +292,7 @@ def main() -> None:
     if args.readme:
         print_readme_table(results)
         return
-    print("| data | model | test MAP | test NDCG@10 | p (MAP vs binned) | chosen per fold | seconds (timing) |")
-    print("|---|---|---:|---:|---:|---|---:|")
-    for name, res in results.items():
-        for r, e in res.items():
-            p = f"{e['p_map_vs_binned']:.2g}" if "p_map_vs_binned" in e else ""
-            print(
-                f"| {name} | {r} | {e['map']:.4f} | {e['ndcg@10']:.4f} | {p} | "
-                f"{'; '.join(e['chosen'])} | {e['seconds']:.1f} |"
-            )
+    print_table(results)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -33,6 +33,7 @@ puts it there).
 
 Usage: python benchmarks/cutoff_losses.py [--data synthetic,mq2008] [--C 0.1,1,10,100]
        python benchmarks/cutoff_losses.py --shipped [--write]
+       python benchmarks/cutoff_losses.py --check --table guide [--write]   # the guide's table of the prototypes
 """
 
 from __future__ import annotations
@@ -314,6 +315,55 @@ def shipped_table() -> str:
     return "\n".join(lines)
 
 
+#: The values of C the guide's table shows, per kind of data (every C of the grid is fitted).
+GUIDE_CS = {"synthetic": [1.0, 100.0, 1000.0, 10000.0], "mq2008": [1.0, 10.0, 100.0, 1000.0]}
+GUIDE_LOSSES = ["map", "ndcg@10", "mrr@10", "mrr@10:po", "ndcg@10:latent", "mrr@10:latent"]
+
+
+def guide_table(results: Dict[str, Dict[float, Dict[str, tuple]]], grid: Sequence[float]) -> str:
+    """The table of docs/guide/losses.md from `results[data][C][loss] = (norm of w, training
+    measures, test measures, rounds)`: per data set and loss, the guide's values of C joined
+    by ' / '; losses whose model is zero at every C of the grid, with the same measures, share
+    one row."""
+    lines = [
+        "| data | loss | C | ‖w‖ | train NDCG@10 | train MRR@10 | test NDCG@10 | test MRR@10 | CCCP rounds |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def value(v: float) -> str:
+        return "0" if v == 0 else f"{v:.4f}"
+
+    for data, by_c in results.items():
+        kind, _, number = data.partition(":")
+        label = f"make_ranking, seed {number}" if kind == "synthetic" else f"MQ2008 fold {number}"
+        shown = [C for C in GUIDE_CS.get(kind, list(grid)) if C in by_c]
+        rows: List[Tuple[List[str], List[str]]] = []  # (losses, cells)
+        for loss in GUIDE_LOSSES:
+            fits = [by_c[C][loss] for C in grid if loss in by_c.get(C, {})]
+            if not fits:
+                continue
+            if all(f[0] == 0 for f in fits) and all(f[1:3] == fits[0][1:3] for f in fits):
+                _, a, b, _ = fits[0]
+                cells = [f"every C from {min(grid):g} to {max(grid):g}", "0"]
+                cells += [value(a["ndcg@10"]), value(a["mrr@10"]), value(b["ndcg@10"]), value(b["mrr@10"]), ""]
+                if rows and rows[-1][1] == cells:
+                    rows[-1][0].append(loss)
+                else:
+                    rows.append(([loss], cells))
+                continue
+            picked = [by_c[C][loss] for C in shown]
+            cells = [" / ".join(f"{C:g}" for C in shown), " / ".join(f"{f[0]:.3g}" for f in picked)]
+            for part, measure in ((1, "ndcg@10"), (1, "mrr@10"), (2, "ndcg@10"), (2, "mrr@10")):
+                cells.append(" / ".join(f"{f[part][measure]:.4f}" for f in picked))
+            cells.append(" / ".join(f[3] for f in picked) if any(f[3] for f in picked) else "")
+            rows.append(([loss], cells))
+        for i, (losses, cells) in enumerate(rows):
+            first = label if i == 0 else ""
+            row = [first, ", ".join(f"`{loss}`" for loss in losses), *cells]
+            lines.append("|" + "|".join(f" {cell} " if cell else " " for cell in row) + "|")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="synthetic:0,synthetic:1,mq2008:1", help="synthetic:SEED or mq2008:FOLD")
@@ -323,17 +373,27 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--shipped", action="store_true", help="the shipped ndcg@10:latent against map (the docs' table)"
     )
+    parser.add_argument(
+        "--table",
+        choices=["guide"],
+        default=None,
+        help="guide: print only the table of docs/guide/losses.md (the per-data tables go to stderr)",
+    )
     tables.add_arguments(parser)
     args = parser.parse_args(argv)
     if args.shipped:
         warnings.simplefilter("ignore", SkippedQueriesWarning)
         tables.publish(shipped_table(), __file__, argv, write=args.write, note=args.note)
         return
+    if args.write and args.table is None:
+        parser.error("--write needs --table guide (the per-data tables are in no block)")
+    out = sys.stderr if args.table == "guide" else sys.stdout
     if args.check:
         brute_check(np.random.default_rng(0))
-        print("brute-force check passed")
+        print("brute-force check passed", file=out)
     grid = [float(c) for c in args.C.split(",")]
     warnings.simplefilter("ignore", SkippedQueriesWarning)
+    results: Dict[str, Dict[float, Dict[str, tuple]]] = {}
     for data in args.data.split(","):
         kind, _, number = data.partition(":")
         train, test = synthetic(int(number)) if kind == "synthetic" else mq2008(int(number))
@@ -342,13 +402,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         size = [(q == k).sum() for k in np.unique(q)]
         print(
             f"\n{data}: {len(size)} training queries, {np.mean(size):.1f} documents and "
-            f"{np.mean(rel):.1f} relevant per query\n"
+            f"{np.mean(rel):.1f} relevant per query\n",
+            file=out,
         )
         print(
             "| loss | C | ‖w‖ | train NDCG@10 | train MRR@10 | train MAP | test NDCG@10 | test MRR@10 "
-            "| test MAP | CCCP rounds |"
+            "| test MAP | CCCP rounds |",
+            file=out,
         )
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|", file=out)
         best: Dict[str, Dict[str, float]] = {}
         for C in grid:
             w_map = svmmap_fit("map", C, train)
@@ -363,18 +425,22 @@ def main(argv: Sequence[str] | None = None) -> None:
                 rows.append((f"{base}:latent", w, f"{len(history) - 1}"))
             for loss, w, rounds in rows:
                 a, b = measures(w, train), measures(w, test)
+                results.setdefault(data, {}).setdefault(C, {})[loss] = (float(np.linalg.norm(w)), a, b, rounds)
                 for measure, value in a.items():
                     best.setdefault(loss, {})[measure] = max(best.get(loss, {}).get(measure, 0.0), value)
                 print(
                     f"| {loss} | {C:g} | {np.linalg.norm(w):.3g} | {a['ndcg@10']:.4f} | {a['mrr@10']:.4f} | "
                     f"{a['map']:.4f} | {b['ndcg@10']:.4f} | {b['mrr@10']:.4f} | {b['map']:.4f} | {rounds} |",
                     flush=True,
+                    file=out,
                 )
-        print("\nBest training value over C:\n")
-        print("| loss | train NDCG@10 | train MRR@10 | train MAP |")
-        print("|---|---:|---:|---:|")
+        print("\nBest training value over C:\n", file=out)
+        print("| loss | train NDCG@10 | train MRR@10 | train MAP |", file=out)
+        print("|---|---:|---:|---:|", file=out)
         for loss, values in best.items():
-            print(f"| {loss} | {values['ndcg@10']:.4f} | {values['mrr@10']:.4f} | {values['map']:.4f} |")
+            print(f"| {loss} | {values['ndcg@10']:.4f} | {values['mrr@10']:.4f} | {values['map']:.4f} |", file=out)
+    if args.table == "guide":
+        tables.publish(guide_table(results, grid), __file__, argv, write=args.write, note=args.note)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python benchmarks/cv_path.py                   # MQ2008 Fold 1, normalized and raw scale
     python benchmarks/cv_path.py --folds 1,2,3,4,5 --repeat 3
+    python benchmarks/cv_path.py --folds 1,2,3,4,5 --repeat 1 --confirm   # the confirmed path
     python benchmarks/cv_path.py --eps 1e-4         # a tighter certificate
     python benchmarks/cv_path.py --path             # one path on all of train.txt, per C
 
@@ -25,11 +26,17 @@ each way chooses by choose_C's rule (the smallest C with the best mean score; an
 C within 0.01 of the best, the tie rule that absorbs the solver's tolerance), and the MAP on
 the fold's test.txt of SVMMap refitted on all of train.txt at the C chosen by the first rule.
 Timings depend on the load of the machine; compare the two ways within one run.
+
+Printed (the tables of docs/benchmarks.md): by default the warm path against the independent
+fits (time and passes per fold, validation MAP per C of the first fold, test MAP at each way's
+choice); with --confirm the confirmed path against the independent fits. The per-way lines of
+the run go to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 
@@ -115,12 +122,140 @@ def path(fold: int, eps: float) -> None:
         print(f"  passes: cold {total[0]}, warm {total[1]} ({total[1] / total[0]:.2f})")
 
 
+def fold_runs(args, ways) -> list:
+    """Per fold and feature scale: (fold, scale, {way: (seconds, iterations, passes, mean
+    validation MAP per C, test MAP of the refit at the chosen C)}), best of --repeat timings.
+    The per-way lines go to stderr as the script runs (stdout is the tables)."""
+    factors = 10 ** np.random.default_rng(0).uniform(-2, 3, 46)
+    out = []
+    for fold in [int(f) for f in args.folds.split(",")]:
+        X, y, qid = load_mq2008(fold, "train")
+        Xt, yt, qt = load_mq2008(fold, "test")
+        splits = list(GroupKFold(n_splits=5).split(X, y, groups=qid))
+        for scale, data, test in (("normalized", X, Xt), ("raw scale", X * factors, Xt * factors)):
+            rows = {}
+            for name in ways:
+                way = WAYS[name]
+                runs = [way(data, y, qid, splits, args.eps) for _ in range(args.repeat)]
+                seconds, n_iter, n_evals, means = min(runs, key=lambda r: r[0])
+                refit = SVMMap(C=chosen(means, 0.0), eps=args.eps).fit(data, y, qid=qid)
+                rows[name] = (seconds, n_iter, n_evals, means, refit.score(test, yt, qt))
+                print(
+                    f"Fold{fold} {scale:10s} {name:12s} {seconds:8.2f}s {n_iter:6d} iterations {n_evals:7d} passes  "
+                    + " ".join(f"{m:.4f}" for m in means),
+                    file=sys.stderr,
+                    flush=True,
+                )
+            out.append((fold, scale, rows))
+    return out
+
+
+def path_tables(runs: list) -> str:
+    """Warm path against independent fits: time and passes per fold, the mean validation MAP
+    per C of the first fold, and the test MAP at the C each way chose."""
+    lines = [
+        "| fold, features | warm (s) | independent (s) | time ratio | warm passes | independent passes | pass ratio "
+        "| largest MAP difference |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    total = {"warm": [0.0, 0], "independent": [0.0, 0]}
+    for fold, scale, rows in runs:
+        w, i = rows["warm"], rows["independent"]
+        for name in total:
+            total[name][0] += rows[name][0]
+            total[name][1] += rows[name][2]
+        lines.append(
+            f"| {fold}, {scale} | {w[0]:.2f} | {i[0]:.2f} | {w[0] / i[0]:.2f} | {w[2]:,} | {i[2]:,} "
+            f"| {w[2] / i[2]:.2f} | {np.max(np.abs(w[3] - i[3])):.4f} |"
+        )
+    (ws, wp), (is_, ip) = total["warm"], total["independent"]
+    lines.append(f"| all | {ws:.2f} | {is_:.2f} | {ws / is_:.2f} | {wp:,} | {ip:,} | {wp / ip:.2f} | |")
+
+    first = runs[0][0]
+    lines += [
+        "",
+        "| features | way | C = " + " | ".join(f"{c:g}" for c in CS) + " | chosen (best) | chosen (within 0.01) |",
+        "|---|---|" + "---:|" * (len(CS) + 2),
+    ]
+    for fold, scale, rows in runs:
+        if fold != first:
+            continue
+        for name in ("warm", "independent"):
+            means = rows[name][3]
+            lines.append(
+                f"| {scale} | {name} | "
+                + " | ".join(f"{m:.4f}" for m in means)
+                + f" | {chosen(means, 0.0):g} | {chosen(means, 0.01):g} |"
+            )
+
+    folds = list(dict.fromkeys(fold for fold, _, _ in runs))
+    lines += [
+        "",
+        "| features | way | " + " | ".join(f"Fold {f}" for f in folds) + " | mean |",
+        "|---|---|" + "---:|" * (len(folds) + 1),
+    ]
+    for scale in ("normalized", "raw scale"):
+        by_way = {}
+        for name in ("warm", "independent"):
+            picked = [(chosen(rows[name][3], 0.0), rows[name][4]) for _, sc, rows in runs if sc == scale]
+            by_way[name] = picked
+        # Where both ways chose the same C on every fold their refits are the same model: one row.
+        same = [c for c, _ in by_way["warm"]] == [c for c, _ in by_way["independent"]]
+        for name, label in (("warm", "both"),) if same else (("warm", "warm"), ("independent", "independent")):
+            picked = by_way[name]
+            Cs = ", ".join(f"{c:g}" for c, _ in picked)
+            maps = [m for _, m in picked]
+            lines.append(
+                f"| {scale} | {label} (C = {Cs}) | "
+                + " | ".join(f"{m:.4f}" for m in maps)
+                + f" | {np.mean(maps):.4f} |"
+            )
+    return "\n".join(lines)
+
+
+def confirm_table(runs: list) -> str:
+    """The warm path with confirm_tolerance=0.02 against independent fits: time, passes and
+    whether both choose the same C (best score)."""
+    lines = [
+        "| fold, features | confirmed (s) | independent (s) | time ratio | confirmed passes | independent passes "
+        "| pass ratio | same choice as independent |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    total = {"confirmed": [0.0, 0], "independent": [0.0, 0]}
+    agree = 0
+    for fold, scale, rows in runs:
+        c, i = rows["confirmed"], rows["independent"]
+        for name in total:
+            total[name][0] += rows[name][0]
+            total[name][1] += rows[name][2]
+        mine, theirs = chosen(c[3], 0.0), chosen(i[3], 0.0)
+        agree += mine == theirs
+        same = f"yes ({mine:g})" if mine == theirs else f"no ({mine:g} against {theirs:g})"
+        lines.append(
+            f"| {fold}, {scale} | {c[0]:.2f} | {i[0]:.2f} | {c[0] / i[0]:.2f} | {c[2]:,} | {i[2]:,} "
+            f"| {c[2] / i[2]:.2f} | {same} |"
+        )
+    (cs, cp), (is_, ip) = total["confirmed"], total["independent"]
+    lines.append(
+        f"| all | {cs:.2f} | {is_:.2f} | {cs / is_:.2f} | {cp:,} | {ip:,} | {cp / ip:.2f} | {agree} of {len(runs)} |"
+    )
+    return "\n".join(lines)
+
+
+WAYS = {"warm": warm, "confirmed": confirmed, "independent": independent}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folds", default="1", help="comma-separated MQ2008 folds (default 1)")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many timings (default 3)")
     parser.add_argument("--eps", type=float, default=1e-3, help="the solver's tolerance (default 1e-3)")
     parser.add_argument("--path", action="store_true", help="only one path per fold on all of train.txt")
+    parser.add_argument(
+        "--confirm",
+        action="store_true",
+        help="the warm path with confirm_tolerance=0.02 against independent fits (default: the warm path alone)",
+    )
     tables.add_arguments(parser)
     args = parser.parse_args()
     tables.write_on_exit(args, __file__, None)
@@ -129,50 +264,11 @@ def main() -> None:
         for fold in [int(f) for f in args.folds.split(",")]:
             path(fold, args.eps)
         return
-    factors = 10 ** np.random.default_rng(0).uniform(-2, 3, 46)
-    print(f"C grid {CS}, 5 query-grouped splits, eps={args.eps:g}, best of {args.repeat}")
-    header = (
-        f"{'data':16s} {'way':12s} {'seconds':>8s} {'iters':>6s} {'passes':>7s}  "
-        + "  ".join(f"C={c:g}".rjust(7) for c in CS)
-        + "  chosen(0)  chosen(0.01)  test MAP"
-    )
-    totals = {"warm": [0.0, 0, 0], "confirmed": [0.0, 0, 0], "independent": [0.0, 0, 0]}
-    for fold in [int(f) for f in args.folds.split(",")]:
-        X, y, qid = load_mq2008(fold, "train")
-        Xt, yt, qt = load_mq2008(fold, "test")
-        splits = list(GroupKFold(n_splits=5).split(X, y, groups=qid))
-        for scale, data, test in (("normalized", X, Xt), ("raw scale", X * factors, Xt * factors)):
-            print()
-            print(header)
-            rows = {}
-            for name, way in (("warm", warm), ("confirmed", confirmed), ("independent", independent)):
-                runs = [way(data, y, qid, splits, args.eps) for _ in range(args.repeat)]
-                best = min(runs, key=lambda r: r[0])
-                rows[name] = best
-                for i in range(3):
-                    totals[name][i] += best[i]
-                seconds, n_iter, n_evals, means = best
-                refit = SVMMap(C=chosen(means, 0.0), eps=args.eps).fit(data, y, qid=qid)
-                print(
-                    f"{f'Fold{fold} {scale}':16s} {name:12s} {seconds:8.2f} {n_iter:6d} {n_evals:7d}  "
-                    + "  ".join(f"{m:7.4f}" for m in means)
-                    + f"  {chosen(means, 0.0):9g}  {chosen(means, 0.01):12g}  {refit.score(test, yt, qt):8.4f}"
-                )
-            ind = rows["independent"]
-            for name in ("warm", "confirmed"):
-                w = rows[name]
-                print(
-                    f"  {name} / independent: time {w[0] / ind[0]:.2f}, passes {w[2] / ind[2]:.2f}; largest MAP "
-                    f"difference {np.max(np.abs(w[3] - ind[3])):.4f}"
-                )
-    ind = totals["independent"]
-    print()
-    for name in ("warm", "confirmed"):
-        w = totals[name]
-        print(
-            f"all: {name} {w[0]:.2f}s / {w[2]} passes, independent {ind[0]:.2f}s / {ind[2]} passes: "
-            f"time {w[0] / ind[0]:.2f}, passes {w[2] / ind[2]:.2f}"
-        )
+    print(f"C grid {CS}, 5 query-grouped splits, eps={args.eps:g}, best of {args.repeat}", file=sys.stderr)
+    if args.confirm:
+        print(confirm_table(fold_runs(args, ("confirmed", "independent"))))
+    else:
+        print(path_tables(fold_runs(args, ("warm", "independent"))))
 
 
 if __name__ == "__main__":

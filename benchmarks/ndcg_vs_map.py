@@ -15,6 +15,7 @@ Data:
 
 Usage: python benchmarks/ndcg_vs_map.py [--data mq2008,synthetic] [--losses map,ndcg@10]
        [--C 0.1,1,10,100,1000]
+       python benchmarks/ndcg_vs_map.py --table guide [--write]   # the table of docs/guide/losses.md
 A loss written "ndcg@10/1" is trained with relevance_threshold=1 (labels 2 and up relevant),
 "ndcg@10*N" with the feature map scaled per query (see psi_scaled).
 """
@@ -22,6 +23,7 @@ A loss written "ndcg@10/1" is trained with relevance_threshold=1 (labels 2 and u
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from typing import Any, Dict, List, Sequence, Tuple
@@ -110,6 +112,72 @@ def describe(name: str, train: Split) -> str:
     )
 
 
+#: The runs behind the table of docs/guide/losses.md (--table guide): (data, make_ranking's
+#: shape, losses, C grid), each as one command of the page's bash block.
+GUIDE_RUNS = [
+    ("mq2008", None, ["map", "ndcg@10"], [1.0, 10.0, 100.0, 1000.0]),
+    ("synthetic", (200, 120.0, 136), ["map", "ndcg@10"], [1.0, 10.0, 100.0, 1000.0]),
+    ("synthetic", (200, 120.0, 136), ["dorm@10:depth=30"], [1.0, 10.0]),
+    (
+        "synthetic",
+        (300, 60.0, 30),
+        ["map", "ndcg@10", "ndcg@10*N", "ndcg@10*PN", "ndcg@10/1", "ndcg", "pairwise", "dorm@10:depth=30"],
+        [1.0, 10.0, 100.0],
+    ),
+]
+GUIDE_LABELS = {
+    "ndcg@10*N": "ndcg@10, Psi x N/min(k,N)",
+    "ndcg@10*PN": "ndcg@10, Psi x PN/(min(k,P) min(k,N))",
+    "ndcg@10/1": "ndcg@10, relevant = label >= 2",
+    "ndcg": "ndcg (no clip)",
+    "dorm@10:depth=30": "dorm@10:depth=30 (NDCG@10 loss, position-weighted map)",
+}
+
+
+def guide_table(folds: Sequence[int] = (1, 2, 3, 4, 5), seeds: Sequence[int] = (0, 1)) -> str:
+    """One table of the GUIDE_RUNS, the values of C of a cell joined by ' / ': means over the
+    MQ2008 folds and over the make_ranking seeds."""
+    lines = [
+        "| data | loss | C | train NDCG@10 | test NDCG@10 | train binary NDCG@10 | mean hinge |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    previous = None
+    for data, shape, losses, grid in GUIDE_RUNS:
+        if data == "mq2008":
+            sets = [mq2008(k) for k in folds]
+            name = "MQ2008"
+        else:
+            sets = [synthetic(s, shape[0], shape[1], shape[2]) for s in seeds]
+            name = f"make_ranking({shape[0]}, {shape[1]:g}, {shape[2]})"
+        _, y, q = sets[0][0]
+        queries = np.unique(q)
+        docs = np.mean([(q == k).sum() for k in queries])
+        relevant = np.mean([(y[q == k] > 0).sum() for k in queries])
+        labels = f", labels {int(y.min())}-{int(y.max())}" if data == "synthetic" else ""
+        title = f"{name} ({docs:.1f} documents, {relevant:.1f} relevant per query{labels})"
+        for loss in losses:
+            means = []
+            for C in grid:
+                rows = [evaluate(loss, C, tr, te) for tr, te in sets]
+                means.append({k: np.mean([r[k] for r in rows]) for k in rows[0]})
+            cells = [
+                " / ".join(f"{m[key]:{fmt}}" for m in means)
+                for key, fmt in (
+                    ("train ndcg@10", ".4f"),
+                    ("test ndcg@10", ".4f"),
+                    ("train binary ndcg@10", ".4f"),
+                    ("hinge", ".3f"),
+                )
+            ]
+            shown = "" if title == previous else title
+            previous = title
+            Cs = " / ".join(f"{C:g}" for C in grid)
+            first = f"| {shown} |" if shown else "| |"
+            lines.append(f"{first} {GUIDE_LABELS.get(loss, loss)} | {Cs} | " + " | ".join(cells) + " |")
+            print(f"{name} {loss} done", file=sys.stderr, flush=True)
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="mq2008,synthetic")
@@ -120,8 +188,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--shape", default="300,60,30", help="make_ranking's n_queries, docs_per_query, n_features (default 300,60,30)"
     )
+    parser.add_argument(
+        "--table",
+        choices=["guide"],
+        default=None,
+        help="guide: the table of docs/guide/losses.md (the four runs of its bash block, in one table)",
+    )
     tables.add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.table == "guide":
+        tables.publish(guide_table(), __file__, argv, write=args.write, note=args.note)
+        return
     tables.write_on_exit(args, __file__, argv)
     losses = [s.strip() for s in args.losses.split(",")]
     grid = [float(c) for c in args.C.split(",")]

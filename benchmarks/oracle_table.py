@@ -62,6 +62,7 @@ def oracle_tables(results: dict) -> str:
         "map-fast",
         "map",
         "roc",
+        "pairwise",
         "ndcg@10",
         "ndcg",
         "ndcg@10:paper",

@@ -124,14 +124,25 @@ from svmmap.datasets import make_ranking
 args = json.loads(os.environ["SCALE_ARGS"])
 X, y, qid = make_ranking(args["queries"], args["docs"], args["features"], random_state=0)
 # The oracle's work depends on w (where the relevant documents sort); take the fit's own,
-# from the fit section when it ran on the same data.
-w = args.get("w") or svmmap.SVMMap(C=1.0, eps=1e-3).fit(X, y, qid=qid).coef_
+# from the fit section when it ran on the same data, and otherwise fit here, counting the
+# fit's oracle passes per iteration for the budget as the fit section does.
+w, passes = args.get("w"), None
+if w is None:
+    from svmmap import estimator
+    _core_fit, n_evals = estimator._core.fit_path, []
+    def counting_fit(*a, **k):
+        path = _core_fit(*a, **k)
+        n_evals.extend(summary.n_evals for _, summary in path)
+        return path
+    estimator._core.fit_path = counting_fit
+    model = svmmap.SVMMap(C=1.0, eps=1e-3).fit(X, y, qid=qid)
+    w, passes = model.coef_, (n_evals[-1] - 1) / max(int(model.n_iter_) - 1, 1)
 prefix = args["prefix"]
 np.ascontiguousarray(X, dtype=np.float32).tofile(prefix + ".x")
 np.asarray(y, dtype=np.float64).tofile(prefix + ".y")
 np.unique(qid, return_inverse=True)[1].astype(np.int64).tofile(prefix + ".q")
 np.asarray(w, dtype=np.float64).tofile(prefix + ".w")
-print(json.dumps({"n_docs": int(X.shape[0])}))
+print(json.dumps({"n_docs": int(X.shape[0]), "passes_per_iteration": passes}))
 """
 )
 
@@ -187,7 +198,7 @@ def run_child(program: str, env_extra: dict) -> dict:
     env = dict(os.environ, **env_extra)
     proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        raise SystemExit(f"benchmark child failed:\n{proc.stderr}")
+        sys.exit(f"benchmark child failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -217,7 +228,7 @@ def fits(args, jobs: list, repeats: int) -> dict:
             best[f["n_jobs"]] = f
         # Every fit of a thread count must give the same model.
         if f["coef"] != best[f["n_jobs"]]["coef"] or f["coef"] != next(iter(best.values()))["coef"]:
-            raise SystemExit("fits with different thread counts or repeats gave different models")
+            sys.exit("fits with different thread counts or repeats gave different models")
     r["best"] = best
     return r
 
@@ -263,7 +274,7 @@ STEPS = ("read", "score", "sort", "oracle", "pass")
 def build_pass_cost() -> str:
     """Builds examples/pass_cost.rs with cargo; returns the binary's path."""
     if shutil.which("cargo") is None:
-        raise SystemExit("the pass section needs cargo, to build examples/pass_cost.rs")
+        sys.exit("the pass section needs cargo, to build examples/pass_cost.rs")
     env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
     subprocess.run(["cargo", "build", "--quiet", "--release", "--example", "pass_cost"], cwd=HERE, check=True, env=env)
     return os.path.join(HERE, "target", "release", "examples", "pass_cost")
@@ -279,14 +290,14 @@ def pass_cost(binary: str, prefix: str, n_features: int, threads: int, repeats: 
         env=dict(env, RAYON_NUM_THREADS=str(threads)),
     )
     if proc.returncode != 0:
-        raise SystemExit(f"pass_cost failed:\n{proc.stderr}")
+        sys.exit(f"pass_cost failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def pass_section(args, cores: int, passes_per_iteration: float, w: list | None) -> dict:
+def pass_section(args, cores: int, passes_per_iteration: float | None, w: list | None) -> dict:
     """The `pass` section: each step of a pass at the benchmark's shape on every core, and
-    in cache on one core, with the budget of issue 15's target. `w`: the fit section's
-    weights at this shape (None: fitted here)."""
+    in cache on one core, with the budget of issue 15's target. `w` and
+    `passes_per_iteration`: the fit section's at this shape (None: fitted here)."""
     out = {}
     binary = build_pass_cost()
     with tempfile.TemporaryDirectory() as tmp:
@@ -298,7 +309,9 @@ def pass_section(args, cores: int, passes_per_iteration: float, w: list | None) 
             shape = {"queries": queries, "docs": args.docs, "features": args.features, "prefix": prefix}
             if name == "shape":
                 shape["w"] = w
-            run_child(PASS_DATA, {"SCALE_ARGS": json.dumps(shape)})
+            made = run_child(PASS_DATA, {"SCALE_ARGS": json.dumps(shape)})
+            if name == "shape" and passes_per_iteration is None:
+                passes_per_iteration = made["passes_per_iteration"]
             out[name] = pass_cost(binary, prefix, args.features, threads, repeats)
             for ext in ("x", "y", "q", "w"):
                 os.remove(f"{prefix}.{ext}")
@@ -324,16 +337,60 @@ def pass_section(args, cores: int, passes_per_iteration: float, w: list | None) 
     # the iteration's passes; on `cores` cores that is `cores` times as much compute.
     budget = cores * 1.5 * read_ns / passes_per_iteration
     need = ns["sort"] + ns["oracle"] + ns["pass"]
+    print("\n| issue 15's target: an iteration in 1.5 reads of X | ns per document |\n|---|---:|")
+    print(f"| one read of X, {cores} threads | {read_ns:.1f} |")
     print(
-        f"\nOne read of X: {read_ns:.1f} ns per document on {cores} threads. An iteration in 1.5 reads "
-        f"with {passes_per_iteration:.2f} passes per iteration leaves **{budget:.1f} ns of compute per "
-        f"document and pass** on {cores} cores, if the memory traffic were hidden entirely; the sort, "
-        f"the MAP oracle and the accumulation alone take **{need:.1f}** ({ns['sort']:.1f} + "
-        f"{ns['oracle']:.1f} + {ns['pass']:.1f}) in cache, and **{need + ns['score']:.1f}** with the "
-        "scoring."
+        f"| compute per document and pass that the target leaves on {cores} cores ({passes_per_iteration:.2f} "
+        f"passes per iteration, memory traffic hidden entirely) | **{budget:.1f}** |"
     )
+    print(
+        f"| sort + MAP oracle + accumulation, in cache ({ns['sort']:.1f} + {ns['oracle']:.1f} + "
+        f"{ns['pass']:.1f}) | **{need:.1f}** |"
+    )
+    print(f"| the same with the scoring | **{need + ns['score']:.1f}** |")
     out.update({"read_ns": read_ns, "budget_ns": budget, "needed_ns": need, "step_ns": ns})
     return out
+
+
+def print_fit_table(shared: dict, cores: int) -> None:
+    """The fit section's table: the fastest fit on every core, against one read of X and the floor."""
+    r = dict(shared["best"][cores], **{k: v for k, v in shared.items() if k != "best"})
+    gib = r["x_bytes"] / 2**30
+    print(
+        f"\n## Fit, MSLR-WEB30K fold shape ({r['n_docs']:,} x {r['n_features']} {r['dtype']}, "
+        f"{r['n_queries']:,} queries, X = {gib:.2f} GiB), loss map, C=1, eps=1e-3, {cores} threads\n"
+    )
+    print("| measure | value |\n|---|---:|")
+    print(f"| wall time of fit (s) | {r['seconds']:.1f} |")
+    print(f"| iterations | {r['n_iter']} (converged: {r['converged']}) |")
+    print(f"| first iteration incl. setup (s) | {r['first_iteration_seconds']:.2f} |")
+    print(f"| time per iteration (s) | {r['per_iteration']:.3f} |")
+    # The first iteration (setup and one pass) is left out of the time per iteration, so
+    # its pass is left out of the passes per iteration too.
+    passes = (r["n_evals"] - 1) / max(r["n_iter"] - 1, 1)
+    print(f"| oracle passes per iteration (after the first) | {passes:.2f} ({r['n_evals']} in all) |")
+    print(f"| one read: numpy X @ w (s) | {r['read']:.3f} |")
+    print(f"| floor: numpy X @ w + X.T @ c (s) | {r['floor']:.3f} |")
+    print(f"| per iteration / one read (X @ w) | **{r['per_iteration'] / r['read']:.2f}** |")
+    print(f"| per iteration / floor (X @ w + X.T @ c) | **{r['per_iteration'] / r['floor']:.2f}** |")
+    print(f"| per oracle pass / one read | {r['per_iteration'] / passes / r['read']:.2f} |")
+    print(f"| peak RSS during fit / size of X | **{r['peak_rss'] / r['x_bytes']:.2f}** |")
+    print(f"| (RSS before fit / size of X) | {r['rss_before'] / r['x_bytes']:.2f} |")
+    print(f"| memory added by fit / size of X | {(r['peak_rss'] - r['rss_before']) / r['x_bytes']:.3f} |")
+
+
+def print_threads_table(shared: dict, cores: int) -> None:
+    """The threads section's table: the same fit on one thread and on every core (one row
+    where the machine has one core)."""
+    one, many = shared["best"][1], shared["best"][cores]
+    print("\n## Thread scaling of the same fit (best of 2 each, alternating)\n")
+    print("| threads | wall time (s) | per iteration (s) | iterations |\n|---:|---:|---:|---:|")
+    for t, f in [("1", one)] + ([(str(cores), many)] if cores > 1 else []):
+        print(f"| {t} | {f['seconds']:.2f} | {f['per_iteration']:.3f} | {f['n_iter']} |")
+    print(
+        f"| speed-up 1 -> {cores} | **{one['seconds'] / many['seconds']:.2f}x** | "
+        f"{one['per_iteration'] / many['per_iteration']:.2f}x | coef_ bit-identical: {one['coef'] == many['coef']} |"
+    )
 
 
 def main() -> None:
@@ -355,46 +412,16 @@ def main() -> None:
         jobs = [cores, 1] if "threads" in sections and cores > 1 else [cores]
         shared = fits(args, jobs, repeats=2 if "threads" in sections else 1)
         results["fit"] = shared
-        r = dict(shared["best"][cores], **{k: v for k, v in shared.items() if k != "best"})
-        gib = r["x_bytes"] / 2**30
-        print(
-            f"\n## Fit, MSLR-WEB30K fold shape ({r['n_docs']:,} x {r['n_features']} {r['dtype']}, "
-            f"{r['n_queries']:,} queries, X = {gib:.2f} GiB), loss map, C=1, eps=1e-3, {cores} threads\n"
-        )
-        print("| measure | value |\n|---|---:|")
-        print(f"| wall time of fit (s) | {r['seconds']:.1f} |")
-        print(f"| iterations | {r['n_iter']} (converged: {r['converged']}) |")
-        print(f"| first iteration incl. setup (s) | {r['first_iteration_seconds']:.2f} |")
-        print(f"| time per iteration (s) | {r['per_iteration']:.3f} |")
-        # The first iteration (setup and one pass) is left out of the time per iteration, so
-        # its pass is left out of the passes per iteration too.
-        passes = (r["n_evals"] - 1) / max(r["n_iter"] - 1, 1)
-        print(f"| oracle passes per iteration (after the first) | {passes:.2f} ({r['n_evals']} in all) |")
-        print(f"| one read: numpy X @ w (s) | {r['read']:.3f} |")
-        print(f"| floor: numpy X @ w + X.T @ c (s) | {r['floor']:.3f} |")
-        print(f"| per iteration / one read (X @ w) | **{r['per_iteration'] / r['read']:.2f}** |")
-        print(f"| per iteration / floor (X @ w + X.T @ c) | **{r['per_iteration'] / r['floor']:.2f}** |")
-        print(f"| per oracle pass / one read | {r['per_iteration'] / passes / r['read']:.2f} |")
-        print(f"| peak RSS during fit / size of X | **{r['peak_rss'] / r['x_bytes']:.2f}** |")
-        print(f"| (RSS before fit / size of X) | {r['rss_before'] / r['x_bytes']:.2f} |")
-        print(f"| memory added by fit / size of X | {(r['peak_rss'] - r['rss_before']) / r['x_bytes']:.3f} |")
-        if "threads" in sections and cores > 1:
-            one, many = shared["best"][1], shared["best"][cores]
-            print("\n## Thread scaling of the same fit (best of 2 each, alternating)\n")
-            print("| threads | wall time (s) | per iteration (s) | iterations |\n|---:|---:|---:|---:|")
-            for t, f in (("1", one), (str(cores), many)):
-                print(f"| {t} | {f['seconds']:.2f} | {f['per_iteration']:.3f} | {f['n_iter']} |")
-            print(
-                f"\nspeed-up 1 -> {cores} threads: fit **{one['seconds'] / many['seconds']:.2f}x**, "
-                f"per iteration {one['per_iteration'] / many['per_iteration']:.2f}x; "
-                f"coef_ bit-identical: {one['coef'] == many['coef']}"
-            )
+        if "fit" in sections:
+            print_fit_table(shared, cores)
+        if "threads" in sections:
+            print_threads_table(shared, cores)
     if "pass" in sections:
         if "fit" in results:
             best = results["fit"]["best"][cores]
             passes, w = (best["n_evals"] - 1) / max(best["n_iter"] - 1, 1), best["coef"]
         else:
-            passes, w = 1.0, None
+            passes, w = None, None
         results["pass"] = pass_section(args, cores, passes, w)
     if "lightgbm" in sections:
         r = run_child(LIGHTGBM, {})
@@ -403,7 +430,7 @@ def main() -> None:
         print("| ranker | fit (s) | test MAP |\n|---|---:|---:|")
         print(f"| svmmap SVMMap(C=1) | {r['svmmap_seconds']:.3f} | {r['svmmap_map']:.4f} |")
         print(f"| LightGBM LGBMRanker (lambdarank, defaults) | {r['lightgbm_seconds']:.3f} | {r['lightgbm_map']:.4f} |")
-        print(f"\nLightGBM time / svmmap time: **{r['lightgbm_seconds'] / r['svmmap_seconds']:.1f}x**")
+        print(f"| LightGBM time / svmmap time | **{r['lightgbm_seconds'] / r['svmmap_seconds']:.1f}x** | |")
     if "reader" in sections:
         results["reader"] = {}
         print(f"\n## Reading a {args.reader_lines:,}-line LETOR file, best of 3\n")
@@ -420,7 +447,7 @@ def main() -> None:
                 if r["svmmap_shape"] != r["sklearn_shape"] or not all(
                     abs(a - b) <= 1e-6 * max(1.0, abs(b)) for a, b in zip(r["svmmap_checksum"], r["sklearn_checksum"])
                 ):
-                    raise SystemExit(f"the readers disagree on {name}: {r}")
+                    sys.exit(f"the readers disagree on {name}: {r}")
                 results["reader"][name] = r
                 print(
                     f"| {name} | {r['bytes'] / 1e6:.0f} | {r['svmmap']:.3f} | {r['sklearn']:.3f} | **{r['sklearn'] / r['svmmap']:.1f}x** |"

@@ -19,6 +19,7 @@ The best single run is chosen with hindsight on the very queries it is evaluated
 favours it. Run from the repository root:
 
     python examples/mq2008_fusion.py [--out-dir DIR] [--depth K] [--thresholds 50] [--C 0.01,0.1,1,10]
+    python examples/mq2008_fusion.py --write   # the table of docs/guide/fusion.md
 
 ``--depth K`` keeps only each run's top K documents per query, so that runs miss documents as
 real runs do (a missing document then gets the missing-value indicator).
@@ -33,6 +34,7 @@ import os
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -49,7 +51,15 @@ def main() -> int:
     parser.add_argument("--C", default="0.01,0.1,1,10")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    # --write puts the table into its block of docs/guide/fusion.md (benchmarks/tables.py).
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import tables
+
+    tables.add_arguments(parser)
     args = parser.parse_args()
+    if args.note is None:
+        args.note = "evaluated with pytrec_eval"
+    tables.write_on_exit(args, __file__, None)
 
     import pytrec_eval
     from svmmap.cli import main as svmmap_main
@@ -97,7 +107,7 @@ def main() -> int:
         )
     seconds = time.perf_counter() - start
     if code:
-        return code
+        sys.exit(code)
 
     # Independent evaluation with pytrec_eval (trec_eval's code).
     judgments = qrels.to_dict()

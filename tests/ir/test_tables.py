@@ -6,6 +6,7 @@ those whose header says "timing"."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from typing import Dict, List
@@ -220,3 +221,271 @@ def test_the_make_ranking_rows_of_the_combo_weights_table_are_the_codes():
     text = script.format_table(script.measure([0.1, 1.0, 10.0], data="make_ranking"))
     (page,) = blocks_of("benchmarks/combo_weights.py")
     assert_same_figures(page.body, text, key_columns=2, only_computed=True)
+
+
+STAMP = "*Measured with svmmap 0.0.1, commit abcdef1, on 2020-01-01.*"
+
+
+def block_lines(command: str, table: List[str], record: bool = False) -> List[str]:
+    kind = "generated (record)" if record else "generated"
+    return [f"<!-- {kind}: {command} -->", "", *table, "", STAMP, "", "<!-- end generated -->", ""]
+
+
+def test_write_leaves_a_record_block_of_the_same_command_line_alone(tmp_path, monkeypatch):
+    """A record and a live block may name one command line (scale.py --only fit): the live
+    block takes the printed table, the record keeps its own."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("# r\n")
+    page = tmp_path / "docs" / "p.md"
+    page.write_text(
+        "\n".join(
+            block_lines("benchmarks/x.py --only fit", ["| live |", "|---|", "| 1.5 |"])
+            + ["Prose."]
+            + block_lines("benchmarks/x.py --only fit", ["| build | before |", "|---|---:|", "| a | 0.3 |"], True)
+            + block_lines("benchmarks/x.py --only old", ["| build |", "|---|", "| b |"], True)
+        )
+    )
+    monkeypatch.setattr(
+        tables, "stamp", lambda note=None: "*Measured with svmmap 9.9.9, commit 1234567, on 2030-01-01.*"
+    )
+    script = str(tables.ROOT / "benchmarks" / "x.py")
+    tables.publish("| new |\n|---|\n| 2.5 |", script, ["--only", "fit", "--write"], write=True, root=tmp_path)
+    live, record, _ = tables.parse(page).blocks
+    assert live.body == "| new |\n|---|\n| 2.5 |" and "9.9.9" in live.lines[-2]
+    assert record.record and record.body == "| build | before |\n|---|---:|\n| a | 0.3 |"
+    assert STAMP in record.lines
+    # A command line whose only blocks are records has nothing to write.
+    with pytest.raises(SystemExit, match="no block"):
+        tables.publish("| t |", script, ["--only", "old"], write=True, root=tmp_path)
+
+
+def test_the_scale_fit_table_goes_into_the_live_block_of_the_benchmarks_page(tmp_path, monkeypatch):
+    """docs/benchmarks.md has a live block and a record block of `scale.py --only fit`."""
+    import shutil
+
+    shutil.copy(tables.ROOT / "README.md", tmp_path / "README.md")
+    shutil.copytree(tables.ROOT / "docs", tmp_path / "docs")
+    page = tmp_path / "docs" / "benchmarks.md"
+    before = {b.start: b for b in tables.parse(page).blocks if b.command == "benchmarks/scale.py --only fit"}
+    assert sorted(b.record for b in before.values()) == [False, True]
+    monkeypatch.setattr(
+        tables, "stamp", lambda note=None: "*Measured with svmmap 9.9.9, commit 1234567, on 2030-01-01.*"
+    )
+    text = "| measure | value |\n|---|---:|\n| wall time of fit (s) | 9.9 |"
+    tables.publish(
+        text, str(tables.ROOT / "benchmarks" / "scale.py"), ["--only", "fit", "--write"], True, root=tmp_path
+    )
+    after = [b for b in tables.parse(page).blocks if b.command == "benchmarks/scale.py --only fit"]
+    (live,) = [b for b in after if not b.record]
+    (record,) = [b for b in after if b.record]
+    assert live.body == text
+    assert record.lines == next(b for b in before.values() if b.record).lines
+
+
+def scale_tables(only: str) -> List[str]:
+    """The tables `benchmarks/scale.py --only ONLY` prints on a tiny shape (about a second)."""
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "scale.py"), "--only", only, "--queries", "30", "--docs", "10"]
+        + ["--features", "4"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    return tables.table_chunks(out)
+
+
+def test_each_scale_section_prints_the_tables_of_its_own_block():
+    """`--only threads` once printed the fit table too, which --write put into its block."""
+    for only in ("fit", "threads"):
+        (block,) = [b for b in blocks_of(f"benchmarks/scale.py --only {only}") if not b.record]
+        printed = scale_tables(only)
+        assert len(printed) == len(block.tables) == 1, (only, printed)
+        assert next(tables.cells(printed[0])) == block.tables[0].header
+
+
+def fake_root(tmp_path: Path, commands: Dict[str, bool]) -> Path:
+    """A checkout with one page holding a block (record or not) of each command."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("# r\n")
+    lines: List[str] = []
+    for command, record in commands.items():
+        lines += block_lines(command, ["| a |", "|---|", "| 1.5 |"], record) + ["Prose.", ""]
+    (tmp_path / "docs" / "p.md").write_text("\n".join(lines))
+    return tmp_path
+
+
+def test_regenerate_orders_the_commands_cheapest_first_and_leaves_records_out(tmp_path, capsys):
+    root = fake_root(
+        tmp_path,
+        {
+            "benchmarks/slow.py": False,
+            "benchmarks/oracle_table.py": False,
+            "benchmarks/recorded.py --only fit": True,
+            "benchmarks/cheap.py --rows a": False,
+            "benchmarks/unknown.py": False,
+            "benchmarks/slow.py ": False,  # the same words: one command
+        },
+    )
+    durations = {
+        "benchmarks/slow.py": 300,
+        "benchmarks/oracle_table.py": 5,
+        "cargo bench --bench oracles -- --noplot": 100,
+        "benchmarks/cheap.py --rows a": 2,
+        "benchmarks/recorded.py --only fit": 1,
+    }
+    order = [job.command for job in tables.jobs(root, durations)]
+    # oracle_table.py's 5 s come after criterion's 100 s: 105 s; unknown is taken as long.
+    assert order == [
+        "benchmarks/cheap.py --rows a",
+        "benchmarks/oracle_table.py",
+        "benchmarks/slow.py",
+        "benchmarks/unknown.py",
+    ]
+    assert [len(job.blocks) for job in tables.jobs(root, durations)] == [1, 1, 2, 1]
+
+    (root / "target").mkdir()
+    (root / "target" / tables.DURATIONS_FILE.name).write_text(json.dumps(durations))
+    assert tables.regenerate(dry_run=True, root=root) == 0
+    printed = [
+        line.split("] ", 1)[1].split("  (last")[0] for line in capsys.readouterr().out.splitlines() if "] " in line
+    ]
+    assert printed == [
+        "benchmarks/cheap.py --rows a --write",
+        "cargo bench --bench oracles -- --noplot",
+        "benchmarks/oracle_table.py --write",
+        "benchmarks/slow.py --write",
+        "benchmarks/unknown.py --write",
+    ]
+    assert not (root / "target" / "tables-logs").exists()
+    tables.list_jobs(root=root)
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split(" s", 1)[0].strip() for line in listed] == ["2", "105", "300", "3600", "4007"]
+    assert "(after cargo bench --bench oracles -- --noplot)" in listed[1]
+    assert "unknown: taken as long" in listed[3]
+
+
+SCRIPT = """
+import sys
+sys.path.insert(0, {benchmarks!r})
+import argparse, tables
+parser = argparse.ArgumentParser()
+parser.add_argument("--fail", action="store_true")
+tables.add_arguments(parser)
+args = parser.parse_args()
+if args.fail:
+    raise SystemExit("failed on purpose")
+tables.publish("| a |\\n|---|\\n| 2.5 |", __file__, None, write=args.write)
+"""
+
+
+def test_regenerate_writes_each_block_and_reports_failures_and_stale_stamps(tmp_path, capsys):
+    """Two scripts of a fake checkout: one writes its block (its stamp then names the
+    checkout's commit, 'unrecorded' outside git), one fails and leaves its old stamp."""
+    import shutil
+
+    root = fake_root(tmp_path, {"benchmarks/ok.py": False, "benchmarks/ok.py --fail": False, "benchmarks/r.py": True})
+    (root / "benchmarks").mkdir()
+    shutil.copy(BENCHMARKS / "tables.py", root / "benchmarks" / "tables.py")
+    (root / "benchmarks" / "ok.py").write_text(SCRIPT.format(benchmarks=str(root / "benchmarks")))
+    assert tables.regenerate(root=root, log_dir=tmp_path / "logs") == 1
+    out = capsys.readouterr().out
+    assert "benchmarks/ok.py --write\n    exit 0" in out
+    assert "benchmarks/ok.py --fail --write\n    exit 1" in out and "failed on purpose" in out
+    assert "1 failed\n  benchmarks/ok.py --fail" in out
+    assert "1 block(s) with a stamp of another commit than HEAD\n  docs/p.md:" in out
+    written, failed, record = tables.parse(root / "docs" / "p.md").blocks
+    assert written.body == "| a |\n|---|\n| 2.5 |" and "commit unrecorded" in written.lines[-2]
+    assert STAMP in failed.lines and STAMP in record.lines
+    assert json.loads((root / "target" / tables.DURATIONS_FILE.name).read_text()).keys() == {"benchmarks/ok.py"}
+    # Without --write the same run checks what each command prints against its blocks.
+    assert tables.regenerate(only="ok.py$", write=False, root=root, log_dir=tmp_path / "logs") == 0
+    # With --only, the stale stamps of the commands left out do not fail the run.
+    capsys.readouterr()
+    assert tables.regenerate(only="ok.py$", root=root, log_dir=tmp_path / "logs") == 0
+    assert "0 block(s) with a stamp of another commit" in capsys.readouterr().out
+
+
+def test_printed_tables_are_checked_against_the_blocks_they_would_fill(tmp_path):
+    root = fake_root(tmp_path, {"benchmarks/x.py": False})
+    (job,) = tables.jobs(root, {})
+    assert tables.printed_against_blocks(job, "| a |\n|---|\n| 9 |\n", root) == []
+    assert "header ['a'] on the page, printed ['b']" in tables.printed_against_blocks(job, "| b |\n|---|", root)[0]
+    assert "hold 1 table(s), the command printed 2" in tables.printed_against_blocks(job, "| a |\n\n| a |", root)[0]
+    assert "printed 0" in tables.printed_against_blocks(job, "no table", root)[0]
+
+
+PRINTING_SCRIPT = """
+import sys
+sys.path.insert(0, {benchmarks!r})
+import argparse, tables
+parser = argparse.ArgumentParser()
+parser.add_argument("--then", default="end")
+tables.add_arguments(parser)
+args = parser.parse_args()
+tables.write_on_exit(args, __file__, None)
+if args.then != "print-nothing":
+    print("| a |\\n|---|\\n| 2.5 |")
+if args.then == "sys-exit":
+    sys.exit("a child failed")
+if args.then == "raise":
+    raise RuntimeError("failed")
+"""
+
+
+def test_write_on_exit_writes_nothing_when_the_script_fails_or_prints_no_table(tmp_path):
+    """A table printed before the script fails (scale.py's reader row by row) or an empty
+    output must not replace a block."""
+    import shutil
+    import subprocess
+
+    commands = ["benchmarks/p.py", *(f"benchmarks/p.py --then {how}" for how in ("sys-exit", "raise", "print-nothing"))]
+    root = fake_root(tmp_path, {c: False for c in commands})
+    (root / "benchmarks").mkdir()
+    shutil.copy(BENCHMARKS / "tables.py", root / "benchmarks" / "tables.py")
+    (root / "benchmarks" / "p.py").write_text(PRINTING_SCRIPT.format(benchmarks=str(root / "benchmarks")))
+    for command in commands:
+        done = subprocess.run([sys.executable, *command.split(), "--write"], cwd=root, capture_output=True, text=True)
+        assert (done.returncode == 0) == (command == "benchmarks/p.py"), (command, done.stderr)
+    written, *kept = tables.parse(root / "docs" / "p.md").blocks
+    assert written.body == "| a |\n|---|\n| 2.5 |" and STAMP not in written.lines
+    assert all(b.body == "| a |\n|---|\n| 1.5 |" and STAMP in b.lines for b in kept)
+
+
+def test_each_kind_of_command_runs_as_itself():
+    """A script runs with this interpreter and --write; the svmmap command as python -m svmmap
+    and a cargo bench as it is, neither able to write a block."""
+    script, cli, bench = (
+        tables.Job(c) for c in ("benchmarks/x.py --a 1", "svmmap protocol --show-p", "cargo bench --bench o")
+    )
+    assert script.argv(True) == [sys.executable, "benchmarks/x.py", "--a", "1", "--write"] and script.writable
+    assert cli.argv(True) == [sys.executable, "-m", "svmmap", "protocol", "--show-p"] and not cli.writable
+    assert bench.argv(True) == ["cargo", "bench", "--bench", "o"] and not bench.writable
+
+
+def test_the_cutoff_losses_guide_table_merges_zero_models_and_shows_the_guides_values_of_C():
+    """Hand-made results on a grid of three values of C: the guide shows 1 and 100 of the
+    synthetic data; ndcg@10 and mrr@10 are zero at every C with the same measures (one row),
+    mrr@10:po is zero with other measures (a row of its own)."""
+    script = load("cutoff_losses")
+    zero_a, zero_b = {"ndcg@10": 0.0, "mrr@10": 0.0}, {"ndcg@10": 0.0054, "mrr@10": 0.0025}
+    results = {"synthetic:1": {}}
+    for i, C in enumerate([0.1, 1.0, 100.0]):
+        results["synthetic:1"][C] = {
+            "map": (0.5 + i, {"ndcg@10": 0.8 + i / 100, "mrr@10": 0.9}, {"ndcg@10": 0.7, "mrr@10": 0.6}, ""),
+            "ndcg@10": (0.0, zero_a, zero_b, ""),
+            "mrr@10": (0.0, zero_a, zero_b, ""),
+            "mrr@10:po": (0.0, zero_a, {"ndcg@10": 0.1, "mrr@10": 0.2}, ""),
+            "ndcg@10:latent": (2.0, zero_a, zero_b, str(3 + i)),
+        }
+    rows = list(tables.cells(script.guide_table(results, [0.1, 1.0, 100.0])))
+    assert rows[1:] == [
+        ["make_ranking, seed 1", "`map`", "1 / 100", "1.5 / 2.5", "0.8100 / 0.8200", "0.9000 / 0.9000"]
+        + ["0.7000 / 0.7000", "0.6000 / 0.6000", ""],
+        ["", "`ndcg@10`, `mrr@10`", "every C from 0.1 to 100", "0", "0", "0", "0.0054", "0.0025", ""],
+        ["", "`mrr@10:po`", "every C from 0.1 to 100", "0", "0", "0", "0.1000", "0.2000", ""],
+        ["", "`ndcg@10:latent`", "1 / 100", "2 / 2", "0.0000 / 0.0000", "0.0000 / 0.0000"]
+        + ["0.0054 / 0.0054", "0.0025 / 0.0025", "4 / 5"],
+    ]

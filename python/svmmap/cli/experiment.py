@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Iterable, List, Optional
+from typing import TYPE_CHECKING, Any, Iterable, List, Optional, Tuple
 
 if TYPE_CHECKING:
     from ..datasets import Fold
@@ -149,6 +149,13 @@ def _check_feature_methods(spec: str, n_features: int) -> None:
 
 
 def run_protocol(args: argparse.Namespace) -> None:
+    result, title = protocol_result(args)
+    print(result.table(title=title, show_p=args.show_p))
+
+
+def protocol_result(args: argparse.Namespace) -> Tuple[Any, str]:
+    """The protocol's result for parsed ``svmmap protocol`` arguments, and the data's title
+    (benchmarks/protocol_table.py puts both designs of one method list into one table)."""
     import os
 
     import numpy as np
@@ -206,4 +213,4 @@ def run_protocol(args: argparse.Namespace) -> None:
     if say:
         say(f"{result.description}; {time.perf_counter() - start:.1f}s")
     title = "MQ2008" if args.data is None else os.path.basename(os.path.normpath(args.data))
-    print(result.table(title=title, show_p=args.show_p))
+    return result, title
