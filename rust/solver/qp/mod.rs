@@ -304,6 +304,29 @@ impl WorkingSet {
         }
     }
 
+    /// `refresh_ga_sparse` and `sum_noise_floor` in one pass over the Gram matrix, with the
+    /// same sums (so the same values); returns the floor.
+    fn refresh_ga_with_floor(&mut self) -> f64 {
+        let support: Vec<(usize, f64)> = self
+            .alpha
+            .iter()
+            .enumerate()
+            .filter(|&(_, &a)| a != 0.0)
+            .map(|(k, &a)| (k, a))
+            .collect();
+        let mut scale = 0.0f64;
+        for (j, row) in self.gram.iter().enumerate() {
+            let (mut sum, mut terms) = (0.0, 0.0);
+            for &(k, a) in &support {
+                sum += row[k] * a;
+                terms += row[k].abs() * a;
+            }
+            self.ga[j] = sum;
+            scale = scale.max(self.cuts[j].b.abs() + terms);
+        }
+        NOISE_ULPS * f64::EPSILON * scale
+    }
+
     /// Recomputes (Ga) from scratch so rounding from many small updates cannot accumulate.
     fn refresh_ga(&mut self) {
         for (j, row) in self.gram.iter().enumerate() {
