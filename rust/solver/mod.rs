@@ -1,7 +1,8 @@
 //! The structural SVM of Yue et al. 2007 (OP 1 with margin rescaling), trained by the 1-slack
 //! cutting-plane algorithm (Joachims, Finley, Yu 2009) stabilized as in OCAS (Franc and
-//! Sonnenburg 2009); the working-set dual is solved by an exact active-set method (coordinate
-//! ascent as the fallback).
+//! Sonnenburg 2009); the working-set dual is solved by an exact active-set method whose steps
+//! update a Cholesky factor of the free cuts' Gram block, O(|F|^2) each (coordinate ascent as
+//! the fallback).
 //!
 //! Problem. With n = the training queries that have both a relevant and a non-relevant document,
 //!
@@ -27,7 +28,7 @@
 //! and P(w) are unchanged, the working-set dual (caps C per block) is still a lower bound of
 //! min P, and the stopping test is the same. It takes fewer iterations where the 1-slack model
 //! is poor (binned indicator columns at large C), but its working set grows K cuts per
-//! iteration and the exact QP's cost with it; benchmarks/binned_solver.py measures both.
+//! iteration, and the QP's free set with it; benchmarks/binned_solver.py measures both.
 //!
 //! Returns w, the primal and dual objectives, the gap, the iteration count and the cut counts.
 //! Sums over queries are taken in fixed blocks of queries added in order, so the result is the

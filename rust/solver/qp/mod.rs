@@ -14,13 +14,17 @@
 //!
 //!   smo.rs         SMO pair steps (the fallback, and the plain method's first stage)
 //!   polish.rs      the exact solve of the optimality conditions on SMO's support
-//!   active_set.rs  the exact primal active-set method (OCAS's QP)
-//!   linalg.rs      the dense linear solves of the last two
+//!   active_set.rs  the exact primal active-set method (OCAS's QP), O(|F|^2) per step through
+//!                  factor.rs, with the dense O(|F|^3) step kept for singular free sets
+//!   factor.rs      the Cholesky factor of the free cuts' Gram block, updated as cuts join
+//!                  and leave, and the Schur complement of the capped groups
+//!   linalg.rs      the dense linear solves of polish and of the active set's dense step
 //!
 //! Here: the working set itself (adding cuts, w = sum_j a_j g_j, D(a), the slacks, the
 //! rounding floors, the optimality test and the dropping of idle cuts).
 
 mod active_set;
+mod factor;
 mod linalg;
 mod polish;
 mod smo;
@@ -202,6 +206,23 @@ impl WorkingSet {
         NOISE_ULPS * f64::EPSILON * scale
     }
 
+    /// `sum_noise_floor` over the gradients of the cuts in `rows` only.
+    fn sum_noise_floor_rows(&self, rows: &[usize]) -> f64 {
+        let support: Vec<(usize, f64)> = self
+            .alpha
+            .iter()
+            .enumerate()
+            .filter(|&(_, &a)| a != 0.0)
+            .map(|(k, &a)| (k, a))
+            .collect();
+        let scale = rows.iter().fold(0.0f64, |s, &j| {
+            let row = &self.gram[j];
+            let terms: f64 = support.iter().map(|&(k, a)| row[k].abs() * a).sum();
+            s.max(self.cuts[j].b.abs() + terms)
+        });
+        NOISE_ULPS * f64::EPSILON * scale
+    }
+
     /// Whether a satisfies the optimality conditions of the dual within `tol`: per group, no
     /// cut's gradient exceeds that of a positive cut (or 0, when the cap is not reached) by
     /// more than `tol`.
@@ -265,6 +286,45 @@ impl WorkingSet {
         for (j, row) in self.gram.iter().enumerate() {
             self.ga[j] = support.iter().map(|&(k, a)| row[k] * a).sum();
         }
+    }
+
+    /// `refresh_ga_sparse` for the cuts in `rows` only, with the same sums (so the same
+    /// values); the other entries of (Ga) are left as they were.
+    fn refresh_ga_rows(&mut self, rows: &[usize]) {
+        let support: Vec<(usize, f64)> = self
+            .alpha
+            .iter()
+            .enumerate()
+            .filter(|&(_, &a)| a != 0.0)
+            .map(|(k, &a)| (k, a))
+            .collect();
+        for &j in rows {
+            let row = &self.gram[j];
+            self.ga[j] = support.iter().map(|&(k, a)| row[k] * a).sum();
+        }
+    }
+
+    /// `refresh_ga_sparse` and `sum_noise_floor` in one pass over the Gram matrix, with the
+    /// same sums (so the same values); returns the floor.
+    fn refresh_ga_with_floor(&mut self) -> f64 {
+        let support: Vec<(usize, f64)> = self
+            .alpha
+            .iter()
+            .enumerate()
+            .filter(|&(_, &a)| a != 0.0)
+            .map(|(k, &a)| (k, a))
+            .collect();
+        let mut scale = 0.0f64;
+        for (j, row) in self.gram.iter().enumerate() {
+            let (mut sum, mut terms) = (0.0, 0.0);
+            for &(k, a) in &support {
+                sum += row[k] * a;
+                terms += row[k].abs() * a;
+            }
+            self.ga[j] = sum;
+            scale = scale.max(self.cuts[j].b.abs() + terms);
+        }
+        NOISE_ULPS * f64::EPSILON * scale
     }
 
     /// Recomputes (Ga) from scratch so rounding from many small updates cannot accumulate.
