@@ -80,44 +80,23 @@ def _alias(files, target, how):
     return alias
 
 
+def _fuse(f, out):
+    """`svmmap fuse` of the fixture's runs and qrels, writing its run to ``out``."""
+    return ["fuse", "-q", "--qrels", f["qrels"], "--runs", *f["runs"], "--folds", "2", "--C", "1", "--out", out]
+
+
 COMMANDS = {
     "learn-onto-TRAIN": (lambda f, out: ["learn", f["train"], out], "train", "MODEL"),
     "classify-onto-TEST": (lambda f, out: ["classify", f["train"], f["model"], out], "train", "PREDICTIONS"),
     "classify-onto-MODEL": (lambda f, out: ["classify", f["train"], f["model"], out], "model", "PREDICTIONS"),
     "export-onto-MODEL": (lambda f, out: ["export", "--to", "solr", f["model"], out], "model", "OUT"),
     "fuse-onto-a-run": (
-        lambda f, out: [
-            "fuse",
-            "-q",
-            "--qrels",
-            f["qrels"],
-            "--runs",
-            *f["runs"],
-            "--folds",
-            "2",
-            "--C",
-            "1",
-            "--out",
-            out,
-        ],
+        _fuse,
         "run1",
         "--out",
     ),
     "fuse-onto-the-qrels": (
-        lambda f, out: [
-            "fuse",
-            "-q",
-            "--qrels",
-            f["qrels"],
-            "--runs",
-            *f["runs"],
-            "--folds",
-            "2",
-            "--C",
-            "1",
-            "--out",
-            out,
-        ],
+        _fuse,
         "qrels",
         "--out",
     ),
@@ -321,20 +300,7 @@ WRITING_COMMANDS = {
     "learn": lambda f, out: ["learn", f["train"], out],
     "classify": lambda f, out: ["classify", f["train"], f["model"], out],
     "export": lambda f, out: ["export", "--to", "elasticsearch", f["model"], out],
-    "fuse": lambda f, out: [
-        "fuse",
-        "-q",
-        "--qrels",
-        f["qrels"],
-        "--runs",
-        *f["runs"],
-        "--folds",
-        "2",
-        "--C",
-        "1",
-        "--out",
-        out,
-    ],
+    "fuse": _fuse,
 }
 
 

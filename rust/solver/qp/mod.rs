@@ -183,38 +183,28 @@ impl WorkingSet {
         NOISE_ULPS * f64::EPSILON * scale
     }
 
+    /// The cuts with a nonzero dual variable and their a_k: the only terms of (Ga).
+    fn support(&self) -> Vec<(usize, f64)> {
+        self.alpha
+            .iter()
+            .enumerate()
+            .filter(|&(_, &a)| a != 0.0)
+            .map(|(k, &a)| (k, a))
+            .collect()
+    }
+
     /// The rounding floor of the gradients computed as sums: `NOISE_ULPS` units of rounding
     /// of the largest sum of absolute terms, max_j |b_j| + sum_k |G_jk| a_k.
     fn sum_noise_floor(&self) -> f64 {
         // Only the cuts with a_k > 0 add terms: summing over them alone gives the same sums
         // in O(m |F|) instead of O(m^2), which dominated the active-set solve at 1,000 cuts.
-        let support: Vec<(usize, f64)> = self
-            .alpha
-            .iter()
-            .enumerate()
-            .filter(|&(_, &a)| a != 0.0)
-            .map(|(k, &a)| (k, a))
-            .collect();
-        let scale = self
-            .cuts
-            .iter()
-            .zip(&self.gram)
-            .fold(0.0f64, |s, (c, row)| {
-                let terms: f64 = support.iter().map(|&(k, a)| row[k].abs() * a).sum();
-                s.max(c.b.abs() + terms)
-            });
-        NOISE_ULPS * f64::EPSILON * scale
+        let all: Vec<usize> = (0..self.cuts.len()).collect();
+        self.sum_noise_floor_rows(&all)
     }
 
     /// `sum_noise_floor` over the gradients of the cuts in `rows` only.
     fn sum_noise_floor_rows(&self, rows: &[usize]) -> f64 {
-        let support: Vec<(usize, f64)> = self
-            .alpha
-            .iter()
-            .enumerate()
-            .filter(|&(_, &a)| a != 0.0)
-            .map(|(k, &a)| (k, a))
-            .collect();
+        let support = self.support();
         let scale = rows.iter().fold(0.0f64, |s, &j| {
             let row = &self.gram[j];
             let terms: f64 = support.iter().map(|&(k, a)| row[k].abs() * a).sum();
@@ -276,28 +266,14 @@ impl WorkingSet {
     /// `refresh_ga` over the positive a_k only: O(m |support|) instead of O(m^2), which
     /// matters with hundreds of cuts and a support of a few dozen.
     fn refresh_ga_sparse(&mut self) {
-        let support: Vec<(usize, f64)> = self
-            .alpha
-            .iter()
-            .enumerate()
-            .filter(|&(_, &a)| a != 0.0)
-            .map(|(k, &a)| (k, a))
-            .collect();
-        for (j, row) in self.gram.iter().enumerate() {
-            self.ga[j] = support.iter().map(|&(k, a)| row[k] * a).sum();
-        }
+        let all: Vec<usize> = (0..self.cuts.len()).collect();
+        self.refresh_ga_rows(&all);
     }
 
     /// `refresh_ga_sparse` for the cuts in `rows` only, with the same sums (so the same
     /// values); the other entries of (Ga) are left as they were.
     fn refresh_ga_rows(&mut self, rows: &[usize]) {
-        let support: Vec<(usize, f64)> = self
-            .alpha
-            .iter()
-            .enumerate()
-            .filter(|&(_, &a)| a != 0.0)
-            .map(|(k, &a)| (k, a))
-            .collect();
+        let support = self.support();
         for &j in rows {
             let row = &self.gram[j];
             self.ga[j] = support.iter().map(|&(k, a)| row[k] * a).sum();
@@ -307,13 +283,7 @@ impl WorkingSet {
     /// `refresh_ga_sparse` and `sum_noise_floor` in one pass over the Gram matrix, with the
     /// same sums (so the same values); returns the floor.
     fn refresh_ga_with_floor(&mut self) -> f64 {
-        let support: Vec<(usize, f64)> = self
-            .alpha
-            .iter()
-            .enumerate()
-            .filter(|&(_, &a)| a != 0.0)
-            .map(|(k, &a)| (k, a))
-            .collect();
+        let support = self.support();
         let mut scale = 0.0f64;
         for (j, row) in self.gram.iter().enumerate() {
             let (mut sum, mut terms) = (0.0, 0.0);
