@@ -57,6 +57,10 @@ pub struct WorkingSet {
     ga: Vec<f64>,
     /// Consecutive outer iterations in which a_j stayed at zero.
     idle: Vec<usize>,
+    /// Cuts retired from the QP by `retire_idle`, with the iterations each has been idle:
+    /// still part of the model, priced against w by `readmit` (O(d) each) instead of
+    /// holding a Gram row (O(m d) for every cut that joins).
+    retired: Vec<(Cut, usize)>,
 }
 
 impl WorkingSet {
@@ -69,6 +73,7 @@ impl WorkingSet {
             alpha: Vec::new(),
             ga: Vec::new(),
             idle: Vec::new(),
+            retired: Vec::new(),
         }
     }
 
@@ -261,6 +266,78 @@ impl WorkingSet {
             retain_mask(row, &keep);
         }
         removed
+    }
+
+    /// The cuts of the model: those in the QP and the retired ones (see `retire_idle`).
+    pub fn all_cuts(&self) -> impl Iterator<Item = &Cut> {
+        self.cuts.iter().chain(self.retired.iter().map(|(c, _)| c))
+    }
+
+    /// Number of retired cuts (see `retire_idle`).
+    pub fn n_retired(&self) -> usize {
+        self.retired.len()
+    }
+
+    /// Updates the idle counters after an outer iteration, as `drop_idle`, but moves the cuts
+    /// idle for more than `qp_idle` iterations out of the QP into the retired cuts, and drops
+    /// retired cuts idle for more than `max_idle`. The retired cuts stay in the model: after
+    /// each solve, `readmit` brings back those violated at its optimum, so the optimum is
+    /// that of every cut kept, as with `drop_idle(max_idle)`. Returns the number retired.
+    pub fn retire_idle(&mut self, qp_idle: usize, max_idle: usize) -> usize {
+        for (idle, &a) in self.idle.iter_mut().zip(&self.alpha) {
+            *idle = if a > 0.0 { 0 } else { *idle + 1 };
+        }
+        for (_, idle) in &mut self.retired {
+            *idle += 1;
+        }
+        self.retired.retain(|(_, idle)| *idle <= max_idle);
+        let keep: Vec<bool> = self.idle.iter().map(|&i| i <= qp_idle).collect();
+        let n = keep.iter().filter(|&&k| !k).count();
+        if n == 0 {
+            return 0;
+        }
+        for (j, &k) in keep.iter().enumerate() {
+            if !k {
+                self.retired.push((self.cuts[j].clone(), self.idle[j]));
+            }
+        }
+        retain_mask(&mut self.cuts, &keep);
+        retain_mask(&mut self.alpha, &keep);
+        retain_mask(&mut self.ga, &keep);
+        retain_mask(&mut self.idle, &keep);
+        retain_mask(&mut self.gram, &keep);
+        for row in &mut self.gram {
+            retain_mask(row, &keep);
+        }
+        n
+    }
+
+    /// Brings back into the QP the retired cuts violated at w (the QP's optimum) by more than
+    /// `tol` beyond their group's slack there, the condition under which the QP over every
+    /// kept cut would give some of them a positive dual variable. Returns how many came back.
+    pub fn readmit(&mut self, w: &[f64], tol: f64) -> usize {
+        if self.retired.is_empty() {
+            return 0;
+        }
+        // An excess must be measurable twice: in the dot product computed here and, once
+        // back, in the QP's gradients, sums of Gram terms (`sum_noise_floor`); a cut brought
+        // back for an excess below the latter took turns with others in the active set, which
+        // then left the solve to SMO.
+        let tol = tol.max(self.sum_noise_floor());
+        let slacks = self.slacks();
+        let (back, stay): (Vec<_>, Vec<_>) = std::mem::take(&mut self.retired)
+            .into_iter()
+            .partition(|(c, _)| {
+                let terms: f64 = c.g.iter().zip(w).map(|(g, x)| (g * x).abs()).sum();
+                let floor = NOISE_ULPS * f64::EPSILON * (c.b.abs() + terms);
+                c.b - dot(&c.g, w) > slacks[c.group] + tol.max(floor)
+            });
+        self.retired = stay;
+        let n = back.len();
+        for (cut, _) in back {
+            self.add(cut);
+        }
+        n
     }
 
     /// `refresh_ga` over the positive a_k only: O(m |support|) instead of O(m^2), which
