@@ -23,7 +23,9 @@ fit's in units of C * eps (each fit is certified within C * eps of the optimum, 
 may differ by up to 1). A fit still running after --budget seconds is stopped (the callback)
 and its iterations are marked with ">". The last section fits the whole C path warm-started
 (what ``SVMMapCV`` does per fold) on both feature sets for every cut-block count (--budget
-seconds for the whole path).
+seconds for the whole path). The last times the whole search, ``SVMMapCV(Cs=--cs, cv=5)``
+with its defaults (one cut block) on both feature sets, best of --cv-repeat fits: issue 26's
+item 2 compares the two.
 
 Iteration and pass counts are deterministic; seconds depend on the load of the machine, so
 compare them only as ratios within one run.
@@ -38,7 +40,7 @@ import warnings
 
 import numpy as np
 import tables  # benchmarks/tables.py, beside this script
-from svmmap import Binner, SVMMap, _core
+from svmmap import Binner, SVMMap, SVMMapCV, _core
 from svmmap._validation import check_labels, check_matrix, check_qid
 from svmmap.datasets import load_mq2008, make_ranking
 
@@ -83,6 +85,7 @@ def main():
     parser.add_argument("--blocks", default="1,4,16")
     parser.add_argument("--loss", default="map")
     parser.add_argument("--budget", type=float, default=60.0, help="seconds after which a fit is stopped")
+    parser.add_argument("--cv-repeat", type=int, default=3, help="SVMMapCV fits per feature set (best taken)")
     parser.add_argument("--json", help="also write the rows to this file")
     tables.add_arguments(parser)
     args = parser.parse_args()
@@ -95,9 +98,9 @@ def main():
     print(f"loss={args.loss}, eps=1e-3, budget {args.budget:g} s per fit; seconds are of one loaded run\n")
     rows = []
     print(
-        "| C | features | cut blocks | iterations | passes | seconds (timing) | QP share (timing) | primal - 1-slack's, in C eps |"
+        "| C | features | cut blocks | iterations | passes | active cuts | seconds (timing) | QP share (timing) | primal - 1-slack's, in C eps |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for c in cs:
         for name, M in (("linear", X), ("binned", B)):
             base = None
@@ -109,7 +112,7 @@ def main():
                 iters = f">{s.n_iter}" if stopped else str(s.n_iter)
                 share = s.qp_seconds / seconds if seconds > 0 else 0.0
                 print(
-                    f"| {c:g} | {name} | {k} | {iters} | {s.n_evals} | {seconds:.2f} | {share:.0%} | {diff:+.2f} |",
+                    f"| {c:g} | {name} | {k} | {iters} | {s.n_evals} | {s.active_cuts} | {seconds:.2f} | {share:.0%} | {diff:+.2f} |",
                     flush=True,
                 )
                 rows.append(
@@ -119,6 +122,7 @@ def main():
                         blocks=k,
                         n_iter=s.n_iter,
                         passes=s.n_evals,
+                        active_cuts=s.active_cuts,
                         seconds=seconds,
                         qp_seconds=s.qp_seconds,
                         primal=s.primal,
@@ -135,6 +139,20 @@ def main():
             passes = sum(s.n_evals for s in path)
             print(f"| {name} | {k} | {iters} | {passes} | {seconds:.2f} |", flush=True)
             rows.append(dict(path=name, blocks=k, n_iter=[s.n_iter for s in path], passes=passes, seconds=seconds))
+    print(f"\nSVMMapCV(Cs=--cs, cv=5) with the default solver, SVMMapCV.fit wall time, best of {args.cv_repeat}:\n")
+    print("| features | chosen C | seconds (timing) | binned / linear (timing) |")
+    print("|---|---|---|---|")
+    linear_seconds = None
+    for name, M in (("linear", X), ("binned", B)):
+        best, chosen = float("inf"), None
+        for _ in range(args.cv_repeat):
+            start = time.perf_counter()
+            search = SVMMapCV(Cs=cs, loss=args.loss, eps=1e-3).fit(M, y, qid=qid)
+            best = min(best, time.perf_counter() - start)
+            chosen = search.best_estimator_.C
+        linear_seconds = linear_seconds or best
+        print(f"| {name} | {chosen:g} | {best:.2f} | {best / linear_seconds:.1f} |", flush=True)
+        rows.append(dict(search=name, seconds=best, C=chosen))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
