@@ -330,18 +330,21 @@ class StepFunction:
         return out
 
 
-def _binner_and_coef(model: Any, coef: Any) -> tuple[Binner, np.ndarray]:
+def _binner_and_coef(model: Any, coef: Any) -> tuple[Binner, np.ndarray, Any]:
+    """(the Binner, the indicator weights, the checked scaler spec in front of the Binner or
+    None) of ``piecewise_scores``' argument."""
     if isinstance(model, Binner):
         if coef is None:
             raise ValueError("piecewise_scores(binner, coef) needs the weights of the indicator features")
-        return model, np.asarray(coef, dtype=np.float64).reshape(-1)
+        return model, np.asarray(coef, dtype=np.float64).reshape(-1), None
     steps = getattr(model, "steps", None)
     if steps is None:
         raise TypeError(
             f"expected a fitted Binner (with coef) or a Pipeline whose last two steps are a Binner "
             f"and a linear model, got {type(model).__name__}"
         )
-    active = [s for _, s in steps if s not in (None, "passthrough")]
+    named = [(n, s) for n, s in steps if s is not None and not (isinstance(s, str) and s == "passthrough")]
+    active = [s for _, s in named]
     if len(active) < 2 or not isinstance(active[-2], Binner):
         raise ValueError(
             "the pipeline's last two steps must be a Binner and a linear model with coef_; got "
@@ -354,7 +357,35 @@ def _binner_and_coef(model: Any, coef: Any) -> tuple[Binner, np.ndarray]:
                 f"the pipeline's last step {type(final).__name__} has no coef_; fit the pipeline first"
             )
         coef = final.coef_
-    return binner, np.asarray(coef, dtype=np.float64).reshape(-1)
+    return binner, np.asarray(coef, dtype=np.float64).reshape(-1), _scaler_in_front(named[:-2])
+
+
+def _scaler_in_front(named: List[tuple]) -> Any:
+    """The checked scaler spec of the steps before the Binner (one StandardScaler, MinMaxScaler
+    or MaxAbsScaler, as in model files), or None without any. The step functions are over the
+    pipeline's input features, so another step there, whose map cannot be inverted exactly,
+    is refused rather than leaving the thresholds in units the user never sees."""
+    if not named:
+        return None
+    from sklearn import preprocessing
+
+    from ._model_file import SCALER_TYPES, scaler_from_dict, scaler_to_dict
+
+    name, step = named[0]
+    # The classes themselves, not subclasses, which may transform otherwise.
+    scalers = tuple(getattr(preprocessing, kind.rsplit(".", 1)[1]) for kind in SCALER_TYPES)
+    if len(named) == 1 and type(step) in scalers:
+        try:
+            return scaler_from_dict(scaler_to_dict(step))
+        except ValueError as exc:
+            raise ValueError(f"step {name!r} ({type(step).__name__}): {exc}") from None
+    where = " -> ".join(f"{n!r} ({type(s).__name__})" for n, s in named)
+    raise ValueError(
+        f"piecewise_scores gives each feature's score over the pipeline's input, and the steps before "
+        f"the Binner, {where}, cannot be inverted exactly (one StandardScaler, MinMaxScaler or "
+        f"MaxAbsScaler can). For the scores over the Binner's own input, call "
+        f"piecewise_scores(binner, coef=model.coef_) with the pipeline's Binner and final step."
+    )
 
 
 def piecewise_scores(model: Any, coef: Any = None) -> List[StepFunction]:
@@ -364,7 +395,10 @@ def piecewise_scores(model: Any, coef: Any = None) -> List[StepFunction]:
     ----------
     model : Binner or Pipeline
         A fitted Binner (then give ``coef``), or a fitted Pipeline ending with a Binner and a
-        linear model such as SVMMap (its ``coef_`` is used).
+        linear model such as SVMMap (its ``coef_`` is used). A StandardScaler, MinMaxScaler
+        or MaxAbsScaler before the Binner is folded into the thresholds, which are then over
+        the pipeline's input features (exactly: a value is above a returned threshold when its
+        scaled value is above the Binner's); other steps before the Binner are refused.
     coef : array-like of shape (n_output_features_,), optional
         Weights of the indicator features.
 
@@ -372,7 +406,8 @@ def piecewise_scores(model: Any, coef: Any = None) -> List[StepFunction]:
     -------
     list of StepFunction
         One per base feature, in input order. The sum over base features of
-        ``step(X[:, j])`` equals the linear model's score of ``binner.transform(X)``.
+        ``step(X[:, j])`` equals the linear model's score of ``binner.transform(X)`` (for a
+        pipeline, its ``predict(X)`` up to the final step's intercept, 0 for SVMMap).
 
     Examples
     --------
@@ -385,7 +420,7 @@ def piecewise_scores(model: Any, coef: Any = None) -> List[StepFunction]:
     >>> step(np.array([0.0, 1.0, 3.0])).tolist()
     [0.0, 0.25, -0.25]
     """
-    binner, w = _binner_and_coef(model, coef)
+    binner, w, scaler = _binner_and_coef(model, coef)
     binner._check_fitted()
     if w.shape[0] != binner.n_output_features_:
         raise ValueError(
@@ -393,7 +428,7 @@ def piecewise_scores(model: Any, coef: Any = None) -> List[StepFunction]:
         )
     names = binner._input_names()
     with_missing = binner.missing == "indicator"
-    out = []
+    out: List[StepFunction] = []
     at = 0
     for name, k in zip(names, binner.thresholds_):
         weights = w[at : at + len(k)]
@@ -403,5 +438,12 @@ def piecewise_scores(model: Any, coef: Any = None) -> List[StepFunction]:
         if with_missing:
             missing = float(w[at])
             at += 1
-        out.append(StepFunction(name, np.asarray(k, dtype=np.float64).copy(), values, missing))
+        thresholds = np.asarray(k, dtype=np.float64).copy()
+        if scaler is not None:
+            # Over the raw feature: x is scaled above t exactly when x > T (see
+            # svmmap.ir.export, which folds scalers into exported thresholds the same way).
+            from .ir.export import _raw_thresholds_any
+
+            thresholds = np.asarray(_raw_thresholds_any(scaler, len(out), thresholds), dtype=np.float64)
+        out.append(StepFunction(name, thresholds, values, missing))
     return out

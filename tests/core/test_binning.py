@@ -201,6 +201,52 @@ def test_pipeline_and_piecewise_scores_reproduce_predict():
     assert not hasattr(copy.named_steps["bin"], "thresholds_")
 
 
+@pytest.mark.parametrize("scaler", ["standard", "minmax", "maxabs"])
+def test_piecewise_scores_of_a_scaler_pipeline_are_over_the_raw_features(scaler):
+    # MQ2008's features at raw-looking scales (each column multiplied and shifted), a scaler
+    # in front of the Binner: the step functions must be over the pipeline's input, so their
+    # sum reproduces predict on raw values, also at every returned threshold and at the next
+    # float above it, where the side of each indicator is decided. (Before, the thresholds were
+    # in the scaler's units and the sum was far from predict.)
+    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
+
+    X, y, qid = load_mq2008(1, "vali")
+    Xt, _, _ = load_mq2008(1, "test")
+    cols = [20, 24, 30, 35]
+    factor = np.array([1e-3, 7.0, 250.0, 1e4])
+    shift = np.array([0.0, -3.0, 1e3, 0.5])
+    X, Xt = X[:, cols] * factor + shift, Xt[:, cols] * factor + shift
+    make = {"standard": StandardScaler, "minmax": MinMaxScaler, "maxabs": MaxAbsScaler}[scaler]
+    pipe = Pipeline([("scale", make()), ("bin", Binner(n_thresholds=10)), ("svm", SVMMap(C=10))])
+    pipe.fit(X, y, svm__qid=qid)
+    steps = piecewise_scores(pipe)
+    total = sum(step(Xt[:, j]) for j, step in enumerate(steps))
+    np.testing.assert_allclose(total, pipe.predict(Xt), rtol=1e-12, atol=1e-12)
+    # Rows that put every feature at a threshold or just above it, one threshold at a time.
+    for j, step in enumerate(steps):
+        for t in step.thresholds:
+            for v in (t, np.nextafter(t, np.inf)):
+                row = Xt[:1].copy()
+                row[0, j] = v
+                expected = pipe.predict(row)[0]
+                got = sum(s(row[:, i])[0] for i, s in enumerate(steps))
+                assert got == pytest.approx(expected, rel=1e-12, abs=1e-12), (j, t, v)
+
+
+def test_piecewise_scores_refuse_steps_that_cannot_be_inverted():
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+    X, y, qid = load_mq2008(1, "vali")
+    X = X[:, [20, 24]]
+    for before in ([("log", FunctionTransformer(np.log1p))], [("a", StandardScaler()), ("b", StandardScaler())]):
+        pipe = Pipeline(before + [("bin", Binner(n_thresholds=5)), ("svm", SVMMap(C=1))]).fit(X, y, svm__qid=qid)
+        with pytest.raises(ValueError, match=r"cannot be inverted exactly.*piecewise_scores\(binner"):
+            piecewise_scores(pipe)
+        # The Binner's own units stay available.
+        steps = piecewise_scores(pipe[-2], coef=pipe[-1].coef_)
+        np.testing.assert_array_equal(steps[0].thresholds, pipe[-2].thresholds_[0])
+
+
 def test_pipeline_with_metadata_routing():
     X, y, qid = load_mq2008(1, "vali")
     X = X[:, [20, 24, 30, 35]]
