@@ -378,7 +378,11 @@ def _scaler_in_front(named: List[tuple]) -> Any:
         try:
             return scaler_from_dict(scaler_to_dict(step))
         except ValueError as exc:
-            raise ValueError(f"step {name!r} ({type(step).__name__}): {exc}") from None
+            raise ValueError(
+                f"step {name!r} ({type(step).__name__}) cannot be folded into the thresholds: {exc}. For the "
+                f"scores over the Binner's own input, call piecewise_scores(binner, coef=model.coef_) with the "
+                f"pipeline's Binner and final step."
+            ) from None
     where = " -> ".join(f"{n!r} ({type(s).__name__})" for n, s in named)
     raise ValueError(
         f"piecewise_scores gives each feature's score over the pipeline's input, and the steps before "
@@ -426,7 +430,11 @@ def piecewise_scores(model: Any, coef: Any = None) -> List[StepFunction]:
         raise ValueError(
             f"coef has {w.shape[0]} weights but the binner makes {binner.n_output_features_} indicator features"
         )
+    # With a scaler in front the functions are over the pipeline's input, whose names the
+    # scaler has (a DataFrame's columns; the Binner then sees an unnamed array).
     names = binner._input_names()
+    if scaler is not None and scaler.feature_names_in is not None:
+        names = [str(n) for n in scaler.feature_names_in]
     with_missing = binner.missing == "indicator"
     out: List[StepFunction] = []
     at = 0

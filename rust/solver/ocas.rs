@@ -62,9 +62,6 @@ const QP_LOOSE_FACTOR: f64 = 1e-6;
 /// as before (measured with benchmarks/binned_solver.py's fits, one run each). Dropping
 /// the cuts at 10 idle iterations instead (no retired cuts) took up to 11% more passes.
 const QP_IDLE: usize = 10;
-/// Rounds of `WorkingSet::readmit` after a solve (each readmits every violated retired cut;
-/// one round is almost always enough).
-const MAX_READMIT_ROUNDS: usize = 8;
 /// Where OCAS takes its cut after a null step: w_b + OCAS_MU (w_c - w_b) (Franc and
 /// Sonnenburg 2009 use 0.1). On MQ2008 Fold 1 with rescaled columns at C = 10^4, 0.05 took
 /// about as many iterations, 0.2 40% more and 0.3 75% more.
@@ -99,7 +96,8 @@ const NULL_STEP_MARGIN: f64 = 1.0;
 /// at C = 100, more than the cold start's 20); with the columns rescaled as in
 /// benchmarks/solver.py, 242 passes instead of 759, and 384 with the cuts alone. Every cut is
 /// handed on, the inactive ones too: keeping only the active cuts made the QPs smaller but
-/// took about 20% more passes (benchmarks/cv_path.py).
+/// took about 20% more passes (benchmarks/cv_path.py). With cut blocks the retired cuts
+/// (`QP_IDLE`) are handed on as well, with a = 0, and start in the QP at the new C.
 #[derive(Debug, Clone)]
 pub struct WarmStart {
     c: f64,
@@ -351,14 +349,12 @@ fn cuts_off(ws: &WorkingSet, cuts: &[Cut], w_c: &[f64], eps: f64) -> bool {
 }
 
 /// The QP over every cut of the model: solved over the cuts in the QP, then again while
-/// retired cuts are violated at its optimum (`WorkingSet::readmit`), at most
-/// `MAX_READMIT_ROUNDS` times. Returns the number of solves that needed the SMO fallback.
+/// retired cuts are violated at its optimum (`WorkingSet::readmit`; the retired cuts only
+/// shrink here, so this ends after at most as many rounds as there are). Returns the number
+/// of solves that needed the SMO fallback.
 fn solve_model(ws: &mut WorkingSet, eps: f64, qp_tol: f64) -> usize {
     let mut fallbacks = usize::from(solve_qp(ws, eps, qp_tol));
-    for _ in 0..MAX_READMIT_ROUNDS {
-        if ws.n_retired() == 0 || ws.readmit(&ws.weights(), qp_tol) == 0 {
-            break;
-        }
+    while ws.n_retired() > 0 && ws.readmit(&ws.weights(), qp_tol) > 0 {
         fallbacks += usize::from(solve_qp(ws, eps, qp_tol));
     }
     fallbacks

@@ -233,14 +233,31 @@ def test_piecewise_scores_of_a_scaler_pipeline_are_over_the_raw_features(scaler)
                 assert got == pytest.approx(expected, rel=1e-12, abs=1e-12), (j, t, v)
 
 
+def test_piecewise_scores_of_a_scaler_pipeline_take_the_input_names():
+    pd = pytest.importorskip("pandas")
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, qid = load_mq2008(1, "vali")
+    frame = pd.DataFrame(X[:, [20, 24]], columns=["BM25.body", "LMIR.DIR.body"])
+    pipe = Pipeline([("scale", StandardScaler()), ("bin", Binner(n_thresholds=5)), ("svm", SVMMap(C=1))])
+    pipe.fit(frame, y, svm__qid=qid)
+    assert [s.feature for s in piecewise_scores(pipe)] == ["BM25.body", "LMIR.DIR.body"]
+
+
 def test_piecewise_scores_refuse_steps_that_cannot_be_inverted():
     from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
     X, y, qid = load_mq2008(1, "vali")
     X = X[:, [20, 24]]
-    for before in ([("log", FunctionTransformer(np.log1p))], [("a", StandardScaler()), ("b", StandardScaler())]):
+    from sklearn.preprocessing import MinMaxScaler
+
+    for before in (
+        [("log", FunctionTransformer(np.log1p))],
+        [("a", StandardScaler()), ("b", StandardScaler())],
+        [("clip", MinMaxScaler(clip=True))],
+    ):
         pipe = Pipeline(before + [("bin", Binner(n_thresholds=5)), ("svm", SVMMap(C=1))]).fit(X, y, svm__qid=qid)
-        with pytest.raises(ValueError, match=r"cannot be inverted exactly.*piecewise_scores\(binner"):
+        with pytest.raises(ValueError, match=r"cannot be (inverted exactly|folded).*piecewise_scores\(binner"):
             piecewise_scores(pipe)
         # The Binner's own units stay available.
         steps = piecewise_scores(pipe[-2], coef=pipe[-1].coef_)

@@ -250,7 +250,10 @@ def plot_piecewise_scores(
     Parameters
     ----------
     model : fitted Pipeline(Binner, SVMMap), or a fitted Binner with ``coef``, or the list of
-        step functions returned by ``svmmap.piecewise_scores``
+        step functions returned by ``svmmap.piecewise_scores``. A StandardScaler,
+        MinMaxScaler or MaxAbsScaler before the Binner is folded in (the functions are drawn
+        over the pipeline's raw input); other steps before it are refused, as by
+        ``piecewise_scores``.
     coef : array-like, optional
         The indicator weights when ``model`` is a Binner.
     features : list of int or str, optional

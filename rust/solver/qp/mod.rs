@@ -290,16 +290,18 @@ impl WorkingSet {
         for (_, idle) in &mut self.retired {
             *idle += 1;
         }
-        self.retired.retain(|(_, idle)| *idle <= max_idle);
         let keep: Vec<bool> = self.idle.iter().map(|&i| i <= qp_idle).collect();
         let n = keep.iter().filter(|&&k| !k).count();
-        if n == 0 {
-            return 0;
-        }
         for (j, &k) in keep.iter().enumerate() {
             if !k {
                 self.retired.push((self.cuts[j].clone(), self.idle[j]));
             }
+        }
+        // After the push, so that a cut idle for more than max_idle leaves at once wherever
+        // it is, as with `drop_idle(max_idle)`.
+        self.retired.retain(|(_, idle)| *idle <= max_idle);
+        if n == 0 {
+            return 0;
         }
         retain_mask(&mut self.cuts, &keep);
         retain_mask(&mut self.alpha, &keep);
@@ -334,8 +336,13 @@ impl WorkingSet {
             });
         self.retired = stay;
         let n = back.len();
-        for (cut, _) in back {
+        for (cut, idle) in back {
+            // The cut keeps its idle count: if the next solve leaves it at a = 0 it retires
+            // again, and it still leaves the model at max_idle.
             self.add(cut);
+            if let Some(last) = self.idle.last_mut() {
+                *last = idle;
+            }
         }
         n
     }
@@ -413,5 +420,40 @@ mod tests {
         assert_eq!(ws.drop_idle(0), 1);
         assert_eq!(ws.len(), 1);
         assert_eq!((ws.weights(), ws.dual_objective()), before);
+    }
+
+    /// A retired cut leaves the model after the same number of idle iterations as
+    /// `drop_idle(max_idle)` drops it, and one brought back keeps its idle count.
+    #[test]
+    fn retired_cuts_leave_the_model_when_drop_idle_would_drop_them() {
+        let make = || {
+            let mut ws = WorkingSet::new(1, vec![1.0]);
+            for b in [1.0, 0.1] {
+                ws.add(Cut {
+                    g: vec![1.0],
+                    b,
+                    group: 0,
+                });
+            }
+            ws.solve(1e-14, 1000); // the second cut is dominated: its a stays 0
+            ws
+        };
+        let (mut retiring, mut dropping) = (make(), make());
+        let mut in_model = Vec::new();
+        for _ in 0..5 {
+            retiring.retire_idle(0, 3);
+            dropping.drop_idle(3);
+            assert_eq!(retiring.len(), 1);
+            in_model.push(retiring.len() + retiring.n_retired());
+            assert_eq!(retiring.len() + retiring.n_retired(), dropping.len());
+        }
+        assert_eq!(in_model, vec![2, 2, 2, 1, 1]);
+
+        // Brought back (violated at w = -1), the cut keeps the idle count it had.
+        let mut ws = make();
+        ws.retire_idle(0, 3);
+        ws.retire_idle(0, 3);
+        assert_eq!(ws.readmit(&[-1.0], 0.0), 1);
+        assert_eq!(ws.idle, vec![0, 2]);
     }
 }
