@@ -5,6 +5,7 @@ block of queries per iteration, ``Options::cut_blocks``), all in one run.
     python benchmarks/binned_solver.py                          # make_ranking, blocks 1, 4, 16
     python benchmarks/binned_solver.py --data mq2008 --blocks 1,4
     python benchmarks/binned_solver.py --budget 30 --json out.json
+    python benchmarks/binned_solver.py --sizes 300,1000,3000,10000
 
 Data:
 
@@ -26,6 +27,11 @@ and its iterations are marked with ">". The last section fits the whole C path w
 seconds for the whole path). The last times the whole search, ``SVMMapCV(Cs=--cs, cv=5)``
 with its defaults (one cut block) on both feature sets, best of --cv-repeat fits: issue 26's
 item 2 compares the two.
+
+With --sizes N1,N2,... only one table is made: for make_ranking(N, 30, 20, random_state=0) at
+each N, the binned and linear iterations at every C with the default solver and the whole
+SVMMapCV search's seconds on both (best of --cv-repeat), to show how the gap depends on the
+training data per indicator column.
 
 Iteration and pass counts are deterministic; seconds depend on the load of the machine, so
 compare them only as ratios within one run.
@@ -78,6 +84,41 @@ def fit_path(X, y, qid, cs, loss, blocks=1, warm=False, budget=None):
     return [s for _, s in path], time.perf_counter() - start, bool(stopped)
 
 
+def cv_seconds(X, y, qid, cs, loss, repeat):
+    """The best of `repeat` wall times of SVMMapCV(Cs=cs, cv=5).fit, and the C it chose."""
+    best, chosen = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        search = SVMMapCV(Cs=cs, loss=loss, eps=1e-3).fit(X, y, qid=qid)
+        best = min(best, time.perf_counter() - start)
+        chosen = search.best_estimator_.C
+    return best, chosen
+
+
+def by_size(sizes, cs, args):
+    """Binned against linear with the default solver on make_ranking(n, 30, 20) for each n of
+    `sizes`: the iterations at every C and the whole SVMMapCV search's seconds."""
+    print(
+        "Binned / linear iterations per C with the default solver, and the SVMMapCV(cv=5) search, by training size:\n"
+    )
+    head = " | ".join(f"C = {c:g}" for c in cs)
+    print(f"| queries | documents | {head} | SVMMapCV linear, binned (timing) | binned / linear (timing) |")
+    print("|" + "---|" * (len(cs) + 4))
+    for n in sizes:
+        X, y, qid = make_ranking(n, 30, 20, random_state=0)
+        B = Binner(n_thresholds=50).fit(X).transform(X)
+        cells = []
+        for c in cs:
+            iters = [SVMMap(C=c, loss=args.loss, eps=1e-3).fit(M, y, qid=qid).n_iter_ for M in (B, X)]
+            cells.append(f"{iters[0]} / {iters[1]} ({iters[0] / iters[1]:.1f}x)")
+        linear, _ = cv_seconds(X, y, qid, cs, args.loss, args.cv_repeat)
+        binned, _ = cv_seconds(B, y, qid, cs, args.loss, args.cv_repeat)
+        print(
+            f"| {n:,} | {X.shape[0]:,} | {' | '.join(cells)} | {linear:.2f} s, {binned:.2f} s | {binned / linear:.1f} |",
+            flush=True,
+        )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", choices=["make_ranking", "mq2008"], default="make_ranking")
@@ -86,12 +127,19 @@ def main():
     parser.add_argument("--loss", default="map")
     parser.add_argument("--budget", type=float, default=60.0, help="seconds after which a fit is stopped")
     parser.add_argument("--cv-repeat", type=int, default=3, help="SVMMapCV fits per feature set (best taken)")
+    parser.add_argument(
+        "--sizes",
+        help="only the table by training size: make_ranking with these numbers of queries (e.g. 300,3000)",
+    )
     parser.add_argument("--json", help="also write the rows to this file")
     tables.add_arguments(parser)
     args = parser.parse_args()
     tables.write_on_exit(args, __file__)
     warnings.simplefilter("ignore")
     cs = [float(c) for c in args.cs.split(",")]
+    if args.sizes:
+        by_size([int(n) for n in args.sizes.split(",")], cs, args)
+        return
     blocks = [int(k) for k in args.blocks.split(",")]
     X, B, n_columns, y, qid = load(args.data)
     print(f"{args.data}: {X.shape[0]} documents, {X.shape[1]} features, {n_columns} binned columns")
@@ -144,12 +192,7 @@ def main():
     print("|---|---|---|---|")
     linear_seconds = None
     for name, M in (("linear", X), ("binned", B)):
-        best, chosen = float("inf"), None
-        for _ in range(args.cv_repeat):
-            start = time.perf_counter()
-            search = SVMMapCV(Cs=cs, loss=args.loss, eps=1e-3).fit(M, y, qid=qid)
-            best = min(best, time.perf_counter() - start)
-            chosen = search.best_estimator_.C
+        best, chosen = cv_seconds(M, y, qid, cs, args.loss, args.cv_repeat)
         linear_seconds = linear_seconds or best
         print(f"| {name} | {chosen:g} | {best:.2f} | {best / linear_seconds:.1f} |", flush=True)
         rows.append(dict(search=name, seconds=best, C=chosen))
