@@ -63,22 +63,27 @@ def status(field):
             if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     raise KeyError(field)
+
+# Counts the oracle passes of every fit from here on (OCAS takes two in some iterations),
+# from the core's summaries; returns the list each fit's count is appended to.
+def count_passes():
+    from svmmap import estimator
+    fit_path, n_evals = estimator._core.fit_path, []
+    def counting_fit(*a, **k):
+        path = fit_path(*a, **k)
+        n_evals.extend(summary.n_evals for _, summary in path)
+        return path
+    estimator._core.fit_path = counting_fit
+    return n_evals
 """
 
 FIT = (
     COMMON
     + r"""
 import svmmap
-from svmmap import estimator
 from svmmap.datasets import make_ranking
 args = json.loads(os.environ["SCALE_ARGS"])
-# The oracle passes of each fit (OCAS takes two in some iterations), from the core's summary.
-_core_fit, n_evals = estimator._core.fit_path, []
-def counting_fit(*a, **k):
-    path = _core_fit(*a, **k)
-    n_evals.extend(summary.n_evals for _, summary in path)
-    return path
-estimator._core.fit_path = counting_fit
+n_evals = count_passes()
 X, y, qid = make_ranking(args["queries"], args["docs"], args["features"], random_state=0)
 # The floor: one pass of X @ w and one of X.T @ c, as numpy does them on the same array.
 rng = np.random.default_rng(1)
@@ -128,13 +133,7 @@ X, y, qid = make_ranking(args["queries"], args["docs"], args["features"], random
 # fit's oracle passes per iteration for the budget as the fit section does.
 w, passes = args.get("w"), None
 if w is None:
-    from svmmap import estimator
-    _core_fit, n_evals = estimator._core.fit_path, []
-    def counting_fit(*a, **k):
-        path = _core_fit(*a, **k)
-        n_evals.extend(summary.n_evals for _, summary in path)
-        return path
-    estimator._core.fit_path = counting_fit
+    n_evals = count_passes()
     model = svmmap.SVMMap(C=1.0, eps=1e-3).fit(X, y, qid=qid)
     w, passes = model.coef_, (n_evals[-1] - 1) / max(int(model.n_iter_) - 1, 1)
 prefix = args["prefix"]

@@ -200,9 +200,10 @@ pub(super) fn solve_ocas(
         let alpha = warm.alpha.iter().map(|a| a * scale).collect();
         ws = WorkingSet::with_cuts(d, vec![opts.c; n_slacks], warm.cuts.clone(), alpha);
         let qp_start = Instant::now();
-        qp_fallbacks += solve_model(&mut ws, opts.eps, qp_tol);
+        let (fallbacks, w) = solve_model(&mut ws, opts.eps, qp_tol);
+        qp_fallbacks += fallbacks;
         qp_seconds += qp_start.elapsed().as_secs_f64();
-        w_c = ws.weights();
+        w_c = w;
         dual = ws.dual_objective_at(&w_c).max(0.0);
         let primal = 0.5 * dot(&warm.w, &warm.w) + opts.c * warm.risk;
         best = Some((warm.w.clone(), primal, warm.risk));
@@ -285,9 +286,10 @@ pub(super) fn solve_ocas(
             ws.add(cut);
         }
         let qp_start = Instant::now();
-        qp_fallbacks += solve_model(&mut ws, opts.eps, qp_tol);
+        let (fallbacks, w) = solve_model(&mut ws, opts.eps, qp_tol);
+        qp_fallbacks += fallbacks;
         qp_seconds += qp_start.elapsed().as_secs_f64();
-        w_c = ws.weights();
+        w_c = w;
         if w_c.iter().any(|v| !v.is_finite()) {
             return Err(out_of_range(iteration, "the weight vector"));
         }
@@ -351,13 +353,16 @@ fn cuts_off(ws: &WorkingSet, cuts: &[Cut], w_c: &[f64], eps: f64) -> bool {
 /// The QP over every cut of the model: solved over the cuts in the QP, then again while
 /// retired cuts are violated at its optimum (`WorkingSet::readmit`; the retired cuts only
 /// shrink here, so this ends after at most as many rounds as there are). Returns the number
-/// of solves that needed the SMO fallback.
-fn solve_model(ws: &mut WorkingSet, eps: f64, qp_tol: f64) -> usize {
+/// of solves that needed the SMO fallback and the optimum's w.
+fn solve_model(ws: &mut WorkingSet, eps: f64, qp_tol: f64) -> (usize, Vec<f64>) {
     let mut fallbacks = usize::from(solve_qp(ws, eps, qp_tol));
-    while ws.n_retired() > 0 && ws.readmit(&ws.weights(), qp_tol) > 0 {
+    loop {
+        let w = ws.weights();
+        if ws.n_retired() == 0 || ws.readmit(&w, qp_tol) == 0 {
+            return (fallbacks, w);
+        }
         fallbacks += usize::from(solve_qp(ws, eps, qp_tol));
     }
-    fallbacks
 }
 
 /// OCAS's working-set QP: the exact active-set method, with SMO as the fallback. Returns

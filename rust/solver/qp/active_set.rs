@@ -502,12 +502,8 @@ mod tests {
         for trial in 0..120 {
             let dim = rng.random_range(1..6);
             let n_groups = 1 + trial % 3;
-            let caps: Vec<f64> = (0..n_groups)
-                .map(|_| [0.01, 1.0, 100.0, 1e4][rng.random_range(0..4)])
-                .collect();
-            let scales: Vec<f64> = (0..dim)
-                .map(|_| 10f64.powf(rng.random_range(-2.0..3.0)))
-                .collect();
+            let caps = random_caps(&mut rng, n_groups);
+            let scales = random_scales(&mut rng, dim, -2.0..3.0);
             let m = rng.random_range(1..25);
             let mut ours = WorkingSet::new(dim, caps.clone());
             let mut smo = WorkingSet::new(dim, caps.clone());
@@ -561,6 +557,24 @@ mod tests {
     /// Cut generator for the comparisons: coordinates on scales 1e-3 to 1e4, whole cuts
     /// scaled by 1e-2 to 1e2, and among them exact duplicates (in any group) and linear
     /// combinations of earlier cuts.
+    /// A cap per group, each one of 0.01, 1, 100 and 10^4.
+    fn random_caps(rng: &mut ChaCha8Rng, n_groups: usize) -> Vec<f64> {
+        (0..n_groups)
+            .map(|_| [0.01, 1.0, 100.0, 1e4][rng.random_range(0..4)])
+            .collect()
+    }
+
+    /// A scale per feature, 10 to a power drawn uniformly from `exponents`.
+    fn random_scales(
+        rng: &mut ChaCha8Rng,
+        dim: usize,
+        exponents: std::ops::Range<f64>,
+    ) -> Vec<f64> {
+        (0..dim)
+            .map(|_| 10f64.powf(rng.random_range(exponents.clone())))
+            .collect()
+    }
+
     fn random_cut(rng: &mut ChaCha8Rng, scales: &[f64], earlier: &[Cut], n_groups: usize) -> Cut {
         let group = rng.random_range(0..n_groups);
         let b = rng.random_range(0.0..1.0);
@@ -633,12 +647,8 @@ mod tests {
         for trial in 0..150 {
             let dim = rng.random_range(1..14);
             let n_groups = 1 + trial % 4;
-            let caps: Vec<f64> = (0..n_groups)
-                .map(|_| [0.01, 1.0, 100.0, 1e4][rng.random_range(0..4)])
-                .collect();
-            let scales: Vec<f64> = (0..dim)
-                .map(|_| 10f64.powf(rng.random_range(-3.0..4.0)))
-                .collect();
+            let caps = random_caps(&mut rng, n_groups);
+            let scales = random_scales(&mut rng, dim, -3.0..4.0);
             let m = rng.random_range(1..30);
             let mut ours = WorkingSet::new(dim, caps.clone());
             let mut dense = WorkingSet::new(dim, caps.clone());

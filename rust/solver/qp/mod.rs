@@ -249,21 +249,33 @@ impl WorkingSet {
     /// idle for more than `max_idle` iterations. They do not contribute to w, so w and D(a)
     /// are unchanged. Returns the number removed.
     pub fn drop_idle(&mut self, max_idle: usize) -> usize {
+        self.count_idle();
+        let keep: Vec<bool> = self.idle.iter().map(|&i| i <= max_idle).collect();
+        self.keep_cuts(&keep)
+    }
+
+    /// One more outer iteration: the idle counter of every cut in the QP with a_j = 0 grows,
+    /// the others restart at 0.
+    fn count_idle(&mut self) {
         for (idle, &a) in self.idle.iter_mut().zip(&self.alpha) {
             *idle = if a > 0.0 { 0 } else { *idle + 1 };
         }
-        let keep: Vec<bool> = self.idle.iter().map(|&i| i <= max_idle).collect();
+    }
+
+    /// Keeps the cuts of the QP marked in `keep` (with their a, Gram entries and counters)
+    /// and removes the others; returns the number removed.
+    fn keep_cuts(&mut self, keep: &[bool]) -> usize {
         let removed = keep.iter().filter(|&&k| !k).count();
         if removed == 0 {
             return 0;
         }
-        retain_mask(&mut self.cuts, &keep);
-        retain_mask(&mut self.alpha, &keep);
-        retain_mask(&mut self.ga, &keep);
-        retain_mask(&mut self.idle, &keep);
-        retain_mask(&mut self.gram, &keep);
+        retain_mask(&mut self.cuts, keep);
+        retain_mask(&mut self.alpha, keep);
+        retain_mask(&mut self.ga, keep);
+        retain_mask(&mut self.idle, keep);
+        retain_mask(&mut self.gram, keep);
         for row in &mut self.gram {
-            retain_mask(row, &keep);
+            retain_mask(row, keep);
         }
         removed
     }
@@ -284,14 +296,11 @@ impl WorkingSet {
     /// each solve, `readmit` brings back those violated at its optimum, so the optimum is
     /// that of every cut kept, as with `drop_idle(max_idle)`. Returns the number retired.
     pub fn retire_idle(&mut self, qp_idle: usize, max_idle: usize) -> usize {
-        for (idle, &a) in self.idle.iter_mut().zip(&self.alpha) {
-            *idle = if a > 0.0 { 0 } else { *idle + 1 };
-        }
+        self.count_idle();
         for (_, idle) in &mut self.retired {
             *idle += 1;
         }
         let keep: Vec<bool> = self.idle.iter().map(|&i| i <= qp_idle).collect();
-        let n = keep.iter().filter(|&&k| !k).count();
         for (j, &k) in keep.iter().enumerate() {
             if !k {
                 self.retired.push((self.cuts[j].clone(), self.idle[j]));
@@ -300,18 +309,7 @@ impl WorkingSet {
         // After the push, so that a cut idle for more than max_idle leaves at once wherever
         // it is, as with `drop_idle(max_idle)`.
         self.retired.retain(|(_, idle)| *idle <= max_idle);
-        if n == 0 {
-            return 0;
-        }
-        retain_mask(&mut self.cuts, &keep);
-        retain_mask(&mut self.alpha, &keep);
-        retain_mask(&mut self.ga, &keep);
-        retain_mask(&mut self.idle, &keep);
-        retain_mask(&mut self.gram, &keep);
-        for row in &mut self.gram {
-            retain_mask(row, &keep);
-        }
-        n
+        self.keep_cuts(&keep)
     }
 
     /// Brings back into the QP the retired cuts violated at w (the QP's optimum) by more than
