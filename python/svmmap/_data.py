@@ -22,6 +22,8 @@ from typing import Any, Tuple
 
 import numpy as np
 
+from . import _core
+
 KINDS = ("dense", "csr", "binned")
 
 
@@ -89,17 +91,17 @@ class CoreMatrix:
         take = np.repeat(starts - new_indptr[:-1], lengths) + np.arange(int(new_indptr[-1]), dtype=indptr.dtype)
         return CoreMatrix.csr(data[take], indices[take], new_indptr, (int(rows.shape[0]), self.n_cols))
 
-    def column_std(self) -> np.ndarray:
+    def column_std(self, n_threads: int) -> np.ndarray:
         """The standard deviation of every column over the rows (float64), without a copy of
-        the matrix: a pass for the sums and one for the sums of squares (dense), the stored
-        values (CSR), or the counts of every bin code (binned: an indicator column set in a
-        share p of the rows has the deviation sqrt(p (1 - p)))."""
+        the matrix: one parallel read in the core (dense, on ``n_threads`` threads), the
+        stored values (CSR), or the counts of every bin code (binned: an indicator column set
+        in a share p of the rows has the deviation sqrt(p (1 - p)))."""
         n = max(self.n_rows, 1)
         if self.kind == "dense":
-            X = self.arrays[0]
-            mean = X.mean(axis=0, dtype=np.float64)
-            square = np.einsum("ij,ij->j", X, X, dtype=np.float64) / n
-        elif self.kind == "csr":
+            spread = _core.column_std(self, n_threads)
+            assert spread is not None
+            return spread
+        if self.kind == "csr":
             data, indices, _ = self.arrays
             values = data.astype(np.float64, copy=False)
             mean = np.bincount(indices, weights=values, minlength=self.n_cols) / n

@@ -295,7 +295,7 @@ def train(
                 delattr(model, attribute)
     # |w_j| times the spread of feature j: the share of the scores' spread each feature
     # carries, whatever the features' scales (the weights alone depend on them).
-    spread = np.abs(model.coef_) * core_X.column_std()
+    spread = np.abs(model.coef_) * core_X.column_std(n_threads(model.n_jobs))
     total = float(spread.sum())
     model.feature_importances_ = spread / total if total > 0 else np.zeros_like(spread)
     scores = _core.predict(core_X, coef, n_threads(model.n_jobs)) if np.any(coef) else None

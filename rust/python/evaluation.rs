@@ -7,7 +7,8 @@ use pyo3::prelude::*;
 
 use super::arrays::*;
 use super::detach;
-use crate::data::kernels::{first_non_finite, matvec};
+use crate::data::kernels::{column_spread, first_non_finite, matvec};
+use crate::data::matrix::Scalar;
 use crate::error::Error;
 use crate::metrics::{self, Conventions, Gain, Metric, Ties};
 use crate::oracle;
@@ -24,6 +25,37 @@ fn check_rows(n: usize, n_queries: usize, per_row: usize, what: &str) -> Result<
             "evaluate the queries in batches".to_string(),
         )
     })
+}
+
+/// The standard deviation of every column of a dense X (`kernels::column_spread`, one parallel
+/// read of X), or None for a CSR or binned matrix, whose spreads Python computes from their
+/// stored values or bin counts (`CoreMatrix.column_std`). The values are not checked again:
+/// this serves fitted models, whose X the fit has just checked.
+#[pyfunction]
+pub(super) fn column_std<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    n_threads: usize,
+) -> PyResult<Option<Bound<'py, PyArray1<f64>>>> {
+    fn dense<T: Scalar + numpy::Element>(
+        py: Python<'_>,
+        a: &numpy::PyReadonlyArray2<'_, T>,
+        n_threads: usize,
+    ) -> PyResult<Vec<f64>> {
+        let (values, _, n_cols) = rows(a, "X")?;
+        detach(py, || {
+            let spread = with_threads(n_threads, || column_spread(values, n_cols))?;
+            crate::runtime::cancel::check()?;
+            Ok(spread)
+        })
+        .map_err(PyErr::from)
+    }
+    let spread = match Matrix::extract(x)? {
+        Matrix::DenseF64(a) => dense(py, &a, n_threads)?,
+        Matrix::DenseF32(a) => dense(py, &a, n_threads)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(PyArray1::from_vec(py, spread)))
 }
 
 /// Scores every row: X . coef.

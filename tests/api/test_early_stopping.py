@@ -76,6 +76,18 @@ def test_feature_importances_are_the_share_of_the_score_spread(data):
     np.testing.assert_allclose(binned.feature_importances_, spread / spread.sum(), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_feature_importances_keep_the_spread_of_large_values(data, n_jobs):
+    # float32 columns moved to around 10^4, where E[x^2] - E[x]^2 in float64 loses the
+    # spread's leading digits to cancellation (about 1e-6 relative here); the reference
+    # is two passes over the stored values in float64.
+    (X, y, qid), _ = data
+    X32 = (X + 1e4 * (np.arange(X.shape[1]) % 2)).astype(np.float32)
+    model = SVMMap(C=1.0, n_jobs=n_jobs).fit(X32, y, qid=qid)
+    spread = np.abs(model.coef_) * X32.astype(np.float64).std(axis=0)
+    np.testing.assert_allclose(model.feature_importances_, spread / spread.sum(), rtol=1e-9, atol=1e-12)
+
+
 def test_the_callback_record_carries_the_validation_metrics(data):
     (X, y, qid), (Xv, yv, qv) = data
     seen = []
