@@ -91,16 +91,16 @@ class CoreMatrix:
         take = np.repeat(starts - new_indptr[:-1], lengths) + np.arange(int(new_indptr[-1]), dtype=indptr.dtype)
         return CoreMatrix.csr(data[take], indices[take], new_indptr, (int(rows.shape[0]), self.n_cols))
 
-    def column_std(self, n_threads: int) -> np.ndarray:
-        """The standard deviation of every column over the rows (float64), without a copy of
-        the matrix: one parallel read in the core (dense, on ``n_threads`` threads), the
+    def column_moments(self, n_threads: int) -> Tuple[np.ndarray, np.ndarray]:
+        """The mean and the variance of every column over the rows (float64), without a copy
+        of the matrix: one parallel read in the core (dense, on ``n_threads`` threads), the
         stored values (CSR), or the counts of every bin code (binned: an indicator column set
-        in a share p of the rows has the deviation sqrt(p (1 - p)))."""
+        in a share p of the rows has the mean p and the variance p (1 - p))."""
         n = max(self.n_rows, 1)
         if self.kind == "dense":
-            spread = _core.column_std(self, n_threads)
-            assert spread is not None
-            return spread
+            moments = _core.column_moments(self, n_threads)
+            assert moments is not None
+            return moments
         if self.kind == "csr":
             data, indices, _ = self.arrays
             values = data.astype(np.float64, copy=False)
@@ -118,12 +118,17 @@ class CoreMatrix:
                     shares.append(np.array([counts[k + 1] / n]))
             mean = np.concatenate(shares) if shares else np.zeros(0)
             square = mean
-        return np.sqrt(np.maximum(square - mean * mean, 0.0))
+        return mean, np.maximum(square - mean * mean, 0.0)
+
+    def column_std(self, n_threads: int) -> np.ndarray:
+        """The standard deviation of every column over the rows (float64); see
+        :meth:`column_moments`."""
+        return np.sqrt(self.column_moments(n_threads)[1])
 
     def transpose_dot(self, v: np.ndarray) -> np.ndarray:
         """X^T v (float64) for a float64 vector ``v`` of one value per row: the feature-space
         sum of the rows weighted by ``v``, read in the form the matrix has (the indicators of a
-        binned matrix are summed from the counts of its codes, as in :meth:`column_std`)."""
+        binned matrix are summed from the counts of its codes, as in :meth:`column_moments`)."""
         v = np.asarray(v, dtype=np.float64)
         if self.kind == "dense":
             return np.asarray(v @ self.arrays[0].astype(np.float64, copy=False), dtype=np.float64)

@@ -293,11 +293,7 @@ def train(
         for attribute in ("best_iteration_", "best_score_"):
             if hasattr(model, attribute):
                 delattr(model, attribute)
-    # |w_j| times the spread of feature j: the share of the scores' spread each feature
-    # carries, whatever the features' scales (the weights alone depend on them).
-    spread = np.abs(model.coef_) * core_X.column_std(n_threads(model.n_jobs))
-    total = float(spread.sum())
-    model.feature_importances_ = spread / total if total > 0 else np.zeros_like(spread)
+    model.feature_importances_ = feature_importances(model.coef_, core_X.column_std(n_threads(model.n_jobs)))
     scores = _core.predict(core_X, coef, n_threads(model.n_jobs)) if np.any(coef) else None
     model.degenerate_ = is_degenerate(coef, scores, labels, codes)
     if model.degenerate_:
@@ -306,6 +302,15 @@ def train(
         model.evals_result_ = {set_name: dict(results) for set_name, _, results in evals}
     elif hasattr(model, "evals_result_"):
         del model.evals_result_
+
+
+def feature_importances(coef: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """|w_j| times the standard deviation of feature j over the training documents, normalized
+    to sum to 1 (all zeros for w = 0): the share of the scores' spread each feature carries,
+    whatever the features' scales (the weights alone depend on them)."""
+    spread = np.abs(coef) * std
+    total = float(spread.sum())
+    return spread / total if total > 0 else np.zeros_like(spread)
 
 
 def iteration_callback(

@@ -34,6 +34,7 @@ import numpy as np
 
 from . import _core
 from ._degenerate import DegenerateModelWarning, message
+from ._training import feature_importances
 from ._training import progress_logging as _progress_logging
 from ._validation import check_labels, check_matrix, check_qid, feature_names_of, n_threads
 from .binning import Binner as _LocalBinner
@@ -68,6 +69,7 @@ class _Part:
         self.uniques = uniques
         self.n_rows = n_rows
         self.n_features = n_features
+        self.core_X = core_X
         # The arrays the prepared problem keeps, which moving it to another worker would send.
         self.nbytes = sum(a.nbytes for a in core_X.arrays) + labels.nbytes + codes.nbytes + uniques.nbytes
         # The core's rule of which queries can contribute to training: with the losses of
@@ -85,8 +87,25 @@ def _prepare(X: Any, y: Any, qid: Any, index: int, config: "_core.TrainConfig") 
     return _Part(X, y, qid, index, config)
 
 
-def _part_summary(part: _Part) -> Tuple[np.ndarray, int, int, "_core.ProblemSummary"]:
-    return part.uniques, part.n_rows, part.n_features, part.counts
+def _part_summary(
+    part: _Part, n_jobs: Optional[int]
+) -> Tuple[np.ndarray, int, int, "_core.ProblemSummary", Tuple[np.ndarray, np.ndarray]]:
+    """What the client needs of a partition before the first pass: its query ids, size,
+    feature count and query counts, and its columns' means and variances (for
+    ``feature_importances_``)."""
+    moments = part.core_X.column_moments(_worker_threads(n_jobs)) if part.n_rows else (None, None)
+    return part.uniques, part.n_rows, part.n_features, part.counts, moments
+
+
+def _merged_std(parts: List[Tuple[int, np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The standard deviation of every column over the rows of all partitions, from each
+    partition's (rows, means, variances), combined in partition order: the variance of the
+    union is the rows' share of each partition's variance plus that of its mean's distance
+    from the overall mean (Chan, Golub and LeVeque's pairwise update, in one step)."""
+    total = sum(n for n, _, _ in parts)
+    mean = sum(n * m for n, m, _ in parts) / total
+    variance = sum(n * (v + (m - mean) ** 2) for n, m, v in parts) / total
+    return np.sqrt(np.maximum(variance, 0.0))
 
 
 def _worker_threads(n_jobs: Optional[int]) -> int:
@@ -539,7 +558,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         ]
         parts = client.compute(tasks)
         try:
-            infos = client.gather(client.map(_part_summary, parts, pure=False))
+            infos = client.gather(client.map(_part_summary, parts, n_jobs=self.n_jobs, pure=False))
             n_features_seen = {info[2] for info in infos if info[1] > 0}
             if not n_features_seen:
                 raise ValueError("X has no rows")
@@ -576,6 +595,9 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             with _progress_logging(self.verbose):
                 coef, summary = _core.solve(cut_source, n_features, config, problem, self._iteration_callback())
                 self._set_fitted(coef, summary, n_features, names, n_queries_total)
+            self.feature_importances_ = feature_importances(
+                self.coef_, _merged_std([(info[1], *info[4]) for info in infos if info[1] > 0])
+            )
         finally:
             client.cancel(parts)
         # The zero model is told apart here; ties of a nonzero model within every query would

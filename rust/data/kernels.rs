@@ -40,24 +40,24 @@ pub fn matvec<M: RowMatrix + ?Sized>(x: &M, w: &[f64], out: &mut [f64]) {
         });
 }
 
-/// Rows per chunk of `column_spread`.
-const SPREAD_CHUNK: usize = 4096;
+/// Rows per chunk of `column_moments`.
+const MOMENTS_CHUNK: usize = 4096;
 
-/// The standard deviation of every column of a dense row-major matrix of `n_cols` columns
+/// The mean and the variance of every column of a dense row-major matrix of `n_cols` columns
 /// (over the rows, dividing by their number). Each chunk of rows sums the deviations from the
 /// first row and their squares in f64, and the chunks are added in their order, so the result
 /// does not depend on the thread count; measuring from the first row keeps a column whose
-/// values are large and close together (a PageRank near 10^6) from losing its spread to
+/// values are large and close together (a PageRank near 10^6) from losing its variance to
 /// cancellation in E[x^2] - E[x]^2. Stops early when the user interrupts (the caller checks
 /// `cancel::check` afterwards).
-pub fn column_spread<T: Scalar>(data: &[T], n_cols: usize) -> Vec<f64> {
+pub fn column_moments<T: Scalar>(data: &[T], n_cols: usize) -> (Vec<f64>, Vec<f64>) {
     if n_cols == 0 || data.len() < n_cols {
-        return vec![0.0; n_cols];
+        return (vec![0.0; n_cols], vec![0.0; n_cols]);
     }
     let n_rows = data.len() / n_cols;
     let origin: Vec<f64> = data[..n_cols].iter().map(|v| v.to_f64()).collect();
     let partials: Vec<(Vec<f64>, Vec<f64>)> = data[..n_rows * n_cols]
-        .par_chunks(SPREAD_CHUNK * n_cols)
+        .par_chunks(MOMENTS_CHUNK * n_cols)
         .map(|chunk| {
             let mut sums = vec![0.0; n_cols];
             let mut squares = vec![0.0; n_cols];
@@ -83,13 +83,14 @@ pub fn column_spread<T: Scalar>(data: &[T], n_cols: usize) -> Vec<f64> {
         }
     }
     let n = n_rows as f64;
-    sums.iter()
+    let shift: Vec<f64> = sums.iter().map(|s| s / n).collect();
+    let variances = shift
+        .iter()
         .zip(&squares)
-        .map(|(s, q)| {
-            let mean = s / n;
-            (q / n - mean * mean).max(0.0).sqrt()
-        })
-        .collect()
+        .map(|(m, q)| (q / n - m * m).max(0.0))
+        .collect();
+    let means = shift.iter().zip(&origin).map(|(m, o)| o + m).collect();
+    (means, variances)
 }
 
 /// `accumulate_rows` of a dense matrix whose row r is `row(r)`: four rows per sweep of `acc`
@@ -288,9 +289,10 @@ mod tests {
 
     /// Against a two-pass reference (the mean first, then the squared deviations from it),
     /// on columns of every kind: constant, centred, and large values close together (where
-    /// E[x^2] - E[x]^2 in f64 would lose the spread); bit for bit the same on 1 and 3 threads.
+    /// E[x^2] - E[x]^2 in f64 would lose the variance); bit for bit the same on 1 and 3
+    /// threads.
     #[test]
-    fn column_spread_is_the_standard_deviation_for_any_thread_count() {
+    fn column_moments_are_the_mean_and_variance_for_any_thread_count() {
         use crate::runtime::pool::with_threads;
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
@@ -299,26 +301,32 @@ mod tests {
             state ^= state << 17;
             (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
         };
-        let (n_rows, n_cols) = (3 * SPREAD_CHUNK + 17, 4);
+        let (n_rows, n_cols) = (3 * MOMENTS_CHUNK + 17, 4);
         let mut data = Vec::with_capacity(n_rows * n_cols);
         for _ in 0..n_rows {
             data.extend([7.0, next(), 1e6 + 1e-3 * next(), 1e3 * next()]);
         }
-        let one = with_threads(1, || column_spread(&data, n_cols)).unwrap();
-        let three = with_threads(3, || column_spread(&data, n_cols)).unwrap();
+        let one = with_threads(1, || column_moments(&data, n_cols)).unwrap();
+        let three = with_threads(3, || column_moments(&data, n_cols)).unwrap();
         assert_eq!(one, three);
-        for (j, spread) in one.iter().enumerate() {
+        let (means, variances) = one;
+        for j in 0..n_cols {
             let column: Vec<f64> = data.iter().skip(j).step_by(n_cols).copied().collect();
             let mean = column.iter().sum::<f64>() / n_rows as f64;
-            let reference =
-                (column.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n_rows as f64).sqrt();
+            let variance = column.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n_rows as f64;
             assert!(
-                (spread - reference).abs() <= 1e-9 * reference,
-                "column {j}: {spread} against {reference}"
+                (means[j] - mean).abs() <= 1e-12 * (1.0 + mean.abs()),
+                "column {j}: mean {} against {mean}",
+                means[j]
+            );
+            assert!(
+                (variances[j] - variance).abs() <= 1e-9 * variance,
+                "column {j}: variance {} against {variance}",
+                variances[j]
             );
         }
-        assert_eq!(one[0], 0.0);
-        assert_eq!(column_spread::<f64>(&[], 3), vec![0.0; 3]);
+        assert_eq!((means[0], variances[0]), (7.0, 0.0));
+        assert_eq!(column_moments::<f64>(&[], 3), (vec![0.0; 3], vec![0.0; 3]));
     }
 
     #[test]

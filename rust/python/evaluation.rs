@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 
 use super::arrays::*;
 use super::detach;
-use crate::data::kernels::{column_spread, first_non_finite, matvec};
+use crate::data::kernels::{self, first_non_finite, matvec};
 use crate::data::matrix::Scalar;
 use crate::error::Error;
 use crate::metrics::{self, Conventions, Gain, Metric, Ties};
@@ -27,35 +27,41 @@ fn check_rows(n: usize, n_queries: usize, per_row: usize, what: &str) -> Result<
     })
 }
 
-/// The standard deviation of every column of a dense X (`kernels::column_spread`, one parallel
-/// read of X), or None for a CSR or binned matrix, whose spreads Python computes from their
-/// stored values or bin counts (`CoreMatrix.column_std`). The values are not checked again:
-/// this serves fitted models, whose X the fit has just checked.
+/// A column statistic's means and variances.
+type Moments<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
+/// The mean and the variance of every column of a dense X (`kernels::column_moments`, one
+/// parallel read of X), or None for a CSR or binned matrix, whose moments Python computes from
+/// their stored values or bin counts (`CoreMatrix.column_moments`). The values are not checked
+/// again: this serves fitted models, whose X the fit has just checked.
 #[pyfunction]
-pub(super) fn column_std<'py>(
+pub(super) fn column_moments<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     n_threads: usize,
-) -> PyResult<Option<Bound<'py, PyArray1<f64>>>> {
+) -> PyResult<Option<Moments<'py>>> {
     fn dense<T: Scalar + numpy::Element>(
         py: Python<'_>,
         a: &numpy::PyReadonlyArray2<'_, T>,
         n_threads: usize,
-    ) -> PyResult<Vec<f64>> {
+    ) -> PyResult<(Vec<f64>, Vec<f64>)> {
         let (values, _, n_cols) = rows(a, "X")?;
         detach(py, || {
-            let spread = with_threads(n_threads, || column_spread(values, n_cols))?;
+            let moments = with_threads(n_threads, || kernels::column_moments(values, n_cols))?;
             crate::runtime::cancel::check()?;
-            Ok(spread)
+            Ok(moments)
         })
         .map_err(PyErr::from)
     }
-    let spread = match Matrix::extract(x)? {
+    let (means, variances) = match Matrix::extract(x)? {
         Matrix::DenseF64(a) => dense(py, &a, n_threads)?,
         Matrix::DenseF32(a) => dense(py, &a, n_threads)?,
         _ => return Ok(None),
     };
-    Ok(Some(PyArray1::from_vec(py, spread)))
+    Ok(Some((
+        PyArray1::from_vec(py, means),
+        PyArray1::from_vec(py, variances),
+    )))
 }
 
 /// Scores every row: X . coef.

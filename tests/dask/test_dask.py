@@ -66,6 +66,20 @@ def assert_same_model(dist, local):
     assert dist.n_queries_skipped_ == local.n_queries_skipped_
     assert dist.stop_reason_ == local.stop_reason_
     assert len(dist.history_) == len(local.history_)
+    # The columns' spreads are merged from the partitions' moments; the shares follow coef_.
+    np.testing.assert_allclose(dist.feature_importances_, local.feature_importances_, rtol=1e-6, atol=1e-10)
+
+
+def test_merged_std_is_the_std_of_the_union():
+    # Partitions of very different sizes and means (a column near 10^4 in one of them), whose
+    # variances a merge that ignored the means' distances, or weighted partitions equally,
+    # would get wrong; against numpy over the union.
+    from svmmap.dask import _merged_std
+
+    rng = np.random.default_rng(3)
+    blocks = [rng.normal(size=(n, 3)) * [1, 10, 1e-3] + shift for n, shift in ((5, 0), (400, 2), (37, 1e4))]
+    parts = [(len(b), b.mean(axis=0), b.var(axis=0)) for b in blocks]
+    np.testing.assert_allclose(_merged_std(parts), np.vstack(blocks).std(axis=0), rtol=1e-12)
 
 
 @pytest.mark.parametrize("C", [1.0, 30.0])
