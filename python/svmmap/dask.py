@@ -93,7 +93,7 @@ def _part_summary(
     """What the client needs of a partition before the first pass: its query ids, size,
     feature count and query counts, and its columns' means and variances (for
     ``feature_importances_``)."""
-    moments = part.core_X.column_moments(_worker_threads(n_jobs)) if part.n_rows else (None, None)
+    moments = part.core_X.column_moments(_worker_threads(n_jobs))
     return part.uniques, part.n_rows, part.n_features, part.counts, moments
 
 
