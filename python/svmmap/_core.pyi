@@ -260,3 +260,17 @@ def solve(
     problem: ProblemSummary,
     callback: _Callback = None,
 ) -> Tuple[npt.NDArray[np.float64], FitSummary]: ...
+
+# Where solve_warm may start: the final working set and iterate of a solve (opaque).
+@final
+class WarmState:
+    def shifted(self, delta: npt.NDArray[np.float64]) -> WarmState: ...
+
+def solve_warm(
+    cut_source: Callable[[npt.NDArray[np.float64]], Sequence[Sequence[Tuple[float, npt.NDArray[np.float64]]]]],
+    dim: int,
+    config: TrainConfig,
+    problem: ProblemSummary,
+    warm: Optional[WarmState] = None,
+    callback: _Callback = None,
+) -> Tuple[npt.NDArray[np.float64], FitSummary, WarmState]: ...

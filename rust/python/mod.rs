@@ -199,6 +199,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binning::bin_fit, m)?)?;
     m.add_function(wrap_pyfunction!(binning::bin_transform, m)?)?;
     m.add_function(wrap_pyfunction!(training::solve, m)?)?;
+    m.add_function(wrap_pyfunction!(training::solve_warm, m)?)?;
     m.add_function(wrap_pyfunction!(training::problem_summary, m)?)?;
     m.add_function(wrap_pyfunction!(training::query_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(training::n_threads, m)?)?;
@@ -207,6 +208,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::ProblemSummary>()?;
     m.add_class::<results::FitSummary>()?;
     m.add_class::<partition::Partition>()?;
+    m.add_class::<training::WarmState>()?;
     m.add("LOSSES", config::losses_table(m.py())?)?;
     m.add(
         "LOSS_COMBINATION_EXAMPLES",

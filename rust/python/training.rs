@@ -332,6 +332,64 @@ pub(super) fn solve<'py>(
     problem: PyRef<'py, ProblemSummary>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary)> {
+    let (w, summary, _) = solve_from(py, cut_source, dim, &config, &problem, callback, None)?;
+    Ok((w, summary))
+}
+
+/// `solve` started from `warm` (None: from scratch), also returning the final state, from
+/// which a solve of the same problem at another C, or of a shifted one
+/// (`WarmState.shifted`), can start. Returns (coef, FitSummary, WarmState).
+#[pyfunction]
+#[pyo3(signature = (cut_source, dim, config, problem, warm=None, callback=None))]
+pub(super) fn solve_warm<'py>(
+    py: Python<'py>,
+    cut_source: Py<PyAny>,
+    dim: usize,
+    config: PyRef<'py, TrainConfig>,
+    problem: PyRef<'py, ProblemSummary>,
+    warm: Option<PyRef<'py, WarmState>>,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary, WarmState)> {
+    let warm = warm.as_ref().map(|state| &state.state);
+    let (w, summary, state) = solve_from(py, cut_source, dim, &config, &problem, callback, warm)?;
+    let state = state
+        .ok_or_else(|| PyValueError::new_err("a warm start needs the OCAS method (the default)"))?;
+    Ok((w, summary, WarmState { state }))
+}
+
+/// Where a solve of `solve_warm` may start (`solver::WarmStart`): the final working set and
+/// iterate of a solve, opaque to Python.
+#[pyclass(module = "svmmap._core", frozen)]
+pub struct WarmState {
+    state: solver::WarmStart,
+}
+
+#[pymethods]
+impl WarmState {
+    /// The state for the problem whose every cut is this one's with `delta` added to its g
+    /// (in the units of the solver's cuts: a source's sums times 1/n); see
+    /// `solver::WarmStart::shifted`.
+    fn shifted(&self, delta: PyReadonlyArray1<'_, f64>) -> PyResult<WarmState> {
+        let delta = slice(&delta, "delta")?;
+        Ok(WarmState {
+            state: self.state.shifted(delta)?,
+        })
+    }
+}
+
+fn solve_from<'py>(
+    py: Python<'py>,
+    cut_source: Py<PyAny>,
+    dim: usize,
+    config: &TrainConfig,
+    problem: &ProblemSummary,
+    callback: Option<Py<PyAny>>,
+    warm: Option<&solver::WarmStart>,
+) -> PyResult<(
+    Bound<'py, PyArray1<f64>>,
+    FitSummary,
+    Option<solver::WarmStart>,
+)> {
     if dim == 0 {
         return Err(PyValueError::new_err("dim must be at least 1, got 0"));
     }
@@ -349,9 +407,9 @@ pub(super) fn solve<'py>(
         let n_groups = source.n_groups;
         let mut on_iteration = progress_hook(&callback, &mut callback_error, dim, n_groups, false);
         crate::runtime::memory::check_working_set(dim, n_groups)?;
-        solver::solve(&mut source, opts, &mut on_iteration)
+        solver::solve_from(&mut source, opts, warm, &mut on_iteration)
     });
-    let (w, s) = match result {
+    let (w, s, state) = match result {
         Ok(v) => v,
         Err(e) => {
             return Err(source
@@ -364,5 +422,6 @@ pub(super) fn solve<'py>(
     Ok((
         PyArray1::from_vec(py, w),
         FitSummary::new(py, &s, problem.counts)?,
+        state,
     ))
 }

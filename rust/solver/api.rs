@@ -191,6 +191,97 @@ mod tests {
         assert_eq!(alone.1.n_iter, cold[2].1.n_iter);
     }
 
+    /// A source whose every cut is `inner`'s with `shift` added to g (the rounds of a
+    /// latent-target loss are such sources).
+    struct Shifted<'s> {
+        inner: &'s mut dyn CutSource,
+        shift: Vec<f64>,
+    }
+
+    impl CutSource for Shifted<'_> {
+        fn dim(&self) -> usize {
+            self.inner.dim()
+        }
+        fn n_groups(&self) -> usize {
+            self.inner.n_groups()
+        }
+        fn cuts(&mut self, w: &[f64]) -> Result<Vec<(f64, Vec<f64>)>> {
+            let mut cuts = self.inner.cuts(w)?;
+            for (_, g) in &mut cuts {
+                for (v, s) in g.iter_mut().zip(&self.shift) {
+                    *v += s;
+                }
+            }
+            Ok(cuts)
+        }
+    }
+
+    /// A solve of a shifted problem from the unshifted one's state moved by the difference
+    /// (`WarmStart::shifted`) is certified like a cold solve of it: converged, its gap within
+    /// eps C, its primal within eps C of the cold one's and recomputed exactly by an oracle
+    /// pass at its w. The state handed on unmoved holds cuts of the other problem: with the
+    /// shift along the old optimum, its first dual bound exceeds the shifted problem's
+    /// optimum (what a solve from it would certify wrongly).
+    #[test]
+    fn a_shifted_warm_start_is_certified_like_a_cold_solve() {
+        let d = 5;
+        let (data, labels, codes) = problem(44, 60, d);
+        let n = labels.len();
+        let groups = QueryGroups::from_codes(&codes, 60).unwrap();
+        let x = DenseView::new(&data, n, d).unwrap();
+        let map = from_name("map").unwrap();
+        let oracles = [map.as_ref()];
+        let mut problem_a = RankingProblem::new(&x, &labels, &groups, 0.0).unwrap();
+        problem_a.admit(&oracles);
+        let mut base = QueryCuts {
+            problem: problem_a,
+            oracles: &oracles,
+        };
+        for c in [1.0, 100.0] {
+            let opts = Options {
+                c,
+                ..Options::default()
+            };
+            let go = |_: &IterationRecord, _: &[f64]| Ok(Control::Continue);
+            let (w_a, _, state) = solve_from(&mut base, &opts, None, &mut go.clone()).unwrap();
+            let state = state.unwrap();
+            // Along w_a, so that the shifted risk is 0.1 lower at the old optimum (w_a.shift
+            // = 0.1) and the unmoved cuts overstate it there by 0.1 C, far above eps C.
+            let square = dot(&w_a, &w_a);
+            assert!(square > 0.0);
+            let shift: Vec<f64> = w_a.iter().map(|v| 0.1 * v / square).collect();
+            let mut shifted = Shifted {
+                inner: &mut base,
+                shift: shift.clone(),
+            };
+            let (_, cold, _) = solve_from(&mut shifted, &opts, None, &mut go.clone()).unwrap();
+            let moved = state.shifted(&shift).unwrap();
+            let (w, warm, _) =
+                solve_from(&mut shifted, &opts, Some(&moved), &mut go.clone()).unwrap();
+            assert_eq!(warm.stop, StopReason::Converged, "C={c}");
+            assert!(warm.gap <= opts.eps * c, "C={c}: gap {}", warm.gap);
+            assert!((warm.primal - cold.primal).abs() <= opts.eps * c, "C={c}");
+            let cuts = shifted.cuts(&w).unwrap();
+            let risk: f64 = cuts.iter().map(|(b, g)| (b - dot(&w, g)).max(0.0)).sum();
+            let primal = 0.5 * dot(&w, &w) + c * risk;
+            assert!((warm.primal - primal).abs() <= 1e-9 * primal.abs(), "C={c}");
+            // Unmoved, the old cuts overstate the shifted risk: the first iteration's dual
+            // bound lies above the shifted problem's optimum (at least cold.primal - eps C).
+            let mut first_dual = None;
+            let mut record = |r: &IterationRecord, _: &[f64]| {
+                first_dual.get_or_insert(r.dual);
+                Ok(Control::Stop)
+            };
+            solve_from(&mut shifted, &opts, Some(&state), &mut record).unwrap();
+            assert!(
+                first_dual.unwrap() > cold.primal + opts.eps * c,
+                "C={c}: the unmoved state's bound {} is not above the optimum {}",
+                first_dual.unwrap(),
+                cold.primal
+            );
+        }
+    }
+
     /// `problem`'s data with every column replaced by `k` threshold indicators 1[x > t] at
     /// evenly spaced thresholds over [-1, 1] (the columns a Binner makes: each a step of a
     /// cumulative code, strongly correlated with its neighbours).

@@ -98,14 +98,44 @@ const NULL_STEP_MARGIN: f64 = 1.0;
 /// handed on, the inactive ones too: keeping only the active cuts made the QPs smaller but
 /// took about 20% more passes (benchmarks/cv_path.py). With cut blocks the retired cuts
 /// (`QP_IDLE`) are handed on as well, with a = 0, and start in the QP at the new C.
+///
+/// A problem whose every cut is the old one's plus a fixed vector (`shifted`; the rounds of
+/// a latent-target loss, whose sources subtract a constant sum from the same oracles' cuts)
+/// can start from the same state: the moved cuts are exactly the new problem's cuts at the
+/// same points, so they bound its risk as the old ones bounded the old risk. Only the risk at
+/// w changes, and it is measured again by the first iteration, which evaluates w.
 #[derive(Debug, Clone)]
 pub struct WarmStart {
     c: f64,
     cuts: Vec<Cut>,
     alpha: Vec<f64>,
     w: Vec<f64>,
-    /// sum_s max(0, b_s - w.g_s) of the cuts taken at w: the risk at w, summed over groups.
-    risk: f64,
+    /// sum_s max(0, b_s - w.g_s) of the cuts taken at w: the risk at w, summed over groups;
+    /// None after `shifted`, until w is evaluated again.
+    risk: Option<f64>,
+}
+
+impl WarmStart {
+    /// The state for the problem whose cuts are this one's with `delta` added to every g
+    /// (see the type's documentation); `delta` is in the units of the cuts (the sums of a
+    /// source times 1/n).
+    pub fn shifted(&self, delta: &[f64]) -> Result<WarmStart> {
+        if delta.len() != self.w.len() || delta.iter().any(|v| !v.is_finite()) {
+            return Err(Error::input(format!(
+                "a warm start's shift needs {} finite values, got {} values",
+                self.w.len(),
+                delta.len()
+            )));
+        }
+        let mut state = self.clone();
+        for cut in &mut state.cuts {
+            for (g, d) in cut.g.iter_mut().zip(delta) {
+                *g += d;
+            }
+        }
+        state.risk = None;
+        Ok(state)
+    }
 }
 
 /// The cuts of every group at `w` and the primal objective there.
@@ -203,10 +233,18 @@ pub(super) fn solve_ocas(
         let (fallbacks, w) = solve_model(&mut ws, opts.eps, qp_tol);
         qp_fallbacks += fallbacks;
         qp_seconds += qp_start.elapsed().as_secs_f64();
-        w_c = w;
-        dual = ws.dual_objective_at(&w_c).max(0.0);
-        let primal = 0.5 * dot(&warm.w, &warm.w) + opts.c * warm.risk;
-        best = Some((warm.w.clone(), primal, warm.risk));
+        dual = ws.dual_objective_at(&w).max(0.0);
+        match warm.risk {
+            Some(risk) => {
+                w_c = w;
+                let primal = 0.5 * dot(&warm.w, &warm.w) + opts.c * risk;
+                best = Some((warm.w.clone(), primal, risk));
+            }
+            // After `shifted` the risk at the old iterate is unknown: the first iteration
+            // evaluates it there (a serious step against no iterate), which also adds the
+            // cut taken at it.
+            None => w_c = warm.w.clone(),
+        }
     }
 
     // Set after a null step at both w_c and the point near w_b: then the next iterations
@@ -310,7 +348,7 @@ pub(super) fn solve_ocas(
         cuts: ws.all_cuts().cloned().collect(),
         alpha,
         w: w.clone(),
-        risk,
+        risk: Some(risk),
     };
     Ok((
         w,
