@@ -434,7 +434,7 @@ def forget_fit(model: Any) -> None:
 
 
 #: The most CCCP rounds of a latent-target loss after its ``map`` start. On the data of
-#: ``benchmarks/cutoff_losses.py`` the rounds stop by themselves after at most 49 (C = 10000).
+#: ``benchmarks/cutoff_losses.py`` the rounds stop by themselves after at most 85 (C = 10000).
 LATENT_MAX_ROUNDS = 100
 #: The CCCP rounds stop when the latent objective decreases by less than this fraction of its
 #: value (the prototype's rule in benchmarks/cutoff_losses.py).
