@@ -88,9 +88,9 @@ class SVMMap(BaseEstimator):
         Joachims 2009): the target is the best-scored ranking of NDCG@k 1, not the ideal one,
         so it trains where "ndcg@k" learns w = 0 (queries with many relevant documents). Its
         objective is not convex: it is fitted by CCCP rounds started from the "map" model at
-        the same C, each round the paper's "ndcg@k" problem with the target fixed, until the
-        objective decreases by less than ``tolerance_`` (at most 100 rounds); see the guide,
-        "Losses". It takes no ``sample_weight``, ``eval_set`` or ``slack="shared"``.
+        the same C, each round the paper's "ndcg@k" problem with the target fixed and solved to
+        eps * C / 10, until the objective decreases by less than a millionth of its value (at
+        most 100 rounds); see the guide, "Losses". It takes no ``sample_weight``, ``eval_set`` or ``slack="shared"``.
     slack : {"separate", "shared"}, default="separate"
         How a list of losses is combined. "separate": one slack per loss and query, each loss
         with its own cap C_l = weight_l * C, so the objective is
@@ -147,7 +147,8 @@ class SVMMap(BaseEstimator):
     tolerance_ : float
         The duality gap below which training stops: ``eps`` times ``C`` times the number of
         slack groups (one per loss with ``slack="separate"``, one with ``"shared"``), as the core
-        computes it.
+        computes it. For ``"ndcg@k:latent"``, that of the last kept CCCP round, whose problem
+        is solved to a tenth of it (``eps * C / 10``).
     n_iter_ : int
         Cutting-plane iterations run.
     n_cuts_ : int

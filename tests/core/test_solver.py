@@ -312,3 +312,30 @@ def test_the_cut_blocks_parameter_reaches_the_n_slack_optimum(seed, cut_blocks):
         # the true optimum and the primal within C * eps above it.
         assert model.dual_objective_ <= optimum + 1e-12
         assert model.objective_ <= optimum + C * eps
+
+
+def test_a_warm_state_restarts_a_solve_and_refuses_a_bad_shift():
+    # A solve of the same problem from its own final state, moved by nothing, starts at the
+    # optimum: it is certified at its first iteration with the same objective (within the
+    # tolerance). A shift of the wrong length or with a NaN is refused, naming it.
+    from svmmap import _core
+    from svmmap._validation import check_labels, check_matrix, check_qid
+
+    X, y, qid = make_ranking(40, 12, 5, random_state=3)
+    core_X, n, d = check_matrix(X)
+    codes, uniques = check_qid(qid, n)
+    config = _core.TrainConfig(C=10.0, loss="map")
+    part = _core.Partition(core_X, check_labels(y, n), codes, len(uniques), config)
+
+    def source(w):
+        return [part.cut_sums(w, 1)]
+
+    coef, summary, state = _core.solve_warm(source, d, config, part.counts)
+    assert summary.stop == "converged" and summary.n_iter > 1
+    again, restarted, _ = _core.solve_warm(source, d, config, part.counts, state.shifted(np.zeros(d)))
+    assert restarted.stop == "converged" and restarted.n_iter == 1
+    assert abs(restarted.primal - summary.primal) <= config.tolerance
+    with pytest.raises(ValueError, match="shift needs 5 finite values, got 6"):
+        state.shifted(np.zeros(d + 1))
+    with pytest.raises(ValueError, match="shift needs 5 finite values"):
+        state.shifted(np.full(d, np.nan))

@@ -169,6 +169,7 @@ def test_same_parameters_pickle_and_to_local(client, fold):
     local = model.to_local()
     assert type(local) is svmmap.SVMMap and local.get_params() == model.get_params()
     np.testing.assert_array_equal(local.predict(X), model.predict(X))
+    np.testing.assert_array_equal(local.feature_importances_, model.feature_importances_)
 
 
 def test_pairwise_on_mq2008_equals_single_machine(client, fold):
