@@ -54,7 +54,14 @@ class _Part:
     and the core's prepared problem (``_core.Partition``: matrix checked, groups, oracles and
     query counts), which every iteration's cut sums reuse."""
 
+    # None for a partition without rows (see `_empty`).
+    problem: Optional["_core.Partition"]
+    core_X: Any
+
     def __init__(self, X: Any, y: Any, qid: Any, index: int, config: "_core.TrainConfig") -> None:
+        if _rows_of(X) == 0:
+            self._empty(X, y, qid, index)
+            return
         try:
             core_X, n_rows, n_features = check_matrix(X)
             labels = check_labels(y, n_rows)
@@ -77,10 +84,32 @@ class _Part:
         # do on one machine.
         self.counts = self.problem.counts
 
+    def _empty(self, X: Any, y: Any, qid: Any, index: int) -> None:
+        """A partition without rows (a dask array filtered by a mask often has some): it holds
+        no query, takes no part in the passes (the fit leaves it out) and adds nothing to the
+        columns' moments; its labels and query ids must be empty too."""
+        for name, values in (("y", y), ("qid", qid)):
+            if values is not None and len(values) != 0:
+                raise ValueError(f"partition {index}: X has no rows but {name} has {len(values)} values")
+        self.problem = None
+        self.uniques = np.zeros(0, dtype=np.asarray(qid if qid is not None else []).dtype)
+        self.n_rows = 0
+        self.n_features = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
+        self.core_X = None
+        self.nbytes = 0
+        self.counts = _core.ProblemSummary.merge([])
+
     def __sizeof__(self) -> int:
         # Dask sizes data with sys.getsizeof. Without the arrays counted, a prepared partition
         # looks free to move, and the scheduler's cost model would move it for any task.
         return object.__sizeof__(self) + self.nbytes
+
+
+def _rows_of(X: Any) -> Optional[int]:
+    """The number of rows of a block (array, DataFrame or sparse matrix), None if it has no
+    2-D shape (check_matrix then says what is wrong)."""
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None and len(shape) == 2 else None
 
 
 def _prepare(X: Any, y: Any, qid: Any, index: int, config: "_core.TrainConfig") -> _Part:
@@ -93,7 +122,10 @@ def _part_summary(
     """What the client needs of a partition before the first pass: its query ids, size,
     feature count and query counts, and its columns' means and variances (for
     ``feature_importances_``)."""
-    moments = part.core_X.column_moments(_worker_threads(n_jobs))
+    if part.core_X is None:
+        moments = (np.zeros(part.n_features), np.zeros(part.n_features))
+    else:
+        moments = part.core_X.column_moments(_worker_threads(n_jobs))
     return part.uniques, part.n_rows, part.n_features, part.counts, moments
 
 
@@ -128,10 +160,15 @@ def _part_cut_sums(part: _Part, w: np.ndarray, n_jobs: Optional[int]) -> list:
     not divided by n (the core adds the parts up and divides)."""
     # w arrives in a network frame and may be an unaligned view.
     w = np.require(w, dtype=np.float64, requirements=["C", "A"])
+    # The fit leaves partitions without rows out of its passes.
+    assert part.problem is not None
     return part.problem.cut_sums(w, _worker_threads(n_jobs))
 
 
 def _predict_block(block: Any, coef: np.ndarray, n_jobs: Optional[int], binner: Any = None) -> np.ndarray:
+    if _rows_of(block) == 0:
+        # An empty partition has no scores (check_matrix refuses 0 rows, as for in-memory X).
+        return np.zeros(0)
     if binner is not None:
         block = binner.transform(block)
     core_X, _, n_features = check_matrix(block)
@@ -278,7 +315,10 @@ _FIT_BATCH_VALUES = 1 << 24
 def _bin_block(block: Any, index: int, first_row: Optional[int], missing: str) -> np.ndarray:
     """A partition as the dense float array the binner reads, after the checks of
     ``svmmap.Binner``: infinity is an error, and NaN too unless it marks a missing value.
-    ``first_row`` is the partition's first row in X, when known (dask arrays), for the message."""
+    ``first_row`` is the partition's first row in X, when known (dask arrays), for the message.
+    A partition without rows gives an empty array, which the fit leaves out."""
+    if _rows_of(block) == 0:
+        return np.zeros((0, int(block.shape[1])))
     try:
         arr = _as_dense(block)
     except (TypeError, ValueError) as exc:
@@ -310,7 +350,10 @@ def _block_shape(arr: np.ndarray) -> Tuple[int, int]:
 
 
 def _binned_block(block: Any, binner: "_LocalBinner") -> Any:
-    """The binned features of one partition (on the worker that holds it)."""
+    """The binned features of one partition (on the worker that holds it); a partition without
+    rows gives an empty block of the binned width, which the fit leaves out."""
+    if _rows_of(block) == 0:
+        return np.zeros((0, binner.n_output_features_))
     return binner.transform(block)
 
 

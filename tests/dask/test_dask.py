@@ -322,3 +322,24 @@ def test_a_zero_model_on_the_cluster_is_reported(client, fold):
     with pytest.warns(svmmap.DegenerateModelWarning, match="w = 0"):
         model = svmmap.dask.SVMMap(C=10.0).fit(*as_dask_arrays(np.zeros_like(X), y, qid, chunks))
     assert model.degenerate_ and not np.any(model.coef_)
+
+
+def test_partitions_without_rows_are_left_out(client, fold):
+    # A dask array filtered by a mask often has empty partitions: first, between and last
+    # here. The fit, the importances, predict and the binned path are those of the same data
+    # without them (the empty partitions were refused when prepared before).
+    X, y, qid, chunks = fold
+    with_empty = (0, chunks[0], 0, *chunks[1:], 0)
+    dX, dy, dqid = as_dask_arrays(X, y, qid, with_empty)
+    local = svmmap.SVMMap(C=1.0).fit(X, y, qid=qid)
+    dist = svmmap.dask.SVMMap(C=1.0).fit(dX, dy, qid=dqid)
+    assert_same_model(dist, local)
+    np.testing.assert_allclose(dist.predict(dX).compute(), local.predict(X), rtol=0, atol=1e-9)
+    binner = svmmap.dask.Binner(n_thresholds=10).fit(dX)
+    np.testing.assert_array_equal(
+        np.concatenate(binner.thresholds_), np.concatenate(svmmap.Binner(n_thresholds=10).fit(X).thresholds_)
+    )
+    binned = svmmap.dask.SVMMap(C=1.0).fit(binner.transform(dX), dy, qid=dqid)
+    in_memory = svmmap.SVMMap(C=1.0).fit(binner.to_local().transform(X), y, qid=qid)
+    assert_same_model(binned, in_memory)
+    assert binned.predict(binner.transform(dX)).compute().shape == (len(y),)
