@@ -444,7 +444,7 @@ LATENT_RELATIVE_DECREASE = 1e-6
 #: eps C often certified the starting point itself and ended the rounds early: on the data of
 #: ``benchmarks/cutoff_losses.py`` (make_ranking seeds 0-2, MQ2008 folds 1-2; C = 0.1 ... 10^4,
 #: 35 fits) warm rounds at eps took 0.3-0.6 times the time of the cold rounds at eps but ended
-#: at a latent objective up to 8e-4 higher in 19 fits; at eps / 10 they took 0.5-0.9 times the
+#: at a latent objective up to 4e-4 higher in 19 fits; at eps / 10 they took 0.5-0.9 times the
 #: time and ended lower in 33 fits (at most 1.2e-5 higher in the other 2).
 LATENT_ROUND_EPS_FACTOR = 0.1
 
