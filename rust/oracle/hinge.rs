@@ -79,7 +79,7 @@ pub fn structured_hinge(
             (value, grad)
         })
         .collect();
-    let mut grad = vec![0.0; n_rows];
+    let mut grad = crate::runtime::memory::zeros(n_rows, "the hinge's gradient")?;
     let mut values = Vec::with_capacity(per_query.len());
     for (q, (v, g)) in per_query.into_iter().enumerate() {
         for (&r, gi) in groups.rows(q).iter().zip(g) {

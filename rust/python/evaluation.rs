@@ -89,7 +89,7 @@ pub(super) fn predict<'py>(
                 "predict the rows in batches".to_string(),
             )
         })?;
-        let mut out = vec![0.0; n];
+        let mut out = crate::runtime::memory::zeros(n, &format!("the scores of {n} rows"))?;
         with_threads(n_threads, || matvec(m, w, &mut out))?;
         crate::runtime::cancel::check()?;
         // Finite weights and features can still overflow float64 in the dot product (6e308

@@ -190,6 +190,24 @@ pub fn check_thread_room(stack: Option<usize>) -> std::io::Result<()> {
     Ok(())
 }
 
+/// `n` zeros, allocated fallibly, for a call's outputs that grow with its rows. Under an
+/// address-space limit such an allocation can fail although `check_call` found room for it
+/// just before (the allocator may need more address space than the bytes asked for, as for a
+/// thread's new arena), and Rust would abort the process; this returns `Error::Memory` naming
+/// `what` instead. Seen in CI on predict's scores and the hinge's gradient (24 MB each, at a
+/// few of the memory-limit test's headrooms, once in several runs).
+pub fn zeros(n: usize, what: &str) -> Result<Vec<f64>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| {
+        Error::Memory(format!(
+            "{what} needs {}, which could not be allocated",
+            human(bytes_of(n, size_of::<f64>()))
+        ))
+    })?;
+    out.resize(n, 0.0);
+    Ok(out)
+}
+
 /// Bytes of `count` values of `size` bytes, saturating (a parameter such as 2e9 thresholds
 /// times many columns must not wrap around).
 pub fn bytes_of(count: usize, size: usize) -> u64 {
@@ -229,6 +247,19 @@ pub fn check_working_set(dim: usize, n_groups: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An allocation that cannot be made is an `Error::Memory` naming it, not an abort; one
+    /// that can is the zeros asked for.
+    #[test]
+    fn zeros_refuses_what_cannot_be_allocated() {
+        match zeros(usize::MAX / 4, "the test's vector") {
+            Err(Error::Memory(message)) => {
+                assert!(message.starts_with("the test's vector needs "), "{message}")
+            }
+            other => panic!("expected Error::Memory, got {other:?}"),
+        }
+        assert_eq!(zeros(3, "three").unwrap(), vec![0.0; 3]);
+    }
 
     #[test]
     fn an_impossible_request_is_refused_with_its_size() {
