@@ -94,7 +94,7 @@ class _Part:
         self.problem = None
         self.uniques = np.zeros(0, dtype=np.asarray(qid if qid is not None else []).dtype)
         self.n_rows = 0
-        self.n_features = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
+        self.n_features = int(X.shape[1])  # 2-D: `_rows_of` gave 0
         self.core_X = None
         self.nbytes = 0
         self.counts = _core.ProblemSummary.merge([])

@@ -118,13 +118,7 @@ mod tests {
     /// sweeps differ). The counts cover every mix of blocks.
     #[test]
     fn rows_accumulated_in_blocks_equal_rows_added_one_by_one() {
-        let mut state = 0x51_7cc1_b727_220au64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut next = crate::data::kernels::uniform_in_half(0x51_7cc1_b727_220au64);
         let (n_rows, d) = (41, 37);
         let data: Vec<f32> = (0..n_rows * d)
             .map(|i| (next() * 10f64.powi((i % 7) as i32 - 3)) as f32)
@@ -157,13 +151,7 @@ mod tests {
         if !simd::has_avx2() {
             return;
         }
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut next = crate::data::kernels::uniform_in_half(0x9e37_79b9_7f4a_7c15u64);
         for n in (0usize..40).chain([46, 136, 137, 1001]) {
             for _ in 0..20 {
                 let x64: Vec<f64> = (0..n)

@@ -290,6 +290,19 @@ pub(crate) fn axpy_lanes<T: Scalar>(alpha: f64, x: &[T], out: &mut [f64]) {
     }
 }
 
+/// The kernels' tests' numbers: xorshift64 from `seed`, uniform in [-0.5, 0.5), the same
+/// sequence on every platform.
+#[cfg(test)]
+pub(crate) fn uniform_in_half(seed: u64) -> impl FnMut() -> f64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,13 +314,7 @@ mod tests {
     #[test]
     fn column_moments_are_the_mean_and_variance_for_any_thread_count() {
         use crate::runtime::pool::with_threads;
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut next = crate::data::kernels::uniform_in_half(0x9e37_79b9_7f4a_7c15u64);
         let (n_rows, n_cols) = (3 * MOMENTS_CHUNK + 17, 4);
         let mut data = Vec::with_capacity(n_rows * n_cols);
         for _ in 0..n_rows {
@@ -338,13 +345,7 @@ mod tests {
 
     #[test]
     fn lane_kernels_compute_the_dot_product_and_axpy() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut next = crate::data::kernels::uniform_in_half(0x2545_f491_4f6c_dd1du64);
         for n in [0usize, 1, 7, 8, 9, 46, 136, 1001] {
             let x64: Vec<f64> = (0..n)
                 .map(|i| next() * 10f64.powi((i % 9) as i32 - 4))
