@@ -1,13 +1,24 @@
 """Type stubs for the Rust extension (hand-written; keep in step with rust/python/)."""
 
-from typing import Any, Callable, ClassVar, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union, final
+from typing import Any, Callable, ClassVar, Dict, List, Literal, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
 from typing_extensions import Self
 
 from svmmap._data import CoreMatrix
-from svmmap._typing import BinStrategy, Dtype, Gain, IterationRecord, LossInfo, Missing, Slack, StopReason, Ties
+from svmmap._typing import (
+    BinStrategy,
+    Dtype,
+    Gain,
+    IterationRecord,
+    LossInfo,
+    Missing,
+    ParameterInfo,
+    Slack,
+    StopReason,
+    Ties,
+)
 
 # Every feature matrix crosses into the core as a CoreMatrix (dense, CSR or bin codes).
 _Matrix = CoreMatrix
@@ -21,25 +32,16 @@ class ModelFormatError(ValueError): ...
 class InternalError(RuntimeError): ...
 
 LOSSES: Tuple[LossInfo, ...]
+TRAINING_PARAMETERS: Tuple[ParameterInfo, ...]
 LOSS_COMBINATION_EXAMPLES: Tuple[List[str], ...]
 
 @final
 class TrainConfig:
-    """The one training configuration, validated on construction (keyword arguments only)."""
+    """The one training configuration, validated on construction (keyword arguments only: the
+    names of ``TRAINING_PARAMETERS``)."""
 
     DEFAULTS: ClassVar[Dict[str, Any]]
-    def __new__(
-        cls,
-        *,
-        C: float = ...,
-        eps: float = ...,
-        max_iter: int = ...,
-        relevance_threshold: float = ...,
-        loss: Union[str, Sequence[str], Mapping[str, float]] = ...,
-        slack: Slack = ...,
-        n_jobs: Optional[int] = ...,
-        cut_blocks: Optional[int] = ...,
-    ) -> Self: ...
+    def __new__(cls, **kwargs: Any) -> Self: ...
     @property
     def C(self) -> float: ...
     @property
@@ -62,9 +64,9 @@ class TrainConfig:
     def tolerance(self) -> float: ...
     @property
     def n_threads(self) -> int: ...
-    # The cut blocks per slack group asked for; None: the core's default.
-    @property
-    def cut_blocks(self) -> Optional[int]: ...
+    # Raises ValueError when more cut blocks were asked for than the one cut per slack group
+    # and iteration that the trainer ``who`` makes.
+    def require_one_cut(self, who: str, leave: str) -> None: ...
     def kwargs(self) -> Dict[str, Any]: ...
     def __getnewargs_ex__(self) -> Tuple[Tuple[()], Dict[str, Any]]: ...
 

@@ -472,8 +472,12 @@ def _check_training(training: Dict[str, Any]) -> None:
             raise ValueError(f'"training"."history"[{i}] must be an object of finite numbers, got {_show(record)}')
 
 
-#: The parameters of a model file that the core's TrainConfig checks.
-TRAINING_PARAMS = ("C", "eps", "max_iter", "relevance_threshold", "loss", "slack", "cut_blocks")
+#: Estimator parameters that describe how a model was run, not the model; not saved.
+RUNTIME_PARAMS = ("callback", "n_jobs", "verbose")
+
+#: The parameters of a model file that the core's TrainConfig checks: the core's training
+#: parameters but the run-time ones.
+TRAINING_PARAMS = tuple(p["name"] for p in _core.TRAINING_PARAMETERS if p["name"] not in RUNTIME_PARAMS)
 
 
 def _check_params(params: Dict[str, Any]) -> None:
@@ -611,10 +615,6 @@ def check_document(doc: Dict[str, Any], name: str) -> ModelDocument:
     )
 
 
-#: Estimator parameters that describe how a model was run, not the model; not saved.
-RUNTIME_PARAMS = ("callback", "n_jobs", "verbose")
-
-
 def _json_value(name: str, value: Any) -> Any:
     """A parameter value as JSON data, or a clear error when it has no JSON form."""
     if isinstance(value, np.generic):
@@ -646,10 +646,11 @@ def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
     # In the order of their names (scikit-learn's get_params order), whatever object holds them,
     # so that the same parameters are the same bytes in the file.
     params = {k: _json_value(k, v) for k, v in sorted(svm.get_params(deep=False).items()) if k not in RUNTIME_PARAMS}
-    # Left out at its default, so that files of models trained without it stay as they were
-    # (and readers that predate the parameter read the same fields).
-    if params.get("cut_blocks", 0) is None:
-        del params["cut_blocks"]
+    # A training parameter whose default is None (the core's choice; today cut_blocks) is left
+    # out at that default, so that files of models trained without it stay as they were (and
+    # readers that predate the parameter read the same fields); reading gives it None again.
+    optional = {p["name"] for p in _core.TRAINING_PARAMETERS if p["default"] is None}
+    params = {k: v for k, v in params.items() if not (k in optional and v is None)}
     names = getattr(svm, "feature_names_in_", None)
     scaling = None
     input_names = None

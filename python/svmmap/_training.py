@@ -44,6 +44,7 @@ from ._validation import (
 __all__ = [
     "CORE_DEFAULTS",
     "PARAMETER_DEFAULTS",
+    "TRAINING_PARAMETERS",
     "BareSVMMap",
     "SkippedQueriesWarning",
     "LATENT_MAX_ROUNDS",
@@ -62,24 +63,17 @@ __all__ = [
 
 logger = logging.getLogger("svmmap")
 
-#: The defaults of every training parameter, owned by the Rust core's TrainConfig.
+#: The training parameters, one dict each (name, default, kind, expected, type, flag, doc): the
+#: Rust core's table (rust/solver/options.rs), the one place a training parameter is declared.
+TRAINING_PARAMETERS = _core.TRAINING_PARAMETERS
+
+#: The defaults of every training parameter, from the core's table.
 CORE_DEFAULTS = _core.TrainConfig.DEFAULTS
 
 #: SVMMap's parameters and their defaults: the training parameters of the core, and how a fit is
 #: watched (verbose, callback). ``SVMMap.__init__`` has exactly these (a test checks it), so that a
 #: BareSVMMap and an SVMMap with the same parameters are the same model and save the same file.
-PARAMETER_DEFAULTS: Dict[str, Any] = {
-    "C": CORE_DEFAULTS["C"],
-    "loss": CORE_DEFAULTS["loss"],
-    "slack": CORE_DEFAULTS["slack"],
-    "eps": CORE_DEFAULTS["eps"],
-    "max_iter": CORE_DEFAULTS["max_iter"],
-    "relevance_threshold": CORE_DEFAULTS["relevance_threshold"],
-    "n_jobs": CORE_DEFAULTS["n_jobs"],
-    "cut_blocks": CORE_DEFAULTS["cut_blocks"],
-    "verbose": 0,
-    "callback": None,
-}
+PARAMETER_DEFAULTS: Dict[str, Any] = {**CORE_DEFAULTS, "verbose": 0, "callback": None}
 
 
 class SkippedQueriesWarning(UserWarning):
@@ -107,14 +101,14 @@ class BareSVMMap:
     #: The estimator name that messages use (``type(model).__name__`` for an estimator).
     display_name = "SVMMap"
 
+    # The training parameters (``TRAINING_PARAMETERS``) are set by ``__init__``; these are read
+    # by name in this module and the command line.
     C: float
     loss: Union[str, Sequence[str], Mapping[str, float]]
-    slack: str
     eps: float
     max_iter: int
     relevance_threshold: float
     n_jobs: Optional[int]
-    cut_blocks: Optional[int]
     verbose: int
     callback: Optional[Callable[[IterationRecord], Any]]
     coef_: np.ndarray
@@ -193,16 +187,7 @@ def train_config(model: Any) -> "_core.TrainConfig":
     """The training configuration of ``model``'s parameters, validated by the core (one error
     line per bad parameter, naming it); the callback and verbose are checked here, as they
     never reach the core."""
-    config = _core.TrainConfig(
-        C=model.C,
-        eps=model.eps,
-        max_iter=model.max_iter,
-        relevance_threshold=model.relevance_threshold,
-        loss=model.loss,
-        slack=model.slack,
-        n_jobs=model.n_jobs,
-        cut_blocks=model.cut_blocks,
-    )
+    config = _core.TrainConfig(**{p["name"]: getattr(model, p["name"]) for p in TRAINING_PARAMETERS})
     if model.callback is not None and not callable(model.callback):
         raise ValueError(f"callback must be callable or None, got {model.callback!r}")
     if not isinstance(model.verbose, (bool, numbers.Integral)) or model.verbose < 0:

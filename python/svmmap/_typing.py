@@ -4,9 +4,20 @@ from __future__ import annotations
 
 # typing's Literal and TypedDict exist since Python 3.8; typing_extensions is not a dependency,
 # and importing it here broke the package on Python 3.9 and 3.10.
-from typing import Dict, List, Literal, TypedDict
+from typing import Any, Dict, List, Literal, TypedDict
 
-__all__ = ["Slack", "StopReason", "Ties", "Gain", "BinStrategy", "Missing", "Dtype", "LossInfo", "IterationRecord"]
+__all__ = [
+    "Slack",
+    "StopReason",
+    "Ties",
+    "Gain",
+    "BinStrategy",
+    "Missing",
+    "Dtype",
+    "LossInfo",
+    "ParameterInfo",
+    "IterationRecord",
+]
 
 Slack = Literal["separate", "shared"]
 StopReason = Literal["converged", "max_iter", "callback"]
@@ -15,6 +26,20 @@ Gain = Literal["exp", "linear"]
 BinStrategy = Literal["quantile", "uniform"]
 Missing = Literal["error", "indicator"]
 Dtype = Literal["float32", "float64"]
+
+
+class ParameterInfo(TypedDict):
+    """One training parameter of the core's table (rust/solver/options.rs, ``PARAMETERS``), as
+    ``svmmap._core.TRAINING_PARAMETERS`` lists it."""
+
+    name: str
+    default: Any
+    kind: Literal["real", "real_or_bool", "count", "optional_count", "loss", "choice", "threads"]
+    choices: List[str]
+    expected: str
+    type: str
+    flag: str
+    doc: str
 
 
 class LossInfo(TypedDict):

@@ -584,13 +584,11 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
                 f"machine); train svmmap.SVMMap(loss={self.loss!r}) on a sample that fits in memory, or "
                 f"loss={config.latent!r} (the paper's loss) here"
             )
-        if config.cut_blocks not in (None, 1):
-            # The partitions' sums make one cut per slack group: blocks of queries would
-            # need every partition to split its sums by global block.
-            raise ValueError(
-                f"cut_blocks={config.cut_blocks!r} is not supported by svmmap.dask.SVMMap, which makes one "
-                "cut per slack group and iteration; leave cut_blocks=None (or 1)"
-            )
+        # The partitions' sums make one cut per slack group: blocks of queries would need every
+        # partition to split its sums by global block.
+        config.require_one_cut(
+            "by svmmap.dask.SVMMap, which makes one cut per slack group and iteration", "None (or 1)"
+        )
         if qid is None:
             check_qid(None, 0, required_by="svmmap.dask.SVMMap.fit")
         client = self._get_client()

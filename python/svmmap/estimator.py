@@ -33,7 +33,10 @@ __all__ = [
     "SVMMap",
 ]
 
-#: The defaults of every training parameter, owned by the Rust core's TrainConfig.
+#: The defaults of every training parameter, from the Rust core's table; ``__init__`` below
+#: names them one by one, as scikit-learn's ``get_params`` reads the signature, and
+#: tests/api/test_parameters.py checks the signature and the Parameters section against the
+#: table.
 _DEFAULTS = CORE_DEFAULTS
 
 
@@ -73,8 +76,8 @@ class SVMMap(BaseEstimator):
     C : float, default=1.0
         Trade-off between the margin and the training loss (> 0).
     loss : str, list of str or dict of str to float, default="map"
-        The metric whose loss ``Delta`` is optimized: "map", "roc", "pairwise" (SVM^rank's
-        graded pairs), "ndcg@k", "ndcg" (no clip),
+        The metric whose loss ``Delta`` is optimized, or a combination of several. One of
+        "map", "roc", "pairwise" (SVM^rank's graded pairs), "ndcg@k", "ndcg" (no clip),
         "mrr@k", "mrr" (no cutoff), "acc", "acc2", "dorm@k" ... (see ``svmmap.losses``). A dict
         such as ``{"map": 1.0, "ndcg@10": 0.1, "mrr@10": 0.01}`` trains SVM-combo (Chakrabarti
         et al. 2008, section 3.7), each loss with its own feature map and weight: the paper's
@@ -99,27 +102,27 @@ class SVMMap(BaseEstimator):
         one slack per query that must cover every (weighted) loss,
         1/2 ||w||^2 + C/n sum_q max_l xi_q^l. Ignored for a single loss. With separate slacks
         the gap at exit is at most L * C * eps.
-    eps : float, default=1e-3
+    eps : float, default=0.001
         Tolerance in slack units, as SVM^struct's ``-e``: training stops when no constraint is
         violated by more than ``eps`` beyond the working set's slack. The duality gap at exit,
         ``gap_``, is then at most ``tolerance_`` (``C * eps`` times the number of slack groups).
     max_iter : int, default=10000
-        Maximum number of cutting-plane iterations; a ``ConvergenceWarning`` is issued when it
+        Maximum number of cutting-plane iterations. A ``ConvergenceWarning`` is issued when it
         is reached.
     relevance_threshold : float, default=0.0
-        A document is relevant when its label is above this value (graded labels 1, 2 and
-        SVM^map's +1 are relevant; 0 and -1 are not).
+        A document is relevant when its label is above this value. Graded labels 1, 2 and
+        SVM^map's +1 are thus relevant; 0 and -1 are not.
     n_jobs : int or None, default=None
-        Threads for the oracles, scoring and cut sums. None uses every core; negative values
-        count back from the number of cores as in scikit-learn. The learned model does not
-        depend on it.
+        Threads for the oracles, scoring and cut sums; None (the default) uses every core.
+        Negative values count back from the number of cores as in scikit-learn. The learned
+        model does not depend on it.
     cut_blocks : int or None, default=None
-        Cuts per slack group and iteration: the training queries are split into this many
-        consecutive blocks, each with its own cut and slack (a multi-cut model of the same
-        objective; 1 is the 1-slack model of the papers). The optimum does not depend on it,
-        the path to it does: more blocks take fewer iterations where the 1-slack model needs
-        many (binned features at large C), each with a larger working set. None is the
-        core's default, today 1, the fastest in seconds in the measurements of the guide's
+        Cuts per slack group and iteration, one per block of consecutive training queries;
+        None is the core's default, today 1. Each block has its own cut and slack (a
+        multi-cut model of the same objective; 1 is the 1-slack model of the papers). The
+        optimum does not depend on it, the path to it does: more blocks take fewer iterations
+        where the 1-slack model needs many (binned features at large C), each with a larger
+        working set. One block was the fastest in seconds in the measurements of the guide's
         "Cut blocks". Not available for latent-target losses or with ``svmmap.dask``.
     verbose : int, default=0
         Above 0, logs one line per iteration (primal, dual, gap, cuts, seconds) and a final

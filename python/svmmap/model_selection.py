@@ -14,7 +14,7 @@ from . import _core
 from ._degenerate import DegenerateModelWarning, is_degenerate
 from ._degenerate import advice as message_advice
 from ._selection import Selection, choose_C
-from ._training import latent_path, refuse_latent_options
+from ._training import TRAINING_PARAMETERS, latent_path, refuse_latent_options
 from ._typing import Slack
 from ._validation import (
     check_labels,
@@ -169,16 +169,9 @@ class SVMMapCV(BaseEstimator):
         self.cut_blocks = cut_blocks
 
     def _estimator(self, C: float) -> SVMMap:
-        return SVMMap(
-            C=C,
-            loss=self.loss,
-            slack=self.slack,
-            eps=self.eps,
-            max_iter=self.max_iter,
-            relevance_threshold=self.relevance_threshold,
-            n_jobs=self.n_jobs,
-            cut_blocks=self.cut_blocks,
-        )
+        # Every training parameter of the core's table but C, which the search sets.
+        params = {p["name"]: getattr(self, p["name"]) for p in TRAINING_PARAMETERS if p["name"] != "C"}
+        return SVMMap(C=C, **params)
 
     def _check_params(self) -> List[float]:
         """The C grid in ascending order; one-line errors for bad parameters."""

@@ -1,17 +1,15 @@
 //! What the Python layer trains with: the loss registry (`LOSSES`) and the one training
 //! configuration (`TrainConfig`, validated here once). The results are in `results.rs`.
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 
 use crate::error::Error;
 use crate::oracle::{self, registry};
-use crate::solver::Options;
-
-/// The loss and slack used when none is given (the other defaults are `Options::default()`).
-const DEFAULT_LOSS: &str = "map";
-const DEFAULT_SLACK: &str = "separate";
+use crate::solver::{
+    expected, parameter, text_default, Kind, Options, Parameter, Value, PARAMETERS,
+};
 
 /// `_core.LOSSES`: one dict per registered loss (name, cutoff, options, feature_map, convex,
 /// reference, doc, examples).
@@ -56,38 +54,22 @@ pub(super) fn param_error(name: &str, expected: &str, value: &Bound<'_, PyAny>) 
     PyValueError::new_err(format!("{name} must be {expected}, got {shown}"))
 }
 
-/// What `Options::validate` expects of a parameter, asked of the core with a value it refuses,
-/// so that the words live in one place even when the Python value has the wrong type.
-fn expected_of(name: &str) -> String {
-    let mut probe = Options::default();
-    match name {
-        "C" => probe.c = f64::NAN,
-        "eps" => probe.eps = f64::NAN,
-        "max_iter" => probe.max_iter = 0,
-        _ => probe.relevance_threshold = f64::NAN,
-    }
-    match probe.validate() {
-        Err(Error::InvalidParameter { expected, .. }) => expected,
-        _ => "a valid value".to_string(),
-    }
-}
-
-fn real(name: &str, value: &Bound<'_, PyAny>, allow_bool: bool) -> PyResult<f64> {
+fn real(p: &Parameter, value: &Bound<'_, PyAny>, allow_bool: bool) -> PyResult<f64> {
     if !allow_bool && value.is_instance_of::<PyBool>() {
-        return Err(param_error(name, &expected_of(name), value));
+        return Err(param_error(p.name, &expected_words(p), value));
     }
     value
         .extract::<f64>()
-        .map_err(|_| param_error(name, &expected_of(name), value))
+        .map_err(|_| param_error(p.name, &expected_words(p), value))
 }
 
-fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
+fn count(p: &Parameter, value: &Bound<'_, PyAny>) -> PyResult<usize> {
     if value.is_instance_of::<PyBool>() {
-        return Err(param_error(name, &expected_of(name), value));
+        return Err(param_error(p.name, &expected_words(p), value));
     }
     value
         .extract::<usize>()
-        .map_err(|_| param_error(name, &expected_of(name), value))
+        .map_err(|_| param_error(p.name, &expected_words(p), value))
 }
 
 /// scikit-learn's n_jobs as a thread count for the core: None is 0 (one thread per core),
@@ -96,13 +78,7 @@ pub(super) fn threads_of(n_jobs: &Bound<'_, PyAny>) -> PyResult<usize> {
     if n_jobs.is_none() {
         return Ok(0);
     }
-    let bad = || {
-        param_error(
-            "n_jobs",
-            "None, a positive integer or a negative integer",
-            n_jobs,
-        )
-    };
+    let bad = || param_error("n_jobs", expected("n_jobs"), n_jobs);
     if n_jobs.is_instance_of::<PyBool>() {
         return Err(bad());
     }
@@ -121,13 +97,7 @@ pub(super) fn threads_of(n_jobs: &Bound<'_, PyAny>) -> PyResult<usize> {
 /// (separate slacks) or one group of all names (shared slack), each name with its default
 /// weight in a list (`with_list_weights`); a dict gives the weights itself.
 fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>>> {
-    let bad = || {
-        param_error(
-            "loss",
-            "a loss name, a list of loss names or a dict of loss names to weights",
-            loss,
-        )
-    };
+    let bad = || param_error("loss", expected("loss"), loss);
     let names: Vec<String> = if let Ok(s) = loss.cast::<PyString>() {
         vec![s.to_string()]
     } else if let Ok(weights) = loss.cast::<PyDict>() {
@@ -230,10 +200,10 @@ fn with_list_weights(names: Vec<String>) -> Vec<String> {
         .collect()
 }
 
-/// A keyword argument of `TrainConfig`: left out (`Default`) or given, as any Python value
-/// (None included), which `TrainConfig::new` checks with the words of the Python API. The
+/// A keyword argument of `BinnerConfig`: left out (`Default`) or given, as any Python value
+/// (None included), which its constructor checks with the words of the Python API. The
 /// signature names every parameter, so `inspect.signature` and stubtest see them; it shows `...`
-/// for "the value in `TrainConfig.DEFAULTS`", whose one owner is `Options::default()`.
+/// for "the value in `BinnerConfig.DEFAULTS`".
 pub(super) enum Arg<'py> {
     Default,
     Given(Bound<'py, PyAny>),
@@ -256,26 +226,76 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Arg<'py> {
     }
 }
 
-/// What `cut_blocks` takes, for its error message.
-const CUT_BLOCKS_EXPECTED: &str = "None or an integer >= 1";
+/// A table default as the Python value the signatures show.
+fn default_value(py: Python<'_>, value: Value) -> PyResult<Py<PyAny>> {
+    Ok(match value {
+        Value::Float(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Value::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Value::Text(v) => PyString::new(py, v).into_any().unbind(),
+        Value::Null => py.None(),
+    })
+}
+
+/// What a parameter's check expects, as its error message says it (an optional parameter's
+/// None is allowed, and said).
+fn expected_words(p: &Parameter) -> String {
+    match p.kind {
+        Kind::OptionalCount => format!("None or {}", p.expected),
+        _ => p.expected.to_string(),
+    }
+}
+
+/// `_core.TRAINING_PARAMETERS`: the core's table of training parameters, one dict each (name,
+/// default, kind, choices, expected, type, flag, doc), in the table's order. The estimators'
+/// signatures and docstrings, the command line, the model files and the docs read it or are
+/// checked against it (tests/api/test_parameters.py).
+pub(super) fn parameters_table(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
+    let entries = PARAMETERS
+        .iter()
+        .map(|p| {
+            let d = PyDict::new(py);
+            d.set_item("name", p.name)?;
+            d.set_item("default", default_value(py, p.default)?)?;
+            d.set_item("kind", kind_name(p.kind))?;
+            d.set_item("choices", p.choices.to_vec())?;
+            d.set_item("expected", expected_words(p))?;
+            d.set_item("type", p.python_type)?;
+            d.set_item("flag", p.flag)?;
+            d.set_item("doc", p.doc)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, entries)
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Real => "real",
+        Kind::RealOrBool => "real_or_bool",
+        Kind::Count => "count",
+        Kind::OptionalCount => "optional_count",
+        Kind::Loss => "loss",
+        Kind::Choice => "choice",
+        Kind::Threads => "threads",
+    }
+}
 
 /// Everything that decides a training run besides the data, validated once on construction:
-/// C, eps, max_iter, relevance_threshold, the losses as slack groups, slack, and the thread
-/// count. Immutable; its defaults (`TrainConfig.DEFAULTS`) are the defaults of every trainer.
+/// the parameters of the core's table (`PARAMETERS`), the losses as slack groups and the
+/// thread count. Immutable; its defaults (`TrainConfig.DEFAULTS`) are the defaults of every
+/// trainer.
 #[pyclass(module = "svmmap._core", frozen)]
 pub struct TrainConfig {
     pub(super) options: Options,
     pub(super) groups: Vec<Vec<String>>,
     slack: String,
-    loss: Py<PyAny>,
-    n_jobs: Py<PyAny>,
+    /// Every parameter of the table, as given (numbers as the core read them) or its default,
+    /// in the table's order: what `kwargs()` returns and pickling rebuilds from.
+    kwargs: Py<PyDict>,
     pub(super) n_threads: usize,
     /// For a latent-target loss ("ndcg@10:latent"), the paper's loss its rounds solve
     /// ("ndcg@10", the one slack group); None for every other loss.
     pub(super) latent: Option<String>,
-    /// The cut blocks per slack group asked for (`Options::cut_blocks`); None: the core's
-    /// default.
-    pub(super) cut_blocks: Option<usize>,
 }
 
 impl TrainConfig {
@@ -287,68 +307,81 @@ impl TrainConfig {
 
 #[pymethods]
 impl TrainConfig {
-    /// Keyword arguments only; a parameter left out takes its default (`DEFAULTS`), and every
-    /// given value (None included) is checked.
+    /// Keyword arguments only, the names of the table (`PARAMETERS`); a parameter left out
+    /// takes its default (`DEFAULTS`), and every given value (None included) is checked, in
+    /// the table's order.
     #[new]
-    #[pyo3(signature = (*, C=Arg::Default, eps=Arg::Default, max_iter=Arg::Default, relevance_threshold=Arg::Default, loss=Arg::Default, slack=Arg::Default, n_jobs=Arg::Default, cut_blocks=Arg::Default))]
-    #[allow(non_snake_case, clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        C: Arg<'_>,
-        eps: Arg<'_>,
-        max_iter: Arg<'_>,
-        relevance_threshold: Arg<'_>,
-        loss: Arg<'_>,
-        slack: Arg<'_>,
-        n_jobs: Arg<'_>,
-        cut_blocks: Arg<'_>,
-    ) -> PyResult<Self> {
-        let (C, eps, max_iter, relevance_threshold, loss, slack, n_jobs) = (
-            C.given(),
-            eps.given(),
-            max_iter.given(),
-            relevance_threshold.given(),
-            loss.given(),
-            slack.given(),
-            n_jobs.given(),
-        );
-        let defaults = Options::default();
+    #[pyo3(signature = (**kwargs))]
+    fn new(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut given: Vec<(&'static Parameter, Bound<'_, PyAny>)> = Vec::new();
+        if let Some(kwargs) = kwargs {
+            for (key, value) in kwargs.iter() {
+                let key: String = key.extract()?;
+                // Worded as Python words an unexpected keyword argument of a signature.
+                let p = parameter(&key).ok_or_else(|| {
+                    PyTypeError::new_err(format!(
+                        "TrainConfig.__new__() got an unexpected keyword argument '{key}'"
+                    ))
+                })?;
+                given.push((p, value));
+            }
+        }
+        let get = |name: &str| given.iter().find(|(p, _)| p.name == name).map(|(_, v)| v);
+        // Every parameter as the configuration keeps it, filled in below in the table's order.
+        let mut kept: Vec<Py<PyAny>> = PARAMETERS
+            .iter()
+            .map(|p| default_value(py, p.default))
+            .collect::<PyResult<_>>()?;
+        let index = |name: &str| PARAMETERS.iter().position(|p| p.name == name);
+
+        // The solver's numbers first: their types, then their ranges (`Options::validate`).
         let mut options = Options::default();
-        if let Some(v) = C {
-            options.c = real("C", v, false)?;
-        }
-        if let Some(v) = eps {
-            options.eps = real("eps", v, false)?;
-        }
-        if let Some(v) = max_iter {
-            options.max_iter = count("max_iter", v)?;
-        }
-        if let Some(v) = relevance_threshold {
-            options.relevance_threshold = real("relevance_threshold", v, true)?;
+        for (i, p) in PARAMETERS.iter().enumerate() {
+            let Some(v) = get(p.name) else { continue };
+            match p.kind {
+                Kind::Real | Kind::RealOrBool => {
+                    let x = real(p, v, p.kind == Kind::RealOrBool)?;
+                    options.set_float(p.name, x);
+                    kept[i] = x.into_pyobject(py)?.into_any().unbind();
+                }
+                Kind::Count => {
+                    let k = count(p, v)?;
+                    options.set_count(p.name, k);
+                    kept[i] = k.into_pyobject(py)?.into_any().unbind();
+                }
+                _ => {}
+            }
         }
         if let Err(Error::InvalidParameter { name, expected, .. }) = options.validate() {
-            let given = match name.as_str() {
-                "C" => C,
-                "eps" => eps,
-                "max_iter" => max_iter,
-                _ => relevance_threshold,
-            };
-            return Err(match given {
+            return Err(match get(&name) {
                 Some(v) => param_error(&name, &expected, v),
-                None => PyValueError::new_err(format!("invalid default {name}: {defaults:?}")),
+                None => PyValueError::new_err(format!(
+                    "invalid default {name}: {:?}",
+                    Options::default()
+                )),
             });
         }
-        let slack_text = match slack {
-            None => DEFAULT_SLACK.to_string(),
-            Some(s) => match s.extract::<String>() {
-                Ok(text) if text == "separate" || text == "shared" => text,
-                _ => return Err(param_error("slack", "\"separate\" or \"shared\"", s)),
-            },
+        let default_slack = text_default("slack");
+        let slack_text = match get("slack") {
+            None => default_slack.to_string(),
+            Some(s) => {
+                let choices = parameter("slack").map_or(&[][..], |p| p.choices);
+                match s.extract::<String>() {
+                    Ok(text) if choices.contains(&text.as_str()) => text,
+                    _ => return Err(param_error("slack", expected("slack"), s)),
+                }
+            }
         };
-        let loss_obj: Py<PyAny> = match loss {
+        if let Some(i) = index("slack") {
+            kept[i] = PyString::new(py, &slack_text).into_any().unbind();
+        }
+        let loss_obj: Py<PyAny> = match get("loss") {
             Some(l) => l.clone().unbind(),
-            None => PyString::new(py, DEFAULT_LOSS).into_any().unbind(),
+            None => PyString::new(py, text_default("loss")).into_any().unbind(),
         };
+        if let Some(i) = index("loss") {
+            kept[i] = loss_obj.clone_ref(py);
+        }
         // A latent-target loss ("ndcg@10:latent") is no oracle: its slack group is the paper's
         // loss, which every CCCP round solves with the target fixed, and `latent` says so.
         let latent_name = loss_obj
@@ -361,11 +394,11 @@ impl TrainConfig {
             .and_then(oracle::registry::latent_base);
         let groups = match &latent {
             Some(base) => {
-                if let Some(s) = slack.filter(|_| slack_text != DEFAULT_SLACK) {
+                if let Some(s) = get("slack").filter(|_| slack_text != default_slack) {
                     return Err(param_error(
                         "slack",
                         &format!(
-                            "{DEFAULT_SLACK:?} with loss={:?} (one loss, one slack per query); \
+                            "{default_slack:?} with loss={:?} (one loss, one slack per query); \
                              slack=\"shared\" belongs to lists of losses",
                             latent_name.as_deref().unwrap_or_default()
                         ),
@@ -377,57 +410,59 @@ impl TrainConfig {
             None => loss_groups(loss_obj.bind(py), &slack_text)?,
         };
         oracle::from_groups(&groups)?;
-        let n_jobs_obj: Py<PyAny> = match n_jobs {
+        let n_jobs_obj: Py<PyAny> = match get("n_jobs") {
             Some(n) => n.clone().unbind(),
             None => py.None(),
         };
         let n_threads = threads_of(n_jobs_obj.bind(py))?;
-        // None (or left out) is the core's default; else a count of at least 1.
-        let cut_blocks = match cut_blocks.given().filter(|v| !v.is_none()) {
-            None => None,
-            Some(v) => match count("cut_blocks", v) {
-                Ok(k) if k >= 1 => Some(k),
-                _ => return Err(param_error("cut_blocks", CUT_BLOCKS_EXPECTED, v)),
-            },
-        };
-        if let (Some(k), Some(base)) = (cut_blocks, &latent) {
-            if k != 1 {
-                return Err(PyValueError::new_err(format!(
-                    "cut_blocks={k} is not supported with loss={:?}: its CCCP rounds solve \
-                     {base:?} with one cut per iteration; leave cut_blocks=None",
-                    latent_name.as_deref().unwrap_or_default()
-                )));
+        if let Some(i) = index("n_jobs") {
+            kept[i] = n_jobs_obj;
+        }
+        // An optional count left out or None is the core's default; else a count of at least 1.
+        for (i, p) in PARAMETERS.iter().enumerate() {
+            if p.kind != Kind::OptionalCount {
+                continue;
+            }
+            if let Some(v) = get(p.name).filter(|v| !v.is_none()) {
+                match count(p, v) {
+                    Ok(k) if k >= 1 => {
+                        options.set_count(p.name, k);
+                        kept[i] = k.into_pyobject(py)?.into_any().unbind();
+                    }
+                    _ => return Err(param_error(p.name, &expected_words(p), v)),
+                }
             }
         }
-        if let Some(k) = cut_blocks {
-            options.cut_blocks = k;
+        if let (Some(base), Some(name)) = (&latent, &latent_name) {
+            let who = format!(
+                "with loss={name:?}: its CCCP rounds solve {base:?} with one cut per iteration"
+            );
+            if let Some(e) = options.one_cut_only(&who, "None") {
+                return Err(e.into());
+            }
+        }
+        let kwargs = PyDict::new(py);
+        for (p, value) in PARAMETERS.iter().zip(kept) {
+            kwargs.set_item(p.name, value)?;
         }
         Ok(TrainConfig {
             options,
             groups,
             slack: slack_text,
-            loss: loss_obj,
-            n_jobs: n_jobs_obj,
+            kwargs: kwargs.unbind(),
             n_threads,
             latent,
-            cut_blocks,
         })
     }
 
-    /// The default of every parameter, as the estimators' signatures show them.
+    /// The default of every parameter of the table, as the estimators' signatures show them.
     #[classattr]
     #[allow(non_snake_case)]
     fn DEFAULTS(py: Python<'_>) -> PyResult<Py<PyDict>> {
-        let o = Options::default();
         let d = PyDict::new(py);
-        d.set_item("C", o.c)?;
-        d.set_item("eps", o.eps)?;
-        d.set_item("max_iter", o.max_iter)?;
-        d.set_item("relevance_threshold", o.relevance_threshold)?;
-        d.set_item("loss", DEFAULT_LOSS)?;
-        d.set_item("slack", DEFAULT_SLACK)?;
-        d.set_item("n_jobs", py.None())?;
-        d.set_item("cut_blocks", py.None())?;
+        for p in PARAMETERS {
+            d.set_item(p.name, default_value(py, p.default)?)?;
+        }
         Ok(d.unbind())
     }
 
@@ -474,24 +509,21 @@ impl TrainConfig {
     fn n_threads(&self) -> usize {
         self.n_threads
     }
-    /// The cut blocks per slack group asked for; None: the core's default.
-    #[getter]
-    fn cut_blocks(&self) -> Option<usize> {
-        self.cut_blocks
+    /// Raises the error of a trainer that makes one cut per slack group and iteration
+    /// (`who`: which, and why) when more cut blocks were asked for; `leave` is what to pass
+    /// instead.
+    fn require_one_cut(&self, who: &str, leave: &str) -> PyResult<()> {
+        match self.options.one_cut_only(who, leave) {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
     }
 
-    /// The keyword arguments this configuration was built from.
-    fn kwargs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("C", self.options.c)?;
-        d.set_item("eps", self.options.eps)?;
-        d.set_item("max_iter", self.options.max_iter)?;
-        d.set_item("relevance_threshold", self.options.relevance_threshold)?;
-        d.set_item("loss", self.loss.bind(py))?;
-        d.set_item("slack", &self.slack)?;
-        d.set_item("n_jobs", self.n_jobs.bind(py))?;
-        d.set_item("cut_blocks", self.cut_blocks)?;
-        Ok(d)
+    /// The keyword arguments this configuration was built from: every parameter of the table,
+    /// given or default.
+    fn kwargs<'py>(&self, py: Python<'py>) -> Bound<'py, PyDict> {
+        // A copy, so that the caller cannot change the configuration.
+        self.kwargs.bind(py).copy().expect("a dict copies")
     }
 
     // Pickling (e.g. to Dask workers) rebuilds the configuration from its keyword arguments.
@@ -499,7 +531,7 @@ impl TrainConfig {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyDict>)> {
-        Ok((PyTuple::empty(py), self.kwargs(py)?))
+        Ok((PyTuple::empty(py), self.kwargs(py)))
     }
 
     fn __getstate__(&self, py: Python<'_>) -> Py<PyAny> {
@@ -507,6 +539,6 @@ impl TrainConfig {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("TrainConfig(**{})", self.kwargs(py)?.repr()?))
+        Ok(format!("TrainConfig(**{})", self.kwargs(py).repr()?))
     }
 }

@@ -54,6 +54,9 @@ pub mod qp;
 
 pub use api::{solve, solve_from, train, train_path};
 pub use ocas::WarmStart;
-pub use options::{Method, Options, PER_QUERY};
+pub use options::{
+    expected, parameter, text_default, Kind, Method, Options, Parameter, Value, PARAMETERS,
+    PER_QUERY,
+};
 pub use problem::{CutSource, QueryCuts, RankingProblem};
 pub use progress::{Control, IterationRecord, StopReason, Summary};

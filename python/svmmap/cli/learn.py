@@ -75,21 +75,13 @@ def run_learn(args: argparse.Namespace) -> None:
     # its scikit-learn base class: the same checks, warnings and model file, without the
     # second that importing scikit-learn takes (training a small file takes milliseconds).
     from .._model_file import BinningSpec, svm_document, write_model
-    from .._training import BareSVMMap, train, train_config
+    from .._training import TRAINING_PARAMETERS, BareSVMMap, train, train_config
     from .._validation import n_threads
     from ..io import load_letor
 
     refuse_overwriting_inputs("MODEL", args.model, data_inputs("TRAIN", args.train, args.group))
     X, y, qid = load_letor(args.train, group=args.group, missing=args.missing)
-    model = BareSVMMap(
-        C=args.C,
-        loss=args.loss,
-        eps=args.eps,
-        max_iter=args.max_iter,
-        relevance_threshold=args.relevance_threshold,
-        n_jobs=args.n_jobs,
-        cut_blocks=args.cut_blocks,
-    )
+    model = BareSVMMap(**{p["name"]: getattr(args, p["name"]) for p in TRAINING_PARAMETERS})
     # The target is the core's tolerance (eps * C * slack groups), not a restatement of it.
     display = _ProgressDisplay(train_config(model).tolerance) if args.verbose else None
     model.callback = display

@@ -8,9 +8,12 @@ SciPy. The training defaults shown are the core's (``_core.TrainConfig.DEFAULTS`
 from __future__ import annotations
 
 import argparse
-from typing import Any, List
+from typing import TYPE_CHECKING, Any, List
 
 from .. import _core
+
+if TYPE_CHECKING:
+    from .._typing import ParameterInfo
 
 __all__ = ["build_parser"]
 
@@ -141,33 +144,47 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _training_help(parameter: "ParameterInfo") -> str:
+    """An option's help: the table's doc line, and its default unless None (whose meaning the
+    doc line says)."""
+    text = parameter["doc"].replace("``", "").rstrip(".")
+    if parameter["kind"] == "loss":
+        text += "; comma-separated losses combine, MRR losses weighted 1e-4 and NDCG@k 0.1 against the others unless given as 'W*loss'"
+    default = parameter["default"]
+    if isinstance(default, float):
+        text += f" (default {default:g})"
+    elif default is not None:
+        text += f" (default {default})"
+    return text
+
+
+def _training_options(parser: argparse.ArgumentParser) -> None:
+    """One option per training parameter of the core's table (``_core.TRAINING_PARAMETERS``):
+    its flag, default and help are the table's, its type the one of its kind."""
+    types = {
+        "real": float,
+        "real_or_bool": float,
+        "count": _at_least(1),
+        "optional_count": _at_least(1),
+        "loss": _loss_spec,
+        "choice": str,
+        "threads": _n_jobs,
+    }
+    for p in _core.TRAINING_PARAMETERS:
+        parser.add_argument(
+            p["flag"],
+            type=types[p["kind"]],
+            default=p["default"],
+            dest=p["name"],
+            choices=p["choices"] or None,
+            help=_training_help(p),
+        )
+
+
 def _learn(sub: Any) -> None:
     """``svmmap learn TRAIN MODEL``: the training parameters and the data layout."""
     learn = sub.add_parser("learn", help="train a model on a LETOR/svmlight file")
-    learn.add_argument("-c", type=float, default=_D["C"], dest="C", help=f"trade-off C of OP 1 (default {_D['C']:g})")
-    learn.add_argument("-e", type=float, default=_D["eps"], dest="eps", help=f"tolerance eps (default {_D['eps']:g})")
-    learn.add_argument(
-        "--loss",
-        type=_loss_spec,
-        default=_D["loss"],
-        help=LOSS_HELP,
-    )
-    learn.add_argument(
-        "--max-iter", type=_at_least(1), default=_D["max_iter"], help=f"iteration limit (default {_D['max_iter']})"
-    )
-    learn.add_argument(
-        "--relevance-threshold",
-        type=float,
-        default=_D["relevance_threshold"],
-        help=f"relevant means label > this (default {_D['relevance_threshold']:g})",
-    )
-    learn.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help="threads (default: all cores)")
-    learn.add_argument(
-        "--cut-blocks",
-        type=_at_least(1),
-        default=_D["cut_blocks"],
-        help="cuts per slack group and iteration, one per block of consecutive queries (default: the core's rule)",
-    )
+    _training_options(learn)
     learn.add_argument(
         "-v",
         "--verbose",
