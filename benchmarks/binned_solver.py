@@ -17,7 +17,7 @@ mq2008        MQ2008 Fold 1 train.txt (9,630 documents, 46 features), each colum
 
 For every C in --cs and every cut-block count in --blocks, ``SVMMap(loss=--loss, eps=1e-3)``
 is fitted on the linear and on the binned features through the core's
-``svmmap._core.fit_path(..., cut_blocks=k)`` (the estimator has no parameter for it), inputs
+``svmmap._core.fit_path`` with the configuration of ``SVMMap(..., cut_blocks=k)``, inputs
 prepared as ``SVMMap.fit`` prepares them. Reported: iterations, oracle passes, seconds, the
 share of them in the working-set QP, and the primal objective's difference from the 1-slack
 fit's in units of C * eps (each fit is certified within C * eps of the optimum, so two fits
@@ -73,14 +73,12 @@ def fit_path(X, y, qid, cs, loss, blocks=1, warm=False, budget=None):
             return True
         return False
 
-    config = SVMMap(C=cs[0], loss=loss, eps=1e-3)._config()
+    config = SVMMap(C=cs[0], loss=loss, eps=1e-3, cut_blocks=blocks)._config()
     core_X, n_rows, _ = check_matrix(X)
     labels = check_labels(y, n_rows)
     codes, uniques = check_qid(qid, n_rows, required_by="SVMMap.fit")
     start = time.perf_counter()
-    path = _core.fit_path(
-        core_X, labels, codes, len(uniques), config, cs, warm=warm, cut_blocks=blocks, callback=callback
-    )
+    path = _core.fit_path(core_X, labels, codes, len(uniques), config, cs, warm=warm, callback=callback)
     return [s for _, s in path], time.perf_counter() - start, bool(stopped)
 
 

@@ -160,7 +160,6 @@ def fit_path(
     with_coef: bool = False,
     method: Literal["ocas", "plain"] = "ocas",
     query_weights: Optional[npt.NDArray[np.float64]] = None,
-    cut_blocks: Optional[int] = None,
 ) -> List[Tuple[npt.NDArray[np.float64], FitSummary]]: ...
 def problem_summary(
     y: npt.NDArray[np.float64],

@@ -646,8 +646,7 @@ def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
     # In the order of their names (scikit-learn's get_params order), whatever object holds them,
     # so that the same parameters are the same bytes in the file.
     params = {k: _json_value(k, v) for k, v in sorted(svm.get_params(deep=False).items()) if k not in RUNTIME_PARAMS}
-    # A training parameter whose default is None (the core's choice; today cut_blocks) is left
-    # out at that default, so that files of models trained without it stay as they were (and
+    # A training parameter whose default is None (the core's choice) is left out at that default, so that files of models trained without it stay as they were (and
     # readers that predate the parameter read the same fields); reading gives it None again.
     optional = {p["name"] for p in _core.TRAINING_PARAMETERS if p["default"] is None}
     params = {k: v for k, v in params.items() if not (k in optional and v is None)}

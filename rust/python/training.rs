@@ -64,7 +64,7 @@ pub(super) fn progress_hook<'a>(
 /// iteration's record, with the iterate w as "coef" when `with_coef`; a true return value stops
 /// training. Returns [(coef, FitSummary)], one per C.
 #[pyfunction]
-#[pyo3(signature = (x, y, qid_codes, n_queries, config, cs=None, warm=true, callback=None, with_coef=false, method="ocas", query_weights=None, cut_blocks=None))]
+#[pyo3(signature = (x, y, qid_codes, n_queries, config, cs=None, warm=true, callback=None, with_coef=false, method="ocas", query_weights=None))]
 // A Python signature: the arguments are the keyword arguments the callers pass.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn fit_path<'py>(
@@ -80,7 +80,6 @@ pub(super) fn fit_path<'py>(
     with_coef: bool,
     method: &str,
     query_weights: Option<PyReadonlyArray1<'py, f64>>,
-    cut_blocks: Option<usize>,
 ) -> PyResult<Bound<'py, PyList>> {
     if let Some(base) = &config.latent {
         return Err(PyValueError::new_err(format!(
@@ -99,10 +98,6 @@ pub(super) fn fit_path<'py>(
     // The cutting-plane method is an internal switch (benchmarks/solver.py times the plain one).
     let mut options = config.options.clone();
     options.method = solver::Method::from_name(method)?;
-    // The cut blocks per slack group (0: one per usable query; None: the default).
-    if let Some(k) = cut_blocks {
-        options.cut_blocks = if k == 0 { solver::PER_QUERY } else { k };
-    }
     let cs = cs.unwrap_or_else(|| vec![options.c]);
     let (opts, n_threads) = (&options, config.n_threads);
     let mut callback_error: Option<PyErr> = None;
@@ -112,7 +107,7 @@ pub(super) fn fit_path<'py>(
             &callback,
             &mut callback_error,
             m.n_cols(),
-            refs.len() * opts.cut_blocks.min(n_queries.max(1)),
+            opts.max_cuts_per_iteration(refs.len(), n_queries),
             with_coef,
         );
         with_threads(n_threads, || {

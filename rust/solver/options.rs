@@ -253,6 +253,12 @@ impl Options {
         self.eps * (self.c * n_groups as f64)
     }
 
+    /// The cuts an iteration adds at most: one per cut block of every slack group, and no
+    /// more blocks than queries.
+    pub fn max_cuts_per_iteration(&self, n_groups: usize, n_queries: usize) -> usize {
+        n_groups * self.cut_blocks.min(n_queries.max(1))
+    }
+
     /// Checks the values against the table's rules, naming the first parameter (in the
     /// table's order) that breaks one, with the table's words.
     pub fn validate(&self) -> Result<()> {

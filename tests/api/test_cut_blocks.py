@@ -25,7 +25,7 @@ def test_cut_blocks_reach_the_core(data):
     core_X, n_rows, _ = check_matrix(X)
     codes, uniques = check_qid(qid, n_rows, required_by="test")
     ((coef, summary),) = _core.fit_path(
-        core_X, check_labels(y, n_rows), codes, len(uniques), SVMMap(C=100.0)._config(), cut_blocks=4
+        core_X, check_labels(y, n_rows), codes, len(uniques), _core.TrainConfig(C=100.0, cut_blocks=4)
     )
     np.testing.assert_array_equal(model.coef_, coef)
     assert model.n_iter_ == summary.n_iter
