@@ -620,6 +620,36 @@ mod tests {
         }
     }
 
+    /// Documents of one grade that tie in score are interchangeable, so listing the documents
+    /// in reverse order must reverse the coefficients exactly (`average_ties`), and ties
+    /// across grades below rank K must be ordered by grade, not by position.
+    #[test]
+    fn the_cut_does_not_depend_on_the_order_of_listing() {
+        let mut rng = ChaCha8Rng::seed_from_u64(99);
+        for trial in 0..400 {
+            let n = rng.random_range(2..=30);
+            let (mut scores, labels) = random_query(&mut rng, n, GRADE_SETS[trial % 7]);
+            for s in &mut scores {
+                *s = rng.random_range(0..3) as f64 * 0.25;
+            }
+            let relevant: Vec<bool> = labels.iter().map(|&l| l > 0.0).collect();
+            let cutoff = [Some(1), Some(3), None][trial % 3];
+            let oracle = GradedNdcgOracle { cutoff };
+            let (mut c1, mut c2) = (vec![0.0; n], vec![0.0; n]);
+            let d1 = oracle.argmax_labels(&scores, &labels, &relevant, &mut c1);
+            let rev = |v: &[f64]| v.iter().rev().copied().collect::<Vec<_>>();
+            let rel_rev: Vec<bool> = relevant.iter().rev().copied().collect();
+            let d2 = oracle.argmax_labels(&rev(&scores), &rev(&labels), &rel_rev, &mut c2);
+            assert_eq!(d1, d2, "scores {scores:?} labels {labels:?}");
+            for (i, c) in c1.iter().enumerate() {
+                assert!(
+                    (c - c2[n - 1 - i]).abs() < 1e-12,
+                    "{cutoff:?} scores {scores:?} labels {labels:?}: {c1:?} vs reversed {c2:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn by_hand_at_zero_scores() {
         // w = 0: only Delta counts, and the worst ranking puts the grades in ascending order.
