@@ -467,6 +467,26 @@ impl Oracle for GradedNdcgOracle {
         let n = labels.len();
         check_work_at(self, n, work_of(&counts, self.depth(n)), |o| {
             o.extra_work_labels(labels, relevant)
+        })?;
+        // The program keeps a value (8 bytes) and a move (1 byte) per state; within the work
+        // budget that can still be hundreds of megabytes (two grades without a cutoff), which
+        // must fit beside what the rest of training holds.
+        let states: f64 = counts
+            .iter()
+            .map(|&c| (c.min(self.depth(n)) + 1) as f64)
+            .product();
+        crate::runtime::memory::check_call((states * 9.0) as u64, || {
+            (
+                format!(
+                    "{:?} on a query of {n} documents with {} grades",
+                    self.name(),
+                    counts.len()
+                ),
+                match self.cutoff {
+                    None => "use \"ndcg@10:graded\"".to_string(),
+                    Some(_) => "use a smaller cutoff".to_string(),
+                },
+            )
         })
     }
 
