@@ -90,8 +90,8 @@ def test_trains_on_mq2008_and_its_loss_is_one_minus_ndcg_at_10(fold1):
     X, y, qid = fold1
     usable = usable_queries(y, qid)
     model = SVMMap(loss="ndcg@10:graded", C=10.0).fit(X, y, qid)
-    # The counts are by the graded rule: MQ2008 has queries whose documents are all relevant
-    # with labels 1 and 2, which the graded loss uses and the binary losses skip.
+    # The count is by the graded rule (a relevant document and two grades); on fold 1 it is the
+    # binary count, as no query there has only relevant documents (see the test below).
     assert model.n_queries_ == len(usable)
     assert np.isfinite(model.objective_) and np.all(np.isfinite(model.coef_))
     # The first iteration's cut is taken at w = 0: its average Delta over the usable queries
@@ -110,3 +110,15 @@ def test_trains_on_mq2008_and_its_loss_is_one_minus_ndcg_at_10(fold1):
     assert training_loss == pytest.approx(1.0 - np.mean([ndcg[q] for q in usable]), abs=1e-9)
     # Training lowered the loss from its value at w = 0 by far.
     assert training_loss < 0.5 * model.history_[0]["loss"]
+
+
+def test_a_query_of_relevant_documents_with_two_grades_trains_and_counts():
+    # Query 0 has grades 0, 1, 2; query 1 only relevant documents, labels 1 and 2, which the
+    # graded loss can order and the binary losses cannot; query 2 a single grade.
+    rng = np.random.default_rng(3)
+    y = np.array([0, 1, 2, 1, 2, 2, 1, 1], dtype=float)
+    qid = np.array([0, 0, 0, 1, 1, 1, 2, 2])
+    X = rng.normal(size=(8, 3)) + y[:, None]
+    assert SVMMap(loss="ndcg@10:graded").fit(X, y, qid).n_queries_ == 2
+    with pytest.warns(Warning, match="skipped"):
+        assert SVMMap(loss="ndcg@10").fit(X, y, qid).n_queries_ == 1
