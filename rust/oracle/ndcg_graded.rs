@@ -72,6 +72,15 @@ pub struct GradedNdcgOracle {
     pub cutoff: Option<usize>,
 }
 
+thread_local! {
+    /// The dynamic program's values and last moves, per thread (see `argmax_grades`).
+    static STATES: std::cell::RefCell<(Vec<f64>, Vec<u8>)> = std::cell::RefCell::default();
+}
+
+/// The most states whose arrays a thread keeps between queries: 11^5, every state of five
+/// grades at the cutoff 10.
+const KEPT_STATES: usize = 161_051;
+
 /// The grade of a document: its label when relevant, else 0 (the metrics' convention).
 #[inline]
 fn grade(label: f64, relevant: bool) -> f64 {
@@ -225,9 +234,17 @@ impl GradedNdcgOracle {
 
         // The dynamic program over the valid states in index order (an odometer whose digit
         // g is c_g; a digit that would pass its cap or make sum c exceed K rolls over).
+        // The state arrays are reused from query to query on each thread: every valid state is
+        // written before it is read (its predecessors come first in index order), so they
+        // need no clearing, and allocating them afresh (zeroed pages over the whole mixed-radix
+        // range, most of which the valid states do not touch) cost more than the program.
         let n_states = stride[n_grades];
-        let mut value = vec![0.0f64; n_states];
-        let mut last = vec![u8::MAX; n_states];
+        let (mut value, mut last) = STATES.with(|cell| std::mem::take(&mut *cell.borrow_mut()));
+        if value.len() < n_states {
+            value.resize(n_states, 0.0);
+            last.resize(n_states, u8::MAX);
+        }
+        value[0] = 0.0;
         let mut c = vec![0usize; n_grades];
         let mut placed = 0usize;
         let mut index = 0usize;
@@ -301,6 +318,11 @@ impl GradedNdcgOracle {
             c[g] -= 1;
             ranking[r] = lists[g][c[g]];
             index -= stride[g];
+        }
+        // A thread keeps the arrays of at most `KEPT_STATES` states (about 2.4 MB), so that one
+        // long query does not leave its program's memory behind.
+        if value.capacity() <= KEPT_STATES {
+            STATES.with(|cell| *cell.borrow_mut() = (value, last));
         }
         let mut rest: Vec<usize> = (0..n_grades)
             .flat_map(|g| lists[g][cut[g]..].iter().copied())
