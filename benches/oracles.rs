@@ -4,7 +4,8 @@
 //! documents (at least one of each class), against the baseline "sort": ordering the query's
 //! documents by descending score, the least any ranking oracle has to do. A second group pits
 //! the two exact MAP oracles against each other over the number of relevant documents to find
-//! the crossover that `MapAlgorithm::Auto` uses.
+//! the crossover that `MapAlgorithm::Auto` uses. A third times the losses that read graded
+//! labels on queries with 3 and 5 grades.
 //!
 //! `cargo bench --bench oracles` takes a few minutes; `python benchmarks/oracle_table.py` turns
 //! target/criterion into the README's tables (ratios to "sort" measured in the same run).
@@ -124,5 +125,73 @@ fn map_crossover(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, oracles, map_crossover);
+/// Graded labels (0..levels: grade 0 with probability (levels + 1) / (2 levels), each other
+/// grade 1 / (2 levels); documents 0 and 1 of grades 0 and 1, so that every query is usable),
+/// scores
+/// that rise with the grade, with overlap: LETOR-like queries for the losses that read grades.
+fn graded_query(n: usize, levels: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<bool>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let labels: Vec<f64> = (0..n)
+        .map(|i| {
+            let draw = match i {
+                0 => 0,
+                1 => levels + 1,
+                _ => rng.random_range(0..2 * levels),
+            };
+            draw.saturating_sub(levels) as f64
+        })
+        .collect();
+    let scores = labels
+        .iter()
+        .map(|&l| {
+            let noise: f64 = (0..4).map(|_| rng.random_range(-0.5..0.5)).sum();
+            noise + 0.5 * l
+        })
+        .collect();
+    let relevant = labels.iter().map(|&l| l > 0.0).collect();
+    (scores, labels, relevant)
+}
+
+/// The losses on graded queries (MQ2008 has 3 grades and up to about 120 documents a query,
+/// MSLR-WEB 5 grades), through `argmax_labels`: the graded NDCG beside "map" and "pairwise".
+fn graded(c: &mut Criterion) {
+    let mut group = c.benchmark_group("graded");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_millis(500));
+    for &n in &[10usize, 100, 1_000] {
+        for &levels in &[3usize, 5] {
+            let (scores, labels, relevant) = graded_query(n, levels, 31 * n as u64 + levels as u64);
+            group.throughput(Throughput::Elements(n as u64));
+            let param = format!("n={n}/grades={levels}");
+            for name in [
+                "map",
+                "pairwise",
+                "ndcg@10",
+                "ndcg@10:graded",
+                "ndcg:graded",
+            ] {
+                let oracle = from_name(name).expect("a known loss");
+                if oracle.check_labels(&labels, &relevant).is_err() {
+                    continue;
+                }
+                let mut coef = vec![0.0; n];
+                group.bench_function(BenchmarkId::new(name, &param), |b| {
+                    b.iter(|| {
+                        oracle.argmax_labels(
+                            black_box(&scores),
+                            black_box(&labels),
+                            black_box(&relevant),
+                            &mut coef,
+                        )
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, oracles, map_crossover, graded);
 criterion_main!(benches);

@@ -48,7 +48,7 @@ pub enum Error {
     InvalidInput(String),
 
     /// Training was asked for but no query can contribute a constraint (the rule is
-    /// `oracle::usable`; `graded` when a loss also trains on two different labels).
+    /// `oracle::usable`; `graded` when a loss also trains on two different labels or grades).
     #[error(
         "{}",
         no_usable_queries(*n_queries, *no_relevant, *all_relevant, *threshold, *graded)
@@ -104,10 +104,11 @@ fn no_usable_queries(
     if graded {
         format!(
             "no training query has both a relevant and a non-relevant document, nor two \
-             documents with two different labels ({counts}, each with a single label); a \
-             graded loss (\"pairwise\") trains on a query with two different labels, the other \
-             losses on a query with a document whose label is above {threshold} and one whose \
-             label is not"
+             documents that a graded loss tells apart ({counts}); \"pairwise\" trains on a \
+             query with two different labels, \"ndcg:graded\" on one with a relevant document \
+             and two different grades (a relevant document's label, 0 for the others), the \
+             other losses on a query with a document whose label is above {threshold} and one \
+             whose label is not"
         )
     } else {
         format!(

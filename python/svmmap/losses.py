@@ -21,12 +21,18 @@ per-document classification hinge of the SVM_acc baselines), ``"dorm@k"``/``"dor
 (Le & Smola's permutation map, O(n^3) per query without ``:depth=R``). NDCG's discount is
 1/log2(1 + rank); ``"ndcg@k:paper"`` selects Chakrabarti et al.'s variant (1 for the first two
 ranks, 1/log2(rank) after). ``"map-greedy"`` and ``"map-fast"`` force one of the two exact MAP
-algorithms. Structural losses other than ``"pairwise"`` use binary relevance: a document is
-relevant when its label is above ``relevance_threshold``; ``"pairwise"`` compares the labels
-themselves. In particular the NDCG losses use the binary gain, while ``svmmap.metrics.ndcg``
-scores graded labels with the gain 2^label - 1: on graded data with many relevant documents
-per query, ``"map"`` (or ``"pairwise"``) trains a better NDCG@10 than ``"ndcg@10"`` does (README,
-"Which loss for NDCG@10").
+algorithms. Structural losses other than ``"pairwise"`` and the ``":graded"`` NDCG use binary
+relevance: a document is relevant when its label is above ``relevance_threshold``;
+``"pairwise"`` compares the labels themselves. In particular ``"ndcg@k"`` and ``"ndcg"`` use the
+binary gain, while ``svmmap.metrics.ndcg`` scores graded labels with the gain 2^label - 1; on
+graded data with many relevant documents per query, ``"map"`` (or ``"pairwise"``) trains a
+better NDCG@10 than ``"ndcg@10"`` does (README, "Which loss for NDCG@10"). ``"ndcg@k:graded"``
+and ``"ndcg:graded"`` use the metric's gain 2^grade - 1 (grade: the label of a relevant
+document, 0 for the others, as ``svmmap.metrics``) with the partial order of the grades as
+feature map (1/Z over the Z pairs of different grades; Psi_po on binary labels, where they
+equal ``"ndcg@k"``), solved exactly by a dynamic program over how many documents of each grade
+fill the top k; its cost grows with the number of grades, and without a cutoff with the
+product of their sizes, so long queries with many grades need ``"ndcg@10:graded"``.
 """
 
 from __future__ import annotations

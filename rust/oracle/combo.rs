@@ -66,6 +66,19 @@ impl Oracle for SharedSlack {
             .try_for_each(|p| p.check_query_len(n_docs))
     }
 
+    fn extra_work_labels(&self, labels: &[f64], relevant: &[bool]) -> f64 {
+        self.parts
+            .iter()
+            .map(|p| p.extra_work_labels(labels, relevant))
+            .sum()
+    }
+
+    fn check_labels(&self, labels: &[f64], relevant: &[bool]) -> crate::error::Result<()> {
+        self.parts
+            .iter()
+            .try_for_each(|p| p.check_labels(labels, relevant))
+    }
+
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {
         let sorted = self.sorts().then(|| Sorted::new(scores, relevant));
         self.best_part(scores.len(), coef, |part, trial| {

@@ -66,6 +66,10 @@ pub fn structured_hinge(
             let s: Vec<f64> = rows.iter().map(|&r| scores[r]).collect();
             let lab: Vec<f64> = rows.iter().map(|&r| labels[r]).collect();
             let rel: Vec<bool> = lab.iter().map(|&l| l > relevance_threshold).collect();
+            // A graded loss refuses labels it cannot grade before the query's argmax.
+            oracles
+                .iter()
+                .try_for_each(|o| o.check_labels(&lab, &rel))?;
             let mut grad = vec![0.0; rows.len()];
             let mut coef = vec![0.0; rows.len()];
             let mut value = 0.0;
@@ -76,9 +80,9 @@ pub fn structured_hinge(
                     *g -= c;
                 }
             }
-            (value, grad)
+            Ok((value, grad))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let mut grad = crate::runtime::memory::zeros(n_rows, "the hinge's gradient")?;
     let mut values = Vec::with_capacity(per_query.len());
     for (q, (v, g)) in per_query.into_iter().enumerate() {

@@ -91,6 +91,23 @@ pub trait Oracle: Send + Sync {
     fn check_query_len(&self, n_docs: usize) -> Result<()> {
         check_work(self, n_docs)
     }
+
+    /// The steps of one call on a query with these labels, for a loss whose cost depends on
+    /// them as well as on the length (the graded NDCG's grows with the number of grades). By
+    /// default the length decides.
+    fn extra_work_labels(&self, labels: &[f64], relevant: &[bool]) -> f64 {
+        let _ = relevant;
+        self.extra_work(labels.len())
+    }
+
+    /// Refuses, before any work starts, one query's labels that the loss cannot grade, or on
+    /// which one call would exceed `WORK_BUDGET` (`check_work_at` with `extra_work_labels`).
+    /// Binary losses read no labels and accept every query (their length is checked by
+    /// `check_query_len`); a combination asks each of its parts.
+    fn check_labels(&self, labels: &[f64], relevant: &[bool]) -> Result<()> {
+        let _ = (labels, relevant);
+        Ok(())
+    }
 }
 
 /// The most steps one oracle call may take beyond its sort: those of DORM's O(n^3) assignment
@@ -103,7 +120,19 @@ pub const WORK_BUDGET: f64 = 1.25e8;
 /// `extra_work` there exceeds `WORK_BUDGET`, naming the loss's stated cost and the first of
 /// its `cheaper` names that the query is cheap enough for.
 pub fn check_work<O: Oracle + ?Sized>(oracle: &O, n_docs: usize) -> Result<()> {
-    let work = oracle.extra_work(n_docs);
+    check_work_at(oracle, n_docs, oracle.extra_work(n_docs), |o| {
+        o.extra_work(n_docs)
+    })
+}
+
+/// `check_work` for a query of `n_docs` documents on which `oracle` takes `work` steps; a
+/// `cheaper` name is the fix when `work_of` (its work on the same query) is within budget.
+pub fn check_work_at<O: Oracle + ?Sized>(
+    oracle: &O,
+    n_docs: usize,
+    work: f64,
+    work_of: impl Fn(&dyn Oracle) -> f64,
+) -> Result<()> {
     if work <= WORK_BUDGET {
         return Ok(());
     }
@@ -117,7 +146,7 @@ pub fn check_work<O: Oracle + ?Sized>(oracle: &O, n_docs: usize) -> Result<()> {
     let mut next = 0;
     while fix.is_none() && next < candidates.len() && next < 16 {
         if let Ok(o) = from_name(&candidates[next]) {
-            if o.extra_work(n_docs) <= WORK_BUDGET {
+            if work_of(o.as_ref()) <= WORK_BUDGET {
                 fix = Some(candidates[next].clone());
             } else {
                 candidates.extend(o.cheaper());
@@ -138,6 +167,22 @@ pub fn check_work<O: Oracle + ?Sized>(oracle: &O, n_docs: usize) -> Result<()> {
         ),
         format!("{name:?}"),
     ))
+}
+
+/// Asks every oracle whether it accepts the labels of every query (`Oracle::check_labels`):
+/// `labels` and `relevant` in grouped order, query q spanning `bounds[q]..bounds[q + 1]`.
+pub fn check_labels(
+    oracles: &[&dyn Oracle],
+    labels: &[f64],
+    relevant: &[bool],
+    bounds: &[usize],
+) -> Result<()> {
+    bounds.windows(2).try_for_each(|span| {
+        let span = span[0]..span[1];
+        oracles
+            .iter()
+            .try_for_each(|o| o.check_labels(&labels[span.clone()], &relevant[span.clone()]))
+    })
 }
 
 /// Asks every oracle whether it accepts the longest query of `groups`.

@@ -20,6 +20,7 @@ pub(crate) mod interleave;
 pub mod map;
 pub mod mrr;
 pub mod ndcg;
+pub mod ndcg_graded;
 pub mod pairwise;
 pub mod registry;
 pub mod roc;
@@ -30,6 +31,6 @@ pub mod usable;
 pub mod weighted;
 
 pub use build::{from_group, from_groups, from_name};
-pub use interface::{check_query_lens, hinge, Oracle, QueryKind};
+pub use interface::{check_labels, check_query_lens, hinge, Oracle, QueryKind};
 pub use interleave::Sorted;
 pub use usable::{QueryCounts, QueryUse};

@@ -6,7 +6,7 @@
 //! new loss is added here once and is then parsed, documented, fuzzed, benched and tested.
 
 use crate::oracle::interface::Oracle;
-use crate::oracle::{acc, dorm, map, mrr, ndcg, pairwise, roc};
+use crate::oracle::{acc, dorm, map, mrr, ndcg, ndcg_graded, pairwise, roc};
 
 /// A loss name taken apart: "ndcg@10:paper" is base "ndcg", cutoff 10, options ["paper"].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,20 +188,39 @@ pub static LOSSES: &[LossInfo] = &[
     },
     LossInfo {
         name: "ndcg",
-        cost: "O(n log n + k^2) with a cutoff k, O(n log n) without",
+        cost: "O(n log n + k^2) with a cutoff k, O(n log n) without; \":graded\": \
+               O(n log n + G S + G^2 k^2 log n) with G the query's distinct grades, n_g \
+               documents of grade g and S = prod_g (min(n_g, k) + 1) <= (k + 1)^G states, \
+               S = prod_g (n_g + 1) <= C(n + G, G) without a cutoff",
         cutoff: true,
-        options: &["paper"],
+        options: &["paper", "graded"],
         feature_map: "psi_po",
         convex: true,
-        reference: "Chakrabarti, Khanna, Sawant, Bhattacharyya, KDD 2008 (section 3.4)",
+        reference: "Chakrabarti, Khanna, Sawant, Bhattacharyya, KDD 2008 (section 3.4); \
+                    \":graded\": svmmap's exact dynamic program over grade counts",
         doc: "1 - NDCG@k (or without a cutoff), discount 1/log2(1 + rank); \":paper\" selects \
-              the paper's discount (1 for the first two ranks, 1/log2(rank) after)",
-        examples: &["ndcg", "ndcg@1", "ndcg@3", "ndcg@3:paper"],
-        bench: &["ndcg@10", "ndcg", "ndcg@10:paper"],
+              the paper's discount (1 for the first two ranks, 1/log2(rank) after); \
+              \":graded\" uses the gain 2^label - 1 of the graded labels (as svmmap.metrics) \
+              with the partial order of the grades as feature map",
+        examples: &[
+            "ndcg",
+            "ndcg@1",
+            "ndcg@3",
+            "ndcg@3:paper",
+            "ndcg:graded",
+            "ndcg@1:graded",
+            "ndcg@3:graded",
+        ],
+        bench: &["ndcg@10", "ndcg", "ndcg@10:paper", "ndcg@10:graded"],
         build: |spec| {
             let discount = match spec.options.as_slice() {
                 [] => ndcg::Discount::Log2,
                 ["paper"] => ndcg::Discount::Paper,
+                ["graded"] => {
+                    return Ok(Box::new(ndcg_graded::GradedNdcgOracle {
+                        cutoff: spec.cutoff,
+                    }))
+                }
                 _ => return Err(BuildError::Syntax),
             };
             Ok(Box::new(ndcg::NdcgOracle {
@@ -391,6 +410,11 @@ mod tests {
                 .collect();
             if info.cutoff {
                 names.extend(["1", "10", "1000", "1000000"].map(|k| format!("{}@{k}", info.name)));
+            }
+            if info.options.contains(&"graded") {
+                names.extend(
+                    ["1", "10", "1000", "1000000"].map(|k| format!("{}@{k}:graded", info.name)),
+                );
             }
             if info.options.contains(&"depth=R") {
                 for depth in ["1", "30", "1000", "1000000"] {

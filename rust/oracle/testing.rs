@@ -254,3 +254,45 @@ pub fn pairwise_hinge_by_pairs(scores: &[f64], labels: &[f64], count: bool) -> (
     delta += swapped as f64 * u;
     (delta, coef)
 }
+
+/// 1 - NDCG@k with the gain 2^grade - 1 and the discount 1/log2(2 + r) (0-based rank r), for a
+/// ranking given as its documents' grades from the top; the ideal DCG sorts the same grades.
+/// k = None means no cutoff.
+pub fn graded_ndcg_loss(ranked: &[f64], k: Option<usize>) -> f64 {
+    let k = k.unwrap_or(usize::MAX).min(ranked.len());
+    let dcg_of = |grades: &[f64]| -> f64 {
+        grades[..k]
+            .iter()
+            .enumerate()
+            .map(|(r, &g)| (g.exp2() - 1.0) * log2_discount(r))
+            .sum()
+    };
+    let mut ideal = ranked.to_vec();
+    ideal.sort_by(|a, b| b.total_cmp(a));
+    1.0 - dcg_of(ranked) / dcg_of(&ideal)
+}
+
+/// w.Psi(y) - w.Psi(y*) for the graded partial order: Psi(y) = 1/Z sum over pairs with
+/// grades[i] > grades[j] of y_ij (x_i - x_j), Z the number of such pairs.
+pub fn graded_psi_gap(scores: &[f64], grades: &[f64], perm: &[usize]) -> f64 {
+    let n = scores.len();
+    let mut rank = vec![0usize; n];
+    for (r, &doc) in perm.iter().enumerate() {
+        rank[doc] = r;
+    }
+    let pairs = graded_pairs(grades);
+    let mut gap = 0.0;
+    for &(i, j) in &pairs {
+        let y_ij = if rank[i] < rank[j] { 1.0 } else { -1.0 };
+        gap += (y_ij - 1.0) * (scores[i] - scores[j]);
+    }
+    gap / pairs.len() as f64
+}
+
+/// max over all rankings of graded_ndcg_loss + graded_psi_gap.
+pub fn brute_force_graded_ndcg_hinge(scores: &[f64], grades: &[f64], k: Option<usize>) -> f64 {
+    brute_force_max(scores.len(), |perm| {
+        let ranked: Vec<f64> = perm.iter().map(|&d| grades[d]).collect();
+        graded_ndcg_loss(&ranked, k) + graded_psi_gap(scores, grades, perm)
+    })
+}

@@ -82,6 +82,14 @@ impl Oracle for Weighted {
     fn check_query_len(&self, n_docs: usize) -> Result<()> {
         self.inner.check_query_len(n_docs)
     }
+
+    fn extra_work_labels(&self, labels: &[f64], relevant: &[bool]) -> f64 {
+        self.inner.extra_work_labels(labels, relevant)
+    }
+
+    fn check_labels(&self, labels: &[f64], relevant: &[bool]) -> Result<()> {
+        self.inner.check_labels(labels, relevant)
+    }
 }
 
 #[cfg(test)]

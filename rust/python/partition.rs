@@ -59,6 +59,7 @@ impl Partition {
             let refs: Vec<&dyn Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
             problem.admit(&refs);
             oracle::check_query_lens(&refs, &groups)?;
+            problem.check_labels(&refs)?;
             Ok((problem.counts, m.n_cols()))
         })?;
         drop(cfg);

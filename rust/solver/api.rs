@@ -66,6 +66,7 @@ pub fn train_path<M: RowMatrix + ?Sized>(
     }
     crate::oracle::check_query_lens(oracles, groups)?;
     let mut problem = RankingProblem::new(x, labels, groups, opts.relevance_threshold)?;
+    problem.check_labels(oracles)?;
     problem.admit(oracles);
     problem.set_cut_blocks(opts.cut_blocks);
     crate::runtime::memory::check_working_set(x.n_cols(), oracles.len() * problem.n_blocks())?;

@@ -160,6 +160,13 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
         self.counts = rule.counts;
     }
 
+    /// Asks every oracle whether it accepts every query's labels (`Oracle::check_labels`: the
+    /// graded NDCG refuses relevant labels without a positive finite gain, and queries whose
+    /// grades would make one call too costly), before any work starts.
+    pub fn check_labels(&self, oracles: &[&dyn Oracle]) -> Result<()> {
+        crate::oracle::check_labels(oracles, &self.labels, &self.relevant, &self.groups.bounds)
+    }
+
     /// For each cut block and oracle, sum_q Delta_q and sum_q deltaPsi_q over the block's usable
     /// queries at w (not divided by n, so that parts of a data set can be added up), block k's
     /// oracle s at index k * n_oracles + s. With one block (the default), one sum per oracle.

@@ -36,16 +36,24 @@ def test_fast_oracles_take_a_query_of_a_million_documents(loss):
 # The one cost guard (Oracle::check_query_len): an oracle call may take at most 500^3 steps
 # beyond its sort. The extra steps by each loss's stated cost, written here by hand: Algorithm 2
 # alone P N <= (n/2)^2, NDCG's clipped program k^2 (k < n), DORM's assignment m^2 n with
-# m = max(k, depth) capped at n (n without a cutoff or depth); the others none.
+# m = max(k, depth) capped at n (n without a cutoff or depth); the graded NDCG's program
+# G prod_g (min(n_g, K) + 1) over the query's G grades with n_g documents each (K = min(k, n)),
+# plus its bottom tables G^2 (K + 1)^2 log2(n) when K < n; the others none.
 BUDGET = 500.0**3
 
 
-def extra_steps(name, n):
+def extra_steps(name, n, grade_counts=None):
     base, _, option = name.partition(":")
     base, _, k = base.partition("@")
     cutoff = int(k) if k else None
     if base == "map-greedy":
         return (n // 2) * ((n + 1) // 2)
+    if base == "ndcg" and option == "graded":
+        depth = min(cutoff, n) if cutoff is not None else n
+        g = len(grade_counts)
+        states = float(np.prod([min(c, depth) + 1.0 for c in grade_counts]))
+        tables = g * g * (depth + 1.0) ** 2 * np.log2(n) if depth < n else 0.0
+        return g * states + tables
     if base == "ndcg":
         return float(cutoff) ** 2 if cutoff is not None and cutoff < n else 0.0
     if base == "dorm":
@@ -86,10 +94,13 @@ def test_every_loss_is_guarded_by_its_stated_cost(n):
         names += list(info["examples"])
         if info["cutoff"]:
             names += [f"{info['name']}@{k}" for k in (10, 400, 20_000, 1_000_000)]
+        if "graded" in info["options"]:
+            names += [f"{info['name']}@{k}:graded" for k in (10, 400, 20_000, 1_000_000)]
         if "depth=R" in info["options"]:
             names += [f"{info['name']}@10:depth={d}" for d in (30, 1_000, 1_000_000)]
+    grade_counts = np.unique(y, return_counts=True)[1]
     for name in names:
-        refused = extra_steps(name, n) > BUDGET
+        refused = extra_steps(name, n, grade_counts) > BUDGET
         try:
             value = svmmap.structured_hinge(scores, y, loss=name)[0]
         except ValueError as exc:
