@@ -2,7 +2,11 @@
 
 The structural SVM's objective P(w) = 1/2 |w|^2 + C R(w) (R the mean structured hinge) has w = 0 as
 its minimum exactly when 0 lies in the subdifferential of R at 0, a condition that does not
-involve C: such a model is the optimum at every C. The papers' cutoff losses (NDCG@k, MRR@k and
+involve C: such a model is the optimum at every C. A fit only certifies its objective within
+the duality gap at its C and eps, which w = 0 can meet without being the optimum (at small C,
+P(0) - min P is about C^2 |g|^2 / 2 for the hinge's smallest subgradient g at 0, below eps C
+whenever C |g|^2 < 2 eps), so the warning states that certificate and claims nothing for other C.
+The papers' cutoff losses (NDCG@k, MRR@k and
 combinations of them) have this optimum on data where queries have many relevant documents
 compared with k (at w = 0 every ranking ties, and the hull of the worst rankings' feature
 differences contains 0). svmmap never returns such a model silently: the estimators warn with
@@ -59,9 +63,10 @@ def _loss_text(loss: Union[str, Sequence[str], Any]) -> str:
     return repr(loss) if isinstance(loss, str) else repr(list(loss))
 
 
-def message(name: str, loss: Any, coef: np.ndarray, summary: Any) -> str:
-    """The warning for a degenerate fit of estimator ``name`` (``summary``: the core's
-    FitSummary, for the certificate)."""
+def message(name: str, loss: Any, coef: np.ndarray, summary: Any, C: Optional[float] = None) -> str:
+    """The warning for a degenerate fit of estimator ``name`` at ``C`` (``summary``: the core's
+    FitSummary, for the certificate). It states what the fit certifies and no more: the gap at
+    this C and eps, never that no C gives another model (see the module docstring)."""
     if np.any(coef):
         what = (
             f"{name}(loss={_loss_text(loss)}) learned a model whose scores tie within every training query "
@@ -75,26 +80,39 @@ def message(name: str, loss: Any, coef: np.ndarray, summary: Any) -> str:
         )
     if summary.stop == "converged":
         certificate = (
-            f" The solver certifies that no model does better by more than the duality gap: objective "
-            f"{summary.primal:.6g}, dual bound {summary.dual:.6g}, gap {summary.gap:.3g}. Whether w = 0 is "
-            "optimal (0 in the subdifferential of the hinge at 0) does not depend on C, so no C gives "
-            "another model."
+            f" At {f'C = {C:g}' if C is not None else 'this C'} the solver certifies that no model does better by more than the duality "
+            f"gap: objective {summary.primal:.6g}, dual bound {summary.dual:.6g}, gap {summary.gap:.3g} (at most its "
+            f"tolerance eps * C = {summary.tolerance:.3g}). That is all it certifies: w = 0 is the optimum at every C "
+            "only if 0 is in the subdifferential of the hinge at 0, which no fit proves, and a model within the gap "
+            "of w = 0 may still rank; a smaller eps or a larger C may give one that ranks."
         )
     else:
         certificate = f" Training stopped at {summary.stop!r} before the optimum was certified (gap {summary.gap:.3g})."
+    if _is_latent(loss):
+        certificate += (
+            f" {_loss_text(loss)} is not convex: its CCCP rounds stop at a local optimum, and w = 0 is a stationary "
+            "point of its objective (the latent target at w = 0 is the ideal ranking), so another C may rank."
+        )
     return what + certificate + " " + advice(loss)
+
+
+def _is_latent(loss: Any) -> bool:
+    names = [loss] if isinstance(loss, str) else [str(n) for n in loss]
+    return any(n.strip().endswith(":latent") for n in names)
 
 
 def advice(loss: Any) -> str:
     """What to do instead, for a fit with ``loss`` whose model ranks nothing."""
     names = [loss] if isinstance(loss, str) else [str(n) for n in loss]
     if any("@" in n or n.strip().startswith("mrr") for n in names):
+        latent = "" if _is_latent(loss) else (
+            "; for NDCG@k, loss='ndcg@k:latent' (a latent target, trained from the map model) learns a model there"
+        )
         return (
             "The cutoff losses (ndcg@k, mrr and mrr@k, and combinations that include them) have w = 0 as "
             "their optimum when queries have many relevant documents compared with k; train with "
             f"loss='map', 'ndcg' (no cutoff), 'pairwise' or 'roc' instead of {_loss_text(loss)}, or with "
-            "a larger k; for NDCG@k, loss='ndcg@k:latent' (a latent target, trained from the map model) "
-            "learns a model there."
+            f"a larger k{latent}."
         )
     return (
         "No direction of the features lowers the loss: within the training queries they do not tell "

@@ -21,12 +21,14 @@ import logging
 import numbers
 import sys
 import threading
+import time
 import warnings
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
 
 from . import _core
+from ._convergence import stop_message
 from ._degenerate import DegenerateModelWarning, is_degenerate, message
 from ._evaluation_sets import EarlyStopping, refuse_lightgbm_arguments, validation_sets
 from ._typing import IterationRecord
@@ -269,7 +271,10 @@ def train(
         if early is not None and early.best_coef is not None:
             # The iterate of the best validation score is the model, as in LightGBM.
             coef = early.best_coef
-        set_fitted(model, coef, summary, n_features, names, len(uniques), stacklevel=stacklevel + 1)
+        column_std = core_X.column_std(n_threads(model.n_jobs))
+        set_fitted(
+            model, coef, summary, n_features, names, len(uniques), column_std=column_std, stacklevel=stacklevel + 1
+        )
         set_rounds(model, round_objectives, exhausted, stacklevel=stacklevel + 1)
     if early is not None:
         model.best_iteration_ = early.best_iteration
@@ -278,11 +283,11 @@ def train(
         for attribute in ("best_iteration_", "best_score_"):
             if hasattr(model, attribute):
                 delattr(model, attribute)
-    model.feature_importances_ = feature_importances(model.coef_, core_X.column_std(n_threads(model.n_jobs)))
+    model.feature_importances_ = feature_importances(model.coef_, column_std)
     scores = _core.predict(core_X, coef, n_threads(model.n_jobs)) if np.any(coef) else None
     model.degenerate_ = is_degenerate(coef, scores, labels, codes)
     if model.degenerate_:
-        warnings.warn(message(name, model.loss, coef, summary), DegenerateModelWarning, stacklevel=stacklevel + 1)
+        warnings.warn(message(name, model.loss, coef, summary, model.C), DegenerateModelWarning, stacklevel=stacklevel + 1)
     if evals is not None:
         model.evals_result_ = {set_name: dict(results) for set_name, _, results in evals}
     elif hasattr(model, "evals_result_"):
@@ -352,11 +357,13 @@ def set_fitted(
     feature_names: Optional[np.ndarray],
     n_queries_total: int,
     *,
+    column_std: Optional[np.ndarray] = None,
     stacklevel: int = 1,
 ) -> None:
     """Stores the solver's result as fitted attributes of ``model`` and reports skipped
-    queries, non-convergence and (when verbose) the outcome. ``stacklevel`` as in
-    `train`."""
+    queries, non-convergence (with its likely cause, measured from ``column_std``, the training
+    features' standard deviations, when given) and (when verbose) the outcome. ``stacklevel``
+    as in `train`."""
     model.coef_ = coef
     model.n_features_in_ = n_features
     if feature_names is not None:
@@ -387,18 +394,12 @@ def set_fitted(
             SkippedQueriesWarning,
             stacklevel=stacklevel + 1,
         )
-    if summary.stop == "max_iter":
+    text = stop_message(estimator_name(model), model, summary, column_std)
+    if text is not None:
         # scikit-learn's class, which users filter by; imported only here, where it is raised.
         from sklearn.exceptions import ConvergenceWarning
 
-        warnings.warn(
-            f"{estimator_name(model)} stopped at max_iter={model.max_iter} with duality gap {model.gap_:.3g} "
-            f"> its tolerance {summary.tolerance:.3g} (eps * C * slack groups); raise max_iter or eps, or standardize the "
-            f"features if their scales differ by orders of magnitude (the gap still bounds "
-            f"how far objective_ is from the optimum)",
-            ConvergenceWarning,
-            stacklevel=stacklevel + 1,
-        )
+        warnings.warn(text, ConvergenceWarning, stacklevel=stacklevel + 1)
     if model.verbose:
         logger.info(
             "%s after %d iterations: primal %.6g, gap %.3g, %d active cuts, %d queries (%d skipped)",
@@ -515,7 +516,15 @@ def fit_latent(
     base = config.latent
     assert base is not None
     cutoff = int(base.split("@")[1])
-    start_config = _core.TrainConfig(**{**config.kwargs(), "loss": "map"})
+    # max_time bounds the whole fit: each solve gets what is left of it.
+    deadline = None if config.kwargs()["max_time"] is None else time.monotonic() + config.kwargs()["max_time"]
+
+    def timed(changes: Dict[str, Any]) -> "_core.TrainConfig":
+        if deadline is not None:
+            changes = {**changes, "max_time": max(deadline - time.monotonic(), 1e-9)}
+        return _core.TrainConfig(**{**config.kwargs(), **changes})
+
+    start_config = timed({"loss": "map"})
     ((coef, summary),) = _core.fit_path(core_X, labels, codes, n_queries, start_config, callback=on_iteration)
     y = np.require(labels, dtype=np.float64, requirements=["C", "A"])
     qid_codes = np.require(codes, dtype=np.int64, requirements=["C", "A"])
@@ -540,7 +549,6 @@ def fit_latent(
 
     objectives = [objective(coef)]
     exhausted = False
-    round_config = _core.TrainConfig(**{**config.kwargs(), "eps": config.eps * LATENT_ROUND_EPS_FACTOR})
     # The working set of the last kept round and the shift its cuts were made with.
     state: Optional[_core.WarmState] = None
     state_shift = np.zeros(0)
@@ -561,10 +569,14 @@ def fit_latent(
             return [[(b, g - shift)]]
 
         new_coef, new_summary, new_state = _core.solve_warm(
-            source, core_X.n_cols, round_config, problem, state, on_iteration
+            source, core_X.n_cols, timed({"eps": config.eps * LATENT_ROUND_EPS_FACTOR}), problem, state, on_iteration
         )
         value = objective(new_coef)
-        if value >= objectives[-1]:
+        if value >= objectives[-1] or new_summary.stop != "converged":
+            # A round that stalled or ran out of time ends the rounds, kept when it helped.
+            if value < objectives[-1]:
+                coef, summary = new_coef, new_summary
+                objectives.append(value)
             break
         coef, summary = new_coef, new_summary
         state, state_shift = new_state, shift

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 Slack = Literal["separate", "shared"]
-StopReason = Literal["converged", "max_iter", "callback"]
+StopReason = Literal["converged", "max_iter", "callback", "stalled", "max_time"]
 Ties = Literal["pessimistic", "input"]
 Gain = Literal["exp", "linear"]
 BinStrategy = Literal["quantile", "uniform"]
@@ -34,7 +34,7 @@ class ParameterInfo(TypedDict):
 
     name: str
     default: Any
-    kind: Literal["real", "real_or_bool", "count", "optional_count", "loss", "choice", "threads"]
+    kind: Literal["real", "real_or_bool", "count", "optional_count", "optional_real", "loss", "choice", "threads"]
     choices: List[str]
     expected: str
     type: str

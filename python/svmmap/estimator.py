@@ -124,6 +124,20 @@ class SVMMap(BaseEstimator):
         where the 1-slack model needs many (binned features at large C), each with a larger
         working set. One block was the fastest in seconds in the measurements of the guide's
         "Cut blocks". Not available for latent-target losses or with ``svmmap.dask``.
+    n_iter_no_change : int or None, default=50
+        Stop as stalled when, over this many iterations, the duality gap (above ten times its
+        tolerance) closed too slowly to reach it by ``max_iter``; None trains on. Such a fit
+        keeps its best iterate, sets ``stop_reason_ = "stalled"`` and issues a
+        ``ConvergenceWarning`` naming the likely cause, measured from the data (feature scales
+        spanning orders of magnitude; C times the pairs of ``"pairwise:count"``) and its remedy.
+        The rule never fired on 130 fits that converge (``benchmarks/stalls.py``); a gap closes
+        ever more slowly, so a fit that misses ``max_iter`` at its recent rate misses it at its
+        real one.
+    max_time : float or None, default=None
+        Stop after the first iteration that ends this many seconds after the start; None (the
+        default) sets no limit. Such a fit keeps its best iterate, sets
+        ``stop_reason_ = "max_time"`` and issues a ``ConvergenceWarning``. For
+        ``"ndcg@k:latent"`` the limit covers all its rounds.
     verbose : int, default=0
         Above 0, logs one line per iteration (primal, dual, gap, cuts, seconds) and a final
         summary to the ``svmmap`` logger at INFO level. Without any logging configuration the
@@ -159,7 +173,9 @@ class SVMMap(BaseEstimator):
     converged_ : bool
         Whether the gap fell to ``tolerance_``.
     stop_reason_ : str
-        Why training stopped: "converged", "max_iter" or "callback".
+        Why training stopped: "converged", "max_iter", "callback", "stalled" (the gap, far
+        above its tolerance, stopped closing; a ConvergenceWarning names the likely cause) or
+        "max_time".
     n_queries_ : int
         Training queries used (with both relevant and non-relevant documents; for "pairwise",
         with two distinct labels).
@@ -221,6 +237,8 @@ class SVMMap(BaseEstimator):
         relevance_threshold: float = _DEFAULTS["relevance_threshold"],
         n_jobs: Optional[int] = _DEFAULTS["n_jobs"],
         cut_blocks: Optional[int] = _DEFAULTS["cut_blocks"],
+        n_iter_no_change: Optional[int] = _DEFAULTS["n_iter_no_change"],
+        max_time: Optional[float] = _DEFAULTS["max_time"],
         verbose: int = 0,
         callback: Optional[Callable[[IterationRecord], Any]] = None,
     ) -> None:
@@ -232,6 +250,8 @@ class SVMMap(BaseEstimator):
         self.relevance_threshold = relevance_threshold
         self.n_jobs = n_jobs
         self.cut_blocks = cut_blocks
+        self.n_iter_no_change = n_iter_no_change
+        self.max_time = max_time
         self.verbose = verbose
         self.callback = callback
 

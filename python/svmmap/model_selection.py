@@ -96,7 +96,7 @@ class SVMMapCV(BaseEstimator):
     refit : bool, default=True
         Fit the chosen C on all the training data (``best_estimator_``, ``coef_``,
         ``predict`` and ``score``).
-    loss, slack, eps, max_iter, relevance_threshold, n_jobs, cut_blocks
+    loss, slack, eps, max_iter, relevance_threshold, n_jobs, cut_blocks, n_iter_no_change, max_time
         As in `SVMMap`.
 
     Attributes
@@ -111,8 +111,9 @@ class SVMMapCV(BaseEstimator):
         "mean_fit_time" (seconds of the solver per split), "mean_n_iter" (iterations) and
         "mean_n_evals" (oracle passes over the data) of the path, "confirmed" (whether the C
         was refitted from scratch; its scores are then the cold fits'), "cold_n_evals" (the
-        passes of those refits, summed over the splits) and "total_n_evals" (all passes at
-        that C over the splits).
+        passes of those refits, summed over the splits), "total_n_evals" (all passes at
+        that C over the splits) and "n_degenerate_splits" (splits whose model ranks nothing
+        on their validation data: w = 0, or scores tied within every validation query).
     n_splits_ : int
         Number of splits.
     best_estimator_ : SVMMap
@@ -152,6 +153,8 @@ class SVMMapCV(BaseEstimator):
         relevance_threshold: float = _DEFAULTS["relevance_threshold"],
         n_jobs: Optional[int] = _DEFAULTS["n_jobs"],
         cut_blocks: Optional[int] = _DEFAULTS["cut_blocks"],
+        n_iter_no_change: Optional[int] = _DEFAULTS["n_iter_no_change"],
+        max_time: Optional[float] = _DEFAULTS["max_time"],
     ) -> None:
         self.Cs = Cs
         self.cv = cv
@@ -167,6 +170,8 @@ class SVMMapCV(BaseEstimator):
         self.relevance_threshold = relevance_threshold
         self.n_jobs = n_jobs
         self.cut_blocks = cut_blocks
+        self.n_iter_no_change = n_iter_no_change
+        self.max_time = max_time
 
     def _estimator(self, C: float) -> SVMMap:
         # Every training parameter of the core's table but C, which the search sets.
@@ -402,10 +407,22 @@ class SVMMapCV(BaseEstimator):
             candidates, lambda C: (float(mean[grid.index(C)]), None), tolerance=float(self.score_tolerance)
         )
         if not any(ranks):
+            per_C = degenerate[scored].sum(axis=0)
+            n_scored = int(scored.sum())
+            if bool(np.all(per_C == n_scored)):
+                what = (
+                    f"at every C of {list(grid)} the model of every split ranks nothing on the validation data (w = 0, "
+                    f"or scores that tie within every query), so the choice of C = {chosen.C:g} means nothing."
+                )
+            else:
+                counts = ", ".join(f"C = {C:g}: {int(k)} of {n_scored}" for C, k in zip(grid, per_C))
+                what = (
+                    f"at every C of {list(grid)} the model of some split ranks nothing on the validation data (w = 0, "
+                    f"or scores that tie within every query); splits whose model ranks nothing, per C: {counts}. "
+                    f"C = {chosen.C:g} was chosen on mean scores that include those splits."
+                )
             warnings.warn(
-                f"{type(self).__name__}: at every C of {list(grid)} the model ranks nothing on the validation "
-                f"data (w = 0, or scores that tie within every query), so the choice of C = {chosen.C:g} "
-                f"means nothing. {message_advice(self.loss)}",
+                f"{type(self).__name__}: {what} {message_advice(self.loss)}",
                 DegenerateModelWarning,
                 stacklevel=2,
             )

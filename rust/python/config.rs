@@ -240,7 +240,7 @@ fn default_value(py: Python<'_>, value: Value) -> PyResult<Py<PyAny>> {
 /// None is allowed, and said).
 fn expected_words(p: &Parameter) -> String {
     match p.kind {
-        Kind::OptionalCount => format!("None or {}", p.expected),
+        Kind::OptionalCount | Kind::OptionalReal => format!("None or {}", p.expected),
         _ => p.expected.to_string(),
     }
 }
@@ -274,6 +274,7 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::RealOrBool => "real_or_bool",
         Kind::Count => "count",
         Kind::OptionalCount => "optional_count",
+        Kind::OptionalReal => "optional_real",
         Kind::Loss => "loss",
         Kind::Choice => "choice",
         Kind::Threads => "threads",
@@ -418,12 +419,19 @@ impl TrainConfig {
         if let Some(i) = index("n_jobs") {
             kept[i] = n_jobs_obj;
         }
-        // An optional count left out or None is the core's default; else a count of at least 1.
+        // An optional parameter left out keeps its default; None means what its doc line says
+        // (`Options::set_none`); else a count of at least 1, or a number that `validate` checks.
         for (i, p) in PARAMETERS.iter().enumerate() {
-            if p.kind != Kind::OptionalCount {
+            if !matches!(p.kind, Kind::OptionalCount | Kind::OptionalReal) {
                 continue;
             }
-            if let Some(v) = get(p.name).filter(|v| !v.is_none()) {
+            let Some(v) = get(p.name) else { continue };
+            if v.is_none() {
+                options.set_none(p.name);
+                kept[i] = py.None();
+                continue;
+            }
+            if p.kind == Kind::OptionalCount {
                 match count(p, v) {
                     Ok(k) if k >= 1 => {
                         options.set_count(p.name, k);
@@ -431,6 +439,13 @@ impl TrainConfig {
                     }
                     _ => return Err(param_error(p.name, &expected_words(p), v)),
                 }
+            } else {
+                let x = real(p, v, false)?;
+                options.set_float(p.name, x);
+                if let Err(Error::InvalidParameter { .. }) = options.validate() {
+                    return Err(param_error(p.name, &expected_words(p), v));
+                }
+                kept[i] = x.into_pyobject(py)?.into_any().unbind();
             }
         }
         if let (Some(base), Some(name)) = (&latent, &latent_name) {

@@ -152,6 +152,8 @@ impl FitSummary {
                 StopReason::Converged => "converged",
                 StopReason::MaxIter => "max_iter",
                 StopReason::Callback => "callback",
+                StopReason::Stalled => "stalled",
+                StopReason::MaxTime => "max_time",
             },
             problem: ProblemSummary { counts },
             history: history.unbind(),

@@ -207,7 +207,7 @@ pub(super) fn solve_ocas(
     let mut w_c = vec![0.0; d];
     // The iterate w_b, P(w_b) and the risk at w_b.
     let mut best: Option<(Vec<f64>, f64, f64)> = None;
-    let mut progress = Progress::new(opts.max_iter, opts.tolerance(n_groups));
+    let mut progress = Progress::new(opts.limits(n_groups));
     let mut n_evals = 0;
     let mut qp_seconds = 0.0;
     let mut qp_fallbacks = 0;

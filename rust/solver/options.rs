@@ -26,8 +26,10 @@ pub enum Kind {
     RealOrBool,
     /// A non-negative integer (a bool is refused).
     Count,
-    /// None or a `Count`.
+    /// None or a `Count` of at least 1.
     OptionalCount,
+    /// None or a `Real`.
+    OptionalReal,
     /// A loss name, a list of names or a dict of names to weights (`oracle::registry`).
     Loss,
     /// One of the parameter's `choices`.
@@ -144,6 +146,29 @@ pub static PARAMETERS: &[Parameter] = &[
         doc: "Cuts per slack group and iteration, one per block of consecutive training \
               queries; None is the core's default, today 1.",
     },
+    Parameter {
+        name: "n_iter_no_change",
+        default: Value::Int(50),
+        kind: Kind::OptionalCount,
+        choices: &[],
+        expected: "an integer >= 1",
+        python_type: "int or None",
+        flag: "--n-iter-no-change",
+        doc: "Stop as stalled when, over this many iterations, the duality gap (above ten \
+              times its tolerance) closed too slowly to reach it by ``max_iter``; None trains \
+              on.",
+    },
+    Parameter {
+        name: "max_time",
+        default: Value::Null,
+        kind: Kind::OptionalReal,
+        choices: &[],
+        expected: "a number of seconds > 0",
+        python_type: "float or None",
+        flag: "--max-time",
+        doc: "Stop after the first iteration that ends this many seconds after the start; \
+              None (the default) sets no limit.",
+    },
 ];
 
 /// The table's entry of `name` (a name of `PARAMETERS`).
@@ -201,6 +226,12 @@ pub struct Options {
     /// `RankingProblem::set_cut_blocks`); 1 is the 1-slack model, `PER_QUERY` one block per
     /// usable query.
     pub cut_blocks: usize,
+    /// A fit stops as stalled when its gap has not closed over this many iterations at a
+    /// rate that reaches the tolerance by `max_iter` (`progress::stalled`); 0 never stops so.
+    pub n_iter_no_change: usize,
+    /// The fit stops after the first iteration that ends this many seconds after its start
+    /// (infinity: no limit).
+    pub max_seconds: f64,
 }
 
 /// `Options::cut_blocks` for one block per usable query (the n-slack model's risk terms).
@@ -240,6 +271,9 @@ impl Default for Options {
             // The table's None: the core's choice, one block (the 1-slack model), the fastest
             // in the measurements of the guide's "Cut blocks".
             cut_blocks: 1,
+            n_iter_no_change: int_default("n_iter_no_change"),
+            // The table's None: no time limit.
+            max_seconds: f64::INFINITY,
         }
     }
 }
@@ -251,6 +285,16 @@ impl Options {
     /// display, convergence plot) reads it from there.
     pub fn tolerance(&self, n_groups: usize) -> f64 {
         self.eps * (self.c * n_groups as f64)
+    }
+
+    /// When the loop stops besides convergence and the hook.
+    pub(super) fn limits(&self, n_groups: usize) -> super::progress::Limits {
+        super::progress::Limits {
+            max_iter: self.max_iter,
+            tolerance: self.tolerance(n_groups),
+            stall_window: self.n_iter_no_change,
+            max_seconds: self.max_seconds,
+        }
     }
 
     /// The cuts an iteration adds at most: one per cut block of every slack group, and no
@@ -269,6 +313,7 @@ impl Options {
                 "max_iter" => self.max_iter == 0,
                 "relevance_threshold" => !self.relevance_threshold.is_finite(),
                 "cut_blocks" => self.cut_blocks == 0,
+                "max_time" => self.max_seconds.is_nan() || self.max_seconds <= 0.0,
                 // Not the solver's: the binding checks the loss, slack and thread count.
                 _ => false,
             };
@@ -287,6 +332,8 @@ impl Options {
             "max_iter" => self.max_iter.to_string(),
             "relevance_threshold" => self.relevance_threshold.to_string(),
             "cut_blocks" => self.cut_blocks.to_string(),
+            "n_iter_no_change" => self.n_iter_no_change.to_string(),
+            "max_time" => self.max_seconds.to_string(),
             _ => String::new(),
         }
     }
@@ -298,6 +345,7 @@ impl Options {
             "C" => self.c = value,
             "eps" => self.eps = value,
             "relevance_threshold" => self.relevance_threshold = value,
+            "max_time" => self.max_seconds = value,
             _ => return false,
         }
         true
@@ -308,6 +356,20 @@ impl Options {
         match name {
             "max_iter" => self.max_iter = value,
             "cut_blocks" => self.cut_blocks = value,
+            "n_iter_no_change" => self.n_iter_no_change = value,
+            _ => return false,
+        }
+        true
+    }
+
+    /// Sets an optional parameter of the table to None, whose meaning its doc line states:
+    /// the core's one block for `cut_blocks`, no stall rule for `n_iter_no_change`, no time
+    /// limit for `max_time`; false for the others.
+    pub fn set_none(&mut self, name: &str) -> bool {
+        match name {
+            "cut_blocks" => self.cut_blocks = 1,
+            "n_iter_no_change" => self.n_iter_no_change = 0,
+            "max_time" => self.max_seconds = f64::INFINITY,
             _ => return false,
         }
         true

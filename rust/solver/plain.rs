@@ -41,7 +41,7 @@ pub(super) fn solve_plain(
     let n_slacks = n_groups * source.n_blocks();
     let mut ws = WorkingSet::new(d, vec![opts.c; n_slacks]);
     let mut w = vec![0.0; d];
-    let mut progress = Progress::new(opts.max_iter, opts.tolerance(n_groups));
+    let mut progress = Progress::new(opts.limits(n_groups));
     let mut qp_seconds = 0.0;
     let mut qp_fallbacks = 0;
 

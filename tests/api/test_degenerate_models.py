@@ -45,8 +45,10 @@ def test_zero_optimum_is_reported_with_its_certificate(fold1):
     assert not np.any(model.coef_)
     assert len(seen) == 1
     text = str(seen[0].message)
-    for piece in ("mrr@10", "w = 0", "dual bound", "does not depend on C", "loss='map'"):
+    for piece in ("mrr@10", "w = 0", "dual bound", "At C = 10 the solver certifies", "which no fit proves", "loss='map'"):
         assert piece in text, (piece, text)
+    # It claims nothing for other values of C (a fit certifies its own C only).
+    assert "no C gives another model" not in text
     # Independent check that 0 is (near) optimal: no direction lowers the objective.
     p0 = _objective(np.zeros(X.shape[1]), X, y, qid, 10.0, "mrr@10")
     rng = np.random.default_rng(0)
@@ -110,3 +112,49 @@ def test_the_letor_experiment_says_when_every_C_ranks_nothing(fold1):
         results = run_folds([first], [0.1, 10.0], loss="mrr@10")
     assert results[0].best_C == 0.1
     assert any(issubclass(w.category, DegenerateModelWarning) and "at every C" in str(w.message) for w in seen)
+
+
+@pytest.mark.parametrize("loss", ["map", "ndcg", "pairwise", "roc", "ndcg@10:latent"])
+def test_each_loss_the_degenerate_warning_advises_ranks_on_that_data(fold1, loss):
+    """The warning of the mrr@10 fit above advises these losses (and a larger k); each must
+    give a model that ranks on the same data, or the advice is wrong."""
+    X, y, qid = fold1
+    _, seen = _fit(X, y, qid, C=10.0, loss="mrr@10")
+    assert f"'{loss}'" in str(seen[0].message) or loss == "ndcg@10:latent" and "ndcg@k:latent" in str(seen[0].message)
+    model, seen_here = _fit(X, y, qid, C=10.0, loss=loss)
+    assert np.any(model.coef_) and not model.degenerate_ and not seen_here
+
+
+def test_a_latent_loss_is_never_told_to_train_itself(fold1):
+    from svmmap._degenerate import advice
+
+    assert "ndcg@k:latent" in advice("ndcg@10")
+    assert "ndcg@k:latent" not in advice("ndcg@10:latent")
+
+
+def test_cv_counts_the_splits_whose_model_ranks_nothing_when_only_some_do():
+    """Three groups of 10 queries: in B every feature is constant within each query, so any
+    model's scores tie there; A and C carry signal. With B as the validation data of one split
+    of three, that split ranks nothing at every C and the other two rank: the warning must say
+    1 of 3 per C, not that the model ranks nothing."""
+    rng = np.random.default_rng(0)
+    X, y, qid = [], [], []
+    for q in range(30):
+        labels = np.array([1, 0, 0, 1, 0, 0])
+        features = rng.normal(size=(6, 3)) + np.outer(labels, [1.0, 0.5, 0.0])
+        if 10 <= q < 20:
+            features = np.repeat(features[:1], 6, axis=0)
+        X.append(features)
+        y.append(labels)
+        qid.append(np.full(6, q))
+    X, y, qid = np.vstack(X), np.concatenate(y), np.concatenate(qid)
+    groups = [np.flatnonzero((qid >= lo) & (qid < lo + 10)) for lo in (0, 10, 20)]
+    splits = [(np.concatenate([groups[a], groups[b]]), groups[t]) for a, b, t in ((0, 2, 1), (0, 1, 2), (1, 2, 0))]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        cv = SVMMapCV(Cs=[0.1, 10.0], cv=splits, refit=False).fit(X, y, qid=qid)
+    assert list(cv.cv_results_["n_degenerate_splits"]) == [1, 1]
+    texts = [str(w.message) for w in seen if issubclass(w.category, DegenerateModelWarning)]
+    assert len(texts) == 1
+    assert "C = 0.1: 1 of 3, C = 10: 1 of 3" in texts[0]
+    assert "of some split" in texts[0] and "of every split" not in texts[0]

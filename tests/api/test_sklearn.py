@@ -134,6 +134,8 @@ def test_clone_get_params_set_params(vali):
         "relevance_threshold": 0.5,
         "n_jobs": 1,
         "cut_blocks": None,
+        "n_iter_no_change": 50,
+        "max_time": None,
         "verbose": 0,
         "callback": None,
     }

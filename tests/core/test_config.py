@@ -28,6 +28,8 @@ def test_every_trainer_shows_the_cores_defaults():
         "slack": "separate",
         "n_jobs": None,
         "cut_blocks": None,
+        "n_iter_no_change": 50,
+        "max_time": None,
     }
     trainers = (
         svmmap.SVMMap.__init__,

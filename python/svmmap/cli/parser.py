@@ -75,6 +75,29 @@ def _at_least(lo: int):
     return parse
 
 
+def _or_none(parse_value: Any, name: str) -> Any:
+    """An argparse type: "none" (any case) for Python's None, else ``parse_value``'s value."""
+
+    def parse(text: str) -> Any:
+        if text.strip().lower() == "none":
+            return None
+        return parse_value(text)
+
+    parse.__name__ = f"{name} or 'none'"
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}") from None
+    if not (v > 0 and v < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return v
+
+
 def _n_jobs(text: str) -> int:
     """A thread count under scikit-learn's n_jobs rule; the rule and its message are the core's."""
     try:
@@ -151,6 +174,8 @@ def _training_help(parameter: "ParameterInfo") -> str:
     if parameter["kind"] == "loss":
         text += "; comma-separated losses combine, MRR losses weighted 1e-4 and NDCG@k 0.1 against the others unless given as 'W*loss'"
     default = parameter["default"]
+    if parameter["kind"].startswith("optional_"):
+        text += "; 'none' for None"
     if isinstance(default, float):
         text += f" (default {default:g})"
     elif default is not None:
@@ -165,7 +190,8 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
         "real": float,
         "real_or_bool": float,
         "count": _at_least(1),
-        "optional_count": _at_least(1),
+        "optional_count": _or_none(_at_least(1), "integer >= 1"),
+        "optional_real": _or_none(_seconds, "seconds > 0"),
         "loss": _loss_spec,
         "choice": str,
         "threads": _n_jobs,

@@ -1,0 +1,104 @@
+"""Why a fit stopped before its certificate, in words: the ConvergenceWarning of a fit that
+reached ``max_iter``, stalled or ran out of ``max_time``, with the cause measured from the data
+and the remedy.
+
+A stall (``stop_reason_ == "stalled"``) is the core's rule (rust/solver/progress.rs,
+``stalled``): over the last ``n_iter_no_change`` iterations the duality gap, more than ten times
+its tolerance, closed too slowly to reach the tolerance by ``max_iter``. Its usual causes are
+measured here, from what the fit already computed: features whose scales span many orders of
+magnitude (the column standard deviations), and a loss that counts pairs (``pairwise:count``),
+whose C multiplies the number of pairs of a query.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, List, Optional, Sequence, Union
+
+import numpy as np
+
+__all__ = ["SCALE_SPAN_ORDERS", "scale_span", "stop_message"]
+
+#: Column standard deviations further apart than this many orders of magnitude are named as the
+#: likely cause of a stall. MQ2008 Fold 1 with columns rescaled by 10^uniform(-2, 3) (5 orders)
+#: converges at every C from 0.01 to 10^4, but needs up to 4 times the iterations of its
+#: normalized columns (benchmarks/solver.py); make_ranking with 10^uniform(-2, 8) (10 orders)
+#: stalls at most C (benchmarks/stalls.py).
+SCALE_SPAN_ORDERS = 3.0
+
+
+def scale_span(column_std: Optional[np.ndarray]) -> Optional[tuple]:
+    """(orders of magnitude, smallest, largest) of the columns' nonzero standard deviations, or
+    None when fewer than two columns vary."""
+    if column_std is None:
+        return None
+    varying = np.asarray(column_std, dtype=np.float64)
+    varying = varying[np.isfinite(varying) & (varying > 0)]
+    if varying.size < 2:
+        return None
+    low, high = float(varying.min()), float(varying.max())
+    return math.log10(high / low), low, high
+
+
+def _names(loss: Union[str, Sequence[str], Any]) -> List[str]:
+    if isinstance(loss, str):
+        return [loss]
+    return [str(name) for name in loss]
+
+
+def _causes(model: Any, summary: Any, column_std: Optional[np.ndarray]) -> str:
+    """The likely causes of a fit that did not converge, measured, each with its remedy."""
+    causes = []
+    if any(name.split("*")[-1].strip().startswith("pairwise:count") for name in _names(model.loss)):
+        # A cold fit's first iterate is w = 0, where every ranking scores the same: the first
+        # cut's loss is the largest, every pair of different labels reversed, and the hinge R(0)
+        # is its mean over the queries.
+        history = getattr(summary, "history", None) or []
+        at_zero = float(history[0]["loss"]) if history else float("nan")
+        causes.append(
+            f"loss 'pairwise:count' counts misordered pairs, so C multiplies the number of pairs: at w = 0 "
+            f"the hinge is {at_zero:.4g} per query (every pair of different labels reversed), C R(0) = "
+            f"{model.C * at_zero:.4g}; train loss='pairwise' (the same pairs, averaged per query) or a C about "
+            f"{at_zero:.3g} times smaller"
+        )
+    span = scale_span(column_std)
+    if span is not None and span[0] >= SCALE_SPAN_ORDERS:
+        causes.append(
+            f"the features' scales span {span[0]:.1f} orders of magnitude (column standard deviations from "
+            f"{span[1]:.3g} to {span[2]:.3g}): standardize them, Pipeline(StandardScaler(), {_estimator(model)}), "
+            f"or bin them, Pipeline(Binner(), {_estimator(model)})"
+        )
+    if not causes:
+        causes.append(f"C = {model.C:g} is large for these features: train a smaller C, or a larger eps")
+    return "; ".join(causes)
+
+
+def _estimator(model: Any) -> str:
+    name = str(getattr(model, "display_name", type(model).__name__))
+    return f"{name}(...)"
+
+
+def stop_message(name: str, model: Any, summary: Any, column_std: Optional[np.ndarray]) -> Optional[str]:
+    """The ConvergenceWarning's text for a fit that stopped at max_iter, stalled or ran out of
+    max_time; None for a fit that converged or that the callback stopped."""
+    stop = summary.stop
+    gap = f"duality gap {summary.gap:.3g}, {summary.gap / summary.tolerance:.3g} times its tolerance {summary.tolerance:.3g}"
+    kept = f"the model is the best iterate (objective {summary.primal:.6g}, at most the gap above the optimum)"
+    if stop == "max_iter":
+        return (
+            f"{name} stopped at max_iter={model.max_iter} with {gap}; {kept}. Raise max_iter or eps, or remove the "
+            f"likely cause: {_causes(model, summary, column_std)}"
+        )
+    if stop == "stalled":
+        return (
+            f"{name} stalled at iteration {summary.n_iter}: over the last {model.n_iter_no_change} iterations the "
+            f"{gap} closed too slowly to reach it by max_iter={model.max_iter}; {kept}. Likely cause: "
+            f"{_causes(model, summary, column_std)}. To train on regardless, pass n_iter_no_change=None "
+            "(max_time= bounds the time)"
+        )
+    if stop == "max_time":
+        return (
+            f"{name} stopped at max_time={model.max_time:g} s after {summary.n_iter} iterations with {gap}; "
+            f"{kept}. Likely cause: {_causes(model, summary, column_std)}"
+        )
+    return None

@@ -1,0 +1,138 @@
+"""Fits that cannot converge stop as stalled and say why; those that can are left alone.
+
+The stall rule itself (rust/solver/progress.rs, ``stalled``) is checked on hand-made histories
+by the Rust tests; here, on data whose columns span ten orders of magnitude (where the solver
+really stalls), the fit stops early with ``stop_reason_ == "stalled"``, keeps the best iterate
+it saw, names the cause it measured, and each remedy it names trains a model that converges and
+ranks on the same data. ``n_iter_no_change=None`` and ``max_time`` are checked as documented.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from svmmap import Binner, SVMMap
+from svmmap.datasets import make_ranking
+from svmmap.metrics import evaluate
+
+
+@pytest.fixture(scope="module")
+def raw():
+    """make_ranking with column j multiplied by 10^u_j, u_j uniform on (-2, 8): the column
+    standard deviations span about nine orders of magnitude."""
+    data = make_ranking(30, 20, 8, random_state=0)
+    X = data.X.astype(np.float64) * 10 ** np.random.default_rng(0).uniform(-2, 8, 8)
+    return X, data.y, data.qid
+
+
+def fit(X, y, qid, **params):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        model = SVMMap(**params).fit(X, y, qid=qid)
+    return model, [str(w.message) for w in seen if issubclass(w.category, ConvergenceWarning)]
+
+
+def mean_ap(model, X, y, qid) -> float:
+    return float(evaluate(y, model.predict(X), qid, ["map"])["map"])
+
+
+def test_a_stalled_fit_stops_keeps_its_best_iterate_and_names_the_scales(raw):
+    X, y, qid = raw
+    model, texts = fit(X, y, qid, C=1.0)
+    assert model.stop_reason_ == "stalled" and not model.converged_
+    # Stopped within a few windows of 50 iterations, far from max_iter = 10000.
+    assert model.n_iter_ < 500
+    # The model is the best iterate: its objective is the smallest primal of the history.
+    assert model.objective_ == min(r["primal"] for r in model.history_)
+    assert model.gap_ > 10 * model.tolerance_
+    assert len(texts) == 1
+    text = texts[0]
+    assert "stalled at iteration" in text and "orders of magnitude" in text
+    std = X.std(axis=0)
+    orders = np.log10(std.max() / std.min())
+    assert f"span {orders:.1f} orders" in text, (orders, text)
+    assert "StandardScaler" in text and "Binner" in text and "n_iter_no_change=None" in text
+
+
+@pytest.mark.parametrize(
+    "remedy",
+    [
+        lambda: make_pipeline(StandardScaler(), SVMMap(C=1.0)),
+        lambda: make_pipeline(Binner(), SVMMap(C=1.0)),
+    ],
+    ids=["standardize", "bin"],
+)
+def test_each_remedy_the_stall_warning_names_converges_and_ranks(raw, remedy):
+    X, y, qid = raw
+    stalled, _ = fit(X, y, qid, C=1.0)
+    pipeline = remedy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        pipeline.fit(X, y, svmmap__qid=qid)
+    model = pipeline[-1]
+    assert model.stop_reason_ == "converged" and not model.degenerate_
+    # It ranks the training data better than the stalled model does.
+    assert float(evaluate(y, pipeline.predict(X), qid, ["map"])["map"]) > mean_ap(stalled, X, y, qid)
+
+
+def test_pairwise_count_names_the_pairs_and_its_remedies_converge(raw):
+    """pairwise:count's C multiplies the number of pairs: its stall warning measures R(0), the
+    mean misordered pairs per query at w = 0 (counted here independently), beside the scales.
+    Each remedy it names, with the features standardized, converges and ranks."""
+    X, y, qid = raw
+    model, texts = fit(X, y, qid, C=1.0, loss="pairwise:count")
+    assert model.stop_reason_ == "stalled"
+    # At w = 0 every ranking scores the same, so the hinge is the largest loss, the ranking
+    # that reverses every pair of different labels: R(0) is the mean number of such pairs over
+    # the queries that have one.
+    pairs = []
+    for q in np.unique(qid):
+        labels = y[qid == q]
+        pairs.append(sum(int(a > b) for a in labels for b in labels))
+    at_zero = np.mean([p for p in pairs if p > 0])
+    assert f"the hinge is {at_zero:.4g} per query" in texts[0], (at_zero, texts[0])
+    assert "loss='pairwise'" in texts[0] and "orders of magnitude" in texts[0]
+    for remedy in (dict(C=1.0, loss="pairwise"), dict(C=1.0 / at_zero, loss="pairwise:count")):
+        pipeline = make_pipeline(StandardScaler(), SVMMap(**remedy))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            pipeline.fit(X, y, svmmap__qid=qid)
+        assert pipeline[-1].stop_reason_ == "converged" and not pipeline[-1].degenerate_, remedy
+
+
+def test_none_trains_on_and_max_time_stops(raw):
+    X, y, qid = raw
+    stalled, _ = fit(X, y, qid, C=1.0)
+    on, texts = fit(X, y, qid, C=1.0, n_iter_no_change=None, max_iter=stalled.n_iter_ + 100)
+    assert on.stop_reason_ == "max_iter" and on.n_iter_ == stalled.n_iter_ + 100
+    # The same iterations up to the stall: the rule only stops the loop.
+    assert [r["primal"] for r in on.history_[: stalled.n_iter_]] == [r["primal"] for r in stalled.history_]
+    timed, texts = fit(X, y, qid, C=1.0, n_iter_no_change=None, max_time=0.05)
+    assert timed.stop_reason_ == "max_time"
+    assert timed.history_[-1]["seconds"] >= 0.05 and all(r["seconds"] < 0.05 for r in timed.history_[:-1])
+    assert "max_time=0.05" in texts[0]
+
+
+def test_a_latent_fit_shares_its_time_limit_between_rounds():
+    data = make_ranking(40, 30, 10, random_state=0)
+    model, texts = fit(data.X, data.y, data.qid, C=1000.0, loss="ndcg@10:latent", max_time=0.2)
+    total = sum(1 for _ in model.round_objectives_)
+    assert total >= 1
+    assert model.stop_reason_ in ("max_time", "converged")
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "50"])
+def test_n_iter_no_change_is_checked(value):
+    with pytest.raises(ValueError, match="n_iter_no_change must be None or an integer >= 1"):
+        SVMMap(n_iter_no_change=value).fit(np.eye(2), [1, 0], qid=[0, 0])
+
+
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), True, "1"])
+def test_max_time_is_checked(value):
+    with pytest.raises(ValueError, match="max_time must be None or a number of seconds > 0"):
+        SVMMap(max_time=value).fit(np.eye(2), [1, 0], qid=[0, 0])
