@@ -36,6 +36,7 @@ RAW_LOSSES = [
     "ndcg",
     "ndcg@10",
     "ndcg@10:latent",
+    "ndcg@10:graded",
     "mrr@10",
     "pairwise",
     "pairwise:count",

@@ -63,10 +63,13 @@ def _loss_text(loss: Union[str, Sequence[str], Any]) -> str:
     return repr(loss) if isinstance(loss, str) else repr(list(loss))
 
 
-def message(name: str, loss: Any, coef: np.ndarray, summary: Any, C: Optional[float] = None) -> str:
+def message(
+    name: str, loss: Any, coef: np.ndarray, summary: Any, C: Optional[float] = None, note: Optional[str] = None
+) -> str:
     """The warning for a degenerate fit of estimator ``name`` at ``C`` (``summary``: the core's
     FitSummary, for the certificate). It states what the fit certifies and no more: the gap at
-    this C and eps, never that no C gives another model (see the module docstring)."""
+    this C and eps, never that no C gives another model (see the module docstring). ``note``:
+    what a latent-target fit measured about w = 0 (``_training._zero_note``)."""
     if np.any(coef):
         what = (
             f"{name}(loss={_loss_text(loss)}) learned a model whose scores tie within every training query "
@@ -78,20 +81,26 @@ def message(name: str, loss: Any, coef: np.ndarray, summary: Any, C: Optional[fl
             f"{name}(loss={_loss_text(loss)}) learned w = 0: every document gets the same score, so its "
             "rankings are arbitrary."
         )
+    latent = _is_latent(loss)
     if summary.stop == "converged":
         certificate = (
-            f" At {f'C = {C:g}' if C is not None else 'this C'} the solver certifies that no model does better by more than the duality "
-            f"gap: objective {summary.primal:.6g}, dual bound {summary.dual:.6g}, gap {summary.gap:.3g} (at most its "
-            f"tolerance eps * C = {summary.tolerance:.3g}). That is all it certifies: w = 0 is the optimum at every C "
-            "only if 0 is in the subdifferential of the hinge at 0, which no fit proves, and a model within the gap "
-            "of w = 0 may still rank; a smaller eps or a larger C may give one that ranks."
+            f" At {f'C = {C:g}' if C is not None else 'this C'} the solver certifies that no model does better by "
+            f"more than the duality gap: objective {summary.primal:.6g}, dual bound {summary.dual:.6g}, gap "
+            f"{summary.gap:.3g} (at most its tolerance eps * C = {summary.tolerance:.3g})."
         )
+        if not latent:
+            certificate += (
+                " That is all it certifies: w = 0 is the optimum at every C only if 0 is in the subdifferential of "
+                "the hinge at 0, which no fit proves, and a model within the gap of w = 0 may still rank; a smaller "
+                "eps or a larger C may give one that ranks."
+            )
     else:
         certificate = f" Training stopped at {summary.stop!r} before the optimum was certified (gap {summary.gap:.3g})."
-    if _is_latent(loss):
-        certificate += (
-            f" {_loss_text(loss)} is not convex: its CCCP rounds stop at a local optimum, and w = 0 is a stationary "
-            "point of its objective (the latent target at w = 0 is the ideal ranking), so another C may rank."
+    if latent:
+        certificate += f" {_loss_text(loss)} is not convex: its CCCP rounds stop at a local optimum. " + (
+            note
+            or "w = 0 is a stationary point of its objective (the latent target at w = 0 is the ideal ranking), so "
+            "another C may rank."
         )
     return what + certificate + " " + advice(loss)
 

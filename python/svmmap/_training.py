@@ -248,7 +248,7 @@ def train(
     with progress_logging(model.verbose):
         try:
             if config.latent is not None:
-                coef, summary, round_objectives, exhausted = fit_latent(
+                coef, summary, round_objectives, exhausted, zero_note = fit_latent(
                     core_X, labels, codes, len(uniques), config, on_iteration, n_threads(model.n_jobs)
                 )
             else:
@@ -262,7 +262,7 @@ def train(
                     with_coef=evals is not None,
                     query_weights=weights,
                 )
-                round_objectives, exhausted = None, False
+                round_objectives, exhausted, zero_note = None, False, None
         except BaseException:
             # Interrupted (Ctrl-C), out of memory or refused: no model from an earlier fit
             # may pass for the result of this one.
@@ -287,7 +287,8 @@ def train(
     scores = _core.predict(core_X, coef, n_threads(model.n_jobs)) if np.any(coef) else None
     model.degenerate_ = is_degenerate(coef, scores, labels, codes)
     if model.degenerate_:
-        warnings.warn(message(name, model.loss, coef, summary, model.C), DegenerateModelWarning, stacklevel=stacklevel + 1)
+        text = message(name, model.loss, coef, summary, model.C, zero_note)
+        warnings.warn(text, DegenerateModelWarning, stacklevel=stacklevel + 1)
     if evals is not None:
         model.evals_result_ = {set_name: dict(results) for set_name, _, results in evals}
     elif hasattr(model, "evals_result_"):
@@ -489,11 +490,13 @@ def fit_latent(
     config: "_core.TrainConfig",
     on_iteration: Optional[Callable[[IterationRecord], bool]],
     threads: int,
-) -> "tuple[np.ndarray, _core.FitSummary, list[float], bool]":
+) -> "tuple[np.ndarray, _core.FitSummary, list[float], bool, Optional[str]]":
     """NDCG@k with a latent target (``loss="ndcg@k:latent"``) by CCCP; returns the model, the
     solver summary of the round that made it, the objective before the first round and after
-    every kept round, and whether the rounds stopped at ``LATENT_MAX_ROUNDS`` with the objective
-    still decreasing by at least ``LATENT_RELATIVE_DECREASE`` of its value.
+    every kept round, whether the rounds stopped at ``LATENT_MAX_ROUNDS`` with the objective
+    still decreasing by at least ``LATENT_RELATIVE_DECREASE`` of its value, and, when the rounds
+    ended at w = 0 from a map model that ranks, what the objective says about w = 0 there
+    (`_zero_note`, for the DegenerateModelWarning).
 
     The objective is F(w) = 1/2 |w|^2 + C/n sum_q [max_ybar (Delta(ybar) + w.Psi_po(ybar)) -
     max_{y: Delta(y) = 0} w.Psi_po(y)] (Yu and Joachims, ICML 2009), not convex. The rounds
@@ -526,6 +529,7 @@ def fit_latent(
 
     start_config = timed({"loss": "map"})
     ((coef, summary),) = _core.fit_path(core_X, labels, codes, n_queries, start_config, callback=on_iteration)
+    start = coef
     y = np.require(labels, dtype=np.float64, requirements=["C", "A"])
     qid_codes = np.require(codes, dtype=np.int64, requirements=["C", "A"])
     part = _core.Partition(core_X, y, qid_codes, n_queries, config)
@@ -585,7 +589,52 @@ def fit_latent(
             break
     else:
         exhausted = True
-    return coef, summary, objectives, exhausted
+    zero_note = None
+    if not np.any(coef) and np.any(start):
+        zero_note = _zero_note(start, objective, config.C)
+    return coef, summary, objectives, exhausted, zero_note
+
+
+#: The multiples t of the map start at which `_zero_note` measures the latent hinge: 10^-3 to
+#: 10^3 in steps of 10^0.5 (13 oracle passes).
+ZERO_RAY = tuple(10.0 ** (k / 2) for k in range(-6, 7))
+
+
+def _zero_note(start: np.ndarray, objective: Callable[[np.ndarray], float], C: float) -> str:
+    """What the latent objective says about w = 0, where the rounds from ``start`` (the map
+    model) ended: the C range in which w = 0 is not its optimum, measured along the start's
+    direction.
+
+    F_C(w) = 1/2 |w|^2 + C H(w), with H the mean latent hinge (H(w) = (F(w) - |w|^2 / 2) / C
+    for the objective at this C). At w = 0, H is the largest loss, and F_C(0) = C H(0). A point
+    t v with H(t v) < H(0) has F_C'(t v) < F_C'(0) exactly when C' > t^2 |v|^2 / (2 (H(0) -
+    H(t v))): above that C, w = 0 is not the optimum. If H(t v) >= H(0) at every t measured, no
+    C makes a multiple of the start better than w = 0."""
+    at_zero = objective(np.zeros_like(start)) / C
+    norm2 = float(start @ start)
+    best = None
+    for t in ZERO_RAY:
+        w = t * start
+        hinge = (objective(w) - 0.5 * t * t * norm2) / C
+        if hinge < at_zero:
+            threshold = 0.5 * t * t * norm2 / (at_zero - hinge)
+            if best is None or threshold < best[0]:
+                best = (threshold, t, hinge)
+    text = (
+        f"The CCCP rounds went from the map model at C = {C:g} (latent objective {objective(start):.6g}) to "
+        f"w = 0, whose latent objective C H(0) = {C * at_zero:.6g} is lower. "
+    )
+    if best is None:
+        return text + (
+            f"Along the map model's direction (multiples 1e-3 to 1e3) the latent hinge never falls below its "
+            f"value at w = 0 ({at_zero:.4g}): on these queries the latent formulation prefers w = 0 to every "
+            "multiple of the map model at every C."
+        )
+    threshold, t, hinge = best
+    return text + (
+        f"At C >= {threshold:.3g} w = 0 is not its optimum ({t:g} times the map model has hinge {hinge:.4g} "
+        f"against {at_zero:.4g} at w = 0), so a C of that order may rank."
+    )
 
 
 def latent_path(
@@ -603,7 +652,7 @@ def latent_path(
     path = []
     for C in grid:
         at_C = _core.TrainConfig(**{**config.kwargs(), "C": C})
-        coef, summary, _, _ = fit_latent(core_X, labels, codes, n_queries, at_C, None, threads)
+        coef, summary, _, _, _ = fit_latent(core_X, labels, codes, n_queries, at_C, None, threads)
         path.append((coef, summary))
     return path
 

@@ -45,7 +45,14 @@ def test_zero_optimum_is_reported_with_its_certificate(fold1):
     assert not np.any(model.coef_)
     assert len(seen) == 1
     text = str(seen[0].message)
-    for piece in ("mrr@10", "w = 0", "dual bound", "At C = 10 the solver certifies", "which no fit proves", "loss='map'"):
+    for piece in (
+        "mrr@10",
+        "w = 0",
+        "dual bound",
+        "At C = 10 the solver certifies",
+        "which no fit proves",
+        "loss='map'",
+    ):
         assert piece in text, (piece, text)
     # It claims nothing for other values of C (a fit certifies its own C only).
     assert "no C gives another model" not in text
@@ -158,3 +165,62 @@ def test_cv_counts_the_splits_whose_model_ranks_nothing_when_only_some_do():
     assert len(texts) == 1
     assert "C = 0.1: 1 of 3, C = 10: 1 of 3" in texts[0]
     assert "of some split" in texts[0] and "of every split" not in texts[0]
+
+
+def _latent_hinge(scores, y, qid, k=10):
+    """The mean latent NDCG@k hinge from its definition: the paper's hinge (the structured
+    hinge of "ndcg@k", whose oracle is checked against brute force) plus w.Psi_po(ideal) -
+    w.Psi_po(target), the target ranking the min(P, k) best-scored relevant documents first and
+    the rest in score order; the difference sums, over pairs (i relevant outside the top,
+    j non-relevant scored strictly above i), 2 (s_i - s_j) / (P N)."""
+    total, _ = svmmap.structured_hinge(scores, y, qid=qid, loss=f"ndcg@{k}")
+    extra = []
+    for q in np.unique(qid):
+        s, rel = scores[qid == q], y[qid == q] > 0
+        pos, neg = np.sort(s[rel])[::-1], s[~rel]
+        if pos.size == 0 or neg.size == 0:
+            continue
+        rest = pos[min(pos.size, k) :]
+        diff = rest[:, None] - neg[None, :]
+        extra.append(2.0 * np.sum(np.where(diff < 0, diff, 0.0)) / (pos.size * neg.size))
+    # structured_hinge sums over the queries that have a relevant and a non-relevant document.
+    return (total + float(np.sum(extra))) / len(extra)
+
+
+def test_a_latent_fit_that_ends_at_zero_says_what_the_objective_prefers():
+    """Queries of 150 documents, 50 relevant, whose features rank them weakly: the CCCP rounds
+    go from the map model to w = 0. The warning says that along the map model's direction the
+    latent hinge never falls below its value at w = 0; checked here from the hinge's
+    definition at the same multiples, and its value at w = 0 (1: the largest loss)."""
+    from svmmap._training import ZERO_RAY
+    from svmmap.datasets import make_ranking
+
+    data = make_ranking(
+        60,
+        150,
+        25,
+        label_fractions=(0.67, 0.2, 0.13),
+        size_spread=0.0,
+        label_noise=2.0,
+        informative_fraction=0.1,
+        random_state=0,
+    )
+    X, y, qid = data.X.astype(np.float64), data.y, data.qid
+    model, seen = _fit(X, y, qid, C=1.0, loss="ndcg@10:latent")
+    assert model.degenerate_ and len(seen) == 1
+    text = str(seen[0].message)
+    assert "prefers w = 0 to every multiple of the map model at every C" in text, text
+    start = _fit(X, y, qid, C=1.0, loss="map")[0].coef_
+    assert np.any(start)
+    assert _latent_hinge(np.zeros(len(y)), y, qid) == pytest.approx(1.0)
+    for t in ZERO_RAY:
+        assert _latent_hinge(X @ (t * start), y, qid) >= 1.0 - 1e-9, t
+    # The warning's figure for the start agrees with the definition (which checks its sign).
+    import re
+
+    stated = float(re.search(r"C = 1 \(latent objective ([0-9.e+-]+)\)", text).group(1))
+    assert 0.5 * float(start @ start) + _latent_hinge(X @ start, y, qid) == pytest.approx(stated, rel=1e-5)
+    # Where the features rank the relevant documents well, the same loss learns a model.
+    clean = make_ranking(60, 150, 25, label_fractions=(0.67, 0.2, 0.13), size_spread=0.0, random_state=0)
+    ranked, seen = _fit(clean.X, clean.y, clean.qid, C=1.0, loss="ndcg@10:latent")
+    assert not ranked.degenerate_ and not seen
