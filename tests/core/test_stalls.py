@@ -136,3 +136,39 @@ def test_n_iter_no_change_is_checked(value):
 def test_max_time_is_checked(value):
     with pytest.raises(ValueError, match="max_time must be None or a number of seconds > 0"):
         SVMMap(max_time=value).fit(np.eye(2), [1, 0], qid=[0, 0])
+
+
+@pytest.mark.slow
+def test_the_command_line_stops_a_stalled_fit_and_takes_the_limits(raw, tmp_path):
+    """svmmap learn on the same data as a LETOR file: the default stops as stalled with the
+    warning; --n-iter-no-change none with --max-time stops on the time instead; a bad value is
+    refused naming the option."""
+    import subprocess
+    import sys
+
+    import svmmap
+
+    X, y, qid = raw
+    train = tmp_path / "train.txt"
+    with open(train, "w") as out:
+        for row, label, q in zip(X, y, qid):
+            features = " ".join(f"{j + 1}:{float(v)!r}" for j, v in enumerate(row))
+            out.write(f"{int(label)} qid:{int(q)} {features}\n")
+
+    def learn(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "svmmap", "learn", *args, str(train), str(tmp_path / "m.json")],
+            capture_output=True,
+            text=True,
+        )
+
+    done = learn("-c", "1")
+    assert done.returncode == 0, done.stderr
+    assert "stalled at iteration" in done.stderr and "orders of magnitude" in done.stderr
+    assert svmmap.load_model(tmp_path / "m.json").stop_reason_ == "stalled"
+    timed = learn("-c", "1", "--n-iter-no-change", "none", "--max-time", "0.05")
+    assert timed.returncode == 0, timed.stderr
+    model = svmmap.load_model(tmp_path / "m.json")
+    assert model.stop_reason_ == "max_time" and model.n_iter_no_change is None and model.max_time == 0.05
+    bad = learn("--max-time", "0")
+    assert bad.returncode != 0 and "--max-time" in bad.stderr
