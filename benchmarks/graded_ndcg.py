@@ -74,7 +74,9 @@ def run(splits) -> Dict[str, dict]:
 
 
 def table(names: List[str]) -> None:
-    print("| data | loss | C chosen per split | test NDCG@10 | - pairwise's, per query | Wilcoxon p | search s (timing) |")
+    print(
+        "| data | loss | C chosen per split | test NDCG@10 | - pairwise's, per query | Wilcoxon p | search s (timing) |"
+    )
     print("|---|---|---|---:|---:|---:|---:|")
     for name in names:
         results = run(DATA[name])

@@ -114,8 +114,12 @@ def advice(loss: Any) -> str:
     """What to do instead, for a fit with ``loss`` whose model ranks nothing."""
     names = [loss] if isinstance(loss, str) else [str(n) for n in loss]
     if any("@" in n or n.strip().startswith("mrr") for n in names):
-        latent = "" if _is_latent(loss) else (
-            "; for NDCG@k, loss='ndcg@k:latent' (a latent target, trained from the map model) learns a model there"
+        latent = (
+            ""
+            if _is_latent(loss)
+            else (
+                "; for NDCG@k, loss='ndcg@k:latent' (a latent target, trained from the map model) learns a model there"
+            )
         )
         return (
             "The cutoff losses (ndcg@k, mrr and mrr@k, and combinations that include them) have w = 0 as "

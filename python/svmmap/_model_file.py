@@ -464,6 +464,13 @@ def _check_training(training: Dict[str, Any]) -> None:
         raise ValueError(f'"training"."n_queries_skipped" must be an object, got {_kind(skipped)}')
     for k, v in skipped.items():
         _count(v, f'training"."n_queries_skipped"."{k}')
+    importances = training.get("feature_importances")
+    if importances is not None and (
+        not isinstance(importances, list) or not all(_is_number(v) and v >= 0 for v in importances)
+    ):
+        raise ValueError(
+            f'"training"."feature_importances" must be a list of finite numbers >= 0, got {_show(importances)}'
+        )
     history = training.get("history", [])
     if not isinstance(history, list):
         raise ValueError(f'"training"."history" must be a list of objects, got {_kind(history)}')
@@ -583,6 +590,11 @@ def check_document(doc: Dict[str, Any], name: str) -> ModelDocument:
     training = doc.get("training") or {}
     _check_params(params)
     _check_training(training)
+    importances = training.get("feature_importances")
+    if importances is not None and len(importances) != n_features:
+        raise ValueError(
+            f'"training"."feature_importances" has {len(importances)} values but the model has {n_features} weights'
+        )
     if doc.get("feature_names") is not None:
         _check_names(doc["feature_names"], "feature_names")
     binning = None
@@ -696,6 +708,12 @@ def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
             ],
         },
     }
+    importances = getattr(svm, "feature_importances_", None)
+    if importances is not None:
+        # One share per weight (all zeros for w = 0), kept so that a loaded model reports the
+        # importances it was trained with: they need the training data's spread, which the
+        # file does not hold otherwise.
+        doc["training"]["feature_importances"] = [float(v) for v in importances]
     if scaling is not None:
         doc["scaler"] = scaling
     return doc

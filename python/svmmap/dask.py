@@ -645,7 +645,9 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         # need the scores of every partition, which the cluster does not send back.
         self.degenerate_ = not np.any(coef)
         if self.degenerate_:
-            warnings.warn(message(type(self).__name__, self.loss, coef, summary, self.C), DegenerateModelWarning, stacklevel=2)
+            warnings.warn(
+                message(type(self).__name__, self.loss, coef, summary, self.C), DegenerateModelWarning, stacklevel=2
+            )
         return self
 
     def predict(self, X: Any) -> Any:

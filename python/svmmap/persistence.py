@@ -219,6 +219,8 @@ def _estimators_of(document: Any) -> Any:
     model.n_queries_ = training.get("n_queries", 0)
     model.n_queries_skipped_ = training.get("n_queries_skipped", {})
     model.history_ = training.get("history", [])
+    if training.get("feature_importances") is not None:
+        model.feature_importances_ = np.asarray(training["feature_importances"], dtype=np.float64)
     steps: list = [("svm", model)]
     if document.binning is not None:
         steps.insert(0, ("bin", _binner_of(document.binning)))

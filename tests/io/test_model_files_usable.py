@@ -166,6 +166,8 @@ def _write_variant(tmp_path, docs, case):
         doc["binning"]["n_output_features"] = len(doc["coef"])
         if doc.get("feature_names") is not None:
             doc["feature_names"] = doc["feature_names"][k0:]
+        if doc["training"].get("feature_importances") is not None:
+            doc["training"]["feature_importances"] = doc["training"]["feature_importances"][k0:]
     else:
         doc = _set(doc, path, _value(doc, value))
     out = tmp_path / f"{name}.json"

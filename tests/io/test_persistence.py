@@ -236,3 +236,28 @@ def test_cli_classifies_with_a_binned_model(binned_pipeline, data, tmp_path):
     assert main(["classify", str(test_file), str(model), str(predictions)]) == 0
     Xf, _, _ = svmmap.load_letor(test_file)
     np.testing.assert_array_equal(np.loadtxt(predictions), pipe.predict(Xf))
+
+
+def test_feature_importances_survive_a_round_trip(tmp_path):
+    """A loaded model reports the importances it was trained with (they need the training
+    data's spread, which the file does not otherwise hold); a file without them loads without
+    the attribute, and a file whose list has the wrong length or a negative share is refused."""
+    import json
+
+    from svmmap.datasets import load_mq2008
+
+    X, y, qid = load_mq2008(fold=1, split="train")
+    model = svmmap.SVMMap(C=1.0).fit(X, y, qid=qid)
+    path = tmp_path / "m.json"
+    model.save(path)
+    loaded = svmmap.load_model(path)
+    np.testing.assert_array_equal(loaded.feature_importances_, model.feature_importances_)
+    doc = json.loads(path.read_text())
+    del doc["training"]["feature_importances"]
+    path.write_text(json.dumps(doc))
+    assert not hasattr(svmmap.load_model(path), "feature_importances_")
+    for bad, words in (([0.5], "has 1 values but the model has"), ([-1.0] * X.shape[1], "numbers >= 0")):
+        doc["training"]["feature_importances"] = bad
+        path.write_text(json.dumps(doc))
+        with pytest.raises(svmmap.ModelFormatError, match=words):
+            svmmap.load_model(path)
