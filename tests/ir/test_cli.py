@@ -207,3 +207,22 @@ def test_classify_trec_run_refusals(vali_model, tmp_path, capsys):
         assert main(["classify", *extra, str(data), str(vali_model), str(pred)]) == 2
         assert message in capsys.readouterr().err
         assert not pred.exists() and not run_path.exists()
+
+
+def test_classify_names_swapped_arguments(tmp_path, capsys):
+    """MODEL before TEST: the error says the arguments look swapped (it used to be a bare JSON
+    parse error about the LETOR file); a model file that is merely broken gets no such hint."""
+    data = tmp_path / "d.txt"
+    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    model = tmp_path / "m.json"
+    assert main(["learn", str(data), str(model)]) == 0
+    capsys.readouterr()
+    assert main(["classify", str(model), str(data), str(tmp_path / "p.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "the arguments look swapped" in err and f"{model} is a model file" in err
+    assert not (tmp_path / "p.txt").exists()
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format": "svmmap-model"')
+    assert main(["classify", str(data), str(broken), str(tmp_path / "p.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "broken.json" in err and "look swapped" not in err

@@ -124,6 +124,17 @@ def run_learn(args: argparse.Namespace) -> None:
     )
 
 
+def _looks_like_model(path: str) -> bool:
+    """Whether ``path`` is a readable file whose first non-blank character opens a JSON object
+    (as every svmmap model file does, and no LETOR file can)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096).lstrip()
+    except OSError:
+        return False
+    return head.startswith(b"{")
+
+
 def run_classify(args: argparse.Namespace) -> None:
     # The model file is scored without building an estimator, so that this command does not
     # import scikit-learn (seconds) for a job that is one matrix-vector product.
@@ -141,7 +152,17 @@ def run_classify(args: argparse.Namespace) -> None:
         # Checked now, so that a bad tag costs nothing and leaves no predictions behind.
         if not args.tag or any(c.isspace() for c in args.tag):
             raise ValueError(f"--tag: the run tag must be one word without spaces, got {args.tag!r}")
-    model = read_model(args.model)
+    try:
+        model = read_model(args.model)
+    except Exception as exc:
+        # TEST and MODEL given the other way round is the commonest slip: say so, rather than
+        # leave the user with a JSON parse error about a LETOR file.
+        if _looks_like_model(args.test) and not _looks_like_model(args.model):
+            raise type(exc)(
+                f"{exc}; the arguments look swapped: {args.test} is a model file and {args.model} is not "
+                "(usage: svmmap classify TEST MODEL PREDICTIONS)"
+            ) from None
+        raise
     # A binned model takes the binner's input features.
     n_expected = model.n_input_features
     layout = {"group": args.group, "missing": args.missing}
