@@ -88,11 +88,15 @@ pub const STALL_DUAL_GROWTH: f64 = 10.0;
 /// fit that misses `max_iter` at its recent rate misses it at its real one too: going on
 /// costs time and changes nothing the user can see.
 ///
-/// Chosen by measurement (`benchmarks/stalls.py`): with a window of 50 the rule fires on
-/// none of 130 fits that converge (MQ2008 Fold 1 as shipped, rescaled and binned, make_ranking;
-/// eight losses and combinations; C = 0.01 to 10^4), where 20 and 30 fired on the rescaled
-/// mrr@10 fits of the example above; and it stops the fits of make_ranking with columns
-/// scaled by 10^uniform(-2, 8) whose dual froze within a few iterations of the window.
+/// Chosen by measurement (`benchmarks/stalls.py`): with a window of 50 the rule fired on
+/// none of 130 fits that converge while it was developed (MQ2008 Fold 1 as shipped, rescaled,
+/// make_ranking; seven losses and combinations; C = 0.01 to 10^4; binned with map), where
+/// windows of 20 and 30 fired on the rescaled mrr@10 fits of the example above; the
+/// benchmark's wider set (every loss binned) adds two it stops, mrr@10 binned at C >= 1000,
+/// which converge only after minutes, their dual growing about fourfold per window (a
+/// growth of 2 would let them run, and was not measured further). It stops the fits of
+/// make_ranking with columns scaled by 10^uniform(-2, 8) within a few iterations of the
+/// window after their dual froze.
 pub fn stalled(
     history: &[IterationRecord],
     tolerance: f64,
