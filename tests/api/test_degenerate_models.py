@@ -45,7 +45,14 @@ def test_zero_optimum_is_reported_with_its_certificate(fold1):
     assert not np.any(model.coef_)
     assert len(seen) == 1
     text = str(seen[0].message)
-    for piece in ("mrr@10", "w = 0", "dual bound", "At C = 10 the solver certifies", "which no fit proves", "loss='map'"):
+    for piece in (
+        "mrr@10",
+        "w = 0",
+        "dual bound",
+        "At C = 10 the solver certifies",
+        "which no fit proves",
+        "loss='map'",
+    ):
         assert piece in text, (piece, text)
     # It claims nothing for other values of C (a fit certifies its own C only).
     assert "no C gives another model" not in text
