@@ -140,10 +140,11 @@ class Run:
                 qid.append(str(q))
                 docno.append(str(d))
                 score.append(float(s))
-        # Lists, not str arrays: the constructor checks the ids before numpy drops a trailing NUL.
+        # Object arrays, not str arrays: the constructor checks the ids as given, before numpy's
+        # str conversion drops a trailing NUL.
         run = cls(
-            qid,
-            docno,
+            np.asarray(qid, dtype=object),
+            np.asarray(docno, dtype=object),
             np.asarray(score),
             np.zeros(len(qid), dtype=np.int64),
             tag,
@@ -322,7 +323,8 @@ class Qrels:
         """Qrels from ``{qid: {docno: relevance}}`` (pytrec_eval's layout)."""
         rows = [(str(q), str(d), r) for q, docs in judgments.items() for d, r in docs.items()]
         qid, docno, rel = zip(*rows) if rows else ((), (), ())
-        return cls(list(qid), list(docno), np.asarray(rel), name)
+        # Object arrays: the ids are checked as given (see Run.from_dict).
+        return cls(np.asarray(qid, dtype=object), np.asarray(docno, dtype=object), np.asarray(rel), name)
 
     @classmethod
     def from_frame(cls, frame: Any, *, name: str = "qrels") -> "Qrels":
