@@ -336,6 +336,59 @@ pub fn check_grades(metric: Metric, labels: &[f64], conv: &Conventions) -> Resul
 mod tests {
     use super::*;
 
+    #[test]
+    fn every_spelling_of_a_metric_has_one_name() {
+        for (spelled, name) in [
+            ("NDCG@2", "ndcg@2"),
+            (" ndcg@02 ", "ndcg@2"),
+            ("AP", "map"),
+            ("Rr@+3", "mrr@3"),
+            ("AUC", "roc"),
+            ("P@10", "p@10"),
+            ("ndcg", "ndcg"),
+        ] {
+            let metric = Metric::parse(spelled).unwrap();
+            assert_eq!(metric.to_string(), name, "{spelled}");
+            assert_eq!(Metric::parse(name).unwrap(), metric, "{spelled}");
+        }
+    }
+
+    #[test]
+    fn n_relevant_is_a_count_of_at_least_the_listed_relevant() {
+        // Query 0 lists one relevant document, query 1 one as well.
+        let labels = [1.0, 0.0, 1.0, 0.0];
+        let scores = [0.9, 0.1, 0.9, 0.1];
+        let groups = QueryGroups::from_codes(&[0, 0, 1, 1], 2).unwrap();
+        let conv = Conventions::default();
+        for bad in [-1.0, f64::NAN, f64::INFINITY, 0.5, 0.0] {
+            let nr = [bad, 1.0];
+            let err = evaluate(
+                Metric::AveragePrecision,
+                &scores,
+                &labels,
+                &groups,
+                &conv,
+                Some(&nr),
+            );
+            assert!(
+                err.unwrap_err().to_string().contains("n_relevant[0]"),
+                "{bad}"
+            );
+        }
+        // AP of query 0 with 4 relevant documents in the collection: 1 / 4.
+        let nr = [4.0, 1.0];
+        let ap = evaluate(
+            Metric::AveragePrecision,
+            &scores,
+            &labels,
+            &groups,
+            &conv,
+            Some(&nr),
+        )
+        .unwrap();
+        assert_eq!(ap, vec![0.25, 1.0]);
+    }
+
     fn eval(metric: &str, scores: &[f64], labels: &[f64]) -> Option<f64> {
         evaluate_query(
             Metric::parse(metric).unwrap(),
