@@ -69,6 +69,51 @@ impl Metric {
     }
 }
 
+impl std::fmt::Display for Metric {
+    /// The one spelling of a metric ("NDCG@02 " is "ndcg@2"): what callers compare instead of
+    /// the user's text, so that every spelling `parse` accepts means the same metric everywhere.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Metric::AveragePrecision => write!(f, "map"),
+            Metric::Ndcg(None) => write!(f, "ndcg"),
+            Metric::Ndcg(Some(k)) => write!(f, "ndcg@{k}"),
+            Metric::ReciprocalRank(None) => write!(f, "mrr"),
+            Metric::ReciprocalRank(Some(k)) => write!(f, "mrr@{k}"),
+            Metric::RocArea => write!(f, "roc"),
+            Metric::Precision(k) => write!(f, "p@{k}"),
+        }
+    }
+}
+
+/// The one check of `n_relevant` (AP's denominator, trec_eval's num_rel): a count, so a
+/// finite integer, and at least the relevant documents in the query's list, or AP would
+/// exceed 1. A negative or NaN count used to make its query undefined, silently left out of
+/// the mean (MAP 1.0 for `[-1, 1]`).
+fn check_n_relevant(
+    nr: &[f64],
+    labels: &[f64],
+    groups: &QueryGroups,
+    conv: &Conventions,
+) -> Result<()> {
+    for (q, &count) in nr.iter().enumerate() {
+        let in_list = groups
+            .rows(q)
+            .iter()
+            .filter(|&&r| conv.is_relevant(labels[r]))
+            .count();
+        if !(count.is_finite() && count.fract() == 0.0 && count >= in_list as f64) {
+            return Err(Error::param(
+                &format!("n_relevant[{q}]"),
+                &format!(
+                    "a whole number of relevant documents >= the {in_list} relevant in the query's list"
+                ),
+                count,
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Conventions {
     pub ties: Ties,
@@ -238,6 +283,7 @@ pub fn evaluate(
                 groups.n_queries()
             )));
         }
+        check_n_relevant(nr, labels, groups, conv)?;
     }
     if let Some(r) = scores.iter().position(|s| s.is_nan()) {
         return Err(Error::input(format!("y_score[{r}] is NaN")));
@@ -289,6 +335,59 @@ pub fn check_grades(metric: Metric, labels: &[f64], conv: &Conventions) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_spelling_of_a_metric_has_one_name() {
+        for (spelled, name) in [
+            ("NDCG@2", "ndcg@2"),
+            (" ndcg@02 ", "ndcg@2"),
+            ("AP", "map"),
+            ("Rr@+3", "mrr@3"),
+            ("AUC", "roc"),
+            ("P@10", "p@10"),
+            ("ndcg", "ndcg"),
+        ] {
+            let metric = Metric::parse(spelled).unwrap();
+            assert_eq!(metric.to_string(), name, "{spelled}");
+            assert_eq!(Metric::parse(name).unwrap(), metric, "{spelled}");
+        }
+    }
+
+    #[test]
+    fn n_relevant_is_a_count_of_at_least_the_listed_relevant() {
+        // Query 0 lists one relevant document, query 1 one as well.
+        let labels = [1.0, 0.0, 1.0, 0.0];
+        let scores = [0.9, 0.1, 0.9, 0.1];
+        let groups = QueryGroups::from_codes(&[0, 0, 1, 1], 2).unwrap();
+        let conv = Conventions::default();
+        for bad in [-1.0, f64::NAN, f64::INFINITY, 0.5, 0.0] {
+            let nr = [bad, 1.0];
+            let err = evaluate(
+                Metric::AveragePrecision,
+                &scores,
+                &labels,
+                &groups,
+                &conv,
+                Some(&nr),
+            );
+            assert!(
+                err.unwrap_err().to_string().contains("n_relevant[0]"),
+                "{bad}"
+            );
+        }
+        // AP of query 0 with 4 relevant documents in the collection: 1 / 4.
+        let nr = [4.0, 1.0];
+        let ap = evaluate(
+            Metric::AveragePrecision,
+            &scores,
+            &labels,
+            &groups,
+            &conv,
+            Some(&nr),
+        )
+        .unwrap();
+        assert_eq!(ap, vec![0.25, 1.0]);
+    }
 
     fn eval(metric: &str, scores: &[f64], labels: &[f64]) -> Option<f64> {
         evaluate_query(

@@ -200,6 +200,7 @@ def evaluate(
     relevance_threshold: float,
     n_relevant: Optional[npt.NDArray[np.float64]] = None,
 ) -> npt.NDArray[np.float64]: ...
+def metric_name(name: str) -> str: ...
 def read_letor_file(
     path: str,
     dtype: Dtype = "float64",

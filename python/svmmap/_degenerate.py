@@ -19,6 +19,8 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from . import _core
+
 
 class DegenerateModelWarning(UserWarning):
     """A fitted model gives every document of every training query the same score.
@@ -27,6 +29,21 @@ class DegenerateModelWarning(UserWarning):
     says whether w = 0 is the certified optimum of the problem (then no C changes it) and which
     loss to train with instead.
     """
+
+
+#: A certificate whose tolerance (eps * C) is at least this fraction of the objective is loose:
+#: the fit proves only that w = 0 is within a sizeable share of the objective of the optimum.
+#: At the default eps (0.001) on the papers' losses (objective at w = 0 about C times a loss in
+#: [0.1, 1]) the share is at most 1%; eps = 1 allows the whole objective (one iteration, w = 0
+#: on data where eps = 0.5 already learns a ranking model).
+LOOSE_CERTIFICATE = 0.01
+
+
+def _loose(summary: Any) -> bool:
+    """Whether a converged fit's certificate allows a gap that is a sizeable share of its
+    objective (`LOOSE_CERTIFICATE`), so that it says nothing about the features or labels."""
+    primal = float(summary.primal)
+    return primal > 0 and float(summary.tolerance) >= LOOSE_CERTIFICATE * primal
 
 
 def ties_within_every_query(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray) -> bool:
@@ -82,7 +99,15 @@ def message(
             "rankings are arbitrary."
         )
     latent = _is_latent(loss)
-    if summary.stop == "converged":
+    at = f"C = {C:g}" if C is not None else "this C"
+    if summary.stop == "converged" and _loose(summary):
+        certificate = (
+            f" At {at} the solver stopped with a loose certificate: its tolerance eps * C = "
+            f"{summary.tolerance:.3g} is {summary.tolerance / summary.primal:.0%} of the objective "
+            f"{summary.primal:.6g} (gap {summary.gap:.3g}), so it only shows that no model does better than "
+            "w = 0 by more than that. This says nothing about the features or labels."
+        )
+    elif summary.stop == "converged":
         certificate = (
             f" At {f'C = {C:g}' if C is not None else 'this C'} the solver certifies that no model does better by "
             f"more than the duality gap: objective {summary.primal:.6g}, dual bound {summary.dual:.6g}, gap "
@@ -102,7 +127,7 @@ def message(
             or "w = 0 is a stationary point of its objective (the latent target at w = 0 is the ideal ranking), so "
             "another C may rank."
         )
-    return what + certificate + " " + advice(loss)
+    return what + certificate + " " + advice(loss, summary)
 
 
 def _is_latent(loss: Any) -> bool:
@@ -110,8 +135,22 @@ def _is_latent(loss: Any) -> bool:
     return any(n.strip().endswith(":latent") for n in names)
 
 
-def advice(loss: Any) -> str:
-    """What to do instead, for a fit with ``loss`` whose model ranks nothing."""
+def advice(loss: Any, summary: Any = None) -> str:
+    """What to do instead, for a fit with ``loss`` whose model ranks nothing. With the fit's
+    ``summary``, a fit that did not certify w = 0 tightly (stopped early, or a loose
+    certificate) is told to train further first: blaming the features or the loss would not
+    follow from it."""
+    if summary is not None and summary.stop != "converged":
+        return (
+            "Let the fit converge first (see the ConvergenceWarning for the cause and remedy); "
+            "until then nothing follows about the features, labels or loss."
+        )
+    if summary is not None and _loose(summary):
+        return (
+            f"Refit with a smaller eps first (the default is {_core.TrainConfig.DEFAULTS['eps']:g}; eps is in the loss's units, so "
+            "eps >= 0.1 allows gaps of the order of the loss itself); judge the features, labels "
+            "or loss only if w = 0 persists there."
+        )
     names = [loss] if isinstance(loss, str) else [str(n) for n in loss]
     if any("@" in n or n.strip().startswith("mrr") for n in names):
         latent = (

@@ -87,8 +87,28 @@ def validation_sets(
             raise ValueError(f"early_stopping_rounds must be an integer >= 1, got {rounds!r}")
         if evals is None:
             raise ValueError("early_stopping_rounds needs an eval_set to watch")
+        _check_watchable(evals[0])
         early = EarlyStopping(int(rounds))
-    return evals, early
+    # The callers take (name, scorer, {metric: values}); the values at w = 0 were for the checks.
+    return ([e[:3] for e in evals] if evals is not None else None), early
+
+
+def _check_watchable(first: tuple) -> None:
+    """Early stopping watches the first metric of the first eval set. Where that metric is
+    defined does not depend on the scores (a query needs a relevant document), so its value at
+    w = 0 tells before any training whether it can ever be a number: a NaN would never compare
+    as an improvement, and early stopping used to stop after ``rounds`` iterations keeping the
+    first iterate, w = 0, with a warning that blamed the training features."""
+    name, _, values, at_zero = first
+    metric = next(iter(values))
+    if at_zero[metric] != at_zero[metric]:
+        index = name.rsplit("_", 1)[-1]
+        raise ValueError(
+            f"early stopping watches {metric!r} on eval_set[{index}], which has no query on which "
+            f"{metric!r} is defined (no query has a relevant document), so its value is NaN at every "
+            "iteration: give a validation set whose queries have relevant documents, or fit without "
+            "early_stopping_rounds"
+        )
 
 
 def _eval_sets(
@@ -127,20 +147,42 @@ def _eval_sets(
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise ValueError(f"eval_set[{i}] must be an (X, y) tuple")
         ex, ey = pair
-        ex_core, ex_rows, ex_features = check_matrix(ex)
+        # Every message names the argument the user passed (eval_set[0] X, eval_qid[0]), not
+        # the training data's X, y and qid, which the shared checks name by default.
+        x_name, y_name = f"eval_set[{i}] X", f"eval_set[{i}] y"
+        ex_core, ex_rows, ex_features = check_matrix(ex, name=x_name)
         if ex_features != n_features:
             raise ValueError(f"eval_set[{i}] has {ex_features} features, but X has {n_features}")
-        ey = check_labels(ey, ex_rows)
+        ey = check_labels(ey, ex_rows, name=y_name, rows_name=x_name)
         if kind == "eval_group":
-            eq = qid_of(None, g, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]")
+            eq = qid_of(None, g, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]", rows_name=x_name)
         else:
-            eq = qid_of(g, None, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]")
-        check_qid(eq, ex_rows, required_by=f"eval_set[{i}]")
+            eq = qid_of(g, None, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]", rows_name=x_name)
+        check_qid(eq, ex_rows, required_by=f"eval_set[{i}]", qid_name=f"eval_qid[{i}]", rows_name=x_name)
 
         def scorer(coef: np.ndarray, ex_core: Any = ex_core, ey: Any = ey, eq: Any = eq) -> dict:
             scores = _core.predict(ex_core, coef, threads)
             result = evaluate(ey, scores, eq, metrics, relevance_threshold=threshold)
             return {m: float(result[m]) for m in metrics}
 
-        out.append((f"valid_{i}", scorer, {m: [] for m in metrics}))
+        # Scored once at w = 0 before any training: the core's checks of the matrix (finite
+        # values) and of the labels a metric grades then fail here, under the eval set's names,
+        # instead of at the first iteration under the training data's ("X[0, 3] is NaN").
+        try:
+            at_zero = scorer(np.zeros(n_features))
+        except ValueError as exc:
+            raise ValueError(_eval_set_message(str(exc), x_name, y_name)) from None
+        out.append((f"valid_{i}", scorer, {m: [] for m in metrics}, at_zero))
     return out
+
+
+def _eval_set_message(text: str, x_name: str, y_name: str) -> str:
+    """A core message about the matrix X or the labels y_true, told with the eval set's names.
+    The core names the arrays it was handed; these are the eval set's."""
+    if text.startswith("X["):
+        return x_name + text[1:]
+    if text.startswith("stored value"):
+        return f"{x_name}: {text}"
+    if text.startswith("y_true["):
+        return y_name + text[len("y_true") :]
+    return f"eval_set: {text}" if "eval_set" not in text else text

@@ -16,7 +16,7 @@ from typing import Any, Iterator, List, Tuple, Union
 
 from . import _core
 
-__all__ = ["PathLike", "text_lines", "split_fields", "number", "integer", "write_atomic"]
+__all__ = ["PathLike", "text_lines", "split_fields", "number", "integer", "BeyondInt64", "check_ids", "write_atomic"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -67,11 +67,89 @@ def number(token: str) -> float:
     return float(token)
 
 
+#: The bounds of the integer fields of text files: every column of integers is an int64
+#: array, which cannot hold more.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+class BeyondInt64(ValueError):
+    """An integer field written correctly whose value an int64 column cannot hold."""
+
+
 def integer(token: str) -> int:
-    """An integer written with ASCII digits and an optional sign (see ``number``)."""
+    """An integer written with ASCII digits and an optional sign (see ``number``), within
+    int64: the column it goes into is an int64 array, and a larger value would escape the
+    reader as numpy's OverflowError instead of an error naming its line."""
     if re.fullmatch(r"[+-]?[0-9]+", token) is None:
         raise ValueError(token)
-    return int(token)
+    value = int(token)
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise BeyondInt64(token)
+    return value
+
+
+# The separators `split_fields` splits on (bytes.split(): ASCII whitespace) and the NUL byte
+# it refuses: an id holding one of them would come back as other fields or not at all.
+_NOT_IN_A_FIELD = re.compile("[ \t\n\r\x0b\x0c\x00]")
+
+
+def _id_problem(value: str, first_field: bool) -> str:
+    """Why ``value`` cannot be a field of a text file, or ''."""
+    if not value:
+        return "empty"
+    found = _NOT_IN_A_FIELD.search(value)
+    if found:
+        char = found.group()
+        return "a NUL byte" if char == "\x00" else f"whitespace ({char!r}), which separates fields"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "not UTF-8 text (a lone surrogate)"
+    if first_field and value.startswith("\ufeff"):
+        return "starting with a byte order mark, which the readers skip or refuse at the start of a line"
+    return ""
+
+
+def check_ids(values: Any, what: str, *, first_field: bool = False) -> Any:
+    """The one check of ids (query ids, docnos, run tags) that go into a text file: each must be
+    one field of UTF-8 text as `split_fields` reads it back, so non-empty, without ASCII
+    whitespace or NUL, and (``first_field``, the query id that starts each line) without a
+    leading byte order mark. Every reader yields such ids; every writer and every constructor
+    of runs and qrels calls this, so that what is written reads back the same and what cannot
+    be written is refused when it enters, naming ``what`` (the argument) and the row.
+
+    ``values``: a str (checked alone) or a sequence of ids; returns them unchanged. A
+    ValueError names the first bad id.
+    """
+    if isinstance(values, str):
+        problem = _id_problem(values, first_field)
+        if problem:
+            raise ValueError(f"{what} {values!r} is {problem}; it must be one word of text to be written to a file")
+        return values
+    items = values.tolist() if hasattr(values, "tolist") else list(values)
+    strings = [v if isinstance(v, str) else str(v) for v in items]
+    # One pass over the joined text finds whether any id is bad (fast for runs of millions of
+    # rows); only then is the first bad one looked for.
+    text = "\x01".join(strings)
+    bad = (
+        any(not v for v in strings)
+        or _NOT_IN_A_FIELD.search(text) is not None
+        or (first_field and any(v.startswith("\ufeff") for v in strings))
+    )
+    if not bad:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            bad = True
+    if bad:
+        for row, v in enumerate(strings):
+            problem = _id_problem(v, first_field)
+            if problem:
+                raise ValueError(
+                    f"{what}[{row}] is {v!r}, {problem}; an id must be one word of text to be written "
+                    "to a file and read back"
+                )
+    return values
 
 
 def split_fields(name: str, lineno: int, raw: bytes) -> List[str]:

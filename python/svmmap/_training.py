@@ -38,6 +38,7 @@ from ._validation import (
     check_qid,
     check_weight_memory,
     feature_names_of,
+    forget_fit,
     n_threads,
     qid_of,
     query_weights,
@@ -220,6 +221,8 @@ def train(
     ``stacklevel`` is the one a warning issued in the caller would use, so that the warnings
     point at the line that called the caller (the user's ``fit``).
     """
+    # Before any check: a fit refused for its input must not leave the previous model in place.
+    forget_fit(model)
     name = estimator_name(model)
     refuse_lightgbm_arguments(name, dict(lightgbm_kwargs or {}))
     config = train_config(model)
@@ -412,12 +415,6 @@ def set_fitted(
             model.n_queries_,
             skipped,
         )
-
-
-def forget_fit(model: Any) -> None:
-    """Removes every fitted attribute (those ending in an underscore)."""
-    for name in [k for k in vars(model) if k.endswith("_") and not k.startswith("_")]:
-        delattr(model, name)
 
 
 #: The most CCCP rounds of a latent-target loss after its ``map`` start. On the data of

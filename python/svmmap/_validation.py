@@ -97,7 +97,34 @@ def _check_not_empty_or_complex(arr: Any, name: str) -> None:
         )
 
 
-def check_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
+def minmax_scaled(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """(values - low) / (high - low), elementwise (broadcasting), without overflow: finite
+    values that span more than the float64 range (-1e308 to 1e308) make ``high - low``
+    infinite, which scaled every value to 0 (and the top one to NaN). Where that happens the
+    three are halved first, which is exact for such magnitudes, so the result is the same
+    fraction; elsewhere the plain formula runs, bit for bit as before. Where ``high == low``
+    the result is NaN (0 / 0): the callers decide what a constant column means."""
+    values, low, high = np.asarray(values, dtype=np.float64), np.asarray(low), np.asarray(high)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        span = high - low
+        out = (values - low) / span
+        wide = np.isinf(span) & np.isfinite(high) & np.isfinite(low)
+        if np.any(wide):
+            half = (values * 0.5 - low * 0.5) / (high * 0.5 - low * 0.5)
+            out = np.where(np.broadcast_to(wide, out.shape), half, out)
+    return out
+
+
+def forget_fit(model: Any) -> None:
+    """Removes every fitted attribute (those ending in an underscore). Every estimator's fit
+    calls it first, before any check or work, so that a fit that fails (bad input, a refused
+    parameter, Ctrl-C, MemoryError) leaves the estimator unfitted rather than holding the
+    previous fit's model, thresholds or scores as if they were this one's."""
+    for name in [k for k in vars(model) if k.endswith("_") and not k.startswith("_")]:
+        delattr(model, name)
+
+
+def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X") -> np.ndarray:
     """A 1-D float64 array of finite labels, one per row."""
     if y is None:
         raise ValueError(
@@ -114,7 +141,7 @@ def check_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n_rows:
-        raise ValueError(f"{name} has {arr.shape[0]} entries but X has {n_rows} rows")
+        raise ValueError(f"{name} has {arr.shape[0]} entries but {rows_name} has {n_rows} rows")
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise ValueError(f"{name}[{bad[0]}] is {arr[bad[0]]}: labels must be finite numbers")
@@ -178,7 +205,9 @@ def qid_of(
     return np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
 
 
-def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np.ndarray, np.ndarray]:
+def check_qid(
+    qid: Any, n_rows: int, *, required_by: str = "SVMMap", qid_name: str = "qid", rows_name: str = "X"
+) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes 0..n_queries-1 and the distinct query ids they stand for.
 
     Query ids may be any hashable values (integers, strings, tuples ...), in any order; rows of
@@ -197,7 +226,9 @@ def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np
     if np.ndim(qid) == 0 and not isinstance(qid, np.ndarray):
         # A single id (a number or a string) is not one id per row; a string would otherwise
         # be read as one id per character.
-        raise ValueError(f"qid must hold one query id per row of X (a 1-D array-like), got the single value {qid!r}")
+        raise ValueError(
+            f"{qid_name} must hold one query id per row of {rows_name} (a 1-D array-like), got the single value {qid!r}"
+        )
     arr = qid if isinstance(qid, np.ndarray) else None
     if arr is None:
         try:
@@ -209,11 +240,11 @@ def check_qid(qid: Any, n_rows: int, *, required_by: str = "SVMMap") -> tuple[np
     if arr.ndim != 1:
         arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
     if arr.ndim != 1:
-        raise ValueError(f"qid must be 1-D, got shape {arr.shape}")
+        raise ValueError(f"{qid_name} must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n_rows:
-        raise ValueError(f"qid has {arr.shape[0]} entries but X has {n_rows} rows")
+        raise ValueError(f"{qid_name} has {arr.shape[0]} entries but {rows_name} has {n_rows} rows")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError("qid contains NaN or infinite values")
+        raise ValueError(f"{qid_name} contains NaN or infinite values")
     if arr.dtype.kind in "iuf" and arr.size and bool(np.all(arr[1:] >= arr[:-1])):
         # Already sorted, as in LETOR files: the codes are the run numbers, found in one
         # vectorized pass instead of np.unique's sort (the same result, several times faster

@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
 from . import _core
-from ._validation import check_labels, check_matrix, check_qid, n_threads
+from ._validation import check_labels, check_matrix, check_qid, forget_fit, minmax_scaled, n_threads
 from .estimator import SVMMap
 from .metrics import mean_average_precision, per_query
 
@@ -164,6 +164,7 @@ class SVMAcc(_LinearScorer):
         -------
         self : SVMAcc
         """
+        forget_fit(self)
         scaling = self.intercept_scaling
         if isinstance(scaling, bool) or not isinstance(scaling, numbers.Real) or not scaling > 0:
             raise ValueError(f"intercept_scaling must be a number > 0, got {scaling!r}")
@@ -251,6 +252,7 @@ class _QueryTransformer(TransformerMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any = None, qid: Any = None) -> "_QueryTransformer":
         """Record the number of features (nothing is learned: the transform is per query)."""
+        forget_fit(self)
         X = self._dense(X)
         self.n_features_in_ = X.shape[1]
         return self
@@ -344,10 +346,9 @@ class QueryMinMaxScaler(_QueryTransformer):
     """
 
     def _transform_query(self, block: np.ndarray) -> np.ndarray:
-        low = block.min(axis=0)
-        span = block.max(axis=0) - low
-        safe = np.where(span > 0, span, 1.0)
-        return np.where(span > 0, (block - low) / safe, 0.0)
+        low, high = block.min(axis=0), block.max(axis=0)
+        # minmax_scaled: values spanning more than float64's range would overflow high - low.
+        return np.where(high > low, minmax_scaled(block, low, high), 0.0)
 
 
 class AdaRank(_LinearScorer):
@@ -427,6 +428,7 @@ class AdaRank(_LinearScorer):
         -------
         self : AdaRank
         """
+        forget_fit(self)
         if self.variant not in ("xu-li", "meng"):
             raise ValueError(f'variant must be "xu-li" or "meng", got {self.variant!r}')
         T = self.n_estimators
@@ -564,6 +566,7 @@ class DORM(_LinearScorer):
         -------
         self : DORM
         """
+        forget_fit(self)
         model = SVMMap(
             C=self.C,
             loss=self.loss_name(),

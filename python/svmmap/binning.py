@@ -26,7 +26,7 @@ from . import _core
 from ._binned import BinnedMatrix
 from ._model_file import BINNER_DICT_TYPE, BINNER_DICT_VERSION, BinningSpec, binning_from_dict, indicator_names
 from ._typing import BinStrategy, Missing
-from ._validation import contiguous, n_threads
+from ._validation import contiguous, forget_fit, n_threads
 
 __all__ = [
     "BINNER_DICT_TYPE",
@@ -189,6 +189,7 @@ class Binner(TransformerMixin, BaseEstimator):
         -------
         self : Binner
         """
+        forget_fit(self)
         config = self._check_params()
         names = _column_names(X)
         arr = _as_dense(X)

@@ -36,7 +36,7 @@ from . import _core
 from ._degenerate import DegenerateModelWarning, message
 from ._training import feature_importances
 from ._training import progress_logging as _progress_logging
-from ._validation import check_labels, check_matrix, check_qid, feature_names_of, n_threads
+from ._validation import check_labels, check_matrix, check_qid, feature_names_of, forget_fit, n_threads
 from .binning import Binner as _LocalBinner
 from .binning import _as_dense
 from .estimator import SVMMap as _LocalSVMMap
@@ -445,6 +445,7 @@ class Binner(_ClientMixin, _LocalBinner):
         -------
         self : svmmap.dask.Binner
         """
+        forget_fit(self)
         if not (_is_dask_array(X) or _is_dask_frame(X)):
             return super().fit(X, y)
         from dask import delayed
@@ -577,6 +578,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         """
         from dask import delayed
 
+        forget_fit(self)
         config = self._config()
         if config.latent is not None:
             raise ValueError(

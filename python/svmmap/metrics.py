@@ -248,13 +248,15 @@ def _check_policy(no_relevant: NoRelevant) -> Optional[float]:
 
 
 def _ndcg_cutoff(metric: str) -> Optional[int]:
-    """k of "ndcg@k", 0 for "ndcg", None for other metrics (and malformed names, which the
-    core then refuses with its message)."""
-    if metric == "ndcg":
+    """k of "ndcg@k", 0 for "ndcg", None for other metrics. The name is read by the core's one
+    parser (``_core.metric_name``, which refuses malformed names with its message), so every
+    spelling it accepts ("NDCG@2", " ndcg@02") is the same metric here too: "NDCG@2" used to
+    miss LETOR's NDCG and get svmmap's."""
+    canonical = _core.metric_name(metric)
+    if canonical == "ndcg":
         return 0
-    base, at, k = metric.partition("@")
-    if base == "ndcg" and at and k.isdigit() and int(k) >= 1:
-        return int(k)
+    if canonical.startswith("ndcg@"):
+        return int(canonical[len("ndcg@") :])
     return None
 
 

@@ -19,19 +19,24 @@ pub fn from_name(name: &str) -> Result<Box<dyn Oracle>> {
         )
     };
     let trimmed = name.trim();
-    // "lambda*loss": the loss weighted by lambda (`weighted.rs`). Only a number before the
-    // first '*' makes a weight, so registry spellings such as "ndcg@10*N" keep their meaning.
-    if let Some((head, rest)) = trimmed.split_once('*') {
-        if let Ok(weight) = head.trim().parse::<f64>() {
-            if !(weight.is_finite() && weight > 0.0) {
-                return Err(Error::param(
-                    "loss weight",
-                    "a finite number > 0",
-                    format!("{name:?}"),
-                ));
-            }
-            return Ok(Box::new(weighted::Weighted::new(weight, from_name(rest)?)));
+    if let Some((weight, rest)) = split_weight(trimmed) {
+        if !(weight.is_finite() && weight > 0.0) {
+            return Err(Error::param(
+                "loss weight",
+                "a finite number > 0",
+                format!("{name:?}"),
+            ));
         }
+        // "2*3*ndcg@10" is one weight written as two: refused, so that a loss has one
+        // spelling per weight and a weight cannot hide a loss listed twice.
+        if split_weight(rest).is_some() {
+            return Err(Error::param(
+                "loss",
+                "a loss with at most one weight (\"6*ndcg@10\", not \"2*3*ndcg@10\")",
+                format!("{name:?}"),
+            ));
+        }
+        return Ok(Box::new(weighted::Weighted::new(weight, from_name(rest)?)));
     }
     if let Some(inner) = trimmed
         .strip_prefix("max(")
@@ -59,6 +64,38 @@ pub fn from_name(name: &str) -> Result<Box<dyn Oracle>> {
     })
 }
 
+/// "lambda*loss" as (lambda, "loss"): the loss weighted by lambda (`weighted.rs`), or None for a
+/// name without a weight. Only a number before the first '*' makes a weight, so registry
+/// spellings such as "ndcg@10*N" keep their meaning.
+pub fn split_weight(name: &str) -> Option<(f64, &str)> {
+    let (head, rest) = name.trim().split_once('*')?;
+    head.trim().parse::<f64>().ok().map(|w| (w, rest.trim()))
+}
+
+/// What makes two losses the same loss whatever their weights and spellings: the canonical
+/// name of the unweighted oracle ("1*map", " map" and "0.5*map" are all "map").
+fn identity(oracle: &dyn Oracle) -> String {
+    let name = oracle.name();
+    match split_weight(&name) {
+        Some((_, rest)) => rest.to_string(),
+        None => name,
+    }
+}
+
+/// The first loss of `oracles` that repeats an earlier one by `identity`, with both spellings.
+/// A loss listed twice (also through a weight: ["map", "1*map"]) adds nothing to a maximum and
+/// trains one loss at the sum of its weights in separate slacks; either way it is most likely a
+/// typo for another loss, so every combination refuses it, through this one check.
+fn repeated(oracles: &[Box<dyn Oracle>]) -> Option<(String, String, String)> {
+    for (i, oracle) in oracles.iter().enumerate() {
+        let key = identity(oracle.as_ref());
+        if let Some(first) = oracles[..i].iter().find(|o| identity(o.as_ref()) == key) {
+            return Some((key, first.name(), oracle.name()));
+        }
+    }
+    None
+}
+
 /// The shared-slack combination of plain loss names (no nesting).
 fn shared_slack(parts: &[&str], spelled: &str) -> Result<Box<dyn Oracle>> {
     if parts.is_empty() {
@@ -82,17 +119,17 @@ fn shared_slack(parts: &[&str], spelled: &str) -> Result<Box<dyn Oracle>> {
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    // A loss twice adds nothing to the maximum but its cost, and is most likely a typo for
-    // another loss, so it is refused as a list of separate slacks refuses it.
-    for (i, oracle) in oracles.iter().enumerate() {
-        let name = oracle.name();
-        if oracles[..i].iter().any(|other| other.name() == name) {
-            return Err(Error::param(
-                "loss",
-                &format!("max(...) of distinct losses ({name:?} appears twice)"),
-                format!("{spelled:?}"),
-            ));
-        }
+    if let Some((key, first, again)) = repeated(&oracles) {
+        let how = if first == again {
+            String::new()
+        } else {
+            format!(", as {first:?} and {again:?}")
+        };
+        return Err(Error::param(
+            "loss",
+            &format!("max(...) of distinct losses ({key:?} appears twice{how})"),
+            format!("{spelled:?}"),
+        ));
     }
     Ok(Box::new(combo::SharedSlack::new(oracles)))
 }
@@ -115,5 +152,24 @@ pub fn from_groups<S: AsRef<str>>(groups: &[Vec<S>]) -> Result<Vec<Box<dyn Oracl
     if groups.is_empty() {
         return Err(Error::input("at least one loss is needed"));
     }
-    groups.iter().map(|g| from_group(g)).collect()
+    let oracles = groups
+        .iter()
+        .map(|g| from_group(g))
+        .collect::<Result<Vec<_>>>()?;
+    // Separate slacks: the same loss in two groups (["map", "1*map"], {"map": 1, "0.5*map": 2})
+    // is refused here, where every route to training (SVMMap, svmmap learn, model files, the
+    // structured hinge) builds its oracles.
+    if let Some((key, first, again)) = repeated(&oracles) {
+        let how = if first == again {
+            String::new()
+        } else {
+            format!(" (as {first:?} and {again:?})")
+        };
+        return Err(Error::param(
+            "loss",
+            "each loss of a combination once",
+            format!("{key:?} twice{how}"),
+        ));
+    }
+    Ok(oracles)
 }

@@ -30,7 +30,7 @@ pub(crate) mod testing;
 pub mod usable;
 pub mod weighted;
 
-pub use build::{from_group, from_groups, from_name};
+pub use build::{from_group, from_groups, from_name, split_weight};
 pub use interface::{check_labels, check_query_lens, hinge, Oracle, QueryKind};
 pub use interleave::Sorted;
 pub use usable::{QueryCounts, QueryUse};

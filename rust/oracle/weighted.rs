@@ -134,5 +134,30 @@ mod tests {
             assert!(from_name(bad).is_err(), "{bad}");
         }
         assert!(from_name(" 2 * ndcg@10 ").is_ok());
+        // One weight per loss: a second one is refused, not multiplied in.
+        for bad in ["2*3*ndcg@10", "1*1*map", " 2 * 0.5 * map"] {
+            assert!(from_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_loss_is_listed_once_whatever_its_weights() {
+        use crate::oracle::from_groups;
+        // Every spelling of one loss twice, in separate slacks and in a shared one.
+        let twice = [
+            ("map", "1*map"),
+            ("map", "0.5*map"),
+            ("2*map", " map "),
+            ("ndcg@10", "0.1*ndcg@10"),
+        ];
+        for (a, b) in twice {
+            let separate = vec![vec![a.to_string()], vec![b.to_string()]];
+            assert!(from_groups(&separate).is_err(), "{a} {b}");
+            let shared = vec![vec![a.to_string(), b.to_string()]];
+            assert!(from_groups(&shared).is_err(), "{a} {b}");
+            assert!(from_name(&format!("max({a},{b})")).is_err(), "{a} {b}");
+        }
+        let distinct = vec![vec!["map".to_string()], vec!["0.1*ndcg@10".to_string()]];
+        assert!(from_groups(&distinct).is_ok());
     }
 }

@@ -107,6 +107,15 @@ fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>
         let mut names = Vec::new();
         for (key, value) in weights.iter() {
             let name = key.cast::<PyString>().map_err(|_| bad())?.to_string();
+            // The value is the weight: a key with a weight of its own ({"1*map": 2}) would be
+            // a loss with two weights, and could repeat another key's loss unseen.
+            if oracle::split_weight(&name).is_some() {
+                return Err(param_error(
+                    "loss",
+                    "a dict of loss names without weights to their weights ({\"map\": 2})",
+                    &key,
+                ));
+            }
             let weight = if value.is_instance_of::<PyBool>() {
                 None
             } else {

@@ -187,6 +187,12 @@ pub(super) fn structured_hinge<'py>(
     ))
 }
 
+/// The one spelling of a metric name (`Metric::parse`, then its `Display`), or the parse error.
+#[pyfunction]
+pub(super) fn metric_name(name: &str) -> PyResult<String> {
+    Ok(Metric::parse(name)?.to_string())
+}
+
 /// A metric on every query (NaN where it is undefined).
 #[pyfunction]
 #[pyo3(signature = (metric, y_true, y_score, qid_codes, n_queries, ties, gain, relevance_threshold, n_relevant=None))]

@@ -343,3 +343,32 @@ def test_partitions_without_rows_are_left_out(client, fold):
     in_memory = svmmap.SVMMap(C=1.0).fit(binner.to_local().transform(X), y, qid=qid)
     assert_same_model(binned, in_memory)
     assert binned.predict(binner.transform(dX)).compute().shape == (len(y),)
+
+
+def test_a_failed_refit_leaves_the_dask_estimators_unfitted(client, fold):
+    """Issue 36: a refit clears the previous fit before any work. Each Dask estimator is fitted,
+    then refitted on input it refuses (NaN features, a loss refused for Dask, partitions of
+    different widths); afterwards no fitted attribute is left (they used to keep the old model
+    and thresholds)."""
+    X, y, qid, chunks = fold
+    dX, dy, dq = as_dask_arrays(X, y, qid, chunks)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    bX, _, _ = as_dask_arrays(bad, y, qid, chunks)
+    refits = [
+        (lambda: svmmap.dask.SVMMap(), lambda m: m.fit(dX, dy, qid=dq), lambda m: m.fit(bX, dy, qid=dq)),
+        (
+            lambda: svmmap.dask.SVMMap(),
+            lambda m: m.fit(dX, dy, qid=dq),
+            lambda m: m.set_params(loss="ndcg@10:latent").fit(dX, dy, qid=dq),
+        ),
+        (lambda: svmmap.dask.Binner(), lambda m: m.fit(dX), lambda m: m.fit(bX)),
+        (lambda: svmmap.dask.Binner(), lambda m: m.fit(dX), lambda m: m.fit(bad)),
+    ]
+    for make, fit, refit in refits:
+        model = fit(make())
+        assert any(k.endswith("_") and not k.startswith("_") for k in vars(model))
+        with pytest.raises(ValueError):
+            refit(model)
+        left = [k for k in vars(model) if k.endswith("_") and not k.startswith("_")]
+        assert not left, left

@@ -115,7 +115,10 @@ def test_eval_group_is_lightgbm_style():
         # Neither given: the message asks for one and does not say "not both" (it used to).
         ({"eval_set": "pair"}, r"give eval_qid \(query ids\) or eval_group \(query sizes\)$"),
         ({"eval_set": "pair", "eval_group": [[12] * 5], "eval_qid": [None]}, "not both"),
-        ({"eval_set": "pair", "eval_group": [[12] * 4]}, r"eval_group\[0\] adds up to 48 rows, but X has 60 rows"),
+        (
+            {"eval_set": "pair", "eval_group": [[12] * 4]},
+            r"eval_group\[0\] adds up to 48 rows, but eval_set\[0\] X has 60 rows",
+        ),
         ({"eval_set": "pair", "eval_group": [[12] * 5, [1]]}, "eval_group has 2 entries for 1 eval_set entries"),
         ({"eval_set": "bare", "eval_group": [[12] * 5]}, r"eval_set must be a list of \(X, y\) tuples"),
         ({"eval_set": "narrow", "eval_group": [[12] * 5]}, r"eval_set\[0\] has 3 features, but X has 4"),

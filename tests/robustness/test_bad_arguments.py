@@ -131,6 +131,17 @@ CLI_CASES = [
         "argument --n-jobs: n_jobs must be",
     ),
     ("learn-loss-twice", lambda f: ["learn", "--loss", "map,map", f["train"], f["out"]], 'loss lists "map" twice'),
+    # Issue 36: a loss listed twice through a weight, and a loss with two weights.
+    (
+        "learn-loss-twice-weighted",
+        lambda f: ["learn", "--loss", "map,1*map", f["train"], f["out"]],
+        '"map" twice (as "map" and "1*map")',
+    ),
+    (
+        "learn-loss-two-weights",
+        lambda f: ["learn", "--loss", "2*3*ndcg@10", f["train"], f["out"]],
+        "a loss with at most one weight",
+    ),
     (
         "learn-loss-unknown-in-list",
         lambda f: ["learn", "--loss", "map,nope", f["train"], f["out"]],

@@ -540,7 +540,6 @@ def to_onnx(
             # bit for bit.
             current = node(op.capitalize(), [current, constant(f"scaler_{op}_{i}", v)], f"scaled_{i}")
         total = node("MatMul", [current, constant("weights", coef.reshape(-1, 1))], "linear")
-        check_missing = False
     else:
         indices: List[int] = []
         thresholds: List[float] = []
@@ -572,12 +571,17 @@ def to_onnx(
             total = node("Add", [total, term], "binned_and_missing") if total else term
         if not total:
             total = node("MatMul", ["X", constant("weights", np.zeros((n_in, 1)))], "nothing")
-        check_missing = binner.missing == "error"
-    if check_missing:
-        # NaN or infinity times 0 is NaN: the row's score says that predict would refuse it.
-        zeros = node("Mul", ["X", constant("zero", 0.0)], "times_zero")
-        refused = node("ReduceSum", [zeros, constant("axis_1", [1], np.int64)], "refused", keepdims=1)
-        total = node("Add", [total, refused], "checked")
+    # Every graph scores NaN where predict would refuse the row, as docs/guide/export.md says:
+    # NaN or infinity times 0 is NaN, and finite values add 0. A linear model's MatMul alone
+    # gave +-inf for an infinite feature, and a Binner's comparisons a finite score. A Binner
+    # with missing="indicator" takes NaN as a value, so only infinity is refused there.
+    checked = "X"
+    if binner is not None and binner.missing == "indicator":
+        is_nan = "is_nan" if missing_weights else node("IsNaN", ["X"], "is_nan")
+        checked = node("Where", [is_nan, constant("zero_for_nan", 0.0), "X"], "nan_as_zero")
+    zeros = node("Mul", [checked, constant("zero", 0.0)], "times_zero")
+    refused = node("ReduceSum", [zeros, constant("axis_1", [1], np.int64)], "refused", keepdims=1)
+    total = node("Add", [total, refused], "checked")
     node("Squeeze", [total, constant("axis_1_squeezed", [1], np.int64)], "score")
     graph = helper.make_graph(
         nodes,

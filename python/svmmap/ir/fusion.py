@@ -31,7 +31,7 @@ from sklearn.pipeline import Pipeline
 from .. import _core
 from .._selection import Selection, choose_C, ranks_nothing
 from .._typing import BinStrategy
-from .._validation import queries_with_relevant
+from .._validation import forget_fit, minmax_scaled, queries_with_relevant
 from ..binning import Binner
 from ..estimator import SVMMap
 from .protocol import fit_ranker
@@ -98,10 +98,9 @@ def _minmax_per_query(X: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     hi = np.maximum.reduceat(np.where(np.isnan(X), -np.inf, X), starts, axis=0)
     sizes = np.diff(bounds)
     lo_rows, hi_rows = np.repeat(lo, sizes, axis=0), np.repeat(hi, sizes, axis=0)
-    span = hi_rows - lo_rows
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scaled = (out - lo_rows) / span
-    scaled[np.isfinite(out) & ~(span > 0)] = 1.0
+    # hi - lo overflows for finite scores spanning +-1e308; minmax_scaled avoids it.
+    scaled = minmax_scaled(out, lo_rows, hi_rows)
+    scaled[np.isfinite(out) & ~(hi_rows > lo_rows)] = 1.0
     scaled[np.isnan(out)] = np.nan
     return scaled
 
@@ -268,17 +267,20 @@ class RunFusion:
 
     def fit_features(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> "RunFusion":
         """Fit on a score matrix (NaN = not returned), graded labels and query ids."""
+        forget_fit(self)
         grid = self._grid()
-        self.cv_map_: Dict[float, float] = {}
-        if len(grid) == 1:
-            self.C_ = grid[0]
-        else:
-            self.C_ = self._choose_C(X, y, qid, grid)
-        self.pipeline_ = fit_ranker(self.make_pipeline(self.C_), X, y, qid)
-        self.n_runs_ = X.shape[1]
+        cv_map: Dict[float, float] = {}
+        C = grid[0] if len(grid) == 1 else self._choose_C(X, y, qid, grid, cv_map)
+        pipeline = fit_ranker(self.make_pipeline(C), X, y, qid)
+        # Set together once every step has worked, so that a failed fit leaves none of them.
+        self.cv_map_, self.C_, self.pipeline_, self.n_runs_ = cv_map, C, pipeline, X.shape[1]
         return self
 
-    def _choose_C(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray, grid: List[float]) -> float:
+    def _choose_C(
+        self, X: np.ndarray, y: np.ndarray, qid: np.ndarray, grid: List[float], scores: Dict[float, float]
+    ) -> float:
+        """The C of ``grid`` with the best inner cross-validated MAP; every C's MAP goes into
+        ``scores``."""
         # Only queries with a relevant document have an AP to validate on; the others still
         # train (and are skipped by the solver when they have no relevant document).
         with_rel = queries_with_relevant(y, qid, _D["relevance_threshold"])
@@ -302,11 +304,12 @@ class RunFusion:
             return total / max(count, 1), SimpleNamespace(degenerate_=degenerate)
 
         chosen: Selection[Any] = choose_C(grid, cv_map)
-        self.cv_map_.update(chosen.scores)
+        scores.update(chosen.scores)
         return chosen.C
 
     def fit(self, runs: Sequence[Run], qrels: Qrels) -> "RunFusion":
         """Fit on every query of the runs that has judgments in ``qrels``."""
+        forget_fit(self)
         feats = run_features(runs, queries=qrels.queries(), normalize=self.normalize)
         y = qrels.labels(feats.qid, feats.docno)
         self.fit_features(feats.X, y, feats.qid)

@@ -271,8 +271,10 @@ class SingleFeature(BaseEstimator):
         self.relevance_threshold = relevance_threshold
 
     def fit(self, X: Any, y: Any, qid: Any = None) -> "SingleFeature":
-        from .._validation import check_matrix, check_qid
+        from .._validation import check_matrix, check_qid, forget_fit
         from ..metrics import mean_average_precision
+
+        forget_fit(self)
 
         _, n_rows, d = check_matrix(X)
         if self.feature is not None:

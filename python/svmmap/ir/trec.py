@@ -23,14 +23,13 @@ above (trec_eval's float32 scores and docno order), and kept together they canno
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from .._core import DataFormatError
-from .._text import PathLike, integer, number, split_fields, text_lines, write_atomic
+from .._text import BeyondInt64, PathLike, check_ids, integer, number, split_fields, text_lines, write_atomic
 
 __all__ = [
     "Run",
@@ -46,8 +45,6 @@ __all__ = [
     "evaluate_run",
 ]
 
-_WHITESPACE = re.compile(r"\s")
-
 
 def _column(values: Any, what: str, dtype: Any, name: str) -> np.ndarray:
     """One column of a run or qrels as a 1-D array of ``dtype``; a single value, a 2-D array, a
@@ -58,6 +55,10 @@ def _column(values: Any, what: str, dtype: Any, name: str) -> np.ndarray:
             f"{name}: {what} must be a 1-D sequence (one entry per row), got {np.ndim(values)} dimension(s)"
         )
     if dtype is str:
+        # Checked before numpy's conversion, which drops trailing NUL characters ("d1\0" would
+        # become "d1"): every Run and Qrels, from a file, a dict, a frame or fusion, holds only
+        # ids that a run or qrels file can carry and give back.
+        check_ids(values, f"{name}: {what}", first_field=what == "qid")
         return np.asarray(values, dtype=str)
     arr = np.asarray(values)
     first = arr.reshape(-1)[:1].tolist()
@@ -114,6 +115,7 @@ class Run:
                 raise ValueError(f"run {self.name}: {what} has shape {getattr(self, what).shape}, expected ({n},)")
         if not np.all(np.isfinite(self.score)):
             raise ValueError(f"run {self.name}: scores must be finite numbers")
+        check_ids(self.tag, f"run {self.name}: the run tag")
 
     def __len__(self) -> int:
         return int(self.qid.shape[0])
@@ -138,9 +140,11 @@ class Run:
                 qid.append(str(q))
                 docno.append(str(d))
                 score.append(float(s))
+        # Object arrays, not str arrays: the constructor checks the ids as given, before numpy's
+        # str conversion drops a trailing NUL.
         run = cls(
-            np.asarray(qid, dtype=str),
-            np.asarray(docno, dtype=str),
+            np.asarray(qid, dtype=object),
+            np.asarray(docno, dtype=object),
             np.asarray(score),
             np.zeros(len(qid), dtype=np.int64),
             tag,
@@ -236,6 +240,11 @@ def _frame_ids(frame: Any, name: str, role: str, *choices: str) -> np.ndarray:
     integer column with a gap) the id "1.0", which matches nothing in qrels or runs that say
     "1": both are errors naming the row."""
     values = _frame_column(frame, name, role, *choices)
+    column = next(c for c in choices if c in frame.keys())
+    raw = frame[column]
+    if not isinstance(raw, np.ndarray) and values.dtype.kind == "U" and np.ndim(raw) == 1:
+        # A list of str became a str array, which drops trailing NULs: checked as given.
+        check_ids(list(raw), f"{name}: {column}", first_field=role == "query")
     if values.ndim != 1:
         raise ValueError(f"{name}: the {role} ids must be one column, got shape {values.shape}")
     if values.dtype.kind in "USiu":
@@ -314,7 +323,8 @@ class Qrels:
         """Qrels from ``{qid: {docno: relevance}}`` (pytrec_eval's layout)."""
         rows = [(str(q), str(d), r) for q, docs in judgments.items() for d, r in docs.items()]
         qid, docno, rel = zip(*rows) if rows else ((), (), ())
-        return cls(np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(rel), name)
+        # Object arrays: the ids are checked as given (see Run.from_dict).
+        return cls(np.asarray(qid, dtype=object), np.asarray(docno, dtype=object), np.asarray(rel), name)
 
     @classmethod
     def from_frame(cls, frame: Any, *, name: str = "qrels") -> "Qrels":
@@ -499,6 +509,10 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
         q, _, d, r, sc, t = fields
         try:
             r_val = integer(r)
+        except BeyondInt64:
+            raise DataFormatError(
+                f"{fname}:{lineno}: field 4 (rank) must be an integer within int64, got {r!r}"
+            ) from None
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 4 (rank) must be an integer, got {r!r}") from None
         try:
@@ -568,6 +582,10 @@ def read_qrels(path: PathLike) -> Qrels:
         q, _, d, r = fields
         try:
             r_val = integer(r)
+        except BeyondInt64:
+            raise DataFormatError(
+                f"{fname}:{lineno}: field 4 (relevance) must be an integer within int64, got {r!r}"
+            ) from None
         except ValueError:
             raise DataFormatError(f"{fname}:{lineno}: field 4 (relevance) must be an integer, got {r!r}") from None
         first = seen.setdefault((q, d), lineno)
@@ -581,14 +599,6 @@ def read_qrels(path: PathLike) -> Qrels:
     if not qid:
         raise DataFormatError(f"{fname}: the qrels file is empty (expected lines 'qid iteration docno relevance')")
     return Qrels(np.asarray(qid, dtype=str), np.asarray(docno, dtype=str), np.asarray(rel, dtype=np.int64), fname)
-
-
-def _check_words(values: np.ndarray, what: str) -> None:
-    """Every value must be one non-empty word, or the written file would not parse."""
-    items = values.tolist()
-    if any(len(v) == 0 for v in items) or _WHITESPACE.search("\x00".join(items)):
-        bad = next(v for v in items if not v or _WHITESPACE.search(v))
-        raise ValueError(f"{what} {bad!r} is empty or contains whitespace; it cannot be written to a run file")
 
 
 def format_run(run: Run, *, tag: Optional[str] = None, depth: Optional[int] = None) -> str:
@@ -611,10 +621,12 @@ def format_run(run: Run, *, tag: Optional[str] = None, depth: Optional[int] = No
         # depth=0 would write a run without a document, which trec_eval reads as no run.
         raise ValueError(f"depth must be None or an integer >= 1, got {depth!r}")
     tag = tag if tag is not None else run.tag
-    if not tag or _WHITESPACE.search(tag):
-        raise ValueError(f"the run tag must be one word without spaces, got {tag!r}")
-    _check_words(run.qid, "qid")
-    _check_words(run.docno, "docno")
+    if not isinstance(tag, str):
+        raise ValueError(f"the run tag must be a str, got {tag!r}")
+    # The columns were checked when the run was made, but they can be reassigned since.
+    check_ids(tag, "the run tag")
+    check_ids(run.qid, f"{run.name}: qid", first_field=True)
+    check_ids(run.docno, f"{run.name}: docno")
     order = trec_order(run.qid, run.docno, run.score)
     qid, docno, score = run.qid[order], run.docno[order], run.score[order]
     ranks = _ranks_in_order(qid)
@@ -645,7 +657,17 @@ def write_run(path: PathLike, run: Run, *, tag: Optional[str] = None, depth: Opt
 
 
 def write_qrels(path: PathLike, qrels: Qrels) -> None:
-    """Write qrels ``qid 0 docno relevance``, sorted by query and docno, atomically."""
+    """Write qrels ``qid 0 docno relevance``, sorted by query and docno, atomically.
+
+    Raises
+    ------
+    ValueError
+        For an id that `read_qrels` could not read back (empty, with whitespace or a NUL), naming
+        the column and row; the file is then not written.
+    """
+    # Checked when the qrels were made, but the columns can be reassigned since.
+    check_ids(qrels.qid, f"{qrels.name}: qid", first_field=True)
+    check_ids(qrels.docno, f"{qrels.name}: docno")
     q_order: Dict[Any, int] = {q: i for i, q in enumerate(sort_qids(np.unique(qrels.qid)))}
     keys = sorted(range(len(qrels)), key=lambda i: (q_order[qrels.qid[i]], qrels.docno[i]))
     write_atomic(path, "".join(f"{qrels.qid[i]} 0 {qrels.docno[i]} {int(qrels.rel[i])}\n" for i in keys))
