@@ -228,6 +228,44 @@ mod tests {
         assert_eq!(alone.1.n_iter, cold[2].1.n_iter);
     }
 
+    /// A path fitted in pieces, each starting from the state the one before returned, is the
+    /// path fitted in one call, bit for bit (SVMMapCV's search scores each C in between).
+    #[test]
+    fn a_path_fitted_in_pieces_is_the_path_fitted_at_once() {
+        let d = 5;
+        let (data, labels, codes) = problem(7, 40, d);
+        let n = labels.len();
+        let groups = QueryGroups::from_codes(&codes, 40).unwrap();
+        let x = DenseView::new(&data, n, d).unwrap();
+        let map = from_name("map").unwrap();
+        let oracles = [map.as_ref()];
+        let opts = Options::default();
+        let cs = [0.01, 1.0, 100.0];
+        let go = &mut |_: &IterationRecord, _: &[f64]| Ok(Control::Continue);
+        let whole = train_path(&x, &labels, &groups, None, &oracles, &opts, &cs, true, go).unwrap();
+        let mut state = None;
+        for (c, (w, s)) in cs.iter().zip(&whole) {
+            let (mut piece, last) = train_path_from(
+                &x,
+                &labels,
+                &groups,
+                None,
+                &oracles,
+                &opts,
+                &[*c],
+                true,
+                state,
+                go,
+            )
+            .unwrap();
+            let (wp, sp) = piece.pop().unwrap();
+            assert_eq!(&wp, w, "C={c}");
+            assert_eq!(sp.n_iter, s.n_iter, "C={c}");
+            assert_eq!(sp.primal.to_bits(), s.primal.to_bits(), "C={c}");
+            state = last;
+        }
+    }
+
     /// A source whose every cut is `inner`'s with `shift` added to g (the rounds of a
     /// latent-target loss are such sources).
     struct Shifted<'s> {
