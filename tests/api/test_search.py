@@ -270,3 +270,32 @@ def test_learn_auto_writes_the_best_model(data, tmp_path, validation):
             search.fit(X[train], y[train], qid=qid[train])
     loaded = load_model(tmp_path / "model.json")
     np.testing.assert_allclose(loaded.predict(X), search.predict(X), rtol=1e-9, atol=1e-9)
+
+
+def test_sample_weights_weight_the_fits_and_the_split_means(data):
+    # At the smallest C the split's model is the cold weighted fit on its training rows, and
+    # its score is the validation queries' mean weighted by their weights.
+    X, y, qid = data
+    weights = np.repeat(np.random.default_rng(1).uniform(0.5, 2.0, 30), np.bincount(qid))
+    splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
+    search = SVMMapCV(CS, loss="auto", losses=["map"], preprocessing="standard", cv=splits, n_jobs=1)
+    search.fit(X, y, qid=qid, sample_weight=weights)
+    for k, (train, test) in enumerate(splits):
+        model = independent("map", "standard", CS[0])
+        model.fit(X[train], y[train], m__qid=qid[train], m__sample_weight=weights[train])
+        pq = per_query("map", y[test], model.predict(X[test]), qid[test])
+        w = np.array([weights[test][qid[test] == q][0] for q in pq.qids])
+        expected = float(np.dot(w, pq.values) / w.sum())
+        assert search.cv_results_[f"split{k}_test_score"][0] == pytest.approx(expected, abs=1e-12)
+
+
+def test_sparse_features_are_scaled_without_centering(data):
+    import scipy.sparse as sp
+
+    X, y, qid = data
+    search = SVMMapCV([0.1, 1.0], loss="auto", losses=["map"], preprocessing="standard", cv=3, n_jobs=1)
+    search.fit(sp.csr_matrix(X), y, qid=qid)
+    C = search.best_params_["C"]
+    by_hand = Pipeline([("p", StandardScaler(with_mean=False)), ("m", SVMMap(C=C, n_jobs=1))])
+    by_hand.fit(sp.csr_matrix(X), y, m__qid=qid)
+    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, by_hand[-1].coef_)
