@@ -260,6 +260,16 @@ def solve(
     problem: ProblemSummary,
     callback: _Callback = None,
 ) -> Tuple[npt.NDArray[np.float64], FitSummary]: ...
+def fit_path_from(
+    x: _Matrix,
+    y: npt.NDArray[np.float64],
+    qid_codes: npt.NDArray[np.int64],
+    n_queries: int,
+    config: TrainConfig,
+    cs: Sequence[float],
+    warm_state: Optional[WarmState] = None,
+    query_weights: Optional[npt.NDArray[np.float64]] = None,
+) -> Tuple[List[Tuple[npt.NDArray[np.float64], FitSummary]], WarmState]: ...
 
 # Where solve_warm may start: the final working set and iterate of a solve (opaque).
 @final

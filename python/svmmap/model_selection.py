@@ -96,13 +96,57 @@ class SVMMapCV(BaseEstimator):
     refit : bool, default=True
         Fit the chosen C on all the training data (``best_estimator_``, ``coef_``,
         ``predict`` and ``score``).
+    preprocessing : None, "auto", {"none", "standard", "binned"} or list of them, default=None
+        The feature preprocessings to search: "none" (the features as given), "standard"
+        (scikit-learn's ``StandardScaler``; without centering on sparse X) and "binned"
+        (`svmmap.Binner`, Yue et al.'s threshold indicators); "auto" tries all three. Each is
+        fitted on the training rows of each split only, and on all of X for the refit. None
+        (the default) is today's C search on the features as given.
+    losses : list of loss specifications or None, default=None
+        With ``loss="auto"``: the losses to search, each one value of ``loss`` (so
+        ``["map", ["map", "ndcg@10"]]`` searches map alone and the combination of map and
+        ndcg@10 as two candidates). None searches map, pairwise, pairwise:count and the
+        graded NDCG loss at the cutoff of ``scoring`` (ndcg@10:graded for "ndcg@10";
+        ndcg:graded for a metric without a cutoff). Given with any other ``loss``, it is an
+        error: a list given as ``loss`` is one combined loss, never a search.
+    patience : int or None, default=2
+        In the search (``loss="auto"`` or a ``preprocessing``): a (loss, preprocessing) pair's
+        C path, fitted from the smallest C up, stops after this many consecutive C values
+        whose mean validation score does not exceed the best of the smaller ones, so that the
+        slow large-C fits are made only where they still help; the C values left out are
+        listed with status "early stop". None fits every C. Not used by the C search alone.
+    time_budget : float or None, default=None
+        In the search: seconds for the whole search. Once they are spent no further fit is
+        started (the one under way finishes), the candidates left are listed with status
+        "time budget", a warning says so, and the best of the fitted candidates is chosen.
+        The first candidate (first loss and preprocessing, smallest C) is always fitted on
+        every split, so there is always a result. None: no limit.
     loss, slack, eps, max_iter, relevance_threshold, n_jobs, cut_blocks, n_iter_no_change, max_time
         As in `SVMMap`.
+
+    Notes
+    -----
+    The search over loss x preprocessing x C runs when ``loss="auto"`` or ``preprocessing``
+    is given. The C values are visited in ascending order and, at each, every (loss,
+    preprocessing) path not yet stopped is fitted on every split, warm-started from its own
+    model at the C before (bit for bit the path ``warm_start`` fits), before the next C: with
+    a time budget every pair thus gets its cheap small-C fits first. The chosen candidate has
+    the best mean validation score (ties: the earlier loss in the list, then preprocessing in
+    the order none, standard, binned as given, then the smaller C), among those whose model
+    ranks on every validation split when there are any. ``warm_start=False`` and
+    ``confirm_tolerance`` are not available in the search.
 
     Attributes
     ----------
     best_C_ : float
         The chosen C.
+    best_params_ : dict
+        The chosen candidate: {"loss": ..., "preprocessing": ..., "C": ...} ("preprocessing"
+        is "none" outside the search).
+    best_index_ : int
+        Its row in ``cv_results_``.
+    search_seconds_ : float
+        Wall-clock seconds of the search (without the refit).
     best_score_ : float
         Its mean validation score.
     cv_results_ : dict of ndarray
@@ -114,12 +158,22 @@ class SVMMapCV(BaseEstimator):
         passes of those refits, summed over the splits), "total_n_evals" (all passes at
         that C over the splits) and "n_degenerate_splits" (splits whose model ranks nothing
         on their validation data: w = 0, or scores tied within every validation query).
+        In the search: one row per (loss, preprocessing, C), listed by loss, then
+        preprocessing, then ascending C, with "param_loss", "param_preprocessing",
+        "param_C", "params", the split scores, "mean_test_score", "std_test_score",
+        "rank_test_score", "mean_fit_time", "mean_n_iter", "mean_n_evals",
+        "n_degenerate_splits" and "status": "fitted", "early stop" (left out by
+        ``patience``) or "time budget" (left out when ``time_budget`` was spent). A row not
+        fitted has NaN scores and ranks after every fitted one.
     n_splits_ : int
         Number of splits.
-    best_estimator_ : SVMMap
-        The model refitted at ``best_C_`` (with ``refit=True``).
+    best_estimator_ : SVMMap or sklearn.pipeline.Pipeline
+        The model refitted with ``best_params_`` on all the training data (with
+        ``refit=True``): an `SVMMap`, or with a preprocessing a Pipeline of the scaler or
+        Binner and the SVMMap (``svmmap.save_model`` writes either).
     coef_ : ndarray of shape (n_features,)
-        ``best_estimator_.coef_``.
+        The refitted SVMMap's ``coef_`` (with a preprocessing, over the preprocessed
+        features).
     n_features_in_ : int
         Number of features seen in ``fit``.
 
@@ -146,6 +200,10 @@ class SVMMapCV(BaseEstimator):
         warm_start: bool = True,
         confirm_tolerance: Optional[float] = None,
         refit: bool = True,
+        preprocessing: Union[None, str, Sequence[str]] = None,
+        losses: Optional[Sequence[Union[str, Sequence[str], Mapping[str, float]]]] = None,
+        patience: Optional[int] = 2,
+        time_budget: Optional[float] = None,
         loss: Union[str, Sequence[str], Mapping[str, float]] = _DEFAULTS["loss"],
         slack: Slack = _DEFAULTS["slack"],
         eps: float = _DEFAULTS["eps"],
@@ -163,6 +221,10 @@ class SVMMapCV(BaseEstimator):
         self.warm_start = warm_start
         self.confirm_tolerance = confirm_tolerance
         self.refit = refit
+        self.preprocessing = preprocessing
+        self.losses = losses
+        self.patience = patience
+        self.time_budget = time_budget
         self.loss = loss
         self.slack = slack
         self.eps = eps
@@ -177,6 +239,43 @@ class SVMMapCV(BaseEstimator):
         # Every training parameter of the core's table but C, which the search sets.
         params = {p["name"]: getattr(self, p["name"]) for p in TRAINING_PARAMETERS if p["name"] != "C"}
         return SVMMap(C=C, **params)
+
+    def _searching(self) -> bool:
+        """Whether fit searches loss x preprocessing x C rather than C alone."""
+        if self.losses is not None and not (isinstance(self.loss, str) and self.loss == "auto"):
+            raise ValueError(
+                f'losses= lists the losses to search with loss="auto", got loss={self.loss!r}; a list given as '
+                "loss is one combined loss"
+            )
+        return (isinstance(self.loss, str) and self.loss == "auto") or self.preprocessing is not None
+
+    def _check_search_params(self) -> None:
+        """One-line errors for the parameters of the search."""
+        p = self.patience
+        if p is not None and (isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1):
+            raise ValueError(f"patience must be an integer >= 1 or None, got {p!r}")
+        b = self.time_budget
+        if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(b) and b > 0)):
+            raise ValueError(f"time_budget must be a number of seconds > 0 or None, got {b!r}")
+        if not self.warm_start or self.confirm_tolerance is not None:
+            raise ValueError(
+                "the search over losses and preprocessings fits warm C paths: warm_start=False and "
+                "confirm_tolerance are only available for the C search alone"
+            )
+        if self.losses is not None and (isinstance(self.losses, (str, bytes)) or not list(self.losses)):
+            raise ValueError(
+                f'losses must be a non-empty list of losses, e.g. ["map", "pairwise"], got {self.losses!r}'
+            )
+
+    def _validation_score(
+        self, coef: np.ndarray, v_X: Any, v_y: Any, v_qid: Any, v_weights: Any, threads: int
+    ) -> Tuple[float, bool]:
+        """A split's score and whether the model ranks nothing there (w = 0, or scores that
+        tie within every validation query)."""
+        predicted = _core.predict(v_X, coef, threads)
+        score = query_mean(self.scoring, v_y, predicted, v_qid, v_weights, self.relevance_threshold)
+        v_codes = check_qid(v_qid, predicted.shape[0])[0]
+        return score, is_degenerate(coef, predicted, np.asarray(v_y, dtype=np.float64), v_codes)
 
     def _check_params(self) -> List[float]:
         """The C grid in ascending order; one-line errors for bad parameters."""
@@ -297,6 +396,10 @@ class SVMMapCV(BaseEstimator):
         self : SVMMapCV
         """
         grid = self._check_params()
+        if self._searching():
+            return self._fit_search(
+                grid, X, y, qid, group, sample_weight, eval_set=eval_set, eval_group=eval_group, eval_qid=eval_qid
+            )
         config = self._estimator(grid[0])._config()
         names = feature_names_of(X)
         core_X, n_rows, n_features = check_matrix(X)
@@ -335,13 +438,8 @@ class SVMMapCV(BaseEstimator):
             return fit_args, (core_X.take_rows(test), labels[test], codes[test], v_weights)
 
         def validation_score(coef: np.ndarray, data: Tuple[Any, ...]) -> Tuple[float, bool]:
-            """The split's score and whether the model ranks nothing there (w = 0, or scores
-            that tie within every validation query)."""
             v_X, v_y, v_qid, v_weights = data
-            predicted = _core.predict(v_X, coef, threads)
-            score = query_mean(self.scoring, v_y, predicted, v_qid, v_weights, self.relevance_threshold)
-            v_codes = check_qid(v_qid, predicted.shape[0])[0]
-            return score, is_degenerate(coef, predicted, np.asarray(v_y, dtype=np.float64), v_codes)
+            return self._validation_score(coef, v_X, v_y, v_qid, v_weights, threads)
 
         for k in range(len(splits)):
             (tX, ty, tcodes, tn, tconfig, tweights), vdata = split_data(k)
@@ -443,6 +541,8 @@ class SVMMapCV(BaseEstimator):
         self.cv_results_ = results
         self.best_C_ = chosen.C
         self.best_score_ = chosen.score
+        self.best_index_ = grid.index(chosen.C)
+        self.best_params_: Dict[str, Any] = {"loss": self.loss, "preprocessing": "none", "C": chosen.C}
         self.n_splits_ = len(splits)
         self.n_features_in_ = n_features
         if names is not None:
@@ -457,6 +557,101 @@ class SVMMapCV(BaseEstimator):
                 if hasattr(self, name):
                     delattr(self, name)
         return self
+
+    def _fit_search(
+        self,
+        grid: List[float],
+        X: Any,
+        y: Any,
+        qid: Any,
+        group: Any,
+        sample_weight: Any,
+        *,
+        eval_set: Optional[Sequence[tuple]],
+        eval_group: Optional[Sequence[Any]],
+        eval_qid: Optional[Sequence[Any]],
+    ) -> "SVMMapCV":
+        """fit with the search over loss x preprocessing x C (see the class Notes)."""
+        import time
+
+        from . import _search
+
+        self._check_search_params()
+        losses = (
+            (list(self.losses) if self.losses is not None else _search.auto_losses(self.scoring))
+            if isinstance(self.loss, str) and self.loss == "auto"
+            else [self.loss]
+        )
+        preprocessings = _search.preprocessing_names("none" if self.preprocessing is None else self.preprocessing)
+        names = feature_names_of(X)
+        _, n_rows, n_features = check_matrix(X)
+        check_weight_memory(n_features)
+        labels = check_labels(y, n_rows)
+        qid = qid_of(qid, group, n_rows, "qid", "group")
+        codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
+        doc_weights = None
+        if sample_weight is not None:
+            query_weights(sample_weight, codes, uniques)  # checked once, with the query ids
+            doc_weights = np.asarray(sample_weight, dtype=np.float64)
+        validation = self._validation_set(eval_set, eval_group, eval_qid, n_features)
+        splits = self._splits(n_rows, labels, codes, uniques, validation)
+        eval_data = None
+        if validation is not None:
+            assert eval_set is not None
+            eval_data = (eval_set[0][0], validation[1], validation[2])
+        start = time.perf_counter()
+        results, best, seconds = _search.search(
+            self,
+            X,
+            labels,
+            codes,
+            doc_weights,
+            splits,
+            eval_data,
+            grid,
+            losses,
+            preprocessings,
+            n_threads(self.n_jobs),
+        )
+        self.search_seconds_ = time.perf_counter() - start
+        self.cv_results_ = results
+        self.best_index_ = best
+        self.best_params_ = dict(results["params"][best])
+        self.best_C_ = float(self.best_params_["C"])
+        self.best_score_ = float(results["mean_test_score"][best])
+        self.n_splits_ = len(splits)
+        self.n_features_in_ = n_features
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        if self.refit:
+            model = self._candidate(**self.best_params_, sparse=hasattr(X, "tocsr"))
+            if isinstance(model, SVMMap):
+                model.fit(X, y, qid=qid, sample_weight=sample_weight)
+                self.coef_ = model.coef_
+            else:
+                model.fit(X, y, svmmap__qid=qid, svmmap__sample_weight=sample_weight)
+                self.coef_ = model[-1].coef_
+            self.best_estimator_ = model
+        else:
+            for name in ("best_estimator_", "coef_"):
+                if hasattr(self, name):
+                    delattr(self, name)
+        return self
+
+    def _candidate(self, loss: Any, preprocessing: str, C: float, sparse: bool = False) -> Any:
+        """The unfitted model of one candidate of the search: an SVMMap, or a Pipeline of its
+        preprocessing and the SVMMap (whose step is named "svmmap")."""
+        from ._search import make_preprocessor
+
+        model = self._estimator(C).set_params(loss=loss)
+        transformer = make_preprocessor(preprocessing, sparse, self.n_jobs)
+        if transformer is None:
+            return model
+        from sklearn.pipeline import Pipeline
+
+        return Pipeline([(preprocessing, transformer), ("svmmap", model)])
 
     def _validation_set(
         self,
@@ -491,7 +686,7 @@ class SVMMapCV(BaseEstimator):
         v_codes, _ = check_qid(v_qid, v_rows, required_by="eval_set[0]")
         return v_core, v_y, v_codes
 
-    def _fitted(self) -> SVMMap:
+    def _fitted(self) -> Any:
         if not hasattr(self, "best_estimator_"):
             from sklearn.exceptions import NotFittedError
 

@@ -187,6 +187,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(binning::bin_codes, m)?)?;
     m.add_function(wrap_pyfunction!(training::fit_path, m)?)?;
+    m.add_function(wrap_pyfunction!(training::fit_path_from, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::predict, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::column_moments, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::oracle_argmax, m)?)?;

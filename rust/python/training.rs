@@ -81,6 +81,81 @@ pub(super) fn fit_path<'py>(
     method: &str,
     query_weights: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Bound<'py, PyList>> {
+    let (path, _) = path_from(
+        py,
+        x,
+        y,
+        qid_codes,
+        n_queries,
+        &config,
+        cs,
+        warm,
+        None,
+        callback,
+        with_coef,
+        method,
+        query_weights,
+    )?;
+    Ok(path)
+}
+
+/// `fit_path` with warm starts, its first C started from `warm_state` (the state a path of the
+/// same data and config returned; None: from scratch). Returns ([(coef, FitSummary)], the
+/// WarmState its last C ended in): a path fitted in pieces this way gives the models of the
+/// path fitted in one `fit_path` call bit for bit, so that a caller (SVMMapCV's search) can
+/// score each C before deciding whether to fit larger ones.
+#[pyfunction]
+#[pyo3(signature = (x, y, qid_codes, n_queries, config, cs, warm_state=None, query_weights=None))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn fit_path_from<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: PyReadonlyArray1<'py, f64>,
+    qid_codes: PyReadonlyArray1<'py, i64>,
+    n_queries: usize,
+    config: PyRef<'py, TrainConfig>,
+    cs: Vec<f64>,
+    warm_state: Option<PyRef<'py, WarmState>>,
+    query_weights: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<(Bound<'py, PyList>, WarmState)> {
+    let start = warm_state.as_ref().map(|s| s.state.clone());
+    let (path, state) = path_from(
+        py,
+        x,
+        y,
+        qid_codes,
+        n_queries,
+        &config,
+        Some(cs),
+        true,
+        start,
+        None,
+        false,
+        "ocas",
+        query_weights,
+    )?;
+    let state =
+        state.ok_or_else(|| PyValueError::new_err("the path ended without a warm state"))?;
+    Ok((path, WarmState { state }))
+}
+
+/// The body of `fit_path` and `fit_path_from`.
+#[allow(clippy::too_many_arguments)]
+fn path_from<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: PyReadonlyArray1<'py, f64>,
+    qid_codes: PyReadonlyArray1<'py, i64>,
+    n_queries: usize,
+    config: &TrainConfig,
+    cs: Option<Vec<f64>>,
+    warm: bool,
+    start: Option<solver::WarmStart>,
+    callback: Option<Py<PyAny>>,
+    with_coef: bool,
+    method: &str,
+    query_weights: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<(Bound<'py, PyList>, Option<solver::WarmStart>)> {
     if let Some(base) = &config.latent {
         return Err(PyValueError::new_err(format!(
             "fit_path solves convex problems; a latent-target loss is trained in CCCP rounds of \
@@ -111,7 +186,7 @@ pub(super) fn fit_path<'py>(
             with_coef,
         );
         with_threads(n_threads, || {
-            solver::train_path(
+            solver::train_path_from(
                 m,
                 labels,
                 &groups,
@@ -120,19 +195,20 @@ pub(super) fn fit_path<'py>(
                 opts,
                 &cs,
                 warm,
+                start,
                 &mut on_iteration,
             )
         })?
     });
-    let path = match result {
-        Ok(path) => path,
+    let (path, state) = match result {
+        Ok(v) => v,
         Err(e) => return Err(callback_error.take().unwrap_or(e)),
     };
     let out = PyList::empty(py);
     for (w, s) in path {
         out.append((PyArray1::from_vec(py, w), fit_summary(py, &s)?))?;
     }
-    Ok(out)
+    Ok((out, state))
 }
 
 fn fit_summary(py: Python<'_>, s: &solver::Summary) -> PyResult<FitSummary> {

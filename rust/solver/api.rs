@@ -13,6 +13,9 @@ use crate::data::{QueryGroups, RowMatrix};
 use crate::error::{Error, Result};
 use crate::oracle::Oracle;
 
+/// The models of a C path: (w, summary) per C, in the order of the C values.
+pub type Path = Vec<(Vec<f64>, Summary)>;
+
 /// Trains w on the rows of `x` grouped by `groups`, with one slack group per oracle.
 pub fn train<M: RowMatrix + ?Sized>(
     x: &M,
@@ -52,7 +55,40 @@ pub fn train_path<M: RowMatrix + ?Sized>(
     cs: &[f64],
     warm: bool,
     on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
-) -> Result<Vec<(Vec<f64>, Summary)>> {
+) -> Result<Path> {
+    let (path, _) = train_path_from(
+        x,
+        labels,
+        groups,
+        weights,
+        oracles,
+        opts,
+        cs,
+        warm,
+        None,
+        on_iteration,
+    )?;
+    Ok(path)
+}
+
+/// `train_path` whose first C starts from `start` (the state a path of the same problem ended
+/// in; None: from scratch), also returning the state its last C ended in (None from the plain
+/// method). The problem is prepared again from the same data, so a path fitted in pieces, each
+/// starting from the state the one before returned, gives the models of the path fitted in one
+/// call bit for bit: a caller can then look at each C's model before deciding to go on.
+#[allow(clippy::too_many_arguments)]
+pub fn train_path_from<M: RowMatrix + ?Sized>(
+    x: &M,
+    labels: &[f64],
+    groups: &QueryGroups,
+    weights: Option<&[f64]>,
+    oracles: &[&dyn Oracle],
+    opts: &Options,
+    cs: &[f64],
+    warm: bool,
+    start: Option<WarmStart>,
+    on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
+) -> Result<(Path, Option<WarmStart>)> {
     opts.validate()?;
     if cs.is_empty() {
         return Err(Error::param("Cs", "a non-empty list of numbers > 0", "[]"));
@@ -77,7 +113,7 @@ pub fn train_path<M: RowMatrix + ?Sized>(
     counts.require_usable(opts.relevance_threshold)?;
     let mut source = QueryCuts { problem, oracles };
     let mut out = Vec::with_capacity(cs.len());
-    let mut state: Option<WarmStart> = None;
+    let mut state: Option<WarmStart> = start;
     for o in &all {
         let start = if warm { state.as_ref() } else { None };
         let (w, mut summary, last) = solve_from(&mut source, o, start, on_iteration)?;
@@ -87,7 +123,7 @@ pub fn train_path<M: RowMatrix + ?Sized>(
         out.push((w, summary));
         state = last;
     }
-    Ok(out)
+    Ok((out, state))
 }
 
 /// The cutting-plane loop on any source of cuts (the query counts of the summary are left 0).
@@ -190,6 +226,44 @@ mod tests {
         .unwrap();
         assert_eq!(alone.0, cold[2].0);
         assert_eq!(alone.1.n_iter, cold[2].1.n_iter);
+    }
+
+    /// A path fitted in pieces, each starting from the state the one before returned, is the
+    /// path fitted in one call, bit for bit (SVMMapCV's search scores each C in between).
+    #[test]
+    fn a_path_fitted_in_pieces_is_the_path_fitted_at_once() {
+        let d = 5;
+        let (data, labels, codes) = problem(7, 40, d);
+        let n = labels.len();
+        let groups = QueryGroups::from_codes(&codes, 40).unwrap();
+        let x = DenseView::new(&data, n, d).unwrap();
+        let map = from_name("map").unwrap();
+        let oracles = [map.as_ref()];
+        let opts = Options::default();
+        let cs = [0.01, 1.0, 100.0];
+        let go = &mut |_: &IterationRecord, _: &[f64]| Ok(Control::Continue);
+        let whole = train_path(&x, &labels, &groups, None, &oracles, &opts, &cs, true, go).unwrap();
+        let mut state = None;
+        for (c, (w, s)) in cs.iter().zip(&whole) {
+            let (mut piece, last) = train_path_from(
+                &x,
+                &labels,
+                &groups,
+                None,
+                &oracles,
+                &opts,
+                &[*c],
+                true,
+                state,
+                go,
+            )
+            .unwrap();
+            let (wp, sp) = piece.pop().unwrap();
+            assert_eq!(&wp, w, "C={c}");
+            assert_eq!(sp.n_iter, s.n_iter, "C={c}");
+            assert_eq!(sp.primal.to_bits(), s.primal.to_bits(), "C={c}");
+            state = last;
+        }
     }
 
     /// A source whose every cut is `inner`'s with `shift` added to g (the rounds of a

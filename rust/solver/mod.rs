@@ -36,7 +36,7 @@
 //!
 //! Files, each with one job; a file imports only from files below it in this list:
 //!
-//!   api.rs       train, train_path, solve, solve_from: the entry points
+//!   api.rs       train, train_path(_from), solve, solve_from: the entry points
 //!   ocas.rs      the OCAS-stabilized cutting plane (`Method::Ocas`, the default), WarmStart
 //!   plain.rs     the plain 1-slack cutting plane (`Method::Plain`, for comparison)
 //!   progress.rs  IterationRecord, Control, StopReason, Summary: what the loop reports
@@ -52,7 +52,7 @@ mod problem;
 mod progress;
 pub mod qp;
 
-pub use api::{solve, solve_from, train, train_path};
+pub use api::{solve, solve_from, train, train_path, train_path_from};
 pub use ocas::WarmStart;
 pub use options::{
     expected, parameter, text_default, Kind, Method, Options, Parameter, Value, PARAMETERS,

@@ -79,6 +79,9 @@ def run_learn(args: argparse.Namespace) -> None:
     from .._validation import n_threads
     from ..io import load_letor
 
+    if args.auto:
+        _learn_auto(args)
+        return
     refuse_overwriting_inputs("MODEL", args.model, data_inputs("TRAIN", args.train, args.group))
     X, y, qid = load_letor(args.train, group=args.group, missing=args.missing)
     model = BareSVMMap(**{p["name"]: getattr(args, p["name"]) for p in TRAINING_PARAMETERS})
@@ -133,6 +136,60 @@ def _looks_like_model(path: str) -> bool:
     except OSError:
         return False
     return head.startswith(b"{")
+
+
+def _learn_auto(args: argparse.Namespace) -> None:
+    """``svmmap learn --auto``: SVMMapCV's search over loss, preprocessing and C, and the best
+    candidate refitted on TRAIN written as a model file."""
+    # The search needs scikit-learn (splits, scaler, Pipeline), so it is imported here only,
+    # keeping the plain learn command quick to start.
+    from .._training import TRAINING_PARAMETERS
+    from ..io import load_letor
+    from ..model_selection import SVMMapCV
+    from ..persistence import save_model
+
+    if args.missing != "error":
+        raise ValueError("--auto searches the preprocessing itself; it does not take --missing nan")
+    inputs = data_inputs("TRAIN", args.train, args.group)
+    if args.vali is not None:
+        inputs = inputs + data_inputs("VALI", args.vali, None)
+    refuse_overwriting_inputs("MODEL", args.model, inputs)
+    X, y, qid = load_letor(args.train, group=args.group)
+    # The training parameters given on the command line, but for the searched C and loss.
+    params = {p["name"]: getattr(args, p["name"]) for p in TRAINING_PARAMETERS if p["name"] not in ("C", "loss")}
+    fit_args = {}
+    cv: object = args.cv
+    if args.vali is not None:
+        X_val, y_val, qid_val = load_letor(args.vali)
+        cv = "validation"
+        fit_args = {"eval_set": [(X_val, y_val)], "eval_qid": [qid_val]}
+    search = SVMMapCV(
+        loss="auto",
+        preprocessing="auto",
+        scoring=args.scoring,
+        cv=cv,
+        patience=args.patience,
+        time_budget=args.time_budget,
+        **params,
+    )
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X, y, qid=qid, **fit_args)
+    for w in caught:
+        print(f"svmmap: warning: {w.message}", file=sys.stderr)
+    save_model(search.best_estimator_, args.model)
+    wrote(args.model)
+    best = search.best_params_
+    status = search.cv_results_["status"]
+    print(
+        f"searched {int((status == 'fitted').sum())} of {len(status)} candidates in {time.perf_counter() - start:.2f}s "
+        f"(the rest: {int((status == 'early stop').sum())} stopped early along C, "
+        f"{int((status == 'time budget').sum())} left by the time budget); best: loss {best['loss']}, "
+        f"preprocessing {best['preprocessing']}, C {best['C']:g}, mean validation {args.scoring} "
+        f"{search.best_score_:.4f}; model written to {args.model}",
+        file=sys.stderr,
+    )
 
 
 def run_classify(args: argparse.Namespace) -> None:

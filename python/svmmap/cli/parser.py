@@ -226,6 +226,37 @@ def _learn(sub: Any) -> None:
         default=50,
         help="with --missing nan: thresholds per feature of the binner (default 50)",
     )
+    learn.add_argument(
+        "--auto",
+        action="store_true",
+        help="search loss (map, pairwise, pairwise:count, graded NDCG at the cutoff of --scoring), "
+        "preprocessing (none, standardized, binned) and C (SVMMapCV(loss='auto', preprocessing='auto')) and "
+        "write the best model refitted on TRAIN; -c and --loss are then not used",
+    )
+    learn.add_argument(
+        "--vali",
+        default=None,
+        metavar="FILE",
+        help="with --auto: score the candidates on this LETOR/svmlight file (default: --cv folds of TRAIN)",
+    )
+    learn.add_argument(
+        "--cv", type=_at_least(2), default=5, help="with --auto and no --vali: query-grouped folds (default 5)"
+    )
+    learn.add_argument(
+        "--scoring", default="ndcg@10", help="with --auto: the validation metric, e.g. map (default ndcg@10)"
+    )
+    learn.add_argument(
+        "--time-budget",
+        type=_seconds,
+        default=None,
+        help="with --auto: seconds for the whole search; no fit starts after them (default: no limit)",
+    )
+    learn.add_argument(
+        "--patience",
+        type=_at_least(1),
+        default=2,
+        help="with --auto: a C path stops after this many C values that do not improve its score (default 2)",
+    )
     learn.add_argument("train", metavar="TRAIN", help="training data: a LETOR/svmlight file (.gz too)")
     learn.add_argument("model", metavar="MODEL", help="where to write the model (versioned JSON)")
 

@@ -1,0 +1,301 @@
+"""SVMMapCV's search over loss x preprocessing x C: the candidates, the early stop along C,
+the time budget, the refit, validation sets and ``svmmap learn --auto``."""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GroupKFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from svmmap import Binner, SVMMap, SVMMapCV, _core, load_model, save_model
+from svmmap._search import auto_losses
+from svmmap._validation import check_matrix, check_qid
+from svmmap.datasets import make_ranking
+from svmmap.metrics import per_query
+
+CS = [0.01, 0.1, 1.0, 10.0]
+
+
+@pytest.fixture(scope="module")
+def data():
+    """30 small synthetic queries with graded labels (0..4), 8 features."""
+    d = make_ranking(n_queries=30, docs_per_query=20, n_features=8, random_state=0)
+    return np.asarray(d[0], dtype=np.float64), np.asarray(d[1]), np.asarray(d[2])
+
+
+def independent(loss, preprocessing, C):
+    """The candidate built by hand, as a user would: an SVMMap, or a Pipeline in front of it."""
+    model = SVMMap(C=C, loss=loss, n_jobs=1)
+    if preprocessing == "none":
+        return model
+    return Pipeline([("p", StandardScaler() if preprocessing == "standard" else Binner(n_jobs=1)), ("m", model)])
+
+
+def fit_independent(model, X, y, qid):
+    if isinstance(model, Pipeline):
+        return model.fit(X, y, m__qid=qid)
+    return model.fit(X, y, qid=qid)
+
+
+def last_coef(model):
+    return model[-1].coef_ if isinstance(model, Pipeline) else model.coef_
+
+
+def test_auto_losses_take_the_cutoff_of_the_scoring():
+    assert auto_losses("ndcg@10") == ["map", "pairwise", "pairwise:count", "ndcg@10:graded"]
+    assert auto_losses("ndcg@5")[-1] == "ndcg@5:graded"
+    assert auto_losses("map")[-1] == "ndcg:graded"
+
+
+def test_one_row_per_candidate_and_the_best_is_the_best_mean(data):
+    X, y, qid = data
+    splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
+    search = SVMMapCV(CS, loss="auto", preprocessing="auto", scoring="ndcg@10", cv=splits, patience=None, n_jobs=1)
+    search.fit(X, y, qid=qid)
+    r = search.cv_results_
+    # Four losses x three preprocessings x four C values, every one fitted (no patience).
+    assert len(r["param_C"]) == 4 * 3 * len(CS)
+    assert set(r["status"]) == {"fitted"}
+    seen = {(p["loss"], p["preprocessing"], p["C"]) for p in r["params"]}
+    assert seen == {(l, p, C) for l in auto_losses("ndcg@10") for p in ("none", "standard", "binned") for C in CS}
+    split_scores = np.array([r[f"split{k}_test_score"] for k in range(3)])
+    means = split_scores.mean(axis=0)
+    np.testing.assert_allclose(r["mean_test_score"], means, rtol=0, atol=1e-15)
+    assert not r["n_degenerate_splits"].any()
+    # The best mean (ties: the row listed first, which argmax returns).
+    assert search.best_index_ == int(np.argmax(means))
+    assert r["rank_test_score"][search.best_index_] == 1
+    best = r["params"][search.best_index_]
+    assert search.best_params_ == best
+    assert search.best_score_ == pytest.approx(means.max(), abs=1e-15)
+    # The refit is the candidate built and fitted by hand on all the data.
+    by_hand = fit_independent(independent(best["loss"], best["preprocessing"], best["C"]), X, y, qid)
+    np.testing.assert_array_equal(last_coef(search.best_estimator_), last_coef(by_hand))
+    np.testing.assert_array_equal(search.predict(X), by_hand.predict(X))
+
+
+@pytest.mark.parametrize("preprocessing", ["standard", "binned"])
+def test_split_scores_are_fits_on_the_training_rows_alone(data, preprocessing):
+    # At the smallest C the path has nothing to start from, so the model is the cold fit: the
+    # split's score must be that of the pipeline fitted on the split's training rows only. A
+    # scaler or binner fitted on all rows (leaking the validation rows) gives other scores.
+    X, y, qid = data
+    splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
+    search = SVMMapCV(CS, loss="auto", losses=["map"], preprocessing=[preprocessing], cv=splits, n_jobs=1)
+    search.fit(X, y, qid=qid)
+    r = search.cv_results_
+    assert list(r["param_preprocessing"]) == [preprocessing] * len(CS)
+    for k, (train, test) in enumerate(splits):
+        model = fit_independent(independent("map", preprocessing, CS[0]), X[train], y[train], qid[train])
+        expected = per_query("map", y[test], model.predict(X[test]), qid[test]).mean()
+        assert r[f"split{k}_test_score"][0] == pytest.approx(expected, abs=1e-12)
+    # The refit is a Pipeline that is saved and loaded with its preprocessing.
+    assert isinstance(search.best_estimator_, Pipeline)
+
+
+@pytest.mark.parametrize("preprocessing", ["none", "standard", "binned"])
+def test_the_refitted_model_saves_loads_and_predicts(data, preprocessing, tmp_path):
+    X, y, qid = data
+    search = SVMMapCV([0.1, 1.0], loss="auto", losses=["pairwise"], preprocessing=preprocessing, cv=3, n_jobs=1)
+    search.fit(X, y, qid=qid)
+    assert isinstance(search.best_estimator_, SVMMap if preprocessing == "none" else Pipeline)
+    path = tmp_path / "model.json"
+    save_model(search.best_estimator_, path)
+    np.testing.assert_allclose(load_model(path).predict(X), search.predict(X), rtol=1e-12, atol=1e-12)
+
+
+class Scripted(SVMMapCV):
+    """An SVMMapCV whose validation scores are a script, one per call (split by split, C by C),
+    so that the shape of the score path along C is known exactly."""
+
+    def __init__(self, Cs=CS, *, script=(), **kw):
+        super().__init__(Cs, **kw)
+        self.script = script
+
+    def _validation_score(self, coef, v_X, v_y, v_qid, v_weights, threads):
+        value = self.script[self.calls]
+        self.calls += 1
+        return value, False
+
+
+@pytest.mark.parametrize(
+    "means, patience, n_fitted",
+    [
+        # The best at C_2 (0.7), then three values below it: patience 3 fits C_3, C_4, C_5 and stops.
+        ([0.5, 0.6, 0.7, 0.65, 0.66, 0.69, 0.8, 0.9], 3, 6),
+        # Patience 2 stops two values after the best, at C_4.
+        ([0.5, 0.6, 0.7, 0.65, 0.66, 0.69, 0.8, 0.9], 2, 5),
+        # Patience 1 stops at the first value that does not improve; equal is no improvement.
+        ([0.5, 0.5, 0.9, 0.95, 0.99, 0.99, 0.99, 0.99], 1, 2),
+        # A better value resets the count: C_1 falls, C_2 improves, C_3 and C_4 fall.
+        ([0.5, 0.4, 0.6, 0.55, 0.5, 0.9, 0.9, 0.9], 2, 5),
+        # Without patience every C is fitted.
+        ([0.5, 0.4, 0.3, 0.2, 0.1, 0.0, 0.0, 0.0], None, 8),
+    ],
+)
+def test_a_path_stops_patience_values_after_its_best(data, means, patience, n_fitted):
+    X, y, qid = data
+    Cs = [10.0**e for e in range(-3, 5)]
+    # Two splits, both scoring the path's value at each C (so the mean is that value).
+    script = [m for m in means for _ in range(2)]
+    search = Scripted(Cs, script=script, loss="auto", losses=["map"], cv=2, patience=patience, refit=False, n_jobs=1)
+    search.calls = 0
+    search.fit(X, y, qid=qid)
+    status = list(search.cv_results_["status"])
+    assert status == ["fitted"] * n_fitted + ["early stop"] * (len(Cs) - n_fitted)
+    np.testing.assert_array_equal(search.cv_results_["mean_test_score"][:n_fitted], means[:n_fitted])
+    assert np.isnan(search.cv_results_["mean_test_score"][n_fitted:]).all()
+    assert search.calls == 2 * n_fitted
+    assert search.best_params_["C"] == Cs[int(np.argmax(means[:n_fitted]))]
+
+
+def test_paths_stop_independently(data):
+    # Two losses: the first path's scores fall at once, the second's rise; the search keeps
+    # fitting the second after the first has stopped (calls alternate per C while both run).
+    X, y, qid = data
+    Cs = [0.01, 0.1, 1.0, 10.0]
+    # Call order (one split each, cv=2 -> two calls per candidate and C):
+    # C0: map, pairwise; C1: map, pairwise; C2: pairwise (map stopped); C3: pairwise.
+    script = [0.5, 0.5, 0.1, 0.1] + [0.4, 0.4, 0.2, 0.2] + [0.5, 0.5] + [0.6, 0.6]
+    search = Scripted(Cs, script=script, loss="auto", losses=["map", "pairwise"], cv=2, patience=1, refit=False)
+    search.calls = 0
+    search.fit(X, y, qid=qid)
+    assert list(search.cv_results_["status"]) == ["fitted", "fitted", "early stop", "early stop"] + ["fitted"] * 4
+    assert search.best_params_ == {"loss": "pairwise", "preprocessing": "none", "C": 10.0}
+
+
+def test_a_tiny_time_budget_stops_with_a_warning_and_a_result(data):
+    X, y, qid = data
+    search = SVMMapCV(CS, loss="auto", preprocessing="auto", cv=3, time_budget=1e-9, n_jobs=1)
+    with pytest.warns(UserWarning, match="time budget"):
+        search.fit(X, y, qid=qid)
+    status = search.cv_results_["status"]
+    # Only the first candidate, which always runs, was fitted; every other row says why not.
+    assert list(status).count("fitted") == 1 and status[0] == "fitted"
+    assert set(status[1:]) == {"time budget"}
+    assert search.best_index_ == 0
+    assert np.isfinite(search.best_score_)
+    assert hasattr(search, "best_estimator_")
+
+
+def test_validation_set_scores_fits_on_all_training_rows(data):
+    X, y, qid = data
+    train, vali = qid < 20, qid >= 20
+    search = SVMMapCV(CS, loss="auto", preprocessing="auto", scoring="ndcg@10", cv="validation", n_jobs=1)
+    search.fit(X[train], y[train], qid=qid[train], eval_set=[(X[vali], y[vali])], eval_qid=[qid[vali]])
+    r = search.cv_results_
+    assert search.n_splits_ == 1
+    # At the smallest C each path's model is the cold fit on all the training rows, scored on
+    # the eval_set (with the preprocessing fitted on the training rows).
+    for i in np.flatnonzero(r["param_C"] == CS[0]):
+        p = r["params"][i]
+        model = fit_independent(independent(p["loss"], p["preprocessing"], p["C"]), X[train], y[train], qid[train])
+        expected = per_query("ndcg@10", y[vali], model.predict(X[vali]), qid[vali]).mean()
+        assert r["split0_test_score"][i] == pytest.approx(expected, abs=1e-12), p
+
+
+def test_a_path_fitted_in_pieces_is_the_path_fitted_at_once(data):
+    X, y, qid = data
+    cX = check_matrix(X)[0]
+    codes, ids = check_qid(qid, len(y))
+    config = SVMMap(loss="ndcg@10:graded", n_jobs=1)._config()
+    grid = [0.01, 0.1, 1.0, 10.0, 100.0]
+    whole = _core.fit_path(cX, y, codes, len(ids), config, grid, warm=True)
+    state, pieces = None, []
+    for C in grid:
+        path, state = _core.fit_path_from(cX, y, codes, len(ids), config, [C], warm_state=state)
+        pieces += path
+    for (w_whole, s_whole), (w_piece, s_piece) in zip(whole, pieces):
+        np.testing.assert_array_equal(w_whole, w_piece)
+        assert s_whole.n_iter == s_piece.n_iter and s_whole.primal == s_piece.primal
+
+
+def test_losses_is_only_a_search_list_with_loss_auto(data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match='loss="auto"'):
+        SVMMapCV(loss="map", losses=["map", "pairwise"]).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="preprocessing"):
+        SVMMapCV(preprocessing="pca").fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="patience"):
+        SVMMapCV(loss="auto", patience=0).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="time_budget"):
+        SVMMapCV(loss="auto", time_budget=-1).fit(X, y, qid=qid)
+
+
+def test_a_loss_name_alone_keeps_the_C_search(data):
+    # loss="map" without a preprocessing is the C search of before: one row per C, its columns,
+    # and the same scores as a cold path of the core.
+    X, y, qid = data
+    splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
+    search = SVMMapCV(CS, cv=splits, n_jobs=1).fit(X, y, qid=qid)
+    assert "status" not in search.cv_results_ and "param_loss" not in search.cv_results_
+    np.testing.assert_array_equal(search.cv_results_["param_C"], CS)
+    assert search.best_params_ == {"loss": "map", "preprocessing": "none", "C": search.best_C_}
+    train, test = splits[0]
+    codes, ids = check_qid(qid[train], train.size)
+    path = _core.fit_path(check_matrix(X[train])[0], y[train], codes, len(ids), SVMMap(n_jobs=1)._config(), CS)
+    expected = [per_query("map", y[test], X[test] @ w, qid[test]).mean() for w, _ in path]
+    np.testing.assert_allclose(search.cv_results_["split0_test_score"], expected, rtol=0, atol=1e-12)
+
+
+def write_letor(path, X, y, qid):
+    with open(path, "w") as f:
+        for row, label, q in zip(X, y, qid):
+            f.write(f"{int(label)} qid:{q} " + " ".join(f"{i + 1}:{float(v)!r}" for i, v in enumerate(row)) + "\n")
+
+
+@pytest.mark.parametrize("validation", [True, False])
+def test_learn_auto_writes_the_best_model(data, tmp_path, validation):
+    X, y, qid = data
+    train, vali = qid < 20, qid >= 20
+    write_letor(tmp_path / "train.txt", X[train], y[train], qid[train])
+    write_letor(tmp_path / "vali.txt", X[vali], y[vali], qid[vali])
+    where = ["--vali", tmp_path / "vali.txt"] if validation else ["--cv", "3"]
+    args = ["learn", "--auto", "--n-jobs", "1", *where, tmp_path / "train.txt", tmp_path / "model.json"]
+    r = subprocess.run([sys.executable, "-m", "svmmap", *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "best: loss" in r.stderr
+    # The same search in Python gives the same model.
+    search = SVMMapCV(
+        loss="auto", preprocessing="auto", scoring="ndcg@10", cv="validation" if validation else 3, n_jobs=1
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if validation:
+            search.fit(X[train], y[train], qid=qid[train], eval_set=[(X[vali], y[vali])], eval_qid=[qid[vali]])
+        else:
+            search.fit(X[train], y[train], qid=qid[train])
+    loaded = load_model(tmp_path / "model.json")
+    np.testing.assert_allclose(loaded.predict(X), search.predict(X), rtol=1e-9, atol=1e-9)
+
+
+def test_sample_weights_weight_the_fits_and_the_split_means(data):
+    # At the smallest C the split's model is the cold weighted fit on its training rows, and
+    # its score is the validation queries' mean weighted by their weights.
+    X, y, qid = data
+    weights = np.repeat(np.random.default_rng(1).uniform(0.5, 2.0, 30), np.bincount(qid))
+    splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
+    search = SVMMapCV(CS, loss="auto", losses=["map"], preprocessing="standard", cv=splits, n_jobs=1)
+    search.fit(X, y, qid=qid, sample_weight=weights)
+    for k, (train, test) in enumerate(splits):
+        model = independent("map", "standard", CS[0])
+        model.fit(X[train], y[train], m__qid=qid[train], m__sample_weight=weights[train])
+        pq = per_query("map", y[test], model.predict(X[test]), qid[test])
+        w = np.array([weights[test][qid[test] == q][0] for q in pq.qids])
+        expected = float(np.dot(w, pq.values) / w.sum())
+        assert search.cv_results_[f"split{k}_test_score"][0] == pytest.approx(expected, abs=1e-12)
+
+
+def test_sparse_features_are_scaled_without_centering(data):
+    import scipy.sparse as sp
+
+    X, y, qid = data
+    search = SVMMapCV([0.1, 1.0], loss="auto", losses=["map"], preprocessing="standard", cv=3, n_jobs=1)
+    search.fit(sp.csr_matrix(X), y, qid=qid)
+    C = search.best_params_["C"]
+    by_hand = Pipeline([("p", StandardScaler(with_mean=False)), ("m", SVMMap(C=C, n_jobs=1))])
+    by_hand.fit(sp.csr_matrix(X), y, m__qid=qid)
+    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, by_hand[-1].coef_)
