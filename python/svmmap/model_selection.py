@@ -22,6 +22,7 @@ from ._validation import (
     check_qid,
     check_weight_memory,
     feature_names_of,
+    forget_fit,
     n_threads,
     qid_of,
     query_weights,
@@ -395,6 +396,8 @@ class SVMMapCV(BaseEstimator):
         -------
         self : SVMMapCV
         """
+        # A failed fit must not leave the previous fit's choice and scores behind (issue 36).
+        forget_fit(self)
         grid = self._check_params()
         if self._searching():
             return self._fit_search(
@@ -678,12 +681,14 @@ class SVMMapCV(BaseEstimator):
         v_core, v_rows, v_features = check_matrix(pair[0], name="eval_set[0] X")
         if v_features != n_features:
             raise ValueError(f"eval_set[0] has {v_features} features, but X has {n_features}")
-        v_y = check_labels(pair[1], v_rows, name="eval_set[0] y")
+        v_y = check_labels(pair[1], v_rows, name="eval_set[0] y", rows_name="eval_set[0] X")
         if eval_group is not None:
-            v_qid = qid_of(None, eval_group[0], v_rows, "eval_qid[0]", "eval_group[0]")
+            v_qid = qid_of(None, eval_group[0], v_rows, "eval_qid[0]", "eval_group[0]", rows_name="eval_set[0] X")
         else:
-            v_qid = qid_of(grouping[0], None, v_rows, "eval_qid[0]", "eval_group[0]")
-        v_codes, _ = check_qid(v_qid, v_rows, required_by="eval_set[0]")
+            v_qid = qid_of(grouping[0], None, v_rows, "eval_qid[0]", "eval_group[0]", rows_name="eval_set[0] X")
+        v_codes, _ = check_qid(
+            v_qid, v_rows, required_by="eval_set[0]", qid_name="eval_qid[0]", rows_name="eval_set[0] X"
+        )
         return v_core, v_y, v_codes
 
     def _fitted(self) -> Any:

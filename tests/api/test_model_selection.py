@@ -378,3 +378,25 @@ def test_path_does_not_depend_on_the_thread_count(small):
     two = SVMMapCV(Cs=GRID, cv=3, n_jobs=2, refit=False).fit(X, y, qid=qid)
     np.testing.assert_array_equal(one.cv_results_["mean_test_score"], two.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(one.cv_results_["total_n_evals"], two.cv_results_["total_n_evals"])
+
+
+def test_a_failed_refit_leaves_no_previous_choice_and_eval_errors_name_the_eval_set():
+    """After a fit that fails its input checks, SVMMapCV holds nothing of the fit before (it
+    kept best_C_, cv_results_ and best_estimator_); errors about the eval set name it."""
+    import numpy as np
+    import pytest
+    from svmmap import SVMMapCV
+
+    rng = np.random.default_rng(0)
+    y = np.tile([1, 0, 0, 1, 0, 0], 10)
+    X = rng.normal(size=(60, 3)) + np.outer(y, [1.0, 0.0, 0.0])
+    qid = np.repeat(np.arange(10), 6)
+    cv = SVMMapCV(Cs=[0.1, 1.0], cv=3).fit(X, y, qid=qid)
+    assert hasattr(cv, "best_estimator_")
+    with pytest.raises(ValueError, match="y has 59 entries"):
+        cv.fit(X, y[:-1], qid=qid)
+    assert not any(hasattr(cv, a) for a in ("best_C_", "cv_results_", "best_estimator_", "coef_"))
+    with pytest.raises(ValueError, match=r"eval_set\[0\] y has 6 entries but eval_set\[0\] X has 5 rows"):
+        SVMMapCV(Cs=[1.0], cv="validation").fit(X, y, qid=qid, eval_set=[(X[:5], y[:6])], eval_qid=[qid[:5]])
+    with pytest.raises(ValueError, match=r"eval_qid\[0\] has 4 entries but eval_set\[0\] X has 5 rows"):
+        SVMMapCV(Cs=[1.0], cv="validation").fit(X, y, qid=qid, eval_set=[(X[:5], y[:5])], eval_qid=[qid[:4]])
