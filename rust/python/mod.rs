@@ -190,6 +190,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(training::fit_path_from, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::predict, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::column_moments, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluation::transpose_dot, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::oracle_argmax, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::structured_hinge, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::evaluate, m)?)?;

@@ -277,6 +277,8 @@ MEMORY_LIMITED_CALLS = [
     "_core.structured_hinge(s, y, codes, nq, [['map']], 0.0, 2)",
     "_core.bin_fit(X, binner_config, 0)",
     "_core.predict(core_X, coef, 0)",
+    # The product of the latent rounds (NumPy's v @ X exited the interpreter here, issue 36).
+    "core_X.transpose_dot(s)",
     "_core.read_letor_file(DATA)",
     "_core.read_letor_file(GZ, 'float32')",
 ]
