@@ -546,12 +546,7 @@ class SVMMapCV(BaseEstimator):
         self.best_score_ = chosen.score
         self.best_index_ = grid.index(chosen.C)
         self.best_params_: Dict[str, Any] = {"loss": self.loss, "preprocessing": "none", "C": chosen.C}
-        self.n_splits_ = len(splits)
-        self.n_features_in_ = n_features
-        if names is not None:
-            self.feature_names_in_ = names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
+        self._set_data_attributes(len(splits), n_features, names)
         if self.refit:
             self.best_estimator_ = self._estimator(chosen.C).fit(X, y, qid=qid, sample_weight=sample_weight)
             self.coef_ = self.best_estimator_.coef_
@@ -622,12 +617,7 @@ class SVMMapCV(BaseEstimator):
         self.best_params_ = dict(results["params"][best])
         self.best_C_ = float(self.best_params_["C"])
         self.best_score_ = float(results["mean_test_score"][best])
-        self.n_splits_ = len(splits)
-        self.n_features_in_ = n_features
-        if names is not None:
-            self.feature_names_in_ = names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
+        self._set_data_attributes(len(splits), n_features, names)
         if self.refit:
             model = self._candidate(**self.best_params_, sparse=hasattr(X, "tocsr"))
             if isinstance(model, SVMMap):
@@ -655,6 +645,16 @@ class SVMMapCV(BaseEstimator):
         from sklearn.pipeline import Pipeline
 
         return Pipeline([(preprocessing, transformer), ("svmmap", model)])
+
+    def _set_data_attributes(self, n_splits: int, n_features: int, names: Optional[np.ndarray]) -> None:
+        """The fitted attributes that describe the data, the same for the C search and the
+        search over losses and preprocessing."""
+        self.n_splits_ = n_splits
+        self.n_features_in_ = n_features
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
 
     def _validation_set(
         self,
