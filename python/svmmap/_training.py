@@ -120,6 +120,9 @@ class BareSVMMap:
     n_iter_: int
     n_cuts_: int
     n_queries_: int
+    #: With eval_set: the metric values per iteration, and with early stopping the best ones.
+    evals_result_: Dict[str, Dict[str, List[float]]]
+    best_score_: Dict[str, Dict[str, float]]
 
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(PARAMETER_DEFAULTS))

@@ -226,3 +226,41 @@ def test_classify_names_swapped_arguments(tmp_path, capsys):
     assert main(["classify", str(data), str(broken), str(tmp_path / "p.txt")]) == 2
     err = capsys.readouterr().err
     assert "broken.json" in err and "look swapped" not in err
+
+
+def test_learn_with_a_validation_file_stops_early_as_the_api_does(fold_files, tmp_path, capsys):
+    """svmmap learn --vali FILE --early-stopping N trains the model SVMMap.fit(eval_set=...,
+    early_stopping_rounds=N, eval_metric=--scoring) trains (the same coefficients, those of the
+    best validation iteration), and says which iteration it kept; --early-stopping without
+    --vali is refused."""
+    import warnings
+
+    model_path = tmp_path / "m.json"
+    code = main(
+        [
+            "learn",
+            "-c",
+            "10",
+            "--vali",
+            str(fold_files / "vali.txt"),
+            "--early-stopping",
+            "3",
+            "--scoring",
+            "ndcg@10",
+            str(fold_files / "train.txt"),
+            str(model_path),
+        ]
+    )
+    assert code == 0
+    err = capsys.readouterr().err
+    X, y, qid = load_mq2008(1, "train")
+    Xv, yv, qv = load_mq2008(1, "vali")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api = svmmap.SVMMap(C=10.0).fit(
+            X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], eval_metric="ndcg@10", early_stopping_rounds=3
+        )
+    np.testing.assert_array_equal(svmmap.load_model(model_path).coef_, api.coef_)
+    assert f"kept iteration {api.best_iteration_} of " in err
+    assert main(["learn", "--early-stopping", "3", str(fold_files / "train.txt"), str(tmp_path / "n.json")]) == 2
+    assert "give it with --vali FILE" in capsys.readouterr().err

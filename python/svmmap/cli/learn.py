@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 import warnings
-from typing import TYPE_CHECKING, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from ._files import data_inputs, refuse_overwriting_inputs, same_file, wrote
 
@@ -82,8 +82,18 @@ def run_learn(args: argparse.Namespace) -> None:
     if args.auto:
         _learn_auto(args)
         return
-    refuse_overwriting_inputs("MODEL", args.model, data_inputs("TRAIN", args.train, args.group))
+    inputs = data_inputs("TRAIN", args.train, args.group)
+    if args.early_stopping is not None and args.vali is None:
+        raise ValueError("--early-stopping watches the validation file: give it with --vali FILE")
+    if args.vali is not None:
+        inputs = inputs + data_inputs("VALI", args.vali, None)
+    refuse_overwriting_inputs("MODEL", args.model, inputs)
     X, y, qid = load_letor(args.train, group=args.group, missing=args.missing)
+    validation = None
+    if args.vali is not None:
+        # A validation file without a feature the training file has reads as zeros there.
+        X_val, y_val, qid_val = load_letor(args.vali, n_features=X.shape[1], missing=args.missing)
+        validation = (X_val, y_val, qid_val)
     model = BareSVMMap(**{p["name"]: getattr(args, p["name"]) for p in TRAINING_PARAMETERS})
     # The target is the core's tolerance (eps * C * slack groups), not a restatement of it.
     display = _ProgressDisplay(train_config(model).tolerance) if args.verbose else None
@@ -105,9 +115,21 @@ def run_learn(args: argparse.Namespace) -> None:
                 # The reader gives float64 rows; a sparse file's are densified, as Binner does.
                 features = contiguous(X.toarray() if hasattr(X, "toarray") else X)
                 binning = BinningSpec.fit(features, config, params, n_threads(args.n_jobs))
-                train(model, binning.binned(features, n_threads(args.n_jobs)), y, qid)
+                if validation is not None:
+                    X_val = validation[0]
+                    binned_val = binning.binned(
+                        contiguous(X_val.toarray() if hasattr(X_val, "toarray") else X_val), n_threads(args.n_jobs)
+                    )
+                    validation = (binned_val, *validation[1:])
+                train(
+                    model,
+                    binning.binned(features, n_threads(args.n_jobs)),
+                    y,
+                    qid,
+                    **_validation_args(args, validation),
+                )
             else:
-                train(model, X, y, qid)
+                train(model, X, y, qid, **_validation_args(args, validation))
     finally:
         if display is not None:
             display.close()
@@ -119,12 +141,32 @@ def run_learn(args: argparse.Namespace) -> None:
     wrote(args.model)
     # A latent-target loss trains in CCCP rounds; the solver's figures are its last round's.
     rounds = f"{model.n_rounds_} CCCP rounds from map, the last in " if hasattr(model, "n_rounds_") else ""
+    if validation is not None:
+        metric = args.scoring
+        scores = model.evals_result_["valid_0"][metric]
+        best = getattr(model, "best_iteration_", None)
+        kept = f"kept iteration {best} of {len(scores)}" if best is not None else f"{len(scores)} iterations"
+        value = model.best_score_["valid_0"][metric] if best is not None else scores[-1]
+        print(f"validation {metric} {value:.4f} ({kept}) on {args.vali}", file=sys.stderr)
     print(
         f"trained on {model.n_queries_} queries in {time.perf_counter() - start:.2f}s: "
         f"{rounds}{model.n_iter_} iterations, primal {model.objective_:.6g}, gap {model.gap_:.3g}, "
         f"{model.n_cuts_} active cuts; model written to {args.model}",
         file=sys.stderr,
     )
+
+
+def _validation_args(args: argparse.Namespace, validation: Any) -> dict:
+    """The eval-set arguments of ``train`` for ``--vali`` (and ``--early-stopping``)."""
+    if validation is None:
+        return {}
+    X_val, y_val, qid_val = validation
+    return {
+        "eval_set": [(X_val, y_val)],
+        "eval_qid": [qid_val],
+        "eval_metric": args.scoring,
+        "early_stopping_rounds": args.early_stopping,
+    }
 
 
 def _looks_like_model(path: str) -> bool:

@@ -237,13 +237,25 @@ def _learn(sub: Any) -> None:
         "--vali",
         default=None,
         metavar="FILE",
-        help="with --auto: score the candidates on this LETOR/svmlight file (default: --cv folds of TRAIN)",
+        help="a validation LETOR/svmlight file: with --auto, the candidates are scored on it (default: --cv folds "
+        "of TRAIN); otherwise its --scoring metric is recorded at every iteration and, with --early-stopping, "
+        "watched",
+    )
+    learn.add_argument(
+        "--early-stopping",
+        type=_at_least(1),
+        default=None,
+        metavar="N",
+        help="with --vali: stop when the validation --scoring metric has not improved for N iterations and keep "
+        "the model of its best iteration, as SVMMap.fit(early_stopping_rounds=N) (default: no early stopping)",
     )
     learn.add_argument(
         "--cv", type=_at_least(2), default=5, help="with --auto and no --vali: query-grouped folds (default 5)"
     )
     learn.add_argument(
-        "--scoring", default="ndcg@10", help="with --auto: the validation metric, e.g. map (default ndcg@10)"
+        "--scoring",
+        default="ndcg@10",
+        help="with --auto or --vali: the validation metric, e.g. map (default ndcg@10)",
     )
     learn.add_argument(
         "--time-budget",
