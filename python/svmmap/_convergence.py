@@ -69,7 +69,13 @@ def _causes(model: Any, summary: Any, column_std: Optional[np.ndarray]) -> str:
             f"or bin them, Pipeline(Binner(), {_estimator(model)})"
         )
     if not causes:
-        causes.append(f"C = {model.C:g} is large for these features: train a smaller C, or a larger eps")
+        if summary.stop == "stalled":
+            causes.append(f"C = {model.C:g} is large for these features: train a smaller C, or a larger eps")
+        else:
+            # A limit reached is not a cause measured in the data: nothing else is claimed.
+            limit = f"max_iter={model.max_iter}" if summary.stop == "max_iter" else f"max_time={model.max_time:g} s"
+            scales = "" if span is None else f" (the features' scales span {span[0]:.1f} orders of magnitude)"
+            causes.append(f"none measured in the data{scales}; {limit} was reached first")
     return "; ".join(causes)
 
 
@@ -86,8 +92,8 @@ def stop_message(name: str, model: Any, summary: Any, column_std: Optional[np.nd
     kept = f"the model is the best iterate (objective {summary.primal:.6g}, at most the gap above the optimum)"
     if stop == "max_iter":
         return (
-            f"{name} stopped at max_iter={model.max_iter} with {gap}; {kept}. Raise max_iter or eps, or remove the "
-            f"likely cause: {_causes(model, summary, column_std)}"
+            f"{name} stopped at max_iter={model.max_iter} with {gap}; {kept}. Raise max_iter or eps. Likely cause: "
+            f"{_causes(model, summary, column_std)}"
         )
     if stop == "stalled":
         return (

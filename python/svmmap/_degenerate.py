@@ -120,7 +120,12 @@ def message(
                 "eps or a larger C may give one that ranks."
             )
     else:
-        certificate = f" Training stopped at {summary.stop!r} before the optimum was certified (gap {summary.gap:.3g})."
+        how = (
+            "was stopped by a callback or early stopping"
+            if summary.stop == "callback"
+            else f"stopped at {summary.stop!r}"
+        )
+        certificate = f" Training {how} before the optimum was certified (gap {summary.gap:.3g})."
     if latent:
         certificate += f" {_loss_text(loss)} is not convex: its CCCP rounds stop at a local optimum. " + (
             note
@@ -140,6 +145,14 @@ def advice(loss: Any, summary: Any = None) -> str:
     ``summary``, a fit that did not certify w = 0 tightly (stopped early, or a loose
     certificate) is told to train further first: blaming the features or the loss would not
     follow from it."""
+    if summary is not None and summary.stop == "callback":
+        # Stopped on purpose (a callback, or early stopping on a validation set): no
+        # ConvergenceWarning is issued, and nothing is known of the optimum.
+        return (
+            "Training was stopped before the optimum was certified (by a callback or early stopping, which "
+            "keeps its best validation iteration); until a fit converges nothing follows about the features, "
+            "labels or loss."
+        )
     if summary is not None and summary.stop != "converged":
         return (
             "Let the fit converge first (see the ConvergenceWarning for the cause and remedy); "

@@ -99,7 +99,7 @@ def _check_watchable(first: tuple) -> None:
     w = 0 tells before any training whether it can ever be a number: a NaN would never compare
     as an improvement, and early stopping used to stop after ``rounds`` iterations keeping the
     first iterate, w = 0, with a warning that blamed the training features."""
-    name, _, values, at_zero = first
+    name, _, values, at_zero, varies = first
     metric = next(iter(values))
     if at_zero[metric] != at_zero[metric]:
         index = name.rsplit("_", 1)[-1]
@@ -108,6 +108,13 @@ def _check_watchable(first: tuple) -> None:
             f"{metric!r} is defined (no query has a relevant document), so its value is NaN at every "
             "iteration: give a validation set whose queries have relevant documents, or fit without "
             "early_stopping_rounds"
+        )
+    if not varies:
+        index = name.rsplit("_", 1)[-1]
+        raise ValueError(
+            f"early stopping watches {metric!r} on eval_set[{index}], where no query has two different "
+            "labels (for example, every document is relevant), so every ranking scores the same and its value "
+            "never changes: give a validation set whose queries mix labels, or fit without early_stopping_rounds"
         )
 
 
@@ -172,7 +179,16 @@ def _eval_sets(
             at_zero = scorer(np.zeros(n_features))
         except ValueError as exc:
             raise ValueError(_eval_set_message(str(exc), x_name, y_name)) from None
-        out.append((f"valid_{i}", scorer, {m: [] for m in metrics}, at_zero))
+        # Whether some query has two different labels: without one, every ranking of every
+        # query scores the same, and early stopping would watch a constant.
+        codes = np.unique(np.asarray(eq), return_inverse=True)[1].reshape(-1)
+        labels = np.asarray(ey, dtype=np.float64)
+        low = np.full(int(codes.max()) + 1 if codes.size else 0, np.inf)
+        high = np.full_like(low, -np.inf)
+        np.minimum.at(low, codes, labels)
+        np.maximum.at(high, codes, labels)
+        varies = bool(np.any(high > low))
+        out.append((f"valid_{i}", scorer, {m: [] for m in metrics}, at_zero, varies))
     return out
 
 

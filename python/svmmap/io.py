@@ -185,7 +185,7 @@ def load_letor(
 
 #: LETOR's document id in a line's comment: ``#docid = GX004-93-7097963 inc = 1 prob = 0.02``
 #: (LETOR 4.0), ``#docid = 244338`` (OHSUMED); written ``docid=X`` by some tools.
-_DOCID = re.compile(r"(?:^|\s)docid\s*=\s*(\S+)")
+_DOCID = re.compile(r"(?:^|\s)docid\s*=\s*(\S+)", re.ASCII)
 
 
 def _data_line_numbers(path: PathLike) -> Optional[List[int]]:

@@ -600,6 +600,12 @@ def best_accuracy(y_true: Any, y_score: Any, qid: Any = None, *, relevance_thres
     0.64
     """
     labels, scores, codes, uniques = _inputs(y_true, y_score, qid)
+    # Every other metric's threshold is checked by the core; this one compares in numpy, where
+    # NaN made no document relevant and every query "perfect" (1.0).
+    if isinstance(relevance_threshold, bool) or not isinstance(relevance_threshold, (int, float, np.number)):
+        raise ValueError(f"relevance_threshold must be a finite number, got {relevance_threshold!r}")
+    if not np.isfinite(relevance_threshold):
+        raise ValueError(f"relevance_threshold must be a finite number, got {relevance_threshold!r}")
     relevant = labels > relevance_threshold
     best = []
     order = np.lexsort((-scores, codes))

@@ -55,6 +55,17 @@ def _column(values: Any, what: str, dtype: Any, name: str) -> np.ndarray:
             f"{name}: {what} must be a 1-D sequence (one entry per row), got {np.ndim(values)} dimension(s)"
         )
     if dtype is str:
+        if not (isinstance(values, np.ndarray) and values.dtype.kind in "USiu"):
+            # Ids are strings or integers, as in `from_frame`: NaN, None, a bool or a float
+            # became the text "nan", "None", "True" or "7.0", which matches nothing.
+            values = list(values)
+            for i, v in enumerate(values):
+                if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+                    values[i] = str(v)
+                elif not isinstance(v, str):
+                    raise ValueError(
+                        f"{name}: {what}[{i}] is {v!r} of type {type(v).__name__}; ids must be strings or integers"
+                    )
         # Checked before numpy's conversion, which drops trailing NUL characters ("d1\0" would
         # become "d1"): every Run and Qrels, from a file, a dict, a frame or fusion, holds only
         # ids that a run or qrels file can carry and give back.
@@ -115,7 +126,11 @@ class Run:
                 raise ValueError(f"run {self.name}: {what} has shape {getattr(self, what).shape}, expected ({n},)")
         if not np.all(np.isfinite(self.score)):
             raise ValueError(f"run {self.name}: scores must be finite numbers")
+        if not isinstance(self.tag, str):
+            raise ValueError(f"run {self.name}: the run tag must be a str, got {self.tag!r}")
         check_ids(self.tag, f"run {self.name}: the run tag")
+        # A pair listed twice could be written but not read back (readers refuse it).
+        _refuse_duplicates(self.qid, self.docno, f"run {self.name}", "appears")
 
     def __len__(self) -> int:
         return int(self.qid.shape[0])
@@ -137,8 +152,8 @@ class Run:
         qid, docno, score = [], [], []
         for q, docs in scores.items():
             for d, s in docs.items():
-                qid.append(str(q))
-                docno.append(str(d))
+                qid.append(q)
+                docno.append(d)
                 score.append(float(s))
         # Object arrays, not str arrays: the constructor checks the ids as given, before numpy's
         # str conversion drops a trailing NUL.
@@ -304,6 +319,7 @@ class Qrels:
         for what in ("docno", "rel"):
             if getattr(self, what).shape != (n,):
                 raise ValueError(f"qrels {self.name}: {what} has shape {getattr(self, what).shape}, expected ({n},)")
+        _refuse_duplicates(self.qid, self.docno, f"qrels {self.name}", "is judged")
 
     def __len__(self) -> int:
         return int(self.qid.shape[0])
@@ -321,7 +337,7 @@ class Qrels:
     @classmethod
     def from_dict(cls, judgments: Mapping[str, Mapping[str, int]], *, name: str = "qrels") -> "Qrels":
         """Qrels from ``{qid: {docno: relevance}}`` (pytrec_eval's layout)."""
-        rows = [(str(q), str(d), r) for q, docs in judgments.items() for d, r in docs.items()]
+        rows = [(q, d, r) for q, docs in judgments.items() for d, r in docs.items()]
         qid, docno, rel = zip(*rows) if rows else ((), (), ())
         # Object arrays: the ids are checked as given (see Run.from_dict).
         return cls(np.asarray(qid, dtype=object), np.asarray(docno, dtype=object), np.asarray(rel), name)
@@ -847,13 +863,18 @@ def evaluate_measures(
         with_rel = set(qrels.qid[qrels.rel >= 1].tolist())
         wanted = [q for q in wanted if q in with_rel]
     keep = np.isin(run.qid, wanted)
-    ranked = _ranked_dict(run, keep)
-    wanted_set = set(wanted)
-    qrels_dict = {q: docs for q, docs in qrels.to_dict().items() if q in wanted_set}
+    # The tools behind ir_measures see the queries as 1, 2, 3, ... (their order in `wanted`):
+    # gdeval (ERR@k) reads query ids as numbers, and gave 0 for "-1", failed on "Q1", "1e3" or
+    # "1.5", and divided by zero for "007" beside "7"; every id Run and Qrels accept is valid
+    # for the other measures, so the aliases change no value.
+    alias = {q: str(i + 1) for i, q in enumerate(wanted)}
+    original = {a: q for q, a in alias.items()}
+    ranked = {alias[q]: docs for q, docs in _ranked_dict(run, keep).items()}
+    qrels_dict = {alias[q]: docs for q, docs in qrels.to_dict().items() if q in alias}
     values: Dict[Any, Dict[str, float]] = {m: {} for m in set(parsed.values())}
     if ranked:
         for metric in ir_measures.iter_calc(list(values), qrels_dict, ranked):
-            values[metric.measure][str(metric.query_id)] = float(metric.value)
+            values[metric.measure][original[str(metric.query_id)]] = float(metric.value)
     # A wanted query that the run does not retrieve: every measure is 0, as with trec_eval -c.
     return {name: {q: values[m].get(q, 0.0) for q in wanted} for name, m in parsed.items()}
 
