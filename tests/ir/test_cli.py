@@ -264,3 +264,16 @@ def test_learn_with_a_validation_file_stops_early_as_the_api_does(fold_files, tm
     assert f"kept iteration {api.best_iteration_} of " in err
     assert main(["learn", "--early-stopping", "3", str(fold_files / "train.txt"), str(tmp_path / "n.json")]) == 2
     assert "give it with --vali FILE" in capsys.readouterr().err
+
+
+def test_learn_names_swapped_arguments(tmp_path, capsys):
+    data = tmp_path / "d.txt"
+    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    model = tmp_path / "m.json"
+    assert main(["learn", str(data), str(model)]) == 0
+    capsys.readouterr()
+    before = data.read_text()
+    assert main(["learn", str(model), str(data)]) == 2
+    err = capsys.readouterr().err
+    assert "the arguments look swapped" in err and "svmmap learn TRAIN MODEL" in err
+    assert data.read_text() == before

@@ -83,6 +83,12 @@ def run_learn(args: argparse.Namespace) -> None:
         _learn_auto(args)
         return
     inputs = data_inputs("TRAIN", args.train, args.group)
+    if _looks_like_model(args.train):
+        # MODEL TRAIN instead of TRAIN MODEL: say so before the reader reports line 1's '{'.
+        raise ValueError(
+            f"TRAIN {args.train} is an svmmap model file (JSON), not training data; the arguments look swapped "
+            "(usage: svmmap learn TRAIN MODEL)"
+        )
     if args.early_stopping is not None and args.vali is None:
         raise ValueError("--early-stopping watches the validation file: give it with --vali FILE")
     if args.vali is not None:
