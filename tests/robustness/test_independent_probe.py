@@ -101,3 +101,15 @@ def test_a_limit_reached_is_not_blamed_on_C(limit):
     texts = [str(w.message) for w in seen if issubclass(w.category, ConvergenceWarning)]
     assert len(texts) == 1
     assert "is large for these features" not in texts[0] and "was reached first" in texts[0]
+
+
+@pytest.mark.parametrize("name", ["ndcg@\u0661\u0660", "p@\uff15", "recall@\u0967\u0966"])
+def test_a_measure_name_in_other_digits_or_spaces_is_refused_by_every_reader(name):
+    """svmmap.metrics refused "ndcg@١٠" (Arabic-Indic digits) while evaluate_run read it as
+    NDCG@10: str.isdigit takes any script's digits."""
+    from svmmap.ir.trec import parse_measure
+
+    with pytest.raises(ValueError):
+        metrics.evaluate([1, 0], [1.0, 0.0], None, [name])
+    with pytest.raises(ValueError):
+        parse_measure(name)

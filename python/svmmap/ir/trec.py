@@ -750,6 +750,10 @@ def _parse_measure(name: str) -> Any:
     import ir_measures
 
     text = name.strip()
+    if not text.isascii():
+        # str.isdigit and int() take any script's digits ("ndcg@١٠" was NDCG@10 here and
+        # refused by svmmap.metrics); a measure name is ASCII in every tool.
+        raise ValueError(f"unknown measure {name!r}: a measure name is ASCII text")
     low = text.lower()
     if low in _PLAIN_NAMES:
         return ir_measures.parse_measure(_PLAIN_NAMES[low])
