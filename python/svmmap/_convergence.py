@@ -49,7 +49,8 @@ def _names(loss: Union[str, Sequence[str], Any]) -> List[str]:
 def _causes(model: Any, summary: Any, column_std: Optional[np.ndarray]) -> str:
     """The likely causes of a fit that did not converge, measured, each with its remedy."""
     causes = []
-    if any(name.split("*")[-1].strip().startswith("pairwise:count") for name in _names(model.loss)):
+    names = _names(model.loss)
+    if len(names) == 1 and names[0].strip() == "pairwise:count":
         # A cold fit's first iterate is w = 0, where every ranking scores the same: the first
         # cut's loss is the largest, every pair of different labels reversed, and the hinge R(0)
         # is its mean over the queries.
@@ -70,7 +71,10 @@ def _causes(model: Any, summary: Any, column_std: Optional[np.ndarray]) -> str:
         )
     if not causes:
         if summary.stop == "stalled":
-            causes.append(f"C = {model.C:g} is large for these features: train a smaller C, or a larger eps")
+            causes.append(
+                "none measured in the data (the features' scales are close); a smaller C or a larger eps "
+                "gives the solver an easier problem"
+            )
         else:
             # A limit reached is not a cause measured in the data: nothing else is claimed.
             limit = f"max_iter={model.max_iter}" if summary.stop == "max_iter" else f"max_time={model.max_time:g} s"
@@ -84,12 +88,18 @@ def _estimator(model: Any) -> str:
     return f"{name}(...)"
 
 
-def stop_message(name: str, model: Any, summary: Any, column_std: Optional[np.ndarray]) -> Optional[str]:
+def stop_message(
+    name: str, model: Any, summary: Any, column_std: Optional[np.ndarray], best_iteration: Optional[int] = None
+) -> Optional[str]:
     """The ConvergenceWarning's text for a fit that stopped at max_iter, stalled or ran out of
-    max_time; None for a fit that converged or that the callback stopped."""
+    max_time; None for a fit that converged or that the callback stopped. ``best_iteration``:
+    the iteration early stopping kept, whose model is not the solver's best iterate."""
     stop = summary.stop
     gap = f"duality gap {summary.gap:.3g}, {summary.gap / summary.tolerance:.3g} times its tolerance {summary.tolerance:.3g}"
-    kept = f"the model is the best iterate (objective {summary.primal:.6g}, at most the gap above the optimum)"
+    if best_iteration is not None:
+        kept = f"the model is the iterate of the best validation score (iteration {best_iteration})"
+    else:
+        kept = f"the model is the best iterate (objective {summary.primal:.6g}, at most the gap above the optimum)"
     if stop == "max_iter":
         return (
             f"{name} stopped at max_iter={model.max_iter} with {gap}; {kept}. Raise max_iter or eps. Likely cause: "

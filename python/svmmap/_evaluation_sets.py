@@ -112,9 +112,10 @@ def _check_watchable(first: tuple) -> None:
     if not varies:
         index = name.rsplit("_", 1)[-1]
         raise ValueError(
-            f"early stopping watches {metric!r} on eval_set[{index}], where no query has two different "
-            "labels (for example, every document is relevant), so every ranking scores the same and its value "
-            "never changes: give a validation set whose queries mix labels, or fit without early_stopping_rounds"
+            f"early stopping watches {metric!r} on eval_set[{index}], where every ranking of every query scores "
+            f"the same (for example, no query has both a relevant and a non-relevant document for {metric!r}), "
+            "so its value never changes: give a validation set whose queries mix labels, or fit without "
+            "early_stopping_rounds"
         )
 
 
@@ -179,15 +180,15 @@ def _eval_sets(
             at_zero = scorer(np.zeros(n_features))
         except ValueError as exc:
             raise ValueError(_eval_set_message(str(exc), x_name, y_name)) from None
-        # Whether some query has two different labels: without one, every ranking of every
-        # query scores the same, and early stopping would watch a constant.
-        codes = np.unique(np.asarray(eq), return_inverse=True)[1].reshape(-1)
-        labels = np.asarray(ey, dtype=np.float64)
-        low = np.full(int(codes.max()) + 1 if codes.size else 0, np.inf)
-        high = np.full_like(low, -np.inf)
-        np.minimum.at(low, codes, labels)
-        np.maximum.at(high, codes, labels)
-        varies = bool(np.any(high > low))
+        # Whether the first metric (the one early stopping watches) can change at all: on every
+        # query it takes its best value with the labels as scores and its worst with their
+        # negation, so if the two agree on every query, every ranking scores the same (every
+        # document relevant, or relevant labels 1 and 2 under a binary metric).
+        from .metrics import per_query
+
+        best = per_query(metrics[0], ey, np.asarray(ey, dtype=np.float64), eq, relevance_threshold=threshold)
+        worst = per_query(metrics[0], ey, -np.asarray(ey, dtype=np.float64), eq, relevance_threshold=threshold)
+        varies = not np.array_equal(np.asarray(best.values), np.asarray(worst.values), equal_nan=True)
         out.append((f"valid_{i}", scorer, {m: [] for m in metrics}, at_zero, varies))
     return out
 

@@ -278,8 +278,17 @@ def train(
             # The iterate of the best validation score is the model, as in LightGBM.
             coef = early.best_coef
         column_std = core_X.column_std(n_threads(model.n_jobs))
+        kept = early.best_iteration if early is not None and early.best_coef is not None else None
         set_fitted(
-            model, coef, summary, n_features, names, len(uniques), column_std=column_std, stacklevel=stacklevel + 1
+            model,
+            coef,
+            summary,
+            n_features,
+            names,
+            len(uniques),
+            column_std=column_std,
+            best_iteration=kept,
+            stacklevel=stacklevel + 1,
         )
         set_rounds(model, round_objectives, exhausted, stacklevel=stacklevel + 1)
     if early is not None:
@@ -365,6 +374,7 @@ def set_fitted(
     n_queries_total: int,
     *,
     column_std: Optional[np.ndarray] = None,
+    best_iteration: Optional[int] = None,
     stacklevel: int = 1,
 ) -> None:
     """Stores the solver's result as fitted attributes of ``model`` and reports skipped
@@ -401,7 +411,7 @@ def set_fitted(
             SkippedQueriesWarning,
             stacklevel=stacklevel + 1,
         )
-    text = stop_message(estimator_name(model), model, summary, column_std)
+    text = stop_message(estimator_name(model), model, summary, column_std, best_iteration)
     if text is not None:
         # scikit-learn's class, which users filter by; imported only here, where it is raised.
         from sklearn.exceptions import ConvergenceWarning
@@ -490,11 +500,12 @@ def fit_latent(
     config: "_core.TrainConfig",
     on_iteration: Optional[Callable[[IterationRecord], bool]],
     threads: int,
-) -> "tuple[np.ndarray, _core.FitSummary, list[float], bool, Optional[str]]":
+) -> "tuple[np.ndarray, _core.FitSummary, list[float], Union[bool, str], Optional[str]]":
     """NDCG@k with a latent target (``loss="ndcg@k:latent"``) by CCCP; returns the model, the
     solver summary of the round that made it, the objective before the first round and after
     every kept round, whether the rounds stopped at ``LATENT_MAX_ROUNDS`` with the objective
-    still decreasing by at least ``LATENT_RELATIVE_DECREASE`` of its value, and, when the rounds
+    still decreasing by at least ``LATENT_RELATIVE_DECREASE`` of its value (or, as a string, the
+    stop reason of a round that a limit ended and that was not kept), and, when the rounds
     ended at w = 0 from a map model that ranks, what the objective says about w = 0 there
     (`_zero_note`, for the DegenerateModelWarning).
 
@@ -553,6 +564,8 @@ def fit_latent(
 
     objectives = [objective(coef)]
     exhausted = False
+    # The limit (max_time, a stall) that ended the rounds in a round that was not kept.
+    ended_by: Optional[str] = None
     # The working set of the last kept round and the shift its cuts were made with.
     state: Optional[_core.WarmState] = None
     state_shift = np.zeros(0)
@@ -577,10 +590,14 @@ def fit_latent(
         )
         value = objective(new_coef)
         if value >= objectives[-1] or new_summary.stop != "converged":
-            # A round that stalled or ran out of time ends the rounds, kept when it helped.
+            # A round that stalled or ran out of time ends the rounds, kept when it helped; when
+            # it did not, the kept round's summary says "converged", and the limit that ended
+            # the rounds is reported through its stop reason all the same.
             if value < objectives[-1]:
                 coef, summary = new_coef, new_summary
                 objectives.append(value)
+            elif new_summary.stop != "converged":
+                ended_by = new_summary.stop
             break
         coef, summary = new_coef, new_summary
         state, state_shift = new_state, shift
@@ -592,7 +609,7 @@ def fit_latent(
     zero_note = None
     if not np.any(coef) and np.any(start):
         zero_note = _zero_note(start, objective, config.C)
-    return coef, summary, objectives, exhausted, zero_note
+    return coef, summary, objectives, ended_by or exhausted, zero_note
 
 
 #: The multiples t of the map start at which `_zero_note` measures the latent hinge: 10^-3 to
@@ -631,6 +648,11 @@ def _zero_note(start: np.ndarray, objective: Callable[[np.ndarray], float], C: f
             "multiple of the map model at every C."
         )
     threshold, t, hinge = best
+    if threshold < C:
+        return text + (
+            f"{t:g} times the map model has a lower latent objective at this C (hinge {hinge:.4g} against "
+            f"{at_zero:.4g} at w = 0), so w = 0 is only where the rounds stopped, a local optimum."
+        )
     return text + (
         f"At C >= {threshold:.3g} w = 0 is not its optimum ({t:g} times the map model has hinge {hinge:.4g} "
         f"against {at_zero:.4g} at w = 0), so a C of that order may rank."
@@ -657,7 +679,9 @@ def latent_path(
     return path
 
 
-def set_rounds(model: Any, round_objectives: Optional[List[float]], exhausted: bool, *, stacklevel: int = 1) -> None:
+def set_rounds(
+    model: Any, round_objectives: Optional[List[float]], exhausted: Union[bool, str], *, stacklevel: int = 1
+) -> None:
     """The CCCP attributes of a latent-target fit (``n_rounds_``, ``round_objectives_``) and the
     ConvergenceWarning when the rounds stopped at their limit; removed after any other fit."""
     if round_objectives is None:
@@ -667,7 +691,17 @@ def set_rounds(model: Any, round_objectives: Optional[List[float]], exhausted: b
         return
     model.n_rounds_ = len(round_objectives) - 1
     model.round_objectives_ = list(round_objectives)
-    if exhausted:
+    if isinstance(exhausted, str):
+        from sklearn.exceptions import ConvergenceWarning
+
+        warnings.warn(
+            f"{estimator_name(model)}(loss={model.loss!r}): a CCCP round ended by {exhausted!r} did not lower the "
+            f"objective, so the rounds stopped there; the model is the last kept round's ({model.n_rounds_} "
+            "rounds), whose solve converged, but the rounds did not reach their end",
+            ConvergenceWarning,
+            stacklevel=stacklevel + 1,
+        )
+    elif exhausted:
         from sklearn.exceptions import ConvergenceWarning
 
         warnings.warn(

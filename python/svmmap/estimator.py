@@ -130,9 +130,8 @@ class SVMMap(BaseEstimator):
         keeps its best iterate, sets ``stop_reason_ = "stalled"`` and issues a
         ``ConvergenceWarning`` naming the likely cause, measured from the data (feature scales
         spanning orders of magnitude; C times the pairs of ``"pairwise:count"``) and its remedy.
-        A gap closes ever more slowly, so a fit that misses ``max_iter`` at its recent rate
-        misses it at its real one; of 196 fits that converge (``benchmarks/stalls.py``) it
-        stopped two, which needed minutes (the guide, "Fits that stall").
+        A heuristic: of 196 fits that converge (``benchmarks/stalls.py``) it stopped two, slow
+        binned ``mrr@10`` fits at C >= 1000 (the guide, "Fits that stall").
     max_time : float or None, default=None
         Stop after the first iteration that ends this many seconds after the start; None (the
         default) sets no limit. Such a fit keeps its best iterate, sets

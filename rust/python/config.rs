@@ -450,6 +450,11 @@ impl TrainConfig {
                 }
             } else {
                 let x = real(p, v, false)?;
+                // A given limit is a finite number of seconds; no limit is None (infinity
+                // would not be written to a model file).
+                if !x.is_finite() {
+                    return Err(param_error(p.name, &expected_words(p), v));
+                }
                 options.set_float(p.name, x);
                 if let Err(Error::InvalidParameter { .. }) = options.validate() {
                     return Err(param_error(p.name, &expected_words(p), v));

@@ -132,7 +132,7 @@ def test_n_iter_no_change_is_checked(value):
         SVMMap(n_iter_no_change=value).fit(np.eye(2), [1, 0], qid=[0, 0])
 
 
-@pytest.mark.parametrize("value", [0, -1.0, float("nan"), True, "1"])
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), float("inf"), True, "1"])
 def test_max_time_is_checked(value):
     with pytest.raises(ValueError, match="max_time must be None or a number of seconds > 0"):
         SVMMap(max_time=value).fit(np.eye(2), [1, 0], qid=[0, 0])
@@ -172,3 +172,17 @@ def test_the_command_line_stops_a_stalled_fit_and_takes_the_limits(raw, tmp_path
     assert model.stop_reason_ == "max_time" and model.n_iter_no_change is None and model.max_time == 0.05
     bad = learn("--max-time", "0")
     assert bad.returncode != 0 and "--max-time" in bad.stderr
+
+
+def test_under_early_stopping_the_warning_names_the_model_it_returns(raw):
+    """Early stopping returns the iterate of the best validation score, not the solver's best
+    iterate; a stall's warning says so instead of quoting the solver's objective for it."""
+    X, y, qid = raw
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        model = SVMMap(C=1.0).fit(
+            X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], early_stopping_rounds=500, eval_metric="map"
+        )
+    texts = [str(w.message) for w in seen if issubclass(w.category, ConvergenceWarning)]
+    assert model.stop_reason_ == "stalled"
+    assert f"the iterate of the best validation score (iteration {model.best_iteration_})" in texts[0]

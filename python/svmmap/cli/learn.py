@@ -79,9 +79,8 @@ def run_learn(args: argparse.Namespace) -> None:
     from .._validation import n_threads
     from ..io import load_letor
 
-    if args.auto:
-        _learn_auto(args)
-        return
+    if args.auto and args.early_stopping is not None:
+        raise ValueError("--early-stopping is not used by --auto, which chooses C on --vali or --cv folds")
     inputs = data_inputs("TRAIN", args.train, args.group)
     if _looks_like_model(args.train):
         # MODEL TRAIN instead of TRAIN MODEL: say so before the reader reports line 1's '{'.
@@ -89,6 +88,9 @@ def run_learn(args: argparse.Namespace) -> None:
             f"TRAIN {args.train} is an svmmap model file (JSON), not training data; the arguments look swapped "
             "(usage: svmmap learn TRAIN MODEL)"
         )
+    if args.auto:
+        _learn_auto(args)
+        return
     if args.early_stopping is not None and args.vali is None:
         raise ValueError("--early-stopping watches the validation file: give it with --vali FILE")
     if args.vali is not None:
@@ -176,9 +178,16 @@ def _validation_args(args: argparse.Namespace, validation: Any) -> dict:
 
 
 def _looks_like_model(path: str) -> bool:
-    """Whether ``path`` is a readable file whose first non-blank character opens a JSON object
-    (as every svmmap model file does, and no LETOR file can)."""
+    """Whether ``path`` is a regular file whose first non-blank character opens a JSON object
+    (as every svmmap model file does, and no LETOR file can). Only a regular file is looked
+    into: reading ahead in a pipe or FIFO (``<(zcat train.gz)``, /dev/stdin) would take its
+    first bytes away from the reader."""
+    import os
+    import stat
+
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as f:
             head = f.read(4096).lstrip()
     except OSError:

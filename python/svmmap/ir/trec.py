@@ -55,7 +55,7 @@ def _column(values: Any, what: str, dtype: Any, name: str) -> np.ndarray:
             f"{name}: {what} must be a 1-D sequence (one entry per row), got {np.ndim(values)} dimension(s)"
         )
     if dtype is str:
-        if not (isinstance(values, np.ndarray) and values.dtype.kind in "USiu"):
+        if not (isinstance(values, np.ndarray) and values.dtype.kind in "Uiu"):
             # Ids are strings or integers, as in `from_frame`: NaN, None, a bool or a float
             # became the text "nan", "None", "True" or "7.0", which matches nothing.
             values = list(values)
@@ -292,7 +292,7 @@ def _frame_ids(frame: Any, name: str, role: str, *choices: str) -> np.ndarray:
 def _refuse_duplicates(qid: np.ndarray, docno: np.ndarray, name: str, verb: str) -> None:
     """A (query, document) pair listed twice is an error naming both rows: trec_eval would
     count the document twice, and a dict of the pairs would keep one of them silently."""
-    dup = _first_duplicate(qid.tolist(), docno.tolist())
+    dup = _first_duplicate(qid, docno)
     if dup is not None:
         row, first = dup
         raise ValueError(
@@ -476,7 +476,7 @@ def _open_lines(path: PathLike) -> Iterable[tuple]:
         yield name, lineno, split_fields(name, lineno, raw)
 
 
-def _first_duplicate(qid: List[str], docno: List[str]) -> Optional[tuple]:
+def _first_duplicate(qid: Any, docno: Any) -> Optional[tuple]:
     """(row of the first repeated (qid, docno) pair, row of its first occurrence), or None."""
     keys = np.char.add(np.char.add(np.asarray(qid, dtype=str), "\t"), np.asarray(docno, dtype=str))
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
