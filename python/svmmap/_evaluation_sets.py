@@ -109,7 +109,7 @@ def _check_watchable(first: tuple) -> None:
             "iteration: give a validation set whose queries have relevant documents, or fit without "
             "early_stopping_rounds"
         )
-    if not varies:
+    if not varies():
         index = name.rsplit("_", 1)[-1]
         raise ValueError(
             f"early stopping watches {metric!r} on eval_set[{index}], where every ranking of every query scores "
@@ -180,15 +180,20 @@ def _eval_sets(
             at_zero = scorer(np.zeros(n_features))
         except ValueError as exc:
             raise ValueError(_eval_set_message(str(exc), x_name, y_name)) from None
+
         # Whether the first metric (the one early stopping watches) can change at all: on every
         # query it takes its best value with the labels as scores and its worst with their
         # negation, so if the two agree on every query, every ranking scores the same (every
-        # document relevant, or relevant labels 1 and 2 under a binary metric).
-        from .metrics import per_query
+        # document relevant, or relevant labels 1 and 2 under a binary metric). Asked only
+        # when early stopping watches this set, so other fits do not pay for it.
+        def varies(ey: Any = ey, eq: Any = eq) -> bool:
+            from .metrics import per_query
 
-        best = per_query(metrics[0], ey, np.asarray(ey, dtype=np.float64), eq, relevance_threshold=threshold)
-        worst = per_query(metrics[0], ey, -np.asarray(ey, dtype=np.float64), eq, relevance_threshold=threshold)
-        varies = not np.array_equal(np.asarray(best.values), np.asarray(worst.values), equal_nan=True)
+            labels = np.asarray(ey, dtype=np.float64)
+            best = per_query(metrics[0], ey, labels, eq, relevance_threshold=threshold)
+            worst = per_query(metrics[0], ey, -labels, eq, relevance_threshold=threshold)
+            return not np.array_equal(np.asarray(best.values), np.asarray(worst.values), equal_nan=True)
+
         out.append((f"valid_{i}", scorer, {m: [] for m in metrics}, at_zero, varies))
     return out
 

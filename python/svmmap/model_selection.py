@@ -404,18 +404,11 @@ class SVMMapCV(BaseEstimator):
                 grid, X, y, qid, group, sample_weight, eval_set=eval_set, eval_group=eval_group, eval_qid=eval_qid
             )
         config = self._estimator(grid[0])._config()
-        names = feature_names_of(X)
-        core_X, n_rows, n_features = check_matrix(X)
-        check_weight_memory(n_features)
-        labels = check_labels(y, n_rows)
-        qid = qid_of(qid, group, n_rows, "qid", "group")
-        codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
+        names, core_X, n_rows, n_features, labels, qid, codes, uniques, doc_weights = self._checked_inputs(
+            X, y, qid, group, sample_weight
+        )
         if config.latent is not None:
             refuse_latent_options(self.loss, sample_weight=sample_weight, eval_set=None)
-        doc_weights = None
-        if sample_weight is not None:
-            query_weights(sample_weight, codes, uniques)  # checked once, with the query ids
-            doc_weights = np.asarray(sample_weight, dtype=np.float64)
         validation = self._validation_set(eval_set, eval_group, eval_qid, n_features)
         splits = self._splits(n_rows, labels, codes, uniques, validation)
         threads = n_threads(self.n_jobs)
@@ -581,16 +574,9 @@ class SVMMapCV(BaseEstimator):
             else [self.loss]
         )
         preprocessings = _search.preprocessing_names("none" if self.preprocessing is None else self.preprocessing)
-        names = feature_names_of(X)
-        _, n_rows, n_features = check_matrix(X)
-        check_weight_memory(n_features)
-        labels = check_labels(y, n_rows)
-        qid = qid_of(qid, group, n_rows, "qid", "group")
-        codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
-        doc_weights = None
-        if sample_weight is not None:
-            query_weights(sample_weight, codes, uniques)  # checked once, with the query ids
-            doc_weights = np.asarray(sample_weight, dtype=np.float64)
+        names, _, n_rows, n_features, labels, qid, codes, uniques, doc_weights = self._checked_inputs(
+            X, y, qid, group, sample_weight
+        )
         validation = self._validation_set(eval_set, eval_group, eval_qid, n_features)
         splits = self._splits(n_rows, labels, codes, uniques, validation)
         eval_data = None
@@ -645,6 +631,22 @@ class SVMMapCV(BaseEstimator):
         from sklearn.pipeline import Pipeline
 
         return Pipeline([(preprocessing, transformer), ("svmmap", model)])
+
+    def _checked_inputs(self, X: Any, y: Any, qid: Any, group: Any, sample_weight: Any) -> Tuple[Any, ...]:
+        """The fit's inputs checked once, for the C search and the search over losses and
+        preprocessing alike: (feature names, core X, rows, features, labels, query ids, query
+        codes, distinct ids, per-document weights or None)."""
+        names = feature_names_of(X)
+        core_X, n_rows, n_features = check_matrix(X)
+        check_weight_memory(n_features)
+        labels = check_labels(y, n_rows)
+        qid = qid_of(qid, group, n_rows, "qid", "group")
+        codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
+        doc_weights = None
+        if sample_weight is not None:
+            query_weights(sample_weight, codes, uniques)  # checked once, with the query ids
+            doc_weights = np.asarray(sample_weight, dtype=np.float64)
+        return names, core_X, n_rows, n_features, labels, qid, codes, uniques, doc_weights
 
     def _set_data_attributes(self, n_splits: int, n_features: int, names: Optional[np.ndarray]) -> None:
         """The fitted attributes that describe the data, the same for the C search and the
