@@ -13,8 +13,9 @@ from sklearn.base import BaseEstimator
 from . import _core
 from ._degenerate import DegenerateModelWarning, is_degenerate
 from ._degenerate import advice as message_advice
+from ._latent import latent_path, refuse_latent_options
 from ._selection import Selection, choose_C
-from ._training import TRAINING_PARAMETERS, latent_path, refuse_latent_options
+from ._training import TRAINING_PARAMETERS
 from ._typing import Slack
 from ._validation import (
     check_labels,

@@ -192,7 +192,7 @@ def test_a_latent_fit_that_ends_at_zero_says_what_the_objective_prefers():
     go from the map model to w = 0. The warning says that along the map model's direction the
     latent hinge never falls below its value at w = 0; checked here from the hinge's
     definition at the same multiples, and its value at w = 0 (1: the largest loss)."""
-    from svmmap._training import ZERO_RAY
+    from svmmap._latent import ZERO_RAY
     from svmmap.datasets import make_ranking
 
     data = make_ranking(

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
-from svmmap import SVMMap, _core, _training, load_model, save_model
+from svmmap import SVMMap, _core, _latent, load_model, save_model
 from svmmap.datasets import make_ranking
 from svmmap.model_selection import SVMMapCV
 
@@ -91,7 +91,7 @@ def test_every_round_lowers_the_objective_counted_by_enumeration(monkeypatch, C)
     w_map = fit("map", C, X, y, q).coef_
     values = [latent_objective(w_map, X, y, q, 2, C)]
     for r in range(1, full.n_rounds_ + 1):
-        monkeypatch.setattr(_training, "LATENT_MAX_ROUNDS", r)
+        monkeypatch.setattr(_latent, "LATENT_MAX_ROUNDS", r)
         values.append(latent_objective(fit("ndcg@2:latent", C, X, y, q).coef_, X, y, q, 2, C))
     np.testing.assert_allclose(full.round_objectives_, values, rtol=1e-9, atol=1e-12)
     assert all(b <= a for a, b in zip(values, values[1:]))
@@ -100,7 +100,7 @@ def test_every_round_lowers_the_objective_counted_by_enumeration(monkeypatch, C)
 
 def test_the_round_limit_warns_with_convergence_warning(monkeypatch):
     X, y, q = small_data()
-    monkeypatch.setattr(_training, "LATENT_MAX_ROUNDS", 1)
+    monkeypatch.setattr(_latent, "LATENT_MAX_ROUNDS", 1)
     with pytest.warns(ConvergenceWarning, match="CCCP rounds"):
         model = SVMMap(C=30.0, loss="ndcg@2:latent").fit(X, y, qid=q)
     assert model.n_rounds_ == 1
@@ -203,7 +203,7 @@ def test_latent_target_coefficients_by_enumeration():
         rel = rng.random(n) < 0.6
         rel[0], rel[-1] = True, False
         k = int(rng.integers(1, 4))
-        e = _training.latent_target_coefficients(s, rel, np.zeros(n, dtype=np.int64), 1, k)
+        e = _latent.latent_target_coefficients(s, rel, np.zeros(n, dtype=np.int64), 1, k)
         perms = permutations(n)
         m = min(k, int(rel.sum()))
         top_relevant = rel[perms[:, :m]].all(axis=1)
