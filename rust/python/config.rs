@@ -290,6 +290,181 @@ fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
+/// The keyword arguments of `TrainConfig(...)` with their table entries, in the order given.
+type Given<'py> = Vec<(&'static Parameter, Bound<'py, PyAny>)>;
+
+/// `TrainConfig`'s keyword arguments matched to the table; a name not in it is the
+/// `TypeError` of an unexpected keyword argument.
+fn given_parameters<'py>(kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Given<'py>> {
+    let mut given: Given<'py> = Vec::new();
+    if let Some(kwargs) = kwargs {
+        for (key, value) in kwargs.iter() {
+            let key: String = key.extract()?;
+            // Worded as Python words an unexpected keyword argument of a signature.
+            let p = parameter(&key).ok_or_else(|| {
+                PyTypeError::new_err(format!(
+                    "TrainConfig.__new__() got an unexpected keyword argument '{key}'"
+                ))
+            })?;
+            given.push((p, value));
+        }
+    }
+    Ok(given)
+}
+
+/// The value given for a parameter, if any.
+fn get<'a, 'py>(given: &'a Given<'py>, name: &str) -> Option<&'a Bound<'py, PyAny>> {
+    given.iter().find(|(p, _)| p.name == name).map(|(_, v)| v)
+}
+
+/// The solver's numbers first: their types, then their ranges (`Options::validate`), into
+/// `options` and `kept` (the values as the configuration keeps them, in the table's order).
+fn set_numbers(
+    py: Python<'_>,
+    given: &Given<'_>,
+    options: &mut Options,
+    kept: &mut [Py<PyAny>],
+) -> PyResult<()> {
+    for (i, p) in PARAMETERS.iter().enumerate() {
+        let Some(v) = get(given, p.name) else {
+            continue;
+        };
+        match p.kind {
+            Kind::Real | Kind::RealOrBool => {
+                let x = real(p, v, p.kind == Kind::RealOrBool)?;
+                options.set_float(p.name, x);
+                kept[i] = x.into_pyobject(py)?.into_any().unbind();
+            }
+            Kind::Count => {
+                let k = count(p, v)?;
+                options.set_count(p.name, k);
+                kept[i] = k.into_pyobject(py)?.into_any().unbind();
+            }
+            _ => {}
+        }
+    }
+    if let Err(Error::InvalidParameter { name, expected, .. }) = options.validate() {
+        return Err(match get(given, &name) {
+            Some(v) => param_error(&name, &expected, v),
+            None => {
+                PyValueError::new_err(format!("invalid default {name}: {:?}", Options::default()))
+            }
+        });
+    }
+    Ok(())
+}
+
+/// An optional parameter left out keeps its default; None means what its doc line says
+/// (`Options::set_none`); else a count of at least 1, or a number that `validate` checks.
+fn set_optional(
+    py: Python<'_>,
+    given: &Given<'_>,
+    options: &mut Options,
+    kept: &mut [Py<PyAny>],
+) -> PyResult<()> {
+    for (i, p) in PARAMETERS.iter().enumerate() {
+        if !matches!(p.kind, Kind::OptionalCount | Kind::OptionalReal) {
+            continue;
+        }
+        let Some(v) = get(given, p.name) else {
+            continue;
+        };
+        if v.is_none() {
+            options.set_none(p.name);
+            kept[i] = py.None();
+            continue;
+        }
+        if p.kind == Kind::OptionalCount {
+            match count(p, v) {
+                Ok(k) if k >= 1 => {
+                    options.set_count(p.name, k);
+                    kept[i] = k.into_pyobject(py)?.into_any().unbind();
+                }
+                _ => return Err(param_error(p.name, &expected_words(p), v)),
+            }
+        } else {
+            let x = real(p, v, false)?;
+            // A given limit is a finite number of seconds; no limit is None (infinity
+            // would not be written to a model file).
+            if !x.is_finite() {
+                return Err(param_error(p.name, &expected_words(p), v));
+            }
+            options.set_float(p.name, x);
+            if let Err(Error::InvalidParameter { .. }) = options.validate() {
+                return Err(param_error(p.name, &expected_words(p), v));
+            }
+            kept[i] = x.into_pyobject(py)?.into_any().unbind();
+        }
+    }
+    Ok(())
+}
+
+/// The losses of a configuration: `loss` and `slack` as given, checked, and as slack groups.
+struct Losses {
+    /// The `loss` argument as given (or the default name).
+    given: Py<PyAny>,
+    slack: String,
+    groups: Vec<Vec<String>>,
+    /// For a latent-target loss, the paper's loss its rounds solve, and the name given.
+    latent: Option<String>,
+    latent_name: Option<String>,
+}
+
+impl Losses {
+    fn of(py: Python<'_>, given: &Given<'_>) -> PyResult<Self> {
+        let default_slack = text_default("slack");
+        let slack = match get(given, "slack") {
+            None => default_slack.to_string(),
+            Some(s) => {
+                let choices = parameter("slack").map_or(&[][..], |p| p.choices);
+                match s.extract::<String>() {
+                    Ok(text) if choices.contains(&text.as_str()) => text,
+                    _ => return Err(param_error("slack", expected("slack"), s)),
+                }
+            }
+        };
+        let loss_obj: Py<PyAny> = match get(given, "loss") {
+            Some(l) => l.clone().unbind(),
+            None => PyString::new(py, text_default("loss")).into_any().unbind(),
+        };
+        // A latent-target loss ("ndcg@10:latent") is no oracle: its slack group is the paper's
+        // loss, which every CCCP round solves with the target fixed, and `latent` says so.
+        let latent_name = loss_obj
+            .bind(py)
+            .cast::<PyString>()
+            .ok()
+            .and_then(|s| s.extract::<String>().ok());
+        let latent = latent_name
+            .as_deref()
+            .and_then(oracle::registry::latent_base);
+        let groups = match &latent {
+            Some(base) => {
+                if let Some(s) = get(given, "slack").filter(|_| slack != default_slack) {
+                    return Err(param_error(
+                        "slack",
+                        &format!(
+                            "{default_slack:?} with loss={:?} (one loss, one slack per query); \
+                             slack=\"shared\" belongs to lists of losses",
+                            latent_name.as_deref().unwrap_or_default()
+                        ),
+                        s,
+                    ));
+                }
+                vec![vec![base.clone()]]
+            }
+            None => loss_groups(loss_obj.bind(py), &slack)?,
+        };
+        oracle::from_groups(&groups)?;
+        Ok(Losses {
+            given: loss_obj,
+            slack,
+            groups,
+            latent,
+            latent_name,
+        })
+    }
+}
+
 /// Everything that decides a training run besides the data, validated once on construction:
 /// the parameters of the core's table (`PARAMETERS`), the losses as slack groups and the
 /// thread count. Immutable; its defaults (`TrainConfig.DEFAULTS`) are the defaults of every
@@ -323,104 +498,23 @@ impl TrainConfig {
     #[new]
     #[pyo3(signature = (**kwargs))]
     fn new(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let mut given: Vec<(&'static Parameter, Bound<'_, PyAny>)> = Vec::new();
-        if let Some(kwargs) = kwargs {
-            for (key, value) in kwargs.iter() {
-                let key: String = key.extract()?;
-                // Worded as Python words an unexpected keyword argument of a signature.
-                let p = parameter(&key).ok_or_else(|| {
-                    PyTypeError::new_err(format!(
-                        "TrainConfig.__new__() got an unexpected keyword argument '{key}'"
-                    ))
-                })?;
-                given.push((p, value));
-            }
-        }
-        let get = |name: &str| given.iter().find(|(p, _)| p.name == name).map(|(_, v)| v);
+        let given = given_parameters(kwargs)?;
         // Every parameter as the configuration keeps it, filled in below in the table's order.
         let mut kept: Vec<Py<PyAny>> = PARAMETERS
             .iter()
             .map(|p| default_value(py, p.default))
             .collect::<PyResult<_>>()?;
         let index = |name: &str| PARAMETERS.iter().position(|p| p.name == name);
-
-        // The solver's numbers first: their types, then their ranges (`Options::validate`).
         let mut options = Options::default();
-        for (i, p) in PARAMETERS.iter().enumerate() {
-            let Some(v) = get(p.name) else { continue };
-            match p.kind {
-                Kind::Real | Kind::RealOrBool => {
-                    let x = real(p, v, p.kind == Kind::RealOrBool)?;
-                    options.set_float(p.name, x);
-                    kept[i] = x.into_pyobject(py)?.into_any().unbind();
-                }
-                Kind::Count => {
-                    let k = count(p, v)?;
-                    options.set_count(p.name, k);
-                    kept[i] = k.into_pyobject(py)?.into_any().unbind();
-                }
-                _ => {}
-            }
-        }
-        if let Err(Error::InvalidParameter { name, expected, .. }) = options.validate() {
-            return Err(match get(&name) {
-                Some(v) => param_error(&name, &expected, v),
-                None => PyValueError::new_err(format!(
-                    "invalid default {name}: {:?}",
-                    Options::default()
-                )),
-            });
-        }
-        let default_slack = text_default("slack");
-        let slack_text = match get("slack") {
-            None => default_slack.to_string(),
-            Some(s) => {
-                let choices = parameter("slack").map_or(&[][..], |p| p.choices);
-                match s.extract::<String>() {
-                    Ok(text) if choices.contains(&text.as_str()) => text,
-                    _ => return Err(param_error("slack", expected("slack"), s)),
-                }
-            }
-        };
+        set_numbers(py, &given, &mut options, &mut kept)?;
+        let losses = Losses::of(py, &given)?;
         if let Some(i) = index("slack") {
-            kept[i] = PyString::new(py, &slack_text).into_any().unbind();
+            kept[i] = PyString::new(py, &losses.slack).into_any().unbind();
         }
-        let loss_obj: Py<PyAny> = match get("loss") {
-            Some(l) => l.clone().unbind(),
-            None => PyString::new(py, text_default("loss")).into_any().unbind(),
-        };
         if let Some(i) = index("loss") {
-            kept[i] = loss_obj.clone_ref(py);
+            kept[i] = losses.given.clone_ref(py);
         }
-        // A latent-target loss ("ndcg@10:latent") is no oracle: its slack group is the paper's
-        // loss, which every CCCP round solves with the target fixed, and `latent` says so.
-        let latent_name = loss_obj
-            .bind(py)
-            .cast::<PyString>()
-            .ok()
-            .and_then(|s| s.extract::<String>().ok());
-        let latent = latent_name
-            .as_deref()
-            .and_then(oracle::registry::latent_base);
-        let groups = match &latent {
-            Some(base) => {
-                if let Some(s) = get("slack").filter(|_| slack_text != default_slack) {
-                    return Err(param_error(
-                        "slack",
-                        &format!(
-                            "{default_slack:?} with loss={:?} (one loss, one slack per query); \
-                             slack=\"shared\" belongs to lists of losses",
-                            latent_name.as_deref().unwrap_or_default()
-                        ),
-                        s,
-                    ));
-                }
-                vec![vec![base.clone()]]
-            }
-            None => loss_groups(loss_obj.bind(py), &slack_text)?,
-        };
-        oracle::from_groups(&groups)?;
-        let n_jobs_obj: Py<PyAny> = match get("n_jobs") {
+        let n_jobs_obj: Py<PyAny> = match get(&given, "n_jobs") {
             Some(n) => n.clone().unbind(),
             None => py.None(),
         };
@@ -428,41 +522,8 @@ impl TrainConfig {
         if let Some(i) = index("n_jobs") {
             kept[i] = n_jobs_obj;
         }
-        // An optional parameter left out keeps its default; None means what its doc line says
-        // (`Options::set_none`); else a count of at least 1, or a number that `validate` checks.
-        for (i, p) in PARAMETERS.iter().enumerate() {
-            if !matches!(p.kind, Kind::OptionalCount | Kind::OptionalReal) {
-                continue;
-            }
-            let Some(v) = get(p.name) else { continue };
-            if v.is_none() {
-                options.set_none(p.name);
-                kept[i] = py.None();
-                continue;
-            }
-            if p.kind == Kind::OptionalCount {
-                match count(p, v) {
-                    Ok(k) if k >= 1 => {
-                        options.set_count(p.name, k);
-                        kept[i] = k.into_pyobject(py)?.into_any().unbind();
-                    }
-                    _ => return Err(param_error(p.name, &expected_words(p), v)),
-                }
-            } else {
-                let x = real(p, v, false)?;
-                // A given limit is a finite number of seconds; no limit is None (infinity
-                // would not be written to a model file).
-                if !x.is_finite() {
-                    return Err(param_error(p.name, &expected_words(p), v));
-                }
-                options.set_float(p.name, x);
-                if let Err(Error::InvalidParameter { .. }) = options.validate() {
-                    return Err(param_error(p.name, &expected_words(p), v));
-                }
-                kept[i] = x.into_pyobject(py)?.into_any().unbind();
-            }
-        }
-        if let (Some(base), Some(name)) = (&latent, &latent_name) {
+        set_optional(py, &given, &mut options, &mut kept)?;
+        if let (Some(base), Some(name)) = (&losses.latent, &losses.latent_name) {
             let who = format!(
                 "with loss={name:?}: its CCCP rounds solve {base:?} with one cut per iteration"
             );
@@ -476,11 +537,11 @@ impl TrainConfig {
         }
         Ok(TrainConfig {
             options,
-            groups,
-            slack: slack_text,
+            groups: losses.groups,
+            slack: losses.slack,
             kwargs: kwargs.unbind(),
             n_threads,
-            latent,
+            latent: losses.latent,
         })
     }
 
