@@ -52,7 +52,7 @@ import numpy as np
 
 from . import _core
 from ._typing import Gain, Ties
-from ._validation import check_labels, check_qid, contiguous
+from ._validation import check_labels, check_qid, contiguous, ranks_by_query
 
 __all__ = [
     "PerQuery",
@@ -527,6 +527,7 @@ def precision_at(k: int, y_true: Any, y_score: Any, qid: Any = None, **conventio
     return _mean(f"p@{_cutoff(k)}", y_true, y_score, qid, **conventions)
 
 
+@ranks_by_query
 def _ranking_score(y_true: Any, y_pred: Any, *, metric: str, qid: Any = None, **conventions: Any) -> float:
     if qid is None:
         raise ValueError(

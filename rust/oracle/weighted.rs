@@ -9,7 +9,6 @@
 //! slacks, 1/2 |w|^2 + sum_l C/n sum_q lambda_l H_{q,l} is Chakrabarti's objective with
 //! C_l = lambda_l C; with a shared slack the maximum is over the weighted hinges.
 
-use crate::error::Result;
 use crate::oracle::interface::Oracle;
 use crate::oracle::interleave::Sorted;
 
@@ -79,16 +78,12 @@ impl Oracle for Weighted {
         self.inner.graded()
     }
 
-    fn check_query_len(&self, n_docs: usize) -> Result<()> {
-        self.inner.check_query_len(n_docs)
+    fn parts(&self) -> Vec<&dyn Oracle> {
+        vec![self.inner.as_ref()]
     }
 
     fn extra_work_labels(&self, labels: &[f64], relevant: &[bool]) -> f64 {
         self.inner.extra_work_labels(labels, relevant)
-    }
-
-    fn check_labels(&self, labels: &[f64], relevant: &[bool]) -> Result<()> {
-        self.inner.check_labels(labels, relevant)
     }
 }
 

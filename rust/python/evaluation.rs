@@ -180,7 +180,7 @@ pub(super) fn oracle_argmax<'py>(
         return Err(PyValueError::new_err(format!("scores[{i}] is not finite")));
     }
     let o = oracle::from_name(loss)?;
-    o.check_query_len(s.len())?;
+    oracle::check_query_len(o.as_ref(), s.len())?;
     let mut coef = vec![0.0; s.len()];
     let delta = detach(py, || Ok(o.argmax(s, r, &mut coef)))?;
     Ok((delta, PyArray1::from_vec(py, coef)))
