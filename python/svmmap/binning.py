@@ -350,7 +350,11 @@ class Binner(TransformerMixin, BaseEstimator):
         ValueError
             When the dict is not a Binner's, is of a newer version, or is inconsistent.
         """
-        spec = binning_from_dict(d)
+        return cls._from_spec(binning_from_dict(d))
+
+    @classmethod
+    def _from_spec(cls, spec: BinningSpec) -> "Binner":
+        """A fitted Binner of checked thresholds (and pairs), from a dict or a model file."""
         binner = cls(**{k: v for k, v in spec.params.items() if k in cls._get_param_names()})
         binner.thresholds_ = spec.thresholds
         binner.n_features_in_ = spec.n_features_in
