@@ -158,3 +158,41 @@ def test_bad_interactions_are_refused(kwargs, message):
 def test_a_count_needs_labels():
     with pytest.raises(ValueError, match="needs y"):
         Binner(interactions=2).fit(np.random.default_rng(0).normal(size=(20, 3)))
+
+
+def test_onnx_scores_pairs_as_predict_and_the_engines_refuse_them():
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from svmmap.ir.export import to_elasticsearch, to_onnx, to_solr
+
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=30, n_features=6, interactions=1, random_state=6)
+    X = X.astype(np.float64)
+    X[np.random.default_rng(1).random(X.shape) < 0.05] = np.nan
+    model = _ga2m(X, y, qid, missing="indicator", interactions=2, interaction_bins=4)
+    session = ort.InferenceSession(to_onnx(model).SerializeToString(), providers=["CPUExecutionProvider"])
+    (scores,) = session.run(None, {"X": X})
+    np.testing.assert_allclose(scores, model.predict(X), rtol=1e-12, atol=1e-12)
+    plain = _ga2m(np.nan_to_num(X), y, qid, interactions=2, interaction_bins=4)
+    for export in (to_solr, to_elasticsearch):
+        with pytest.raises(ValueError, match="do not write pair surfaces yet; export the model with to_onnx"):
+            export(plain)
+
+
+def test_plot_draws_a_heat_map_per_pair():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from svmmap.ir.plot import plot_piecewise_scores
+
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=20, n_features=3, interactions=1, random_state=8)
+    axes = plot_piecewise_scores(_ga2m(X, y, qid, interactions=1, interaction_bins=3))
+    assert [ax.get_title() for ax in axes] == ["x0", "x1", "x2", "x0&x1"]
+    assert len(axes[3].images) == 1 and axes[3].images[0].get_array().shape == (4, 4)
+
+
+def test_the_dask_binner_refuses_pairs_on_dask_collections():
+    da = pytest.importorskip("dask.array")
+    import svmmap.dask
+
+    X = da.from_array(np.random.default_rng(0).normal(size=(40, 3)), chunks=(20, 3))
+    with pytest.raises(ValueError, match="does not fit pairwise interactions on Dask collections"):
+        svmmap.dask.Binner(interactions=1).fit(X)

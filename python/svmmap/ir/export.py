@@ -164,6 +164,12 @@ def _names(given: Optional[Sequence[str]], fitted: Any, n: int, what: str) -> Li
 
 
 def _step_functions(binner: Any, svm: Any) -> list:
+    if getattr(binner, "interactions_", None):
+        raise ValueError(
+            f"the Binner has pairwise interactions {binner.interactions_}: the Solr and Elasticsearch "
+            "exports do not write pair surfaces yet; export the model with to_onnx (which scores them "
+            "as predict does) or refit the Binner without interactions"
+        )
     if binner.missing != "error":
         raise ValueError(
             f"the Binner has missing={binner.missing!r}: a learned score for missing values cannot be "
@@ -402,6 +408,47 @@ def to_elasticsearch(
 
 #: The ONNX opset and IR version of ``to_onnx``'s graphs: opset 17 (2022) has every operator
 #: used, and onnxruntime 1.13 and later run it.
+def _onnx_pairs(binner: Any, spec: Any, coef: np.ndarray, dtype: str, constant: Any, node: Any, elem: Any) -> str:
+    """The pairs' term of a binned ONNX graph (or "" without pairs): cell (s, t) of pair (i, j)
+    is 1[x_i > s and x_j > t] (And of two Greater; NaN is above no threshold, so a missing value
+    sets no cell, as in the Binner), Cast and MatMul with the cells' weights."""
+    first: List[int] = []
+    second: List[int] = []
+    t_first: List[float] = []
+    t_second: List[float] = []
+    for (i, j), (ki, kj) in zip(getattr(binner, "interactions_", []), getattr(binner, "interaction_thresholds_", [])):
+        ri, rj = raw_thresholds(spec, i, ki), raw_thresholds(spec, j, kj)
+        for s in ri:
+            for t in rj:
+                first.append(i)
+                second.append(j)
+                t_first.append(s)
+                t_second.append(t)
+    if not first:
+        return ""
+    if dtype == "float32":
+        t_first = [float(_largest_f32_at_most(t)) for t in t_first]
+        t_second = [float(_largest_f32_at_most(t)) for t in t_second]
+    a = node(
+        "Greater",
+        [
+            node("Gather", ["X", constant("pair_first", first, np.int64)], "pair_x_first", axis=1),
+            constant("pair_t_first", t_first),
+        ],
+        "pair_above_first",
+    )
+    b = node(
+        "Greater",
+        [
+            node("Gather", ["X", constant("pair_second", second, np.int64)], "pair_x_second", axis=1),
+            constant("pair_t_second", t_second),
+        ],
+        "pair_above_second",
+    )
+    cells = node("Cast", [node("And", [a, b], "pair_both")], "pair_cells", to=elem)
+    return node("MatMul", [cells, constant("pair_weights", np.reshape(coef[: len(first)], (-1, 1)))], "pairs")
+
+
 ONNX_OPSET = 17
 ONNX_IR_VERSION = 8
 
@@ -510,6 +557,9 @@ def to_onnx(
             above = node("Greater", [gathered, constant("thresholds", thresholds)], "above")
             indicators = node("Cast", [above], "indicators", to=elem)
             total = node("MatMul", [indicators, constant("weights", np.reshape(weights, (-1, 1)))], "binned")
+        pair_term = _onnx_pairs(binner, spec, coef[at:], dtype, constant, node, elem)
+        if pair_term:
+            total = node("Add", [total, pair_term], "binned_and_pairs") if total else pair_term
         if missing_weights:
             nan = node("Cast", [node("IsNaN", ["X"], "is_nan")], "missing", to=elem)
             term = node(
