@@ -240,7 +240,7 @@ def search(
             "(loss, preprocessing, C) were not fitted (status 'time budget' in cv_results_), so the best "
             "model is the best of those fitted",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     rows = [row for path in paths for row in path.rows]
     results, best = _results(rows, n_splits, cv.scoring, float(cv.score_tolerance))
