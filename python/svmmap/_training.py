@@ -37,7 +37,6 @@ from ._validation import (
     check_labels,
     check_matrix,
     check_qid,
-    check_weight_memory,
     feature_names_of,
     forget_fit,
     n_threads,
@@ -228,7 +227,6 @@ def check_inputs(name: str, X: Any, y: Any, qid: Any, group: Any, sample_weight:
     learn and SVMMapCV.fit accept and refuse the same data with the same words."""
     names = feature_names_of(X)
     core_X, n_rows, n_features = check_matrix(X)
-    check_weight_memory(n_features)
     labels = check_labels(y, n_rows)
     qid = qid_of(qid, group, n_rows, "qid", "group")
     codes, uniques = check_qid(qid, n_rows, required_by=f"{name}.fit")
