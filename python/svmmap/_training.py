@@ -39,6 +39,7 @@ from ._validation import (
     check_qid,
     feature_names_of,
     forget_fit,
+    invalid_parameter,
     n_threads,
     qid_of,
     query_weights,
@@ -195,9 +196,9 @@ def train_config(model: Any) -> "_core.TrainConfig":
     never reach the core."""
     config = _core.TrainConfig(**{p["name"]: getattr(model, p["name"]) for p in TRAINING_PARAMETERS})
     if model.callback is not None and not callable(model.callback):
-        raise ValueError(f"callback must be callable or None, got {model.callback!r}")
+        raise invalid_parameter("callback", "callable or None", model.callback)
     if not isinstance(model.verbose, (bool, numbers.Integral)) or model.verbose < 0:
-        raise ValueError(f"verbose must be an integer >= 0, got {model.verbose!r}")
+        raise invalid_parameter("verbose", "an integer >= 0", model.verbose)
     return config
 
 

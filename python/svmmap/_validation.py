@@ -300,6 +300,14 @@ def query_weights(sample_weight: Any, codes: np.ndarray, uniques: np.ndarray) ->
     return contiguous(per_query)
 
 
+def invalid_parameter(name: str, expected: str, value: Any) -> ValueError:
+    """The error of a parameter refused in Python, in the core's one wording of every refused
+    parameter ("{name} must be {expected}, got {value!r}"): raise it."""
+    from . import _core
+
+    return _core.parameter_error(name, expected, value)
+
+
 def n_threads(n_jobs: int | None) -> int:
     """scikit-learn's n_jobs convention as a thread count for the core (0 means all cores);
     the rule and its error message are the core's (``_core.n_threads``)."""

@@ -21,6 +21,7 @@ from ._validation import (
     check_labels,
     check_matrix,
     check_qid,
+    invalid_parameter,
     n_threads,
     qid_of,
     query_weights,
@@ -252,10 +253,10 @@ class SVMMapCV(BaseEstimator):
         """One-line errors for the parameters of the search."""
         p = self.patience
         if p is not None and (isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1):
-            raise ValueError(f"patience must be an integer >= 1 or None, got {p!r}")
+            raise invalid_parameter("patience", "an integer >= 1 or None", p)
         b = self.time_budget
         if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(b) and b > 0)):
-            raise ValueError(f"time_budget must be a number of seconds > 0 or None, got {b!r}")
+            raise invalid_parameter("time_budget", "a number of seconds > 0 or None", b)
         if not self.warm_start or self.confirm_tolerance is not None:
             raise ValueError(
                 "the search over losses and preprocessings fits warm C paths: warm_start=False and "
@@ -281,7 +282,7 @@ class SVMMapCV(BaseEstimator):
         """The C grid in ascending order; one-line errors for bad parameters."""
         Cs = self.Cs
         if isinstance(Cs, (str, bytes)) or not hasattr(Cs, "__iter__"):
-            raise ValueError(f"Cs must be a list of numbers > 0, got {Cs!r}")
+            raise invalid_parameter("Cs", "a list of numbers > 0", Cs)
         values = list(Cs)
         if not values:
             raise ValueError("Cs must be a non-empty list of numbers > 0, got an empty list")
@@ -294,16 +295,16 @@ class SVMMapCV(BaseEstimator):
                 raise ValueError(f"Cs lists {a:g} twice")
         tol = self.score_tolerance
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
-            raise ValueError(f"score_tolerance must be a finite number >= 0, got {tol!r}")
+            raise invalid_parameter("score_tolerance", "a finite number >= 0", tol)
         confirm = self.confirm_tolerance
         if confirm is not None and (
             isinstance(confirm, bool)
             or not isinstance(confirm, numbers.Real)
             or not (np.isfinite(confirm) and confirm >= 0)
         ):
-            raise ValueError(f"confirm_tolerance must be a finite number >= 0 or None, got {confirm!r}")
+            raise invalid_parameter("confirm_tolerance", "a finite number >= 0 or None", confirm)
         if not isinstance(self.scoring, str):
-            raise ValueError(f"scoring must be a metric name such as 'map' or 'ndcg@10', got {self.scoring!r}")
+            raise invalid_parameter("scoring", "a metric name such as 'map' or 'ndcg@10'", self.scoring)
         from .metrics import evaluate
 
         # The metric name is checked on a one-query example before any training.

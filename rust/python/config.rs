@@ -51,7 +51,20 @@ pub(super) fn param_error(name: &str, expected: &str, value: &Bound<'_, PyAny>) 
         .repr()
         .map(|r| r.to_string())
         .unwrap_or_else(|_| "<unprintable>".to_string());
-    PyValueError::new_err(format!("{name} must be {expected}, got {shown}"))
+    // The one wording of a refused parameter: the core error's (error.rs, InvalidParameter).
+    crate::error::Error::param(name, expected, shown).into()
+}
+
+/// The ValueError of a parameter refused in Python (SVMMapCV's Cs, an estimator's verbose ...),
+/// in the one wording of every refused parameter (`param_error`).
+#[pyfunction]
+pub(super) fn parameter_error(
+    py: Python<'_>,
+    name: &str,
+    expected: &str,
+    value: &Bound<'_, PyAny>,
+) -> Py<pyo3::exceptions::PyBaseException> {
+    param_error(name, expected, value).into_value(py)
 }
 
 fn real(p: &Parameter, value: &Bound<'_, PyAny>, allow_bool: bool) -> PyResult<f64> {

@@ -131,3 +131,23 @@ def test_svmmap_cv_reports_a_model_that_ranks_nothing_by_the_rule_of_every_fit()
         fitted = SVMMap(C=10.0).fit(X, y, qid=qid)
     assert fitted.degenerate_
     assert any(issubclass(w.category, svmmap.DegenerateModelWarning) for w in seen)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: SVMMap(C=-1.0)._config(),
+        lambda: SVMMap(verbose=-1).fit([[1.0], [2.0]], [1, 0], qid=[0, 0]),
+        lambda: SVMMapCV(score_tolerance=-1).fit([[1.0], [2.0]], [1, 0], qid=[0, 0]),
+        lambda: SVMMapCV(loss="auto", patience=0).fit([[1.0], [2.0]], [1, 0], qid=[0, 0]),
+        lambda: svmmap.metrics.evaluate([1.0], [0.5], [0], metrics=["ndcg@0"]),
+    ],
+)
+def test_a_refused_parameter_has_one_wording_in_python_and_the_core(make):
+    """One owner of the wording (issue 38): "{name} must be {expected}, got {value}", whether
+    the core or Python refuses the parameter."""
+    import re
+
+    with pytest.raises(ValueError) as info:
+        make()
+    assert re.fullmatch(r"[\w ()=\"'@.:-]+ must be .+, got .+", str(info.value), re.S), str(info.value)

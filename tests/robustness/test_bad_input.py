@@ -350,9 +350,9 @@ PARAM_ERRORS = {
     "max_iter-zero": ({"max_iter": 0}, "max_iter must be an integer >= 1, got 0"),
     "max_iter-float": ({"max_iter": 2.5}, "max_iter must be an integer >= 1, got 2.5"),
     "threshold-nan": ({"relevance_threshold": float("nan")}, "relevance_threshold must be a finite number"),
-    "loss-unknown": ({"loss": "accuracy-of-vibes"}, "invalid loss: expected one of"),
-    "loss-k-zero": ({"loss": "ndcg@0"}, "invalid loss"),
-    "loss-k-negative": ({"loss": "mrr@-2"}, "invalid loss"),
+    "loss-unknown": ({"loss": "accuracy-of-vibes"}, "loss must be one of"),
+    "loss-k-zero": ({"loss": "ndcg@0"}, "loss must be one of"),
+    "loss-k-negative": ({"loss": "mrr@-2"}, "loss must be one of"),
     "loss-empty-list": (
         {"loss": []},
         "loss must be a loss name, a list of loss names or a dict of loss names to weights, got []",
@@ -376,10 +376,10 @@ def test_parameters(case):
 
 
 METRIC_ERRORS = {
-    "metric-k-zero": (dict(metrics=["ndcg@0"]), 'invalid cutoff k: expected an integer >= 1, got "ndcg@0"'),
-    "metric-k-negative": (dict(metrics=["mrr@-1"]), 'invalid cutoff k: expected an integer >= 1, got "mrr@-1"'),
-    "metric-k-text": (dict(metrics=["p@ten"]), 'invalid cutoff k: expected an integer >= 1, got "p@ten"'),
-    "metric-unknown": (dict(metrics=["bleu"]), "invalid metric: expected one of map, ndcg, ndcg@k"),
+    "metric-k-zero": (dict(metrics=["ndcg@0"]), 'cutoff k must be an integer >= 1, got "ndcg@0"'),
+    "metric-k-negative": (dict(metrics=["mrr@-1"]), 'cutoff k must be an integer >= 1, got "mrr@-1"'),
+    "metric-k-text": (dict(metrics=["p@ten"]), 'cutoff k must be an integer >= 1, got "p@ten"'),
+    "metric-unknown": (dict(metrics=["bleu"]), "metric must be one of map, ndcg, ndcg@k"),
     "metric-gain-overflow": (
         dict(metrics=["ndcg"], y_true=[2000.0, 0, 1, 0, 1, 0]),
         "y_true[0] is 2000: with the gain 2^label - 1, NDCG needs labels of at most 1000",
