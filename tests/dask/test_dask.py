@@ -413,3 +413,20 @@ def test_the_dask_fit_ends_as_every_fit_does(client, fold, monkeypatch):
             warnings.simplefilter("ignore")
             fitted = svmmap.dask.SVMMap(max_iter=3).fit(cX, dy, qid=dq)
         assert fitted.degenerate_ is expected, w
+
+
+def test_each_round_sends_one_task_per_worker_over_its_partitions_in_partition_order():
+    """Issue 37: 8 partitions on 2 workers paid the scheduler's round trip 8 times per round.
+    The partitions are grouped by the worker that holds them (the first of several holders; a
+    partition no worker holds is placed alone), each group in partition order."""
+    from types import SimpleNamespace
+
+    from svmmap.dask import _batches_by_worker
+
+    parts = [SimpleNamespace(key=f"p{i}") for i in range(6)]
+    holders = {"p0": {"b"}, "p1": {"a"}, "p2": {"b", "a"}, "p3": set(), "p4": {"b"}, "p5": {"a"}}
+    batches = _batches_by_worker(holders, parts)
+    assert sorted(map(tuple, (indices for _, indices in batches))) == [(0, 4), (1, 2, 5), (3,)]
+    assert (["a"], [1, 2, 5]) in batches and (["b"], [0, 4]) in batches and (None, [3]) in batches
+    # Every partition is in exactly one batch.
+    assert sorted(i for _, indices in batches for i in indices) == list(range(6))
