@@ -158,9 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="svmmap",
         description="Structural SVMs that optimize ranking metrics (MAP, ...) directly.",
     )
-    from .. import __version__
 
-    p.add_argument("--version", action="version", version=f"svmmap {__version__}")
+    p.add_argument("--version", action="version", version=f"svmmap {_core.VERSION}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_learn, _classify, _evaluate, _export, _experiment, _fuse, _protocol):
         add(sub)

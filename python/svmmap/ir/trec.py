@@ -43,6 +43,10 @@ __all__ = [
     "write_run",
     "write_qrels",
     "evaluate_run",
+    "evaluate_measures",
+    "parse_measure",
+    "QueryValues",
+    "MeasureValues",
 ]
 
 
@@ -172,7 +176,10 @@ class Run:
         """The run as a pandas DataFrame in PyTerrier's layout: columns ``qid``, ``docno`` (str),
         ``score`` (float64) and ``rank`` (int64), one row per entry in the run's row order.
 
-        `from_frame` reads it back (the tag and name are not columns: pass them to it).
+        The tag and the name are not columns (PyTerrier's layout has none for them): they are
+        kept in the frame's ``attrs`` (``frame.attrs["tag"]``, ``frame.attrs["name"]``), so that
+        ``Run.from_frame(run.to_frame()) == run``. pandas keeps ``attrs`` through copies and
+        most operations of one frame, not through a CSV file.
 
         Examples
         --------
@@ -183,15 +190,19 @@ class Run:
           1    d1    0.5     2
           1    d2    0.9     1
           2    d7    0.3     1
-        >>> Run.from_frame(run.to_frame(), tag="bm25") == run
+        >>> run.to_frame().attrs
+        {'tag': 'bm25', 'name': 'run'}
+        >>> Run.from_frame(run.to_frame()) == run
         True
         """
         import pandas as pd
 
-        return pd.DataFrame({"qid": self.qid, "docno": self.docno, "score": self.score, "rank": self.rank})
+        frame = pd.DataFrame({"qid": self.qid, "docno": self.docno, "score": self.score, "rank": self.rank})
+        frame.attrs.update(tag=self.tag, name=self.name)
+        return frame
 
     @classmethod
-    def from_frame(cls, frame: Any, *, tag: str = "run", name: str = "run") -> "Run":
+    def from_frame(cls, frame: Any, *, tag: Optional[str] = None, name: Optional[str] = None) -> "Run":
         """A run from a table of scored documents: a pandas DataFrame or a dict of columns.
 
         The column names of PyTerrier (``qid``, ``docno``, ``score``, and ``rank`` when present,
@@ -201,6 +212,9 @@ class Run:
         Without a ``rank`` column, ranks follow trec_eval's order (`trec_ranks`); a rank
         column is kept as given (trec_eval ignores it, and so does evaluation here).
 
+        ``tag`` and ``name`` default to the frame's ``attrs["tag"]`` and ``attrs["name"]``
+        (where `to_frame` keeps them), and to "run" when it has none.
+
         Raises
         ------
         ValueError
@@ -208,6 +222,8 @@ class Run:
             (a query id 1.0 would not be the "1" of the qrels), a score is not a finite number,
             or a document is listed twice for the same query; the message names the row.
         """
+        tag = _frame_attr(frame, "tag", tag, "run")
+        name = _frame_attr(frame, "name", name, "run")
         qid = _frame_ids(frame, name, "query", "qid", "query_id")
         docno = _frame_ids(frame, name, "document", "docno", "doc_id")
         score = _frame_column(frame, name, "score", "score")
@@ -225,6 +241,16 @@ class Run:
         return (self.tag, self.name) == (other.tag, other.name) and all(
             np.array_equal(getattr(self, c), getattr(other, c)) for c in ("qid", "docno", "score", "rank")
         )
+
+
+def _frame_attr(frame: Any, key: str, given: Optional[str], default: str) -> str:
+    """``given``, else the frame's ``attrs[key]`` (a DataFrame's metadata, where ``to_frame``
+    keeps the tag and the name), else ``default``."""
+    if given is not None:
+        return given
+    kept = getattr(frame, "attrs", None)
+    value = kept.get(key) if isinstance(kept, Mapping) else None
+    return value if isinstance(value, str) else default
 
 
 def _find_column(frame: Any, *choices: str) -> Optional[np.ndarray]:
@@ -343,7 +369,7 @@ class Qrels:
         return cls(np.asarray(qid, dtype=object), np.asarray(docno, dtype=object), np.asarray(rel), name)
 
     @classmethod
-    def from_frame(cls, frame: Any, *, name: str = "qrels") -> "Qrels":
+    def from_frame(cls, frame: Any, *, name: Optional[str] = None) -> "Qrels":
         """Qrels from a table of judgments: a pandas DataFrame or a dict of columns.
 
         The column names of ir_datasets (``query_id``, ``doc_id``, ``relevance``, as
@@ -351,8 +377,10 @@ class Qrels:
         ``label``) are both understood; other columns (``iteration``) are ignored. Ids follow
         `Run.from_frame`'s rule (strings or integers; a missing or float id is an error
         naming the row), and a document judged twice for a query is an error, as in
-        `read_qrels`.
+        `read_qrels`. ``name`` defaults to the frame's ``attrs["name"]`` (where `to_frame`
+        keeps it), and to "qrels" when it has none.
         """
+        name = _frame_attr(frame, "name", name, "qrels")
         qid = _frame_ids(frame, name, "query", "query_id", "qid")
         docno = _frame_ids(frame, name, "document", "doc_id", "docno")
         rel = _frame_column(frame, name, "relevance", "relevance", "label")
@@ -366,8 +394,8 @@ class Qrels:
 
     def to_frame(self) -> Any:
         """The judgments as a pandas DataFrame in PyTerrier's layout: columns ``qid``, ``docno``
-        (str) and ``label`` (int64), one row per judgment in the qrels' row order;
-        `from_frame` reads it back.
+        (str) and ``label`` (int64), one row per judgment in the qrels' row order, with the
+        name in ``frame.attrs["name"]``; `from_frame` reads it back.
 
         Examples
         --------
@@ -382,7 +410,9 @@ class Qrels:
         """
         import pandas as pd
 
-        return pd.DataFrame({"qid": self.qid, "docno": self.docno, "label": self.rel})
+        frame = pd.DataFrame({"qid": self.qid, "docno": self.docno, "label": self.rel})
+        frame.attrs["name"] = self.name
+        return frame
 
     def __eq__(self, other: object) -> bool:
         """Equal when every column and the name are equal (row order included)."""
@@ -805,6 +835,47 @@ def _ranked_dict(run: Run, keep: Optional[np.ndarray] = None) -> Dict[str, Dict[
     return out
 
 
+class QueryValues(Dict[str, float]):
+    """``{qid: value}`` of one measure on a run, with ``mean``: the measure over all these
+    queries, the number trec_eval prints on its ``all`` line.
+
+    A plain dict in every other way (its items are the per-query values). ``mean`` is
+    ir_measures' aggregate of the measure, which is trec_eval's: the mean of the per-query
+    values, including the 0 of a listed query the run does not retrieve (``trec_eval -c``),
+    and the sum for the counts ``NumRet``, ``NumRel`` and ``NumRelRet``. NaN without queries.
+    """
+
+    mean: float
+
+    def __init__(self, values: Mapping[str, float], mean: float) -> None:
+        super().__init__(values)
+        self.mean = mean
+
+    def __repr__(self) -> str:
+        return dict.__repr__(self)
+
+
+class MeasureValues(Dict[str, QueryValues]):
+    """``{measure name: QueryValues}``: what `evaluate_measures` returns, with ``means``."""
+
+    @property
+    def means(self) -> Dict[str, float]:
+        """``{measure name: mean}``, trec_eval's ``all`` line of every measure."""
+        return {name: values.mean for name, values in self.items()}
+
+
+def _aggregate(measure: Any, values: Iterable[float]) -> float:
+    """The measure over all queries as trec_eval reports it (ir_measures' aggregator of the
+    measure: the mean, the sum for counts); NaN without a value."""
+    values = list(values)
+    if not values:
+        return float("nan")
+    aggregator = measure.aggregator()
+    for v in values:
+        aggregator.add(v)
+    return float(aggregator.result())
+
+
 def evaluate_measures(
     run: Run,
     qrels: Qrels,
@@ -836,8 +907,10 @@ def evaluate_measures(
 
     Returns
     -------
-    dict
-        ``{measure name as given: {qid: value}}``, queries in sorted order.
+    MeasureValues
+        ``{measure name as given: {qid: value}}``, queries in sorted order: a dict of
+        `QueryValues`, each with ``.mean`` (trec_eval's ``all`` line); ``.means`` gives them
+        all as ``{measure name: mean}``.
 
     Examples
     --------
@@ -852,6 +925,8 @@ def evaluate_measures(
     {'map': {'1': 0.1667, '2': 0.0}, 'Rprec': {'1': 0.0, '2': 0.0}, 'recall@3': {'1': 0.5, '2': 0.0}, 'judged@3': {'1': 0.6667, '2': 1.0}}
     >>> evaluate_measures(run, qrels, "map", conventions="svmmap")
     {'map': {'1': 0.16666666666666666}}
+    >>> {m: round(v, 4) for m, v in result.means.items()}  # trec_eval's "all": the mean over queries 1 and 2
+    {'map': 0.0833, 'Rprec': 0.0, 'recall@3': 0.25, 'judged@3': 0.8333}
     """
     import ir_measures
 
@@ -880,7 +955,11 @@ def evaluate_measures(
         for metric in ir_measures.iter_calc(list(values), qrels_dict, ranked):
             values[metric.measure][original[str(metric.query_id)]] = float(metric.value)
     # A wanted query that the run does not retrieve: every measure is 0, as with trec_eval -c.
-    return {name: {q: values[m].get(q, 0.0) for q in wanted} for name, m in parsed.items()}
+    out = MeasureValues()
+    for name, m in parsed.items():
+        per = {q: values[m].get(q, 0.0) for q in wanted}
+        out[name] = QueryValues(per, _aggregate(m, per.values()))
+    return out
 
 
 def evaluate_run(
@@ -890,7 +969,7 @@ def evaluate_run(
     *,
     queries: Optional[Sequence[str]] = None,
     conventions: str = "svmmap",
-) -> Dict[str, float]:
+) -> QueryValues:
     """Per-query ``metric`` of a run against qrels, computed as trec_eval computes it.
 
     ``metric`` is any name `parse_measure` accepts ("map", "ndcg@10", "p@10",
@@ -902,8 +981,9 @@ def evaluate_run(
 
     Returns
     -------
-    dict
-        ``{qid: value}``.
+    QueryValues
+        ``{qid: value}``, a dict with ``.mean``: the metric over these queries (trec_eval's
+        ``all`` line; see `QueryValues`).
 
     Examples
     --------
@@ -918,6 +998,8 @@ def evaluate_run(
     {'1': 0.5}
     >>> evaluate_run(run, qrels, "map", conventions="trec_eval")["2"]  # trec_eval's AP of query 2
     0.0
+    >>> round(evaluate_run(run, qrels, "map", conventions="trec_eval").mean, 4)  # MAP: (5/9 + 0) / 2
+    0.2778
     """
     if queries is not None and np.ndim(queries) != 1:
         raise ValueError(f"queries must be a sequence of query ids, got {queries!r}")
