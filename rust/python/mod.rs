@@ -244,6 +244,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(training::problem_summary, m)?)?;
     m.add_function(wrap_pyfunction!(training::query_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(training::n_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(config::parameter_error, m)?)?;
     m.add_class::<config::TrainConfig>()?;
     m.add_class::<binning::PyBinnerConfig>()?;
     m.add_class::<results::ProblemSummary>()?;
