@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ._core import DataFormatError, InternalError, ModelFormatError
     from ._degenerate import DegenerateModelWarning
     from .binning import Binner, StepFunction, piecewise_scores
+    from .callback import early_stopping, log_evaluation, record_evaluation
     from .estimator import SkippedQueriesWarning, SVMMap
     from .io import load_letor
     from .losses import structured_hinge
@@ -48,6 +49,9 @@ _LAZY = {
     "load_model": "persistence",
     "save_model": "persistence",
     "structured_hinge": "losses",
+    "early_stopping": "callback",
+    "log_evaluation": "callback",
+    "record_evaluation": "callback",
 }
 #: The core's exceptions, also imported on first access.
 _CORE_NAMES = ("DataFormatError", "ModelFormatError", "InternalError")
@@ -81,6 +85,9 @@ __all__ = [
     "load_model",
     "save_model",
     "structured_hinge",
+    "early_stopping",
+    "log_evaluation",
+    "record_evaluation",
     "metrics",
     "losses",
     "datasets",
