@@ -14,6 +14,7 @@ nothing outside the frame is kept.
 from __future__ import annotations
 
 import sys
+from types import FrameType
 from typing import Any, Optional, Tuple
 
 #: The name of the mark in the search's fit frame: the kinds of warning already issued.
@@ -42,7 +43,7 @@ def _enclosing_search() -> Optional[Tuple[Any, Any]]:
     if not classes:
         return None
     found = None
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     for _ in range(_DEPTH):
         if frame is None:
             break

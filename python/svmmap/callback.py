@@ -42,6 +42,10 @@ class CallbackEnv:
 class _EarlyStopping:
     """The callback `early_stopping` returns; the fit reads its best round at the end."""
 
+    stopping_rounds: int
+    first_metric_only: bool
+    verbose: bool
+
     def __init__(self, stopping_rounds: int, first_metric_only: bool, verbose: bool) -> None:
         if (
             isinstance(stopping_rounds, bool)
@@ -86,6 +90,8 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
 
 
 class _LogEvaluation:
+    period: int
+
     def __init__(self, period: int) -> None:
         if isinstance(period, bool) or not isinstance(period, numbers.Integral):
             raise ValueError(f"period must be an integer, got {period!r}")

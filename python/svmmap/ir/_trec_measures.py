@@ -177,7 +177,7 @@ def evaluate_measures(
     *,
     conventions: str = "trec_eval",
     queries: Optional[Sequence[str]] = None,
-) -> Dict[str, Dict[str, float]]:
+) -> "MeasureValues":
     """Per-query values of several measures of a run, computed by ir_measures with trec_eval's ranks.
 
     Measures are named as `parse_measure` accepts (``"map"``, ``"nDCG@10"``, ``"R@100"``,
