@@ -32,6 +32,7 @@ from ._convergence import stop_message
 from ._degenerate import DegenerateModelWarning, is_degenerate, message, score_spread
 from ._evaluation_sets import EarlyStopping, refuse_lightgbm_arguments, validation_sets
 from ._latent import fit_latent, refuse_latent_options, set_rounds
+from ._once import first_in_search
 from ._typing import IterationRecord
 from ._validation import (
     check_labels,
@@ -44,6 +45,7 @@ from ._validation import (
     qid_of,
     query_weights,
 )
+from .callback import split_callbacks
 
 __all__ = [
     "CORE_DEFAULTS",
@@ -86,8 +88,10 @@ class SkippedQueriesWarning(UserWarning):
     A query needs at least one relevant and one non-relevant document; queries without a
     relevant document and queries with only relevant ones are skipped and counted.
 
-    The counts stay on the model (``n_queries_skipped_``), so the warning can be silenced
-    wherever it repeats (every fold of a cross-validation) with the standard library:
+    Inside a search (``GridSearchCV``, ``RandomizedSearchCV``, ``SVMMapCV``, a Pipeline in
+    them) only the first fit of one call of the search's ``fit`` warns, naming the search. The
+    counts stay on the model (``n_queries_skipped_``), so the warning can be silenced with the
+    standard library:
     ``warnings.filterwarnings("ignore", category=svmmap.SkippedQueriesWarning)``; to collect it
     instead, fit inside ``warnings.catch_warnings(record=True)`` and read the records.
     """
@@ -320,6 +324,10 @@ def train(
     early_stopping_rounds: Optional[int] = None,
     lightgbm_kwargs: Optional[Mapping[str, Any]] = None,
     stacklevel: int = 1,
+    eval_names: Optional[Sequence[str]] = None,
+    eval_X: Any = None,
+    eval_y: Any = None,
+    callbacks: Optional[Sequence[Any]] = None,
 ) -> None:
     """``SVMMap.fit`` (whose docstring describes the arguments) on ``model``, an SVMMap or a
     BareSVMMap: checks the inputs, solves, and sets the fitted attributes on ``model``.
@@ -333,6 +341,8 @@ def train(
         config = train_config(model)
         data = check_inputs(name, X, y, qid, group, sample_weight)
         threads = n_threads(model.n_jobs)
+        eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
+        early_callbacks, others = split_callbacks(callbacks)
         evals, early = validation_sets(
             eval_set,
             eval_group,
@@ -343,8 +353,12 @@ def train(
             data.n_features,
             threads,
             model.relevance_threshold,
+            names=eval_names,
+            # The training data is recognized by identity, as LightGBM does: the same arrays.
+            training=[pair[0] is X and pair[1] is y for pair in eval_set] if eval_set is not None else None,
+            early_callback=early_callbacks[0] if early_callbacks else None,
         )
-        on_iteration = iteration_callback(model, evals, early)
+        on_iteration = iteration_callback(model, evals, early, others)
         if config.latent is not None:
             refuse_latent_options(model.loss, sample_weight=sample_weight, eval_set=eval_set)
         with progress_logging(model.verbose):
@@ -407,8 +421,27 @@ def feature_importances(coef: np.ndarray, std: np.ndarray) -> np.ndarray:
     return spread / total if total > 0 else np.zeros_like(spread)
 
 
+def lightgbm_eval_set(eval_set: Any, eval_X: Any, eval_y: Any) -> Any:
+    """``eval_set``, or the list of (X, y) pairs LightGBM 4.7's ``eval_X``, ``eval_y`` spell
+    (one matrix and one label array, or tuples of them)."""
+    if eval_X is None and eval_y is None:
+        return eval_set
+    if eval_set is not None:
+        raise ValueError("give eval_set or eval_X and eval_y, not both")
+    if eval_X is None or eval_y is None:
+        raise ValueError("eval_X and eval_y go together: give both")
+    xs = list(eval_X) if isinstance(eval_X, tuple) else [eval_X]
+    ys = list(eval_y) if isinstance(eval_y, tuple) else [eval_y]
+    if len(xs) != len(ys):
+        raise ValueError(f"eval_X has {len(xs)} sets and eval_y {len(ys)}: give one y per X")
+    return list(zip(xs, ys))
+
+
 def iteration_callback(
-    model: Any, evals: Optional[list] = None, early: Optional[EarlyStopping] = None
+    model: Any,
+    evals: Optional[list] = None,
+    early: Optional[EarlyStopping] = None,
+    callbacks: Optional[List[Any]] = None,
 ) -> Optional[Callable[[IterationRecord], bool]]:
     """The per-iteration hook handed to the solver: scores the validation sets (when
     given) at the iterate w, logs (when verbose) and calls the model's callback, whose true
@@ -416,7 +449,8 @@ def iteration_callback(
     not enter Python at every iteration."""
     verbose = model.verbose
     user_callback = model.callback
-    if not verbose and user_callback is None and evals is None:
+    callbacks = callbacks or []
+    if not verbose and user_callback is None and evals is None and not callbacks:
         return None
 
     def on_iteration(record: IterationRecord) -> bool:
@@ -447,6 +481,17 @@ def iteration_callback(
                 record["n_cuts"],
                 record["seconds"],
             )
+        if callbacks:
+            from .callback import CallbackEnv
+
+            results = [
+                (name, metric, value, True)
+                for name, values in record.get("eval", {}).items()
+                for metric, value in values.items()
+            ]
+            env = CallbackEnv(model, int(record["iteration"]), results, cast(dict, record), coef)
+            for cb in callbacks:
+                cb(env)
         asked = bool(user_callback(record)) if user_callback is not None else False
         return asked or stop
 
@@ -490,12 +535,15 @@ def set_fitted(
     }
     model.history_ = summary.history
     skipped = sum(model.n_queries_skipped_.values())
-    if skipped:
+    # Inside a search (GridSearchCV, SVMMapCV ...) every fit on the data skips such queries:
+    # said by the first fit of the search only.
+    first, note = first_in_search("skipped queries") if skipped else (False, "")
+    if first:
         warnings.warn(
             f"{skipped} of {n_queries_total} training queries were skipped: "
             f"{model.n_queries_skipped_['no_relevant']} without a relevant document, "
             f"{model.n_queries_skipped_['all_relevant']} with only relevant documents "
-            f"(relevant means label > {model.relevance_threshold})",
+            f"(relevant means label > {model.relevance_threshold}){note}",
             SkippedQueriesWarning,
             stacklevel=stacklevel + 1,
         )

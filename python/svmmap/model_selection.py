@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator
 from . import _core
 from ._degenerate import DegenerateModelWarning, is_degenerate, score_spread
 from ._degenerate import advice as message_advice
+from ._folds import QueryKFold
 from ._latent import latent_path, refuse_latent_options
 from ._selection import Selection, choose_C
 from ._training import TRAINING_PARAMETERS, Inputs, check_inputs, fitting
@@ -28,7 +29,7 @@ from ._validation import (
 )
 from .estimator import _DEFAULTS, SVMMap, query_mean
 
-__all__ = ["SVMMapCV", "DEFAULT_CS"]
+__all__ = ["SVMMapCV", "QueryKFold", "DEFAULT_CS"]
 
 #: The C grid of ``SVMMapCV``: six decades around SVM^map's usual C (C multiplies the mean
 #: loss over queries, so values far above 1000 only matter for unscaled features).
@@ -70,9 +71,11 @@ class SVMMapCV(BaseEstimator):
     Cs : sequence of float, default=(0.01, 0.1, 1, 10, 100, 1000)
         The C values to try (finite, > 0, distinct; any order, fitted in ascending order).
     cv : int, cross-validation splitter, iterable of (train, test) index arrays, or "validation", default=5
-        An integer k: k query-grouped folds (scikit-learn's ``GroupKFold`` on the query ids,
-        so no query is split between training and validation). A splitter: its
-        ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` and score on
+        An integer k: ``QueryKFold(k)``, svmmap's own k folds of whole queries (the distinct
+        query ids in sorted order cut into k consecutive blocks; the same folds with every
+        scikit-learn version, so no query is split between training and validation and the
+        chosen C does not depend on the installed scikit-learn). A splitter (e.g.
+        ``QueryKFold(k, shuffle=True, random_state=0)``): its ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` and score on
         the one ``eval_set`` given to ``fit``. A split that puts rows of one query both in
         training and in validation is refused, naming the query.
     scoring : str, default="map"
@@ -338,9 +341,7 @@ class SVMMapCV(BaseEstimator):
             n_queries = int(codes.max()) + 1
             if k > n_queries:
                 raise ValueError(f"cv={k} folds need at least {k} queries, got {n_queries}")
-            from sklearn.model_selection import GroupKFold
-
-            cv = GroupKFold(n_splits=k)
+            cv = QueryKFold(n_splits=k)
         if hasattr(cv, "split"):
             pairs = cv.split(np.zeros((n_rows, 1)), labels, groups=codes)
         elif hasattr(cv, "__iter__"):
@@ -362,7 +363,7 @@ class SVMMapCV(BaseEstimator):
                 raise ValueError(
                     f"split {k} of cv puts rows of query {uniques[shared[0]].item()!r} both in training and in "
                     f"validation ({shared.size} of its queries are cut so); split by query, e.g. "
-                    "sklearn.model_selection.GroupKFold with groups=qid"
+                    "svmmap.model_selection.QueryKFold with groups=qid"
                 )
             out.append((train, test))
         if not out:

@@ -81,7 +81,10 @@ def test_cv_prefers_a_C_whose_model_ranks_and_warns_when_none_does(fold1):
         warnings.simplefilter("always")
         warnings.simplefilter("ignore", svmmap.SkippedQueriesWarning)
         cv = SVMMapCV(Cs=[0.1, 10.0], loss="mrr@10", cv=3, refit=False).fit(X, y, qid=qid)
-    assert list(cv.cv_results_["n_degenerate_splits"]) == [3, 3]
+    # mrr@10 leaves w = 0 on at least one of the 3 query folds at every C (on all of
+    # GroupKFold's folds; QueryKFold's folds at C = 10 rank on one of them), so no C ranks on
+    # every split and the search says so.
+    assert all(1 <= n <= 3 for n in cv.cv_results_["n_degenerate_splits"])
     assert any(issubclass(w.category, DegenerateModelWarning) and "every C" in str(w.message) for w in seen)
     ranking = SVMMapCV(Cs=[0.1, 10.0], cv=3, refit=False).fit(X, y, qid=qid)
     assert list(ranking.cv_results_["n_degenerate_splits"]) == [0, 0]
