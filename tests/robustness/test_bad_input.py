@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import warnings
 
 import numpy as np
@@ -227,7 +228,8 @@ def test_huge_width_is_refused_by_the_one_memory_rule_of_the_core():
     for fit in (lambda: SVMMap().fit(X, Y, qid=Q), lambda: svmmap.SVMMapCV(Cs=[1.0], cv=2).fit(X, Y, qid=Q)):
         with pytest.raises(MemoryError) as info:
             fit()
-        messages.add(str(info.value))
+        # The memory available is read at each call and moves with the machine's load.
+        messages.add(re.sub(r"only [0-9.]+ [KMGT]?B of memory", "only N of memory", str(info.value)))
     assert len(messages) == 1, messages
     assert "remove the unused columns" in messages.pop()
 
