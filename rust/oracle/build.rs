@@ -167,7 +167,7 @@ pub fn from_groups<S: AsRef<str>>(groups: &[Vec<S>]) -> Result<Vec<Box<dyn Oracl
         };
         return Err(Error::param(
             "loss",
-            "each loss of a combination once",
+            "a combination that lists each loss once",
             format!("{key:?} twice{how}"),
         ));
     }
