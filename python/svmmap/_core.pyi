@@ -50,10 +50,10 @@ class TrainConfig:
     def max_iter(self) -> int: ...
     @property
     def relevance_threshold(self) -> float: ...
-    # The slack groups: one list of loss names per slack, a list's losses spelled with their
-    # default weights ("0.1*ndcg@10"), a dict's with the given ones.
+    # The slack groups: one list of (weight, loss name) per slack, a list's losses with their
+    # default weights ((0.1, "ndcg@10")), a dict's with the given ones.
     @property
-    def losses(self) -> List[List[str]]: ...
+    def losses(self) -> List[List[Tuple[float, str]]]: ...
     # For a latent-target loss ("ndcg@10:latent"), the paper's loss its CCCP rounds solve
     # ("ndcg@10", the one slack group); None otherwise.
     @property
@@ -189,7 +189,7 @@ def structured_hinge(
     labels: npt.NDArray[np.float64],
     qid_codes: npt.NDArray[np.int64],
     n_queries: int,
-    losses: Sequence[Sequence[str]],
+    losses: Sequence[Sequence[Tuple[float, str]]],
     relevance_threshold: float,
     n_threads: int,
 ) -> Tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...

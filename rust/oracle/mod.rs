@@ -31,7 +31,7 @@ pub mod usable;
 pub mod weighted;
 pub mod work;
 
-pub use build::{from_group, from_groups, from_name, split_weight};
+pub use build::{from_group, from_groups, from_name, split_weight, LossTerm};
 pub use interface::{hinge, Oracle, QueryKind};
 pub use interleave::Sorted;
 pub use usable::{QueryCounts, QueryUse};

@@ -312,6 +312,45 @@ pub fn lookup(base: &str) -> Option<&'static LossInfo> {
     LOSSES.iter().find(|info| info.name == base)
 }
 
+/// The power of ten of the weight a loss gets in a list of several (`loss=["map", "ndcg@10",
+/// "mrr@10"]`, `--loss map,ndcg@10,mrr@10`), before the list's weights are divided by their
+/// largest (`list_weights`). Equal weights are a zero model on queries with many relevant
+/// documents (a third of 150, see `benchmarks/combo_weights.py` and docs/guide/losses.md,
+/// "Weights"): Chakrabarti's phi_mrr is not scaled by 1/(P N) as Psi_po is, so its hinge grows
+/// with the query and pulls w to 0 unless its weight is of the order of 1/(P N) on such
+/// queries; and NDCG with a cutoff has a larger hinge than MAP at the same w, so in a shared
+/// slack it would take the maximum over MAP. A name that is already weighted ("0.5*map"), a
+/// "max(...)" and every other loss keep 1.
+pub fn list_weight_exponent(name: &str) -> i32 {
+    match LossSpec::parse(name.trim()) {
+        Some(spec) if spec.base == "mrr" => -4,
+        Some(spec) if (spec.base == "ndcg" || spec.base == "dorm") && spec.cutoff.is_some() => -1,
+        _ => 0,
+    }
+}
+
+/// The default weights of a list of losses as spelled (`list_weight_exponent`), scaled so that
+/// the largest is 1: C keeps its meaning for the list's leading kind of loss, and a list of one
+/// loss, or of losses of one kind, is the plain list. Each weight is the decimal power of ten
+/// it is (1e-4 read as the number "1e-4" is, correctly rounded).
+pub fn list_weights<S: AsRef<str>>(names: &[S]) -> Vec<f64> {
+    let exponents: Vec<i32> = names
+        .iter()
+        .map(|n| list_weight_exponent(n.as_ref()))
+        .collect();
+    let largest = exponents.iter().copied().max().unwrap_or(0);
+    exponents
+        .into_iter()
+        .map(|e| {
+            if e == largest {
+                1.0
+            } else {
+                format!("1e{}", e - largest).parse().unwrap_or(1.0)
+            }
+        })
+        .collect()
+}
+
 /// The option that asks for NDCG@k with a latent target ("ndcg@10:latent"; Yu and Joachims,
 /// ICML 2009): the target is the best-scored ranking of loss 0 instead of the ideal ranking.
 /// Its objective is not convex, so it is no oracle of this table: the training routine fits it

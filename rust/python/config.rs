@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 
 use crate::error::Error;
-use crate::oracle::{self, registry};
+use crate::oracle::{self, registry, LossTerm};
 use crate::solver::{
     expected, parameter, text_default, Kind, Options, Parameter, Value, PARAMETERS,
 };
@@ -100,50 +100,16 @@ pub(super) fn threads_of(n_jobs: &Bound<'_, PyAny>) -> PyResult<usize> {
     crate::runtime::pool::threads_for_jobs(Some(n)).map_err(|_| bad())
 }
 
-/// The loss argument as slack groups: a name is one group; a list is one group per name
-/// (separate slacks) or one group of all names (shared slack), each name with its default
-/// weight in a list (`with_list_weights`); a dict gives the weights itself.
-fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>>> {
+/// The loss argument as slack groups of weighted losses: a name is one group; a list is one
+/// group per name (separate slacks) or one group of all names (shared slack), each name with
+/// its default weight in a list (`registry::list_weights`); a dict gives the weights itself.
+/// A name may carry its weight ("0.1*ndcg@10", `LossTerm::parse`).
+fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<LossTerm>>> {
     let bad = || param_error("loss", expected("loss"), loss);
-    let names: Vec<String> = if let Ok(s) = loss.cast::<PyString>() {
-        vec![s.to_string()]
+    let terms: Vec<LossTerm> = if let Ok(s) = loss.cast::<PyString>() {
+        vec![LossTerm::parse(&s.to_string())?]
     } else if let Ok(weights) = loss.cast::<PyDict>() {
-        // {"map": 1.0, "ndcg@10": 0.1}: each loss with its weight, spelled "0.1*ndcg@10" for the
-        // core (oracle/weighted.rs); a weight of 1 is the plain loss, so such a dict trains the
-        // very model of the list of its keys.
-        let mut names = Vec::new();
-        for (key, value) in weights.iter() {
-            let name = key.cast::<PyString>().map_err(|_| bad())?.to_string();
-            // The value is the weight: a key with a weight of its own ({"1*map": 2}) would be
-            // a loss with two weights, and could repeat another key's loss unseen.
-            if oracle::split_weight(&name).is_some() {
-                return Err(param_error(
-                    "loss",
-                    "a dict of loss names without weights to their weights ({\"map\": 2})",
-                    &key,
-                ));
-            }
-            let weight = if value.is_instance_of::<PyBool>() {
-                None
-            } else {
-                value.extract::<f64>().ok()
-            };
-            match weight {
-                Some(w) if w.is_finite() && w > 0.0 => names.push(if w == 1.0 {
-                    name
-                } else {
-                    format!("{w}*{}", name.trim())
-                }),
-                _ => {
-                    return Err(param_error(
-                        &format!("the weight of loss {:?}", name.trim()),
-                        "a finite number > 0",
-                        &value,
-                    ))
-                }
-            }
-        }
-        names
+        dict_terms(weights, &bad)?
     } else if loss.is_none() || loss.is_instance_of::<pyo3::types::PyBytes>() {
         return Err(bad());
     } else {
@@ -153,11 +119,76 @@ fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>
             let s = item.cast::<PyString>().map_err(|_| bad())?;
             names.push(s.to_string());
         }
-        names
+        list_terms(names)?
     };
-    if names.is_empty() {
+    if terms.is_empty() {
         return Err(bad());
     }
+    Ok(match slack {
+        "shared" if terms.len() > 1 => vec![terms],
+        _ => terms.into_iter().map(|t| vec![t]).collect(),
+    })
+}
+
+/// {"map": 1.0, "ndcg@10": 0.1}: each loss with its weight; a weight of 1 is the plain loss, so
+/// such a dict trains the very model of the list of its keys.
+fn dict_terms(weights: &Bound<'_, PyDict>, bad: &dyn Fn() -> PyErr) -> PyResult<Vec<LossTerm>> {
+    let mut terms = Vec::new();
+    for (key, value) in weights.iter() {
+        let name = key.cast::<PyString>().map_err(|_| bad())?.to_string();
+        // The value is the weight: a key with a weight of its own ({"1*map": 2}) would be a
+        // loss with two weights, and could repeat another key's loss unseen.
+        if oracle::split_weight(&name).is_some() {
+            return Err(param_error(
+                "loss",
+                "a dict of loss names without weights to their weights ({\"map\": 2})",
+                &key,
+            ));
+        }
+        let weight = if value.is_instance_of::<PyBool>() {
+            None
+        } else {
+            value.extract::<f64>().ok()
+        };
+        match weight {
+            Some(w) if w.is_finite() && w > 0.0 => terms.push(LossTerm {
+                weight: w,
+                ..LossTerm::plain(&name)
+            }),
+            _ => {
+                return Err(param_error(
+                    &format!("the weight of loss {:?}", name.trim()),
+                    "a finite number > 0",
+                    &value,
+                ))
+            }
+        }
+    }
+    check_distinct(terms.iter().map(LossTerm::to_string).collect())?;
+    Ok(terms)
+}
+
+/// A list of names, each with its default weight in a list (a name spelled with a weight keeps
+/// it), once the names are known to be distinct.
+fn list_terms(names: Vec<String>) -> PyResult<Vec<LossTerm>> {
+    check_distinct(names.clone())?;
+    let defaults = registry::list_weights(&names);
+    names
+        .iter()
+        .zip(defaults)
+        .map(|(name, default)| {
+            let term = LossTerm::parse(name)?;
+            // A spelled weight comes with the exponent 0, the largest: its default is 1.
+            Ok(LossTerm {
+                weight: term.weight * default,
+                ..term
+            })
+        })
+        .collect()
+}
+
+/// Refuses a name given twice ("loss lists 'map' twice").
+fn check_distinct(names: Vec<String>) -> PyResult<()> {
     for (i, name) in names.iter().enumerate() {
         if names[..i].iter().any(|other| other.trim() == name.trim()) {
             return Err(PyValueError::new_err(format!(
@@ -166,54 +197,7 @@ fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>
             )));
         }
     }
-    // A list's losses get their default weights once the names are known to be distinct (a
-    // dict's are given, a single name has none).
-    let names = if loss.cast::<PyString>().is_err() && loss.cast::<PyDict>().is_err() {
-        with_list_weights(names)
-    } else {
-        names
-    };
-    Ok(match slack {
-        "shared" if names.len() > 1 => vec![names.iter().map(|n| n.trim().to_string()).collect()],
-        _ => names.into_iter().map(|n| vec![n]).collect(),
-    })
-}
-
-/// The weight a loss gets in a list of several (`loss=["map", "ndcg@10", "mrr@10"]`, `--loss
-/// map,ndcg@10,mrr@10`), as a power of ten, before the list's weights are divided by their
-/// largest. Equal weights are a zero model on queries with many relevant documents (a third of
-/// 150, see `benchmarks/combo_weights.py` and docs/guide/losses.md, "Weights"): Chakrabarti's
-/// phi_mrr is not scaled by 1/(P N) as Psi_po is, so its hinge grows with the query and pulls w
-/// to 0 unless its weight is of the order of 1/(P N) on such queries; and NDCG with a cutoff has
-/// a larger hinge than MAP at the same w, so in a shared slack it would take the maximum over
-/// MAP. A name that is already weighted ("0.5*map"), a "max(...)" and every other loss keep 1.
-pub(crate) fn list_weight_exponent(name: &str) -> i32 {
-    match registry::LossSpec::parse(name.trim()) {
-        Some(spec) if spec.base == "mrr" => -4,
-        Some(spec) if (spec.base == "ndcg" || spec.base == "dorm") && spec.cutoff.is_some() => -1,
-        _ => 0,
-    }
-}
-
-/// A list of losses with their default weights (`list_weight_exponent`), scaled so that the
-/// largest is 1: C keeps its meaning for the list's leading kind of loss, and a list of one
-/// loss, or of losses of one kind, is the plain list. A weight is spelled as the decimal power
-/// of ten it is ("0.001*mrr@10"), which parses back to the same number.
-fn with_list_weights(names: Vec<String>) -> Vec<String> {
-    let exponents: Vec<i32> = names.iter().map(|n| list_weight_exponent(n)).collect();
-    let largest = exponents.iter().copied().max().unwrap_or(0);
-    names
-        .into_iter()
-        .zip(exponents)
-        .map(|(name, e)| {
-            if e == largest {
-                name
-            } else {
-                let weight: f64 = format!("1e{}", e - largest).parse().unwrap_or(1.0);
-                format!("{weight}*{}", name.trim())
-            }
-        })
-        .collect()
+    Ok(())
 }
 
 /// A keyword argument of `BinnerConfig`: left out (`Default`) or given, as any Python value
@@ -411,7 +395,7 @@ struct Losses {
     /// The `loss` argument as given (or the default name).
     given: Py<PyAny>,
     slack: String,
-    groups: Vec<Vec<String>>,
+    groups: Vec<Vec<LossTerm>>,
     /// For a latent-target loss, the paper's loss its rounds solve, and the name given.
     latent: Option<String>,
     latent_name: Option<String>,
@@ -457,7 +441,7 @@ impl Losses {
                         s,
                     ));
                 }
-                vec![vec![base.clone()]]
+                vec![vec![LossTerm::plain(base)]]
             }
             None => loss_groups(loss_obj.bind(py), &slack)?,
         };
@@ -479,7 +463,7 @@ impl Losses {
 #[pyclass(module = "svmmap._core", frozen)]
 pub struct TrainConfig {
     pub(super) options: Options,
-    pub(super) groups: Vec<Vec<String>>,
+    pub(super) groups: Vec<Vec<LossTerm>>,
     slack: String,
     /// Every parameter of the table, as given (numbers as the core read them) or its default,
     /// in the table's order: what `kwargs()` returns and pickling rebuilds from.
@@ -580,10 +564,13 @@ impl TrainConfig {
     fn relevance_threshold(&self) -> f64 {
         self.options.relevance_threshold
     }
-    /// The slack groups: one list of loss names per slack (several names share it).
+    /// The slack groups: one list of (weight, loss name) per slack (several losses share it).
     #[getter]
-    fn losses(&self) -> Vec<Vec<String>> {
-        self.groups.clone()
+    fn losses(&self) -> Vec<Vec<(f64, String)>> {
+        self.groups
+            .iter()
+            .map(|g| g.iter().map(|t| (t.weight, t.name.clone())).collect())
+            .collect()
     }
     /// For a latent-target loss ("ndcg@10:latent"), the paper's loss that each CCCP round
     /// solves with the target fixed ("ndcg@10", also the one slack group of `losses`); None

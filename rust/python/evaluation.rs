@@ -189,8 +189,8 @@ pub(super) fn oracle_argmax<'py>(
 /// (value, grad, per_query) of `structured_hinge`.
 pub(super) type HingeTuple<'py> = (f64, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
 
-/// The structural hinge of every query through the given slack groups (one list of loss names
-/// per group, several names sharing a slack; the groups' hinges are added up),
+/// The structural hinge of every query through the given slack groups (one list of (weight,
+/// loss name) per group, several losses sharing a slack; the groups' hinges are added up),
 /// summed, with its gradient with respect to the scores. Returns (value, grad, per_query).
 #[pyfunction]
 #[pyo3(signature = (scores, labels, qid_codes, n_queries, losses, relevance_threshold, n_threads))]
@@ -201,7 +201,7 @@ pub(super) fn structured_hinge<'py>(
     labels: PyReadonlyArray1<'py, f64>,
     qid_codes: PyReadonlyArray1<'py, i64>,
     n_queries: usize,
-    losses: Vec<Vec<String>>,
+    losses: Vec<Vec<(f64, String)>>,
     relevance_threshold: f64,
     n_threads: usize,
 ) -> PyResult<HingeTuple<'py>> {
@@ -210,7 +210,15 @@ pub(super) fn structured_hinge<'py>(
     // gradient: five 8-byte values a row.
     check_rows(s.len(), n_queries, 40, "the structured hinge")?;
     let groups = groups(&qid_codes, n_queries)?;
-    let oracles = oracle::from_groups(&losses)?;
+    let slack_groups: Vec<Vec<oracle::LossTerm>> = losses
+        .into_iter()
+        .map(|g| {
+            g.into_iter()
+                .map(|(weight, name)| oracle::LossTerm { weight, name })
+                .collect()
+        })
+        .collect();
+    let oracles = oracle::from_groups(&slack_groups)?;
     let result = detach(py, || {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
         oracle::check_query_lens(&refs, &groups)?;
