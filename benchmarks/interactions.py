@@ -7,9 +7,10 @@ queries split 60/20/20 into train, vali and test (one draw, so that all three sh
 features' strengths), with the pairs (0, 1), (2, 3), (4, 5) planted at strengths 1.5, 1.0, 0.7
 (``interactions=PLANTED``), and the same without them. MQ2008: its folds' train, vali and test.
 
-- svmmap: ``Pipeline(Binner(...), SVMMap(C))``, C in CS chosen by the vali NDCG@10, refitted on
-  train; GA2M with ``interactions=K`` (pairs chosen by FAST on train) and the default
-  ``interaction_bins``;
+- svmmap: ``Pipeline(Binner(...), SVMMap(C))``, C in CS chosen by the vali NDCG@10 (models fitted
+  on train); the GA2M with ``interactions=k`` (pairs chosen by FAST on train, the default
+  ``interaction_bins``), k in KS chosen with C by the vali NDCG@10 (k = 0 is the per-feature
+  model, so the GA2M falls back to it where pairs do not help on vali);
 - LightGBM: ``LGBMRanker`` (lambdarank) over num_leaves x learning_rate with early stopping on the
   vali split (as benchmarks/auto_search.py), and the same restricted to one feature per tree
   (``interaction_constraints``, a GAM).
@@ -18,7 +19,12 @@ Test NDCG@10 by svmmap.metrics (queries with a relevant document). The MQ2008 ta
 seconds of the GA2M (pair selection and the fit at the chosen C) over the per-feature model's fit
 at its chosen C, measured one after the other in the same run (a ratio: the machine is shared).
 
-    python benchmarks/interactions.py [--folds 1,2,3,4,5] [--synthetic-only | --mq2008-only]
+The cost table (``--cost``) times, on ``make_ranking``'s 136-feature shape (``--cost-docs``
+documents, 120 per query, three planted pairs), the per-feature pipeline (Binner fit and
+transform, SVMMap fit at C=1) and the GA2M with ``interactions=10`` (pair selection over all
+9,180 pairs included), one after the other in one run, and gives the bytes of their codes.
+
+    python benchmarks/interactions.py [--folds 1,2,3,4,5] [--synthetic-only | --mq2008-only | --cost]
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from svmmap.datasets import load_mq2008, make_ranking
 from svmmap.metrics import ndcg
 
 PLANTED = [(0, 1, 1.5), (2, 3, 1.0), (4, 5, 0.7)]
-K = 5
+KS = (0, 2, 5)
 CS = (0.1, 1.0, 10.0, 100.0)
 LEAVES = (7, 15, 31, 63)
 RATES = (0.03, 0.1, 0.3)
@@ -46,9 +52,7 @@ Split = Tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def synthetic(planted: Optional[list]) -> Tuple[Split, Split, Split]:
-    X, y, qid = make_ranking(
-        n_queries=900, docs_per_query=60, n_features=40, interactions=planted, random_state=11
-    )
+    X, y, qid = make_ranking(n_queries=900, docs_per_query=60, n_features=40, interactions=planted, random_state=11)
     bounds = (540, 720)
     parts = (qid < bounds[0], (qid >= bounds[0]) & (qid < bounds[1]), qid >= bounds[1])
     return tuple((X[m], y[m], qid[m]) for m in parts)  # type: ignore[return-value]
@@ -59,10 +63,10 @@ def group_sizes(qid: np.ndarray) -> np.ndarray:
     return np.diff(np.r_[starts, len(qid)])
 
 
-def svmmap_tuned(train: Split, vali: Split, interactions: Any) -> Tuple[Any, str, float]:
-    """The pipeline at the C of the best vali NDCG@10, and the seconds of its fit at that C."""
+def svmmap_tuned(train: Split, vali: Split, ks: Tuple[Any, ...]) -> Tuple[Any, str, float]:
+    """The pipeline at the (k, C) of the best vali NDCG@10, and the seconds of its fit there."""
     best: Tuple[float, Any, str, float] = (-np.inf, None, "", 0.0)
-    for C in CS:
+    for interactions, C in itertools.product(ks, CS):
         model = make_pipeline(Binner(interactions=interactions), SVMMap(C=C))
         start = time.perf_counter()
         model.fit(train[0], train[1], binner__qid=train[2], svmmap__qid=train[2])
@@ -70,7 +74,7 @@ def svmmap_tuned(train: Split, vali: Split, interactions: Any) -> Tuple[Any, str
         score = ndcg(vali[1], model.predict(vali[0]), vali[2], k=10)
         if score > best[0]:
             pairs = model[0].interactions_
-            best = (score, model, f"C={C:g}" + (f", pairs {pairs}" if pairs else ""), seconds)
+            best = (score, model, f"C={C:g}" + (f", pairs {pairs}" if interactions is not None else ""), seconds)
     return best[1], best[2], best[3]
 
 
@@ -105,8 +109,8 @@ def synthetic_table() -> None:
     print("|---|---:|---:|---|")
     data = {name: synthetic(planted) for name, planted in (("planted", PLANTED), ("none", None))}
     makers: List[Tuple[str, Callable[[Split, Split], Tuple[Any, str]]]] = [
-        ("svmmap, per feature (Binner())", lambda t, v: svmmap_tuned(t, v, None)[:2]),
-        (f"svmmap GA2M (Binner(interactions={K}))", lambda t, v: svmmap_tuned(t, v, K)[:2]),
+        ("svmmap, per feature (Binner())", lambda t, v: svmmap_tuned(t, v, (None,))[:2]),
+        ("svmmap GA2M (Binner(interactions=k))", lambda t, v: svmmap_tuned(t, v, KS)[:2]),
         ("LightGBM, one feature per tree", lambda t, v: lightgbm_tuned(t, v, True)),
         ("LightGBM, full", lambda t, v: lightgbm_tuned(t, v, False)),
     ]
@@ -121,25 +125,46 @@ def synthetic_table() -> None:
 
 
 def mq2008_table(folds: List[int]) -> None:
-    print(
-        f"| fold | per feature test NDCG@10 | GA2M (interactions={K}) test NDCG@10 | pairs chosen "
-        "| GA2M fit / per-feature fit (timing) |"
-    )
+    print("| fold | per feature test NDCG@10 | GA2M test NDCG@10 | GA2M choice | GA2M fit / per-feature fit (timing) |")
     print("|---|---:|---:|---|---:|")
     sums: List[List[float]] = [[], [], []]
     for fold in folds:
         train, vali, test = (load_mq2008(fold, split) for split in ("train", "vali", "test"))
-        plain, _, plain_s = svmmap_tuned(train, vali, None)
-        ga2m, chosen, ga2m_s = svmmap_tuned(train, vali, K)
+        plain, _, plain_s = svmmap_tuned(train, vali, (None,))
+        ga2m, chosen, ga2m_s = svmmap_tuned(train, vali, KS)
         figures = [ndcg(test[1], m.predict(test[0]), test[2], k=10) for m in (plain, ga2m)] + [ga2m_s / plain_s]
         for s, v in zip(sums, figures):
             s.append(v)
         print(
-            f"| {fold} | {figures[0]:.4f} | {figures[1]:.4f} | {ga2m[0].interactions_} | {figures[2]:.1f} |",
+            f"| {fold} | {figures[0]:.4f} | {figures[1]:.4f} | {chosen} | {figures[2]:.1f} |",
             flush=True,
         )
     means = [float(np.mean(s)) for s in sums]
     print(f"| mean | {means[0]:.4f} | {means[1]:.4f} | | {means[2]:.1f} |")
+
+
+def cost_table(n_docs: int) -> None:
+    X, y, qid = make_ranking(
+        n_queries=max(1, n_docs // 120), docs_per_query=120, n_features=136, interactions=3, random_state=5
+    )
+    print(
+        "| documents | features | candidate pairs | per-feature pipeline s (timing) | GA2M pipeline s (timing) "
+        "| of which pair selection s (timing) | ratio (timing) | codes MB, per feature | codes MB, GA2M |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    figures = []
+    for interactions in (None, 10):
+        start = time.perf_counter()
+        binner = Binner(interactions=interactions).fit(X, y, qid=qid)
+        selected = time.perf_counter()
+        B = binner.transform(X)
+        SVMMap(C=1.0).fit(B, y, qid=qid)
+        figures.append((time.perf_counter() - start, selected - start, B.nbytes / 1e6))
+    (plain, plain_bin, plain_mb), (ga2m, ga2m_bin, ga2m_mb) = figures
+    print(
+        f"| {X.shape[0]:,} | 136 | 9,180 | {plain:.1f} | {ga2m:.1f} | {ga2m_bin - plain_bin:.1f} | {ga2m / plain:.1f} "
+        f"| {plain_mb:.1f} | {ga2m_mb:.1f} |"
+    )
 
 
 def main() -> None:
@@ -148,10 +173,15 @@ def main() -> None:
     only = parser.add_mutually_exclusive_group()
     only.add_argument("--synthetic-only", action="store_true")
     only.add_argument("--mq2008-only", action="store_true")
+    only.add_argument("--cost", action="store_true", help="the cost table only")
+    parser.add_argument("--cost-docs", type=int, default=100_000, help="documents of the cost table")
     tables.add_arguments(parser)
     args = parser.parse_args()
     tables.write_on_exit(args, __file__)
     warnings.simplefilter("ignore")
+    if args.cost:
+        cost_table(args.cost_docs)
+        return
     if not args.mq2008_only:
         synthetic_table()
     if not args.synthetic_only:

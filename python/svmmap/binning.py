@@ -132,7 +132,7 @@ class Binner(TransformerMixin, BaseEstimator):
         surfaces (`piecewise_scores`). An int k chooses k pairs by FAST (Lou et al., KDD 2013;
         ``fit`` then needs ``y`` and should get ``qid``): the pairs whose 2-D cell means best
         fit the per-query residual of an additive model of the labels, see
-        ``docs/guide/interactions.md``. A list gives the pairs. None (the default): no pairs,
+        ``docs/guide/binning.md``. A list gives the pairs. None (the default): no pairs,
         and the binner is exactly as without this parameter.
     interaction_bins : int, default=8
         Coarse thresholds per feature of a pair (1 to 14): every few of the feature's

@@ -160,10 +160,10 @@ def test_a_count_needs_labels():
         Binner(interactions=2).fit(np.random.default_rng(0).normal(size=(20, 3)))
 
 
-def test_onnx_scores_pairs_as_predict_and_the_engines_refuse_them():
+def test_onnx_scores_pairs_as_predict():
     ort = pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
-    from svmmap.ir.export import to_elasticsearch, to_onnx, to_solr
+    from svmmap.ir.export import to_onnx
 
     X, y, qid = make_ranking(n_queries=40, docs_per_query=30, n_features=6, interactions=1, random_state=6)
     X = X.astype(np.float64)
@@ -172,10 +172,38 @@ def test_onnx_scores_pairs_as_predict_and_the_engines_refuse_them():
     session = ort.InferenceSession(to_onnx(model).SerializeToString(), providers=["CPUExecutionProvider"])
     (scores,) = session.run(None, {"X": X})
     np.testing.assert_allclose(scores, model.predict(X), rtol=1e-12, atol=1e-12)
-    plain = _ga2m(np.nan_to_num(X), y, qid, interactions=2, interaction_bins=4)
-    for export in (to_solr, to_elasticsearch):
-        with pytest.raises(ValueError, match="do not write pair surfaces yet; export the model with to_onnx"):
-            export(plain)
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+def test_solr_and_elasticsearch_score_pairs_as_predict(scaled):
+    from sklearn.preprocessing import StandardScaler
+    from svmmap.ir.export import to_elasticsearch, to_solr
+
+    from tests.ir.test_export import es_node_value, es_score, feature_vectors, float32_neighbours, solr_score
+
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=30, n_features=5, interactions=1, random_state=9)
+    steps = [StandardScaler()] if scaled else []
+    model = make_pipeline(*steps, Binner(n_thresholds=12, interactions=2, interaction_bins=4), SVMMap(C=10.0))
+    fit_params = {"binner__qid": qid, "svmmap__qid": qid}
+    model.fit(X, y, **fit_params)
+    names = [f"f{j}" for j in range(5)]
+    fvs, X64 = feature_vectors(X, names)
+    solr = to_solr(model, feature_names=names)
+    es = to_elasticsearch(model, feature_names=names)
+    assert len(solr["params"]["trees"]) == 5 + 2
+    want = model.predict(X64)
+    np.testing.assert_allclose([solr_score(solr, fv) for fv in fvs], want, rtol=0, atol=1e-5)
+    np.testing.assert_allclose([es_score(es, fv) for fv in fvs], want, rtol=0, atol=1e-5)
+    # On and around every coarse threshold of a pair, the tree takes the surface's cell.
+    surface = piecewise_scores(model)[5]
+    tree = json.loads(es["model"]["model"]["definition"])[5]
+    i, j = surface.index
+    for s in surface.thresholds[0]:
+        for t in surface.thresholds[1]:
+            for u in float32_neighbours(s):
+                for v in float32_neighbours(t):
+                    got = es_node_value(tree, {names[i]: u, names[j]: v})
+                    assert got == np.float32(surface(float(u), float(v)))
 
 
 def test_plot_draws_a_heat_map_per_pair():

@@ -34,6 +34,8 @@ Binner(missing="indicator")   not exported: a feature that does not match is 0 i
                               a sentinel value) to export
 a scaler in front             folded into the weights (score = predict - score_offset) or
                               into the thresholds (score = predict); see below
+Binner(interactions=...)      one more tree per pair (its surface: the first feature's coarse
+                              thresholds, then a step function of the second feature's)
 ============================  =====================  =================================
 
 Float32: both engines hold feature values, thresholds and weights as 32-bit floats. Solr
@@ -146,9 +148,23 @@ def _raw_step_functions(spec: Any, binner: Any, svm: Any) -> list:
         return steps
     out = []
     for j, s in enumerate(steps):
+        if hasattr(s, "index"):
+            # A pair's surface (after the step functions): both features' coarse thresholds.
+            raw_pair = tuple(
+                np.asarray(raw_thresholds(spec, f, k), dtype=np.float64) for f, k in zip(s.index, s.thresholds)
+            )
+            out.append(dataclasses.replace(s, thresholds=raw_pair))
+            continue
         raw = raw_thresholds(spec, j, s.thresholds)
         out.append(dataclasses.replace(s, thresholds=np.asarray(raw, dtype=np.float64)))
     return out
+
+
+def _surfaces(steps: list) -> Tuple[list, list]:
+    """(the step functions, the pairs' surfaces that have cells) of ``_raw_step_functions``."""
+    functions = [s for s in steps if not hasattr(s, "index")]
+    surfaces = [s for s in steps if hasattr(s, "index") and all(len(k) for k in s.thresholds)]
+    return functions, surfaces
 
 
 def _names(given: Optional[Sequence[str]], fitted: Any, n: int, what: str) -> List[str]:
@@ -164,12 +180,6 @@ def _names(given: Optional[Sequence[str]], fitted: Any, n: int, what: str) -> Li
 
 
 def _step_functions(binner: Any, svm: Any) -> list:
-    if getattr(binner, "interactions_", None):
-        raise ValueError(
-            f"the Binner has pairwise interactions {binner.interactions_}: the Solr and Elasticsearch "
-            "exports do not write pair surfaces yet; export the model with to_onnx (which scores them "
-            "as predict does) or refit the Binner without interactions"
-        )
     if binner.missing != "error":
         raise ValueError(
             f"the Binner has missing={binner.missing!r}: a learned score for missing values cannot be "
@@ -248,6 +258,22 @@ def _solr_tree(name: str, k: np.ndarray, values: np.ndarray, lo: int, hi: int) -
     }
 
 
+def _solr_pair_tree(names: Tuple[str, str], surface: Any, lo: int, hi: int) -> Dict[str, Any]:
+    # A pair's surface as a tree: the first feature's coarse thresholds split as a step
+    # function's, and every first-feature bin ci ends in the step function values[ci, :] of
+    # the second feature.
+    ki, kj = surface.thresholds
+    if lo == hi:
+        return _solr_tree(names[1], kj, surface.values[lo], 0, len(kj))
+    _, mid, _ = _balanced(lo, hi)
+    return {
+        "feature": names[0],
+        "threshold": _solr_threshold(float(ki[mid - 1])),
+        "left": _solr_pair_tree(names, surface, lo, mid - 1),
+        "right": _solr_pair_tree(names, surface, mid, hi),
+    }
+
+
 def to_solr(
     model: Any,
     name: str = "svmmap",
@@ -302,13 +328,16 @@ def to_solr(
             "params": {"weights": {f: float(w) for f, w in zip(names, weights)}},
         }
     else:
-        steps = _raw_step_functions(spec, binner, svm)
+        steps, surfaces = _surfaces(_raw_step_functions(spec, binner, svm))
         names = _names(feature_names, fitted, len(steps), "base features")
         trees = [
             {"weight": "1.0", "root": _solr_tree(f, s.thresholds, s.values, 0, len(s.thresholds))}
             for f, s in zip(names, steps)
             if len(s.thresholds)
         ]
+        for p in surfaces:
+            pair = (names[p.index[0]], names[p.index[1]])
+            trees.append({"weight": "1.0", "root": _solr_pair_tree(pair, p, 0, len(p.thresholds[0]))})
         doc = {
             "class": _SOLR_TREES,
             "name": str(name),
@@ -337,6 +366,31 @@ def _xgb_tree(
         "nodeid": node_id,
         "depth": depth,
         "split": name,
+        "split_condition": split,
+        "yes": yes["nodeid"],
+        "no": no["nodeid"],
+        "missing": yes["nodeid"],
+        "children": [yes, no],
+    }
+
+
+def _xgb_pair_tree(
+    names: Tuple[str, str], surface: Any, lo: int, hi: int, depth: int, ids: List[int]
+) -> Dict[str, Any]:
+    # As _solr_pair_tree: the first feature's splits, then a step function of the second.
+    ki, kj = surface.thresholds
+    if lo == hi:
+        return _xgb_tree(names[1], kj, surface.values[lo], 0, len(kj), depth, ids)
+    node_id = ids[0]
+    ids[0] += 1
+    _, mid, _ = _balanced(lo, hi)
+    split = float(_smallest_f32_above(float(ki[mid - 1])))
+    yes = _xgb_pair_tree(names, surface, lo, mid - 1, depth + 1, ids)
+    no = _xgb_pair_tree(names, surface, mid, hi, depth + 1, ids)
+    return {
+        "nodeid": node_id,
+        "depth": depth,
+        "split": names[0],
         "split_condition": split,
         "yes": yes["nodeid"],
         "no": no["nodeid"],
@@ -394,7 +448,7 @@ def to_elasticsearch(
         kind = "model/linear"
         definition = json.dumps({f: float(w) for f, w in zip(names, weights)})
     else:
-        steps = _raw_step_functions(spec, binner, svm)
+        steps, surfaces = _surfaces(_raw_step_functions(spec, binner, svm))
         names = _names(feature_names, fitted, len(steps), "base features")
         kind = "model/xgboost+json"
         trees = [
@@ -402,12 +456,13 @@ def to_elasticsearch(
             for f, s in zip(names, steps)
             if len(s.thresholds)
         ]
+        for p in surfaces:
+            pair = (names[p.index[0]], names[p.index[1]])
+            trees.append(_xgb_pair_tree(pair, p, 0, len(p.thresholds[0]), 0, [0]))
         definition = json.dumps(trees)
     return {"model": {"name": str(name), "model": {"type": kind, "definition": definition}}}
 
 
-#: The ONNX opset and IR version of ``to_onnx``'s graphs: opset 17 (2022) has every operator
-#: used, and onnxruntime 1.13 and later run it.
 def _onnx_pairs(binner: Any, spec: Any, coef: np.ndarray, dtype: str, constant: Any, node: Any, elem: Any) -> str:
     """The pairs' term of a binned ONNX graph (or "" without pairs): cell (s, t) of pair (i, j)
     is 1[x_i > s and x_j > t] (And of two Greater; NaN is above no threshold, so a missing value
@@ -449,6 +504,8 @@ def _onnx_pairs(binner: Any, spec: Any, coef: np.ndarray, dtype: str, constant: 
     return node("MatMul", [cells, constant("pair_weights", np.reshape(coef[: len(first)], (-1, 1)))], "pairs")
 
 
+#: The ONNX opset and IR version of ``to_onnx``'s graphs: opset 17 (2022) has every operator
+#: used, and onnxruntime 1.13 and later run it.
 ONNX_OPSET = 17
 ONNX_IR_VERSION = 8
 
