@@ -7,10 +7,11 @@ queries split 60/20/20 into train, vali and test (one draw, so that all three sh
 features' strengths), with the pairs (0, 1), (2, 3), (4, 5) planted at strengths 1.5, 1.0, 0.7
 (``interactions=PLANTED``), and the same without them. MQ2008: its folds' train, vali and test.
 
-- svmmap: ``Pipeline(Binner(...), SVMMap(C))``, C in CS chosen by the vali NDCG@10 (models fitted
-  on train); the GA2M with ``interactions=k`` (pairs chosen by FAST on train, the default
-  ``interaction_bins``), k in KS chosen with C by the vali NDCG@10 (k = 0 is the per-feature
-  model, so the GA2M falls back to it where pairs do not help on vali);
+- svmmap: ``Pipeline(Binner(...), SVMMap(loss, C))``, loss in LOSSES and C in CS chosen by the vali
+  NDCG@10 (models fitted on train); the GA2M with ``interactions=k`` (pairs chosen by FAST on
+  train, the default ``interaction_bins``), k in KS chosen with the loss and C by the vali
+  NDCG@10 (k = 0 is the per-feature model, so the GA2M falls back to it where pairs do not help
+  on vali);
 - LightGBM: ``LGBMRanker`` (lambdarank) over num_leaves x learning_rate with early stopping on the
   vali split (as benchmarks/auto_search.py), and the same restricted to one feature per tree
   (``interaction_constraints``, a GAM).
@@ -44,7 +45,8 @@ from svmmap.metrics import ndcg
 
 PLANTED = [(0, 1, 1.5), (2, 3, 1.0), (4, 5, 0.7)]
 KS = (0, 2, 5)
-CS = (0.1, 1.0, 10.0, 100.0)
+CS = (1.0, 10.0, 100.0, 1000.0)
+LOSSES = ("map", "ndcg@10:graded")
 LEAVES = (7, 15, 31, 63)
 RATES = (0.03, 0.1, 0.3)
 
@@ -66,15 +68,20 @@ def group_sizes(qid: np.ndarray) -> np.ndarray:
 def svmmap_tuned(train: Split, vali: Split, ks: Tuple[Any, ...]) -> Tuple[Any, str, float]:
     """The pipeline at the (k, C) of the best vali NDCG@10, and the seconds of its fit there."""
     best: Tuple[float, Any, str, float] = (-np.inf, None, "", 0.0)
-    for interactions, C in itertools.product(ks, CS):
-        model = make_pipeline(Binner(interactions=interactions), SVMMap(C=C))
+    for interactions, loss, C in itertools.product(ks, LOSSES, CS):
+        model = make_pipeline(Binner(interactions=interactions), SVMMap(C=C, loss=loss))
         start = time.perf_counter()
         model.fit(train[0], train[1], binner__qid=train[2], svmmap__qid=train[2])
         seconds = time.perf_counter() - start
         score = ndcg(vali[1], model.predict(vali[0]), vali[2], k=10)
         if score > best[0]:
             pairs = model[0].interactions_
-            best = (score, model, f"C={C:g}" + (f", pairs {pairs}" if interactions is not None else ""), seconds)
+            best = (
+                score,
+                model,
+                f"{loss}, C={C:g}" + (f", pairs {pairs}" if interactions is not None else ""),
+                seconds,
+            )
     return best[1], best[2], best[3]
 
 

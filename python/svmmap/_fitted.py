@@ -97,6 +97,7 @@ class BinningSpec:
 
         counts = [len(k) for k in self.thresholds]
         extra = pair_codes(codes, self.pairs, self.pair_indices(), counts, self.missing == "indicator")
+        # hstack takes the wider dtype: uint16 for all the codes when a pair's codes need it.
         return np.ascontiguousarray(np.hstack([codes, extra]))
 
     def grids(self) -> np.ndarray:
@@ -281,6 +282,8 @@ def binning_from_dict(d: Any) -> BinningSpec:
 def _pairs_from_dict(raw: Any, thresholds: List[np.ndarray]) -> Tuple[List[Tuple[int, int]], List[Any]]:
     """The "interactions" of a version-2 Binner dict, checked: two different features each, and
     coarse thresholds that are some of their features' thresholds (which the codes rely on)."""
+    from ._pairs import MAX_PAIR_BINS
+
     if not isinstance(raw, list) or not raw:
         raise ValueError(f'"interactions" must be a non-empty list of pairs, got {show(raw)}')
     pairs: List[Tuple[int, int]] = []
@@ -300,9 +303,13 @@ def _pairs_from_dict(raw: Any, thresholds: List[np.ndarray]) -> Tuple[List[Tuple
             if not all(is_number(t) for t in k):
                 raise ValueError(f"{where}.thresholds must be two lists of numbers, got {show(ks)}")
             values = np.asarray(k, dtype=np.float64).reshape(-1)
-            if len(values) > 14 or not np.all(np.isin(values, thresholds[f])) or np.any(np.diff(values) <= 0):
+            if (
+                len(values) > MAX_PAIR_BINS
+                or not np.all(np.isin(values, thresholds[f]))
+                or np.any(np.diff(values) <= 0)
+            ):
                 raise ValueError(
-                    f"{where}: the coarse thresholds of feature {f} must be at most 14 of its thresholds, increasing"
+                    f"{where}: the coarse thresholds of feature {f} must be at most {MAX_PAIR_BINS} of its thresholds, increasing"
                 )
             grid.append(values)
         pairs.append((i, j))

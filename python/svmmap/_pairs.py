@@ -31,6 +31,12 @@ import numpy as np
 
 from . import _core
 
+#: The most coarse thresholds per feature of a pair: its codes (up to 64 * 64) then fit uint16,
+#: and the coarse codes of pair selection (up to 65 per feature) uint8.
+MAX_PAIR_BINS = 63
+#: The most coarse thresholds per feature of the grid on which FAST scores a pair (8: 81 cells
+#: per pair, so the histograms of all 9,180 pairs of 136 features take about 12 MB).
+SELECTION_BINS = 8
 #: Backfitting sweeps over the base features for the main-effects residual.
 BACKFIT_SWEEPS = 4
 #: Documents that pair selection reads at most (whole queries, drawn with a fixed seed), which
@@ -66,9 +72,11 @@ def pair_codes(
     counts: Sequence[int],
     missing: bool,
 ) -> np.ndarray:
-    """The pair codes (n_rows, n_pairs) of base bin codes, in the codes' dtype (see the module
-    docstring); ``coarse[p]`` holds the coarse indices of the pair's two features."""
-    out = np.empty((codes.shape[0], len(pairs)), dtype=codes.dtype)
+    """The pair codes (n_rows, n_pairs) of base bin codes (see the module docstring), uint8 when
+    every pair's codes fit and uint16 otherwise; ``coarse[p]`` holds the coarse indices of the
+    pair's two features."""
+    top = max(((len(a) + 1) * (len(b) + 1) for a, b in coarse), default=0)
+    out = np.empty((codes.shape[0], len(pairs)), dtype=np.uint8 if top <= 255 else np.uint16)
     for p, ((i, j), (ki, kj)) in enumerate(zip(pairs, coarse)):
         a, b = len(ki), len(kj)
         ci = coarse_map(counts[i], ki, missing)[codes[:, i]]

@@ -126,7 +126,7 @@ def test_pairs_survive_dicts_and_model_files(tmp_path):
     assert plain["version"] == 1 and "interactions" not in plain and "interactions" not in plain["params"]
     bad = json.loads(json.dumps(d))
     bad["interactions"][0]["thresholds"][0] = [0.123456]
-    with pytest.raises(ValueError, match="must be at most 14 of its thresholds"):
+    with pytest.raises(ValueError, match="must be at most 63 of its thresholds"):
         Binner.from_dict(bad)
 
 
@@ -147,7 +147,7 @@ def test_data_without_planted_pairs_is_unchanged_by_the_option():
         ({"interactions": [(1, 1)]}, "two different feature indices"),
         ({"interactions": [(0, 1), (1, 0)]}, "lists a pair twice"),
         ({"interactions": [(0, 9)]}, "names a feature beyond the 3 of X"),
-        ({"interactions": 1, "interaction_bins": 15}, "interaction_bins must be an integer in 1..14"),
+        ({"interactions": 1, "interaction_bins": 64}, "interaction_bins must be an integer in 1..63"),
     ],
 )
 def test_bad_interactions_are_refused(kwargs, message):

@@ -143,12 +143,14 @@ def _raw_step_functions(spec: Any, binner: Any, svm: Any) -> list:
     the thresholds (exactly, see ``svmmap._fitted.raw_threshold``)."""
     import dataclasses
 
+    from ..binning import StepSurface
+
     steps = _step_functions(binner, svm)
     if spec is None:
         return steps
     out = []
     for j, s in enumerate(steps):
-        if hasattr(s, "index"):
+        if isinstance(s, StepSurface):
             # A pair's surface (after the step functions): both features' coarse thresholds.
             raw_pair = tuple(
                 np.asarray(raw_thresholds(spec, f, k), dtype=np.float64) for f, k in zip(s.index, s.thresholds)
@@ -162,8 +164,10 @@ def _raw_step_functions(spec: Any, binner: Any, svm: Any) -> list:
 
 def _surfaces(steps: list) -> Tuple[list, list]:
     """(the step functions, the pairs' surfaces that have cells) of ``_raw_step_functions``."""
-    functions = [s for s in steps if not hasattr(s, "index")]
-    surfaces = [s for s in steps if hasattr(s, "index") and all(len(k) for k in s.thresholds)]
+    from ..binning import StepSurface
+
+    functions = [s for s in steps if not isinstance(s, StepSurface)]
+    surfaces = [s for s in steps if isinstance(s, StepSurface) and all(len(k) for k in s.thresholds)]
     return functions, surfaces
 
 

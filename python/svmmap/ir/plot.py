@@ -283,6 +283,8 @@ def plot_piecewise_scores(
     >>> [ax.get_title() for ax in axes]
     ['x0', 'x1']
     """
+    from ..binning import StepSurface
+
     plt = _pyplot()
     if isinstance(model, (list, tuple)):
         steps = list(model)
@@ -318,7 +320,7 @@ def plot_piecewise_scores(
     if len(axes) != len(steps):
         raise ValueError(f"{len(axes)} axes for {len(steps)} features")
     for ax, step in zip(axes, steps):
-        if hasattr(step, "index"):
+        if isinstance(step, StepSurface):
             _draw_surface(ax, step)
             continue
         k = np.asarray(step.thresholds, dtype=float)
