@@ -89,23 +89,22 @@ def pair_codes(
 
 
 def main_effects_residual(codes: np.ndarray, y: np.ndarray, qid: Optional[np.ndarray]) -> np.ndarray:
-    """Labels centred per query minus their least-squares additive fit on the bin codes."""
+    """Labels centred per query minus their least-squares additive fit on the bin codes
+    (``codes`` feature-major, shape (n_features, n_rows)).
+
+    A backfitting step of feature f replaces its part by the bin means of the residual plus its
+    part, which moves the part of bin c by the mean residual of bin c: the residual drops by
+    that mean in every row of the bin, and the parts themselves need not be kept."""
     r = np.asarray(y, dtype=np.float64).copy()
     if qid is None:
         r -= r.mean()
     else:
         _, q = np.unique(qid, return_inverse=True)
         r -= (np.bincount(q, weights=r) / np.bincount(q))[q]
-    n, d = codes.shape
-    parts = np.zeros((d, n))
+    sizes = [np.maximum(np.bincount(c), 1) for c in codes]
     for _ in range(BACKFIT_SWEEPS):
-        for f in range(d):
-            c = codes[:, f]
-            r += parts[f]
-            sums = np.bincount(c, weights=r)
-            size = np.bincount(c, minlength=sums.shape[0])
-            parts[f] = (sums / np.maximum(size, 1))[c]
-            r -= parts[f]
+        for c, size in zip(codes, sizes):
+            r -= (np.bincount(c, weights=r, minlength=size.shape[0]) / size)[c]
     return r
 
 
@@ -125,24 +124,29 @@ def selection_rows(qid: Optional[np.ndarray], n: int, limit: int = SELECTION_ROW
 def interaction_scores(
     sums: np.ndarray, counts: np.ndarray, shapes: List[Tuple[int, int]], variance: float
 ) -> np.ndarray:
-    """Every pair's FAST score from its 2-D histogram blocks (see the module docstring)."""
+    """Every pair's FAST score from its 2-D histogram blocks (see the module docstring), for all
+    the pairs of one block shape at once."""
     out = np.empty(len(shapes))
-    at = 0
-    for p, (u, v) in enumerate(shapes):
-        h = sums[at : at + u * v].reshape(u, v)
-        c = counts[at : at + u * v].reshape(u, v)
-        at += u * v
+    sizes = np.array([u * v for u, v in shapes], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    for shape in sorted(set(shapes)):
+        u, v = shape
+        which = np.flatnonzero([s == shape for s in shapes])
+        cells = starts[which][:, None] + np.arange(u * v)[None, :]
+        h = sums[cells].reshape(-1, u, v)
+        c = counts[cells].reshape(-1, u, v)
 
-        def explained(s: np.ndarray, m: np.ndarray) -> Tuple[float, int]:
-            nz = m > 0
-            return float(np.sum(s[nz] ** 2 / m[nz])), int(np.count_nonzero(nz))
+        def explained(s: np.ndarray, m: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+            axes = tuple(range(1, s.ndim))
+            safe = np.where(m > 0, m, 1.0)
+            return np.sum(np.where(m > 0, s * s / safe, 0.0), axis=axes), np.count_nonzero(m > 0, axis=axes)
 
-        cells, n_cells = explained(h, c)
-        rows, n_rows = explained(h.sum(axis=1), c.sum(axis=1))
-        cols, n_cols = explained(h.sum(axis=0), c.sum(axis=0))
-        total, _ = explained(np.array([h.sum()]), np.array([c.sum()]))
-        df = max(n_cells - n_rows - n_cols + 1, 0)
-        out[p] = (cells - rows - cols + total) - variance * df
+        grid, n_cells = explained(h, c)
+        rows, n_rows = explained(h.sum(axis=2), c.sum(axis=2))
+        cols, n_cols = explained(h.sum(axis=1), c.sum(axis=1))
+        total, _ = explained(h.sum(axis=(1, 2))[:, None], c.sum(axis=(1, 2))[:, None])
+        df = np.maximum(n_cells - n_rows - n_cols + 1, 0)
+        out[which] = (grid - rows - cols + total) - variance * df
     return out
 
 
@@ -161,14 +165,15 @@ def select_pairs(
     codes = codes[rows]
     y = np.asarray(y, dtype=np.float64)[rows]
     qid = None if qid is None else np.asarray(qid)[rows]
-    residual = main_effects_residual(codes, y, qid)
+    by_feature = np.ascontiguousarray(codes.T)
+    residual = main_effects_residual(by_feature, y, qid)
     d = codes.shape[1]
     usable = [f for f in range(d) if len(coarse[f]) > 0]
     extra = 1 if missing else 0
     sizes = np.array([len(coarse[f]) + 1 + extra for f in range(d)], dtype=np.int64)
     coarse_codes = np.empty((d, codes.shape[0]), dtype=np.uint8)
     for f in range(d):
-        coarse_codes[f] = coarse_map(counts[f], coarse[f], missing)[codes[:, f]]
+        coarse_codes[f] = coarse_map(counts[f], coarse[f], missing)[by_feature[f]]
     candidates = [(i, j) for a, i in enumerate(usable) for j in usable[a + 1 :]]
     if not candidates:
         return [], np.zeros(0)

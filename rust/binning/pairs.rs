@@ -98,4 +98,41 @@ mod tests {
         assert!(pair_histograms(&coarse, 3, &[2, 2, 2], &[(0, 1)], &[1.0; 3]).is_err());
         assert!(pair_histograms(&coarse, 3, &[2, 3, 2], &[(1, 1)], &[1.0; 3]).is_err());
     }
+
+    #[test]
+    fn every_block_equals_a_direct_count() {
+        use rand::{Rng, SeedableRng};
+        use rand_chacha::ChaCha8Rng;
+        // 12 features of different sizes, every pair (i, j) and (j, i), on the threads of the
+        // parallel pass; each block is checked against a direct count.
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let (n, d) = (500, 12);
+        let sizes: Vec<usize> = (0..d).map(|f| 2 + f % 5).collect();
+        let mut coarse = vec![0u8; d * n];
+        for f in 0..d {
+            for r in 0..n {
+                coarse[f * n + r] = rng.random_range(0..sizes[f]) as u8;
+            }
+        }
+        let residual: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let pairs: Vec<(usize, usize)> = (0..d)
+            .flat_map(|i| (0..d).filter(move |&j| j != i).map(move |j| (i, j)))
+            .collect();
+        let (sums, counts) = pair_histograms(&coarse, n, &sizes, &pairs, &residual).unwrap();
+        let mut at = 0;
+        for &(i, j) in &pairs {
+            let mut s = vec![0.0; sizes[i] * sizes[j]];
+            let mut c = vec![0.0; sizes[i] * sizes[j]];
+            for r in 0..n {
+                let cell =
+                    usize::from(coarse[i * n + r]) * sizes[j] + usize::from(coarse[j * n + r]);
+                s[cell] += residual[r];
+                c[cell] += 1.0;
+            }
+            assert_eq!(&sums[at..at + s.len()], &s[..], "pair ({i}, {j})");
+            assert_eq!(&counts[at..at + c.len()], &c[..], "pair ({i}, {j})");
+            at += s.len();
+        }
+        assert_eq!(at, sums.len());
+    }
 }
