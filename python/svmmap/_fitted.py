@@ -163,7 +163,7 @@ class BinningSpec:
 
     def to_dict(self) -> Dict[str, Any]:
         """The Binner dict of these thresholds (``Binner.to_dict``; read by ``binning_from_dict``)."""
-        out = {
+        out: Dict[str, Any] = {
             "type": BINNER_DICT_TYPE,
             "version": BINNER_DICT_VERSION,
             "params": {
@@ -182,7 +182,7 @@ class BinningSpec:
             if given is not None and not isinstance(given, (int, np.integer)):
                 given = [[int(v) for v in p] for p in given]
             out["params"]["interactions"] = None if given is None else json_value("interactions", given)
-            out["params"]["interaction_bins"] = int(self.params.get("interaction_bins", 8))
+            out["params"]["interaction_bins"] = int(self.params.get("interaction_bins", 32))
             out["interactions"] = [
                 {"features": [int(i), int(j)], "thresholds": [[float(t) for t in a], [float(t) for t in b]]}
                 for (i, j), (a, b) in zip(self.pairs, self.pair_thresholds or [])

@@ -599,7 +599,7 @@ def piecewise_scores(model: Any, coef: Any = None) -> List[Union[StepFunction, S
     if scaler is not None and scaler.feature_names_in is not None:
         names = [str(n) for n in scaler.feature_names_in]
     with_missing = binner.missing == "indicator"
-    out: List[StepFunction] = []
+    out: List[Union[StepFunction, StepSurface]] = []
     at = 0
     for name, k in zip(names, binner.thresholds_):
         weights = w[at : at + len(k)]

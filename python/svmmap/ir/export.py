@@ -152,10 +152,10 @@ def _raw_step_functions(spec: Any, binner: Any, svm: Any) -> list:
     for j, s in enumerate(steps):
         if isinstance(s, StepSurface):
             # A pair's surface (after the step functions): both features' coarse thresholds.
-            raw_pair = tuple(
+            first, second = (
                 np.asarray(raw_thresholds(spec, f, k), dtype=np.float64) for f, k in zip(s.index, s.thresholds)
             )
-            out.append(dataclasses.replace(s, thresholds=raw_pair))
+            out.append(dataclasses.replace(s, thresholds=(first, second)))
             continue
         raw = raw_thresholds(spec, j, s.thresholds)
         out.append(dataclasses.replace(s, thresholds=np.asarray(raw, dtype=np.float64)))
