@@ -83,6 +83,54 @@ def latent_target_coefficients(
     return e
 
 
+def graded_target_coefficients(
+    scores: np.ndarray, grades: np.ndarray, codes: np.ndarray, n_queries: int, cutoff: int
+) -> np.ndarray:
+    """:func:`latent_target_coefficients` for the graded feature map of ``"ndcg@k:graded"``
+    (pairs of documents of different grades, scaled by 1/Z, Z their number): per row, e with
+    e.s = w.(Psi(ideal) - Psi(y_t)) on every query, y_t the best-scored ranking of loss 0.
+
+    A ranking has graded NDCG@k 1 exactly when its top K = min(k, n) holds the K largest grades
+    in descending order (the discounts decrease strictly). So y_t holds every document of a
+    grade above g* (the grade at rank K of the ideal ranking) and the r best-scored of grade g*
+    that the ideal top K holds, in grade order, and then the rest in score order: a document of
+    grade g* placed on top costs 2 (s_j - s_d) for each lower-grade j scored above it, which the
+    best-scored ones minimize, and the rest in score order orders each of its pairs by score,
+    their most. Only pairs of two documents of the rest can then be misordered against the
+    ideal: a document d of the rest gets 2/Z (#lower-grade documents of the rest scored
+    strictly above it - #higher-grade documents of the rest scored strictly below it). On
+    binary grades this is :func:`latent_target_coefficients` (Z = P N)."""
+    e = np.zeros(scores.shape[0])
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(n_queries + 1))
+    for q in range(n_queries):
+        rows = order[bounds[q] : bounds[q + 1]]
+        g = grades[rows]
+        levels, sizes = np.unique(g, return_counts=True)
+        n = rows.shape[0]
+        top = min(cutoff, n)
+        if levels.shape[0] < 2 or top == n:
+            continue
+        z = (n * n - int(np.sum(sizes * sizes))) // 2
+        boundary = np.sort(g)[::-1][top - 1]
+        inside = g > boundary
+        # The ideal top holds this many documents of the boundary grade: the best-scored ones.
+        at_boundary = np.flatnonzero(g == boundary)
+        taken = top - int(inside.sum())
+        best = at_boundary[np.argsort(-scores[rows][at_boundary], kind="stable")[:taken]]
+        inside[best] = True
+        rest = rows[~inside]
+        rest_grades, rest_scores = grades[rest], scores[rest]
+        for level in np.unique(rest_grades):
+            mine = rest_grades == level
+            lower = np.sort(rest_scores[rest_grades < level])
+            higher = np.sort(rest_scores[rest_grades > level])
+            above = lower.shape[0] - np.searchsorted(lower, rest_scores[mine], side="right")
+            below = np.searchsorted(higher, rest_scores[mine], side="left")
+            e[rest[mine]] = 2.0 * (above - below) / z
+    return e
+
+
 def fit_latent(
     core_X: Any,
     labels: np.ndarray,
@@ -120,7 +168,8 @@ def fit_latent(
     """
     base = config.latent
     assert base is not None
-    cutoff = int(base.split("@")[1])
+    head, *options = base.split(":")
+    cutoff = int(head.split("@")[1])
     # max_time bounds the whole fit: each solve gets what is left of it.
     deadline = None if config.kwargs()["max_time"] is None else time.monotonic() + config.kwargs()["max_time"]
 
@@ -138,6 +187,17 @@ def fit_latent(
     problem = part.counts
     n_used = problem.used
     relevant = labels > config.relevance_threshold
+    if "graded" in options:
+        # The graded loss's grades: the label when relevant, else 0 (ndcg_graded.rs).
+        grades = np.where(relevant, labels, 0.0)
+
+        def coefficients(scores: np.ndarray) -> np.ndarray:
+            return graded_target_coefficients(scores, grades, codes, n_queries, cutoff)
+
+    else:
+
+        def coefficients(scores: np.ndarray) -> np.ndarray:
+            return latent_target_coefficients(scores, relevant, codes, n_queries, cutoff)
 
     def cuts_at(w: np.ndarray) -> "tuple[float, np.ndarray]":
         ((b, g),) = part.cut_sums(w, threads)
@@ -145,7 +205,7 @@ def fit_latent(
 
     def target_sum(w: np.ndarray) -> "tuple[np.ndarray, float]":
         scores = _core.predict(core_X, w, threads)
-        e = latent_target_coefficients(scores, relevant, codes, n_queries, cutoff)
+        e = coefficients(scores)
         return core_X.transpose_dot(e), float(e @ scores)
 
     def objective(w: np.ndarray) -> float:
@@ -155,6 +215,7 @@ def fit_latent(
 
     objectives = [objective(coef)]
     exhausted = False
+    zero_note = None
     # The limit (max_time, a stall) that ended the rounds in a round that was not kept.
     ended_by: Optional[str] = None
     # The working set of the last kept round and the shift its cuts were made with.
@@ -180,6 +241,14 @@ def fit_latent(
             source, core_X.n_cols, timed({"eps": config.eps * LATENT_ROUND_EPS_FACTOR}), problem, state, on_iteration
         )
         value = objective(new_coef)
+        if value < objectives[-1] and not np.any(new_coef) and np.any(coef):
+            # The rounds stop before a round that ends at w = 0 from a model that ranks: w = 0
+            # has the lower latent objective there, but it ranks nothing (on data with many
+            # relevant documents and weak features the rounds from the map model reach it at
+            # every C; see docs/guide/losses.md). The model is the last kept round's, and the
+            # note says what the objective prefers and in which C range.
+            zero_note = _zero_note(start, objective, config.C, objectives[-1], len(objectives) - 1)
+            break
         if value >= objectives[-1] or new_summary.stop != "converged":
             # A round that stalled or ran out of time ends the rounds, kept when it helped; when
             # it did not, the kept round's summary says "converged", and the limit that ended
@@ -197,9 +266,6 @@ def fit_latent(
             break
     else:
         exhausted = True
-    zero_note = None
-    if not np.any(coef) and np.any(start):
-        zero_note = _zero_note(start, objective, config.C)
     return coef, summary, objectives, ended_by or exhausted, zero_note
 
 
@@ -208,10 +274,10 @@ def fit_latent(
 ZERO_RAY = tuple(10.0 ** (k / 2) for k in range(-6, 7))
 
 
-def _zero_note(start: np.ndarray, objective: Callable[[np.ndarray], float], C: float) -> str:
-    """What the latent objective says about w = 0, where the rounds from ``start`` (the map
-    model) ended: the C range in which w = 0 is not its optimum, measured along the start's
-    direction.
+def _zero_note(start: np.ndarray, objective: Callable[[np.ndarray], float], C: float, last: float, kept: int) -> str:
+    """Why the rounds from ``start`` (the map model) stopped before w = 0 after ``kept`` kept
+    rounds at latent objective ``last``, and the C range in which w = 0 is not the objective's
+    optimum, measured along the start's direction.
 
     F_C(w) = 1/2 |w|^2 + C H(w), with H the mean latent hinge (H(w) = (F(w) - |w|^2 / 2) / C
     for the objective at this C). At w = 0, H is the largest loss, and F_C(0) = C H(0). A point
@@ -228,9 +294,11 @@ def _zero_note(start: np.ndarray, objective: Callable[[np.ndarray], float], C: f
             threshold = 0.5 * t * t * norm2 / (at_zero - hinge)
             if best is None or threshold < best[0]:
                 best = (threshold, t, hinge)
+    model = "the map model" if kept == 0 else f"the model of round {kept}"
     text = (
-        f"The CCCP rounds went from the map model at C = {C:g} (latent objective {objective(start):.6g}) to "
-        f"w = 0, whose latent objective C H(0) = {C * at_zero:.6g} is lower. "
+        f"At C = {C:g} the next CCCP round from {model} (latent objective {last:.6g}) went to w = 0, whose "
+        f"latent objective C H(0) = {C * at_zero:.6g} is lower but which ranks nothing; the rounds stopped "
+        f"before it, so the model is {model}, which ranks, and not the latent objective's optimum. "
     )
     if best is None:
         return text + (
@@ -241,12 +309,13 @@ def _zero_note(start: np.ndarray, objective: Callable[[np.ndarray], float], C: f
     threshold, t, hinge = best
     if threshold < C:
         return text + (
-            f"{t:g} times the map model has a lower latent objective at this C (hinge {hinge:.4g} against "
-            f"{at_zero:.4g} at w = 0), so w = 0 is only where the rounds stopped, a local optimum."
+            f"{t:g} times the map model has a lower latent objective than w = 0 at this C (hinge {hinge:.4g} "
+            f"against {at_zero:.4g}), so w = 0 is not the objective's optimum here."
         )
     return text + (
-        f"At C >= {threshold:.3g} w = 0 is not its optimum ({t:g} times the map model has hinge {hinge:.4g} "
-        f"against {at_zero:.4g} at w = 0), so a C of that order may rank."
+        f"Along the map model's direction w = 0 is the better point below C = {threshold:.3g} ({t:g} times the map "
+        f"model has hinge {hinge:.4g} against {at_zero:.4g} at w = 0): at a C above that the rounds may not "
+        "reach w = 0."
     )
 
 
@@ -276,10 +345,12 @@ def set_rounds(
     round_objectives: Optional[List[float]],
     exhausted: Union[bool, str],
     *,
+    zero_note: Optional[str] = None,
     stacklevel: int = 1,
 ) -> None:
     """The CCCP attributes of a latent-target fit (``n_rounds_``, ``round_objectives_``) and the
-    ConvergenceWarning, naming the estimator ``name``, when the rounds stopped at their limit;
+    ConvergenceWarning, naming the estimator ``name``, when the rounds stopped at their limit
+    or before a round that went to w = 0 (``zero_note``: what :func:`fit_latent` measured);
     removed after any other fit."""
     if round_objectives is None:
         for attribute in ("n_rounds_", "round_objectives_"):
@@ -288,6 +359,10 @@ def set_rounds(
         return
     model.n_rounds_ = len(round_objectives) - 1
     model.round_objectives_ = list(round_objectives)
+    if zero_note is not None:
+        from sklearn.exceptions import ConvergenceWarning
+
+        warnings.warn(f"{name}(loss={model.loss!r}): {zero_note}", ConvergenceWarning, stacklevel=stacklevel + 1)
     if isinstance(exhausted, str):
         from sklearn.exceptions import ConvergenceWarning
 

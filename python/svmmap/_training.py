@@ -285,7 +285,7 @@ def train(
             best_iteration=kept,
             stacklevel=stacklevel + 1,
         )
-        set_rounds(model, name, round_objectives, exhausted, stacklevel=stacklevel + 1)
+        set_rounds(model, name, round_objectives, exhausted, zero_note=zero_note, stacklevel=stacklevel + 1)
     if early is not None:
         model.best_iteration_ = early.best_iteration
         model.best_score_ = early.best_scores
