@@ -108,10 +108,12 @@ def test_binary_grades_give_the_binary_latent_target():
         n = int(rng.integers(2, 30))
         s = rng.integers(0, 4, n) * 0.5
         rel = rng.random(n) < 0.5
-        codes = rng.integers(0, 3, n)
+        # Query codes 0 .. m - 1 (each with a row), in any order of the rows.
+        _, codes = np.unique(rng.integers(0, 3, n), return_inverse=True)
+        m = int(codes.max()) + 1
         k = int(rng.integers(1, 6))
-        graded = _latent.graded_target_coefficients(s, rel.astype(float), codes, 3, k)
-        binary = _latent.latent_target_coefficients(s, rel, codes, 3, k)
+        graded = _latent.graded_target_coefficients(s, rel.astype(float), codes, m, k)
+        binary = _latent.latent_target_coefficients(s, rel, codes, m, k)
         np.testing.assert_allclose(graded, binary, atol=1e-15)
 
 
