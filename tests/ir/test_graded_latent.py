@@ -216,3 +216,22 @@ def test_the_rounds_stop_before_w_zero_and_say_so(loss):
     at_start, at_zero = float(stated.group(1)), float(stated.group(2))
     assert at_start == pytest.approx(model.round_objectives_[0], rel=1e-5)
     assert at_zero == pytest.approx(1.0) and at_zero < at_start
+
+
+def test_the_graded_losss_degenerate_warning_advises_its_latent_counterpart_which_ranks():
+    # On the weak-feature data the graded NDCG@10 loss learns w = 0; its warning names the graded
+    # latent loss (not the binary one), and that loss gives a model that ranks there.
+    from svmmap import DegenerateModelWarning
+
+    X, y, q = weak_many_relevant()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        paper = SVMMap(C=1.0, loss="ndcg@10:graded").fit(X, y, qid=q)
+    texts = [str(w.message) for w in seen if issubclass(w.category, DegenerateModelWarning)]
+    assert paper.degenerate_ and len(texts) == 1
+    assert "'ndcg@k:graded:latent'" in texts[0] and "'ndcg@k:latent'" not in texts[0], texts[0]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        model = SVMMap(C=1.0, loss="ndcg@10:graded:latent").fit(X, y, qid=q)
+    assert not any(issubclass(w.category, DegenerateModelWarning) for w in seen)
+    assert np.any(model.coef_) and not model.degenerate_
