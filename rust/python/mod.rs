@@ -8,6 +8,7 @@ mod binning;
 mod config;
 mod evaluation;
 mod io;
+mod latent;
 mod partition;
 mod results;
 mod training;
@@ -226,6 +227,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binning::bin_codes, m)?)?;
     m.add_function(wrap_pyfunction!(training::fit_path, m)?)?;
     m.add_function(wrap_pyfunction!(training::fit_path_from, m)?)?;
+    m.add_function(wrap_pyfunction!(latent::fit_latent, m)?)?;
+    m.add_function(wrap_pyfunction!(latent::latent_target_coefficients, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::predict, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::column_moments, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::transpose_dot, m)?)?;
