@@ -32,6 +32,32 @@ pub enum Gain {
     Linear,
 }
 
+impl Ties {
+    /// The spellings of the Python API, in the order of the variants.
+    pub const NAMES: [&'static str; 2] = ["pessimistic", "input"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "pessimistic" => Some(Ties::Pessimistic),
+            "input" => Some(Ties::InputOrder),
+            _ => None,
+        }
+    }
+}
+
+impl Gain {
+    /// The spellings of the Python API, in the order of the variants.
+    pub const NAMES: [&'static str; 2] = ["exp", "linear"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "exp" => Some(Gain::Exponential),
+            "linear" => Some(Gain::Linear),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
     AveragePrecision,

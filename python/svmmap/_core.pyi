@@ -33,6 +33,8 @@ class InternalError(RuntimeError): ...
 
 LOSSES: Tuple[LossInfo, ...]
 TRAINING_PARAMETERS: Tuple[ParameterInfo, ...]
+# The spellings of every option value, by the name of its Literal type in svmmap._typing.
+SPELLINGS: Dict[str, Tuple[str, ...]]
 LOSS_COMBINATION_EXAMPLES: Tuple[List[str], ...]
 
 @final

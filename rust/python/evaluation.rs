@@ -265,28 +265,20 @@ pub(super) fn evaluate<'py>(
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let metric = Metric::parse(metric)?;
     let conv = Conventions {
-        ties: match ties {
-            "pessimistic" => Ties::Pessimistic,
-            "input" => Ties::InputOrder,
-            other => {
-                return Err(PyErr::from(Error::param(
-                    "ties",
-                    "\"pessimistic\" or \"input\"",
-                    format!("{other:?}"),
-                )))
-            }
-        },
-        gain: match gain {
-            "exp" => Gain::Exponential,
-            "linear" => Gain::Linear,
-            other => {
-                return Err(PyErr::from(Error::param(
-                    "gain",
-                    "\"exp\" or \"linear\"",
-                    format!("{other:?}"),
-                )))
-            }
-        },
+        ties: Ties::parse(ties).ok_or_else(|| {
+            PyErr::from(Error::param(
+                "ties",
+                "\"pessimistic\" or \"input\"",
+                format!("{ties:?}"),
+            ))
+        })?,
+        gain: Gain::parse(gain).ok_or_else(|| {
+            PyErr::from(Error::param(
+                "gain",
+                "\"exp\" or \"linear\"",
+                format!("{gain:?}"),
+            ))
+        })?,
         relevance_threshold,
     };
     let (t, s) = (slice(&y_true, "y_true")?, slice(&y_score, "y_score")?);
