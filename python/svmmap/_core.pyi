@@ -202,6 +202,7 @@ def evaluate(
     gain: Gain,
     relevance_threshold: float,
     n_relevant: Optional[npt.NDArray[np.float64]] = None,
+    letor_ndcg: bool = False,
 ) -> npt.NDArray[np.float64]: ...
 def metric_name(name: str) -> str: ...
 def read_letor_file(

@@ -10,7 +10,7 @@ use super::detach;
 use crate::data::kernels::{self, first_non_finite, matvec};
 use crate::data::matrix::Scalar;
 use crate::error::Error;
-use crate::metrics::{self, Conventions, Gain, Metric, Ties};
+use crate::metrics::{self, Conventions, Gain, Metric, NdcgRule, Ties};
 use crate::oracle;
 use crate::runtime::pool::with_threads;
 
@@ -247,9 +247,10 @@ pub(super) fn metric_name(name: &str) -> PyResult<String> {
     Ok(Metric::parse(name)?.to_string())
 }
 
-/// A metric on every query (NaN where it is undefined).
+/// A metric on every query (NaN where it is undefined); `letor_ndcg`: NDCG as LETOR 4.0's
+/// script computes it (`metrics::NdcgRule::Letor`).
 #[pyfunction]
-#[pyo3(signature = (metric, y_true, y_score, qid_codes, n_queries, ties, gain, relevance_threshold, n_relevant=None))]
+#[pyo3(signature = (metric, y_true, y_score, qid_codes, n_queries, ties, gain, relevance_threshold, n_relevant=None, letor_ndcg=false))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn evaluate<'py>(
     py: Python<'py>,
@@ -262,6 +263,7 @@ pub(super) fn evaluate<'py>(
     gain: &str,
     relevance_threshold: f64,
     n_relevant: Option<PyReadonlyArray1<'py, f64>>,
+    letor_ndcg: bool,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let metric = Metric::parse(metric)?;
     let conv = Conventions {
@@ -280,6 +282,11 @@ pub(super) fn evaluate<'py>(
             ))
         })?,
         relevance_threshold,
+        ndcg: if letor_ndcg {
+            NdcgRule::Letor
+        } else {
+            NdcgRule::Standard
+        },
     };
     let (t, s) = (slice(&y_true, "y_true")?, slice(&y_score, "y_score")?);
     check_rows(s.len(), n_queries, 16, "the metric")?;
