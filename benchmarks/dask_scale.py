@@ -212,6 +212,13 @@ def _report(args, n_docs: int, t_local: float, model, t_dask: float, passes_tota
         f"| round trip of P empty tasks, fitted over P = {', '.join(str(p) for p in ps)}, ms (timing) | {fixed * 1e3:.1f} + {per_task * 1e3:.2f} P |"
     )
     print(f"| client's share of a round (loop, QP, sums), ms (timing) | {client_share * 1e3:.1f} |")
+    # A round sends one task per worker over the partitions it holds (svmmap.dask), so the
+    # partitions per worker add their passes, not round trips.
+    per_round_part = (t_dask - t_prepare) / passes_total / args.partitions
+    print(
+        f"| Dask fit per round and partition, (fit - preparation) / rounds / {args.partitions}, ms (timing) "
+        f"| {per_round_part * 1e3:.1f} |"
+    )
     print()
     print(
         "| workers P | documents per worker | pass ms (timing) | round trip ms (timing) | client ms (timing) "

@@ -36,7 +36,7 @@ pub enum Error {
     },
 
     /// A parameter (C, eps, k, a loss name ...) is out of its domain.
-    #[error("invalid {name}: expected {expected}, got {got}")]
+    #[error("{name} must be {expected}, got {got}")]
     InvalidParameter {
         name: String,
         expected: String,

@@ -15,7 +15,7 @@ differences contains 0). svmmap never returns such a model silently: the estimat
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -46,11 +46,12 @@ def _loose(summary: Any) -> bool:
     return primal > 0 and float(summary.tolerance) >= LOOSE_CERTIFICATE * primal
 
 
-def ties_within_every_query(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray) -> bool:
-    """Whether every query with two different labels has all its scores equal (so its
-    ranking is arbitrary). False when no query has two different labels."""
+def score_spread(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray) -> Optional[bool]:
+    """Whether some query with two different labels has two different scores (None when no
+    query has two different labels). Queries are whole within one call, so the answers of
+    several parts of the data (Dask partitions) combine by `ties_within_every_query`."""
     if codes.size == 0:
-        return False
+        return None
     # Per-query extremes by unbuffered in-place reductions: memory of the order of the number of
     # queries, not of the documents (the check runs after every fit).
     n_queries = int(codes.max()) + 1
@@ -64,16 +65,26 @@ def ties_within_every_query(scores: np.ndarray, labels: np.ndarray, codes: np.nd
 
     graded = spread(labels)
     if not graded.any():
-        return False
+        return None
     # -0.0 == 0.0, so signed zeros count as ties, as they do in the metrics.
-    return not bool(np.any(spread(scores)[graded]))
+    return bool(np.any(spread(scores)[graded]))
 
 
-def is_degenerate(coef: np.ndarray, scores: Optional[np.ndarray], labels: np.ndarray, codes: np.ndarray) -> bool:
-    """A zero coefficient vector, or (given the training scores) ties within every query."""
+def ties_within_every_query(spreads: Iterable[Optional[bool]]) -> bool:
+    """Whether every query with two different labels has all its scores equal (so its
+    ranking is arbitrary), from the `score_spread` of each part of the data. False when no
+    query has two different labels."""
+    known = [s for s in spreads if s is not None]
+    return bool(known) and not any(known)
+
+
+def is_degenerate(coef: np.ndarray, spreads: Callable[[np.ndarray], Iterable[Optional[bool]]]) -> bool:
+    """THE rule of a model that ranks nothing, for every estimator: a zero coefficient vector,
+    or ties within every query (``spreads(coef)`` gives the `score_spread` of each part of the
+    data at the model; it is called only for a nonzero model, whose scores it computes)."""
     if not np.any(coef):
         return True
-    return scores is not None and ties_within_every_query(scores, labels, codes)
+    return ties_within_every_query(spreads(coef))
 
 
 def _loss_text(loss: Union[str, Sequence[str], Any]) -> str:

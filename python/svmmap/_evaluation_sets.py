@@ -14,33 +14,58 @@ from ._validation import check_labels, check_matrix, check_qid, qid_of
 
 
 class EarlyStopping:
-    """LightGBM's early stopping over cutting-plane iterations: watches the first metric of the
-    first validation set (every svmmap metric is better when higher), keeps the iterate where
-    it was best, and asks to stop after ``rounds`` iterations without improvement."""
+    """LightGBM's early stopping over cutting-plane iterations (every svmmap metric is better
+    when higher): watches (set, metric) pairs of the validation sets that are not the training
+    data, keeps for each the iterate where it was best, and asks to stop once one pair has gone
+    ``rounds`` iterations without improving. The kept model is that pair's best iterate, or the
+    first pair's when training ends first.
 
-    def __init__(self, rounds: int) -> None:
+    ``fit(early_stopping_rounds=N)`` watches one pair, the first metric of the first watched
+    set; ``svmmap.early_stopping(N)`` every metric of every watched set (the first metric of
+    each with ``first_metric_only``), as LightGBM's callback does."""
+
+    def __init__(self, rounds: int, watched: List[str], all_metrics: bool = False, verbose: bool = False) -> None:
         self.rounds = rounds
-        self.best_value = -np.inf
+        self.watched = watched
+        self.all_metrics = all_metrics
+        self.verbose = verbose
+        self.pairs: Optional[List[Tuple[str, str]]] = None
+        # Per pair: (best value, its iteration, its iterate, every score at that iteration).
+        self.best: dict = {}
         self.best_iteration = 0
         self.best_coef: Optional[np.ndarray] = None
         self.best_scores: dict = {}
 
     def update(self, iteration: int, coef: np.ndarray, scores: dict) -> bool:
-        first = next(iter(scores.values()))
-        value = next(iter(first.values()))
-        if value > self.best_value or self.best_coef is None:
-            self.best_value, self.best_iteration = value, iteration
-            self.best_coef = np.array(coef, dtype=np.float64, copy=True)
-            self.best_scores = {name: dict(values) for name, values in scores.items()}
-        return iteration - self.best_iteration >= self.rounds
+        if self.pairs is None:
+            self.pairs = [
+                (name, metric)
+                for name in self.watched
+                for metric in (list(scores[name]) if self.all_metrics else list(scores[name])[:1])
+            ]
+            if not self.all_metrics:
+                self.pairs = self.pairs[:1]
+        stopped = None
+        for pair in self.pairs:
+            value = scores[pair[0]][pair[1]]
+            kept = self.best.get(pair)
+            if kept is None or value > kept[0]:
+                snapshot = {name: dict(values) for name, values in scores.items()}
+                self.best[pair] = (value, iteration, np.array(coef, dtype=np.float64, copy=True), snapshot)
+            elif stopped is None and iteration - kept[1] >= self.rounds:
+                stopped = pair
+        _, self.best_iteration, self.best_coef, self.best_scores = self.best[stopped or self.pairs[0]]
+        if stopped is not None and self.verbose:
+            text = "\t".join(
+                f"{name}'s {metric}: {value:g}" for name, v in self.best_scores.items() for metric, value in v.items()
+            )
+            print(f"Early stopping, best iteration is:\n[{self.best_iteration}]\t{text}")
+        return stopped is not None
 
 
 #: LightGBM ``fit`` arguments that PyTerrier's ``fit_kwargs`` may carry, with what to use instead.
 LIGHTGBM_EQUIVALENTS = {
-    "callbacks": "svmmap has no LightGBM callbacks: use SVMMap(callback=...) for a per-iteration "
-    "hook and fit(..., early_stopping_rounds=N) for early stopping",
     "verbose": "give verbosity to the estimator: SVMMap(verbose=1)",
-    "eval_names": "validation sets are named valid_0, valid_1, ... in evals_result_",
     "eval_sample_weight": "give per-query weights of training data as sample_weight",
     "init_score": "svmmap starts from w = 0; there is no initial score",
     "categorical_feature": "svmmap's model is linear: encode categorical features as indicator columns",
@@ -67,9 +92,14 @@ def validation_sets(
     n_features: int,
     threads: int,
     threshold: float,
+    names: Optional[Sequence[str]] = None,
+    training: Optional[Sequence[bool]] = None,
+    early_callback: Any = None,
 ) -> Tuple[Optional[list], Optional[EarlyStopping]]:
     """The validation sets of ``SVMMap.fit`` as (name, scorer, {metric: values}) triples (None
-    without ``eval_set``) and the early-stopping state (None without ``early_stopping_rounds``)."""
+    without ``eval_set``) and the early-stopping state (None without ``early_stopping_rounds``
+    or an ``early_stopping`` callback). ``names`` are ``eval_names``; ``training[i]`` says
+    whether set i is the training data itself, which early stopping never watches."""
     if eval_at is not None:
         cutoffs: List[Any] = [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
         if not cutoffs or not all(
@@ -79,16 +109,32 @@ def validation_sets(
         eval_metric = ([eval_metric] if isinstance(eval_metric, str) else list(eval_metric)) + [
             f"ndcg@{int(k)}" for k in cutoffs
         ]
-    evals = _eval_sets(eval_set, eval_group, eval_qid, eval_metric, n_features, threads, threshold)
+    evals = _eval_sets(eval_set, eval_group, eval_qid, eval_metric, n_features, threads, threshold, names, training)
     early = None
-    if early_stopping_rounds is not None:
-        rounds = early_stopping_rounds
+    if early_stopping_rounds is not None and early_callback is not None:
+        raise ValueError(
+            "early stopping is asked for twice: give early_stopping_rounds or callbacks=[early_stopping(...)]"
+        )
+    if early_stopping_rounds is not None or early_callback is not None:
+        what = "early_stopping_rounds" if early_callback is None else "early_stopping"
+        rounds = early_stopping_rounds if early_callback is None else early_callback.stopping_rounds
         if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 1:
             raise ValueError(f"early_stopping_rounds must be an integer >= 1, got {rounds!r}")
         if evals is None:
-            raise ValueError("early_stopping_rounds needs an eval_set to watch")
-        _check_watchable(evals[0])
-        early = EarlyStopping(int(rounds))
+            raise ValueError(f"{what} needs an eval_set (or eval_X, eval_y) to watch")
+        # As LightGBM: the training data's own scores say nothing of overfitting.
+        watched = [e for e, is_training in zip(evals, training or [False] * len(evals)) if not is_training]
+        if not watched:
+            raise ValueError(
+                f"{what} watches validation data, and every eval set is the training data itself "
+                "(the same X and y arrays): give a held-out set"
+            )
+        _check_watchable(watched[0])
+        all_metrics = early_callback is not None and not early_callback.first_metric_only
+        if early_callback is None:
+            watched = watched[:1]
+        verbose = early_callback is not None and early_callback.verbose
+        early = EarlyStopping(int(rounds), [e[0] for e in watched], all_metrics=all_metrics, verbose=verbose)
     # The callers take (name, scorer, {metric: values}); the values at w = 0 were for the checks.
     return ([e[:3] for e in evals] if evals is not None else None), early
 
@@ -102,7 +148,7 @@ def _check_watchable(first: tuple) -> None:
     name, _, values, at_zero, varies = first
     metric = next(iter(values))
     if at_zero[metric] != at_zero[metric]:
-        index = name.rsplit("_", 1)[-1]
+        index = name.rsplit("_", 1)[-1] if name.startswith("valid_") else repr(name)
         raise ValueError(
             f"early stopping watches {metric!r} on eval_set[{index}], which has no query on which "
             f"{metric!r} is defined (no query has a relevant document), so its value is NaN at every "
@@ -110,7 +156,7 @@ def _check_watchable(first: tuple) -> None:
             "early_stopping_rounds"
         )
     if not varies():
-        index = name.rsplit("_", 1)[-1]
+        index = name.rsplit("_", 1)[-1] if name.startswith("valid_") else repr(name)
         raise ValueError(
             f"early stopping watches {metric!r} on eval_set[{index}], where every ranking of every query scores "
             f"the same (for example, no query has both a relevant and a non-relevant document for {metric!r}), "
@@ -127,6 +173,8 @@ def _eval_sets(
     n_features: int,
     threads: int,
     threshold: float,
+    names: Optional[Sequence[str]] = None,
+    training: Optional[Sequence[bool]] = None,
 ) -> Optional[list]:
     """The checked validation sets as (name, scorer, {metric: values}) triples, or None."""
     if eval_set is None:
@@ -144,6 +192,12 @@ def _eval_sets(
         )
     if eval_group is not None and eval_qid is not None:
         raise ValueError("eval_set's queries are given twice: give eval_qid or eval_group, not both")
+    if names is not None:
+        names = list(names)
+        if len(names) != len(eval_set) or not all(isinstance(n, str) and n for n in names):
+            raise ValueError(f"eval_names must name each of the {len(eval_set)} eval sets with a string, got {names!r}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"eval_names must be distinct, got {names!r}")
     kind = "eval_group" if eval_group is not None else "eval_qid"
     grouping = list(eval_group if eval_group is not None else eval_qid or ())
     if len(grouping) != len(eval_set):
@@ -194,7 +248,11 @@ def _eval_sets(
             worst = per_query(metrics[0], ey, -labels, eq, relevance_threshold=threshold)
             return not np.array_equal(np.asarray(best.values), np.asarray(worst.values), equal_nan=True)
 
-        out.append((f"valid_{i}", scorer, {m: [] for m in metrics}, at_zero, varies))
+        # Named as LightGBM names them: eval_names, else valid_i, and "training" for the
+        # training data itself.
+        is_training = bool(training and training[i])
+        name = names[i] if names is not None else ("training" if is_training else f"valid_{i}")
+        out.append((name, scorer, {m: [] for m in metrics}, at_zero, varies))
     return out
 
 

@@ -136,35 +136,8 @@ def search(
     budget = cv.time_budget
     patience = cv.patience
     n_splits = len(splits)
-    sparse = hasattr(X, "tocsr")
-
-    # Per preprocessing and split: the training and validation matrices as the core takes
-    # them, with the transformer fitted on the split's training rows only.
-    data: Dict[str, List[Tuple[Any, Any]]] = {}
-    for name in preprocessings:
-        per_split = []
-        for train, test in splits:
-            x_train = _rows(X, train)
-            x_test = eval_data[0] if test is None else _rows(X, test)  # type: ignore[index]
-            transformer = make_preprocessor(name, sparse, cv.n_jobs)
-            if transformer is not None:
-                x_train = transformer.fit_transform(x_train)
-                x_test = transformer.transform(x_test)
-            per_split.append((check_matrix(x_train)[0], check_matrix(x_test, name="validation X")[0]))
-        data[name] = per_split
-
-    fit_args = []
-    for train, _ in splits:
-        train_codes, train_ids = check_qid(codes[train], train.size)
-        weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
-        fit_args.append((labels[train], train_codes, len(train_ids), weights))
-    validation = []
-    for _, test in splits:
-        if test is None:
-            assert eval_data is not None
-            validation.append((eval_data[1], eval_data[2], None))
-        else:
-            validation.append((labels[test], codes[test], None if doc_weights is None else doc_weights[test]))
+    data = _split_matrices(cv, X, splits, eval_data, preprocessings)
+    fit_args, validation = _split_labels(labels, codes, doc_weights, splits, eval_data)
 
     def empty_row(loss: Any, name: str, C: float) -> _Row:
         return _Row(
@@ -240,11 +213,59 @@ def search(
             "(loss, preprocessing, C) were not fitted (status 'time budget' in cv_results_), so the best "
             "model is the best of those fitted",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     rows = [row for path in paths for row in path.rows]
     results, best = _results(rows, n_splits, cv.scoring, float(cv.score_tolerance))
     return results, best, elapsed
+
+
+def _split_matrices(
+    cv: "SVMMapCV",
+    X: Any,
+    splits: List[Tuple[np.ndarray, Optional[np.ndarray]]],
+    eval_data: Optional[Tuple[Any, np.ndarray, np.ndarray]],
+    preprocessings: Sequence[str],
+) -> Dict[str, List[Tuple[Any, Any]]]:
+    """Per preprocessing and split: the training and validation matrices as the core takes
+    them, with the transformer fitted on the split's training rows only."""
+    sparse = hasattr(X, "tocsr")
+    data: Dict[str, List[Tuple[Any, Any]]] = {}
+    for name in preprocessings:
+        per_split = []
+        for train, test in splits:
+            x_train = _rows(X, train)
+            x_test = eval_data[0] if test is None else _rows(X, test)  # type: ignore[index]
+            transformer = make_preprocessor(name, sparse, cv.n_jobs)
+            if transformer is not None:
+                x_train = transformer.fit_transform(x_train)
+                x_test = transformer.transform(x_test)
+            per_split.append((check_matrix(x_train)[0], check_matrix(x_test, name="validation X")[0]))
+        data[name] = per_split
+    return data
+
+
+def _split_labels(
+    labels: np.ndarray,
+    codes: np.ndarray,
+    doc_weights: Optional[np.ndarray],
+    splits: List[Tuple[np.ndarray, Optional[np.ndarray]]],
+    eval_data: Optional[Tuple[Any, np.ndarray, np.ndarray]],
+) -> Tuple[list, list]:
+    """Per split: the core's training arguments (labels, query codes, number of queries,
+    query weights) and the validation (labels, query codes, document weights)."""
+    fit_args = []
+    validation = []
+    for train, test in splits:
+        train_codes, train_ids = check_qid(codes[train], train.size)
+        weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
+        fit_args.append((labels[train], train_codes, len(train_ids), weights))
+        if test is None:
+            assert eval_data is not None
+            validation.append((eval_data[1], eval_data[2], None))
+        else:
+            validation.append((labels[test], codes[test], None if doc_weights is None else doc_weights[test]))
+    return fit_args, validation
 
 
 def _mean(scores: np.ndarray) -> float:

@@ -22,35 +22,43 @@ import numbers
 import sys
 import threading
 import warnings
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
 
 from . import _core
 from ._convergence import stop_message
-from ._degenerate import DegenerateModelWarning, is_degenerate, message
+from ._degenerate import DegenerateModelWarning, is_degenerate, message, score_spread
 from ._evaluation_sets import EarlyStopping, refuse_lightgbm_arguments, validation_sets
 from ._latent import fit_latent, refuse_latent_options, set_rounds
+from ._once import first_in_search
 from ._typing import IterationRecord
 from ._validation import (
     check_labels,
     check_matrix,
     check_qid,
-    check_weight_memory,
     feature_names_of,
     forget_fit,
+    invalid_parameter,
     n_threads,
     qid_of,
     query_weights,
 )
+from .callback import split_callbacks
 
 __all__ = [
     "CORE_DEFAULTS",
     "PARAMETER_DEFAULTS",
     "TRAINING_PARAMETERS",
     "BareSVMMap",
+    "Inputs",
+    "Outcome",
     "SkippedQueriesWarning",
+    "check_inputs",
     "estimator_name",
+    "finish",
+    "fitting",
     "forget_fit",
     "iteration_callback",
     "progress_logging",
@@ -80,8 +88,10 @@ class SkippedQueriesWarning(UserWarning):
     A query needs at least one relevant and one non-relevant document; queries without a
     relevant document and queries with only relevant ones are skipped and counted.
 
-    The counts stay on the model (``n_queries_skipped_``), so the warning can be silenced
-    wherever it repeats (every fold of a cross-validation) with the standard library:
+    Inside a search (``GridSearchCV``, ``RandomizedSearchCV``, ``SVMMapCV``, a Pipeline in
+    them) only the first fit of one call of the search's ``fit`` warns, naming the search. The
+    counts stay on the model (``n_queries_skipped_``), so the warning can be silenced with the
+    standard library:
     ``warnings.filterwarnings("ignore", category=svmmap.SkippedQueriesWarning)``; to collect it
     instead, fit inside ``warnings.catch_warnings(record=True)`` and read the records.
     """
@@ -190,10 +200,112 @@ def train_config(model: Any) -> "_core.TrainConfig":
     never reach the core."""
     config = _core.TrainConfig(**{p["name"]: getattr(model, p["name"]) for p in TRAINING_PARAMETERS})
     if model.callback is not None and not callable(model.callback):
-        raise ValueError(f"callback must be callable or None, got {model.callback!r}")
+        raise invalid_parameter("callback", "callable or None", model.callback)
     if not isinstance(model.verbose, (bool, numbers.Integral)) or model.verbose < 0:
-        raise ValueError(f"verbose must be an integer >= 0, got {model.verbose!r}")
+        raise invalid_parameter("verbose", "an integer >= 0", model.verbose)
     return config
+
+
+@dataclass
+class Inputs:
+    """A fit's data, checked once (`check_inputs`): what every estimator's fit trains on."""
+
+    #: The feature names of a DataFrame X (string column names), else None.
+    names: Optional[np.ndarray]
+    core_X: Any
+    n_rows: int
+    n_features: int
+    labels: np.ndarray
+    #: The query id of every row (from ``qid``, or numbered from LightGBM's ``group``).
+    qid: Any
+    #: Every row's query as an index into ``uniques``, the distinct ids.
+    codes: np.ndarray
+    uniques: np.ndarray
+    #: ``sample_weight`` per document (checked: constant within each query), or None.
+    doc_weights: Optional[np.ndarray]
+    #: The same weights per query, indexed by ``codes``, or None.
+    query_weights: Optional[np.ndarray]
+
+
+def check_inputs(name: str, X: Any, y: Any, qid: Any, group: Any, sample_weight: Any) -> Inputs:
+    """THE input check of a fit (``name``: the estimator, for messages): SVMMap.fit, svmmap
+    learn and SVMMapCV.fit accept and refuse the same data with the same words."""
+    names = feature_names_of(X)
+    core_X, n_rows, n_features = check_matrix(X)
+    labels = check_labels(y, n_rows)
+    qid = qid_of(qid, group, n_rows, "qid", "group")
+    codes, uniques = check_qid(qid, n_rows, required_by=f"{name}.fit")
+    weights = query_weights(sample_weight, codes, uniques)
+    doc_weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    return Inputs(names, core_X, n_rows, n_features, labels, qid, codes, uniques, doc_weights, weights)
+
+
+@contextlib.contextmanager
+def fitting(model: Any) -> Iterator[None]:
+    """THE clean-up of every fit: the previous fit's attributes go before any check or work,
+    and whatever this fit had set goes when it fails (bad input, a refused parameter, Ctrl-C,
+    MemoryError, a warning turned into an error), so that no earlier or partial model can pass
+    for the result of this one."""
+    forget_fit(model)
+    try:
+        yield
+    except BaseException:
+        forget_fit(model)
+        raise
+
+
+@dataclass
+class Outcome:
+    """What a solve produced, for `finish` to set on the model."""
+
+    coef: np.ndarray
+    summary: "_core.FitSummary"
+    n_features: int
+    names: Optional[np.ndarray]
+    n_queries_total: int
+    #: The training features' standard deviations (importances, the stall's measured cause).
+    column_std: np.ndarray
+    #: The `score_spread` of each part of the training data at a model (called only for a
+    #: nonzero one): one part in memory, one per partition on a cluster.
+    spreads: Callable[[np.ndarray], List[Optional[bool]]]
+    #: With early stopping: the kept iteration and its validation scores.
+    early: Optional[EarlyStopping] = None
+    #: With validation sets: (name, scorer, results) per set.
+    evals: Optional[list] = None
+    #: A latent-target fit's rounds (see `_latent.fit_latent`).
+    round_objectives: Optional[List[float]] = None
+    exhausted: Union[bool, str] = False
+    zero_note: Optional[str] = None
+
+
+def finish(model: Any, outcome: Outcome, *, stacklevel: int = 1) -> None:
+    """THE end of every fit: sets the fitted attributes of ``outcome`` on ``model`` and issues
+    the fit's warnings (skipped queries, convergence, CCCP rounds, a model that ranks nothing).
+    ``stacklevel`` as in `train`."""
+    name = estimator_name(model)
+    early = outcome.early if outcome.early is not None and outcome.early.best_coef is not None else None
+    set_fitted(
+        model,
+        outcome.coef,
+        outcome.summary,
+        outcome.n_features,
+        outcome.names,
+        outcome.n_queries_total,
+        column_std=outcome.column_std,
+        best_iteration=early.best_iteration if early is not None else None,
+        stacklevel=stacklevel + 1,
+    )
+    set_rounds(model, name, outcome.round_objectives, outcome.exhausted, stacklevel=stacklevel + 1)
+    if outcome.early is not None:
+        model.best_iteration_ = outcome.early.best_iteration
+        model.best_score_ = outcome.early.best_scores
+    model.feature_importances_ = feature_importances(model.coef_, outcome.column_std)
+    model.degenerate_ = is_degenerate(outcome.coef, outcome.spreads)
+    if model.degenerate_:
+        text = message(name, model.loss, outcome.coef, outcome.summary, model.C, outcome.zero_note)
+        warnings.warn(text, DegenerateModelWarning, stacklevel=stacklevel + 1)
+    if outcome.evals is not None:
+        model.evals_result_ = {set_name: dict(results) for set_name, _, results in outcome.evals}
 
 
 def train(
@@ -212,6 +324,10 @@ def train(
     early_stopping_rounds: Optional[int] = None,
     lightgbm_kwargs: Optional[Mapping[str, Any]] = None,
     stacklevel: int = 1,
+    eval_names: Optional[Sequence[str]] = None,
+    eval_X: Any = None,
+    eval_y: Any = None,
+    callbacks: Optional[Sequence[Any]] = None,
 ) -> None:
     """``SVMMap.fit`` (whose docstring describes the arguments) on ``model``, an SVMMap or a
     BareSVMMap: checks the inputs, solves, and sets the fitted attributes on ``model``.
@@ -219,90 +335,81 @@ def train(
     ``stacklevel`` is the one a warning issued in the caller would use, so that the warnings
     point at the line that called the caller (the user's ``fit``).
     """
-    # Before any check: a fit refused for its input must not leave the previous model in place.
-    forget_fit(model)
-    name = estimator_name(model)
-    refuse_lightgbm_arguments(name, dict(lightgbm_kwargs or {}))
-    config = train_config(model)
-    names = feature_names_of(X)
-    core_X, n_rows, n_features = check_matrix(X)
-    check_weight_memory(n_features)
-    labels = check_labels(y, n_rows)
-    qid = qid_of(qid, group, n_rows, "qid", "group")
-    codes, uniques = check_qid(qid, n_rows, required_by=f"{name}.fit")
-    weights = query_weights(sample_weight, codes, uniques)
-    evals, early = validation_sets(
-        eval_set,
-        eval_group,
-        eval_qid,
-        eval_metric,
-        eval_at,
-        early_stopping_rounds,
-        n_features,
-        n_threads(model.n_jobs),
-        model.relevance_threshold,
-    )
-
-    on_iteration = iteration_callback(model, evals, early)
-    if config.latent is not None:
-        refuse_latent_options(model.loss, sample_weight=sample_weight, eval_set=eval_set)
-    with progress_logging(model.verbose):
-        try:
-            if config.latent is not None:
-                coef, summary, round_objectives, exhausted, zero_note = fit_latent(
-                    core_X, labels, codes, len(uniques), config, on_iteration, n_threads(model.n_jobs)
-                )
-            else:
-                ((coef, summary),) = _core.fit_path(
-                    core_X,
-                    labels,
-                    codes,
-                    len(uniques),
-                    config,
-                    callback=on_iteration,
-                    with_coef=evals is not None,
-                    query_weights=weights,
-                )
-                round_objectives, exhausted, zero_note = None, False, None
-        except BaseException:
-            # Interrupted (Ctrl-C), out of memory or refused: no model from an earlier fit
-            # may pass for the result of this one.
-            forget_fit(model)
-            raise
-        if early is not None and early.best_coef is not None:
-            # The iterate of the best validation score is the model, as in LightGBM.
-            coef = early.best_coef
-        column_std = core_X.column_std(n_threads(model.n_jobs))
-        kept = early.best_iteration if early is not None and early.best_coef is not None else None
-        set_fitted(
-            model,
-            coef,
-            summary,
-            n_features,
-            names,
-            len(uniques),
-            column_std=column_std,
-            best_iteration=kept,
-            stacklevel=stacklevel + 1,
+    with fitting(model):
+        name = estimator_name(model)
+        refuse_lightgbm_arguments(name, dict(lightgbm_kwargs or {}))
+        config = train_config(model)
+        data = check_inputs(name, X, y, qid, group, sample_weight)
+        threads = n_threads(model.n_jobs)
+        eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
+        early_callbacks, others = split_callbacks(callbacks)
+        evals, early = validation_sets(
+            eval_set,
+            eval_group,
+            eval_qid,
+            eval_metric,
+            eval_at,
+            early_stopping_rounds,
+            data.n_features,
+            threads,
+            model.relevance_threshold,
+            names=eval_names,
+            # The training data is recognized by identity, as LightGBM does: the same arrays.
+            training=[pair[0] is X and pair[1] is y for pair in eval_set] if eval_set is not None else None,
+            early_callback=early_callbacks[0] if early_callbacks else None,
         )
-        set_rounds(model, name, round_objectives, exhausted, stacklevel=stacklevel + 1)
-    if early is not None:
-        model.best_iteration_ = early.best_iteration
-        model.best_score_ = early.best_scores
+        on_iteration = iteration_callback(model, evals, early, others)
+        if config.latent is not None:
+            refuse_latent_options(model.loss, sample_weight=sample_weight, eval_set=eval_set)
+        with progress_logging(model.verbose):
+            outcome = _solve(data, config, on_iteration, threads, with_coef=evals is not None)
+            outcome.early, outcome.evals = early, evals
+            if early is not None and early.best_coef is not None:
+                # The iterate of the best validation score is the model, as in LightGBM.
+                outcome.coef = early.best_coef
+            finish(model, outcome, stacklevel=stacklevel + 1)
+
+
+def _solve(
+    data: Inputs,
+    config: "_core.TrainConfig",
+    on_iteration: Optional[Callable[[IterationRecord], bool]],
+    threads: int,
+    *,
+    with_coef: bool,
+) -> Outcome:
+    """The solve of `train` on data in memory: a latent-target loss's CCCP rounds, or the
+    core's fit at one C."""
+    round_objectives: Optional[List[float]] = None
+    exhausted: Union[bool, str] = False
+    zero_note: Optional[str] = None
+    if config.latent is not None:
+        coef, summary, round_objectives, exhausted, zero_note = fit_latent(
+            data.core_X, data.labels, data.codes, len(data.uniques), config, on_iteration, threads
+        )
     else:
-        for attribute in ("best_iteration_", "best_score_"):
-            if hasattr(model, attribute):
-                delattr(model, attribute)
-    model.feature_importances_ = feature_importances(model.coef_, column_std)
-    scores = _core.predict(core_X, coef, n_threads(model.n_jobs)) if np.any(coef) else None
-    model.degenerate_ = is_degenerate(coef, scores, labels, codes)
-    if model.degenerate_:
-        text = message(name, model.loss, coef, summary, model.C, zero_note)
-        warnings.warn(text, DegenerateModelWarning, stacklevel=stacklevel + 1)
-    if evals is not None:
-        model.evals_result_ = {set_name: dict(results) for set_name, _, results in evals}
-    elif hasattr(model, "evals_result_"):
-        del model.evals_result_
+        ((coef, summary),) = _core.fit_path(
+            data.core_X,
+            data.labels,
+            data.codes,
+            len(data.uniques),
+            config,
+            callback=on_iteration,
+            with_coef=with_coef,
+            query_weights=data.query_weights,
+        )
+    return Outcome(
+        coef,
+        summary,
+        data.n_features,
+        data.names,
+        len(data.uniques),
+        column_std=data.core_X.column_std(threads),
+        spreads=lambda w: [score_spread(_core.predict(data.core_X, w, threads), data.labels, data.codes)],
+        round_objectives=round_objectives,
+        exhausted=exhausted,
+        zero_note=zero_note,
+    )
 
 
 def feature_importances(coef: np.ndarray, std: np.ndarray) -> np.ndarray:
@@ -314,8 +421,27 @@ def feature_importances(coef: np.ndarray, std: np.ndarray) -> np.ndarray:
     return spread / total if total > 0 else np.zeros_like(spread)
 
 
+def lightgbm_eval_set(eval_set: Any, eval_X: Any, eval_y: Any) -> Any:
+    """``eval_set``, or the list of (X, y) pairs LightGBM 4.7's ``eval_X``, ``eval_y`` spell
+    (one matrix and one label array, or tuples of them)."""
+    if eval_X is None and eval_y is None:
+        return eval_set
+    if eval_set is not None:
+        raise ValueError("give eval_set or eval_X and eval_y, not both")
+    if eval_X is None or eval_y is None:
+        raise ValueError("eval_X and eval_y go together: give both")
+    xs = list(eval_X) if isinstance(eval_X, tuple) else [eval_X]
+    ys = list(eval_y) if isinstance(eval_y, tuple) else [eval_y]
+    if len(xs) != len(ys):
+        raise ValueError(f"eval_X has {len(xs)} sets and eval_y {len(ys)}: give one y per X")
+    return list(zip(xs, ys))
+
+
 def iteration_callback(
-    model: Any, evals: Optional[list] = None, early: Optional[EarlyStopping] = None
+    model: Any,
+    evals: Optional[list] = None,
+    early: Optional[EarlyStopping] = None,
+    callbacks: Optional[List[Any]] = None,
 ) -> Optional[Callable[[IterationRecord], bool]]:
     """The per-iteration hook handed to the solver: scores the validation sets (when
     given) at the iterate w, logs (when verbose) and calls the model's callback, whose true
@@ -323,7 +449,8 @@ def iteration_callback(
     not enter Python at every iteration."""
     verbose = model.verbose
     user_callback = model.callback
-    if not verbose and user_callback is None and evals is None:
+    callbacks = callbacks or []
+    if not verbose and user_callback is None and evals is None and not callbacks:
         return None
 
     def on_iteration(record: IterationRecord) -> bool:
@@ -354,6 +481,17 @@ def iteration_callback(
                 record["n_cuts"],
                 record["seconds"],
             )
+        if callbacks:
+            from .callback import CallbackEnv
+
+            results = [
+                (name, metric, value, True)
+                for name, values in record.get("eval", {}).items()
+                for metric, value in values.items()
+            ]
+            env = CallbackEnv(model, int(record["iteration"]), results, cast(dict, record), coef)
+            for cb in callbacks:
+                cb(env)
         asked = bool(user_callback(record)) if user_callback is not None else False
         return asked or stop
 
@@ -397,12 +535,15 @@ def set_fitted(
     }
     model.history_ = summary.history
     skipped = sum(model.n_queries_skipped_.values())
-    if skipped:
+    # Inside a search (GridSearchCV, SVMMapCV ...) every fit on the data skips such queries:
+    # said by the first fit of the search only.
+    first, note = first_in_search("skipped queries") if skipped else (False, "")
+    if first:
         warnings.warn(
             f"{skipped} of {n_queries_total} training queries were skipped: "
             f"{model.n_queries_skipped_['no_relevant']} without a relevant document, "
             f"{model.n_queries_skipped_['all_relevant']} with only relevant documents "
-            f"(relevant means label > {model.relevance_threshold})",
+            f"(relevant means label > {model.relevance_threshold}){note}",
             SkippedQueriesWarning,
             stacklevel=stacklevel + 1,
         )

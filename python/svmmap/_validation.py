@@ -7,7 +7,6 @@ layout or dtype, and then exactly once.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
@@ -301,31 +300,12 @@ def query_weights(sample_weight: Any, codes: np.ndarray, uniques: np.ndarray) ->
     return contiguous(per_query)
 
 
-#: Training keeps a few dense float64 vectors of n_features values per cutting plane in its
-#: working set (typically tens of them); fit refuses a width for which one such vector would
-#: take more than this fraction of the physical memory, instead of exhausting it.
-WEIGHT_MEMORY_FRACTION = 1 / 64
+def invalid_parameter(name: str, expected: str, value: Any) -> ValueError:
+    """The error of a parameter refused in Python, in the core's one wording of every refused
+    parameter ("{name} must be {expected}, got {value!r}"): raise it."""
+    from . import _core
 
-
-def check_weight_memory(n_features: int, name: str = "X") -> None:
-    """Refuse a feature count whose dense weight vectors cannot fit in memory.
-
-    A sparse matrix can have a huge number of columns at no cost (one stray index such as
-    2,000,000,000 in a LETOR file is enough), but the solver's weight vector and cutting
-    planes are dense.
-    """
-    try:
-        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - not a POSIX system
-        return
-    per_vector = 8 * int(n_features)
-    if per_vector > physical * WEIGHT_MEMORY_FRACTION:
-        raise ValueError(
-            f"{name} has {n_features} features: each dense weight vector or cutting plane would "
-            f"take {per_vector / 2**30:.1f} GiB, more than 1/{round(1 / WEIGHT_MEMORY_FRACTION)} of "
-            f"the {physical / 2**30:.1f} GiB of memory; drop the unused columns (is there a stray "
-            "huge feature index in the data file?)"
-        )
+    return _core.parameter_error(name, expected, value)
 
 
 def n_threads(n_jobs: int | None) -> int:

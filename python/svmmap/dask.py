@@ -27,14 +27,13 @@ distributed).
 
 from __future__ import annotations
 
-import warnings
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from . import _core
-from ._degenerate import DegenerateModelWarning, message
-from ._training import feature_importances
+from ._degenerate import score_spread
+from ._training import Outcome, finish, fitting
 from ._training import progress_logging as _progress_logging
 from ._validation import check_labels, check_matrix, check_qid, feature_names_of, forget_fit, n_threads
 from .binning import Binner as _LocalBinner
@@ -70,9 +69,12 @@ class _Part:
             codes, uniques = check_qid(qid, n_rows, required_by="svmmap.dask.SVMMap.fit")
             # Blocks rebuilt from network frames may be unaligned views; the core borrows
             # aligned, C-ordered arrays (a copy is made only for an unaligned block, once).
-            self.problem = _core.Partition(core_X, _aligned(labels), _aligned(codes), len(uniques), config)
+            labels, codes = _aligned(labels), _aligned(codes)
+            self.problem = _core.Partition(core_X, labels, codes, len(uniques), config)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"partition {index}: {exc}") from None
+        # Kept for the degenerate rule after the fit (`_part_spread`); the problem holds them too.
+        self.labels, self.codes = labels, codes
         self.uniques = uniques
         self.n_rows = n_rows
         self.n_features = n_features
@@ -127,6 +129,35 @@ def _part_summary(
     else:
         moments = part.core_X.column_moments(_worker_threads(n_jobs))
     return part.uniques, part.n_rows, part.n_features, part.counts, moments
+
+
+def _on_each(task: Callable[..., Any], *parts: _Part, w: np.ndarray, n_jobs: Optional[int]) -> list:
+    """``task`` on each of a worker's partitions, in the order given (one task per worker)."""
+    return [task(part, w=w, n_jobs=n_jobs) for part in parts]
+
+
+def _batches_by_worker(holders: dict, parts: list) -> List[Tuple[Optional[List[str]], List[int]]]:
+    """The partitions (by index) grouped by the worker that holds them, in partition order
+    within a group: (the worker, as Dask's ``workers=``, or None when unknown; indices). A
+    partition held by several workers goes with the first of them; one held by none (lost,
+    to be recomputed) is a batch of its own, placed by the scheduler."""
+    batches: Dict[Optional[str], List[int]] = {}
+    alone: List[Tuple[Optional[List[str]], List[int]]] = []
+    for i, part in enumerate(parts):
+        home = sorted(holders.get(part.key, ()))
+        if home:
+            batches.setdefault(home[0], []).append(i)
+        else:
+            alone.append((None, [i]))
+    return [([worker], indices) for worker, indices in batches.items() if worker is not None] + alone
+
+
+def _part_spread(part: _Part, w: np.ndarray, n_jobs: Optional[int]) -> Optional[bool]:
+    """The partition's `score_spread` at the model w (it holds whole queries)."""
+    # w arrives in a network frame and may be an unaligned view (as in `_part_cut_sums`).
+    w = np.require(w, dtype=np.float64, requirements=["C", "A"])
+    scores = _core.predict(part.core_X, w, _worker_threads(n_jobs))
+    return score_spread(scores, part.labels, part.codes)
 
 
 def _merged_std(parts: List[Tuple[int, np.ndarray, np.ndarray]]) -> np.ndarray:
@@ -576,9 +607,14 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         -------
         self : svmmap.dask.SVMMap
         """
+        with fitting(self):
+            self._fit(X, y, qid)
+        return self
+
+    def _fit(self, X: Any, y: Any, qid: Any) -> None:
+        """fit, inside `_training.fitting` (its clean-up on failure)."""
         from dask import delayed
 
-        forget_fit(self)
         config = self._config()
         if config.latent is not None:
             raise ValueError(
@@ -612,7 +648,6 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             # Empty partitions contribute nothing; leave them out of every iteration.
             parts = [p for p, info in zip(parts, infos) if info[1] > 0]
             problem = _core.ProblemSummary.merge([info[3] for info in infos])
-            n_queries_total = problem.total
             problem.require_usable(config.relevance_threshold)
             n_jobs = self.n_jobs
 
@@ -621,36 +656,50 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             # the whole partition: at MSLR-WEB30K's fold shape, 3.8 s for a 0.1 s pass, in about
             # half of the fits. The preference is loose, so that a partition recomputed elsewhere
             # after a worker is lost still has its task run.
-            holders = client.who_has(parts)
-            homes = [sorted(holders.get(p.key, ())) or None for p in parts]
+            batches = _batches_by_worker(client.who_has(parts), parts)
 
-            def cut_source(w: np.ndarray) -> list:
-                # One list of per-group sums per partition, in partition order: the core adds
-                # them in that order, so the model does not depend on which worker answers first.
+            def on_parts(task: Callable[..., Any], w: np.ndarray) -> list:
+                # One task per worker and round, over the partitions it holds: a task per
+                # partition paid the scheduler's round trip once per partition (8 partitions
+                # on 2 workers took 2.2 times the in-memory fit). The answers come back in
+                # partition order: the core adds the cut sums in that order, so the model does
+                # not depend on which worker answers first.
                 futures = [
                     client.submit(
-                        _part_cut_sums, p, w=w, n_jobs=n_jobs, pure=False, workers=home, allow_other_workers=True
+                        _on_each,
+                        task,
+                        *[parts[i] for i in indices],
+                        w=w,
+                        n_jobs=n_jobs,
+                        pure=False,
+                        workers=home,
+                        allow_other_workers=True,
                     )
-                    for p, home in zip(parts, homes)
+                    for home, indices in batches
                 ]
-                return client.gather(futures)
+                answers: list = [None] * len(parts)
+                for (_, indices), results in zip(batches, client.gather(futures)):
+                    for i, result in zip(indices, results):
+                        answers[i] = result
+                return answers
 
             with _progress_logging(self.verbose):
-                coef, summary = _core.solve(cut_source, n_features, config, problem, self._iteration_callback())
-                self._set_fitted(coef, summary, n_features, names, n_queries_total)
-            self.feature_importances_ = feature_importances(
-                self.coef_, _merged_std([(info[1], *info[4]) for info in infos if info[1] > 0])
-            )
+                coef, summary = _core.solve(
+                    lambda w: on_parts(_part_cut_sums, w), n_features, config, problem, self._iteration_callback()
+                )
+                outcome = Outcome(
+                    coef,
+                    summary,
+                    n_features,
+                    names,
+                    problem.total,
+                    column_std=_merged_std([(info[1], *info[4]) for info in infos if info[1] > 0]),
+                    # The degenerate rule of every fit, from each partition's scores on its worker.
+                    spreads=lambda w: on_parts(_part_spread, w),
+                )
+                finish(self, outcome, stacklevel=3)
         finally:
             client.cancel(parts)
-        # The zero model is told apart here; ties of a nonzero model within every query would
-        # need the scores of every partition, which the cluster does not send back.
-        self.degenerate_ = not np.any(coef)
-        if self.degenerate_:
-            warnings.warn(
-                message(type(self).__name__, self.loss, coef, summary, self.C), DegenerateModelWarning, stacklevel=2
-            )
-        return self
 
     def predict(self, X: Any) -> Any:
         """Scores: a dask array (for a dask array ``X``, or a `BinnedPartitions` of one), a

@@ -273,6 +273,10 @@ class SVMMap(BaseEstimator):
         eval_metric: Union[str, Sequence[str]] = "map",
         eval_at: Optional[Sequence[int]] = None,
         early_stopping_rounds: Optional[int] = None,
+        eval_names: Optional[Sequence[str]] = None,
+        eval_X: Any = None,
+        eval_y: Any = None,
+        callbacks: Optional[Sequence[Any]] = None,
         **lightgbm_kwargs: Any,
     ) -> "SVMMap":
         """Learn ``coef_`` from documents grouped by query.
@@ -323,10 +327,22 @@ class SVMMap(BaseEstimator):
             ``eval_set``. Early stopping ends training before the optimality certificate:
             ``objective_`` and ``gap_`` describe the last iterate, not ``coef_``, which is then
             the model of best validation score rather than an eps-optimal solution of OP 1
-            (``stop_reason_`` is "callback" when it stopped training).
+            (``stop_reason_`` is "callback" when it stopped training). A validation set that is
+            the training data itself (the very ``X`` and ``y`` arrays) is never watched.
+        eval_names : list of str, optional
+            Names of the validation sets in ``evals_result_`` and ``best_score_`` (default
+            ``valid_0``, ``valid_1``, ..., and ``training`` for the training data itself).
+        eval_X, eval_y : array-like or tuple of them, optional
+            LightGBM 4.7's spelling of ``eval_set``: one validation matrix and its labels, or
+            tuples of them (``eval_set=list(zip(eval_X, eval_y))``); not with ``eval_set``.
+        callbacks : list, optional
+            LightGBM's training callbacks, called after every round (one solver iteration):
+            ``svmmap.early_stopping(n, first_metric_only=...)``, ``svmmap.log_evaluation(period)``,
+            ``svmmap.record_evaluation(result)``, or any callable taking a
+            ``svmmap.callback.CallbackEnv``.
         **lightgbm_kwargs
-            LightGBM's other ``fit`` arguments (``callbacks``, ``verbose``, ``eval_names`` ...), as
-            PyTerrier's ``fit_kwargs`` pass them, are refused with the svmmap equivalent.
+            LightGBM's other ``fit`` arguments (``verbose``, ``init_model`` ...), as PyTerrier's
+            ``fit_kwargs`` pass them, are refused with the svmmap equivalent.
 
         Returns
         -------
@@ -351,6 +367,10 @@ class SVMMap(BaseEstimator):
             early_stopping_rounds=early_stopping_rounds,
             lightgbm_kwargs=lightgbm_kwargs,
             stacklevel=2,
+            eval_names=eval_names,
+            eval_X=eval_X,
+            eval_y=eval_y,
+            callbacks=callbacks,
         )
         return self
 

@@ -11,26 +11,25 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from . import _core
-from ._degenerate import DegenerateModelWarning, is_degenerate
+from ._degenerate import DegenerateModelWarning, is_degenerate, score_spread
 from ._degenerate import advice as message_advice
+from ._folds import QueryKFold
 from ._latent import latent_path, refuse_latent_options
 from ._selection import Selection, choose_C
-from ._training import TRAINING_PARAMETERS
+from ._training import TRAINING_PARAMETERS, Inputs, check_inputs, fitting
 from ._typing import Slack
 from ._validation import (
     check_labels,
     check_matrix,
     check_qid,
-    check_weight_memory,
-    feature_names_of,
-    forget_fit,
+    invalid_parameter,
     n_threads,
     qid_of,
     query_weights,
 )
 from .estimator import _DEFAULTS, SVMMap, query_mean
 
-__all__ = ["SVMMapCV", "DEFAULT_CS"]
+__all__ = ["SVMMapCV", "QueryKFold", "DEFAULT_CS"]
 
 #: The C grid of ``SVMMapCV``: six decades around SVM^map's usual C (C multiplies the mean
 #: loss over queries, so values far above 1000 only matter for unscaled features).
@@ -72,9 +71,11 @@ class SVMMapCV(BaseEstimator):
     Cs : sequence of float, default=(0.01, 0.1, 1, 10, 100, 1000)
         The C values to try (finite, > 0, distinct; any order, fitted in ascending order).
     cv : int, cross-validation splitter, iterable of (train, test) index arrays, or "validation", default=5
-        An integer k: k query-grouped folds (scikit-learn's ``GroupKFold`` on the query ids,
-        so no query is split between training and validation). A splitter: its
-        ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` and score on
+        An integer k: ``QueryKFold(k)``, svmmap's own k folds of whole queries (the distinct
+        query ids in sorted order cut into k consecutive blocks; the same folds with every
+        scikit-learn version, so no query is split between training and validation and the
+        chosen C does not depend on the installed scikit-learn). A splitter (e.g.
+        ``QueryKFold(k, shuffle=True, random_state=0)``): its ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` and score on
         the one ``eval_set`` given to ``fit``. A split that puts rows of one query both in
         training and in validation is refused, naming the query.
     scoring : str, default="map"
@@ -255,10 +256,10 @@ class SVMMapCV(BaseEstimator):
         """One-line errors for the parameters of the search."""
         p = self.patience
         if p is not None and (isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1):
-            raise ValueError(f"patience must be an integer >= 1 or None, got {p!r}")
+            raise invalid_parameter("patience", "an integer >= 1 or None", p)
         b = self.time_budget
         if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(b) and b > 0)):
-            raise ValueError(f"time_budget must be a number of seconds > 0 or None, got {b!r}")
+            raise invalid_parameter("time_budget", "a number of seconds > 0 or None", b)
         if not self.warm_start or self.confirm_tolerance is not None:
             raise ValueError(
                 "the search over losses and preprocessings fits warm C paths: warm_start=False and "
@@ -277,13 +278,14 @@ class SVMMapCV(BaseEstimator):
         predicted = _core.predict(v_X, coef, threads)
         score = query_mean(self.scoring, v_y, predicted, v_qid, v_weights, self.relevance_threshold)
         v_codes = check_qid(v_qid, predicted.shape[0])[0]
-        return score, is_degenerate(coef, predicted, np.asarray(v_y, dtype=np.float64), v_codes)
+        labels = np.asarray(v_y, dtype=np.float64)
+        return score, is_degenerate(coef, lambda _: [score_spread(predicted, labels, v_codes)])
 
     def _check_params(self) -> List[float]:
         """The C grid in ascending order; one-line errors for bad parameters."""
         Cs = self.Cs
         if isinstance(Cs, (str, bytes)) or not hasattr(Cs, "__iter__"):
-            raise ValueError(f"Cs must be a list of numbers > 0, got {Cs!r}")
+            raise invalid_parameter("Cs", "a list of numbers > 0", Cs)
         values = list(Cs)
         if not values:
             raise ValueError("Cs must be a non-empty list of numbers > 0, got an empty list")
@@ -296,16 +298,16 @@ class SVMMapCV(BaseEstimator):
                 raise ValueError(f"Cs lists {a:g} twice")
         tol = self.score_tolerance
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
-            raise ValueError(f"score_tolerance must be a finite number >= 0, got {tol!r}")
+            raise invalid_parameter("score_tolerance", "a finite number >= 0", tol)
         confirm = self.confirm_tolerance
         if confirm is not None and (
             isinstance(confirm, bool)
             or not isinstance(confirm, numbers.Real)
             or not (np.isfinite(confirm) and confirm >= 0)
         ):
-            raise ValueError(f"confirm_tolerance must be a finite number >= 0 or None, got {confirm!r}")
+            raise invalid_parameter("confirm_tolerance", "a finite number >= 0 or None", confirm)
         if not isinstance(self.scoring, str):
-            raise ValueError(f"scoring must be a metric name such as 'map' or 'ndcg@10', got {self.scoring!r}")
+            raise invalid_parameter("scoring", "a metric name such as 'map' or 'ndcg@10'", self.scoring)
         from .metrics import evaluate
 
         # The metric name is checked on a one-query example before any training.
@@ -339,9 +341,7 @@ class SVMMapCV(BaseEstimator):
             n_queries = int(codes.max()) + 1
             if k > n_queries:
                 raise ValueError(f"cv={k} folds need at least {k} queries, got {n_queries}")
-            from sklearn.model_selection import GroupKFold
-
-            cv = GroupKFold(n_splits=k)
+            cv = QueryKFold(n_splits=k)
         if hasattr(cv, "split"):
             pairs = cv.split(np.zeros((n_rows, 1)), labels, groups=codes)
         elif hasattr(cv, "__iter__"):
@@ -363,7 +363,7 @@ class SVMMapCV(BaseEstimator):
                 raise ValueError(
                     f"split {k} of cv puts rows of query {uniques[shared[0]].item()!r} both in training and in "
                     f"validation ({shared.size} of its queries are cut so); split by query, e.g. "
-                    "sklearn.model_selection.GroupKFold with groups=qid"
+                    "svmmap.model_selection.QueryKFold with groups=qid"
                 )
             out.append((train, test))
         if not out:
@@ -398,65 +398,124 @@ class SVMMapCV(BaseEstimator):
         self : SVMMapCV
         """
         # A failed fit must not leave the previous fit's choice and scores behind (issue 36).
-        forget_fit(self)
-        grid = self._check_params()
-        if self._searching():
-            return self._fit_search(
-                grid, X, y, qid, group, sample_weight, eval_set=eval_set, eval_group=eval_group, eval_qid=eval_qid
-            )
+        with fitting(self):
+            grid = self._check_params()
+            if self._searching():
+                self._fit_search(
+                    grid, X, y, qid, group, sample_weight, eval_set=eval_set, eval_group=eval_group, eval_qid=eval_qid
+                )
+            else:
+                self._fit_C(grid, X, y, qid, group, sample_weight, eval_set, eval_group, eval_qid)
+        return self
+
+    def _fit_C(
+        self,
+        grid: List[float],
+        X: Any,
+        y: Any,
+        qid: Any,
+        group: Any,
+        sample_weight: Any,
+        eval_set: Optional[Sequence[tuple]],
+        eval_group: Optional[Sequence[Any]],
+        eval_qid: Optional[Sequence[Any]],
+    ) -> None:
+        """fit with the search over C alone (see the class docstring)."""
         config = self._estimator(grid[0])._config()
-        names, core_X, n_rows, n_features, labels, qid, codes, uniques, doc_weights = self._checked_inputs(
-            X, y, qid, group, sample_weight
-        )
+        data = check_inputs(type(self).__name__, X, y, qid, group, sample_weight)
         if config.latent is not None:
             refuse_latent_options(self.loss, sample_weight=sample_weight, eval_set=None)
-        validation = self._validation_set(eval_set, eval_group, eval_qid, n_features)
-        splits = self._splits(n_rows, labels, codes, uniques, validation)
-        threads = n_threads(self.n_jobs)
-
-        n_C = len(grid)
-        scores = np.empty((len(splits), n_C))
-        seconds = np.empty((len(splits), n_C))
-        iters = np.empty((len(splits), n_C), dtype=np.int64)
-        evals = np.empty((len(splits), n_C), dtype=np.int64)
-        cold_evals = np.zeros((len(splits), n_C), dtype=np.int64)
-        degenerate = np.zeros((len(splits), n_C), dtype=bool)
-
-        def split_data(k: int) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
-            """The training arguments of the core's fit_path and the validation data of split k."""
-            train, test = splits[k]
-            train_codes, train_ids = check_qid(codes[train], train.size)
-            weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
-            fit_args = (core_X.take_rows(train), labels[train], train_codes, len(train_ids), config, weights)
-            if test is None:
-                assert validation is not None
-                return fit_args, (*validation, None)
-            v_weights = None if doc_weights is None else doc_weights[test]
-            return fit_args, (core_X.take_rows(test), labels[test], codes[test], v_weights)
-
-        def validation_score(coef: np.ndarray, data: Tuple[Any, ...]) -> Tuple[float, bool]:
-            v_X, v_y, v_qid, v_weights = data
-            return self._validation_score(coef, v_X, v_y, v_qid, v_weights, threads)
-
+        validation = self._validation_set(eval_set, eval_group, eval_qid, data.n_features)
+        splits = self._splits(data.n_rows, data.labels, data.codes, data.uniques, validation)
+        table = _CTable(len(splits), len(grid))
         for k in range(len(splits)):
-            (tX, ty, tcodes, tn, tconfig, tweights), vdata = split_data(k)
-            if tconfig.latent is not None:
-                # CCCP rounds from the map model at each C: no warm start along the path.
-                path = latent_path(tX, ty, tcodes, tn, tconfig, grid, threads)
-            else:
-                path = _core.fit_path(
-                    tX, ty, tcodes, tn, tconfig, grid, warm=bool(self.warm_start), query_weights=tweights
-                )
-            for j, (coef, summary) in enumerate(path):
-                scores[k, j], degenerate[k, j] = validation_score(coef, vdata)
-                seconds[k, j] = summary.history[-1]["seconds"]
-                iters[k, j] = summary.n_iter
-                evals[k, j] = summary.n_evals
+            fit_args, vdata = self._split_data(data, config, splits[k], validation)
+            self._score_path(table, k, grid, fit_args, vdata, warm=bool(self.warm_start))
+        scored = self._scored_splits(table.scores)
 
-        # A split scores NaN when none of its validation queries has the metric defined (no
-        # relevant document, for MAP): by the metric's convention (such queries are skipped),
-        # the split is skipped too. The choice is never made on NaN: with no split scored,
-        # fitting stops here.
+        # The C values close to the best on the warm path are decided on cold fits, the ones an
+        # independent loop over C makes (see the class docstring).
+        if self.warm_start and self.confirm_tolerance is not None:
+            warm_mean = table.scores[scored].mean(axis=0)
+            margin = float(self.confirm_tolerance) + float(self.score_tolerance)
+            close = np.flatnonzero(warm_mean >= np.max(warm_mean) - margin)
+            if close.size > 1:
+                table.confirmed[close] = True
+                for k in range(len(splits)):
+                    fit_args, vdata = self._split_data(data, config, splits[k], validation)
+                    for j in close.tolist():
+                        # A path of one C without warm start is exactly SVMMap(C).fit.
+                        self._score_path(table, k, [grid[j]], fit_args, vdata, warm=False, first=j)
+
+        chosen = self._choose_C(grid, table, scored)
+        self.cv_results_ = table.results(grid, scored)
+        self.best_C_ = chosen.C
+        self.best_score_ = chosen.score
+        self.best_index_ = grid.index(chosen.C)
+        self.best_params_: Dict[str, Any] = {"loss": self.loss, "preprocessing": "none", "C": chosen.C}
+        self._set_data_attributes(len(splits), data.n_features, data.names)
+        if self.refit:
+            self.best_estimator_ = self._estimator(chosen.C).fit(X, y, qid=data.qid, sample_weight=sample_weight)
+            self.coef_ = self.best_estimator_.coef_
+
+    def _split_data(
+        self,
+        data: Inputs,
+        config: "_core.TrainConfig",
+        split: Tuple[np.ndarray, Optional[np.ndarray]],
+        validation: Optional[Tuple[Any, ...]],
+    ) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
+        """The training arguments of the core's fit_path and the validation data of a split."""
+        train, test = split
+        train_codes, train_ids = check_qid(data.codes[train], train.size)
+        doc_weights = data.doc_weights
+        weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
+        fit_args = (data.core_X.take_rows(train), data.labels[train], train_codes, len(train_ids), config, weights)
+        if test is None:
+            assert validation is not None
+            return fit_args, (*validation, None)
+        v_weights = None if doc_weights is None else doc_weights[test]
+        return fit_args, (data.core_X.take_rows(test), data.labels[test], data.codes[test], v_weights)
+
+    def _score_path(
+        self,
+        table: "_CTable",
+        k: int,
+        grid: List[float],
+        fit_args: Tuple[Any, ...],
+        vdata: Tuple[Any, ...],
+        *,
+        warm: bool,
+        first: Optional[int] = None,
+    ) -> None:
+        """Fits split k's path over ``grid`` and scores it into ``table``: the whole grid, or
+        (``first`` given) one C confirmed by a cold fit, stored at column ``first``."""
+        tX, ty, tcodes, tn, tconfig, tweights = fit_args
+        threads = n_threads(self.n_jobs)
+        if tconfig.latent is not None:
+            # CCCP rounds from the map model at each C: no warm start along the path.
+            path = latent_path(tX, ty, tcodes, tn, tconfig, grid, threads)
+        else:
+            path = _core.fit_path(tX, ty, tcodes, tn, tconfig, grid, warm=warm, query_weights=tweights)
+        for j, (coef, summary) in enumerate(path):
+            column = j if first is None else first
+            table.scores[k, column], table.degenerate[k, column] = self._validation_score(
+                coef, vdata[0], vdata[1], vdata[2], vdata[3], threads
+            )
+            if first is None:
+                table.seconds[k, column] = summary.history[-1]["seconds"]
+                table.iters[k, column] = summary.n_iter
+                table.evals[k, column] = summary.n_evals
+            else:
+                table.cold_evals[k, column] = summary.n_evals
+
+    def _scored_splits(self, scores: np.ndarray) -> np.ndarray:
+        """The splits that have a score (True) at some C.
+
+        A split scores NaN when none of its validation queries has the metric defined (no
+        relevant document, for MAP): by the metric's convention (such queries are skipped), the
+        split is skipped too. The choice is never made on NaN: with no split scored, fitting
+        stops here."""
         scored = ~np.isnan(scores).all(axis=1)
         if not scored.any():
             raise ValueError(
@@ -468,41 +527,23 @@ class SVMMapCV(BaseEstimator):
                 f"{type(self).__name__}: splits {np.flatnonzero(~scored).tolist()} have no validation query on "
                 f"which {self.scoring!r} is defined (e.g. no relevant document); they are left out of the mean",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=4,
             )
+        return scored
 
-        # The C values close to the best on the warm path are decided on cold fits, the ones an
-        # independent loop over C makes (see the class docstring).
-        confirmed = np.zeros(n_C, dtype=bool)
-        if self.warm_start and self.confirm_tolerance is not None:
-            warm_mean = scores[scored].mean(axis=0)
-            margin = float(self.confirm_tolerance) + float(self.score_tolerance)
-            close = np.flatnonzero(warm_mean >= np.max(warm_mean) - margin)
-            if close.size > 1:
-                confirmed[close] = True
-                for k in range(len(splits)):
-                    (tX, ty, tcodes, tn, tconfig, tweights), vdata = split_data(k)
-                    for j in close.tolist():
-                        # A path of one C without warm start is exactly SVMMap(C).fit.
-                        if tconfig.latent is not None:
-                            ((coef, summary),) = latent_path(tX, ty, tcodes, tn, tconfig, [grid[j]], threads)
-                        else:
-                            ((coef, summary),) = _core.fit_path(
-                                tX, ty, tcodes, tn, tconfig, [grid[j]], warm=False, query_weights=tweights
-                            )
-                        scores[k, j], degenerate[k, j] = validation_score(coef, vdata)
-                        cold_evals[k, j] = summary.n_evals
-
-        mean = scores[scored].mean(axis=0)
+    def _choose_C(self, grid: List[float], table: "_CTable", scored: np.ndarray) -> Selection[None]:
+        """The chosen C (by `choose_C`), warning when every C's model ranks nothing somewhere."""
+        mean = table.scores[scored].mean(axis=0)
+        n_C = len(grid)
         # A model that ranks nothing is never chosen while another C gives one that ranks: its
         # score only reflects how ties are broken.
-        ranks: List[bool] = [not bool(degenerate[scored, j].any()) for j in range(n_C)]
+        ranks: List[bool] = [not bool(table.degenerate[scored, j].any()) for j in range(n_C)]
         candidates = [C for C, r in zip(grid, ranks) if r] or list(grid)
         chosen: Selection[None] = choose_C(
             candidates, lambda C: (float(mean[grid.index(C)]), None), tolerance=float(self.score_tolerance)
         )
         if not any(ranks):
-            per_C = degenerate[scored].sum(axis=0)
+            per_C = table.degenerate[scored].sum(axis=0)
             n_scored = int(scored.sum())
             if bool(np.all(per_C == n_scored)):
                 what = (
@@ -519,36 +560,9 @@ class SVMMapCV(BaseEstimator):
             warnings.warn(
                 f"{type(self).__name__}: {what} {message_advice(self.loss)}",
                 DegenerateModelWarning,
-                stacklevel=2,
+                stacklevel=4,
             )
-        results: Dict[str, np.ndarray] = {"param_C": np.array(grid)}
-        for k in range(len(splits)):
-            results[f"split{k}_test_score"] = scores[k]
-        results["mean_test_score"] = mean
-        results["std_test_score"] = scores[scored].std(axis=0)
-        # Rank 1 is the best mean score (ties share the smaller rank), as in scikit-learn.
-        results["rank_test_score"] = np.array([1 + int(np.sum(mean > m)) for m in mean], dtype=np.int64)
-        results["mean_fit_time"] = seconds.mean(axis=0)
-        results["mean_n_iter"] = iters.mean(axis=0)
-        results["mean_n_evals"] = evals.mean(axis=0)
-        results["confirmed"] = confirmed
-        results["n_degenerate_splits"] = degenerate.sum(axis=0)
-        results["cold_n_evals"] = cold_evals.sum(axis=0)
-        results["total_n_evals"] = evals.sum(axis=0) + cold_evals.sum(axis=0)
-        self.cv_results_ = results
-        self.best_C_ = chosen.C
-        self.best_score_ = chosen.score
-        self.best_index_ = grid.index(chosen.C)
-        self.best_params_: Dict[str, Any] = {"loss": self.loss, "preprocessing": "none", "C": chosen.C}
-        self._set_data_attributes(len(splits), n_features, names)
-        if self.refit:
-            self.best_estimator_ = self._estimator(chosen.C).fit(X, y, qid=qid, sample_weight=sample_weight)
-            self.coef_ = self.best_estimator_.coef_
-        else:
-            for name in ("best_estimator_", "coef_"):
-                if hasattr(self, name):
-                    delattr(self, name)
-        return self
+        return chosen
 
     def _fit_search(
         self,
@@ -562,7 +576,7 @@ class SVMMapCV(BaseEstimator):
         eval_set: Optional[Sequence[tuple]],
         eval_group: Optional[Sequence[Any]],
         eval_qid: Optional[Sequence[Any]],
-    ) -> "SVMMapCV":
+    ) -> None:
         """fit with the search over loss x preprocessing x C (see the class Notes)."""
         import time
 
@@ -575,11 +589,9 @@ class SVMMapCV(BaseEstimator):
             else [self.loss]
         )
         preprocessings = _search.preprocessing_names("none" if self.preprocessing is None else self.preprocessing)
-        names, _, n_rows, n_features, labels, qid, codes, uniques, doc_weights = self._checked_inputs(
-            X, y, qid, group, sample_weight
-        )
-        validation = self._validation_set(eval_set, eval_group, eval_qid, n_features)
-        splits = self._splits(n_rows, labels, codes, uniques, validation)
+        data = check_inputs(type(self).__name__, X, y, qid, group, sample_weight)
+        validation = self._validation_set(eval_set, eval_group, eval_qid, data.n_features)
+        splits = self._splits(data.n_rows, data.labels, data.codes, data.uniques, validation)
         eval_data = None
         if validation is not None:
             assert eval_set is not None
@@ -588,9 +600,9 @@ class SVMMapCV(BaseEstimator):
         results, best, seconds = _search.search(
             self,
             X,
-            labels,
-            codes,
-            doc_weights,
+            data.labels,
+            data.codes,
+            data.doc_weights,
             splits,
             eval_data,
             grid,
@@ -604,21 +616,16 @@ class SVMMapCV(BaseEstimator):
         self.best_params_ = dict(results["params"][best])
         self.best_C_ = float(self.best_params_["C"])
         self.best_score_ = float(results["mean_test_score"][best])
-        self._set_data_attributes(len(splits), n_features, names)
+        self._set_data_attributes(len(splits), data.n_features, data.names)
         if self.refit:
             model = self._candidate(**self.best_params_, sparse=hasattr(X, "tocsr"))
             if isinstance(model, SVMMap):
-                model.fit(X, y, qid=qid, sample_weight=sample_weight)
+                model.fit(X, y, qid=data.qid, sample_weight=sample_weight)
                 self.coef_ = model.coef_
             else:
-                model.fit(X, y, svmmap__qid=qid, svmmap__sample_weight=sample_weight)
+                model.fit(X, y, svmmap__qid=data.qid, svmmap__sample_weight=sample_weight)
                 self.coef_ = model[-1].coef_
             self.best_estimator_ = model
-        else:
-            for name in ("best_estimator_", "coef_"):
-                if hasattr(self, name):
-                    delattr(self, name)
-        return self
 
     def _candidate(self, loss: Any, preprocessing: str, C: float, sparse: bool = False) -> Any:
         """The unfitted model of one candidate of the search: an SVMMap, or a Pipeline of its
@@ -632,22 +639,6 @@ class SVMMapCV(BaseEstimator):
         from sklearn.pipeline import Pipeline
 
         return Pipeline([(preprocessing, transformer), ("svmmap", model)])
-
-    def _checked_inputs(self, X: Any, y: Any, qid: Any, group: Any, sample_weight: Any) -> Tuple[Any, ...]:
-        """The fit's inputs checked once, for the C search and the search over losses and
-        preprocessing alike: (feature names, core X, rows, features, labels, query ids, query
-        codes, distinct ids, per-document weights or None)."""
-        names = feature_names_of(X)
-        core_X, n_rows, n_features = check_matrix(X)
-        check_weight_memory(n_features)
-        labels = check_labels(y, n_rows)
-        qid = qid_of(qid, group, n_rows, "qid", "group")
-        codes, uniques = check_qid(qid, n_rows, required_by=f"{type(self).__name__}.fit")
-        doc_weights = None
-        if sample_weight is not None:
-            query_weights(sample_weight, codes, uniques)  # checked once, with the query ids
-            doc_weights = np.asarray(sample_weight, dtype=np.float64)
-        return names, core_X, n_rows, n_features, labels, qid, codes, uniques, doc_weights
 
     def _set_data_attributes(self, n_splits: int, n_features: int, names: Optional[np.ndarray]) -> None:
         """The fitted attributes that describe the data, the same for the C search and the
@@ -723,3 +714,35 @@ class SVMMapCV(BaseEstimator):
 
     def _more_tags(self) -> dict:
         return {"requires_y": True}
+
+
+class _CTable:
+    """The per-split, per-C outcomes of SVMMapCV's search over C, and its cv_results_."""
+
+    def __init__(self, n_splits: int, n_C: int) -> None:
+        self.scores = np.empty((n_splits, n_C))
+        self.seconds = np.empty((n_splits, n_C))
+        self.iters = np.empty((n_splits, n_C), dtype=np.int64)
+        self.evals = np.empty((n_splits, n_C), dtype=np.int64)
+        self.cold_evals = np.zeros((n_splits, n_C), dtype=np.int64)
+        self.degenerate = np.zeros((n_splits, n_C), dtype=bool)
+        self.confirmed = np.zeros(n_C, dtype=bool)
+
+    def results(self, grid: List[float], scored: np.ndarray) -> Dict[str, np.ndarray]:
+        """cv_results_: one entry per C, scikit-learn's keys and svmmap's."""
+        mean = self.scores[scored].mean(axis=0)
+        results: Dict[str, np.ndarray] = {"param_C": np.array(grid)}
+        for k in range(self.scores.shape[0]):
+            results[f"split{k}_test_score"] = self.scores[k]
+        results["mean_test_score"] = mean
+        results["std_test_score"] = self.scores[scored].std(axis=0)
+        # Rank 1 is the best mean score (ties share the smaller rank), as in scikit-learn.
+        results["rank_test_score"] = np.array([1 + int(np.sum(mean > m)) for m in mean], dtype=np.int64)
+        results["mean_fit_time"] = self.seconds.mean(axis=0)
+        results["mean_n_iter"] = self.iters.mean(axis=0)
+        results["mean_n_evals"] = self.evals.mean(axis=0)
+        results["confirmed"] = self.confirmed
+        results["n_degenerate_splits"] = self.degenerate.sum(axis=0)
+        results["cold_n_evals"] = self.cold_evals.sum(axis=0)
+        results["total_n_evals"] = self.evals.sum(axis=0) + self.cold_evals.sum(axis=0)
+        return results

@@ -230,7 +230,7 @@ pub fn from_groups(groups: &[Vec<LossTerm>]) -> Result<Vec<Box<dyn Oracle>>> {
         };
         return Err(Error::param(
             "loss",
-            "each loss of a combination once",
+            "a combination that lists each loss once",
             format!("{key:?} twice{how}"),
         ));
     }

@@ -478,12 +478,11 @@ impl Oracle for GradedNdcgOracle {
         for (&label, &r) in labels.iter().zip(relevant) {
             if r && !(label > 0.0 && label <= MAX_EXP_GRADE) {
                 return Err(Error::param(
-                    "loss",
+                    &format!("the labels of loss={:?}", self.name()),
                     &format!(
-                        "labels of relevant documents in (0, {MAX_EXP_GRADE}] for {:?}: its \
-                         gain 2^label - 1 must be positive and finite (set relevance_threshold \
-                         to 0 or more, or shift the labels)",
-                        self.name()
+                        "in (0, {MAX_EXP_GRADE}] on relevant documents: its gain 2^label - 1 \
+                         must be positive and finite (set relevance_threshold to 0 or more, or \
+                         shift the labels)"
                     ),
                     format!("a relevant document with label {label}"),
                 ));

@@ -51,7 +51,20 @@ pub(super) fn param_error(name: &str, expected: &str, value: &Bound<'_, PyAny>) 
         .repr()
         .map(|r| r.to_string())
         .unwrap_or_else(|_| "<unprintable>".to_string());
-    PyValueError::new_err(format!("{name} must be {expected}, got {shown}"))
+    // The one wording of a refused parameter: the core error's (error.rs, InvalidParameter).
+    crate::error::Error::param(name, expected, shown).into()
+}
+
+/// The ValueError of a parameter refused in Python (SVMMapCV's Cs, an estimator's verbose ...),
+/// in the one wording of every refused parameter (`param_error`).
+#[pyfunction]
+pub(super) fn parameter_error(
+    py: Python<'_>,
+    name: &str,
+    expected: &str,
+    value: &Bound<'_, PyAny>,
+) -> Py<pyo3::exceptions::PyBaseException> {
+    param_error(name, expected, value).into_value(py)
 }
 
 fn real(p: &Parameter, value: &Bound<'_, PyAny>, allow_bool: bool) -> PyResult<f64> {
@@ -72,25 +85,19 @@ fn count(p: &Parameter, value: &Bound<'_, PyAny>) -> PyResult<usize> {
         .map_err(|_| param_error(p.name, &expected_words(p), value))
 }
 
-/// scikit-learn's n_jobs as a thread count for the core: None is 0 (one thread per core),
-/// n > 0 is n, n < 0 counts back from the number of cores (-1: all, -2: all but one).
+/// scikit-learn's n_jobs as a thread count for the core, by the one rule
+/// (`runtime::pool::threads_for_jobs`): the value is read here, the rule and its words are the
+/// pool's.
 pub(super) fn threads_of(n_jobs: &Bound<'_, PyAny>) -> PyResult<usize> {
     if n_jobs.is_none() {
-        return Ok(0);
+        return Ok(crate::runtime::pool::threads_for_jobs(None)?);
     }
     let bad = || param_error("n_jobs", expected("n_jobs"), n_jobs);
     if n_jobs.is_instance_of::<PyBool>() {
         return Err(bad());
     }
     let n: i64 = n_jobs.extract().map_err(|_| bad())?;
-    match n {
-        0 => Err(bad()),
-        n if n > 0 => Ok(n as usize),
-        n => {
-            let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as i64;
-            Ok((cores + 1 + n).max(1) as usize)
-        }
-    }
+    crate::runtime::pool::threads_for_jobs(Some(n)).map_err(|_| bad())
 }
 
 /// The loss argument as slack groups of weighted losses: a name is one group; a list is one

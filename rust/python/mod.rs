@@ -19,6 +19,7 @@ use pyo3::exceptions::{
 use pyo3::prelude::*;
 
 use crate::error::Error;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 create_exception!(
     _core,
@@ -158,17 +159,54 @@ impl From<Error> for PyErr {
 /// `get_array_module` runs that Python code first and an interrupt fails the import with
 /// `KeyboardInterrupt`; afterwards the array API, the dtype table and the borrow-checking
 /// capsule are initialized from modules already imported, with no Python code left to run.
+///
+/// Importing NumPy costs more than the whole `svmmap --version` or `--help`, which read only
+/// this module's tables, so the import does it only when NumPy is already imported (every
+/// svmmap module that hands arrays to the core imports NumPy before the core). A path that
+/// imports the core first and NumPy later calls `_set_up_numpy` before its first array: the
+/// command line after parsing its arguments, and `svmmap`'s lazy names.
 fn set_up_numpy(py: Python<'_>) -> PyResult<()> {
     use numpy::{PyArray1, PyArrayMethods};
+    if NUMPY_READY.load(Ordering::Acquire) {
+        return Ok(());
+    }
     numpy::get_array_module(py)?;
     let probe = PyArray1::<f64>::zeros(py, 1, false);
     drop(probe.readonly());
+    NUMPY_READY.store(true, Ordering::Release);
     Ok(())
+}
+
+/// Whether `set_up_numpy` has run to its end in this process.
+static NUMPY_READY: AtomicBool = AtomicBool::new(false);
+
+/// Sets up NumPy's C API for the core's calls if that was not done at import (see
+/// `set_up_numpy`); returns immediately once done. A `KeyboardInterrupt` during it is raised
+/// here, and a later call sets it up again.
+#[pyfunction]
+fn _set_up_numpy(py: Python<'_>) -> PyResult<()> {
+    set_up_numpy(py)
+}
+
+/// Whether NumPy's C API is set up for the core's calls (tests check every path into the
+/// core sets it up before its first array).
+#[pyfunction]
+fn _numpy_ready() -> bool {
+    NUMPY_READY.load(Ordering::Acquire)
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    set_up_numpy(m.py())?;
+    let numpy_imported = m
+        .py()
+        .import("sys")?
+        .getattr("modules")?
+        .contains("numpy")?;
+    if numpy_imported {
+        set_up_numpy(m.py())?;
+    }
+    m.add_function(wrap_pyfunction!(_set_up_numpy, m)?)?;
+    m.add_function(wrap_pyfunction!(_numpy_ready, m)?)?;
     m.add("DataFormatError", m.py().get_type::<DataFormatError>())?;
     m.add("ModelFormatError", m.py().get_type::<ModelFormatError>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
@@ -206,6 +244,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(training::problem_summary, m)?)?;
     m.add_function(wrap_pyfunction!(training::query_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(training::n_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(config::parameter_error, m)?)?;
     m.add_class::<config::TrainConfig>()?;
     m.add_class::<binning::PyBinnerConfig>()?;
     m.add_class::<results::ProblemSummary>()?;

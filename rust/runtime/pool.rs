@@ -23,6 +23,36 @@ use crate::runtime::cancel::Token;
 /// than this can only cost memory and start-up time (a million would take minutes to spawn).
 pub const MAX_THREADS: usize = 1024;
 
+/// What n_jobs may be, in the words of every message about it (the parameter table's too).
+pub const N_JOBS_EXPECTED: &str =
+    "None, an integer from 1 to 1024, or a negative integer (-1: every core, -2: all but one)";
+
+/// The cores this process may run on: the standard library's count, which sees CPU affinity
+/// and cgroup quotas. RAYON_NUM_THREADS is not read: n_jobs is the one setting.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// THE thread-count rule (scikit-learn's n_jobs), for every call and every caller: None and -1
+/// are one thread per core (the same threads, whatever RAYON_NUM_THREADS says), n > 0 is n (at
+/// most `MAX_THREADS`), n < -1 counts back from the cores (-2: all but one, at least one); 0 and
+/// counts above the cap are refused, naming n_jobs.
+pub fn threads_for_jobs(n_jobs: Option<i64>) -> Result<usize> {
+    let refused = |n: i64| Error::param("n_jobs", N_JOBS_EXPECTED, n);
+    match n_jobs {
+        None => Ok(cores()),
+        Some(0) => Err(refused(0)),
+        Some(n) if n > 0 => match usize::try_from(n) {
+            Ok(count) if count <= MAX_THREADS => Ok(count),
+            _ => Err(refused(n)),
+        },
+        Some(n) => {
+            let back = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
+            Ok((cores() + 1).saturating_sub(back).max(1))
+        }
+    }
+}
+
 /// Memory a call must still find available once a new pool's threads have started.
 const ROOM_AFTER_START: u64 = 4 << 20;
 
@@ -65,7 +95,8 @@ thread_local! {
     static POOL_ASKED: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
-/// Runs `f` on a pool of `n_threads` threads (0 means one per core).
+/// Runs `f` on a pool of `n_threads` threads (0 means one per core, as n_jobs=None: see
+/// `threads_for_jobs`, whose cap this count is held to).
 ///
 /// Every parallel step of the core must run inside such a pool: outside one, rayon starts its
 /// global pool on first use, and when that fails (a thread cannot start under a memory limit)
@@ -73,13 +104,13 @@ thread_local! {
 /// global thread pool has not been initialized". `tests/robustness/test_aborts.py` checks that
 /// no public call starts the global pool.
 pub fn with_threads<R: Send>(n_threads: usize, f: impl FnOnce() -> R + Send) -> Result<R> {
-    if n_threads > MAX_THREADS {
-        return Err(Error::param(
-            "number of threads (n_jobs)",
-            &format!("at most {MAX_THREADS}"),
-            n_threads,
-        ));
-    }
+    // Resolved here too, so that a count given to the core directly (0, or a number of
+    // threads) keys the same pools as the n_jobs it stands for.
+    let n_threads = if n_threads == 0 {
+        cores()
+    } else {
+        threads_for_jobs(Some(i64::try_from(n_threads).unwrap_or(i64::MAX)))?
+    };
     // Already on a thread of a pool of this count, which is lent to the current call only: a
     // nested request (a binding that checks its input on the call's pool, then runs a kernel
     // that asks for the same count) runs on that pool instead of leasing a second one.
@@ -196,13 +227,8 @@ fn checkout(n_threads: usize) -> Result<Pool> {
         // cap on threads, starting them fails. It is the call's MemoryError, as for any
         // allocation the memory available cannot hold.
         Error::Memory(format!(
-            "cannot start the {} of this call ({e}): the process is out of memory or of \
-                 threads; free memory, or ask for fewer threads (n_jobs)",
-            if n_threads == 0 {
-                "threads".to_string()
-            } else {
-                format!("{n_threads} thread(s)")
-            }
+            "cannot start the {n_threads} thread(s) of this call ({e}): the process is out of \
+                 memory or of threads; free memory, or ask for fewer threads (n_jobs)"
         ))
     })?;
     // The threads' stacks took their share of an address-space limit: a pool that leaves

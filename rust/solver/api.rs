@@ -104,7 +104,7 @@ pub fn train_path_from<M: RowMatrix + ?Sized>(
     let mut problem = RankingProblem::new(x, labels, groups, opts.relevance_threshold)?;
     problem.check_labels(oracles)?;
     problem.admit(oracles);
-    problem.set_cut_blocks(opts.cut_blocks);
+    problem.split_into_blocks(opts.cut_blocks);
     crate::runtime::memory::check_working_set(x.n_cols(), oracles.len() * problem.n_blocks())?;
     if let Some(s) = weights {
         problem.set_weights(s)?;

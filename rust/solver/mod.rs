@@ -22,7 +22,7 @@
 //! more than eps beyond the working set's slack (SVM^struct's criterion), so the returned w is
 //! within eps * sum_s C_s of the optimum whatever path led to it.
 //!
-//! Cut blocks (`Options::cut_blocks`, default 1). The risk of a group is a sum over queries,
+//! Cut blocks (the option of that name in the parameter table, default 1). The risk of a group is a sum over queries,
 //! so the queries can be cut into K consecutive blocks, each with its own cut and slack per
 //! iteration (a multi-cut model; K = the number of queries is the n-slack model): the objective
 //! and P(w) are unchanged, the working-set dual (caps C per block) is still a lower bound of

@@ -196,7 +196,7 @@ pub(super) fn solve_ocas(
     let d = source.dim();
     let n_groups = source.n_groups();
     // Every cut block of every group has its own slack, capped by C in the dual (the risk
-    // is their sum; see `RankingProblem::set_cut_blocks`).
+    // is their sum; see `RankingProblem::split_into_blocks`).
     let n_slacks = n_groups * source.n_blocks();
     let qp_tol = opts.eps * QP_TOL_FACTOR;
     // Idle cuts retire from the QP only with cut blocks (see `QP_IDLE`).

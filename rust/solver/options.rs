@@ -129,7 +129,7 @@ pub static PARAMETERS: &[Parameter] = &[
         default: Value::Null,
         kind: Kind::Threads,
         choices: &[],
-        expected: "None, a positive integer or a negative integer",
+        expected: crate::runtime::pool::N_JOBS_EXPECTED,
         python_type: "int or None",
         flag: "--n-jobs",
         doc: "Threads for the oracles, scoring and cut sums; None (the default) uses every \

@@ -37,7 +37,7 @@ pub(super) fn solve_plain(
     let qp_tol = opts.eps * QP_TOL_FACTOR;
 
     let start = Instant::now();
-    // One slack per cut block of every group (see `RankingProblem::set_cut_blocks`).
+    // One slack per cut block of every group (see `RankingProblem::split_into_blocks`).
     let n_slacks = n_groups * source.n_blocks();
     let mut ws = WorkingSet::new(d, vec![opts.c; n_slacks]);
     let mut w = vec![0.0; d];

@@ -51,7 +51,7 @@ pub struct RankingProblem<'a, M: RowMatrix + ?Sized> {
     partial: Vec<bool>,
     /// Per-query weights s_q in grouped order (`set_weights`); None is s_q = 1 for every query.
     weights: Option<Vec<f64>>,
-    /// The first query of each cut block (`set_cut_blocks`); [0] is one block, the 1-slack
+    /// The first query of each cut block (`split_into_blocks`); [0] is one block, the 1-slack
     /// model.
     block_starts: Vec<usize>,
     pub counts: QueryCounts,
@@ -101,7 +101,7 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
     /// multi-cut or disaggregated model; with one block per query it is the n-slack model of
     /// Joachims, Finley and Yu 2009, whose optimum the 1-slack model shares). Call after
     /// `admit`, which decides which queries are usable.
-    pub fn set_cut_blocks(&mut self, n_blocks: usize) {
+    pub fn split_into_blocks(&mut self, n_blocks: usize) {
         let n_usable = self.usable.iter().filter(|&&u| u).count();
         let k = n_blocks.clamp(1, n_usable.max(1));
         let mut starts = vec![0];
@@ -121,7 +121,7 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
         self.block_starts = starts;
     }
 
-    /// The number of cut blocks (`set_cut_blocks`).
+    /// The number of cut blocks (`split_into_blocks`).
     pub fn n_blocks(&self) -> usize {
         self.block_starts.len()
     }
@@ -527,7 +527,7 @@ pub(crate) mod tests {
     /// query at a time), the blocks hold about equal numbers of usable queries in order, and
     /// the sums do not depend on the thread count.
     #[test]
-    fn cut_blocks_split_the_cut_by_consecutive_queries() {
+    fn blocks_split_the_cut_by_consecutive_queries() {
         let d = 4;
         let n_queries = 90;
         let (data, labels, codes) = problem(13, n_queries, d);
@@ -552,7 +552,7 @@ pub(crate) mod tests {
             })
             .collect();
         for k in [1, 4, 7, usable.len(), usable.len() + 10] {
-            problem.set_cut_blocks(k);
+            problem.split_into_blocks(k);
             let k_eff = k.min(usable.len());
             assert_eq!(problem.n_blocks(), k_eff);
             let one = with_threads(1, || problem.cut_sums(&w, &oracles)).unwrap();

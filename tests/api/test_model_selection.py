@@ -14,6 +14,7 @@ from svmmap._selection import choose_C
 from svmmap._validation import check_matrix, check_qid
 from svmmap.datasets import load_mq2008
 from svmmap.metrics import per_query
+from svmmap.model_selection import QueryKFold
 
 GRID = [0.01, 0.1, 1.0, 10.0, 100.0]
 
@@ -115,11 +116,14 @@ def test_warm_path_chooses_the_C_of_independent_fits(small):
     np.testing.assert_array_equal(warm.coef_, SVMMap(C=warm.best_C_).fit(X, y, qid=qid).coef_)
 
 
-def test_integer_cv_is_group_k_fold_on_the_queries(small):
+def test_integer_cv_is_query_k_fold_on_the_queries(small):
     X, y, qid = small
     codes, _ = check_qid(qid, len(y))
     by_int = SVMMapCV(Cs=[0.1, 10.0], cv=3, refit=False).fit(X, y, qid=qid)
-    splits = list(GroupKFold(n_splits=3).split(X, y, groups=codes))
+    splits = list(QueryKFold(n_splits=3).split(X, y, groups=qid))
+    # The same folds whether QueryKFold sees the query ids or their codes.
+    for (_, test), (_, test_c) in zip(splits, QueryKFold(n_splits=3).split(X, y, groups=codes)):
+        np.testing.assert_array_equal(test, test_c)
     by_list = SVMMapCV(Cs=[0.1, 10.0], cv=splits, refit=False).fit(X, y, qid=qid)
     np.testing.assert_array_equal(by_int.cv_results_["mean_test_score"], by_list.cv_results_["mean_test_score"])
     # No query is split between training and validation.

@@ -294,3 +294,19 @@ def test_each_check_notices_a_table_that_disagrees(change):
     perturb(table)
     silent = [name for name in checks if not CHECKS[name](table)]
     assert silent == []
+
+
+@pytest.mark.parametrize("name", ["cut_blocks", "n_iter_no_change"])
+def test_a_training_parameter_is_named_in_at_most_five_source_files(name):
+    """Issue 38: one home per parameter. Besides the table (rust/solver/options.rs), a
+    parameter is named where it is used and in the signatures scikit-learn reads (SVMMap's and
+    SVMMapCV's __init__, checked against the table above): adding one touches at most four
+    source files, so at most five name an existing one."""
+    sources = sorted(
+        str(path.relative_to(ROOT))
+        for pattern in ("rust/**/*.rs", "python/svmmap/**/*.py", "python/svmmap/**/*.pyi")
+        for path in ROOT.glob(pattern)
+        if re.search(rf"\b{name}\b", path.read_text(encoding="utf-8"))
+    )
+    assert "rust/solver/options.rs" in sources
+    assert len(sources) <= 5, sources

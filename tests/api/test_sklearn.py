@@ -343,3 +343,34 @@ def test_pipeline_score_without_routing_says_how_to_route_qid():
         pipe = Pipeline([("scale", StandardScaler()), ("svm", SVMMap())]).fit(X, y, svm__qid=qid)
     with pytest.raises(ValueError, match=r"dropped on the way: enable metadata routing"):
         pipe.score(X, y, qid=qid)
+
+
+def test_skipped_queries_are_reported_once_per_search(vali):
+    # MQ2008's vali split has queries without a relevant document: every fit of a search skips
+    # some. A GridSearchCV over 3 values of C on 3 folds makes 10 fits (9 and the refit); one
+    # warning says so, naming the search. Another call of fit is another search; fits outside
+    # a search warn each time.
+    from svmmap.model_selection import QueryKFold
+
+    X, y, qid = vali
+
+    def skipped_warnings(run):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run()
+        return [w for w in caught if issubclass(w.category, SkippedQueriesWarning)]
+
+    with sklearn.config_context(enable_metadata_routing=True):
+        scorer = make_ranking_scorer("map").set_score_request(qid=True)
+        search = GridSearchCV(
+            SVMMap().set_fit_request(qid=True), {"C": [0.1, 1.0, 10.0]}, scoring=scorer, cv=QueryKFold(3)
+        )
+        caught = skipped_warnings(lambda: search.fit(X, y, qid=qid, groups=qid))
+        assert len(caught) == 1, [str(w.message) for w in caught]
+        assert "the other fits of this GridSearchCV on the same data are not reported again" in str(caught[0].message)
+        assert len(skipped_warnings(lambda: search.fit(X, y, qid=qid, groups=qid))) == 1
+        pipe = Pipeline([("scale", StandardScaler()), ("svm", SVMMap().set_fit_request(qid=True))])
+        grid = GridSearchCV(pipe, {"svm__C": [0.1, 1.0, 10.0]}, scoring=scorer, cv=QueryKFold(3))
+        assert len(skipped_warnings(lambda: grid.fit(X, y, qid=qid, groups=qid))) == 1
+    assert len(skipped_warnings(lambda: svmmap.SVMMapCV(Cs=[0.1, 1.0, 10.0], cv=3).fit(X, y, qid=qid))) == 1
+    assert len(skipped_warnings(lambda: [SVMMap().fit(X, y, qid=qid) for _ in range(2)])) == 2

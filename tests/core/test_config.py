@@ -92,7 +92,10 @@ def test_slack_groups_are_structured_values():
             {"loss": ["map", 3]},
             "loss must be a loss name, a list of loss names or a dict of loss names to weights, got ['map', 3]",
         ),
-        ({"n_jobs": 1.5}, "n_jobs must be None, a positive integer or a negative integer, got 1.5"),
+        (
+            {"n_jobs": 1.5},
+            "n_jobs must be None, an integer from 1 to 1024, or a negative integer (-1: every core, -2: all but one), got 1.5",
+        ),
     ],
 )
 def test_parameters_are_checked_once_with_one_message_each(kwargs, message):
@@ -131,7 +134,8 @@ def test_n_jobs_counts_back_from_the_cores():
     import os
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    assert _core.n_threads(None) == 0
+    # None is every core, as -1 (one rule, whatever RAYON_NUM_THREADS says).
+    assert _core.n_threads(None) == cores
     assert _core.n_threads(3) == 3
     assert _core.n_threads(-1) == cores
     assert _core.n_threads(-(cores + 5)) == 1

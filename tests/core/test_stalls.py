@@ -181,7 +181,14 @@ def test_under_early_stopping_the_warning_names_the_model_it_returns(raw):
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         model = SVMMap(C=1.0).fit(
-            X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], early_stopping_rounds=500, eval_metric="map"
+            # A copy: early stopping never watches the training data's own arrays, as LightGBM.
+            X,
+            y,
+            qid=qid,
+            eval_set=[(X.copy(), y.copy())],
+            eval_qid=[qid],
+            early_stopping_rounds=500,
+            eval_metric="map",
         )
     texts = [str(w.message) for w in seen if issubclass(w.category, ConvergenceWarning)]
     assert model.stop_reason_ == "stalled"

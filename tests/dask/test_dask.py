@@ -372,3 +372,61 @@ def test_a_failed_refit_leaves_the_dask_estimators_unfitted(client, fold):
             refit(model)
         left = [k for k in vars(model) if k.endswith("_") and not k.startswith("_")]
         assert not left, left
+
+
+def test_the_dask_fit_ends_as_every_fit_does(client, fold, monkeypatch):
+    """Issue 38's one orchestrator: a Dask fit that fails after its solve (a ConvergenceWarning
+    made an error) leaves no fitted attribute, as SVMMap.fit; and a model that ranks nothing is
+    told apart by the rule of every fit, with the scores computed on the workers: a nonzero
+    model whose scores tie within every query is degenerate (it used to count only w = 0)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, qid, chunks = fold
+    dX, dy, dq = as_dask_arrays(X, y, qid, chunks)
+    model = svmmap.dask.SVMMap(max_iter=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(dX, dy, qid=dq)
+    assert hasattr(model, "coef_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        with pytest.raises(ConvergenceWarning):
+            model.fit(dX, dy, qid=dq)
+    assert not [k for k in vars(model) if k.endswith("_") and not k.startswith("_")]
+
+    # A model is degenerate exactly when its scores tie within every training query: the
+    # solver's model is replaced, before the fit ends, by one on the first feature, which is
+    # constant within each query, by one that also weighs a real feature, and by w = 0.
+    const = np.column_stack([qid.astype(np.float64), X[:, :1]])
+    cX, _, _ = as_dask_arrays(const, y, qid, chunks)
+    original = svmmap.dask.finish
+    for w, expected in ((np.array([1.0, 0.0]), True), (np.array([1.0, 1.0]), False), (np.zeros(2), True)):
+
+        def finish(model, outcome, *, stacklevel=1, w=w):
+            outcome.coef = w
+            return original(model, outcome, stacklevel=stacklevel + 1)
+
+        monkeypatch.setattr(svmmap.dask, "finish", finish)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted = svmmap.dask.SVMMap(max_iter=3).fit(cX, dy, qid=dq)
+        assert fitted.degenerate_ is expected, w
+
+
+def test_each_round_sends_one_task_per_worker_over_its_partitions_in_partition_order():
+    """Issue 37: 8 partitions on 2 workers paid the scheduler's round trip 8 times per round.
+    The partitions are grouped by the worker that holds them (the first of several holders; a
+    partition no worker holds is placed alone), each group in partition order."""
+    from types import SimpleNamespace
+
+    from svmmap.dask import _batches_by_worker
+
+    parts = [SimpleNamespace(key=f"p{i}") for i in range(6)]
+    holders = {"p0": {"b"}, "p1": {"a"}, "p2": {"b", "a"}, "p3": set(), "p4": {"b"}, "p5": {"a"}}
+    batches = _batches_by_worker(holders, parts)
+    assert sorted(map(tuple, (indices for _, indices in batches))) == [(0, 4), (1, 2, 5), (3,)]
+    assert (["a"], [1, 2, 5]) in batches and (["b"], [0, 4]) in batches and (None, [3]) in batches
+    # Every partition is in exactly one batch.
+    assert sorted(i for _, indices in batches for i in indices) == list(range(6))

@@ -76,6 +76,26 @@ def test_run_frame_round_trips(tmp_path):
     )
 
 
+def test_run_frames_keep_the_tag_and_the_name():
+    run = Run.from_dict({"1": {"a": 1.0, "b": 2.0}, "2": {"c": 0.5}}, tag="bm25", name="runs/bm25.txt")
+    frame = run.to_frame()
+    assert frame.attrs == {"tag": "bm25", "name": "runs/bm25.txt"}
+    assert list(frame.columns) == ["qid", "docno", "score", "rank"]  # PyTerrier's layout, no extra column
+    back = Run.from_frame(frame)
+    assert (back.tag, back.name) == ("bm25", "runs/bm25.txt") and back == run
+    # pandas keeps attrs through a copy and a row selection, as PyTerrier's transformers make them.
+    assert Run.from_frame(frame.copy()[frame["qid"] == "1"]).tag == "bm25"
+    # A tag or name given to from_frame wins over the frame's; without either, "run".
+    assert Run.from_frame(frame, tag="other").tag == "other"
+    assert Run.from_frame(frame, name="n").name == "n"
+    plain = Run.from_frame(frame.to_dict("list"))
+    assert (plain.tag, plain.name) == ("run", "run")
+    # attrs holding something other than a str (another library's metadata) are not a tag.
+    odd = frame.copy()
+    odd.attrs = {"tag": 3}
+    assert Run.from_frame(odd).tag == "run"
+
+
 def test_run_equality_compares_every_column():
     run = Run.from_dict({"1": {"a": 1.0, "b": 2.0}}, tag="t")
     assert run == Run.from_dict({"1": {"a": 1.0, "b": 2.0}}, tag="t")
@@ -146,7 +166,11 @@ def test_qrels_frame_round_trips():
     pd.testing.assert_frame_equal(qrels.to_frame(), frame, check_dtype=False)
     assert qrels.to_frame()["label"].dtype == np.int64
     assert Qrels.from_frame(qrels.to_frame(), name="q") == qrels
-    assert Qrels.from_frame(qrels.to_frame()) != qrels  # another name
+    # The name travels in the frame's attrs; a name given wins, a dict of columns has none.
+    assert qrels.to_frame().attrs == {"name": "q"}
+    assert Qrels.from_frame(qrels.to_frame()) == qrels
+    assert Qrels.from_frame(qrels.to_frame(), name="other").name == "other"
+    assert Qrels.from_frame(frame.to_dict("list")).name == "qrels"
 
 
 # ---------------------------------------------------------------------------------------

@@ -75,8 +75,9 @@ def test_eval_set_records_the_metric_of_every_iterate():
     iterates = []
     model = SVMMap(C=5.0, callback=lambda r: iterates.append(dict(r)) and False)
     model.fit(X, y, qid=qid, eval_set=[(Xv, yv), (X, y)], eval_qid=[qv, qid], eval_metric=["map", "ndcg@5"])
-    assert set(model.evals_result_) == {"valid_0", "valid_1"}
-    for name in ("valid_0", "valid_1"):
+    # The training data itself (the same arrays) is recorded under LightGBM's name for it.
+    assert set(model.evals_result_) == {"valid_0", "training"}
+    for name in ("valid_0", "training"):
         for metric in ("map", "ndcg@5"):
             assert len(model.evals_result_[name][metric]) == model.n_iter_ == len(iterates)
     # The user's callback sees the documented record, without the iterate.

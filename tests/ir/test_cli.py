@@ -297,3 +297,76 @@ def test_learn_reads_training_data_from_a_pipe_whole(tmp_path):
     path.write_text(text)
     assert main(["learn", str(path), str(tmp_path / "n.json")]) == 0
     np.testing.assert_array_equal(svmmap.load_model(model).coef_, svmmap.load_model(tmp_path / "n.json").coef_)
+
+
+def test_classify_says_when_the_model_has_features_the_file_never_mentions(tmp_path, capsys):
+    # A 3-feature model scoring a file whose lines stop at feature 1: features 2 and 3 are read
+    # as 0 on every line (as SVMlight reads them), and the scores are those of the zero-padded
+    # rows; the warning names the features. A file that mentions all three gets no warning.
+    train = tmp_path / "train.txt"
+    train.write_text(
+        "2 qid:1 1:0.5 2:0.2 3:0.9\n0 qid:1 1:0.1 2:0.7 3:0.1\n1 qid:2 1:0.3 2:0.1 3:0.5\n0 qid:2 1:0.2 2:0.4 3:0.2\n"
+    )
+    model = tmp_path / "m.json"
+    assert main(["learn", str(train), str(model)]) == 0
+    short = tmp_path / "short.txt"
+    short.write_text("1 qid:7 1:0.5\n0 qid:7 1:0.25\n")
+    capsys.readouterr()
+    assert main(["classify", str(short), str(model), str(tmp_path / "p.txt")]) == 0
+    err = capsys.readouterr().err
+    assert f"svmmap: warning: the model {model} has 3 features but no line of {short} mentions features 2-3" in err
+    assert "read as 0 on every line, as SVMlight does" in err
+    w = svmmap.load_model(model).coef_
+    scores = np.loadtxt(tmp_path / "p.txt")
+    np.testing.assert_allclose(scores, [0.5 * w[0], 0.25 * w[0]], rtol=1e-12)
+    # One feature short: named alone.
+    two = tmp_path / "two.txt"
+    two.write_text("1 qid:7 1:0.5 2:1\n")
+    assert main(["classify", str(two), str(model), str(tmp_path / "q.txt")]) == 0
+    assert "mentions feature 3:" in capsys.readouterr().err
+    assert main(["classify", str(train), str(model), str(tmp_path / "r.txt")]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_learn_takes_lightgbm_s_valid_spelling(tmp_path, capsys):
+    # --valid (LightGBM's name for the validation data) is --vali: the same model.
+    rows = [
+        f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n"
+        for q in range(8)
+        for i in range(5)
+    ]
+    train, vali = tmp_path / "t.txt", tmp_path / "v.txt"
+    train.write_text("".join(rows[:30]))
+    vali.write_text("".join(rows[30:]))
+    for option, name in (("--vali", "a.json"), ("--valid", "b.json")):
+        args = [
+            "learn",
+            option,
+            str(vali),
+            "--early-stopping",
+            "2",
+            "--scoring",
+            "map",
+            str(train),
+            str(tmp_path / name),
+        ]
+        assert main(args) == 0
+    capsys.readouterr()
+    np.testing.assert_array_equal(
+        svmmap.load_model(tmp_path / "a.json").coef_, svmmap.load_model(tmp_path / "b.json").coef_
+    )
+    assert main(["learn", "--early-stopping", "2", str(train), str(tmp_path / "c.json")]) == 2
+    assert "--vali" in capsys.readouterr().err
+
+
+def test_classify_help_describes_missing_for_scoring(capsys):
+    from svmmap.cli.parser import build_parser
+
+    def help_of(command):
+        parser = build_parser()
+        sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+        return next(a for a in sub._actions if a.dest == "missing").help
+
+    assert "learn then trains" in help_of("learn")
+    classify = help_of("classify")
+    assert "learn then trains" not in classify and "TEST" in classify and "refuses them" in classify

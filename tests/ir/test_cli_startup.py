@@ -116,6 +116,72 @@ def test_quick_jobs_import_no_heavy_library(args, files):
     assert heavy_imports(args, files) == set()
 
 
+_NUMPY_PROBE = """
+import runpy, sys
+sys.argv = ["svmmap"] + {args!r}
+try:
+    runpy.run_module("svmmap", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    print("STATUS", exc.code)
+print("NUMPY", "numpy" in sys.modules)
+print("READY", sys.modules["svmmap._core"]._numpy_ready())
+"""
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], *[[c, "--help"] for c in COMMANDS]], ids=" ".join)
+def test_version_and_help_do_not_import_numpy(args, files):
+    # They print the core's tables and version; importing NumPy alone would cost more than
+    # the 0.08 s they may add to the interpreter's start (benchmarks/import_time.py).
+    code = _NUMPY_PROBE.format(args=args)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=files)
+    lines = out.stdout.splitlines()
+    assert "STATUS 0" in lines and "svmmap" in out.stdout, (out.stdout[-500:], out.stderr[-2000:])
+    assert "NUMPY False" in lines and "READY False" in lines, (args, lines[-3:])
+
+
+def test_a_command_sets_numpy_up_before_its_work(files):
+    # The parser imported the core without NumPy; the command sets NumPy's C API up before
+    # handing it arrays (rust/python/mod.rs, set_up_numpy), where a Ctrl-C is handled.
+    code = _NUMPY_PROBE.format(args=["classify", "train.txt", "model.json", "p9"])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=files)
+    assert out.stdout.splitlines()[-3:] == ["STATUS 0", "NUMPY True", "READY True"], (out.stdout, out.stderr[-2000:])
+
+
+def test_import_svmmap_imports_neither_numpy_nor_the_core():
+    code = "import sys, svmmap; print(sorted(m for m in sys.modules if m == 'numpy' or m == 'svmmap._core'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    # The names that live in the core set NumPy up as they import it, whatever came first.
+    code = (
+        "import sys; from svmmap.cli import parser; import svmmap; from svmmap import _core; "
+        "print(_core._numpy_ready(), 'numpy' in sys.modules); svmmap.DataFormatError; svmmap.__version__; "
+        "print(_core._numpy_ready())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", "True"]
+
+
+@pytest.mark.slow
+def test_every_module_that_imports_numpy_finds_the_core_set_up():
+    # The core sets NumPy's C API up at its import when NumPy is already imported; every module
+    # of the package that imports NumPy must do so before the core (or set it up itself), so
+    # that no array call sets it up lazily, where a Ctrl-C would be a PanicException. Each
+    # module is imported first in a fresh interpreter.
+    import pkgutil
+
+    names = [m.name for m in pkgutil.walk_packages(svmmap.__path__, "svmmap.")]
+    code = (
+        "import importlib, sys; importlib.import_module(sys.argv[1]); core = sys.modules.get('svmmap._core'); "
+        "print('numpy' not in sys.modules or core is None or core._numpy_ready())"
+    )
+    late = []
+    for name in names:
+        out = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True)
+        if out.returncode == 0 and out.stdout.split()[-1] != "True":
+            late.append(name)
+    assert len(names) > 30 and late == []
+
+
 def test_import_svmmap_and_its_light_names_import_no_heavy_library():
     code = (
         "import sys, svmmap; svmmap.SkippedQueriesWarning; svmmap.DegenerateModelWarning; svmmap.load_letor; "

@@ -109,3 +109,28 @@ def test_readme_snippets(page, heading, blocks, tmp_path, monkeypatch):
                     f"{page} section {heading!r}, Python block {k + 1} fails: {exc!r}. Fix the snippet, "
                     "or mark an illustrative one with a line '<!-- not run: reason -->' just above it."
                 ) from exc
+
+
+def test_index_quick_start_is_the_readme_s(tmp_path, monkeypatch):
+    """docs/index.md's quick start is README.md's block (docs/quick_start.py copies it), and a
+    change to README's block shows in what the script would write."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("quick_start", ROOT / "docs" / "quick_start.py")
+    quick_start = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(quick_start)
+    assert quick_start.INDEX.read_text(encoding="utf-8") == quick_start.expected_index(), (
+        "docs/index.md's quick start differs from README.md's: run python docs/quick_start.py"
+    )
+    readme, index = tmp_path / "README.md", tmp_path / "index.md"
+    text = quick_start.README.read_text(encoding="utf-8")
+    readme.write_text(text.replace("## Quick start\n", "## Quick start\n\nSee [the guide](docs/guide/x.md).\n", 1))
+    index.write_text(quick_start.INDEX.read_text(encoding="utf-8"))
+    monkeypatch.setattr(quick_start, "README", readme)
+    monkeypatch.setattr(quick_start, "INDEX", index)
+    changed = quick_start.expected_index()
+    assert changed != index.read_text() and "See [the guide](guide/x.md)." in changed
+    # A link the site cannot follow is refused.
+    readme.write_text(text.replace("## Quick start\n", "## Quick start\n\nSee [c](CONTRIBUTING.md).\n", 1))
+    with pytest.raises(SystemExit, match="outside docs/"):
+        quick_start.expected_index()

@@ -122,7 +122,7 @@ def test_plot_metric_draws_every_validation_curve_and_the_best_iteration():
     curves = [line for line in ax.get_lines() if line.get_linestyle() != "--"]
     assert [list(c.get_ydata()) for c in curves] == [
         model.evals_result_["valid_0"]["map"],
-        model.evals_result_["valid_1"]["map"],
+        model.evals_result_["training"]["map"],  # the training data, LightGBM's name
     ]
     (best,) = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
     assert best.get_xdata()[0] == model.best_iteration_

@@ -3,7 +3,17 @@
 import numpy as np
 import pytest
 from svmmap import DataFormatError
-from svmmap.ir.trec import Qrels, Run, evaluate_run, format_run, read_qrels, read_run, write_qrels, write_run
+from svmmap.ir.trec import (
+    Qrels,
+    Run,
+    evaluate_measures,
+    evaluate_run,
+    format_run,
+    read_qrels,
+    read_run,
+    write_qrels,
+    write_run,
+)
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -109,3 +119,39 @@ def test_evaluate_run_matches_pytrec_eval(seed):
         assert set(got) == with_rel & set(run)
         for k, v in got.items():
             assert v == pytest.approx(expected[k][theirs], abs=1e-12), (ours, k)
+
+
+def test_evaluations_carry_trec_eval_s_all_line():
+    # Query 1: relevant d1 (rank 1) and d3 (rank 3), d5 never retrieved: AP = (1 + 2/3) / 3 = 5/9.
+    # Query 2: its only relevant document d9 at rank 2: AP = 1/2. Query 3 is listed but the run
+    # does not retrieve it: 0, as with trec_eval -c.
+    run = Run.from_dict({"1": {"d1": 0.9, "d2": 0.8, "d3": 0.7}, "2": {"d8": 2.0, "d9": 1.0}})
+    qrels = Qrels.from_dict({"1": {"d1": 1, "d3": 2, "d5": 1}, "2": {"d9": 1}, "3": {"d4": 1}})
+    ap = evaluate_run(run, qrels, "map")
+    assert isinstance(ap, dict) and dict(ap) == pytest.approx({"1": 5 / 9, "2": 1 / 2})
+    assert ap.mean == pytest.approx((5 / 9 + 1 / 2) / 2, abs=1e-12)
+    with_3 = evaluate_run(run, qrels, "map", queries=["1", "2", "3"])
+    assert with_3.mean == pytest.approx((5 / 9 + 1 / 2 + 0) / 3, abs=1e-12)
+    # Counts add up over the queries on trec_eval's all line: 3 + 2 retrieved documents.
+    result = evaluate_measures(run, qrels, ["map", "NumRet", "p@2"])
+    assert result.means == pytest.approx({"map": (5 / 9 + 1 / 2) / 2, "NumRet": 5.0, "p@2": (1 / 2 + 1 / 2) / 2})
+    assert result["NumRet"].mean == 5.0
+    # A plain dict otherwise: its repr, equality and keys are those of the per-query values.
+    assert repr(ap) == repr(dict(ap)) and ap == dict(ap) and list(ap) == ["1", "2"]
+    assert np.isnan(evaluate_run(run, qrels, "map", queries=["7"]).mean)  # no query to average
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_means_are_pytrec_eval_s_aggregates(seed):
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for q in range(10):
+        docs = [f"D{int(i):03d}" for i in rng.choice(100, size=int(rng.integers(3, 30)), replace=False)]
+        qrels[str(q)] = {d: int(rng.choice([0, 1, 2])) for d in docs[: int(len(docs) * 0.7)]}
+        run[str(q)] = {d: float(rng.integers(0, 5)) for d in docs}
+    r, q = Run.from_dict(run), Qrels.from_dict(qrels)
+    result = evaluate_measures(r, q, ["map", "P_5", "num_ret", "ndcg_cut_10"])
+    # trec_eval's own aggregation (pytrec_eval.compute_aggregated_measure) of the per-query values.
+    for name, trec_name in (("map", "map"), ("P_5", "P_5"), ("num_ret", "num_ret"), ("ndcg_cut_10", "ndcg_cut_10")):
+        expected = pytrec_eval.compute_aggregated_measure(trec_name, list(result[name].values()))
+        assert result.means[name] == pytest.approx(expected, abs=1e-12), name

@@ -72,5 +72,5 @@ def _python_env():
 
 
 def test_unknown_place_is_a_value_error():
-    with pytest.raises(ValueError, match='expected "caller" or "worker"'):
+    with pytest.raises(ValueError, match='place must be "caller" or "worker"'):
         _core._debug_panic("elsewhere")

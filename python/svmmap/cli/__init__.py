@@ -21,10 +21,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     interrupted."""
     import importlib
 
+    from .. import _core
     from .._core import DataFormatError, ModelFormatError
     from ._files import forget_written, written
     from .parser import build_parser
 
+    # --version and --help end here, without NumPy: the core is imported without it.
     args = build_parser().parse_args(argv)
     # (module, function) of every command: only the module of the command that runs is
     # imported, since every import counts in a job that takes milliseconds.
@@ -41,6 +43,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     handler = getattr(importlib.import_module(f".{module}", __name__), function)
     forget_written()
     try:
+        # A command hands arrays to the core: NumPy's C API is set up first, where a Ctrl-C is
+        # the KeyboardInterrupt handled below (rust/python/mod.rs, set_up_numpy).
+        _core._set_up_numpy()
         handler(args)
     except (DataFormatError, ModelFormatError, OSError, ValueError) as exc:
         print(f"svmmap {args.command}: error: {exc}", file=sys.stderr)

@@ -39,9 +39,9 @@ def _evaluate_run(args: argparse.Namespace) -> None:
     print(f"conventions: {conventions} ({rule}; ranks in trec_eval's order)")
     width = max(len(m) for m in metrics)
     for m in metrics:
+        # trec_eval's "all" line: the mean over the queries (the sum for counts such as NumRet).
         values = result[m]
-        mean = sum(values.values()) / len(values) if values else float("nan")
-        print(f"{m:<{width}}  {mean:.4f}  ({len(values)} queries)")
+        print(f"{m:<{width}}  {values.mean:.4f}  ({len(values)} queries)")
     if args.per_query:
         for m in metrics:
             for q, v in result[m].items():

@@ -288,8 +288,15 @@ def run_classify(args: argparse.Namespace) -> None:
         # fails with no output at all.
         docno = letor_docids(comments, path=args.test)
     if X.shape[1] < n_expected:
-        # A test file may simply not mention the last features; they are zero. Widened here
+        # A test file may simply not mention the last features; they are zero, as SVMlight
+        # reads them. Said, since a file of another feature set is scored so too. Widened here
         # rather than read again, so that TEST may be a pipe (/dev/stdin).
+        span = f"feature {n_expected}" if X.shape[1] + 1 == n_expected else f"features {X.shape[1] + 1}-{n_expected}"
+        print(
+            f"svmmap: warning: the model {args.model} has {n_expected} features but no line of {args.test} "
+            f"mentions {span}: read as 0 on every line, as SVMlight does",
+            file=sys.stderr,
+        )
         if hasattr(X, "indptr"):
             X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_expected))
         else:

@@ -133,7 +133,7 @@ def _loss_spec(text: str):
     return items[0] if len(items) == 1 else items
 
 
-def _data_layout_options(parser: argparse.ArgumentParser, data: str) -> None:
+def _data_layout_options(parser: argparse.ArgumentParser, data: str, missing_help: str) -> None:
     """--group and --missing: LightGBM's layout and LETOR's Feature-null files."""
     parser.add_argument(
         "--group",
@@ -146,9 +146,7 @@ def _data_layout_options(parser: argparse.ArgumentParser, data: str) -> None:
         "--missing",
         default="error",
         choices=["error", "nan"],
-        help="NULL feature values (LETOR Feature-null files): refuse them (default) or read them as "
-        "missing; learn then trains Binner(missing='indicator') + SVMMap, a model with a score of "
-        "its own for a missing value",
+        help=missing_help,
     )
 
 
@@ -158,9 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="svmmap",
         description="Structural SVMs that optimize ranking metrics (MAP, ...) directly.",
     )
-    from .. import __version__
 
-    p.add_argument("--version", action="version", version=f"svmmap {__version__}")
+    p.add_argument("--version", action="version", version=f"svmmap {_core.VERSION}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_learn, _classify, _evaluate, _export, _experiment, _fuse, _protocol):
         add(sub)
@@ -219,7 +216,13 @@ def _learn(sub: Any) -> None:
         help="show progress: primal, dual, gap (against its target, eps * C * slack groups), cuts and seconds per "
         "iteration (one status line on a terminal, one line per iteration otherwise)",
     )
-    _data_layout_options(learn, "TRAIN")
+    _data_layout_options(
+        learn,
+        "TRAIN",
+        "NULL feature values (LETOR Feature-null files): refuse them (default) or read them as missing; "
+        "learn then trains Binner(missing='indicator') + SVMMap, a model with a score of its own for a "
+        "missing value",
+    )
     learn.add_argument(
         "--bins",
         type=int,
@@ -235,9 +238,11 @@ def _learn(sub: Any) -> None:
     )
     learn.add_argument(
         "--vali",
+        "--valid",
+        dest="vali",
         default=None,
         metavar="FILE",
-        help="a validation LETOR/svmlight file: with --auto, the candidates are scored on it (default: --cv folds "
+        help="a validation LETOR/svmlight file (--valid, LightGBM's spelling, is the same option): with --auto, the candidates are scored on it (default: --cv folds "
         "of TRAIN); otherwise its --scoring metric is recorded at every iteration and, with --early-stopping, "
         "watched",
     )
@@ -277,7 +282,13 @@ def _classify(sub: Any) -> None:
     """``svmmap classify TEST MODEL PREDICTIONS``."""
     classify = sub.add_parser("classify", help="score a LETOR/svmlight file with a model")
     classify.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help=N_JOBS_HELP)
-    _data_layout_options(classify, "TEST")
+    _data_layout_options(
+        classify,
+        "TEST",
+        "NULL feature values in TEST (LETOR Feature-null files): refuse them (default) or read them as "
+        "missing, which a model trained with learn --missing nan scores with its own score for a missing "
+        "value; a model without that refuses them",
+    )
     classify.add_argument(
         "--trec-run",
         default=None,

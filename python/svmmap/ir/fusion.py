@@ -603,11 +603,13 @@ def cross_fuse(
                 f"scored {len(np.unique(feats.qid[test]))} held-out queries"
             )
     fused = _make_run(feats, scores, tag)
-    per_query = {"fused": evaluate_run(fused, qrels)}
+    per_query: Dict[str, Dict[str, float]] = {"fused": evaluate_run(fused, qrels)}
     queries = list(per_query["fused"])
     for run in runs:
         per_query[run.name] = evaluate_run(run, qrels, queries=queries)
-    baselines = {key: evaluate_run(fuse(runs), qrels, queries=queries) for key, (_, fuse) in BASELINES.items()}
+    baselines: Dict[str, Dict[str, float]] = {
+        key: evaluate_run(fuse(runs), qrels, queries=queries) for key, (_, fuse) in BASELINES.items()
+    }
     return FusionResult(fused, folds, C_by_fold, cv_by_fold, per_query, [r.name for r in runs], baselines)
 
 

@@ -1,0 +1,146 @@
+"""LightGBM's training callbacks for ``SVMMap.fit(..., callbacks=[...])``: `early_stopping`,
+`log_evaluation` and `record_evaluation`, called once per round (one iteration of the
+cutting-plane solver; see the guide page "Early stopping")."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+__all__ = ["early_stopping", "log_evaluation", "record_evaluation", "CallbackEnv"]
+
+
+@dataclass
+class CallbackEnv:
+    """What a callback receives after every round.
+
+    Attributes
+    ----------
+    model : SVMMap
+        The estimator being fitted.
+    iteration : int
+        The round, counted from 1 (``history_``'s ``"iteration"``).
+    evaluation_result_list : list of (set name, metric, value, is_higher_better)
+        The round's validation scores, in the order of the sets and metrics (every svmmap
+        metric is better when higher).
+    record : dict
+        The round's progress record (``history_``'s entry: primal, dual, gap, ...).
+    coef : ndarray
+        The round's iterate w.
+    """
+
+    model: Any
+    iteration: int
+    evaluation_result_list: List[Tuple[str, str, float, bool]]
+    record: Dict[str, Any]
+    coef: np.ndarray = field(repr=False)
+
+
+class _EarlyStopping:
+    """The callback `early_stopping` returns; the fit reads its best round at the end."""
+
+    stopping_rounds: int
+    first_metric_only: bool
+    verbose: bool
+
+    def __init__(self, stopping_rounds: int, first_metric_only: bool, verbose: bool) -> None:
+        if (
+            isinstance(stopping_rounds, bool)
+            or not isinstance(stopping_rounds, numbers.Integral)
+            or stopping_rounds < 1
+        ):
+            raise ValueError(f"stopping_rounds must be an integer >= 1, got {stopping_rounds!r}")
+        self.stopping_rounds = int(stopping_rounds)
+        self.first_metric_only = bool(first_metric_only)
+        self.verbose = bool(verbose)
+
+    def __repr__(self) -> str:
+        return f"early_stopping({self.stopping_rounds}, first_metric_only={self.first_metric_only})"
+
+
+def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbose: bool = True) -> Any:
+    """Stop when a validation score has not improved for ``stopping_rounds`` rounds, and keep
+    the round where it was best, as LightGBM's ``early_stopping``.
+
+    Every metric of every validation set is watched (only the first metric with
+    ``first_metric_only=True``), except a set that is the training data (``eval_set``'s
+    ``X`` and ``y`` the very arrays given to ``fit``), whose scores say nothing of
+    overfitting. Training stops as soon as one watched score has gone ``stopping_rounds``
+    rounds without improving; ``coef_`` is then the iterate of that score's best round
+    (``best_iteration_``, ``best_score_``). When training ends first, the best round of the
+    first watched score is kept. ``verbose`` prints the kept round when training stops.
+
+    Examples
+    --------
+    >>> import svmmap
+    >>> from svmmap.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=40, docs_per_query=10, n_features=5, random_state=0)
+    >>> Xv, yv, qv = make_ranking(n_queries=10, docs_per_query=10, n_features=5, random_state=1)
+    >>> model = svmmap.SVMMap(C=100.0).fit(
+    ...     X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv], eval_metric="ndcg@10",
+    ...     callbacks=[svmmap.early_stopping(3, verbose=False)],
+    ... )
+    >>> model.best_iteration_ <= model.n_iter_
+    True
+    """
+    return _EarlyStopping(stopping_rounds, first_metric_only, verbose)
+
+
+class _LogEvaluation:
+    period: int
+
+    def __init__(self, period: int) -> None:
+        if isinstance(period, bool) or not isinstance(period, numbers.Integral):
+            raise ValueError(f"period must be an integer, got {period!r}")
+        self.period = int(period)
+
+    def __call__(self, env: CallbackEnv) -> None:
+        if self.period > 0 and env.evaluation_result_list and env.iteration % self.period == 0:
+            text = "\t".join(f"{name}'s {metric}: {value:g}" for name, metric, value, _ in env.evaluation_result_list)
+            print(f"[{env.iteration}]\t{text}")
+
+
+def log_evaluation(period: int = 1) -> Any:
+    """Print the validation scores every ``period`` rounds (none for ``period`` <= 0), as
+    LightGBM's ``log_evaluation``: ``[10]\\tvalid_0's ndcg@10: 0.59``."""
+    return _LogEvaluation(period)
+
+
+class _RecordEvaluation:
+    def __init__(self, eval_result: Dict[str, Dict[str, List[float]]]) -> None:
+        if not isinstance(eval_result, dict):
+            raise TypeError(f"eval_result must be a dict, got {type(eval_result).__name__}")
+        self.eval_result = eval_result
+        self.eval_result.clear()
+
+    def __call__(self, env: CallbackEnv) -> None:
+        for name, metric, value, _ in env.evaluation_result_list:
+            self.eval_result.setdefault(name, {}).setdefault(metric, []).append(value)
+
+
+def record_evaluation(eval_result: Dict[str, Dict[str, List[float]]]) -> Any:
+    """Record the validation scores of every round into ``eval_result`` (cleared first):
+    ``{set name: {metric: [value per round]}}``, as LightGBM's ``record_evaluation``."""
+    return _RecordEvaluation(eval_result)
+
+
+def split_callbacks(callbacks: Optional[Any]) -> Tuple[List[_EarlyStopping], List[Any]]:
+    """``fit``'s ``callbacks`` as (early stoppings, the others), each other one callable."""
+    if callbacks is None:
+        return [], []
+    if callable(callbacks) or isinstance(callbacks, (str, bytes)):
+        raise ValueError("callbacks must be a list of callbacks, e.g. callbacks=[svmmap.early_stopping(10)]")
+    early, others = [], []
+    for i, cb in enumerate(list(callbacks)):
+        if isinstance(cb, _EarlyStopping):
+            early.append(cb)
+        elif callable(cb):
+            others.append(cb)
+        else:
+            raise ValueError(f"callbacks[{i}] is {cb!r}, which is not callable")
+    if len(early) > 1:
+        raise ValueError("callbacks hold more than one early_stopping")
+    return early, others

@@ -1,0 +1,111 @@
+"""LightGBM's training API in SVMMap.fit: callbacks=[early_stopping, log_evaluation,
+record_evaluation], eval_names, eval_X/eval_y, and early stopping that never watches the
+training data. Expected stops are derived from the recorded curves of a fit without early
+stopping (the solver's path is deterministic, so its first rounds are the same)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import svmmap
+from svmmap import SVMMap
+from svmmap.datasets import make_ranking
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, qid = make_ranking(n_queries=80, docs_per_query=15, n_features=10, random_state=2)
+    Xv, yv, qv = make_ranking(n_queries=25, docs_per_query=15, n_features=10, random_state=3)
+    Xw, yw, qw = make_ranking(n_queries=25, docs_per_query=15, n_features=10, random_state=4)
+    return (X, y, qid), (Xv, yv, qv), (Xw, yw, qw)
+
+
+def fit(data, **kw):
+    (X, y, qid), (Xv, yv, qv), (Xw, yw, qw) = data
+    sets = dict(eval_set=[(Xv, yv), (Xw, yw)], eval_qid=[qv, qw], eval_metric=["map", "ndcg@5"])
+    sets.update(kw)
+    return SVMMap(C=1000.0, eps=1e-6, n_iter_no_change=None).fit(X, y, qid=qid, **sets)
+
+
+def first_stop(curves, rounds):
+    """(round that stops, best round of the pair that stopped it) by LightGBM's rule over the
+    given {(set, metric): values} curves (rounds count from 1), or None when none stops."""
+    n = len(next(iter(curves.values())))
+    for t in range(1, n + 1):
+        for values in curves.values():
+            best = int(np.argmax(values[:t])) + 1  # the first maximum so far
+            if t - best >= rounds:
+                return t, best
+    return None
+
+
+def test_early_stopping_callback_stops_where_lightgbm_s_rule_says(data):
+    record = {}
+    full = fit(data, callbacks=[svmmap.record_evaluation(record)])
+    assert record == full.evals_result_
+    curves = {(s, m): v for s, per in record.items() for m, v in per.items()}
+    for rounds in (2, 4):
+        for first_only in (False, True):
+            watched = {k: v for k, v in curves.items() if not first_only or k[1] == "map"}
+            expected = first_stop(watched, rounds)
+            assert expected is not None, "the curves must stop for the test to mean something"
+            model = fit(data, callbacks=[svmmap.early_stopping(rounds, first_metric_only=first_only, verbose=False)])
+            assert (model.n_iter_, model.best_iteration_) == expected, (rounds, first_only)
+            # coef_ is the kept round's iterate: its validation scores are the recorded ones.
+            assert model.best_score_ == {s: {m: record[s][m][expected[1] - 1] for m in record[s]} for s in record}
+
+
+def test_early_stopping_rounds_is_the_callback_on_one_pair(data):
+    # fit(early_stopping_rounds=N) watches the first metric of the first set, as documented.
+    by_argument = fit(data, eval_set=[data[1][:2]], eval_qid=[data[1][2]], early_stopping_rounds=3)
+    by_callback = fit(
+        data,
+        eval_set=[data[1][:2]],
+        eval_qid=[data[1][2]],
+        eval_metric="map",
+        callbacks=[svmmap.early_stopping(3, verbose=False)],
+    )
+    assert by_argument.best_iteration_ == by_callback.best_iteration_
+    np.testing.assert_array_equal(by_argument.coef_, by_callback.coef_)
+
+
+def test_early_stopping_never_watches_the_training_data(data):
+    (X, y, qid), (Xv, yv, qv), _ = data
+    alone = SVMMap(C=1000.0, eps=1e-6).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], early_stopping_rounds=3)
+    # The training data first (the same arrays): recorded as "training", not watched.
+    both = SVMMap(C=1000.0, eps=1e-6).fit(
+        X, y, qid=qid, eval_set=[(X, y), (Xv, yv)], eval_qid=[qid, qv], early_stopping_rounds=3
+    )
+    assert list(both.evals_result_) == ["training", "valid_1"]
+    assert both.best_iteration_ == alone.best_iteration_
+    np.testing.assert_array_equal(both.coef_, alone.coef_)
+    # A copy of the training data is other arrays, and so a validation set, as in LightGBM.
+    copy = SVMMap(C=1000.0, eps=1e-6).fit(X, y, qid=qid, eval_set=[(X.copy(), y.copy())], eval_qid=[qid])
+    assert list(copy.evals_result_) == ["valid_0"]
+    with pytest.raises(ValueError, match="every eval set is the training data itself"):
+        SVMMap().fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], callbacks=[svmmap.early_stopping(3)])
+
+
+def test_eval_x_eval_y_and_eval_names(data):
+    (X, y, qid), (Xv, yv, qv), (Xw, yw, qw) = data
+    by_set = SVMMap(C=10.0).fit(X, y, qid=qid, eval_set=[(Xv, yv), (Xw, yw)], eval_qid=[qv, qw])
+    by_xy = SVMMap(C=10.0).fit(X, y, qid=qid, eval_X=(Xv, Xw), eval_y=(yv, yw), eval_qid=[qv, qw])
+    assert by_xy.evals_result_ == by_set.evals_result_
+    one = SVMMap(C=10.0).fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv], eval_names=["vali"])
+    assert one.evals_result_ == {"vali": by_set.evals_result_["valid_0"]}
+    with pytest.raises(ValueError, match="not both"):
+        SVMMap().fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_X=Xv, eval_y=yv, eval_qid=[qv])
+    with pytest.raises(ValueError, match="go together"):
+        SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_qid=[qv])
+    with pytest.raises(ValueError, match="eval_names must name each"):
+        SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv], eval_names=["a", "b"])
+
+
+def test_log_evaluation_prints_every_period(data, capsys):
+    (X, y, qid), (Xv, yv, qv), _ = data
+    model = SVMMap(C=10.0).fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv], callbacks=[svmmap.log_evaluation(2)])
+    lines = capsys.readouterr().out.splitlines()
+    curve = model.evals_result_["valid_0"]["map"]
+    assert lines == [f"[{t}]\tvalid_0's map: {curve[t - 1]:g}" for t in range(2, len(curve) + 1, 2)]
+    with pytest.raises(ValueError, match="callbacks\\[0\\]"):
+        SVMMap().fit(X, y, qid=qid, callbacks=[3])
