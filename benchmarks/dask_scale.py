@@ -138,44 +138,60 @@ def main() -> None:
         svmmap.dask._core.solve = solve
         diff = float(np.max(np.abs(model.coef_ - local.coef_)))
 
-        # What one round costs, measured on the same cluster with the partitions prepared as
-        # the fit prepares them.
-        config = model._config()
-        x_blocks, y_blocks, q_blocks = dX.to_delayed().ravel(), dy.to_delayed(), dq.to_delayed()
-        start = time.perf_counter()
-        parts = client.compute(
-            [
-                dask.delayed(_prepare, pure=False)(xb, yb, qb, i, config)
-                for i, (xb, yb, qb) in enumerate(zip(x_blocks, y_blocks, q_blocks))
-            ]
-        )
-        wait(parts)
-        t_prepare = time.perf_counter() - start
-        w = np.array(local.coef_, dtype=np.float64)
-        passes = client.gather(client.map(_pass_on_worker, parts, w=w, repeat=3, pure=False))
-        w_bytes = len(pickle.dumps(w, protocol=5))
-        pass_per_doc = statistics.median(t / n for t, _, n in passes)
-        answer_bytes = max(b for _, b, _ in passes)
-        rounds = {}
-        for n_tasks in (args.partitions, 8, 16, 32, 64):
-            times = []
-            for _ in range(7):
-                start = time.perf_counter()
-                client.gather(client.map(_noop, range(n_tasks), w=w, pure=False))
-                times.append(time.perf_counter() - start)
-            rounds[n_tasks] = statistics.median(times)
-        client.cancel(parts)
+        costs = _round_costs(client, model, local, dX, dy, dq, args.partitions)
 
+    _report(args, X.shape[0], t_local, model, t_dask, n_rounds[0], diff, costs)
+
+
+def _round_costs(client, model, local, dX, dy, dq, n_partitions: int) -> dict:
+    """What one round costs, measured on the same cluster with the partitions prepared as
+    the fit prepares them: the preparation, one pass per partition, the bytes sent each way
+    and the round trip of P empty tasks."""
+    import dask
+    from distributed import wait
+
+    config = model._config()
+    x_blocks, y_blocks, q_blocks = dX.to_delayed().ravel(), dy.to_delayed(), dq.to_delayed()
+    start = time.perf_counter()
+    parts = client.compute(
+        [
+            dask.delayed(_prepare, pure=False)(xb, yb, qb, i, config)
+            for i, (xb, yb, qb) in enumerate(zip(x_blocks, y_blocks, q_blocks))
+        ]
+    )
+    wait(parts)
+    t_prepare = time.perf_counter() - start
+    w = np.array(local.coef_, dtype=np.float64)
+    passes = client.gather(client.map(_pass_on_worker, parts, w=w, repeat=3, pure=False))
+    rounds = {}
+    for n_tasks in (n_partitions, 8, 16, 32, 64):
+        times = []
+        for _ in range(7):
+            start = time.perf_counter()
+            client.gather(client.map(_noop, range(n_tasks), w=w, pure=False))
+            times.append(time.perf_counter() - start)
+        rounds[n_tasks] = statistics.median(times)
+    client.cancel(parts)
+    return {
+        "groups": len(config.losses) if config.slack == "separate" else 1,
+        "t_prepare": t_prepare,
+        "w_bytes": len(pickle.dumps(w, protocol=5)),
+        "pass_per_doc": statistics.median(t / n for t, _, n in passes),
+        "answer_bytes": max(b for _, b, _ in passes),
+        "t_pass_part": max(t for t, _, _ in passes),
+        "rounds": rounds,
+    }
+
+
+def _report(args, n_docs: int, t_local: float, model, t_dask: float, passes_total: int, diff: float, costs: dict):
+    """The two tables: the measurements, then the fit time they predict for P workers."""
+    rounds, t_prepare, t_pass_part = costs["rounds"], costs["t_prepare"], costs["t_pass_part"]
     # Round trip of P tasks: a fixed cost plus a cost per task, fitted to the measurements.
     ps = np.array(sorted(rounds))
     per_task, fixed = np.polyfit(ps, np.array([rounds[p] for p in ps]), 1)
-    passes_total = n_rounds[0]
-    t_pass_part = max(t for t, _, _ in passes)
-    groups = len(config.losses) if config.slack == "separate" else 1
     # What the client does per round (the cutting-plane loop, its QP, adding the partitions'
     # sums), the rest of the fit's time once the rounds' passes and round trips are taken out.
     client_share = max((t_dask - t_prepare) / passes_total - t_pass_part - rounds[args.partitions], 0.0)
-    n_docs = X.shape[0]
     print("| measure | value |")
     print("|---|---:|")
     print(f"| in memory, 2 threads: fit s (timing) | {t_local:.2f} |")
@@ -184,9 +200,9 @@ def main() -> None:
     print(f"| iterations (both) / oracle rounds of the Dask fit | {model.n_iter_} / {passes_total} |")
     print(f"| max abs(w_dask - w_local) | {diff:.1e} |")
     print(f"| preparation of the partitions, once per fit, s (timing) | {t_prepare:.2f} |")
-    print(f"| per round and partition: w sent, bytes | {w_bytes:,} |")
+    print(f"| per round and partition: w sent, bytes | {costs['w_bytes']:,} |")
     print(
-        f"| per round and partition: cut sums back ({args.features} features x {groups} slack group), bytes | {answer_bytes:,} |"
+        f"| per round and partition: cut sums back ({args.features} features x {costs['groups']} slack group), bytes | {costs['answer_bytes']:,} |"
     )
     print(
         f"| oracle pass of one partition ({n_docs // args.partitions:,} documents, 1 thread), ms (timing) | {t_pass_part * 1e3:.1f} |"
@@ -210,7 +226,7 @@ def main() -> None:
     )
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for P in (2, 8, 16, 32, 64):
-        t_pass = pass_per_doc * n_docs / P
+        t_pass = costs["pass_per_doc"] * n_docs / P
         t_round = fixed + per_task * P
         per_round = t_pass + t_round + client_share
         prep = t_prepare * args.partitions / P

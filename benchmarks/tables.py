@@ -48,7 +48,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence
+from typing import Callable, Iterator, List, Optional, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -191,6 +191,14 @@ def parse(path: Path) -> Page:
         i += 1
     if block is not None:
         errors.append(f"{where(block.start - 1)}: a generated block is never closed")
+    errors += _table_errors(tables, where) + _block_errors(blocks, where)
+    return Page(path, lines, blocks, tables, errors)
+
+
+def _table_errors(tables: List[Table], where: Callable[[int], str]) -> List[str]:
+    """What is wrong with a page's tables: a table neither generated nor marked as text, or both,
+    or a text table that holds figures."""
+    errors = []
     for table in tables:
         if table.block is not None and table.text_only:
             errors.append(f"{where(table.line)}: a table both generated and marked as text")
@@ -203,6 +211,13 @@ def parse(path: Path) -> Page:
             figures = [c for row in table.rows[1:] for c in row if FIGURE.match(c)]
             if figures:
                 errors.append(f"{where(table.line)}: a text table holds figures {figures[:3]}: generate it")
+    return errors
+
+
+def _block_errors(blocks: List[Block], where: Callable[[int], str]) -> List[str]:
+    """What is wrong with a page's generated blocks: a command that is not runnable, no stamp,
+    no table."""
+    errors = []
     for b in blocks:
         if not runnable(b.command):
             errors.append(
@@ -213,7 +228,7 @@ def parse(path: Path) -> Page:
             errors.append(f"{where(b.end)}: the block of {b.command!r} has no stamp line before its end marker")
         if not b.tables:
             errors.append(f"{where(b.start - 1)}: the block of {b.command!r} holds no table")
-    return Page(path, lines, blocks, tables, errors)
+    return errors
 
 
 def runnable(command: str) -> bool:

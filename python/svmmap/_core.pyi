@@ -33,6 +33,8 @@ class InternalError(RuntimeError): ...
 
 LOSSES: Tuple[LossInfo, ...]
 TRAINING_PARAMETERS: Tuple[ParameterInfo, ...]
+# The spellings of every option value, by the name of its Literal type in svmmap._typing.
+SPELLINGS: Dict[str, Tuple[str, ...]]
 LOSS_COMBINATION_EXAMPLES: Tuple[List[str], ...]
 
 @final
@@ -50,10 +52,10 @@ class TrainConfig:
     def max_iter(self) -> int: ...
     @property
     def relevance_threshold(self) -> float: ...
-    # The slack groups: one list of loss names per slack, a list's losses spelled with their
-    # default weights ("0.1*ndcg@10"), a dict's with the given ones.
+    # The slack groups: one list of (weight, loss name) per slack, a list's losses with their
+    # default weights ((0.1, "ndcg@10")), a dict's with the given ones.
     @property
-    def losses(self) -> List[List[str]]: ...
+    def losses(self) -> List[List[Tuple[float, str]]]: ...
     # For a latent-target loss ("ndcg@10:latent"), the paper's loss its CCCP rounds solve
     # ("ndcg@10", the one slack group); None otherwise.
     @property
@@ -189,7 +191,7 @@ def structured_hinge(
     labels: npt.NDArray[np.float64],
     qid_codes: npt.NDArray[np.int64],
     n_queries: int,
-    losses: Sequence[Sequence[str]],
+    losses: Sequence[Sequence[Tuple[float, str]]],
     relevance_threshold: float,
     n_threads: int,
 ) -> Tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
@@ -203,6 +205,7 @@ def evaluate(
     gain: Gain,
     relevance_threshold: float,
     n_relevant: Optional[npt.NDArray[np.float64]] = None,
+    letor_ndcg: bool = False,
 ) -> npt.NDArray[np.float64]: ...
 def metric_name(name: str) -> str: ...
 def read_letor_file(

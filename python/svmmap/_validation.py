@@ -419,12 +419,22 @@ def refuse_unrouted_search(required_by: str) -> None:
     )
 
 
+#: The score functions of scorers that need query ids (``make_ranking_scorer``'s), registered
+#: by the module that defines them (svmmap.metrics, which imports this one, so that this module
+#: need not import it back).
+_QUERY_SCORE_FUNCTIONS: list = []
+
+
+def ranks_by_query(score_function: Any) -> Any:
+    """Registers a scorer's score function as one that needs query ids (a decorator)."""
+    _QUERY_SCORE_FUNCTIONS.append(score_function)
+    return score_function
+
+
 def _scores_by_query(scorer: Any) -> bool:
     """Whether a scikit-learn scorer needs query ids: the estimator's ``score`` (scoring=None,
-    which for a ranker of this package ranks by query), a ``make_ranking_scorer`` scorer, or a
-    dict of scorers with one of them."""
-    from .metrics import _ranking_score
-
+    which for a ranker of this package ranks by query), a ``make_ranking_scorer`` scorer (its
+    score function registered by ``ranks_by_query``), or a dict of scorers with one of them."""
     if scorer is None:
         return False
     if type(scorer).__name__ == "_PassthroughScorer":
@@ -435,7 +445,7 @@ def _scores_by_query(scorer: Any) -> bool:
             estimator = estimator.steps[-1][1]
         score = getattr(type(estimator), "score", None)
         return getattr(score, "__module__", "").startswith("svmmap.")
-    if getattr(scorer, "_score_func", None) is _ranking_score:
+    if any(getattr(scorer, "_score_func", None) is f for f in _QUERY_SCORE_FUNCTIONS):
         return True
     scorers = getattr(scorer, "_scorers", None)
     return isinstance(scorers, dict) and any(_scores_by_query(s) for s in scorers.values())

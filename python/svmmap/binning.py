@@ -24,7 +24,16 @@ from sklearn.utils import check_array
 
 from . import _core
 from ._binned import BinnedMatrix
-from ._model_file import BINNER_DICT_TYPE, BINNER_DICT_VERSION, BinningSpec, binning_from_dict, indicator_names
+from ._fitted import (
+    BINNER_DICT_TYPE,
+    BINNER_DICT_VERSION,
+    SCALER_TYPES,
+    BinningSpec,
+    binning_from_dict,
+    indicator_names,
+    raw_thresholds,
+    scaler_spec,
+)
 from ._typing import BinStrategy, Missing
 from ._validation import contiguous, forget_fit, n_threads
 
@@ -370,14 +379,12 @@ def _scaler_in_front(named: List[tuple]) -> Any:
         return None
     from sklearn import preprocessing
 
-    from ._model_file import SCALER_TYPES, scaler_from_dict, scaler_to_dict
-
     name, step = named[0]
     # The classes themselves, not subclasses, which may transform otherwise.
     scalers = tuple(getattr(preprocessing, kind.rsplit(".", 1)[1]) for kind in SCALER_TYPES)
     if len(named) == 1 and type(step) in scalers:
         try:
-            return scaler_from_dict(scaler_to_dict(step))
+            return scaler_spec(step)
         except ValueError as exc:
             raise ValueError(
                 f"step {name!r} ({type(step).__name__}) cannot be folded into the thresholds: {exc}. For the "
@@ -449,10 +456,8 @@ def piecewise_scores(model: Any, coef: Any = None) -> List[StepFunction]:
             at += 1
         thresholds = np.asarray(k, dtype=np.float64).copy()
         if scaler is not None:
-            # Over the raw feature: x is scaled above t exactly when x > T (see
-            # svmmap.ir.export, which folds scalers into exported thresholds the same way).
-            from .ir.export import _raw_thresholds_any
-
-            thresholds = np.asarray(_raw_thresholds_any(scaler, len(out), thresholds), dtype=np.float64)
+            # Over the raw feature: x is scaled above t exactly when x > T (the folding
+            # svmmap.ir.export applies to exported thresholds).
+            thresholds = np.asarray(raw_thresholds(scaler, len(out), thresholds), dtype=np.float64)
         out.append(StepFunction(name, thresholds, values, missing))
     return out

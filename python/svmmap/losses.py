@@ -75,7 +75,21 @@ def loss_groups(loss: LossSpec, slack: Slack = _D["slack"]) -> List[List[str]]:
     >>> loss_groups({"map": 1, "ndcg@10": 1})
     [['map'], ['ndcg@10']]
     """
+    return [[_spelled(weight, name) for weight, name in group] for group in _core_groups(loss, slack)]
+
+
+def _core_groups(loss: LossSpec, slack: Slack) -> List[List[Tuple[float, str]]]:
+    """The slack groups as the core takes them: (weight, loss name) pairs."""
     return _core.TrainConfig(loss=loss, slack=slack).losses
+
+
+def _spelled(weight: float, name: str) -> str:
+    """A weighted loss as users spell it, "0.1*ndcg@10" (the weight's shortest round-trip
+    digits; "2*map" rather than "2.0*map"), or the name alone for the weight 1."""
+    if weight == 1.0:
+        return name
+    text = repr(float(weight))
+    return f"{text.removesuffix('.0')}*{name}"
 
 
 def loss_names(loss: LossSpec, slack: Slack = _D["slack"]) -> List[str]:
@@ -152,6 +166,6 @@ def structured_hinge(
     if not np.isfinite(relevance_threshold):
         raise ValueError(f"relevance_threshold must be a finite number, got {relevance_threshold!r}")
     value, grad, _ = _core.structured_hinge(
-        s, y, codes, n_queries, loss_groups(loss, slack), float(relevance_threshold), n_threads(n_jobs)
+        s, y, codes, n_queries, _core_groups(loss, slack), float(relevance_threshold), n_threads(n_jobs)
     )
     return float(value), grad

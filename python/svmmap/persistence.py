@@ -46,7 +46,7 @@ def pipeline_parts(model: Any) -> tuple:
         raise TypeError(f"expected {SUPPORTED_PIPELINES}; got {type(model).__name__}")
     from sklearn import preprocessing
 
-    from ._model_file import SCALER_TYPES
+    from ._fitted import SCALER_TYPES
     from .binning import Binner
 
     active = [

@@ -6,11 +6,92 @@ use crate::oracle::interface::Oracle;
 use crate::oracle::registry;
 use crate::oracle::weighted;
 
+/// One loss of a slack group and its weight lambda > 0: the loss lambda * Delta_l with the
+/// feature map lambda * Psi_l (weighted.rs; SVM-combo's C_l = lambda * C). This is how losses
+/// travel from the Python layer to the oracles; "0.1*ndcg@10" is only the user's spelling of
+/// one (`LossTerm::parse`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LossTerm {
+    pub weight: f64,
+    /// A loss of the registry, or "max(a,b,...)", without a weight.
+    pub name: String,
+}
+
+impl LossTerm {
+    /// The loss `name` with the weight 1.
+    pub fn plain(name: &str) -> Self {
+        LossTerm {
+            weight: 1.0,
+            name: name.trim().to_string(),
+        }
+    }
+
+    /// The user's spelling taken apart: "0.1*ndcg@10" is (0.1, "ndcg@10"), "map" is (1,
+    /// "map"). A weight must be finite and > 0, and there is at most one.
+    pub fn parse(spelled: &str) -> Result<Self> {
+        let Some((weight, rest)) = split_weight(spelled) else {
+            return Ok(LossTerm::plain(spelled));
+        };
+        check_weight(weight, spelled)?;
+        // "2*3*ndcg@10" is one weight written as two: refused, so that a loss has one
+        // spelling per weight and a weight cannot hide a loss listed twice.
+        if split_weight(rest).is_some() {
+            return Err(Error::param(
+                "loss",
+                "a loss with at most one weight (\"6*ndcg@10\", not \"2*3*ndcg@10\")",
+                format!("{spelled:?}"),
+            ));
+        }
+        Ok(LossTerm {
+            weight,
+            name: rest.to_string(),
+        })
+    }
+
+    /// The oracle, and what makes it the same loss as another whatever the weights: the
+    /// canonical name of the unweighted oracle (" map" and "map" are both "map").
+    fn build(&self) -> Result<(Box<dyn Oracle>, String)> {
+        if split_weight(&self.name).is_some() {
+            return Err(Error::param(
+                "loss",
+                "a loss name without a weight beside its weight",
+                format!("{:?}", self.name),
+            ));
+        }
+        let plain = from_plain_name(&self.name)?;
+        let identity = plain.name();
+        let oracle = if self.weight == 1.0 {
+            plain
+        } else {
+            check_weight(self.weight, &self.to_string())?;
+            Box::new(weighted::Weighted::new(self.weight, plain))
+        };
+        Ok((oracle, identity))
+    }
+}
+
+/// A loss weight is finite and > 0; `spelled` names the loss in the error.
+fn check_weight(weight: f64, spelled: &str) -> Result<()> {
+    if weight.is_finite() && weight > 0.0 {
+        return Ok(());
+    }
+    Err(Error::param(
+        "loss weight",
+        "a finite number > 0",
+        format!("{spelled:?}"),
+    ))
+}
+
 /// Builds an oracle from its user-facing name: a loss of the registry (`registry::LOSSES`,
 /// which documents each one), spelled `name`, `name@k` or `name@k:option` as its entry allows,
 /// or "max(a,b,...)": the shared-slack combination of Chakrabarti 3.7, which per query takes the
-/// most violated constraint over the component losses.
+/// most violated constraint over the component losses; either with a weight, "0.1*ndcg@10".
 pub fn from_name(name: &str) -> Result<Box<dyn Oracle>> {
+    Ok(LossTerm::parse(name)?.build()?.0)
+}
+
+/// The oracle of a name without a weight.
+fn from_plain_name(name: &str) -> Result<Box<dyn Oracle>> {
     let bad = || {
         Error::param(
             "loss",
@@ -19,30 +100,14 @@ pub fn from_name(name: &str) -> Result<Box<dyn Oracle>> {
         )
     };
     let trimmed = name.trim();
-    if let Some((weight, rest)) = split_weight(trimmed) {
-        if !(weight.is_finite() && weight > 0.0) {
-            return Err(Error::param(
-                "loss weight",
-                "a finite number > 0",
-                format!("{name:?}"),
-            ));
-        }
-        // "2*3*ndcg@10" is one weight written as two: refused, so that a loss has one
-        // spelling per weight and a weight cannot hide a loss listed twice.
-        if split_weight(rest).is_some() {
-            return Err(Error::param(
-                "loss",
-                "a loss with at most one weight (\"6*ndcg@10\", not \"2*3*ndcg@10\")",
-                format!("{name:?}"),
-            ));
-        }
-        return Ok(Box::new(weighted::Weighted::new(weight, from_name(rest)?)));
-    }
     if let Some(inner) = trimmed
         .strip_prefix("max(")
         .and_then(|rest| rest.strip_suffix(')'))
     {
-        let parts: Vec<&str> = inner.split(',').collect();
+        let parts = inner
+            .split(',')
+            .map(LossTerm::parse)
+            .collect::<Result<Vec<_>>>()?;
         return shared_slack(&parts, name);
     }
     if registry::latent_base(trimmed).is_some() {
@@ -72,32 +137,25 @@ pub fn split_weight(name: &str) -> Option<(f64, &str)> {
     head.trim().parse::<f64>().ok().map(|w| (w, rest.trim()))
 }
 
-/// What makes two losses the same loss whatever their weights and spellings: the canonical
-/// name of the unweighted oracle ("1*map", " map" and "0.5*map" are all "map").
-fn identity(oracle: &dyn Oracle) -> String {
-    let name = oracle.name();
-    match split_weight(&name) {
-        Some((_, rest)) => rest.to_string(),
-        None => name,
-    }
-}
+/// A loss listed twice: its identity, and the names of its first and second oracle.
+type Repeat = (String, String, String);
 
-/// The first loss of `oracles` that repeats an earlier one by `identity`, with both spellings.
-/// A loss listed twice (also through a weight: ["map", "1*map"]) adds nothing to a maximum and
-/// trains one loss at the sum of its weights in separate slacks; either way it is most likely a
-/// typo for another loss, so every combination refuses it, through this one check.
-fn repeated(oracles: &[Box<dyn Oracle>]) -> Option<(String, String, String)> {
-    for (i, oracle) in oracles.iter().enumerate() {
-        let key = identity(oracle.as_ref());
-        if let Some(first) = oracles[..i].iter().find(|o| identity(o.as_ref()) == key) {
-            return Some((key, first.name(), oracle.name()));
+/// The first of `built` (oracles with their identities) that repeats an earlier one by
+/// identity. A loss listed twice (also through a weight: ["map", "0.5*map"]) adds nothing to a
+/// maximum and trains one loss at the sum of its weights in separate slacks; either way it is
+/// most likely a typo for another loss, so every combination refuses it, through this one
+/// check.
+fn repeated(built: &[(Box<dyn Oracle>, String)]) -> Option<Repeat> {
+    for (i, (oracle, key)) in built.iter().enumerate() {
+        if let Some((first, _)) = built[..i].iter().find(|(_, k)| k == key) {
+            return Some((key.clone(), first.name(), oracle.name()));
         }
     }
     None
 }
 
-/// The shared-slack combination of plain loss names (no nesting).
-fn shared_slack(parts: &[&str], spelled: &str) -> Result<Box<dyn Oracle>> {
+/// The shared-slack combination of loss terms (no nesting); `spelled` names it in errors.
+fn shared_slack(parts: &[LossTerm], spelled: &str) -> Result<Box<dyn Oracle>> {
     if parts.is_empty() {
         return Err(Error::param(
             "loss",
@@ -105,21 +163,18 @@ fn shared_slack(parts: &[&str], spelled: &str) -> Result<Box<dyn Oracle>> {
             format!("{spelled:?}"),
         ));
     }
-    let oracles = parts
+    if parts.iter().any(|p| p.name.trim().starts_with("max(")) {
+        return Err(Error::param(
+            "loss",
+            "max(...) of plain loss names (no nesting)",
+            format!("{spelled:?}"),
+        ));
+    }
+    let built = parts
         .iter()
-        .map(|part| {
-            if part.trim().starts_with("max(") {
-                Err(Error::param(
-                    "loss",
-                    "max(...) of plain loss names (no nesting)",
-                    format!("{spelled:?}"),
-                ))
-            } else {
-                from_name(part)
-            }
-        })
+        .map(LossTerm::build)
         .collect::<Result<Vec<_>>>()?;
-    if let Some((key, first, again)) = repeated(&oracles) {
+    if let Some((key, first, again)) = repeated(&built) {
         let how = if first == again {
             String::new()
         } else {
@@ -131,35 +186,43 @@ fn shared_slack(parts: &[&str], spelled: &str) -> Result<Box<dyn Oracle>> {
             format!("{spelled:?}"),
         ));
     }
+    let oracles = built.into_iter().map(|(oracle, _)| oracle).collect();
     Ok(Box::new(combo::SharedSlack::new(oracles)))
 }
 
-/// The oracle of one slack group, given as a structured list of loss names: one name is that
-/// loss; several share one slack per query (their maximum, Chakrabarti 3.7).
-pub fn from_group<S: AsRef<str>>(names: &[S]) -> Result<Box<dyn Oracle>> {
-    match names {
-        [one] => from_name(one.as_ref()),
+/// The oracle of one slack group of weighted losses: one loss is that loss; several share
+/// one slack per query (their maximum, Chakrabarti 3.7).
+pub fn from_group(terms: &[LossTerm]) -> Result<Box<dyn Oracle>> {
+    match terms {
+        [one] => Ok(one.build()?.0),
         _ => {
-            let parts: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+            let parts: Vec<String> = terms.iter().map(LossTerm::to_string).collect();
             let spelled = format!("[{}]", parts.join(", "));
-            shared_slack(&parts, &spelled)
+            shared_slack(terms, &spelled)
         }
     }
 }
 
 /// The oracles of several slack groups (see `from_group`); at least one group is needed.
-pub fn from_groups<S: AsRef<str>>(groups: &[Vec<S>]) -> Result<Vec<Box<dyn Oracle>>> {
+pub fn from_groups(groups: &[Vec<LossTerm>]) -> Result<Vec<Box<dyn Oracle>>> {
     if groups.is_empty() {
         return Err(Error::input("at least one loss is needed"));
     }
-    let oracles = groups
+    // Separate slacks: the same loss in two groups (["map", "0.5*map"]) is refused here,
+    // where every route to training (SVMMap, svmmap learn, model files, the structured hinge)
+    // builds its oracles. A group's identity is its oracle's unweighted name (a shared
+    // group's, its maximum's name).
+    let built = groups
         .iter()
-        .map(|g| from_group(g))
+        .map(|group| match group.as_slice() {
+            [one] => one.build(),
+            _ => from_group(group).map(|shared| {
+                let key = shared.name();
+                (shared, key)
+            }),
+        })
         .collect::<Result<Vec<_>>>()?;
-    // Separate slacks: the same loss in two groups (["map", "1*map"], {"map": 1, "0.5*map": 2})
-    // is refused here, where every route to training (SVMMap, svmmap learn, model files, the
-    // structured hinge) builds its oracles.
-    if let Some((key, first, again)) = repeated(&oracles) {
+    if let Some((key, first, again)) = repeated(&built) {
         let how = if first == again {
             String::new()
         } else {
@@ -171,5 +234,17 @@ pub fn from_groups<S: AsRef<str>>(groups: &[Vec<S>]) -> Result<Vec<Box<dyn Oracl
             format!("{key:?} twice{how}"),
         ));
     }
-    Ok(oracles)
+    Ok(built.into_iter().map(|(oracle, _)| oracle).collect())
+}
+
+/// The user's spelling of a term ("0.1*ndcg@10"; the weight as Rust writes an f64, shortest
+/// round trip), for messages.
+impl std::fmt::Display for LossTerm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.weight == 1.0 {
+            write!(f, "{}", self.name)
+        } else {
+            write!(f, "{}*{}", self.weight, self.name)
+        }
+    }
 }

@@ -60,10 +60,8 @@ impl Oracle for SharedSlack {
         format!("max({})", names.join(","))
     }
 
-    fn check_query_len(&self, n_docs: usize) -> crate::error::Result<()> {
-        self.parts
-            .iter()
-            .try_for_each(|p| p.check_query_len(n_docs))
+    fn parts(&self) -> Vec<&dyn Oracle> {
+        self.parts.iter().map(|p| p.as_ref()).collect()
     }
 
     fn extra_work_labels(&self, labels: &[f64], relevant: &[bool]) -> f64 {
@@ -71,12 +69,6 @@ impl Oracle for SharedSlack {
             .iter()
             .map(|p| p.extra_work_labels(labels, relevant))
             .sum()
-    }
-
-    fn check_labels(&self, labels: &[f64], relevant: &[bool]) -> crate::error::Result<()> {
-        self.parts
-            .iter()
-            .try_for_each(|p| p.check_labels(labels, relevant))
     }
 
     fn argmax(&self, scores: &[f64], relevant: &[bool], coef: &mut [f64]) -> f64 {

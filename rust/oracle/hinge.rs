@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use crate::data::QueryGroups;
 use crate::error::{Error, Result};
 use crate::oracle::interface::{dot, Oracle};
+use crate::oracle::work::check_query_labels;
 
 /// The summed hinge, its gradient with respect to every score (in the caller's row order), and
 /// the hinge of every query (0 for queries that cannot contribute).
@@ -69,7 +70,7 @@ pub fn structured_hinge(
             // A graded loss refuses labels it cannot grade before the query's argmax.
             oracles
                 .iter()
-                .try_for_each(|o| o.check_labels(&lab, &rel))?;
+                .try_for_each(|o| check_query_labels(*o, &lab, &rel))?;
             let mut grad = vec![0.0; rows.len()];
             let mut coef = vec![0.0; rows.len()];
             let mut value = 0.0;

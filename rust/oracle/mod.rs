@@ -29,8 +29,10 @@ pub(crate) mod sorting;
 pub(crate) mod testing;
 pub mod usable;
 pub mod weighted;
+pub mod work;
 
-pub use build::{from_group, from_groups, from_name, split_weight};
-pub use interface::{check_labels, check_query_lens, hinge, Oracle, QueryKind};
+pub use build::{from_group, from_groups, from_name, split_weight, LossTerm};
+pub use interface::{hinge, Oracle, QueryKind};
 pub use interleave::Sorted;
 pub use usable::{QueryCounts, QueryUse};
+pub use work::{check_labels, check_query_labels, check_query_len, check_query_lens, WORK_BUDGET};

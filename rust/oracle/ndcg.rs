@@ -230,6 +230,29 @@ struct ClipBuffers {
     next: Vec<f64>,
 }
 
+/// `prefix[a]` = the sum of `values[..a]`, for a = 0..=len.
+fn prefix_sums(values: &[f64], prefix: &mut Vec<f64>) {
+    prefix.clear();
+    prefix.push(0.0);
+    let mut sum = 0.0;
+    for &v in values {
+        sum += v;
+        prefix.push(sum);
+    }
+}
+
+/// peak[g] = a*_g = #{b : s-_b > s+_g}, non-decreasing in g (both score lists descending).
+fn peaks(sp: &[f64], sn: &[f64], peak: &mut Vec<usize>) {
+    peak.clear();
+    let mut b = 0;
+    for &s_pos in sp {
+        while b < sn.len() && sn[b] > s_pos {
+            b += 1;
+        }
+        peak.push(b);
+    }
+}
+
 /// above[g] of the clipped argmax by the prefix DP plus the closed-form tail (module comment),
 /// into `above`.
 fn clipped_positions(
@@ -253,26 +276,11 @@ fn clipped_positions(
         next,
     } = buffers;
     // neg_prefix[a] = sum_{b < a} s-_b; pos_prefix[g] = sum_{g' < g} s+_g'.
-    for (prefix, values) in [(&mut *neg_prefix, sn), (&mut *pos_prefix, sp)] {
-        prefix.clear();
-        prefix.push(0.0);
-        let mut sum = 0.0;
-        for &v in values.iter() {
-            sum += v;
-            prefix.push(sum);
-        }
-    }
+    prefix_sums(sn, neg_prefix);
+    prefix_sums(sp, pos_prefix);
     let (neg_prefix, pos_prefix) = (&*neg_prefix, &*pos_prefix);
     let h = |g: usize, a: usize| scale * (neg_prefix[a] - a as f64 * sp[g]);
-    // peak[g] = a*_g = #{b : s-_b > s+_g}, non-decreasing in g.
-    peak.clear();
-    let mut b = 0;
-    for &s_pos in sp.iter() {
-        while b < n && sn[b] > s_pos {
-            b += 1;
-        }
-        peak.push(b);
-    }
+    peaks(sp, sn, peak);
     let peak = &*peak;
     // peak_suffix[g] = sum_{g' >= g} h_g'(a*_g').
     peak_suffix.clear();

@@ -9,7 +9,6 @@
 //! slacks, 1/2 |w|^2 + sum_l C/n sum_q lambda_l H_{q,l} is Chakrabarti's objective with
 //! C_l = lambda_l C; with a shared slack the maximum is over the weighted hinges.
 
-use crate::error::Result;
 use crate::oracle::interface::Oracle;
 use crate::oracle::interleave::Sorted;
 
@@ -79,16 +78,12 @@ impl Oracle for Weighted {
         self.inner.graded()
     }
 
-    fn check_query_len(&self, n_docs: usize) -> Result<()> {
-        self.inner.check_query_len(n_docs)
+    fn parts(&self) -> Vec<&dyn Oracle> {
+        vec![self.inner.as_ref()]
     }
 
     fn extra_work_labels(&self, labels: &[f64], relevant: &[bool]) -> f64 {
         self.inner.extra_work_labels(labels, relevant)
-    }
-
-    fn check_labels(&self, labels: &[f64], relevant: &[bool]) -> Result<()> {
-        self.inner.check_labels(labels, relevant)
     }
 }
 
@@ -142,7 +137,8 @@ mod tests {
 
     #[test]
     fn a_loss_is_listed_once_whatever_its_weights() {
-        use crate::oracle::from_groups;
+        use crate::oracle::{from_groups, LossTerm};
+        let term = |spelled: &str| LossTerm::parse(spelled).unwrap();
         // Every spelling of one loss twice, in separate slacks and in a shared one.
         let twice = [
             ("map", "1*map"),
@@ -151,13 +147,22 @@ mod tests {
             ("ndcg@10", "0.1*ndcg@10"),
         ];
         for (a, b) in twice {
-            let separate = vec![vec![a.to_string()], vec![b.to_string()]];
+            let separate = vec![vec![term(a)], vec![term(b)]];
             assert!(from_groups(&separate).is_err(), "{a} {b}");
-            let shared = vec![vec![a.to_string(), b.to_string()]];
+            let shared = vec![vec![term(a), term(b)]];
             assert!(from_groups(&shared).is_err(), "{a} {b}");
             assert!(from_name(&format!("max({a},{b})")).is_err(), "{a} {b}");
         }
-        let distinct = vec![vec!["map".to_string()], vec!["0.1*ndcg@10".to_string()]];
+        let distinct = vec![vec![term("map")], vec![term("0.1*ndcg@10")]];
         assert!(from_groups(&distinct).is_ok());
+        // The structured form is the spelled one: (0.1, "ndcg@10") is "0.1*ndcg@10".
+        assert_eq!(
+            term("0.1*ndcg@10"),
+            LossTerm {
+                weight: 0.1,
+                name: "ndcg@10".to_string()
+            }
+        );
+        assert_eq!(term(" map "), LossTerm::plain("map"));
     }
 }

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 
 use crate::error::Error;
-use crate::oracle::{self, registry};
+use crate::oracle::{self, registry, LossTerm};
 use crate::solver::{
     expected, parameter, text_default, Kind, Options, Parameter, Value, PARAMETERS,
 };
@@ -100,50 +100,16 @@ pub(super) fn threads_of(n_jobs: &Bound<'_, PyAny>) -> PyResult<usize> {
     crate::runtime::pool::threads_for_jobs(Some(n)).map_err(|_| bad())
 }
 
-/// The loss argument as slack groups: a name is one group; a list is one group per name
-/// (separate slacks) or one group of all names (shared slack), each name with its default
-/// weight in a list (`with_list_weights`); a dict gives the weights itself.
-fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>>> {
+/// The loss argument as slack groups of weighted losses: a name is one group; a list is one
+/// group per name (separate slacks) or one group of all names (shared slack), each name with
+/// its default weight in a list (`registry::list_weights`); a dict gives the weights itself.
+/// A name may carry its weight ("0.1*ndcg@10", `LossTerm::parse`).
+fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<LossTerm>>> {
     let bad = || param_error("loss", expected("loss"), loss);
-    let names: Vec<String> = if let Ok(s) = loss.cast::<PyString>() {
-        vec![s.to_string()]
+    let terms: Vec<LossTerm> = if let Ok(s) = loss.cast::<PyString>() {
+        vec![LossTerm::parse(&s.to_string())?]
     } else if let Ok(weights) = loss.cast::<PyDict>() {
-        // {"map": 1.0, "ndcg@10": 0.1}: each loss with its weight, spelled "0.1*ndcg@10" for the
-        // core (oracle/weighted.rs); a weight of 1 is the plain loss, so such a dict trains the
-        // very model of the list of its keys.
-        let mut names = Vec::new();
-        for (key, value) in weights.iter() {
-            let name = key.cast::<PyString>().map_err(|_| bad())?.to_string();
-            // The value is the weight: a key with a weight of its own ({"1*map": 2}) would be
-            // a loss with two weights, and could repeat another key's loss unseen.
-            if oracle::split_weight(&name).is_some() {
-                return Err(param_error(
-                    "loss",
-                    "a dict of loss names without weights to their weights ({\"map\": 2})",
-                    &key,
-                ));
-            }
-            let weight = if value.is_instance_of::<PyBool>() {
-                None
-            } else {
-                value.extract::<f64>().ok()
-            };
-            match weight {
-                Some(w) if w.is_finite() && w > 0.0 => names.push(if w == 1.0 {
-                    name
-                } else {
-                    format!("{w}*{}", name.trim())
-                }),
-                _ => {
-                    return Err(param_error(
-                        &format!("the weight of loss {:?}", name.trim()),
-                        "a finite number > 0",
-                        &value,
-                    ))
-                }
-            }
-        }
-        names
+        dict_terms(weights, &bad)?
     } else if loss.is_none() || loss.is_instance_of::<pyo3::types::PyBytes>() {
         return Err(bad());
     } else {
@@ -153,11 +119,76 @@ fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>
             let s = item.cast::<PyString>().map_err(|_| bad())?;
             names.push(s.to_string());
         }
-        names
+        list_terms(names)?
     };
-    if names.is_empty() {
+    if terms.is_empty() {
         return Err(bad());
     }
+    Ok(match slack {
+        "shared" if terms.len() > 1 => vec![terms],
+        _ => terms.into_iter().map(|t| vec![t]).collect(),
+    })
+}
+
+/// {"map": 1.0, "ndcg@10": 0.1}: each loss with its weight; a weight of 1 is the plain loss, so
+/// such a dict trains the very model of the list of its keys.
+fn dict_terms(weights: &Bound<'_, PyDict>, bad: &dyn Fn() -> PyErr) -> PyResult<Vec<LossTerm>> {
+    let mut terms = Vec::new();
+    for (key, value) in weights.iter() {
+        let name = key.cast::<PyString>().map_err(|_| bad())?.to_string();
+        // The value is the weight: a key with a weight of its own ({"1*map": 2}) would be a
+        // loss with two weights, and could repeat another key's loss unseen.
+        if oracle::split_weight(&name).is_some() {
+            return Err(param_error(
+                "loss",
+                "a dict of loss names without weights to their weights ({\"map\": 2})",
+                &key,
+            ));
+        }
+        let weight = if value.is_instance_of::<PyBool>() {
+            None
+        } else {
+            value.extract::<f64>().ok()
+        };
+        match weight {
+            Some(w) if w.is_finite() && w > 0.0 => terms.push(LossTerm {
+                weight: w,
+                ..LossTerm::plain(&name)
+            }),
+            _ => {
+                return Err(param_error(
+                    &format!("the weight of loss {:?}", name.trim()),
+                    "a finite number > 0",
+                    &value,
+                ))
+            }
+        }
+    }
+    check_distinct(terms.iter().map(LossTerm::to_string).collect())?;
+    Ok(terms)
+}
+
+/// A list of names, each with its default weight in a list (a name spelled with a weight keeps
+/// it), once the names are known to be distinct.
+fn list_terms(names: Vec<String>) -> PyResult<Vec<LossTerm>> {
+    check_distinct(names.clone())?;
+    let defaults = registry::list_weights(&names);
+    names
+        .iter()
+        .zip(defaults)
+        .map(|(name, default)| {
+            let term = LossTerm::parse(name)?;
+            // A spelled weight comes with the exponent 0, the largest: its default is 1.
+            Ok(LossTerm {
+                weight: term.weight * default,
+                ..term
+            })
+        })
+        .collect()
+}
+
+/// Refuses a name given twice ("loss lists 'map' twice").
+fn check_distinct(names: Vec<String>) -> PyResult<()> {
     for (i, name) in names.iter().enumerate() {
         if names[..i].iter().any(|other| other.trim() == name.trim()) {
             return Err(PyValueError::new_err(format!(
@@ -166,54 +197,7 @@ fn loss_groups(loss: &Bound<'_, PyAny>, slack: &str) -> PyResult<Vec<Vec<String>
             )));
         }
     }
-    // A list's losses get their default weights once the names are known to be distinct (a
-    // dict's are given, a single name has none).
-    let names = if loss.cast::<PyString>().is_err() && loss.cast::<PyDict>().is_err() {
-        with_list_weights(names)
-    } else {
-        names
-    };
-    Ok(match slack {
-        "shared" if names.len() > 1 => vec![names.iter().map(|n| n.trim().to_string()).collect()],
-        _ => names.into_iter().map(|n| vec![n]).collect(),
-    })
-}
-
-/// The weight a loss gets in a list of several (`loss=["map", "ndcg@10", "mrr@10"]`, `--loss
-/// map,ndcg@10,mrr@10`), as a power of ten, before the list's weights are divided by their
-/// largest. Equal weights are a zero model on queries with many relevant documents (a third of
-/// 150, see `benchmarks/combo_weights.py` and docs/guide/losses.md, "Weights"): Chakrabarti's
-/// phi_mrr is not scaled by 1/(P N) as Psi_po is, so its hinge grows with the query and pulls w
-/// to 0 unless its weight is of the order of 1/(P N) on such queries; and NDCG with a cutoff has
-/// a larger hinge than MAP at the same w, so in a shared slack it would take the maximum over
-/// MAP. A name that is already weighted ("0.5*map"), a "max(...)" and every other loss keep 1.
-pub(crate) fn list_weight_exponent(name: &str) -> i32 {
-    match registry::LossSpec::parse(name.trim()) {
-        Some(spec) if spec.base == "mrr" => -4,
-        Some(spec) if (spec.base == "ndcg" || spec.base == "dorm") && spec.cutoff.is_some() => -1,
-        _ => 0,
-    }
-}
-
-/// A list of losses with their default weights (`list_weight_exponent`), scaled so that the
-/// largest is 1: C keeps its meaning for the list's leading kind of loss, and a list of one
-/// loss, or of losses of one kind, is the plain list. A weight is spelled as the decimal power
-/// of ten it is ("0.001*mrr@10"), which parses back to the same number.
-fn with_list_weights(names: Vec<String>) -> Vec<String> {
-    let exponents: Vec<i32> = names.iter().map(|n| list_weight_exponent(n)).collect();
-    let largest = exponents.iter().copied().max().unwrap_or(0);
-    names
-        .into_iter()
-        .zip(exponents)
-        .map(|(name, e)| {
-            if e == largest {
-                name
-            } else {
-                let weight: f64 = format!("1e{}", e - largest).parse().unwrap_or(1.0);
-                format!("{weight}*{}", name.trim())
-            }
-        })
-        .collect()
+    Ok(())
 }
 
 /// A keyword argument of `BinnerConfig`: left out (`Default`) or given, as any Python value
@@ -284,6 +268,44 @@ pub(super) fn parameters_table(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
     PyTuple::new(py, entries)
 }
 
+/// Every kind of parameter, in the order of `kind_name`'s spellings.
+const KINDS: [Kind; 8] = [
+    Kind::Real,
+    Kind::RealOrBool,
+    Kind::Count,
+    Kind::OptionalCount,
+    Kind::OptionalReal,
+    Kind::Loss,
+    Kind::Choice,
+    Kind::Threads,
+];
+
+/// `_core.SPELLINGS`: the strings of every option value the core reads or reports, by the
+/// name of the `Literal` type of `svmmap._typing` that lists them for type checkers (a test
+/// compares the two), each taken from its owner in the core.
+pub(super) fn spellings(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use crate::binning::{Missing, Strategy};
+    use crate::metrics::{Gain, Ties};
+    use crate::solver::StopReason;
+    let d = PyDict::new(py);
+    let slack = parameter("slack").map_or(&[][..], |p| p.choices);
+    let kinds: Vec<&str> = KINDS.iter().map(|&k| kind_name(k)).collect();
+    let entries: [(&str, &[&str]); 8] = [
+        ("Slack", slack),
+        ("StopReason", &StopReason::NAMES),
+        ("Ties", &Ties::NAMES),
+        ("Gain", &Gain::NAMES),
+        ("BinStrategy", &Strategy::NAMES),
+        ("Missing", &Missing::NAMES),
+        ("Dtype", &super::io::DTYPES),
+        ("ParameterKind", &kinds),
+    ];
+    for (name, values) in entries {
+        d.set_item(name, PyTuple::new(py, values)?)?;
+    }
+    Ok(d)
+}
+
 fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Real => "real",
@@ -297,6 +319,181 @@ fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
+/// The keyword arguments of `TrainConfig(...)` with their table entries, in the order given.
+type Given<'py> = Vec<(&'static Parameter, Bound<'py, PyAny>)>;
+
+/// `TrainConfig`'s keyword arguments matched to the table; a name not in it is the
+/// `TypeError` of an unexpected keyword argument.
+fn given_parameters<'py>(kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Given<'py>> {
+    let mut given: Given<'py> = Vec::new();
+    if let Some(kwargs) = kwargs {
+        for (key, value) in kwargs.iter() {
+            let key: String = key.extract()?;
+            // Worded as Python words an unexpected keyword argument of a signature.
+            let p = parameter(&key).ok_or_else(|| {
+                PyTypeError::new_err(format!(
+                    "TrainConfig.__new__() got an unexpected keyword argument '{key}'"
+                ))
+            })?;
+            given.push((p, value));
+        }
+    }
+    Ok(given)
+}
+
+/// The value given for a parameter, if any.
+fn get<'a, 'py>(given: &'a Given<'py>, name: &str) -> Option<&'a Bound<'py, PyAny>> {
+    given.iter().find(|(p, _)| p.name == name).map(|(_, v)| v)
+}
+
+/// The solver's numbers first: their types, then their ranges (`Options::validate`), into
+/// `options` and `kept` (the values as the configuration keeps them, in the table's order).
+fn set_numbers(
+    py: Python<'_>,
+    given: &Given<'_>,
+    options: &mut Options,
+    kept: &mut [Py<PyAny>],
+) -> PyResult<()> {
+    for (i, p) in PARAMETERS.iter().enumerate() {
+        let Some(v) = get(given, p.name) else {
+            continue;
+        };
+        match p.kind {
+            Kind::Real | Kind::RealOrBool => {
+                let x = real(p, v, p.kind == Kind::RealOrBool)?;
+                options.set_float(p.name, x);
+                kept[i] = x.into_pyobject(py)?.into_any().unbind();
+            }
+            Kind::Count => {
+                let k = count(p, v)?;
+                options.set_count(p.name, k);
+                kept[i] = k.into_pyobject(py)?.into_any().unbind();
+            }
+            _ => {}
+        }
+    }
+    if let Err(Error::InvalidParameter { name, expected, .. }) = options.validate() {
+        return Err(match get(given, &name) {
+            Some(v) => param_error(&name, &expected, v),
+            None => {
+                PyValueError::new_err(format!("invalid default {name}: {:?}", Options::default()))
+            }
+        });
+    }
+    Ok(())
+}
+
+/// An optional parameter left out keeps its default; None means what its doc line says
+/// (`Options::set_none`); else a count of at least 1, or a number that `validate` checks.
+fn set_optional(
+    py: Python<'_>,
+    given: &Given<'_>,
+    options: &mut Options,
+    kept: &mut [Py<PyAny>],
+) -> PyResult<()> {
+    for (i, p) in PARAMETERS.iter().enumerate() {
+        if !matches!(p.kind, Kind::OptionalCount | Kind::OptionalReal) {
+            continue;
+        }
+        let Some(v) = get(given, p.name) else {
+            continue;
+        };
+        if v.is_none() {
+            options.set_none(p.name);
+            kept[i] = py.None();
+            continue;
+        }
+        if p.kind == Kind::OptionalCount {
+            match count(p, v) {
+                Ok(k) if k >= 1 => {
+                    options.set_count(p.name, k);
+                    kept[i] = k.into_pyobject(py)?.into_any().unbind();
+                }
+                _ => return Err(param_error(p.name, &expected_words(p), v)),
+            }
+        } else {
+            let x = real(p, v, false)?;
+            // A given limit is a finite number of seconds; no limit is None (infinity
+            // would not be written to a model file).
+            if !x.is_finite() {
+                return Err(param_error(p.name, &expected_words(p), v));
+            }
+            options.set_float(p.name, x);
+            if let Err(Error::InvalidParameter { .. }) = options.validate() {
+                return Err(param_error(p.name, &expected_words(p), v));
+            }
+            kept[i] = x.into_pyobject(py)?.into_any().unbind();
+        }
+    }
+    Ok(())
+}
+
+/// The losses of a configuration: `loss` and `slack` as given, checked, and as slack groups.
+struct Losses {
+    /// The `loss` argument as given (or the default name).
+    given: Py<PyAny>,
+    slack: String,
+    groups: Vec<Vec<LossTerm>>,
+    /// For a latent-target loss, the paper's loss its rounds solve, and the name given.
+    latent: Option<String>,
+    latent_name: Option<String>,
+}
+
+impl Losses {
+    fn of(py: Python<'_>, given: &Given<'_>) -> PyResult<Self> {
+        let default_slack = text_default("slack");
+        let slack = match get(given, "slack") {
+            None => default_slack.to_string(),
+            Some(s) => {
+                let choices = parameter("slack").map_or(&[][..], |p| p.choices);
+                match s.extract::<String>() {
+                    Ok(text) if choices.contains(&text.as_str()) => text,
+                    _ => return Err(param_error("slack", expected("slack"), s)),
+                }
+            }
+        };
+        let loss_obj: Py<PyAny> = match get(given, "loss") {
+            Some(l) => l.clone().unbind(),
+            None => PyString::new(py, text_default("loss")).into_any().unbind(),
+        };
+        // A latent-target loss ("ndcg@10:latent") is no oracle: its slack group is the paper's
+        // loss, which every CCCP round solves with the target fixed, and `latent` says so.
+        let latent_name = loss_obj
+            .bind(py)
+            .cast::<PyString>()
+            .ok()
+            .and_then(|s| s.extract::<String>().ok());
+        let latent = latent_name
+            .as_deref()
+            .and_then(oracle::registry::latent_base);
+        let groups = match &latent {
+            Some(base) => {
+                if let Some(s) = get(given, "slack").filter(|_| slack != default_slack) {
+                    return Err(param_error(
+                        "slack",
+                        &format!(
+                            "{default_slack:?} with loss={:?} (one loss, one slack per query); \
+                             slack=\"shared\" belongs to lists of losses",
+                            latent_name.as_deref().unwrap_or_default()
+                        ),
+                        s,
+                    ));
+                }
+                vec![vec![LossTerm::plain(base)]]
+            }
+            None => loss_groups(loss_obj.bind(py), &slack)?,
+        };
+        oracle::from_groups(&groups)?;
+        Ok(Losses {
+            given: loss_obj,
+            slack,
+            groups,
+            latent,
+            latent_name,
+        })
+    }
+}
+
 /// Everything that decides a training run besides the data, validated once on construction:
 /// the parameters of the core's table (`PARAMETERS`), the losses as slack groups and the
 /// thread count. Immutable; its defaults (`TrainConfig.DEFAULTS`) are the defaults of every
@@ -304,7 +501,7 @@ fn kind_name(kind: Kind) -> &'static str {
 #[pyclass(module = "svmmap._core", frozen)]
 pub struct TrainConfig {
     pub(super) options: Options,
-    pub(super) groups: Vec<Vec<String>>,
+    pub(super) groups: Vec<Vec<LossTerm>>,
     slack: String,
     /// Every parameter of the table, as given (numbers as the core read them) or its default,
     /// in the table's order: what `kwargs()` returns and pickling rebuilds from.
@@ -330,104 +527,23 @@ impl TrainConfig {
     #[new]
     #[pyo3(signature = (**kwargs))]
     fn new(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let mut given: Vec<(&'static Parameter, Bound<'_, PyAny>)> = Vec::new();
-        if let Some(kwargs) = kwargs {
-            for (key, value) in kwargs.iter() {
-                let key: String = key.extract()?;
-                // Worded as Python words an unexpected keyword argument of a signature.
-                let p = parameter(&key).ok_or_else(|| {
-                    PyTypeError::new_err(format!(
-                        "TrainConfig.__new__() got an unexpected keyword argument '{key}'"
-                    ))
-                })?;
-                given.push((p, value));
-            }
-        }
-        let get = |name: &str| given.iter().find(|(p, _)| p.name == name).map(|(_, v)| v);
+        let given = given_parameters(kwargs)?;
         // Every parameter as the configuration keeps it, filled in below in the table's order.
         let mut kept: Vec<Py<PyAny>> = PARAMETERS
             .iter()
             .map(|p| default_value(py, p.default))
             .collect::<PyResult<_>>()?;
         let index = |name: &str| PARAMETERS.iter().position(|p| p.name == name);
-
-        // The solver's numbers first: their types, then their ranges (`Options::validate`).
         let mut options = Options::default();
-        for (i, p) in PARAMETERS.iter().enumerate() {
-            let Some(v) = get(p.name) else { continue };
-            match p.kind {
-                Kind::Real | Kind::RealOrBool => {
-                    let x = real(p, v, p.kind == Kind::RealOrBool)?;
-                    options.set_float(p.name, x);
-                    kept[i] = x.into_pyobject(py)?.into_any().unbind();
-                }
-                Kind::Count => {
-                    let k = count(p, v)?;
-                    options.set_count(p.name, k);
-                    kept[i] = k.into_pyobject(py)?.into_any().unbind();
-                }
-                _ => {}
-            }
-        }
-        if let Err(Error::InvalidParameter { name, expected, .. }) = options.validate() {
-            return Err(match get(&name) {
-                Some(v) => param_error(&name, &expected, v),
-                None => PyValueError::new_err(format!(
-                    "invalid default {name}: {:?}",
-                    Options::default()
-                )),
-            });
-        }
-        let default_slack = text_default("slack");
-        let slack_text = match get("slack") {
-            None => default_slack.to_string(),
-            Some(s) => {
-                let choices = parameter("slack").map_or(&[][..], |p| p.choices);
-                match s.extract::<String>() {
-                    Ok(text) if choices.contains(&text.as_str()) => text,
-                    _ => return Err(param_error("slack", expected("slack"), s)),
-                }
-            }
-        };
+        set_numbers(py, &given, &mut options, &mut kept)?;
+        let losses = Losses::of(py, &given)?;
         if let Some(i) = index("slack") {
-            kept[i] = PyString::new(py, &slack_text).into_any().unbind();
+            kept[i] = PyString::new(py, &losses.slack).into_any().unbind();
         }
-        let loss_obj: Py<PyAny> = match get("loss") {
-            Some(l) => l.clone().unbind(),
-            None => PyString::new(py, text_default("loss")).into_any().unbind(),
-        };
         if let Some(i) = index("loss") {
-            kept[i] = loss_obj.clone_ref(py);
+            kept[i] = losses.given.clone_ref(py);
         }
-        // A latent-target loss ("ndcg@10:latent") is no oracle: its slack group is the paper's
-        // loss, which every CCCP round solves with the target fixed, and `latent` says so.
-        let latent_name = loss_obj
-            .bind(py)
-            .cast::<PyString>()
-            .ok()
-            .and_then(|s| s.extract::<String>().ok());
-        let latent = latent_name
-            .as_deref()
-            .and_then(oracle::registry::latent_base);
-        let groups = match &latent {
-            Some(base) => {
-                if let Some(s) = get("slack").filter(|_| slack_text != default_slack) {
-                    return Err(param_error(
-                        "slack",
-                        &format!(
-                            "{default_slack:?} with loss={:?} (one loss, one slack per query); \
-                             slack=\"shared\" belongs to lists of losses",
-                            latent_name.as_deref().unwrap_or_default()
-                        ),
-                        s,
-                    ));
-                }
-                vec![vec![base.clone()]]
-            }
-            None => loss_groups(loss_obj.bind(py), &slack_text)?,
-        };
-        oracle::from_groups(&groups)?;
-        let n_jobs_obj: Py<PyAny> = match get("n_jobs") {
+        let n_jobs_obj: Py<PyAny> = match get(&given, "n_jobs") {
             Some(n) => n.clone().unbind(),
             None => py.None(),
         };
@@ -435,41 +551,8 @@ impl TrainConfig {
         if let Some(i) = index("n_jobs") {
             kept[i] = n_jobs_obj;
         }
-        // An optional parameter left out keeps its default; None means what its doc line says
-        // (`Options::set_none`); else a count of at least 1, or a number that `validate` checks.
-        for (i, p) in PARAMETERS.iter().enumerate() {
-            if !matches!(p.kind, Kind::OptionalCount | Kind::OptionalReal) {
-                continue;
-            }
-            let Some(v) = get(p.name) else { continue };
-            if v.is_none() {
-                options.set_none(p.name);
-                kept[i] = py.None();
-                continue;
-            }
-            if p.kind == Kind::OptionalCount {
-                match count(p, v) {
-                    Ok(k) if k >= 1 => {
-                        options.set_count(p.name, k);
-                        kept[i] = k.into_pyobject(py)?.into_any().unbind();
-                    }
-                    _ => return Err(param_error(p.name, &expected_words(p), v)),
-                }
-            } else {
-                let x = real(p, v, false)?;
-                // A given limit is a finite number of seconds; no limit is None (infinity
-                // would not be written to a model file).
-                if !x.is_finite() {
-                    return Err(param_error(p.name, &expected_words(p), v));
-                }
-                options.set_float(p.name, x);
-                if let Err(Error::InvalidParameter { .. }) = options.validate() {
-                    return Err(param_error(p.name, &expected_words(p), v));
-                }
-                kept[i] = x.into_pyobject(py)?.into_any().unbind();
-            }
-        }
-        if let (Some(base), Some(name)) = (&latent, &latent_name) {
+        set_optional(py, &given, &mut options, &mut kept)?;
+        if let (Some(base), Some(name)) = (&losses.latent, &losses.latent_name) {
             let who = format!(
                 "with loss={name:?}: its CCCP rounds solve {base:?} with one cut per iteration"
             );
@@ -483,11 +566,11 @@ impl TrainConfig {
         }
         Ok(TrainConfig {
             options,
-            groups,
-            slack: slack_text,
+            groups: losses.groups,
+            slack: losses.slack,
             kwargs: kwargs.unbind(),
             n_threads,
-            latent,
+            latent: losses.latent,
         })
     }
 
@@ -519,10 +602,13 @@ impl TrainConfig {
     fn relevance_threshold(&self) -> f64 {
         self.options.relevance_threshold
     }
-    /// The slack groups: one list of loss names per slack (several names share it).
+    /// The slack groups: one list of (weight, loss name) per slack (several losses share it).
     #[getter]
-    fn losses(&self) -> Vec<Vec<String>> {
-        self.groups.clone()
+    fn losses(&self) -> Vec<Vec<(f64, String)>> {
+        self.groups
+            .iter()
+            .map(|g| g.iter().map(|t| (t.weight, t.name.clone())).collect())
+            .collect()
     }
     /// For a latent-target loss ("ndcg@10:latent"), the paper's loss that each CCCP round
     /// solves with the target fixed ("ndcg@10", also the one slack group of `losses`); None

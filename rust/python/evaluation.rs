@@ -10,7 +10,7 @@ use super::detach;
 use crate::data::kernels::{self, first_non_finite, matvec};
 use crate::data::matrix::Scalar;
 use crate::error::Error;
-use crate::metrics::{self, Conventions, Gain, Metric, Ties};
+use crate::metrics::{self, Conventions, Gain, Metric, NdcgRule, Ties};
 use crate::oracle;
 use crate::runtime::pool::with_threads;
 
@@ -152,7 +152,7 @@ pub(super) fn oracle_argmax<'py>(
         return Err(PyValueError::new_err(format!("scores[{i}] is not finite")));
     }
     let o = oracle::from_name(loss)?;
-    o.check_query_len(s.len())?;
+    oracle::check_query_len(o.as_ref(), s.len())?;
     let mut coef = vec![0.0; s.len()];
     let delta = detach(py, || Ok(o.argmax(s, r, &mut coef)))?;
     Ok((delta, PyArray1::from_vec(py, coef)))
@@ -161,8 +161,8 @@ pub(super) fn oracle_argmax<'py>(
 /// (value, grad, per_query) of `structured_hinge`.
 pub(super) type HingeTuple<'py> = (f64, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
 
-/// The structural hinge of every query through the given slack groups (one list of loss names
-/// per group, several names sharing a slack; the groups' hinges are added up),
+/// The structural hinge of every query through the given slack groups (one list of (weight,
+/// loss name) per group, several losses sharing a slack; the groups' hinges are added up),
 /// summed, with its gradient with respect to the scores. Returns (value, grad, per_query).
 #[pyfunction]
 #[pyo3(signature = (scores, labels, qid_codes, n_queries, losses, relevance_threshold, n_threads))]
@@ -173,7 +173,7 @@ pub(super) fn structured_hinge<'py>(
     labels: PyReadonlyArray1<'py, f64>,
     qid_codes: PyReadonlyArray1<'py, i64>,
     n_queries: usize,
-    losses: Vec<Vec<String>>,
+    losses: Vec<Vec<(f64, String)>>,
     relevance_threshold: f64,
     n_threads: usize,
 ) -> PyResult<HingeTuple<'py>> {
@@ -182,7 +182,15 @@ pub(super) fn structured_hinge<'py>(
     // gradient: five 8-byte values a row.
     check_rows(s.len(), n_queries, 40, "the structured hinge")?;
     let groups = groups(&qid_codes, n_queries)?;
-    let oracles = oracle::from_groups(&losses)?;
+    let slack_groups: Vec<Vec<oracle::LossTerm>> = losses
+        .into_iter()
+        .map(|g| {
+            g.into_iter()
+                .map(|(weight, name)| oracle::LossTerm { weight, name })
+                .collect()
+        })
+        .collect();
+    let oracles = oracle::from_groups(&slack_groups)?;
     let result = detach(py, || {
         let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
         oracle::check_query_lens(&refs, &groups)?;
@@ -211,9 +219,10 @@ pub(super) fn metric_name(name: &str) -> PyResult<String> {
     Ok(Metric::parse(name)?.to_string())
 }
 
-/// A metric on every query (NaN where it is undefined).
+/// A metric on every query (NaN where it is undefined); `letor_ndcg`: NDCG as LETOR 4.0's
+/// script computes it (`metrics::NdcgRule::Letor`).
 #[pyfunction]
-#[pyo3(signature = (metric, y_true, y_score, qid_codes, n_queries, ties, gain, relevance_threshold, n_relevant=None))]
+#[pyo3(signature = (metric, y_true, y_score, qid_codes, n_queries, ties, gain, relevance_threshold, n_relevant=None, letor_ndcg=false))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn evaluate<'py>(
     py: Python<'py>,
@@ -226,32 +235,30 @@ pub(super) fn evaluate<'py>(
     gain: &str,
     relevance_threshold: f64,
     n_relevant: Option<PyReadonlyArray1<'py, f64>>,
+    letor_ndcg: bool,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let metric = Metric::parse(metric)?;
     let conv = Conventions {
-        ties: match ties {
-            "pessimistic" => Ties::Pessimistic,
-            "input" => Ties::InputOrder,
-            other => {
-                return Err(PyErr::from(Error::param(
-                    "ties",
-                    "\"pessimistic\" or \"input\"",
-                    format!("{other:?}"),
-                )))
-            }
-        },
-        gain: match gain {
-            "exp" => Gain::Exponential,
-            "linear" => Gain::Linear,
-            other => {
-                return Err(PyErr::from(Error::param(
-                    "gain",
-                    "\"exp\" or \"linear\"",
-                    format!("{other:?}"),
-                )))
-            }
-        },
+        ties: Ties::parse(ties).ok_or_else(|| {
+            PyErr::from(Error::param(
+                "ties",
+                "\"pessimistic\" or \"input\"",
+                format!("{ties:?}"),
+            ))
+        })?,
+        gain: Gain::parse(gain).ok_or_else(|| {
+            PyErr::from(Error::param(
+                "gain",
+                "\"exp\" or \"linear\"",
+                format!("{gain:?}"),
+            ))
+        })?,
         relevance_threshold,
+        ndcg: if letor_ndcg {
+            NdcgRule::Letor
+        } else {
+            NdcgRule::Standard
+        },
     };
     let (t, s) = (slice(&y_true, "y_true")?, slice(&y_score, "y_score")?);
     check_rows(s.len(), n_queries, 16, "the metric")?;

@@ -256,6 +256,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<training::WarmState>()?;
     m.add("LOSSES", config::losses_table(m.py())?)?;
     m.add("TRAINING_PARAMETERS", config::parameters_table(m.py())?)?;
+    m.add("SPELLINGS", config::spellings(m.py())?)?;
     m.add(
         "LOSS_COMBINATION_EXAMPLES",
         config::combination_examples(m.py())?,

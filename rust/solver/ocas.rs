@@ -203,18 +203,115 @@ pub(super) fn solve_ocas(
     let retire = source.n_blocks() > 1;
 
     let start = Instant::now();
-    let mut ws = WorkingSet::new(d, vec![opts.c; n_slacks]);
-    let mut w_c = vec![0.0; d];
-    // The iterate w_b, P(w_b) and the risk at w_b.
-    let mut best: Option<(Vec<f64>, f64, f64)> = None;
+    let mut state = OcasState::new(d, opts.c, n_slacks);
     let mut progress = Progress::new(opts.limits(n_groups));
-    let mut n_evals = 0;
-    let mut qp_seconds = 0.0;
-    let mut qp_fallbacks = 0;
-    // Every working set's D(a) is a lower bound of min P, so the best one seen is kept.
-    let mut dual = 0.0f64;
-
     if let Some(warm) = warm {
+        state.warm_start(warm, n_slacks, opts, qp_tol)?;
+    }
+
+    for iteration in 1..=opts.max_iter {
+        let (new_cuts, loss) = state.step(source, opts, iteration)?;
+        let (w_b, p_b, _) = state.best.as_ref().expect("set by step");
+        let primal = *p_b;
+        let record = IterationRecord {
+            iteration,
+            primal,
+            dual: state.dual,
+            gap: primal - state.dual,
+            loss,
+            n_cuts: state.ws.len(),
+            n_active: state.ws.n_active(),
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        // The hook sees the iterate w_b, at which the record's primal was measured.
+        if progress.report(record, w_b, on_iteration)? {
+            break;
+        }
+        for cut in new_cuts {
+            state.ws.add(cut);
+        }
+        state.solve(opts.eps, qp_tol);
+        if state.w_c.iter().any(|v| !v.is_finite()) {
+            return Err(out_of_range(iteration, "the weight vector"));
+        }
+        state.dual = state.dual.max(state.ws.dual_objective_at(&state.w_c));
+        if retire {
+            state
+                .ws
+                .retire_idle(QP_IDLE.min(opts.max_idle), opts.max_idle);
+        } else {
+            state.ws.drop_idle(opts.max_idle);
+        }
+    }
+
+    let OcasState {
+        ws,
+        best,
+        n_evals,
+        qp_seconds,
+        qp_fallbacks,
+        ..
+    } = state;
+    let (w, _, risk) = best.expect("set at the first iteration");
+    // The retired cuts are handed on too, with a = 0 (see `WarmStart`).
+    let mut alpha = ws.alpha().to_vec();
+    alpha.resize(ws.len() + ws.n_retired(), 0.0);
+    let warm_start = WarmStart {
+        c: opts.c,
+        cuts: ws.all_cuts().cloned().collect(),
+        alpha,
+        w: w.clone(),
+        risk: Some(risk),
+    };
+    Ok((
+        w,
+        progress.summary(&ws, n_evals, qp_seconds, qp_fallbacks),
+        warm_start,
+    ))
+}
+
+/// What OCAS carries from one iteration to the next.
+struct OcasState {
+    ws: WorkingSet,
+    /// The working set's optimum, where the next cut is taken.
+    w_c: Vec<f64>,
+    /// The iterate w_b, P(w_b) and the risk at w_b.
+    best: Option<(Vec<f64>, f64, f64)>,
+    /// Every working set's D(a) is a lower bound of min P, so the best one seen is kept.
+    dual: f64,
+    /// Set after a null step at both w_c and the point near w_b: then the next iterations
+    /// evaluate only the point near w_b (see the top of this file).
+    near_only: bool,
+    mu_null: f64,
+    n_evals: usize,
+    qp_seconds: f64,
+    qp_fallbacks: usize,
+}
+
+impl OcasState {
+    fn new(d: usize, c: f64, n_slacks: usize) -> Self {
+        OcasState {
+            ws: WorkingSet::new(d, vec![c; n_slacks]),
+            w_c: vec![0.0; d],
+            best: None,
+            dual: 0.0,
+            near_only: false,
+            mu_null: OCAS_MU,
+            n_evals: 0,
+            qp_seconds: 0.0,
+            qp_fallbacks: 0,
+        }
+    }
+
+    /// Starts from the cuts, dual variables and iterate of a solve at another C.
+    fn warm_start(
+        &mut self,
+        warm: &WarmStart,
+        n_slacks: usize,
+        opts: &Options,
+        qp_tol: f64,
+    ) -> Result<()> {
+        let d = self.w_c.len();
         if warm.w.len() != d
             || warm
                 .cuts
@@ -228,133 +325,92 @@ pub(super) fn solve_ocas(
         // The old dual variables scaled to the new caps are feasible (see `WarmStart`).
         let scale = opts.c / warm.c;
         let alpha = warm.alpha.iter().map(|a| a * scale).collect();
-        ws = WorkingSet::with_cuts(d, vec![opts.c; n_slacks], warm.cuts.clone(), alpha);
-        let qp_start = Instant::now();
-        let (fallbacks, w) = solve_model(&mut ws, opts.eps, qp_tol);
-        qp_fallbacks += fallbacks;
-        qp_seconds += qp_start.elapsed().as_secs_f64();
-        dual = ws.dual_objective_at(&w).max(0.0);
+        self.ws = WorkingSet::with_cuts(d, vec![opts.c; n_slacks], warm.cuts.clone(), alpha);
+        self.solve(opts.eps, qp_tol);
+        self.dual = self.ws.dual_objective_at(&self.w_c).max(0.0);
         match warm.risk {
             Some(risk) => {
-                w_c = w;
                 let primal = 0.5 * dot(&warm.w, &warm.w) + opts.c * risk;
-                best = Some((warm.w.clone(), primal, risk));
+                self.best = Some((warm.w.clone(), primal, risk));
             }
             // After `shifted` the risk at the old iterate is unknown: the first iteration
             // evaluates it there (a serious step against no iterate), which also adds the
             // cut taken at it.
-            None => w_c = warm.w.clone(),
+            None => self.w_c = warm.w.clone(),
         }
+        Ok(())
     }
 
-    // Set after a null step at both w_c and the point near w_b: then the next iterations
-    // evaluate only the point near w_b (see the top of this file).
-    let mut near_only = false;
-    let mut mu_null = OCAS_MU;
+    /// Solves the working set's QP (`solve_model`) and moves w_c to its optimum.
+    fn solve(&mut self, eps: f64, qp_tol: f64) {
+        let qp_start = Instant::now();
+        let (fallbacks, w) = solve_model(&mut self.ws, eps, qp_tol);
+        self.qp_fallbacks += fallbacks;
+        self.qp_seconds += qp_start.elapsed().as_secs_f64();
+        self.w_c = w;
+    }
 
-    for iteration in 1..=opts.max_iter {
+    /// One iteration's oracle passes: at w_c, near w_b, or both (see the top of this file).
+    /// Moves the iterate w_b (`best`) and returns the new cuts and the loss of the first pass.
+    fn step(
+        &mut self,
+        source: &mut dyn CutSource,
+        opts: &Options,
+        iteration: usize,
+    ) -> Result<(Vec<Cut>, f64)> {
         let mut new_cuts = Vec::new();
-        let loss;
         // Before the first evaluation there is no iterate: an infinite P(w_b) makes the first
         // step a serious one, to w_c.
-        let (w_b, p_b, r_b) = best
+        let (w_b, p_b, r_b) = self
+            .best
             .take()
-            .unwrap_or_else(|| (w_c.clone(), f64::INFINITY, 0.0));
-        if near_only {
-            let w_m = towards(&w_b, &w_c, mu_null);
+            .unwrap_or_else(|| (self.w_c.clone(), f64::INFINITY, 0.0));
+        if self.near_only {
+            let w_m = towards(&w_b, &self.w_c, self.mu_null);
             let at_m = evaluate(source, &w_m, opts.c, iteration)?;
-            n_evals += 1;
-            loss = at_m.loss;
-            let improves = at_m.primal < p_b;
+            self.n_evals += 1;
             // The cutting-plane bound needs each iteration's cut to be violated at w_c by
             // more than eps beyond the working set's slack; a cut near w_b need not be,
             // and then the next iteration evaluates w_c again.
-            near_only = !improves && cuts_off(&ws, &at_m.cuts, &w_c, opts.eps);
-            best = Some(if improves {
+            let improves = at_m.primal < p_b;
+            self.near_only = !improves && cuts_off(&self.ws, &at_m.cuts, &self.w_c, opts.eps);
+            self.best = Some(if improves {
                 (w_m, at_m.primal, at_m.risk)
             } else {
                 (w_b, p_b, r_b)
             });
-            new_cuts.extend(at_m.cuts);
+            return Ok((at_m.cuts, at_m.loss));
+        }
+        let at_c = evaluate(source, &self.w_c, opts.c, iteration)?;
+        self.n_evals += 1;
+        if at_c.primal >= p_b && at_c.primal - p_b <= NULL_STEP_MARGIN * (p_b - self.dual) {
+            // A null step by less than the gap: the model is accurate at w_c, whose cut
+            // is kept, and a pass near w_b would not pay for itself.
+            self.best = Some((w_b, p_b, r_b));
+        } else if at_c.primal < p_b {
+            // A serious step: w_c improves on w_b and becomes the iterate.
+            self.best = Some((self.w_c.clone(), at_c.primal, at_c.risk));
         } else {
-            let at_c = evaluate(source, &w_c, opts.c, iteration)?;
-            n_evals += 1;
-            loss = at_c.loss;
-            if at_c.primal >= p_b && at_c.primal - p_b <= NULL_STEP_MARGIN * (p_b - dual) {
-                // A null step by less than the gap: the model is accurate at w_c, whose cut
-                // is kept, and a pass near w_b would not pay for itself.
-                best = Some((w_b, p_b, r_b));
-            } else if at_c.primal < p_b {
-                // A serious step: w_c improves on w_b and becomes the iterate.
-                best = Some((w_c.clone(), at_c.primal, at_c.risk));
+            // A null step: the next cut is taken near w_b, where it tells the most
+            // about the neighbourhood of the iterate (OCAS's cut selection).
+            self.mu_null = null_step_fraction(
+                p_b - self.ws.dual_objective_at(&self.w_c),
+                at_c.primal - p_b,
+            );
+            let w_m = towards(&w_b, &self.w_c, self.mu_null);
+            let at_m = evaluate(source, &w_m, opts.c, iteration)?;
+            self.n_evals += 1;
+            self.best = Some(if at_m.primal < p_b {
+                (w_m, at_m.primal, at_m.risk)
             } else {
-                // A null step: the next cut is taken near w_b, where it tells the most
-                // about the neighbourhood of the iterate (OCAS's cut selection).
-                mu_null = null_step_fraction(p_b - ws.dual_objective_at(&w_c), at_c.primal - p_b);
-                let w_m = towards(&w_b, &w_c, mu_null);
-                let at_m = evaluate(source, &w_m, opts.c, iteration)?;
-                n_evals += 1;
-                best = Some(if at_m.primal < p_b {
-                    (w_m, at_m.primal, at_m.risk)
-                } else {
-                    near_only = true;
-                    (w_b, p_b, r_b)
-                });
-                new_cuts.extend(at_m.cuts);
-            }
-            new_cuts.extend(at_c.cuts);
+                self.near_only = true;
+                (w_b, p_b, r_b)
+            });
+            new_cuts.extend(at_m.cuts);
         }
-        let (w_b, p_b, _) = best.as_ref().expect("set above");
-        let primal = *p_b;
-        let record = IterationRecord {
-            iteration,
-            primal,
-            dual,
-            gap: primal - dual,
-            loss,
-            n_cuts: ws.len(),
-            n_active: ws.n_active(),
-            seconds: start.elapsed().as_secs_f64(),
-        };
-        // The hook sees the iterate w_b, at which the record's primal was measured.
-        if progress.report(record, w_b, on_iteration)? {
-            break;
-        }
-        for cut in new_cuts {
-            ws.add(cut);
-        }
-        let qp_start = Instant::now();
-        let (fallbacks, w) = solve_model(&mut ws, opts.eps, qp_tol);
-        qp_fallbacks += fallbacks;
-        qp_seconds += qp_start.elapsed().as_secs_f64();
-        w_c = w;
-        if w_c.iter().any(|v| !v.is_finite()) {
-            return Err(out_of_range(iteration, "the weight vector"));
-        }
-        dual = dual.max(ws.dual_objective_at(&w_c));
-        if retire {
-            ws.retire_idle(QP_IDLE.min(opts.max_idle), opts.max_idle);
-        } else {
-            ws.drop_idle(opts.max_idle);
-        }
+        new_cuts.extend(at_c.cuts);
+        Ok((new_cuts, at_c.loss))
     }
-
-    let (w, _, risk) = best.expect("set at the first iteration");
-    // The retired cuts are handed on too, with a = 0 (see `WarmStart`).
-    let mut alpha = ws.alpha().to_vec();
-    alpha.resize(ws.len() + ws.n_retired(), 0.0);
-    let state = WarmStart {
-        c: opts.c,
-        cuts: ws.all_cuts().cloned().collect(),
-        alpha,
-        w: w.clone(),
-        risk: Some(risk),
-    };
-    Ok((
-        w,
-        progress.summary(&ws, n_evals, qp_seconds, qp_fallbacks),
-        state,
-    ))
 }
 
 /// Where the cut after a null step is taken, as a fraction mu of the way from w_b to w_c:

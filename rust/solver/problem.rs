@@ -160,7 +160,7 @@ impl<'a, M: RowMatrix + ?Sized> RankingProblem<'a, M> {
         self.counts = rule.counts;
     }
 
-    /// Asks every oracle whether it accepts every query's labels (`Oracle::check_labels`: the
+    /// Asks every oracle whether it accepts every query's labels (`oracle::check_labels`: the
     /// graded NDCG refuses relevant labels without a positive finite gain, and queries whose
     /// grades would make one call too costly), before any work starts.
     pub fn check_labels(&self, oracles: &[&dyn Oracle]) -> Result<()> {

@@ -15,6 +15,7 @@ import pytest
 import svmmap
 from svmmap import SVMMap, _core
 from svmmap.datasets import load_mq2008, make_ranking
+from svmmap.losses import loss_groups
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +40,9 @@ def test_a_list_is_the_dict_of_its_default_weights_bit_for_bit(fold1):
         listed = SVMMap(C=1.0, loss=["map", "ndcg@10", "mrr@10"]).fit(X, y, qid=qid)
         weighted = SVMMap(C=1.0, loss={"map": 1.0, "ndcg@10": 0.1, "mrr@10": 0.0001}).fit(X, y, qid=qid)
     assert np.array_equal(listed.coef_, weighted.coef_)
-    assert _core.TrainConfig(loss={"map": 1.0, "ndcg@10": 0.1}).losses == [["map"], ["0.1*ndcg@10"]]
-    # A dict of ones is the plain losses, each with C.
-    assert _core.TrainConfig(loss={"map": 1, "ndcg@10": 1.0}).losses == [["map"], ["ndcg@10"]]
+    # The core takes (weight, loss) groups; a dict of ones is the plain losses, each with C.
+    assert _core.TrainConfig(loss={"map": 1.0, "ndcg@10": 0.1}).losses == [[(1.0, "map")], [(0.1, "ndcg@10")]]
+    assert _core.TrainConfig(loss={"map": 1, "ndcg@10": 1.0}).losses == [[(1.0, "map")], [(1.0, "ndcg@10")]]
 
 
 @pytest.mark.parametrize(
@@ -59,9 +60,16 @@ def test_a_list_is_the_dict_of_its_default_weights_bit_for_bit(fold1):
     ],
 )
 def test_the_default_weights_of_a_list(listed, groups):
-    assert _core.TrainConfig(loss=listed).losses == groups
-    shared = _core.TrainConfig(loss=listed, slack="shared").losses
+    assert loss_groups(listed) == groups
+    shared = loss_groups(listed, "shared")
     assert shared == ([[g[0] for g in groups]] if len(groups) > 1 else groups)
+
+    # The core's (weight, name) pairs: the weights exactly the decimal numbers spelled above.
+    def term(spelled):
+        weight, _, name = spelled.rpartition("*")
+        return (float(weight) if weight else 1.0, name)
+
+    assert _core.TrainConfig(loss=listed).losses == [[term(g[0])] for g in groups]
 
 
 def many_relevant_split(seed: int = 0):

@@ -127,7 +127,7 @@ def test_a_config_pickles_as_its_keyword_arguments():
     config = _core.TrainConfig(C=3.0, loss=["map", "ndcg@5"], slack="shared", n_jobs=2)
     again = pickle.loads(pickle.dumps(config))
     assert again.kwargs() == config.kwargs()
-    assert (again.C, again.losses, again.n_threads) == (3.0, [["map", "0.1*ndcg@5"]], 2)
+    assert (again.C, again.losses, again.n_threads) == (3.0, [[(1.0, "map"), (0.1, "ndcg@5")]], 2)
 
 
 def test_n_jobs_counts_back_from_the_cores():

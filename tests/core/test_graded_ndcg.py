@@ -50,7 +50,7 @@ def test_graded_labels_it_cannot_grade_are_refused():
     scores = np.array([0.3, 0.1, 0.2])
     with pytest.raises(ValueError, match=r'"ndcg@10:graded".*label -1'):
         _core.structured_hinge(
-            scores, np.array([-1.0, -3.0, -3.0]), np.zeros(3, np.int64), 1, [["ndcg@10:graded"]], -2.0, 1
+            scores, np.array([-1.0, -3.0, -3.0]), np.zeros(3, np.int64), 1, [[(1.0, "ndcg@10:graded")]], -2.0, 1
         )
 
 
@@ -58,7 +58,7 @@ def per_query_delta(scores, y, qid, loss):
     """Delta of the oracle's argmax per query: hinge + c.s, with c = -grad."""
     codes = np.unique(qid, return_inverse=True)[1].astype(np.int64)
     n_queries = int(codes.max()) + 1
-    _, grad, hinge = _core.structured_hinge(scores, y.astype(float), codes, n_queries, [[loss]], 0.0, 1)
+    _, grad, hinge = _core.structured_hinge(scores, y.astype(float), codes, n_queries, [[(1.0, loss)]], 0.0, 1)
     return {q: hinge[i] - float(grad[codes == i] @ scores[codes == i]) for i, q in enumerate(np.unique(qid))}
 
 

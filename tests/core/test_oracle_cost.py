@@ -33,7 +33,7 @@ def test_fast_oracles_take_a_query_of_a_million_documents(loss):
     assert delta - float(coef @ scores) >= -1e-9 * (1 + abs(delta))
 
 
-# The one cost guard (Oracle::check_query_len): an oracle call may take at most 500^3 steps
+# The one cost guard (oracle::work::check_query_len): an oracle call may take at most 500^3 steps
 # beyond its sort. The extra steps by each loss's stated cost, written here by hand: Algorithm 2
 # alone P N <= (n/2)^2, NDCG's clipped program k^2 (k < n), DORM's assignment m^2 n with
 # m = max(k, depth) capped at n (n without a cutoff or depth); the graded NDCG's program

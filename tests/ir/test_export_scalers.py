@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
 from svmmap import SVMMap
-from svmmap.ir.export import _raw_threshold, score_offset, to_elasticsearch, to_onnx, to_solr
+from svmmap._fitted import raw_threshold
+from svmmap.ir.export import score_offset, to_elasticsearch, to_onnx, to_solr
 
 from tests.ir.test_export import es_node_value, es_score, float32_neighbours, schema, solr_node_value, solr_score
 
@@ -224,7 +225,7 @@ def test_folded_threshold_splits_every_value_as_the_scaler_does(
     center, scale = center_sign * 10.0**center_exp, 10.0**scale_exp
     # A threshold where the scaler puts a value: what a Binner fitted on scaled data has.
     t = sklearn_map(kind, center, scale, x_sign * 10.0**x_exp)
-    T = _raw_threshold(ops_of(kind, center, scale), t, "f")
+    T = raw_threshold(ops_of(kind, center, scale), t, "f")
     # T is the last float64 the scaler maps to t or below: the next one is mapped above it.
     assert sklearn_map(kind, center, scale, T) <= t
     assert sklearn_map(kind, center, scale, float(np.nextafter(T, np.inf))) > t
@@ -238,7 +239,7 @@ def test_folded_thresholds_on_ties(data):
     for j, k in enumerate(binner.thresholds_):
         ops = [("sub", float(scaler.mean_[j])), ("div", float(scaler.scale_[j]))]
         for t in k:
-            T = _raw_threshold(ops, float(t), "f")
+            T = raw_threshold(ops, float(t), "f")
             for x in (T, float(np.nextafter(T, np.inf))):
                 scaled = float(scaler.transform(np.full((1, 5), x))[0, j])
                 assert (scaled > t) == (x > T)
@@ -278,9 +279,9 @@ def term_magnitude(pipe, X64):
 
 
 def _slope_intercept(scaler):
-    from svmmap._model_file import scaler_from_dict, scaler_to_dict
+    from svmmap._fitted import scaler_spec
 
-    return scaler_from_dict(scaler_to_dict(scaler)).slope_intercept()
+    return scaler_spec(scaler).slope_intercept()
 
 
 MODELS = [(None, None), *[(k, None) for k in sorted(SCALERS)], (None, "error"), (None, "indicator")]

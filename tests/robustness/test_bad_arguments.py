@@ -135,7 +135,7 @@ CLI_CASES = [
     (
         "learn-loss-twice-weighted",
         lambda f: ["learn", "--loss", "map,1*map", f["train"], f["out"]],
-        '"map" twice (as "map" and "1*map")',
+        '"map" twice',
     ),
     (
         "learn-loss-two-weights",

@@ -131,6 +131,11 @@ LONG_CALLS = {
         "y = (rng.random(n) < 0.3).astype(float); s = rng.random(n); q = np.arange(n) // 200\n"
         "work = lambda: [svmmap.metrics.evaluate(y, s, q, ['map', 'ndcg@10', 'mrr@10']) for _ in range(10**6)]"
     ),
+    "metrics.evaluate, LETOR's NDCG": (
+        "rng = np.random.default_rng(0); n = 2_000_000\n"
+        "y = (rng.random(n) < 0.3).astype(float); s = rng.random(n); q = np.arange(n) // 200\n"
+        "work = lambda: [svmmap.metrics.evaluate(y, s, q, ['ndcg@10'], conventions='letor') for _ in range(10**6)]"
+    ),
     "structured_hinge": (
         "rng = np.random.default_rng(0); n = 2_000_000\n"
         "y = (rng.random(n) < 0.3).astype(float); s = rng.random(n); q = np.arange(n) // 500\n"

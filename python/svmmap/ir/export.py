@@ -75,6 +75,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._fitted import folded_linear, raw_thresholds, scaler_spec
+
 __all__ = ["to_solr", "to_elasticsearch", "to_onnx", "score_offset", "SOLR_SPLIT_SLACK"]
 
 #: What Solr's MultipleAdditiveTreesModel adds to every threshold (NODE_SPLIT_SLACK, a float).
@@ -87,7 +89,6 @@ _SOLR_TREES = "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
 def _parts(model: Any) -> Tuple[Any, Any, Any]:
     """(scaler spec or None, binner or None, SVMMap) of a fitted model or pipeline; the scaler
     as the model file holds it, checked (positive scales)."""
-    from .._model_file import scaler_from_dict, scaler_to_dict
     from ..persistence import pipeline_parts
 
     scaler, binner, svm = pipeline_parts(model)
@@ -95,7 +96,7 @@ def _parts(model: Any) -> Tuple[Any, Any, Any]:
     spec = None
     if scaler is not None:
         try:
-            spec = scaler_from_dict(scaler_to_dict(scaler))
+            spec = scaler_spec(scaler)
         except ValueError as exc:
             raise ValueError(f"the {type(scaler).__name__} cannot be exported: {exc}") from None
     return spec, binner, svm
@@ -106,14 +107,6 @@ def _input_names(spec: Any, binner: Any, svm: Any) -> Any:
     if spec is not None:
         return spec.feature_names_in
     return getattr(binner if binner is not None else svm, "feature_names_in_", None)
-
-
-def _folded_linear(spec: Any, coef: np.ndarray) -> Tuple[np.ndarray, float]:
-    """Weights on the raw features and the constant: w . x' = weights . x + constant."""
-    if spec is None:
-        return np.asarray(coef, dtype=np.float64), 0.0
-    a, b = spec.slope_intercept()
-    return coef * a, float(np.dot(coef, b))
 
 
 def score_offset(model: Any) -> float:
@@ -140,58 +133,12 @@ def score_offset(model: Any) -> float:
     spec, binner, svm = _parts(model)
     if binner is not None:
         return 0.0
-    return _folded_linear(spec, svm.coef_)[1]
-
-
-def _raw_threshold(ops: Sequence[Tuple[str, float]], t: float, where: str) -> float:
-    """The largest float64 T with f(T) <= t, for f the scaler's map of one feature (the
-    operations applied in float64 as scikit-learn applies them), so that for every float64 x,
-    f(x) > t exactly when x > T. f is non-decreasing (positive scales, and rounding keeps the
-    order), so bisection over the float64 values in their order finds T."""
-
-    def f(x: float) -> float:
-        v = np.float64(x)
-        for op, c in ops:
-            v = v - c if op == "sub" else v / c if op == "div" else v * c if op == "mul" else v + c
-        return float(v)
-
-    with np.errstate(all="ignore"):
-        # Huge values may scale to +-inf, which is still in order.
-        return _bisect(f, t, where)
-
-
-def _bisect(f: Any, t: float, where: str) -> float:
-    lo, hi = _float_key(-np.inf), _float_key(np.inf)
-    if not f(-np.inf) <= t < f(np.inf):
-        raise ValueError(f"{where}: the scaler maps no value to the threshold {t!r}")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if f(_key_float(mid)) <= t:
-            lo = mid
-        else:
-            hi = mid
-    found = _key_float(lo)
-    if not np.isfinite(found):
-        # Every finite value scales above t: the indicator is 1 for every document, which a
-        # finite threshold cannot say.
-        raise ValueError(f"{where}: every finite value is scaled above the threshold {t!r}; it cannot be exported")
-    return found
-
-
-def _float_key(x: float) -> int:
-    """An integer in the order of the float64 values (-0.0 and 0.0 share 0)."""
-    bits = int(np.array(x, dtype=np.float64).view(np.int64))
-    return bits if bits >= 0 else -(bits & 0x7FFFFFFFFFFFFFFF)
-
-
-def _key_float(k: int) -> float:
-    bits = k if k >= 0 else (-k) | -0x8000000000000000
-    return float(np.array(bits, dtype=np.int64).view(np.float64))
+    return folded_linear(spec, svm.coef_)[1]
 
 
 def _raw_step_functions(spec: Any, binner: Any, svm: Any) -> list:
     """The step functions of a binned model over the raw features: the scaler folded into
-    the thresholds (exactly, see ``_raw_threshold``)."""
+    the thresholds (exactly, see ``svmmap._fitted.raw_threshold``)."""
     import dataclasses
 
     steps = _step_functions(binner, svm)
@@ -199,7 +146,7 @@ def _raw_step_functions(spec: Any, binner: Any, svm: Any) -> list:
         return steps
     out = []
     for j, s in enumerate(steps):
-        raw = _raw_thresholds_any(spec, j, s.thresholds)
+        raw = raw_thresholds(spec, j, s.thresholds)
         out.append(dataclasses.replace(s, thresholds=np.asarray(raw, dtype=np.float64)))
     return out
 
@@ -340,7 +287,7 @@ def to_solr(
     doc: Dict[str, Any]
     fitted = _input_names(spec, binner, svm)
     if binner is None:
-        weights, _ = _folded_linear(spec, svm.coef_)
+        weights, _ = folded_linear(spec, svm.coef_)
         names = _names(feature_names, fitted, weights.shape[0], "weights")
         doc = {
             "class": _SOLR_LINEAR,
@@ -436,7 +383,7 @@ def to_elasticsearch(
     spec, binner, svm = _parts(model)
     fitted = _input_names(spec, binner, svm)
     if binner is None:
-        weights, _ = _folded_linear(spec, svm.coef_)
+        weights, _ = folded_linear(spec, svm.coef_)
         names = _names(feature_names, fitted, weights.shape[0], "weights")
         kind = "model/linear"
         definition = json.dumps({f: float(w) for f, w in zip(names, weights)})
@@ -547,7 +494,7 @@ def to_onnx(
         missing_weights: List[float] = []
         at = 0
         for j, k in enumerate(binner.thresholds_):
-            raw = _raw_thresholds_any(spec, j, k)
+            raw = raw_thresholds(spec, j, k)
             indices.extend([j] * len(k))
             thresholds.extend(raw)
             weights.extend(coef[at : at + len(k)])
@@ -600,11 +547,3 @@ def to_onnx(
     helper.set_model_props(onnx_model, {"feature_names": json.dumps(names), "dtype": dtype})
     onnx.checker.check_model(onnx_model, full_check=True)
     return onnx_model
-
-
-def _raw_thresholds_any(spec: Any, j: int, k: np.ndarray) -> List[float]:
-    """Feature j's thresholds over the raw feature (the scaler folded in), for any Binner."""
-    if spec is None:
-        return [float(t) for t in k]
-    ops_j = [(op, float(v[j])) for op, v in spec.operations()]
-    return [_raw_threshold(ops_j, float(t), f"feature {j}") for t in k]
