@@ -489,6 +489,8 @@ EXPECTED_SECONDS = {
     "benchmarks/eps_choice.py --budget 30": 388,
     "benchmarks/cutoff_losses.py --check --table guide": 674,
     "benchmarks/oracle_table.py": 2,
+    "benchmarks/latent_collapse.py": 60,
+    "benchmarks/graded_ndcg.py": 420,
     # Its build of the bench included.
     "cargo bench --bench oracles -- --noplot": 375,
 }

@@ -13,6 +13,9 @@
 //!   trec_eval does with the qrels' count).
 //! - NDCG@k uses gain 2^grade - 1 (or the grade itself, as trec_eval does) and discount
 //!   1/log2(1 + rank); its ideal ranking sorts the same list's grades. k = None means no cutoff.
+//! - LETOR 4.0's NDCG (`NdcgRule::Letor`, what its Eval-Score-4.0.pl reports) discounts ranks 1
+//!   and 2 by 1 and rank r >= 3 by log(2)/log(r), and gives NDCG@k of a query of fewer than k
+//!   documents the value 0 (the script computes NDCG at positions 1..n only).
 
 use rayon::prelude::*;
 
@@ -30,6 +33,32 @@ pub enum Ties {
 pub enum Gain {
     Exponential,
     Linear,
+}
+
+impl Ties {
+    /// The spellings of the Python API, in the order of the variants.
+    pub const NAMES: [&'static str; 2] = ["pessimistic", "input"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "pessimistic" => Some(Ties::Pessimistic),
+            "input" => Some(Ties::InputOrder),
+            _ => None,
+        }
+    }
+}
+
+impl Gain {
+    /// The spellings of the Python API, in the order of the variants.
+    pub const NAMES: [&'static str; 2] = ["exp", "linear"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "exp" => Some(Gain::Exponential),
+            "linear" => Some(Gain::Linear),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,11 +143,20 @@ fn check_n_relevant(
     Ok(())
 }
 
+/// Which NDCG: svmmap's (and trec_eval's) or LETOR 4.0's script's (module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NdcgRule {
+    #[default]
+    Standard,
+    Letor,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Conventions {
     pub ties: Ties,
     pub gain: Gain,
     pub relevance_threshold: f64,
+    pub ndcg: NdcgRule,
 }
 
 impl Default for Conventions {
@@ -127,6 +165,7 @@ impl Default for Conventions {
             ties: Ties::Pessimistic,
             gain: Gain::Exponential,
             relevance_threshold: 0.0,
+            ndcg: NdcgRule::Standard,
         }
     }
 }
@@ -199,6 +238,7 @@ pub fn evaluate_query(
             }
             Some(sum / total)
         }
+        Metric::Ndcg(k) if conv.ndcg == NdcgRule::Letor => letor_ndcg(&order, labels, conv, k),
         Metric::Ndcg(k) => {
             let k = k.unwrap_or(order.len()).min(order.len());
             let discount = |r: usize| 1.0 / ((r + 2) as f64).log2();
@@ -244,6 +284,38 @@ pub fn evaluate_query(
             Some(hits as f64 / k as f64)
         }
     }
+}
+
+/// NDCG@k of one ranked query as LETOR 4.0's Eval-Score-4.0.pl computes it (module comment;
+/// k = None: at the query's length), or None when the ideal DCG is not positive.
+fn letor_ndcg(
+    order: &[usize],
+    labels: &[f64],
+    conv: &Conventions,
+    k: Option<usize>,
+) -> Option<f64> {
+    let n = order.len();
+    let gains: Vec<f64> = labels.iter().map(|&l| conv.gain(conv.grade(l))).collect();
+    let mut ideal = gains.clone();
+    ideal.sort_by(|a, b| b.total_cmp(a));
+    if ideal.first().is_none_or(|&g| g.is_nan() || g <= 0.0) {
+        return None;
+    }
+    let p = k.unwrap_or(n);
+    if p > n {
+        return Some(0.0);
+    }
+    let discount = |r: usize| {
+        let rank = (r + 1) as f64;
+        if rank <= 2.0 {
+            1.0
+        } else {
+            std::f64::consts::LN_2 / rank.ln()
+        }
+    };
+    let dcg: f64 = (0..p).map(|r| gains[order[r]] * discount(r)).sum();
+    let idcg: f64 = (0..p).map(|r| ideal[r] * discount(r)).sum();
+    Some(dcg / idcg)
 }
 
 /// The largest grade NDCG accepts with the exponential gain.
@@ -397,6 +469,48 @@ mod tests {
             &Conventions::default(),
             None,
         )
+    }
+
+    /// LETOR 4.0's NDCG by hand. Grades 0, 2, 1 in ranked order: DCG@3 = 0 + 3 (rank 2,
+    /// undiscounted) + 1 * log(2)/log(3); the ideal 2, 1, 0 gives 3 + 1 + 0 (rank 3 has grade 0).
+    #[test]
+    fn letor_ndcg_by_hand() {
+        let letor = Conventions {
+            ties: Ties::InputOrder,
+            ndcg: NdcgRule::Letor,
+            ..Conventions::default()
+        };
+        let at = |k: Option<usize>, scores: &[f64], labels: &[f64], conv: &Conventions| {
+            evaluate_query(Metric::Ndcg(k), scores, labels, conv, None)
+        };
+        let (scores, labels) = ([3.0, 2.0, 1.0], [0.0, 2.0, 1.0]);
+        let ndcg3 = at(Some(3), &scores, &labels, &letor).unwrap();
+        assert!(
+            (ndcg3 - (3.0 + 2f64.ln() / 3f64.ln()) / 4.0).abs() < 1e-15,
+            "{ndcg3}"
+        );
+        assert_eq!(at(Some(2), &scores, &labels, &letor), Some(0.75));
+        // Fewer documents than k: 0, a value and not undefined.
+        assert_eq!(at(Some(4), &scores, &labels, &letor), Some(0.0));
+        assert_eq!(at(None, &scores, &labels, &letor), Some(ndcg3));
+        // Equal scores in input order, or pessimistic (the lower grade first).
+        let ties = [1.0, 1.0, 1.0];
+        assert_eq!(at(Some(1), &ties, &[2.0, 0.0, 0.0], &letor), Some(1.0));
+        let pessimistic = Conventions {
+            ties: Ties::Pessimistic,
+            ..letor
+        };
+        assert_eq!(
+            at(Some(1), &ties, &[2.0, 0.0, 0.0], &pessimistic),
+            Some(0.0)
+        );
+        // No relevant document: undefined. svmmap's NDCG@2 of the same query differs (rank 2
+        // discounted by 1/log2(3)).
+        assert_eq!(at(Some(2), &scores, &[0.0, 0.0, 0.0], &letor), None);
+        // svmmap's: DCG@2 = 3 / log2(3), ideal 3 + 1 / log2(3).
+        let standard = at(Some(2), &scores, &labels, &Conventions::default()).unwrap();
+        let by_hand = (3.0 / 3f64.log2()) / (3.0 + 1.0 / 3f64.log2());
+        assert!((standard - by_hand).abs() < 1e-15, "{standard} {by_hand}");
     }
 
     /// Yue et al. Table 1: relevance of documents 1..8 is 1 0 0 0 0 1 1 0; h1 ranks them

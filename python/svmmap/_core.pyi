@@ -33,6 +33,8 @@ class InternalError(RuntimeError): ...
 
 LOSSES: Tuple[LossInfo, ...]
 TRAINING_PARAMETERS: Tuple[ParameterInfo, ...]
+# The spellings of every option value, by the name of its Literal type in svmmap._typing.
+SPELLINGS: Dict[str, Tuple[str, ...]]
 LOSS_COMBINATION_EXAMPLES: Tuple[List[str], ...]
 
 @final
@@ -203,6 +205,7 @@ def evaluate(
     gain: Gain,
     relevance_threshold: float,
     n_relevant: Optional[npt.NDArray[np.float64]] = None,
+    letor_ndcg: bool = False,
 ) -> npt.NDArray[np.float64]: ...
 def metric_name(name: str) -> str: ...
 def read_letor_file(
@@ -283,6 +286,40 @@ def fit_path_from(
     warm_state: Optional[WarmState] = None,
     query_weights: Optional[npt.NDArray[np.float64]] = None,
 ) -> Tuple[List[Tuple[npt.NDArray[np.float64], FitSummary]], WarmState]: ...
+
+# A latent-target loss's fit (its map start and CCCP rounds) in one call: (coef, summary,
+# objectives, exhausted, the stop reason of an unkept round ended by a limit, and when the
+# rounds stopped before w = 0: (rounds kept, F(0), [(t, F(t w_map))], w_map)).
+def fit_latent(
+    x: _Matrix,
+    y: npt.NDArray[np.float64],
+    qid_codes: npt.NDArray[np.int64],
+    n_queries: int,
+    config: TrainConfig,
+    *,
+    max_rounds: int,
+    relative_decrease: float,
+    round_eps_factor: float,
+    stop_before_zero: bool,
+    ray: Sequence[float],
+    target_cutoff: Optional[int] = None,
+    callback: _Callback = None,
+) -> Tuple[
+    npt.NDArray[np.float64],
+    FitSummary,
+    List[float],
+    bool,
+    Optional[str],
+    Optional[Tuple[int, float, List[Tuple[float, float]], npt.NDArray[np.float64]]],
+]: ...
+def latent_target_coefficients(
+    scores: npt.NDArray[np.float64],
+    grades: npt.NDArray[np.float64],
+    qid_codes: npt.NDArray[np.int64],
+    n_queries: int,
+    cutoff: int,
+    graded: bool,
+) -> npt.NDArray[np.float64]: ...
 
 # Where solve_warm may start: the final working set and iterate of a solve (opaque).
 @final

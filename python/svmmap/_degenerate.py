@@ -177,13 +177,17 @@ def advice(loss: Any, summary: Any = None) -> str:
         )
     names = [loss] if isinstance(loss, str) else [str(n) for n in loss]
     if any("@" in n or n.strip().startswith("mrr") for n in names):
-        latent = (
-            ""
-            if _is_latent(loss)
-            else (
+        if _is_latent(loss):
+            latent = ""
+        elif any(":graded" in n for n in names):
+            latent = (
+                "; for graded NDCG@k, loss='ndcg@k:graded:latent' (a latent target, trained from the map model) "
+                "learns a model there"
+            )
+        else:
+            latent = (
                 "; for NDCG@k, loss='ndcg@k:latent' (a latent target, trained from the map model) learns a model there"
             )
-        )
         return (
             "The cutoff losses (ndcg@k, mrr and mrr@k, and combinations that include them) have w = 0 as "
             "their optimum when queries have many relevant documents compared with k; train with "

@@ -3,9 +3,8 @@ of the core, what a round that ended at w = 0 measured, and the attributes they 
 
 from __future__ import annotations
 
-import time
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -35,6 +34,13 @@ LATENT_RELATIVE_DECREASE = 1e-6
 #: at a latent objective up to 4e-4 higher in 19 fits; at eps / 10 they took 0.5-0.9 times the
 #: time and ended lower in 33 fits (at most 1.2e-5 higher in the other 2).
 LATENT_ROUND_EPS_FACTOR = 0.1
+#: The rounds stop before a round whose model is w = 0 when the model before it ranks (see
+#: :func:`fit_latent`); ``benchmarks/latent_collapse.py`` turns this off to measure the rounds
+#: without the rule.
+LATENT_STOP_BEFORE_ZERO = True
+#: None: the target's cutoff is the loss's k. ``benchmarks/latent_collapse.py`` sets 0 to measure
+#: the ramp target (the current ranking itself) as a prototype.
+LATENT_TARGET_CUTOFF: Optional[int] = None
 
 
 def refuse_latent_options(loss: Any, *, sample_weight: Any, eval_set: Any) -> None:
@@ -61,26 +67,39 @@ def latent_target_coefficients(
     scaled by 1/(P N)). A relevant document i outside the top m gets the number of
     non-relevant documents scored strictly above it, a non-relevant b minus the number of
     those relevant documents scored strictly below it, both times 2/(P N). Which tied relevant
-    documents make the top m does not matter: the counts depend on the scores alone. Queries
-    without a relevant or without a non-relevant document get 0 (no pair)."""
-    e = np.zeros(scores.shape[0])
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(n_queries + 1))
-    for q in range(n_queries):
-        rows = order[bounds[q] : bounds[q + 1]]
-        rel = relevant[rows]
-        pos, neg = rows[rel], rows[~rel]
-        p, n = pos.shape[0], neg.shape[0]
-        if p == 0 or n == 0 or p <= cutoff:
-            continue
-        scale = 2.0 / (p * n)
-        ranked = pos[np.argsort(-scores[pos], kind="stable")]
-        rest = ranked[cutoff:]
-        negative_scores = np.sort(scores[neg])
-        rest_scores = np.sort(scores[rest])
-        e[rest] = scale * (n - np.searchsorted(negative_scores, scores[rest], side="right"))
-        e[neg] = -scale * np.searchsorted(rest_scores, scores[neg], side="left")
-    return e
+    documents make the top m does not matter for e.s: the counts depend on the scores alone.
+    Queries without a relevant or without a non-relevant document get 0 (no pair). Computed
+    by the core (``solver::latent::target_coefficients``), which the rounds use."""
+    grades = np.asarray(relevant, dtype=bool).astype(np.float64)
+    return _core.latent_target_coefficients(_f64(scores), grades, _i64(codes), n_queries, cutoff, False)
+
+
+def graded_target_coefficients(
+    scores: np.ndarray, grades: np.ndarray, codes: np.ndarray, n_queries: int, cutoff: int
+) -> np.ndarray:
+    """:func:`latent_target_coefficients` for the graded feature map of ``"ndcg@k:graded"``
+    (pairs of documents of different grades, scaled by 1/Z, Z their number): per row, e with
+    e.s = w.(Psi(ideal) - Psi(y_t)) on every query, y_t the best-scored ranking of loss 0.
+
+    A ranking has graded NDCG@k 1 exactly when its top K = min(k, n) holds the K largest grades
+    in descending order (the discounts decrease strictly). So y_t holds every document of a
+    grade above g* (the grade at rank K of the ideal ranking) and the r best-scored of grade g*
+    that the ideal top K holds, in grade order, and then the rest in score order: a document of
+    grade g* placed on top costs 2 (s_j - s_d) for each lower-grade j scored above it, which the
+    best-scored ones minimize, and the rest in score order orders each of its pairs by score,
+    their most. Only pairs of two documents of the rest can then be misordered against the
+    ideal: a document d of the rest gets 2/Z (#lower-grade documents of the rest scored
+    strictly above it - #higher-grade documents of the rest scored strictly below it). On
+    binary grades this is :func:`latent_target_coefficients` (Z = P N). Computed by the core."""
+    return _core.latent_target_coefficients(_f64(scores), _f64(grades), _i64(codes), n_queries, cutoff, True)
+
+
+def _f64(values: Any) -> np.ndarray:
+    return np.require(values, dtype=np.float64, requirements=["C", "A"])
+
+
+def _i64(values: Any) -> np.ndarray:
+    return np.require(values, dtype=np.int64, requirements=["C", "A"])
 
 
 def fit_latent(
@@ -92,114 +111,56 @@ def fit_latent(
     on_iteration: Optional[Callable[[IterationRecord], bool]],
     threads: int,
 ) -> "tuple[np.ndarray, _core.FitSummary, list[float], Union[bool, str], Optional[str]]":
-    """NDCG@k with a latent target (``loss="ndcg@k:latent"``) by CCCP; returns the model, the
-    solver summary of the round that made it, the objective before the first round and after
-    every kept round, whether the rounds stopped at ``LATENT_MAX_ROUNDS`` with the objective
-    still decreasing by at least ``LATENT_RELATIVE_DECREASE`` of its value (or, as a string, the
-    stop reason of a round that a limit ended and that was not kept), and, when the rounds
-    ended at w = 0 from a map model that ranks, what the objective says about w = 0 there
-    (`_zero_note`, for the DegenerateModelWarning).
+    """NDCG@k with a latent target (``loss="ndcg@k:latent"``, ``"ndcg@k:graded:latent"``) by
+    CCCP, in one core call (``_core.fit_latent``, rust/solver/latent.rs, on the thread count of
+    ``config``, which ``threads`` repeats); returns the model, the solver summary of the round
+    that made it, the objective before the first round and after every kept round, whether the
+    rounds stopped at ``LATENT_MAX_ROUNDS`` with the objective still decreasing by at least
+    ``LATENT_RELATIVE_DECREASE`` of its value (or, as a string, the stop reason of a round that
+    a limit ended and that was not kept), and, when the rounds stopped before a round that went
+    to w = 0 from a model that ranks, what the objective says about w = 0 there (`_zero_note`,
+    for the ConvergenceWarning).
 
-    The objective is F(w) = 1/2 |w|^2 + C/n sum_q [max_ybar (Delta(ybar) + w.Psi_po(ybar)) -
-    max_{y: Delta(y) = 0} w.Psi_po(y)] (Yu and Joachims, ICML 2009), not convex. The rounds
+    The objective is F(w) = 1/2 |w|^2 + C/n sum_q [max_ybar (Delta(ybar) + w.Psi(ybar)) -
+    max_{y: Delta(y) = 0} w.Psi(y)] (Yu and Joachims, ICML 2009), not convex. The rounds
     start from the ``map`` model at the same C (w = 0 is a stationary point: its target is the
     ideal ranking). Each round fixes the target at the current scores, which makes the
-    query's hinge the paper's plus the linear term w.X_q^T e_q, and solves that convex problem
-    with the paper's exact oracle (``config.latent``): every cut of the paper's problem minus
-    the constant sum_q X_q^T e_q. Its objective bounds F from above and equals it at the
-    current w, so an exact solve never raises F, and F itself is evaluated exactly after each
-    round (one oracle pass), so a decrease smaller than the solve's tolerance (eps C) is still
-    real. Each round's solve starts from the working set of the round before, its cuts moved by
-    the change of the constant (see the loop), and is solved to eps C / 10
-    (``LATENT_ROUND_EPS_FACTOR``). The rounds stop when F decreases by less than
-    ``LATENT_RELATIVE_DECREASE`` (1e-6) of
-    its value: stopping at eps C instead took 7 and 13 rounds at C = 10^4 on the synthetic
-    data of benchmarks/cutoff_losses.py, short of the training NDCG@10 that further rounds
-    reach (docs/guide/losses.md). A round that raises F is not kept. They also stop after a solve that did not converge (max_iter or the
-    callback) and after ``LATENT_MAX_ROUNDS`` rounds.
+    query's hinge the base loss's (``config.latent``) plus the linear term w.X_q^T e_q
+    (:func:`latent_target_coefficients`, :func:`graded_target_coefficients`), and solves that
+    convex problem with the base loss's exact oracle: every cut minus the constant
+    sum_q X_q^T e_q. Its objective bounds F from above and equals it at the current w, so an
+    exact solve never raises F, and F itself is evaluated exactly after each round (one oracle
+    pass), so a decrease smaller than the solve's tolerance (eps C) is still real. Each round's
+    solve starts from the working set of the round before, its cuts moved by the change of the
+    constant, and is solved to eps C / 10 (``LATENT_ROUND_EPS_FACTOR``). The rounds stop when F
+    decreases by less than ``LATENT_RELATIVE_DECREASE`` (1e-6) of its value: stopping at eps C
+    instead took 7 and 13 rounds at C = 10^4 on the synthetic data of
+    benchmarks/cutoff_losses.py, short of the training NDCG@10 that further rounds reach
+    (docs/guide/losses.md). A round that raises F is not kept. They also stop after a solve
+    that did not converge (max_iter, max_time, a stall or the callback), after
+    ``LATENT_MAX_ROUNDS`` rounds, and before a round whose model is w = 0 when the model before
+    it ranks (``LATENT_STOP_BEFORE_ZERO``): on queries with many relevant documents and weak
+    features w = 0 can have the lower F, but it ranks nothing, and starting elsewhere on the
+    map model's ray did not avoid it (docs/guide/losses.md). ``max_time`` bounds the whole fit.
     """
-    base = config.latent
-    assert base is not None
-    cutoff = int(base.split("@")[1])
-    # max_time bounds the whole fit: each solve gets what is left of it.
-    deadline = None if config.kwargs()["max_time"] is None else time.monotonic() + config.kwargs()["max_time"]
-
-    def timed(changes: Dict[str, Any]) -> "_core.TrainConfig":
-        if deadline is not None:
-            changes = {**changes, "max_time": max(deadline - time.monotonic(), 1e-9)}
-        return _core.TrainConfig(**{**config.kwargs(), **changes})
-
-    start_config = timed({"loss": "map"})
-    ((coef, summary),) = _core.fit_path(core_X, labels, codes, n_queries, start_config, callback=on_iteration)
-    start = coef
-    y = np.require(labels, dtype=np.float64, requirements=["C", "A"])
-    qid_codes = np.require(codes, dtype=np.int64, requirements=["C", "A"])
-    part = _core.Partition(core_X, y, qid_codes, n_queries, config)
-    problem = part.counts
-    n_used = problem.used
-    relevant = labels > config.relevance_threshold
-
-    def cuts_at(w: np.ndarray) -> "tuple[float, np.ndarray]":
-        ((b, g),) = part.cut_sums(w, threads)
-        return b, g
-
-    def target_sum(w: np.ndarray) -> "tuple[np.ndarray, float]":
-        scores = _core.predict(core_X, w, threads)
-        e = latent_target_coefficients(scores, relevant, codes, n_queries, cutoff)
-        return core_X.transpose_dot(e), float(e @ scores)
-
-    def objective(w: np.ndarray) -> float:
-        b, g = cuts_at(w)
-        _, es = target_sum(w)
-        return 0.5 * float(w @ w) + config.C * (b - float(w @ g) + es) / n_used
-
-    objectives = [objective(coef)]
-    exhausted = False
-    # The limit (max_time, a stall) that ended the rounds in a round that was not kept.
-    ended_by: Optional[str] = None
-    # The working set of the last kept round and the shift its cuts were made with.
-    state: Optional[_core.WarmState] = None
-    state_shift = np.zeros(0)
-    for _ in range(LATENT_MAX_ROUNDS):
-        if summary.stop != "converged":
-            break
-        shift, _ = target_sum(coef)
-        if state is not None:
-            # Every round's cuts are the paper's cuts minus its shift, times 1/n in the solver:
-            # the last round's working set moved by (its shift - this one) / n holds exactly
-            # this round's cuts at the same points, so the solve starts from it and is
-            # certified like a cold one (solver::WarmStart::shifted; see
-            # LATENT_ROUND_EPS_FACTOR for what it saves).
-            state = state.shifted((state_shift - shift) / n_used)
-
-        def source(w: np.ndarray, shift: np.ndarray = shift) -> list:
-            b, g = cuts_at(w)
-            return [[(b, g - shift)]]
-
-        new_coef, new_summary, new_state = _core.solve_warm(
-            source, core_X.n_cols, timed({"eps": config.eps * LATENT_ROUND_EPS_FACTOR}), problem, state, on_iteration
-        )
-        value = objective(new_coef)
-        if value >= objectives[-1] or new_summary.stop != "converged":
-            # A round that stalled or ran out of time ends the rounds, kept when it helped; when
-            # it did not, the kept round's summary says "converged", and the limit that ended
-            # the rounds is reported through its stop reason all the same.
-            if value < objectives[-1]:
-                coef, summary = new_coef, new_summary
-                objectives.append(value)
-            elif new_summary.stop != "converged":
-                ended_by = new_summary.stop
-            break
-        coef, summary = new_coef, new_summary
-        state, state_shift = new_state, shift
-        objectives.append(value)
-        if objectives[-2] - value < LATENT_RELATIVE_DECREASE * abs(value):
-            break
-    else:
-        exhausted = True
+    coef, summary, objectives, exhausted, ended_by, zero = _core.fit_latent(
+        core_X,
+        _f64(labels),
+        _i64(codes),
+        n_queries,
+        config,
+        max_rounds=LATENT_MAX_ROUNDS,
+        relative_decrease=LATENT_RELATIVE_DECREASE,
+        round_eps_factor=LATENT_ROUND_EPS_FACTOR,
+        stop_before_zero=LATENT_STOP_BEFORE_ZERO,
+        ray=list(ZERO_RAY),
+        target_cutoff=LATENT_TARGET_CUTOFF,
+        callback=on_iteration,
+    )
     zero_note = None
-    if not np.any(coef) and np.any(start):
-        zero_note = _zero_note(start, objective, config.C)
+    if zero is not None:
+        kept, at_zero, ray, start = zero
+        zero_note = _zero_note(start, at_zero, ray, config.C, objectives[-1], kept)
     return coef, summary, objectives, ended_by or exhausted, zero_note
 
 
@@ -208,29 +169,33 @@ def fit_latent(
 ZERO_RAY = tuple(10.0 ** (k / 2) for k in range(-6, 7))
 
 
-def _zero_note(start: np.ndarray, objective: Callable[[np.ndarray], float], C: float) -> str:
-    """What the latent objective says about w = 0, where the rounds from ``start`` (the map
-    model) ended: the C range in which w = 0 is not its optimum, measured along the start's
-    direction.
+def _zero_note(
+    start: np.ndarray, at_zero: float, ray: Sequence[Tuple[float, float]], C: float, last: float, kept: int
+) -> str:
+    """Why the rounds from ``start`` (the map model) stopped before w = 0 after ``kept`` kept
+    rounds at latent objective ``last``, and the C range in which w = 0 is not the objective's
+    optimum, measured along the start's direction: ``at_zero`` is F(0) and ``ray`` holds
+    (t, F(t start)) at the multiples ``ZERO_RAY``, both at this C.
 
     F_C(w) = 1/2 |w|^2 + C H(w), with H the mean latent hinge (H(w) = (F(w) - |w|^2 / 2) / C
     for the objective at this C). At w = 0, H is the largest loss, and F_C(0) = C H(0). A point
     t v with H(t v) < H(0) has F_C'(t v) < F_C'(0) exactly when C' > t^2 |v|^2 / (2 (H(0) -
     H(t v))): above that C, w = 0 is not the optimum. If H(t v) >= H(0) at every t measured, no
     C makes a multiple of the start better than w = 0."""
-    at_zero = objective(np.zeros_like(start)) / C
+    at_zero = at_zero / C
     norm2 = float(start @ start)
     best = None
-    for t in ZERO_RAY:
-        w = t * start
-        hinge = (objective(w) - 0.5 * t * t * norm2) / C
+    for t, value in ray:
+        hinge = (value - 0.5 * t * t * norm2) / C
         if hinge < at_zero:
             threshold = 0.5 * t * t * norm2 / (at_zero - hinge)
             if best is None or threshold < best[0]:
                 best = (threshold, t, hinge)
+    model = "the map model" if kept == 0 else f"the model of round {kept}"
     text = (
-        f"The CCCP rounds went from the map model at C = {C:g} (latent objective {objective(start):.6g}) to "
-        f"w = 0, whose latent objective C H(0) = {C * at_zero:.6g} is lower. "
+        f"At C = {C:g} the next CCCP round from {model} (latent objective {last:.6g}) went to w = 0, whose "
+        f"latent objective C H(0) = {C * at_zero:.6g} is lower but which ranks nothing; the rounds stopped "
+        f"before it, so the model is {model}, which ranks, and not the latent objective's optimum. "
     )
     if best is None:
         return text + (
@@ -241,12 +206,13 @@ def _zero_note(start: np.ndarray, objective: Callable[[np.ndarray], float], C: f
     threshold, t, hinge = best
     if threshold < C:
         return text + (
-            f"{t:g} times the map model has a lower latent objective at this C (hinge {hinge:.4g} against "
-            f"{at_zero:.4g} at w = 0), so w = 0 is only where the rounds stopped, a local optimum."
+            f"{t:g} times the map model has a lower latent objective than w = 0 at this C (hinge {hinge:.4g} "
+            f"against {at_zero:.4g}), so w = 0 is not the objective's optimum here."
         )
     return text + (
-        f"At C >= {threshold:.3g} w = 0 is not its optimum ({t:g} times the map model has hinge {hinge:.4g} "
-        f"against {at_zero:.4g} at w = 0), so a C of that order may rank."
+        f"Along the map model's direction w = 0 is the better point below C = {threshold:.3g} ({t:g} times the map "
+        f"model has hinge {hinge:.4g} against {at_zero:.4g} at w = 0): at a C above that the rounds may not "
+        "reach w = 0."
     )
 
 
@@ -276,10 +242,12 @@ def set_rounds(
     round_objectives: Optional[List[float]],
     exhausted: Union[bool, str],
     *,
+    zero_note: Optional[str] = None,
     stacklevel: int = 1,
 ) -> None:
     """The CCCP attributes of a latent-target fit (``n_rounds_``, ``round_objectives_``) and the
-    ConvergenceWarning, naming the estimator ``name``, when the rounds stopped at their limit;
+    ConvergenceWarning, naming the estimator ``name``, when the rounds stopped at their limit
+    or before a round that went to w = 0 (``zero_note``: what :func:`fit_latent` measured);
     removed after any other fit."""
     if round_objectives is None:
         for attribute in ("n_rounds_", "round_objectives_"):
@@ -288,6 +256,10 @@ def set_rounds(
         return
     model.n_rounds_ = len(round_objectives) - 1
     model.round_objectives_ = list(round_objectives)
+    if zero_note is not None:
+        from sklearn.exceptions import ConvergenceWarning
+
+        warnings.warn(f"{name}(loss={model.loss!r}): {zero_note}", ConvergenceWarning, stacklevel=stacklevel + 1)
     if isinstance(exhausted, str):
         from sklearn.exceptions import ConvergenceWarning
 

@@ -295,7 +295,9 @@ def finish(model: Any, outcome: Outcome, *, stacklevel: int = 1) -> None:
         best_iteration=early.best_iteration if early is not None else None,
         stacklevel=stacklevel + 1,
     )
-    set_rounds(model, name, outcome.round_objectives, outcome.exhausted, stacklevel=stacklevel + 1)
+    set_rounds(
+        model, name, outcome.round_objectives, outcome.exhausted, zero_note=outcome.zero_note, stacklevel=stacklevel + 1
+    )
     if outcome.early is not None:
         model.best_iteration_ = outcome.early.best_iteration
         model.best_score_ = outcome.early.best_scores

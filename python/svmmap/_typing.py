@@ -14,6 +14,7 @@ __all__ = [
     "BinStrategy",
     "Missing",
     "Dtype",
+    "ParameterKind",
     "LossInfo",
     "ParameterInfo",
     "IterationRecord",
@@ -26,6 +27,9 @@ Gain = Literal["exp", "linear"]
 BinStrategy = Literal["quantile", "uniform"]
 Missing = Literal["error", "indicator"]
 Dtype = Literal["float32", "float64"]
+ParameterKind = Literal["real", "real_or_bool", "count", "optional_count", "optional_real", "loss", "choice", "threads"]
+# Each Literal above copies the spellings of the core, which exports them as _core.SPELLINGS
+# (tests/api/test_typing.py checks that they agree, in order).
 
 
 class ParameterInfo(TypedDict):
@@ -34,7 +38,7 @@ class ParameterInfo(TypedDict):
 
     name: str
     default: Any
-    kind: Literal["real", "real_or_bool", "count", "optional_count", "optional_real", "loss", "choice", "threads"]
+    kind: ParameterKind
     choices: List[str]
     expected: str
     type: str

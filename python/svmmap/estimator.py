@@ -93,7 +93,9 @@ class SVMMap(BaseEstimator):
         objective is not convex: it is fitted by CCCP rounds started from the "map" model at
         the same C, each round the paper's "ndcg@k" problem with the target fixed and solved to
         eps * C / 10, until the objective decreases by less than a millionth of its value (at
-        most 100 rounds); see the guide, "Losses". It takes no ``sample_weight``, ``eval_set`` or ``slack="shared"``.
+        most 100 rounds, and before a round that would go to w = 0 from a model that ranks,
+        with a ConvergenceWarning); ``"ndcg@k:graded:latent"`` is the same for graded NDCG@k
+        (``"ndcg@k:graded"``); see the guide, "Losses". It takes no ``sample_weight``, ``eval_set`` or ``slack="shared"``.
     slack : {"separate", "shared"}, default="separate"
         How a list of losses is combined. "separate": one slack per loss and query, each loss
         with its own cap C_l = weight_l * C, so the objective is

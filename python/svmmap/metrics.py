@@ -247,66 +247,6 @@ def _check_policy(no_relevant: NoRelevant) -> Optional[float]:
     raise ValueError(f'no_relevant must be "skip", 0 or 1, got {no_relevant!r}')
 
 
-def _ndcg_cutoff(metric: str) -> Optional[int]:
-    """k of "ndcg@k", 0 for "ndcg", None for other metrics. The name is read by the core's one
-    parser (``_core.metric_name``, which refuses malformed names with its message), so every
-    spelling it accepts ("NDCG@2", " ndcg@02") is the same metric here too: "NDCG@2" used to
-    miss LETOR's NDCG and get svmmap's."""
-    canonical = _core.metric_name(metric)
-    if canonical == "ndcg":
-        return 0
-    if canonical.startswith("ndcg@"):
-        return int(canonical[len("ndcg@") :])
-    return None
-
-
-def _letor_ndcg(
-    labels: np.ndarray,
-    scores: np.ndarray,
-    codes: np.ndarray,
-    n_queries: int,
-    k: Optional[int],
-    *,
-    relevance_threshold: float,
-    ties: str,
-    gain: str,
-) -> np.ndarray:
-    """NDCG@k of every query as LETOR 4.0's Eval-Score-4.0.pl computes it (NaN: no relevant
-    document, so no ideal gain; the script reports 0 there, which no_relevant=0 gives).
-
-    The script ranks by decreasing score, equal scores in file order (a stable sort); the
-    gain of grade g is 2**g - 1 (its table 0 -> 0, 1 -> 1, 2 -> 3, for LETOR 4.0's grades;
-    it has no entry for higher grades, which count 0 there); DCG@p adds the gains of
-    ranks 1 and 2 undiscounted and the gain at rank r >= 3 times log(2)/log(r); the ideal DCG
-    is that of the grades sorted decreasingly. It computes NDCG at positions 1..n of a query of
-    n documents only, so NDCG@k of a query with fewer than k documents is missing and its
-    average counts it as 0.
-    """
-    grades = np.where(labels > relevance_threshold, labels, 0.0)
-    gains = np.exp2(grades) - 1.0 if gain == "exp" else grades
-    tie_key = np.arange(len(scores)) if ties == "input" else grades
-    order = np.lexsort((tie_key, -scores, codes))
-    bounds = np.searchsorted(codes[order], np.arange(n_queries + 1))
-    out = np.full(n_queries, np.nan)
-    for q in range(n_queries):
-        rows = order[bounds[q] : bounds[q + 1]]
-        n = rows.size
-        if n == 0:
-            continue
-        p = n if k is None else k
-        g = gains[rows]
-        ideal = np.sort(g)[::-1]
-        if ideal[0] <= 0.0:
-            continue  # no relevant document: undefined
-        if p > n:
-            out[q] = 0.0
-            continue
-        rank = np.arange(1, p + 1, dtype=np.float64)
-        discount = np.where(rank <= 2, 1.0, np.log(2.0) / np.log(np.maximum(rank, 2.0)))
-        out[q] = float(np.sum(g[:p] * discount)) / float(np.sum(ideal[:p] * discount))
-    return out
-
-
 def _per_query(
     metric: str,
     labels: np.ndarray,
@@ -327,22 +267,11 @@ def _per_query(
         nr = contiguous(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
         if nr.shape[0] != len(uniques):
             raise ValueError(f"n_relevant has {nr.shape[0]} entries for {len(uniques)} queries")
-    # The core checks the inputs of every metric (labels a metric cannot grade, NaN scores)
-    # for the API and the command line alike, so it runs even where LETOR's NDCG replaces
-    # its values.
-    values = _core.evaluate(metric, labels, scores, codes, len(uniques), ties, gain, float(relevance_threshold), nr)
-    cutoff = _ndcg_cutoff(metric) if letor_ndcg else None
-    if cutoff is not None:
-        values = _letor_ndcg(
-            labels,
-            scores,
-            codes,
-            len(uniques),
-            None if cutoff == 0 else cutoff,
-            relevance_threshold=float(relevance_threshold),
-            ties=ties,
-            gain=gain,
-        )
+    # LETOR 4.0's NDCG (letor_ndcg) is a convention of the core's NDCG (rust/metrics.rs,
+    # NdcgRule::Letor); other metrics are unchanged by it.
+    values = _core.evaluate(
+        metric, labels, scores, codes, len(uniques), ties, gain, float(relevance_threshold), nr, letor_ndcg
+    )
     undefined = np.isnan(values)
     if fill is None:
         return PerQuery(metric, uniques[~undefined], values[~undefined], int(undefined.sum()))

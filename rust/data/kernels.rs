@@ -40,6 +40,40 @@ pub fn matvec<M: RowMatrix + ?Sized>(x: &M, w: &[f64], out: &mut [f64]) {
         });
 }
 
+/// Rows of X summed in row order per chunk, so that a long X^T v checks for Ctrl-C between
+/// chunks (a few milliseconds each) without a row-index vector as long as X.
+const TRANSPOSE_CHUNK: usize = 4096;
+
+/// X^T v: the rows of X weighted by `v` (one value per row) and summed, in row order on one
+/// thread, so that the sum does not depend on the thread count. Every form of X (dense, CSR,
+/// bin codes) goes through its own `accumulate_rows`, the kernel of the cut sums. The output is
+/// allocated fallibly (an error where NumPy's BLAS product exits the interpreter when its work
+/// buffer cannot be had), and Ctrl-C is checked between chunks.
+pub fn transpose_dot<M: RowMatrix + ?Sized>(m: &M, v: &[f64]) -> crate::Result<Vec<f64>> {
+    let (n, d) = (m.n_rows(), m.n_cols());
+    if v.len() != n {
+        return Err(crate::error::Error::input(format!(
+            "v has {} values, but X has {n} rows",
+            v.len()
+        )));
+    }
+    // A matrix accumulates in its own form (bin codes: a histogram of the codes, turned into
+    // the indicator columns by `finish`).
+    let what = format!("X^T v over {d} columns");
+    let mut acc = crate::runtime::memory::zeros(m.acc_len(), &what)?;
+    let mut rows = Vec::with_capacity(TRANSPOSE_CHUNK.min(n));
+    let mut start = 0;
+    while start < n {
+        let end = (start + TRANSPOSE_CHUNK).min(n);
+        rows.clear();
+        rows.extend(start..end);
+        m.accumulate_rows(&rows, &v[start..end], &mut acc);
+        crate::runtime::cancel::check()?;
+        start = end;
+    }
+    Ok(m.finish(acc))
+}
+
 /// Rows per chunk of `column_moments`.
 const MOMENTS_CHUNK: usize = 4096;
 

@@ -362,12 +362,15 @@ pub fn latent_base(name: &str) -> Option<String> {
     let spec = LossSpec::parse(name.trim())?;
     match (spec.base, spec.cutoff, spec.options.as_slice()) {
         ("ndcg", Some(k), ["latent"]) => Some(format!("ndcg@{k}")),
+        // The graded loss with the same latent target: the best-scored ranking of graded
+        // NDCG@k 1 (python/svmmap/_latent.py, graded_target_coefficients).
+        ("ndcg", Some(k), ["graded", "latent"]) => Some(format!("ndcg@{k}:graded")),
         _ => None,
     }
 }
 
 /// The latent spelling in the form the help shows.
-pub const LATENT_FORM: &str = "ndcg@k:latent";
+pub const LATENT_FORM: &str = "ndcg@k:latent, ndcg@k:graded:latent";
 
 /// Every accepted spelling, for error messages: "map, map-greedy, ..., or max(name,name,...)
 /// for a shared slack".
@@ -432,11 +435,17 @@ mod tests {
     fn only_ndcg_with_a_cutoff_takes_the_latent_option() {
         assert_eq!(latent_base("ndcg@10:latent").as_deref(), Some("ndcg@10"));
         assert_eq!(latent_base(" ndcg@3 : latent ").as_deref(), Some("ndcg@3"));
+        assert_eq!(
+            latent_base("ndcg@10:graded:latent").as_deref(),
+            Some("ndcg@10:graded")
+        );
         for name in [
             "ndcg:latent",
             "mrr@10:latent",
             "ndcg@10",
             "ndcg@10:paper:latent",
+            "ndcg@10:latent:graded",
+            "ndcg:graded:latent",
             "map",
         ] {
             assert!(latent_base(name).is_none(), "{name}");
@@ -446,6 +455,7 @@ mod tests {
             "ndcg@10:latent",
             "0.5*ndcg@10:latent",
             "max(map,ndcg@10:latent)",
+            "ndcg@10:graded:latent",
         ] {
             let message = super::super::from_name(name).err().unwrap().to_string();
             assert!(message.contains("alone"), "{name}: {message}");

@@ -268,6 +268,44 @@ pub(super) fn parameters_table(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
     PyTuple::new(py, entries)
 }
 
+/// Every kind of parameter, in the order of `kind_name`'s spellings.
+const KINDS: [Kind; 8] = [
+    Kind::Real,
+    Kind::RealOrBool,
+    Kind::Count,
+    Kind::OptionalCount,
+    Kind::OptionalReal,
+    Kind::Loss,
+    Kind::Choice,
+    Kind::Threads,
+];
+
+/// `_core.SPELLINGS`: the strings of every option value the core reads or reports, by the
+/// name of the `Literal` type of `svmmap._typing` that lists them for type checkers (a test
+/// compares the two), each taken from its owner in the core.
+pub(super) fn spellings(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use crate::binning::{Missing, Strategy};
+    use crate::metrics::{Gain, Ties};
+    use crate::solver::StopReason;
+    let d = PyDict::new(py);
+    let slack = parameter("slack").map_or(&[][..], |p| p.choices);
+    let kinds: Vec<&str> = KINDS.iter().map(|&k| kind_name(k)).collect();
+    let entries: [(&str, &[&str]); 8] = [
+        ("Slack", slack),
+        ("StopReason", &StopReason::NAMES),
+        ("Ties", &Ties::NAMES),
+        ("Gain", &Gain::NAMES),
+        ("BinStrategy", &Strategy::NAMES),
+        ("Missing", &Missing::NAMES),
+        ("Dtype", &super::io::DTYPES),
+        ("ParameterKind", &kinds),
+    ];
+    for (name, values) in entries {
+        d.set_item(name, PyTuple::new(py, values)?)?;
+    }
+    Ok(d)
+}
+
 fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Real => "real",

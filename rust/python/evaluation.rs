@@ -10,7 +10,7 @@ use super::detach;
 use crate::data::kernels::{self, first_non_finite, matvec};
 use crate::data::matrix::Scalar;
 use crate::error::Error;
-use crate::metrics::{self, Conventions, Gain, Metric, Ties};
+use crate::metrics::{self, Conventions, Gain, Metric, NdcgRule, Ties};
 use crate::oracle;
 use crate::runtime::pool::with_threads;
 
@@ -64,16 +64,9 @@ pub(super) fn column_moments<'py>(
     )))
 }
 
-/// Rows of X summed in row order per chunk, so that a long X^T v checks for Ctrl-C between
-/// chunks (a few milliseconds each) without a row-index vector as long as X.
-const TRANSPOSE_CHUNK: usize = 4096;
-
-/// X^T v: the rows of X weighted by `v` (one value per row) and summed, in row order on one
-/// thread, so that the sum does not depend on the thread count. Every form of X (dense, CSR,
-/// bin codes) goes through its own `accumulate_rows`, the kernel of the cut sums. The output is
-/// allocated fallibly (a MemoryError, where NumPy's BLAS product exits the interpreter when
-/// its work buffer cannot be had). X's values are not checked again: this serves fits, whose
-/// X they have just checked.
+/// X^T v (`kernels::transpose_dot`: in row order on one thread, fallible allocation, Ctrl-C
+/// between chunks). X's values are not checked again: this serves fits, whose X they have just
+/// checked.
 #[pyfunction]
 pub(super) fn transpose_dot<'py>(
     py: Python<'py>,
@@ -84,28 +77,7 @@ pub(super) fn transpose_dot<'py>(
     let x = Matrix::extract(x)?;
     let v = slice(&v, "v")?;
     let sums = x.run_checked(py, Check::Shape, n_threads, |m| {
-        let (n, d) = (m.n_rows(), m.n_cols());
-        if v.len() != n {
-            return Err(Error::input(format!(
-                "v has {} values, but X has {n} rows",
-                v.len()
-            )));
-        }
-        // A matrix accumulates in its own form (bin codes: a histogram of the codes, turned
-        // into the indicator columns by `finish`).
-        let what = format!("X^T v over {d} columns");
-        let mut acc = crate::runtime::memory::zeros(m.acc_len(), &what)?;
-        let mut rows = Vec::with_capacity(TRANSPOSE_CHUNK.min(n));
-        let mut start = 0;
-        while start < n {
-            let end = (start + TRANSPOSE_CHUNK).min(n);
-            rows.clear();
-            rows.extend(start..end);
-            m.accumulate_rows(&rows, &v[start..end], &mut acc);
-            crate::runtime::cancel::check()?;
-            start = end;
-        }
-        Ok(m.finish(acc))
+        crate::data::kernels::transpose_dot(m, v)
     })?;
     Ok(PyArray1::from_vec(py, sums))
 }
@@ -247,9 +219,10 @@ pub(super) fn metric_name(name: &str) -> PyResult<String> {
     Ok(Metric::parse(name)?.to_string())
 }
 
-/// A metric on every query (NaN where it is undefined).
+/// A metric on every query (NaN where it is undefined); `letor_ndcg`: NDCG as LETOR 4.0's
+/// script computes it (`metrics::NdcgRule::Letor`).
 #[pyfunction]
-#[pyo3(signature = (metric, y_true, y_score, qid_codes, n_queries, ties, gain, relevance_threshold, n_relevant=None))]
+#[pyo3(signature = (metric, y_true, y_score, qid_codes, n_queries, ties, gain, relevance_threshold, n_relevant=None, letor_ndcg=false))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn evaluate<'py>(
     py: Python<'py>,
@@ -262,32 +235,30 @@ pub(super) fn evaluate<'py>(
     gain: &str,
     relevance_threshold: f64,
     n_relevant: Option<PyReadonlyArray1<'py, f64>>,
+    letor_ndcg: bool,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let metric = Metric::parse(metric)?;
     let conv = Conventions {
-        ties: match ties {
-            "pessimistic" => Ties::Pessimistic,
-            "input" => Ties::InputOrder,
-            other => {
-                return Err(PyErr::from(Error::param(
-                    "ties",
-                    "\"pessimistic\" or \"input\"",
-                    format!("{other:?}"),
-                )))
-            }
-        },
-        gain: match gain {
-            "exp" => Gain::Exponential,
-            "linear" => Gain::Linear,
-            other => {
-                return Err(PyErr::from(Error::param(
-                    "gain",
-                    "\"exp\" or \"linear\"",
-                    format!("{other:?}"),
-                )))
-            }
-        },
+        ties: Ties::parse(ties).ok_or_else(|| {
+            PyErr::from(Error::param(
+                "ties",
+                "\"pessimistic\" or \"input\"",
+                format!("{ties:?}"),
+            ))
+        })?,
+        gain: Gain::parse(gain).ok_or_else(|| {
+            PyErr::from(Error::param(
+                "gain",
+                "\"exp\" or \"linear\"",
+                format!("{gain:?}"),
+            ))
+        })?,
         relevance_threshold,
+        ndcg: if letor_ndcg {
+            NdcgRule::Letor
+        } else {
+            NdcgRule::Standard
+        },
     };
     let (t, s) = (slice(&y_true, "y_true")?, slice(&y_score, "y_score")?);
     check_rows(s.len(), n_queries, 16, "the metric")?;

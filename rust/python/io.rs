@@ -40,6 +40,9 @@ pub(super) fn letor_dict<'py, T: FromF64 + numpy::Element>(
     Ok(d)
 }
 
+/// The value types the reader can produce, as `read_letor`'s dtype spells them.
+pub(super) const DTYPES: [&str; 2] = ["float32", "float64"];
+
 /// Reads a LETOR/svmlight file. Returns a dict with "labels", "qid_codes", "qid_names",
 /// "n_features", "line_numbers", "comments" and either "dense" or "indptr"/"indices"/"values".
 #[pyfunction]
@@ -76,7 +79,8 @@ pub(super) fn read_letor_file<'py>(
             letor_dict(py, data)
         }
         other => Err(PyValueError::new_err(format!(
-            "dtype must be float32 or float64, got {other}"
+            "dtype must be {} or {}, got {other}",
+            DTYPES[0], DTYPES[1]
         ))),
     }
 }

@@ -8,6 +8,7 @@ mod binning;
 mod config;
 mod evaluation;
 mod io;
+mod latent;
 mod partition;
 mod results;
 mod training;
@@ -227,6 +228,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binning::pair_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(training::fit_path, m)?)?;
     m.add_function(wrap_pyfunction!(training::fit_path_from, m)?)?;
+    m.add_function(wrap_pyfunction!(latent::fit_latent, m)?)?;
+    m.add_function(wrap_pyfunction!(latent::latent_target_coefficients, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::predict, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::column_moments, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::transpose_dot, m)?)?;
@@ -254,6 +257,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<training::WarmState>()?;
     m.add("LOSSES", config::losses_table(m.py())?)?;
     m.add("TRAINING_PARAMETERS", config::parameters_table(m.py())?)?;
+    m.add("SPELLINGS", config::spellings(m.py())?)?;
     m.add(
         "LOSS_COMBINATION_EXAMPLES",
         config::combination_examples(m.py())?,

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::oracle::QueryCounts;
-use crate::solver::{IterationRecord, StopReason, Summary};
+use crate::solver::{IterationRecord, Summary};
 
 /// How many queries of a data set can contribute to training, and why the others cannot (the
 /// rule is `oracle::usable`). Local, distributed and baseline training report these.
@@ -148,13 +148,7 @@ impl FitSummary {
             tolerance: s.tolerance,
             qp_seconds: s.qp_seconds,
             qp_fallbacks: s.qp_fallbacks,
-            stop: match s.stop {
-                StopReason::Converged => "converged",
-                StopReason::MaxIter => "max_iter",
-                StopReason::Callback => "callback",
-                StopReason::Stalled => "stalled",
-                StopReason::MaxTime => "max_time",
-            },
+            stop: s.stop.name(),
             problem: ProblemSummary { counts },
             history: history.unbind(),
         })

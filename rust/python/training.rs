@@ -211,7 +211,7 @@ fn path_from<'py>(
     Ok((out, state))
 }
 
-fn fit_summary(py: Python<'_>, s: &solver::Summary) -> PyResult<FitSummary> {
+pub(super) fn fit_summary(py: Python<'_>, s: &solver::Summary) -> PyResult<FitSummary> {
     let counts = QueryCounts {
         usable: s.n_queries,
         no_relevant: s.n_skipped_no_relevant,

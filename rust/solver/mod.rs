@@ -45,6 +45,7 @@
 //!   qp/          the working-set dual and its solvers (SMO, polish, active set)
 
 mod api;
+pub mod latent;
 mod ocas;
 mod options;
 mod plain;

@@ -37,6 +37,28 @@ pub enum StopReason {
     MaxTime,
 }
 
+impl StopReason {
+    /// Every reason, in the order of `NAMES`.
+    pub const ALL: [StopReason; 5] = [
+        StopReason::Converged,
+        StopReason::MaxIter,
+        StopReason::Callback,
+        StopReason::Stalled,
+        StopReason::MaxTime,
+    ];
+    /// The spellings the Python API and model files use (`FitSummary.stop`).
+    pub const NAMES: [&'static str; 5] =
+        ["converged", "max_iter", "callback", "stalled", "max_time"];
+
+    pub fn name(self) -> &'static str {
+        let i = Self::ALL
+            .iter()
+            .position(|&r| r == self)
+            .expect("every reason is in ALL");
+        Self::NAMES[i]
+    }
+}
+
 /// What a progress callback asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Control {

@@ -204,11 +204,13 @@ def _latent_hinge(scores, y, qid, k=10):
     return (total + float(np.sum(extra))) / len(extra)
 
 
-def test_a_latent_fit_that_ends_at_zero_says_what_the_objective_prefers():
-    """Queries of 150 documents, 50 relevant, whose features rank them weakly: the CCCP rounds
-    go from the map model to w = 0. The warning says that along the map model's direction the
-    latent hinge never falls below its value at w = 0; checked here from the hinge's
+def test_a_latent_fit_that_stops_before_zero_says_what_the_objective_prefers():
+    """Queries of 150 documents, 50 relevant, whose features rank them weakly: the first CCCP
+    round goes from the map model to w = 0. The rounds stop before it (the model is the map
+    model, which ranks), and the ConvergenceWarning says that along the map model's direction
+    the latent hinge never falls below its value at w = 0; checked here from the hinge's
     definition at the same multiples, and its value at w = 0 (1: the largest loss)."""
+    from sklearn.exceptions import ConvergenceWarning
     from svmmap._latent import ZERO_RAY
     from svmmap.datasets import make_ranking
 
@@ -223,19 +225,23 @@ def test_a_latent_fit_that_ends_at_zero_says_what_the_objective_prefers():
         random_state=0,
     )
     X, y, qid = data.X.astype(np.float64), data.y, data.qid
-    model, seen = _fit(X, y, qid, C=1.0, loss="ndcg@10:latent")
-    assert model.degenerate_ and len(seen) == 1
-    text = str(seen[0].message)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        model = SVMMap(C=1.0, loss="ndcg@10:latent").fit(X, y, qid=qid)
+    assert not any(issubclass(w.category, DegenerateModelWarning) for w in seen)
+    notes = [str(w.message) for w in seen if issubclass(w.category, ConvergenceWarning)]
+    assert not model.degenerate_ and model.n_rounds_ == 0 and len(notes) == 1
+    text = notes[0]
     assert "prefers w = 0 to every multiple of the map model at every C" in text, text
     start = _fit(X, y, qid, C=1.0, loss="map")[0].coef_
-    assert np.any(start)
+    np.testing.assert_array_equal(model.coef_, start)
     assert _latent_hinge(np.zeros(len(y)), y, qid) == pytest.approx(1.0)
     for t in ZERO_RAY:
         assert _latent_hinge(X @ (t * start), y, qid) >= 1.0 - 1e-9, t
     # The warning's figure for the start agrees with the definition (which checks its sign).
     import re
 
-    stated = float(re.search(r"C = 1 \(latent objective ([0-9.e+-]+)\)", text).group(1))
+    stated = float(re.search(r"map model \(latent objective ([0-9.e+-]+)\)", text).group(1))
     assert 0.5 * float(start @ start) + _latent_hinge(X @ start, y, qid) == pytest.approx(stated, rel=1e-5)
     # Where the features rank the relevant documents well, the same loss learns a model.
     clean = make_ranking(60, 150, 25, label_fractions=(0.67, 0.2, 0.13), size_spread=0.0, random_state=0)

@@ -11,8 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 120
 
-# Temporary, until the lead's orchestrator refactor splits them.
-WAITING = {("python/svmmap/model_selection.py", "fit"), ("python/svmmap/_search.py", "search")}
+# Functions allowed over the limit for a while, as (file, name); none at present.
+WAITING: set = set()
 
 
 def long_functions(source: str) -> list[tuple[str, int]]:

@@ -131,6 +131,11 @@ LONG_CALLS = {
         "y = (rng.random(n) < 0.3).astype(float); s = rng.random(n); q = np.arange(n) // 200\n"
         "work = lambda: [svmmap.metrics.evaluate(y, s, q, ['map', 'ndcg@10', 'mrr@10']) for _ in range(10**6)]"
     ),
+    "metrics.evaluate, LETOR's NDCG": (
+        "rng = np.random.default_rng(0); n = 2_000_000\n"
+        "y = (rng.random(n) < 0.3).astype(float); s = rng.random(n); q = np.arange(n) // 200\n"
+        "work = lambda: [svmmap.metrics.evaluate(y, s, q, ['ndcg@10'], conventions='letor') for _ in range(10**6)]"
+    ),
     "structured_hinge": (
         "rng = np.random.default_rng(0); n = 2_000_000\n"
         "y = (rng.random(n) < 0.3).astype(float); s = rng.random(n); q = np.arange(n) // 500\n"
@@ -139,6 +144,10 @@ LONG_CALLS = {
     "SVMMapCV": (
         "X, y, qid = make_ranking(40, 450, 5, size_spread=0.0, random_state=0)\n"
         "work = lambda: svmmap.SVMMapCV(Cs=[10.0], cv=2, loss='dorm@10', n_jobs=1).fit(X, y, qid=qid)"
+    ),
+    "latent fit": (
+        "X, y, qid = make_ranking(60, 150, 30, label_fractions=(0.65, 0.35), size_spread=0.0, random_state=0)\n"
+        "work = lambda: [svmmap.SVMMap(C=1e4, loss='ndcg@10:latent', n_jobs=1).fit(X, y, qid=qid) for _ in range(10**6)]"
     ),
     "Binner.transform": (
         "X = np.random.default_rng(0).random((2_000_000, 8)); b = svmmap.Binner(n_thresholds=20).fit(X[:1000])\n"
