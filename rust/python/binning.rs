@@ -259,6 +259,9 @@ pub(super) fn bin_codes<'py>(
     }
 }
 
+/// The per-cell sums and counts of `pair_histograms`.
+pub(super) type PairHistograms<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
 /// The 2-D histograms of pair selection (see `crate::binning::pairs`): `coarse` is a
 /// (n_features, n_rows) C-contiguous uint8 array of coarse codes, `sizes` the number of coarse
 /// codes of every feature, `pairs` a (n_pairs, 2) int64 array. Returns (sums, counts), every
@@ -271,7 +274,7 @@ pub(super) fn pair_histograms<'py>(
     pairs: numpy::PyReadonlyArray2<'py, i64>,
     residual: PyReadonlyArray1<'py, f64>,
     n_threads: usize,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+) -> PyResult<PairHistograms<'py>> {
     let (codes, _, n_rows) = rows(&coarse, "coarse codes")?;
     let count = |v: i64| {
         usize::try_from(v).map_err(|_| pyo3::exceptions::PyValueError::new_err("negative size"))
