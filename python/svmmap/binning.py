@@ -130,9 +130,10 @@ class Binner(TransformerMixin, BaseEstimator):
         Pairwise interactions (a GA2M): each pair (i, j) adds a grid of cell indicators
         ``1[x_i > s and x_j > t]`` on coarse thresholds s of feature i and t of feature j, so
         that a linear model scores a sum of per-feature step functions and per-pair step
-        surfaces (`piecewise_scores`). An int k chooses k pairs by FAST (Lou et al., KDD 2013;
-        ``fit`` then needs ``y`` and should get ``qid``): the pairs whose 2-D cell means best
-        fit the per-query residual of an additive model of the labels, see
+        surfaces (`piecewise_scores`). An int k chooses up to k pairs by FAST (Lou et al., KDD
+        2013; ``fit`` then needs ``y`` and should get ``qid``): the pairs whose 2-D cell means
+        best fit the per-query residual of an additive model of the labels, among those that
+        fit it better than chance would let any candidate (none may), see
         ``docs/guide/binning.md``. A list gives the pairs. None (the default): no pairs,
         and the binner is exactly as without this parameter.
     interaction_bins : int, default=32

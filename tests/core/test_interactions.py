@@ -60,10 +60,14 @@ def test_fast_score_of_a_two_by_two_table_by_hand():
     # degree of freedom (4 cells - 2 rows - 2 columns + 1).
     sums = np.array([10.0, -10.0, -10.0, 10.0])
     counts = np.full(4, 10.0)
-    assert interaction_scores(sums, counts, [(2, 2)], 0.5).tolist() == [40.0 - 0.5]
+    scores, bars = interaction_scores(sums, counts, [(2, 2)], 0.5)
+    assert scores.tolist() == [40.0 - 0.5]
+    # One candidate: t = ln 1 + ln 20, bar = 0.5 * (2 sqrt(1 * t) + 2 t).
+    t = np.log(20.0)
+    assert bars.tolist() == pytest.approx([0.5 * (2 * np.sqrt(t) + 2 * t)])
     # Means (1, 1; -1, -1): a main effect of the first feature only, no interaction.
     main = np.array([10.0, 10.0, -10.0, -10.0])
-    assert interaction_scores(main, counts, [(2, 2)], 0.0).tolist() == [0.0]
+    assert interaction_scores(main, counts, [(2, 2)], 0.0)[0].tolist() == [0.0]
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -72,13 +76,15 @@ def test_fast_recovers_planted_pairs(seed):
     X, y, qid = make_ranking(
         n_queries=200, docs_per_query=50, n_features=30, interactions=planted, random_state=seed, shuffle=True
     )
-    binner = Binner(interactions=2).fit(X, y, qid=qid)
+    # Up to 4 pairs asked for: the two planted ones clear the bar, no other does.
+    binner = Binner(interactions=4).fit(X, y, qid=qid)
     assert sorted(binner.interactions_) == [(3, 17), (8, 25)]
     assert np.all(np.diff(binner.interaction_scores_) <= 0)
-    # Without planted pairs, the scores of the best pairs are small against planted ones.
+    # Without planted pairs, what clears the bar (the labels' cut of the utility is not
+    # additive either) scores far below the planted pairs.
     X0, y0, q0 = make_ranking(n_queries=200, docs_per_query=50, n_features=30, random_state=seed)
-    none = Binner(interactions=2).fit(X0, y0, qid=q0)
-    assert none.interaction_scores_.max() < 0.2 * binner.interaction_scores_.min()
+    none = Binner(interactions=4).fit(X0, y0, qid=q0)
+    assert none.interaction_scores_.max(initial=0.0) < 0.1 * binner.interaction_scores_.min()
 
 
 def test_model_on_pair_codes_is_the_model_on_indicators():
@@ -100,7 +106,7 @@ def test_piecewise_scores_with_surfaces_sum_to_predict():
     X, y, qid = make_ranking(n_queries=60, docs_per_query=30, n_features=6, interactions=1, random_state=4)
     X = X.astype(np.float64)
     X[np.random.default_rng(0).random(X.shape) < 0.05] = np.nan
-    model = _ga2m(X, y, qid, missing="indicator", interactions=2, interaction_bins=5)
+    model = _ga2m(X, y, qid, missing="indicator", interactions=[(0, 1), (2, 4)], interaction_bins=5)
     parts = piecewise_scores(model)
     assert len(parts) == 8 and all(isinstance(p, StepSurface) for p in parts[6:])
     assert parts[6].index == (0, 1)
@@ -183,7 +189,9 @@ def test_solr_and_elasticsearch_score_pairs_as_predict(scaled):
 
     X, y, qid = make_ranking(n_queries=40, docs_per_query=30, n_features=5, interactions=1, random_state=9)
     steps = [StandardScaler()] if scaled else []
-    model = make_pipeline(*steps, Binner(n_thresholds=12, interactions=2, interaction_bins=4), SVMMap(C=10.0))
+    model = make_pipeline(
+        *steps, Binner(n_thresholds=12, interactions=[(0, 1), (3, 2)], interaction_bins=4), SVMMap(C=10.0)
+    )
     fit_params = {"binner__qid": qid, "svmmap__qid": qid}
     model.fit(X, y, **fit_params)
     names = [f"f{j}" for j in range(5)]

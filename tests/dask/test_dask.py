@@ -441,10 +441,11 @@ def test_a_ga2m_trains_on_the_cluster_with_pairs_chosen_in_memory(client, fold):
     X, y, qid, chunks = fold
     X = X.astype(np.float32)
     dX, dy, dqid = as_dask_arrays(X, y, qid, chunks)
-    binner = svmmap.dask.Binner(n_thresholds=20, interactions=2, interaction_bins=6).fit(X, y, qid=qid)
-    assert len(binner.interactions_) == 2
+    pairs = [(4, 28), (14, 22)]
+    binner = svmmap.dask.Binner(n_thresholds=20, interactions=pairs, interaction_bins=6).fit(X, y, qid=qid)
+    assert binner.interactions_ == pairs
     dist = svmmap.dask.SVMMap(C=10.0).fit(binner.transform(dX), dy, qid=dqid)
-    pipe = make_pipeline(svmmap.Binner(n_thresholds=20, interactions=2, interaction_bins=6), svmmap.SVMMap(C=10.0))
+    pipe = make_pipeline(svmmap.Binner(n_thresholds=20, interactions=pairs, interaction_bins=6), svmmap.SVMMap(C=10.0))
     pipe.fit(X, y, binner__qid=qid, svmmap__qid=qid)
     assert pipe[0].interactions_ == binner.interactions_
     assert_same_model(dist, pipe[-1])
