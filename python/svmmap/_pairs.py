@@ -47,8 +47,10 @@ SELECTION_BINS = 8
 #: Backfitting sweeps over the base features for the main-effects residual.
 BACKFIT_SWEEPS = 4
 #: Documents that pair selection reads at most (whole queries, drawn with a fixed seed), which
-#: bounds its cost on large data; below it every document is used.
-SELECTION_ROWS = 200_000
+#: bounds its cost on large data; below it every document is used. 50,000 documents put about
+#: 600 in a cell of the 9 x 9 selection grid; on 100,000 documents x 136 features, reading all
+#: of them made the selection 1.9 times the per-feature fit (benchmarks/interactions.py --cost).
+SELECTION_ROWS = 50_000
 
 
 def coarse_indices(n_thresholds: int, n_coarse: int) -> np.ndarray:
