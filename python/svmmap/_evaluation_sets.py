@@ -165,22 +165,15 @@ def _check_watchable(first: tuple) -> None:
         )
 
 
-def _eval_sets(
-    eval_set: Optional[Sequence[tuple]],
+def _eval_arguments(
+    eval_set: Sequence[tuple],
     eval_group: Optional[Sequence[Any]],
     eval_qid: Optional[Sequence[Any]],
     eval_metric: Union[str, Sequence[str]],
-    n_features: int,
-    threads: int,
-    threshold: float,
-    names: Optional[Sequence[str]] = None,
-    training: Optional[Sequence[bool]] = None,
-) -> Optional[list]:
-    """The checked validation sets as (name, scorer, {metric: values}) triples, or None."""
-    if eval_set is None:
-        if eval_group is not None or eval_qid is not None:
-            raise ValueError("eval_group and eval_qid describe eval_set, which was not given")
-        return None
+    names: Optional[Sequence[str]],
+) -> Tuple[List[str], Optional[List[str]], str, list]:
+    """The eval-set arguments checked against each other: (metrics, names, "eval_group" or
+    "eval_qid", the groupings of every set)."""
     if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
         raise ValueError("eval_set must be a list of (X, y) tuples, e.g. eval_set=[(X_val, y_val)]")
     metrics = [eval_metric] if isinstance(eval_metric, str) else list(eval_metric)
@@ -202,6 +195,26 @@ def _eval_sets(
     grouping = list(eval_group if eval_group is not None else eval_qid or ())
     if len(grouping) != len(eval_set):
         raise ValueError(f"{kind} has {len(grouping)} entries for {len(eval_set)} eval_set entries")
+    return metrics, names, kind, grouping
+
+
+def _eval_sets(
+    eval_set: Optional[Sequence[tuple]],
+    eval_group: Optional[Sequence[Any]],
+    eval_qid: Optional[Sequence[Any]],
+    eval_metric: Union[str, Sequence[str]],
+    n_features: int,
+    threads: int,
+    threshold: float,
+    names: Optional[Sequence[str]] = None,
+    training: Optional[Sequence[bool]] = None,
+) -> Optional[list]:
+    """The checked validation sets as (name, scorer, {metric: values}) triples, or None."""
+    if eval_set is None:
+        if eval_group is not None or eval_qid is not None:
+            raise ValueError("eval_group and eval_qid describe eval_set, which was not given")
+        return None
+    metrics, names, kind, grouping = _eval_arguments(eval_set, eval_group, eval_qid, eval_metric, names)
     from .metrics import evaluate
 
     out: list = []
