@@ -13,7 +13,10 @@ input). Three kinds exist:
   `BinnedMatrix` (one column per base feature), every base feature's thresholds
   concatenated (float64) and the offsets of each feature's block (int64); ``missing`` is true when
   the codes carry missing-value indicators. ``n_cols`` counts the indicator columns the codes stand
-  for, the length of ``coef_``.
+  for, the length of ``coef_``. With pairwise interactions, ``arrays = (codes, values, offsets,
+  grids)``: the codes have one more column per pair after the base features', and ``grids``
+  (int64) holds every pair's two coarse threshold counts (a_0, b_0, a_1, b_1, ...), see
+  ``rust/data/binned.rs``.
 """
 
 from __future__ import annotations
@@ -66,9 +69,16 @@ class CoreMatrix:
 
     @classmethod
     def binned(
-        cls, codes: np.ndarray, values: np.ndarray, offsets: np.ndarray, n_cols: int, missing: bool
+        cls,
+        codes: np.ndarray,
+        values: np.ndarray,
+        offsets: np.ndarray,
+        n_cols: int,
+        missing: bool,
+        grids: Any = None,
     ) -> "CoreMatrix":
-        return cls("binned", (codes, values, offsets), codes.shape[0], n_cols, missing)
+        arrays = (codes, values, offsets) if grids is None else (codes, values, offsets, grids)
+        return cls("binned", arrays, codes.shape[0], n_cols, missing)
 
     @property
     def shape(self) -> Tuple[int, int]:
@@ -80,8 +90,9 @@ class CoreMatrix:
             return CoreMatrix.dense(self.arrays[0][rows])
         if self.kind == "binned":
             # One row of codes per document; the thresholds are shared.
-            codes, values, offsets = self.arrays
-            return CoreMatrix.binned(codes[rows], values, offsets, self.n_cols, self.missing)
+            codes, values, offsets = self.arrays[:3]
+            grids = self.arrays[3] if len(self.arrays) == 4 else None
+            return CoreMatrix.binned(codes[rows], values, offsets, self.n_cols, self.missing, grids)
         data, indices, indptr = self.arrays
         starts, ends = indptr[rows], indptr[rows + 1]
         lengths = ends - starts
@@ -107,7 +118,7 @@ class CoreMatrix:
             mean = np.bincount(indices, weights=values, minlength=self.n_cols) / n
             square = np.bincount(indices, weights=values * values, minlength=self.n_cols) / n
         else:
-            codes, _, offsets = self.arrays
+            codes, _, offsets = self.arrays[:3]
             shares = []
             for f, k in enumerate(np.diff(offsets).tolist()):
                 counts = np.bincount(codes[:, f], minlength=k + 2)
@@ -116,6 +127,13 @@ class CoreMatrix:
                 shares.append(above / n)
                 if self.missing:
                     shares.append(np.array([counts[k + 1] / n]))
+            grids = self.arrays[3].reshape(-1, 2) if len(self.arrays) == 4 else np.zeros((0, 2), np.int64)
+            for p, (a, b) in enumerate(grids.tolist()):
+                # Cell (s, t) is set by the codes ci * (b + 1) + cj with ci >= s, cj >= t: the
+                # 2-D suffix sums of the code counts (the missing code sets none).
+                cells = np.bincount(codes[:, len(offsets) - 1 + p], minlength=(a + 1) * (b + 1) + 1)
+                grid = cells[: (a + 1) * (b + 1)].reshape(a + 1, b + 1)[::-1, ::-1].cumsum(0).cumsum(1)[::-1, ::-1]
+                shares.append(grid[1:, 1:].reshape(-1) / n)
             mean = np.concatenate(shares) if shares else np.zeros(0)
             square = mean
         return mean, np.maximum(square - mean * mean, 0.0)

@@ -20,6 +20,7 @@ from ._data import CoreMatrix
 __all__ = [
     "BINNER_DICT_TYPE",
     "BINNER_DICT_VERSION",
+    "BINNER_PAIRS_VERSION",
     "SCALER_TYPES",
     "BinningSpec",
     "ScalerSpec",
@@ -41,8 +42,12 @@ __all__ = [
 ]
 
 #: The "type" and "version" of a Binner's dict (``Binner.to_dict``, the "binning" of a model file).
+#: A binner without pairwise interactions writes version 1, which every svmmap reads; one with
+#: pairs writes ``BINNER_PAIRS_VERSION``, which svmmap before pairs refuses ("written by a newer
+#: svmmap; upgrade svmmap").
 BINNER_DICT_TYPE = "svmmap.Binner"
 BINNER_DICT_VERSION = 1
+BINNER_PAIRS_VERSION = 2
 
 
 @dataclass
@@ -55,6 +60,10 @@ class BinningSpec:
     thresholds: List[np.ndarray]
     n_features_in: int
     feature_names_in: Optional[List[str]] = None
+    #: Pairwise interactions (features i, j) and each pair's coarse thresholds of i and of j,
+    #: a subset of their thresholds (see ``svmmap._pairs``).
+    pairs: Optional[List[Tuple[int, int]]] = None
+    pair_thresholds: Optional[List[Tuple[np.ndarray, np.ndarray]]] = None
 
     @property
     def missing(self) -> str:
@@ -62,9 +71,39 @@ class BinningSpec:
 
     @property
     def n_output(self) -> int:
-        """Indicator columns: one per threshold, plus one per feature for missing values."""
+        """Indicator columns: one per threshold, plus one per feature for missing values, then
+        a b cell indicators per pair with a and b coarse thresholds."""
         extra = 1 if self.missing == "indicator" else 0
-        return int(sum(len(k) + extra for k in self.thresholds))
+        base = int(sum(len(k) + extra for k in self.thresholds))
+        return base + sum(len(a) * len(b) for a, b in self.pair_thresholds or [])
+
+    def pair_indices(self) -> List[Tuple[np.ndarray, np.ndarray]]:
+        """Every pair's coarse thresholds as indices into its features' thresholds."""
+        out = []
+        for (i, j), (a, b) in zip(self.pairs or [], self.pair_thresholds or []):
+            out.append(
+                (
+                    np.searchsorted(self.thresholds[i], a).astype(np.int64),
+                    np.searchsorted(self.thresholds[j], b).astype(np.int64),
+                )
+            )
+        return out
+
+    def with_pair_codes(self, codes: np.ndarray) -> np.ndarray:
+        """The base bin codes followed by the pair codes (the codes alone without pairs)."""
+        if not self.pairs:
+            return codes
+        from ._pairs import pair_codes
+
+        counts = [len(k) for k in self.thresholds]
+        extra = pair_codes(codes, self.pairs, self.pair_indices(), counts, self.missing == "indicator")
+        # hstack takes the wider dtype: uint16 for all the codes when a pair's codes need it.
+        return np.ascontiguousarray(np.hstack([codes, extra]))
+
+    def grids(self) -> np.ndarray:
+        """The pairs' coarse threshold counts (a_0, b_0, a_1, b_1, ...) as the core reads them."""
+        flat = [n for a, b in self.pair_thresholds or [] for n in (len(a), len(b))]
+        return np.asarray(flat, dtype=np.int64)
 
     def flat(self) -> Tuple[np.ndarray, np.ndarray]:
         """All thresholds in one array and the offsets of every feature's block."""
@@ -75,14 +114,18 @@ class BinningSpec:
         return np.ascontiguousarray(values, dtype=np.float64), offsets
 
     def codes(self, X: np.ndarray, n_threads: int) -> np.ndarray:
-        """The bin codes of a dense, C-contiguous ``X`` (uint8 or uint16, see BinnedMatrix)."""
+        """The bin codes of a dense, C-contiguous ``X`` (uint8 or uint16, see BinnedMatrix),
+        followed by the pair codes when there are pairs."""
         values, offsets = self.flat()
-        return _core.bin_codes(X, values, offsets, self.config, n_threads)
+        return self.with_pair_codes(_core.bin_codes(X, values, offsets, self.config, n_threads))
 
     def core_codes(self, X: np.ndarray, n_threads: int) -> CoreMatrix:
         """The binned matrix of ``X`` as ``_core.predict`` and ``_core.fit_path`` take it."""
         values, offsets = self.flat()
-        return CoreMatrix.binned(self.codes(X, n_threads), values, offsets, self.n_output, self.missing == "indicator")
+        grids = self.grids() if self.pairs else None
+        return CoreMatrix.binned(
+            self.codes(X, n_threads), values, offsets, self.n_output, self.missing == "indicator", grids
+        )
 
     @classmethod
     def fit(
@@ -105,7 +148,9 @@ class BinningSpec:
         ``output="codes"``)."""
         from ._binned import BinnedMatrix
 
-        return BinnedMatrix._trusted(self.codes(X, n_threads), list(self.thresholds), self.missing)
+        return BinnedMatrix._trusted(
+            self.codes(X, n_threads), list(self.thresholds), self.missing, self.pairs, self.pair_thresholds
+        )
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """The indicator columns' names (as ``Binner.get_feature_names_out()``), of
@@ -114,11 +159,11 @@ class BinningSpec:
             names = [str(n) for n in input_features]
         else:
             names = self.feature_names_in or [f"x{j}" for j in range(self.n_features_in)]
-        return indicator_names(names, self.thresholds, self.missing)
+        return indicator_names(names, self.thresholds, self.missing, self.pairs, self.pair_thresholds)
 
     def to_dict(self) -> Dict[str, Any]:
         """The Binner dict of these thresholds (``Binner.to_dict``; read by ``binning_from_dict``)."""
-        return {
+        out: Dict[str, Any] = {
             "type": BINNER_DICT_TYPE,
             "version": BINNER_DICT_VERSION,
             "params": {
@@ -131,6 +176,20 @@ class BinningSpec:
             "thresholds": [[float(t) for t in k] for k in self.thresholds],
             "n_output_features": int(self.n_output),
         }
+        if self.pairs:
+            out["version"] = BINNER_PAIRS_VERSION
+            given = self.params.get("interactions")
+            if given is not None and not isinstance(given, (int, np.integer)):
+                given = [[int(v) for v in p] for p in given]
+            out["params"]["interactions"] = None if given is None else json_value("interactions", given)
+            out["params"]["interaction_bins"] = int(self.params.get("interaction_bins", 32))
+            out["interactions"] = [
+                {"features": [int(i), int(j)], "thresholds": [[float(t) for t in a], [float(t) for t in b]]}
+                for (i, j), (a, b) in zip(self.pairs, self.pair_thresholds or [])
+            ]
+            # Before n_output_features, so that a reader sees the pairs that make its count.
+            out["n_output_features"] = out.pop("n_output_features")
+        return out
 
     def indicators(self, X: np.ndarray, n_threads: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
         """The indicator features of a dense, C-contiguous ``X`` as the CSR parts (data,
@@ -141,9 +200,16 @@ class BinningSpec:
         return data, indices, indptr, X.shape[0], n_cols
 
 
-def indicator_names(names: List[str], thresholds: List[np.ndarray], missing: str) -> np.ndarray:
+def indicator_names(
+    names: List[str],
+    thresholds: List[np.ndarray],
+    missing: str,
+    pairs: Optional[List[Tuple[int, int]]] = None,
+    pair_thresholds: Optional[List[Tuple[np.ndarray, np.ndarray]]] = None,
+) -> np.ndarray:
     """The names of a binner's indicator columns: ``"name>threshold"``, and ``"name=missing"``
-    after each feature's thresholds with ``missing="indicator"``. Thresholds are written with
+    after each feature's thresholds with ``missing="indicator"``, then every pair's cells
+    ``"a>s&b>t"`` (both coarse thresholds exceeded), row by row. Thresholds are written with
     Python's shortest round-trip representation, so the names are unique and give the exact
     thresholds back."""
     out: List[str] = []
@@ -151,6 +217,8 @@ def indicator_names(names: List[str], thresholds: List[np.ndarray], missing: str
         out.extend(f"{name}>{float(t)!r}" for t in k)
         if missing == "indicator":
             out.append(f"{name}=missing")
+    for (i, j), (a, b) in zip(pairs or [], pair_thresholds or []):
+        out.extend(f"{names[i]}>{float(s)!r}&{names[j]}>{float(t)!r}" for s in a for t in b)
     return np.asarray(out, dtype=object)
 
 
@@ -166,12 +234,12 @@ def binning_from_dict(d: Any) -> BinningSpec:
         got = d.get("type") if isinstance(d, dict) else type(d).__name__
         raise ValueError(f'not a Binner dict (expected "type": "{BINNER_DICT_TYPE}", got {got!r})')
     version = d.get("version")
-    if version != BINNER_DICT_VERSION:
-        newer = isinstance(version, int) and version > BINNER_DICT_VERSION
+    if version not in (BINNER_DICT_VERSION, BINNER_PAIRS_VERSION) or isinstance(version, bool):
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > BINNER_PAIRS_VERSION
         raise ValueError(
             f"Binner dict version {version!r} "
             + ("was written by a newer svmmap; upgrade svmmap" if newer else "is not supported")
-            + f" (this svmmap reads version {BINNER_DICT_VERSION})"
+            + f" (this svmmap reads versions {BINNER_DICT_VERSION} and {BINNER_PAIRS_VERSION})"
         )
     for key in ("params", "thresholds", "n_features_in"):
         if key not in d:
@@ -201,10 +269,52 @@ def binning_from_dict(d: Any) -> BinningSpec:
         if len(names) != n_features:
             raise ValueError(f"Binner dict has {len(names)} feature names for {n_features} features")
     spec = BinningSpec(config, params, thresholds, n_features, None if names is None else list(names))
+    if version == BINNER_PAIRS_VERSION:
+        spec.pairs, spec.pair_thresholds = _pairs_from_dict(d.get("interactions"), thresholds)
+    elif "interactions" in d:
+        raise ValueError(f'a Binner dict of version {BINNER_DICT_VERSION} has no "interactions"')
     stored = d.get("n_output_features")
     if stored is not None and count(stored, "n_output_features") != spec.n_output:
         raise ValueError(f"Binner dict says {stored} output features but its thresholds give {spec.n_output}")
     return spec
+
+
+def _pairs_from_dict(raw: Any, thresholds: List[np.ndarray]) -> Tuple[List[Tuple[int, int]], List[Any]]:
+    """The "interactions" of a version-2 Binner dict, checked: two different features each, and
+    coarse thresholds that are some of their features' thresholds (which the codes rely on)."""
+    from ._pairs import MAX_PAIR_BINS
+
+    if not isinstance(raw, list) or not raw:
+        raise ValueError(f'"interactions" must be a non-empty list of pairs, got {show(raw)}')
+    pairs: List[Tuple[int, int]] = []
+    coarse: List[Any] = []
+    for p, item in enumerate(raw):
+        where = f'"interactions"[{p}]'
+        if not isinstance(item, dict) or not isinstance(item.get("features"), list) or len(item["features"]) != 2:
+            raise ValueError(f'{where} must be an object with "features": [i, j], got {show(item)}')
+        i, j = (count(f, f"{where}.features") for f in item["features"])
+        if i == j or max(i, j) >= len(thresholds):
+            raise ValueError(f"{where} must name two different features below {len(thresholds)}, got [{i}, {j}]")
+        ks = item.get("thresholds")
+        if not (isinstance(ks, list) and len(ks) == 2 and all(isinstance(k, list) for k in ks)):
+            raise ValueError(f"{where}.thresholds must be two lists of numbers, got {show(ks)}")
+        grid = []
+        for f, k in zip((i, j), ks):
+            if not all(is_number(t) for t in k):
+                raise ValueError(f"{where}.thresholds must be two lists of numbers, got {show(ks)}")
+            values = np.asarray(k, dtype=np.float64).reshape(-1)
+            if (
+                len(values) > MAX_PAIR_BINS
+                or not np.all(np.isin(values, thresholds[f]))
+                or np.any(np.diff(values) <= 0)
+            ):
+                raise ValueError(
+                    f"{where}: the coarse thresholds of feature {f} must be at most {MAX_PAIR_BINS} of its thresholds, increasing"
+                )
+            grid.append(values)
+        pairs.append((i, j))
+        coarse.append((grid[0], grid[1]))
+    return pairs, coarse
 
 
 #: The scalers a model file holds: their "type" (the class's import path), and the fitted

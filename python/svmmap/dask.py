@@ -463,14 +463,15 @@ class Binner(_ClientMixin, _LocalBinner):
     True
     """
 
-    def fit(self, X: Any, y: Any = None) -> "Binner":
+    def fit(self, X: Any, y: Any = None, qid: Any = None) -> "Binner":
         """Fit the thresholds of every column of ``X`` (a Dask collection or in-memory data).
 
         Parameters
         ----------
         X : dask.array.Array, dask.dataframe.DataFrame or array-like of shape (n_documents, n_base_features)
             Base feature values, partitioned by rows for Dask input.
-        y : ignored
+        y, qid : ignored for Dask input (pairwise interactions are refused there); for
+            in-memory data, as ``svmmap.Binner.fit``.
 
         Returns
         -------
@@ -478,10 +479,15 @@ class Binner(_ClientMixin, _LocalBinner):
         """
         forget_fit(self)
         if not (_is_dask_array(X) or _is_dask_frame(X)):
-            return super().fit(X, y)
+            return super().fit(X, y, qid=qid)
         from dask import delayed
 
         config = self._check_params()
+        if self.interactions is not None:
+            raise ValueError(
+                "svmmap.dask.Binner does not fit pairwise interactions on Dask collections "
+                f"(interactions={self.interactions!r}); fit svmmap.Binner(interactions=...) on data in memory"
+            )
         # The merged columns hold no NaN (each partition sends its non-NaN values), so they
         # are fitted as columns without missing values.
         column_config = _core.BinnerConfig(**{**config.kwargs(), "missing": "error"})

@@ -255,10 +255,4 @@ def _binner_of(binning: Any) -> Any:
     from .binning import Binner
 
     # read_model checked these parameters (binning.config is the core's BinnerConfig of them).
-    binner = Binner(**{k: v for k, v in binning.params.items() if k in Binner._get_param_names()})
-    binner.thresholds_ = binning.thresholds
-    binner.n_features_in_ = binning.n_features_in
-    if binning.feature_names_in is not None:
-        binner.feature_names_in_ = np.asarray(binning.feature_names_in, dtype=object)
-    binner.n_output_features_ = binning.n_output
-    return binner
+    return Binner._from_spec(binning)

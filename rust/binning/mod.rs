@@ -17,7 +17,9 @@
 //! The parts: `thresholds` (the fitted thresholds and the choices `Strategy` and `Missing`),
 //! `config` (a binner's configuration, its defaults and its validation),
 //! `fit` (fitting thresholds, reading columns in order through `order`), `transform` (to the
-//! indicators or to bin codes) and `checks` (the input checks that fit and transform share).
+//! indicators or to bin codes), `checks` (the input checks that fit and transform share) and
+//! `pairs` (the 2-D histograms that choose pairwise interactions; the pairs' codes and kernels
+//! are in `crate::data::binned`).
 //! This file lists them and re-exports the names the rest of the crate and the bindings use;
 //! the parts import each other directly, never through here.
 
@@ -25,10 +27,12 @@ mod checks;
 pub mod config;
 pub mod fit;
 mod order;
+pub mod pairs;
 pub mod thresholds;
 pub mod transform;
 
 pub use config::{BinnerConfig, Output, MAX_THRESHOLDS};
 pub use fit::fit;
+pub use pairs::pair_histograms;
 pub use thresholds::{Missing, Strategy, Thresholds};
 pub use transform::{code_width, codes, transform, Indicators};

@@ -15,6 +15,16 @@
 //!   a sum over up to K_f columns;
 //! - X^T c: per feature, the histogram of c over the codes, turned into the columns by a suffix
 //!   sum (column start_f + t gets the sum of c over the codes above t), once per cut.
+//!
+//! Pairwise interactions (GA2M) are further code columns after the base features' (see
+//! `BinLayout::with_pairs`). A pair p on coarse bins of two features, with a and b coarse
+//! thresholds, has the code c = ci (b + 1) + cj for coarse codes ci in 0..=a and cj in 0..=b,
+//! and owns the a b columns of the 2-D cumulative indicators 1[ci >= s and cj >= t] for s in
+//! 1..=a, t in 1..=b (column start_p + (s - 1) b + (t - 1)): the 2-D analogue of the threshold
+//! indicators, so that the model is a sum of per-feature steps and per-pair step surfaces. A
+//! document missing either feature has the code (a + 1)(b + 1), which sets no column. The same
+//! two kernels apply: the pair's table is the 2-D prefix sum of its weights (one slot per code),
+//! and its columns of X^T c the 2-D suffix sums of its histogram.
 
 use rayon::prelude::*;
 
@@ -53,16 +63,19 @@ impl Code for u16 {
     }
 }
 
-/// Where every base feature's columns and table slots begin.
+/// Where every base feature's and pair's columns and table slots begin.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BinLayout {
-    /// Number of thresholds of every feature.
+    /// Number of thresholds of every base feature.
     pub counts: Vec<usize>,
-    /// First indicator column of every feature.
+    /// First indicator column of every base feature, then of every pair.
     pub starts: Vec<usize>,
-    /// First slot of every feature in a table or histogram (codes 0..=K_f, then the missing
-    /// code), and the total number of slots at the end.
+    /// First slot of every base feature in a table or histogram (codes 0..=K_f, then the
+    /// missing code), then of every pair (its (a + 1)(b + 1) cells, then its missing code), and
+    /// the total number of slots at the end.
     pub slots: Vec<usize>,
+    /// The coarse threshold counts (a, b) of every pair, after the base features.
+    pub grids: Vec<(usize, usize)>,
     pub n_cols: usize,
     pub missing: Missing,
 }
@@ -83,24 +96,63 @@ impl BinLayout {
             counts,
             starts,
             slots,
+            grids: Vec::new(),
             n_cols,
             missing,
         }
     }
 
+    /// The layout of the base features of `th` followed by pairs with the coarse threshold
+    /// counts `grids` (see the top of this file): pair p's columns follow all the base
+    /// features' columns and the earlier pairs', and so do its slots.
+    pub fn with_pairs(th: &Thresholds, missing: Missing, grids: &[(usize, usize)]) -> Self {
+        let mut layout = Self::new(th, missing);
+        let mut at = layout.slots.pop().unwrap_or(0);
+        for &(a, b) in grids {
+            layout.starts.push(layout.n_cols);
+            layout.slots.push(at);
+            layout.n_cols += a * b;
+            at += (a + 1) * (b + 1) + 1;
+        }
+        layout.slots.push(at);
+        layout.grids = grids.to_vec();
+        layout
+    }
+
+    /// Number of base features.
     pub fn n_features(&self) -> usize {
         self.counts.len()
     }
 
-    /// The largest code any feature can have (0 without features).
-    pub fn max_code(&self) -> usize {
+    /// Number of code columns: the base features, then the pairs.
+    pub fn n_code_columns(&self) -> usize {
+        self.counts.len() + self.grids.len()
+    }
+
+    /// The largest code column `f` can have: K_f (K_f + 1 with a missing indicator) for a base
+    /// feature, the missing code (a + 1)(b + 1) for a pair.
+    pub fn code_limit(&self, f: usize) -> usize {
         let extra = usize::from(self.missing == Missing::Indicator);
-        self.counts.iter().map(|k| k + extra).max().unwrap_or(0)
+        match f.checked_sub(self.counts.len()) {
+            None => self.counts[f] + extra,
+            Some(p) => {
+                let (a, b) = self.grids[p];
+                (a + 1) * (b + 1)
+            }
+        }
+    }
+
+    /// The largest code any column can have (0 without columns).
+    pub fn max_code(&self) -> usize {
+        (0..self.n_code_columns())
+            .map(|f| self.code_limit(f))
+            .max()
+            .unwrap_or(0)
     }
 
     /// The score table of `prepare` (see the top of this file).
     pub fn table(&self, w: &[f64]) -> Vec<f64> {
-        let mut table = vec![0.0; self.slots[self.n_features()]];
+        let mut table = vec![0.0; self.slots[self.n_code_columns()]];
         for f in 0..self.n_features() {
             let (k, c, s) = (self.counts[f], self.starts[f], self.slots[f]);
             let mut run = 0.0;
@@ -110,6 +162,20 @@ impl BinLayout {
             }
             if self.missing == Missing::Indicator {
                 table[s + k + 1] = w[c + k];
+            }
+        }
+        for (p, &(a, b)) in self.grids.iter().enumerate() {
+            let f = self.n_features() + p;
+            let (c, s) = (self.starts[f], self.slots[f]);
+            // T[ci][cj] = T[ci - 1][cj] + (w[ci][1] + ... + w[ci][cj]): row by row, so that
+            // every entry is a sum of weights without a subtraction. Row 0, column 0 and the
+            // missing code stay 0.
+            for ci in 1..=a {
+                let mut run = 0.0;
+                for cj in 1..=b {
+                    run += w[c + (ci - 1) * b + (cj - 1)];
+                    table[s + ci * (b + 1) + cj] = table[s + (ci - 1) * (b + 1) + cj] + run;
+                }
             }
         }
         table
@@ -129,7 +195,33 @@ impl BinLayout {
                 g[c + k] = hist[s + k + 1];
             }
         }
+        for (p, &(a, b)) in self.grids.iter().enumerate() {
+            let f = self.n_features() + p;
+            let (c, s) = (self.starts[f], self.slots[f]);
+            // G[s][t] = G[s + 1][t] + (H[s][t] + ... + H[s][b]) over the cells with ci >= s
+            // and cj >= t; the histogram's missing slot reaches no column.
+            for si in (1..=a).rev() {
+                let mut run = 0.0;
+                for t in (1..=b).rev() {
+                    run += hist[s + si * (b + 1) + t];
+                    let below = if si < a { g[c + si * b + (t - 1)] } else { 0.0 };
+                    g[c + (si - 1) * b + (t - 1)] = below + run;
+                }
+            }
+        }
         g
+    }
+
+    /// Where pair p's code sets its columns: (first column, b, ci, cj), the columns
+    /// first + s b + t for s < ci and t < cj; ci = 0 for the missing code, which sets none.
+    #[inline]
+    fn pair_cells(&self, p: usize, code: usize) -> (usize, usize, usize, usize) {
+        let (a, b) = self.grids[p];
+        let c = self.starts[self.n_features() + p];
+        if code > a * (b + 1) + b {
+            return (c, b, 0, 0);
+        }
+        (c, b, code / (b + 1), code % (b + 1))
     }
 }
 
@@ -153,33 +245,57 @@ impl<'a, C: Code> BinnedView<'a, C> {
         th: &Thresholds,
         missing: Missing,
     ) -> Result<Self> {
+        Self::with_pairs(codes, n_rows, n_features, th, missing, &[])
+    }
+
+    /// `new` for codes with `grids.len()` pair columns after the `n_features` base features
+    /// (see `BinLayout::with_pairs`).
+    pub fn with_pairs(
+        codes: &'a [C],
+        n_rows: usize,
+        n_features: usize,
+        th: &Thresholds,
+        missing: Missing,
+        grids: &[(usize, usize)],
+    ) -> Result<Self> {
         if th.n_features() != n_features {
             return Err(Error::input(format!(
                 "the bin codes have {n_features} features, but their thresholds are for {}",
                 th.n_features()
             )));
         }
-        if n_rows.checked_mul(n_features) != Some(codes.len()) {
+        let width = n_features + grids.len();
+        if n_rows.checked_mul(width) != Some(codes.len()) {
             return Err(Error::input(format!(
-                "bin codes of shape ({n_rows}, {n_features}) need {} values, got {}",
-                n_rows as u128 * n_features as u128,
+                "bin codes of shape ({n_rows}, {width}) need {} values, got {}",
+                n_rows as u128 * width as u128,
                 codes.len()
             )));
         }
-        let layout = BinLayout::new(th, missing);
+        let layout = BinLayout::with_pairs(th, missing, grids);
         let extra = usize::from(missing == Missing::Indicator);
-        if n_features > 0 {
+        let limits: Vec<usize> = (0..width).map(|f| layout.code_limit(f)).collect();
+        if width > 0 {
             let bad = codes
-                .par_chunks(CHECK_ROWS * n_features)
+                .par_chunks(CHECK_ROWS * width)
                 .enumerate()
                 .find_map_first(|(c, chunk)| {
                     chunk.iter().enumerate().find_map(|(i, v)| {
-                        let f = i % n_features;
-                        (v.to_usize() > layout.counts[f] + extra)
-                            .then(|| (c * CHECK_ROWS + i / n_features, f, v.to_usize()))
+                        let f = i % width;
+                        (v.to_usize() > limits[f])
+                            .then(|| (c * CHECK_ROWS + i / width, f, v.to_usize()))
                     })
                 });
             if let Some((r, f, v)) = bad {
+                if f >= n_features {
+                    let (a, b) = grids[f - n_features];
+                    return Err(Error::input(format!(
+                        "bin code {v} at row {r}, pair {} is out of range: the pair has {a} x \
+                         {b} coarse thresholds, so its codes are 0..={}",
+                        f - n_features,
+                        (a + 1) * (b + 1)
+                    )));
+                }
                 let k = layout.counts[f];
                 let what = if extra == 1 {
                     format!("0..={k} (and {} for a missing value)", k + 1)
@@ -201,7 +317,7 @@ impl<'a, C: Code> BinnedView<'a, C> {
 
     #[inline(always)]
     fn row(&self, row: usize) -> &'a [C] {
-        let d = self.layout.n_features();
+        let d = self.layout.n_code_columns();
         &self.codes[row * d..(row + 1) * d]
     }
 
@@ -221,8 +337,9 @@ impl<C: Code> RowMatrix for BinnedView<'_, C> {
     /// table; `row_score` is the fast way).
     fn row_dot(&self, row: usize, w: &[f64]) -> f64 {
         let l = &self.layout;
+        let (codes, n_base) = (self.row(row), l.n_features());
         let mut acc = 0.0;
-        for (f, code) in self.row(row).iter().enumerate() {
+        for (f, code) in codes[..n_base].iter().enumerate() {
             let (k, c) = (l.counts[f], l.starts[f]);
             let code = code.to_usize();
             if code > k {
@@ -233,17 +350,34 @@ impl<C: Code> RowMatrix for BinnedView<'_, C> {
                 }
             }
         }
+        for (p, code) in codes[n_base..].iter().enumerate() {
+            let (c, b, ci, cj) = l.pair_cells(p, code.to_usize());
+            for s in 0..ci {
+                for v in &w[c + s * b..c + s * b + cj] {
+                    acc += v;
+                }
+            }
+        }
         acc
     }
     fn row_axpy(&self, row: usize, alpha: f64, out: &mut [f64]) {
         let l = &self.layout;
-        for (f, code) in self.row(row).iter().enumerate() {
+        let (codes, n_base) = (self.row(row), l.n_features());
+        for (f, code) in codes[..n_base].iter().enumerate() {
             let (k, c) = (l.counts[f], l.starts[f]);
             let code = code.to_usize();
             if code > k {
                 out[c + k] += alpha;
             } else {
                 for o in &mut out[c..c + code] {
+                    *o += alpha;
+                }
+            }
+        }
+        for (p, code) in codes[n_base..].iter().enumerate() {
+            let (c, b, ci, cj) = l.pair_cells(p, code.to_usize());
+            for s in 0..ci {
+                for o in &mut out[c + s * b..c + s * b + cj] {
                     *o += alpha;
                 }
             }
@@ -274,7 +408,7 @@ impl<C: Code> RowMatrix for BinnedView<'_, C> {
         ((acc[0] + acc[1]) + (acc[2] + acc[3])) + tail
     }
     fn acc_len(&self) -> usize {
-        self.layout.slots[self.layout.n_features()]
+        self.layout.slots[self.layout.n_code_columns()]
     }
     #[inline]
     fn row_accumulate(&self, row: usize, alpha: f64, hist: &mut [f64]) {
@@ -324,5 +458,104 @@ mod tests {
             layout.columns_from_histogram(&hist),
             vec![6.0, 4.0, 8.0, 32.0, 64.0]
         );
+    }
+
+    #[test]
+    fn pair_table_and_histogram_by_hand() {
+        // One base feature with threshold {1} (column 0, codes 0..=1, slots 0..=1) and one pair
+        // with a = 2, b = 1: codes ci * 2 + cj for ci in 0..=2, cj in 0..=1 (0..=5), missing
+        // code 6; columns 1 + (s - 1) * 1 + (t - 1): (s, t) = (1, 1) -> 1, (2, 1) -> 2.
+        let th = Thresholds::new(vec![1.0], vec![0, 1]).unwrap();
+        let layout = BinLayout::with_pairs(&th, Missing::Error, &[(2, 1)]);
+        assert_eq!(layout.n_cols, 3);
+        assert_eq!(layout.slots, vec![0, 2, 9]);
+        // w = (1, 2, 4): T[ci][cj] = sum of w(s, t) over s <= ci, t <= cj; the cells with
+        // cj = 1: ci = 1 -> w(1,1) = 2, ci = 2 -> 2 + 4 = 6; cj = 0 and the missing code: 0.
+        let t = layout.table(&[1.0, 2.0, 4.0]);
+        assert_eq!(t, vec![0.0, 1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 6.0, 0.0]);
+        // Histogram over the pair's codes 0..=5 and missing = (h0 .. h6): column (1, 1) sums
+        // the cells with ci >= 1 and cj >= 1 (codes 3 and 5), column (2, 1) code 5 only.
+        let hist = [0.0, 0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+        assert_eq!(
+            layout.columns_from_histogram(&hist),
+            vec![0.0, 8.0 + 32.0, 32.0]
+        );
+        // A code above the missing code is refused, and the missing code sets nothing.
+        let codes: [u8; 4] = [1, 6, 0, 7];
+        assert!(BinnedView::with_pairs(&codes, 2, 1, &th, Missing::Error, &[(2, 1)]).is_err());
+        let view =
+            BinnedView::with_pairs(&codes[..2], 1, 1, &th, Missing::Error, &[(2, 1)]).unwrap();
+        assert_eq!(view.row_dot(0, &[1.0, 2.0, 4.0]), 1.0);
+    }
+
+    #[test]
+    fn pair_kernels_equal_the_cell_indicators() {
+        use rand::{Rng, SeedableRng};
+        use rand_chacha::ChaCha8Rng;
+        // Two base features (thresholds 3 and 2, with missing indicators) and pairs of grids
+        // (2, 3) and (1, 1); random codes, including the pairs' missing codes. The indicator
+        // matrix is written from the definition: base feature f sets its first `code` columns
+        // (or only its missing column), a pair sets (s, t) when ci >= s and cj >= t.
+        let th = Thresholds::new(vec![0.0, 1.0, 2.0, 0.0, 1.0], vec![0, 3, 5]).unwrap();
+        let grids = [(2, 3), (1, 1)];
+        let layout = BinLayout::with_pairs(&th, Missing::Indicator, &grids);
+        let n = 200;
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut codes: Vec<u8> = Vec::new();
+        let mut dense = vec![vec![0.0f64; layout.n_cols]; n];
+        for row in dense.iter_mut() {
+            for f in 0..4 {
+                let code = rng.random_range(0..=layout.code_limit(f));
+                codes.push(code as u8);
+                let c = layout.starts[f];
+                if f < 2 {
+                    let k = layout.counts[f];
+                    if code > k {
+                        row[c + k] = 1.0;
+                    } else {
+                        row[c..c + code].iter_mut().for_each(|v| *v = 1.0);
+                    }
+                } else {
+                    let (a, b) = grids[f - 2];
+                    if code < (a + 1) * (b + 1) {
+                        let (ci, cj) = (code / (b + 1), code % (b + 1));
+                        for s in 1..=a {
+                            for t in 1..=b {
+                                if ci >= s && cj >= t {
+                                    row[c + (s - 1) * b + (t - 1)] = 1.0;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let view = BinnedView::with_pairs(&codes, n, 2, &th, Missing::Indicator, &grids).unwrap();
+        assert_eq!(view.n_cols(), 5 + 2 + 6 + 1);
+        let w: Vec<f64> = (0..layout.n_cols)
+            .map(|_| rng.random_range(-1.0..1.0))
+            .collect();
+        let table = view.prepare(&w);
+        let mut hist = vec![0.0; view.acc_len()];
+        let (mut expect_g, mut axpy) = (vec![0.0; layout.n_cols], vec![0.0; layout.n_cols]);
+        for (r, x) in dense.iter().enumerate() {
+            let expect: f64 = x.iter().zip(&w).map(|(a, b)| a * b).sum();
+            assert!(
+                (view.row_score(r, &w, &table) - expect).abs() < 1e-12,
+                "row {r}"
+            );
+            assert!((view.row_dot(r, &w) - expect).abs() < 1e-12, "row {r}");
+            let alpha = r as f64 - 50.0;
+            view.row_accumulate(r, alpha, &mut hist);
+            view.row_axpy(r, alpha, &mut axpy);
+            for (g, v) in expect_g.iter_mut().zip(x) {
+                *g += alpha * v;
+            }
+        }
+        let g = view.finish(hist);
+        for j in 0..layout.n_cols {
+            assert!((g[j] - expect_g[j]).abs() < 1e-9, "column {j}");
+            assert!((axpy[j] - expect_g[j]).abs() < 1e-9, "column {j}");
+        }
     }
 }

@@ -28,6 +28,9 @@ pub(super) enum Matrix<'py> {
         codes: Codes<'py>,
         thresholds: crate::binning::Thresholds,
         missing: Missing,
+        /// The coarse threshold counts of every pair column after the base features (see
+        /// `crate::data::binned`); empty without pairs.
+        grids: Vec<(usize, usize)>,
     },
     DenseF64(PyReadonlyArray2<'py, f64>),
     DenseF32(PyReadonlyArray2<'py, f32>),
@@ -137,7 +140,7 @@ impl<'py> Matrix<'py> {
                     shape,
                 }
             }
-            ("binned", 3) => {
+            ("binned", 3 | 4) => {
                 let codes = match either(
                     &arrays.get_item(0)?,
                     "bin codes must be a 2-D uint8 or uint16 array",
@@ -152,10 +155,17 @@ impl<'py> Matrix<'py> {
                 } else {
                     Missing::Error
                 };
+                let grids = if arrays.len() == 4 {
+                    let g: PyReadonlyArray1<'py, i64> = arrays.get_item(3)?.extract()?;
+                    grids_from(slice(&g, "pair grids")?)?
+                } else {
+                    Vec::new()
+                };
                 Matrix::Binned {
                     codes,
                     thresholds: thresholds_from(&values, &offsets)?,
                     missing,
+                    grids,
                 }
             }
             (other, n) => {
@@ -251,12 +261,17 @@ impl<'py> Matrix<'py> {
             codes: &PyReadonlyArray2<'_, C>,
             th: &crate::binning::Thresholds,
             missing: Missing,
+            grids: &[(usize, usize)],
             n_threads: usize,
             f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
         ) -> PyResult<R> {
             let (s, n, d) = rows(codes, "bin codes")?;
+            // The code columns are the base features' and then the pairs'.
+            let base = d.saturating_sub(grids.len());
             detach(py, || {
-                with_threads(n_threads, || f(&BinnedView::new(s, n, d, th, missing)?))?
+                with_threads(n_threads, || {
+                    f(&BinnedView::with_pairs(s, n, base, th, missing, grids)?)
+                })?
             })
             .map_err(PyErr::from)
         }
@@ -285,9 +300,10 @@ impl<'py> Matrix<'py> {
                 codes,
                 thresholds,
                 missing,
+                grids,
             } => match codes {
-                Codes::U8(a) => binned(py, a, thresholds, *missing, t, f),
-                Codes::U16(a) => binned(py, a, thresholds, *missing, t, f),
+                Codes::U8(a) => binned(py, a, thresholds, *missing, grids, t, f),
+                Codes::U16(a) => binned(py, a, thresholds, *missing, grids, t, f),
             },
             Matrix::DenseF64(a) => dense(py, check, a, t, f),
             Matrix::DenseF32(a) => dense(py, check, a, t, f),
@@ -388,4 +404,22 @@ pub(super) fn thresholds_from(
         .collect::<PyResult<Vec<_>>>()?;
     crate::binning::Thresholds::new(slice(values, "thresholds")?.to_vec(), offsets)
         .map_err(PyErr::from)
+}
+
+/// The pairs' coarse threshold counts (a_0, b_0, a_1, b_1, ...) as (a, b) per pair.
+fn grids_from(flat: &[i64]) -> PyResult<Vec<(usize, usize)>> {
+    if flat.len() % 2 != 0 {
+        return Err(PyValueError::new_err(
+            "pair grids must hold two threshold counts per pair",
+        ));
+    }
+    flat.chunks_exact(2)
+        .map(|g| match (usize::try_from(g[0]), usize::try_from(g[1])) {
+            (Ok(a), Ok(b)) => Ok((a, b)),
+            _ => Err(PyValueError::new_err(format!(
+                "pair grid ({}, {}) has a negative threshold count",
+                g[0], g[1]
+            ))),
+        })
+        .collect()
 }

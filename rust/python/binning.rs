@@ -258,3 +258,42 @@ pub(super) fn bin_codes<'py>(
         _ => run::<u16>(py, &x, &th, missing, n_threads, shape),
     }
 }
+
+/// The per-cell sums and counts of `pair_histograms`.
+pub(super) type PairHistograms<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
+/// The 2-D histograms of pair selection (see `crate::binning::pairs`): `coarse` is a
+/// (n_features, n_rows) C-contiguous uint8 array of coarse codes, `sizes` the number of coarse
+/// codes of every feature, `pairs` a (n_pairs, 2) int64 array. Returns (sums, counts), every
+/// pair's block of sizes[i] * sizes[j] cells after the earlier pairs'.
+#[pyfunction]
+pub(super) fn pair_histograms<'py>(
+    py: Python<'py>,
+    coarse: numpy::PyReadonlyArray2<'py, u8>,
+    sizes: PyReadonlyArray1<'py, i64>,
+    pairs: numpy::PyReadonlyArray2<'py, i64>,
+    residual: PyReadonlyArray1<'py, f64>,
+    n_threads: usize,
+) -> PyResult<PairHistograms<'py>> {
+    let (codes, _, n_rows) = rows(&coarse, "coarse codes")?;
+    let count = |v: i64| {
+        usize::try_from(v).map_err(|_| pyo3::exceptions::PyValueError::new_err("negative size"))
+    };
+    let sizes = slice(&sizes, "sizes")?
+        .iter()
+        .map(|&v| count(v))
+        .collect::<PyResult<Vec<_>>>()?;
+    let (flat, _, _) = rows(&pairs, "pairs")?;
+    let pairs = flat
+        .chunks_exact(2)
+        .map(|p| Ok((count(p[0])?, count(p[1])?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let residual = slice(&residual, "residual")?;
+    let (sums, counts) = detach(py, || {
+        with_threads(n_threads, || {
+            binning::pair_histograms(codes, n_rows, &sizes, &pairs, residual)
+        })?
+    })
+    .map_err(PyErr::from)?;
+    Ok((PyArray1::from_vec(py, sums), PyArray1::from_vec(py, counts)))
+}

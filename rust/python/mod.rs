@@ -225,6 +225,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // distributions cost a quarter of `svmmap learn`'s start-up.
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(binning::bin_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(binning::pair_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(training::fit_path, m)?)?;
     m.add_function(wrap_pyfunction!(training::fit_path_from, m)?)?;
     m.add_function(wrap_pyfunction!(latent::fit_latent, m)?)?;

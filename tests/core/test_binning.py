@@ -162,7 +162,7 @@ def test_to_dict_round_trip_through_json():
     with pytest.raises(ValueError, match="not a Binner dict"):
         Binner.from_dict({"type": "something else"})
     with pytest.raises(ValueError, match="newer svmmap"):
-        Binner.from_dict({**d, "version": d["version"] + 1})
+        Binner.from_dict({**d, "version": d["version"] + 2})  # version 2 is the one with pairs
     broken = json.loads(json.dumps(d))
     broken["thresholds"][0] = broken["thresholds"][0][::-1]
     with pytest.raises(ValueError, match="strictly increasing"):

@@ -430,3 +430,23 @@ def test_each_round_sends_one_task_per_worker_over_its_partitions_in_partition_o
     assert (["a"], [1, 2, 5]) in batches and (["b"], [0, 4]) in batches and (None, [3]) in batches
     # Every partition is in exactly one batch.
     assert sorted(i for _, indices in batches for i in indices) == list(range(6))
+
+
+def test_a_ga2m_trains_on_the_cluster_with_pairs_chosen_in_memory(client, fold):
+    # Pairs are chosen on data in memory (the dask Binner refuses interactions on Dask
+    # collections); the fitted binner then bins every partition on its worker, pair codes
+    # included, and the cluster trains the in-memory pipeline's model.
+    from sklearn.pipeline import make_pipeline
+
+    X, y, qid, chunks = fold
+    X = X.astype(np.float32)
+    dX, dy, dqid = as_dask_arrays(X, y, qid, chunks)
+    pairs = [(4, 28), (14, 22)]
+    binner = svmmap.dask.Binner(n_thresholds=20, interactions=pairs, interaction_bins=6).fit(X, y, qid=qid)
+    assert binner.interactions_ == pairs
+    dist = svmmap.dask.SVMMap(C=10.0).fit(binner.transform(dX), dy, qid=dqid)
+    pipe = make_pipeline(svmmap.Binner(n_thresholds=20, interactions=pairs, interaction_bins=6), svmmap.SVMMap(C=10.0))
+    pipe.fit(X, y, binner__qid=qid, svmmap__qid=qid)
+    assert pipe[0].interactions_ == binner.interactions_
+    assert_same_model(dist, pipe[-1])
+    np.testing.assert_allclose(dist.predict(binner.transform(dX)).compute(), pipe.predict(X), rtol=0, atol=1e-9)

@@ -44,6 +44,7 @@ def make_ranking(
     dtype: Any = np.float32,
     shuffle: bool = False,
     random_state: Optional[Any] = None,
+    interactions: Any = None,
 ) -> RankingData:
     """Random documents grouped by query, with graded labels and features that carry signal.
 
@@ -85,6 +86,13 @@ def make_ranking(
         Shuffle the rows, so that a query's documents are not adjacent.
     random_state : int, numpy Generator or None
         Seed; the same seed gives the same data.
+    interactions : None, int or list of (int, int, float)
+        Planted pairwise interactions: a list of ``(i, j, strength)`` adds
+        ``strength * X[:, i] * X[:, j]`` to the utility behind the labels, where features i and
+        j are then standard normal noise of their own (no per-query shift, no main effect:
+        no other feature sees this part of the utility), so that only a model of the pair
+        can use it. An int k plants the pairs (0, 1), (2, 3), ... (2k - 2, 2k - 1) with
+        strength 1. None (the default) plants none and leaves the data as without it.
 
     Returns
     -------
@@ -130,16 +138,26 @@ def make_ranking(
     ):
         raise ValueError(f"label_fractions must be at least two non-negative numbers, got {label_fractions!r}")
     fractions = fractions / fractions.sum()
+    planted = _planted_pairs(interactions, int(n_features))
 
     rng = np.random.default_rng(random_state)
     sizes = _query_sizes(rng, int(n_queries), float(docs_per_query), float(size_spread), int(min_docs))
     n = int(sizes.sum())
     qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
+    pair_features = sorted({f for i, j, _ in planted for f in (i, j)})
+    # Drawn only with planted pairs, so that data without them is as it always was.
+    own = rng.standard_normal((n, len(pair_features)), dtype=np.float32) if planted else None
 
     # Hidden utility, labels at its global quantiles, and the part of it the features see.
     utility = (rng.normal(0.0, query_effect, size=n_queries)[qid] + rng.standard_normal(n)).astype(np.float32)
-    cuts = np.quantile(utility, np.cumsum(fractions)[:-1])
-    y = np.searchsorted(cuts, utility, side="right").astype(np.float64)
+    labelled = utility
+    if own is not None:
+        col = {f: c for c, f in enumerate(pair_features)}
+        labelled = utility.copy()
+        for i, j, strength in planted:
+            labelled += np.float32(strength) * own[:, col[i]] * own[:, col[j]]
+    cuts = np.quantile(labelled, np.cumsum(fractions)[:-1])
+    y = np.searchsorted(cuts, labelled, side="right").astype(np.float64)
     seen = utility + np.float32(label_noise) * rng.standard_normal(n, dtype=np.float32)
 
     # Per feature: signal strength (0 for the uninformative ones), per-query shift scale, noise
@@ -169,8 +187,31 @@ def make_ranking(
             block[:, heavy] = np.exp(0.5 * block[:, heavy])
         if sparse.any():
             block[:, sparse] = np.maximum(block[:, sparse] - 0.5, 0.0)
+        if own is not None:
+            block[:, pair_features] = own[lo:hi]
         X[lo:hi] = block
     if shuffle:
         perm = rng.permutation(n)
         X, y, qid = X[perm], y[perm], qid[perm]
     return RankingData(X, y, qid)
+
+
+def _planted_pairs(interactions: Any, d: int) -> list:
+    """``make_ranking``'s interactions as (i, j, strength) triples, checked."""
+    if interactions is None:
+        return []
+    if isinstance(interactions, (int, np.integer)) and not isinstance(interactions, bool):
+        if interactions < 0 or 2 * interactions > d:
+            raise ValueError(f"interactions={interactions} needs 2 * interactions <= n_features ({d}) and >= 0")
+        return [(2 * p, 2 * p + 1, 1.0) for p in range(int(interactions))]
+    out = []
+    for item in interactions:
+        try:
+            i, j, strength = item
+            i, j, strength = int(i), int(j), float(strength)
+        except (TypeError, ValueError):
+            raise ValueError(f"interactions must list (i, j, strength) triples, got {item!r}") from None
+        if i == j or not (0 <= i < d and 0 <= j < d) or not np.isfinite(strength):
+            raise ValueError(f"interaction {item!r} must name two different features below {d} and a finite strength")
+        out.append((i, j, strength))
+    return out

@@ -34,6 +34,8 @@ Binner(missing="indicator")   not exported: a feature that does not match is 0 i
                               a sentinel value) to export
 a scaler in front             folded into the weights (score = predict - score_offset) or
                               into the thresholds (score = predict); see below
+Binner(interactions=...)      one more tree per pair (its surface: the first feature's coarse
+                              thresholds, then a step function of the second feature's)
 ============================  =====================  =================================
 
 Float32: both engines hold feature values, thresholds and weights as 32-bit floats. Solr
@@ -141,14 +143,32 @@ def _raw_step_functions(spec: Any, binner: Any, svm: Any) -> list:
     the thresholds (exactly, see ``svmmap._fitted.raw_threshold``)."""
     import dataclasses
 
+    from ..binning import StepSurface
+
     steps = _step_functions(binner, svm)
     if spec is None:
         return steps
     out = []
     for j, s in enumerate(steps):
+        if isinstance(s, StepSurface):
+            # A pair's surface (after the step functions): both features' coarse thresholds.
+            first, second = (
+                np.asarray(raw_thresholds(spec, f, k), dtype=np.float64) for f, k in zip(s.index, s.thresholds)
+            )
+            out.append(dataclasses.replace(s, thresholds=(first, second)))
+            continue
         raw = raw_thresholds(spec, j, s.thresholds)
         out.append(dataclasses.replace(s, thresholds=np.asarray(raw, dtype=np.float64)))
     return out
+
+
+def _surfaces(steps: list) -> Tuple[list, list]:
+    """(the step functions, the pairs' surfaces that have cells) of ``_raw_step_functions``."""
+    from ..binning import StepSurface
+
+    functions = [s for s in steps if not isinstance(s, StepSurface)]
+    surfaces = [s for s in steps if isinstance(s, StepSurface) and all(len(k) for k in s.thresholds)]
+    return functions, surfaces
 
 
 def _names(given: Optional[Sequence[str]], fitted: Any, n: int, what: str) -> List[str]:
@@ -242,6 +262,22 @@ def _solr_tree(name: str, k: np.ndarray, values: np.ndarray, lo: int, hi: int) -
     }
 
 
+def _solr_pair_tree(names: Tuple[str, str], surface: Any, lo: int, hi: int) -> Dict[str, Any]:
+    # A pair's surface as a tree: the first feature's coarse thresholds split as a step
+    # function's, and every first-feature bin ci ends in the step function values[ci, :] of
+    # the second feature.
+    ki, kj = surface.thresholds
+    if lo == hi:
+        return _solr_tree(names[1], kj, surface.values[lo], 0, len(kj))
+    _, mid, _ = _balanced(lo, hi)
+    return {
+        "feature": names[0],
+        "threshold": _solr_threshold(float(ki[mid - 1])),
+        "left": _solr_pair_tree(names, surface, lo, mid - 1),
+        "right": _solr_pair_tree(names, surface, mid, hi),
+    }
+
+
 def to_solr(
     model: Any,
     name: str = "svmmap",
@@ -296,13 +332,16 @@ def to_solr(
             "params": {"weights": {f: float(w) for f, w in zip(names, weights)}},
         }
     else:
-        steps = _raw_step_functions(spec, binner, svm)
+        steps, surfaces = _surfaces(_raw_step_functions(spec, binner, svm))
         names = _names(feature_names, fitted, len(steps), "base features")
         trees = [
             {"weight": "1.0", "root": _solr_tree(f, s.thresholds, s.values, 0, len(s.thresholds))}
             for f, s in zip(names, steps)
             if len(s.thresholds)
         ]
+        for p in surfaces:
+            pair = (names[p.index[0]], names[p.index[1]])
+            trees.append({"weight": "1.0", "root": _solr_pair_tree(pair, p, 0, len(p.thresholds[0]))})
         doc = {
             "class": _SOLR_TREES,
             "name": str(name),
@@ -331,6 +370,31 @@ def _xgb_tree(
         "nodeid": node_id,
         "depth": depth,
         "split": name,
+        "split_condition": split,
+        "yes": yes["nodeid"],
+        "no": no["nodeid"],
+        "missing": yes["nodeid"],
+        "children": [yes, no],
+    }
+
+
+def _xgb_pair_tree(
+    names: Tuple[str, str], surface: Any, lo: int, hi: int, depth: int, ids: List[int]
+) -> Dict[str, Any]:
+    # As _solr_pair_tree: the first feature's splits, then a step function of the second.
+    ki, kj = surface.thresholds
+    if lo == hi:
+        return _xgb_tree(names[1], kj, surface.values[lo], 0, len(kj), depth, ids)
+    node_id = ids[0]
+    ids[0] += 1
+    _, mid, _ = _balanced(lo, hi)
+    split = float(_smallest_f32_above(float(ki[mid - 1])))
+    yes = _xgb_pair_tree(names, surface, lo, mid - 1, depth + 1, ids)
+    no = _xgb_pair_tree(names, surface, mid, hi, depth + 1, ids)
+    return {
+        "nodeid": node_id,
+        "depth": depth,
+        "split": names[0],
         "split_condition": split,
         "yes": yes["nodeid"],
         "no": no["nodeid"],
@@ -388,7 +452,7 @@ def to_elasticsearch(
         kind = "model/linear"
         definition = json.dumps({f: float(w) for f, w in zip(names, weights)})
     else:
-        steps = _raw_step_functions(spec, binner, svm)
+        steps, surfaces = _surfaces(_raw_step_functions(spec, binner, svm))
         names = _names(feature_names, fitted, len(steps), "base features")
         kind = "model/xgboost+json"
         trees = [
@@ -396,8 +460,52 @@ def to_elasticsearch(
             for f, s in zip(names, steps)
             if len(s.thresholds)
         ]
+        for p in surfaces:
+            pair = (names[p.index[0]], names[p.index[1]])
+            trees.append(_xgb_pair_tree(pair, p, 0, len(p.thresholds[0]), 0, [0]))
         definition = json.dumps(trees)
     return {"model": {"name": str(name), "model": {"type": kind, "definition": definition}}}
+
+
+def _onnx_pairs(binner: Any, spec: Any, coef: np.ndarray, dtype: str, constant: Any, node: Any, elem: Any) -> str:
+    """The pairs' term of a binned ONNX graph (or "" without pairs): cell (s, t) of pair (i, j)
+    is 1[x_i > s and x_j > t] (And of two Greater; NaN is above no threshold, so a missing value
+    sets no cell, as in the Binner), Cast and MatMul with the cells' weights."""
+    first: List[int] = []
+    second: List[int] = []
+    t_first: List[float] = []
+    t_second: List[float] = []
+    for (i, j), (ki, kj) in zip(getattr(binner, "interactions_", []), getattr(binner, "interaction_thresholds_", [])):
+        ri, rj = raw_thresholds(spec, i, ki), raw_thresholds(spec, j, kj)
+        for s in ri:
+            for t in rj:
+                first.append(i)
+                second.append(j)
+                t_first.append(s)
+                t_second.append(t)
+    if not first:
+        return ""
+    if dtype == "float32":
+        t_first = [float(_largest_f32_at_most(t)) for t in t_first]
+        t_second = [float(_largest_f32_at_most(t)) for t in t_second]
+    a = node(
+        "Greater",
+        [
+            node("Gather", ["X", constant("pair_first", first, np.int64)], "pair_x_first", axis=1),
+            constant("pair_t_first", t_first),
+        ],
+        "pair_above_first",
+    )
+    b = node(
+        "Greater",
+        [
+            node("Gather", ["X", constant("pair_second", second, np.int64)], "pair_x_second", axis=1),
+            constant("pair_t_second", t_second),
+        ],
+        "pair_above_second",
+    )
+    cells = node("Cast", [node("And", [a, b], "pair_both")], "pair_cells", to=elem)
+    return node("MatMul", [cells, constant("pair_weights", np.reshape(coef[: len(first)], (-1, 1)))], "pairs")
 
 
 #: The ONNX opset and IR version of ``to_onnx``'s graphs: opset 17 (2022) has every operator
@@ -510,6 +618,9 @@ def to_onnx(
             above = node("Greater", [gathered, constant("thresholds", thresholds)], "above")
             indicators = node("Cast", [above], "indicators", to=elem)
             total = node("MatMul", [indicators, constant("weights", np.reshape(weights, (-1, 1)))], "binned")
+        pair_term = _onnx_pairs(binner, spec, coef[at:], dtype, constant, node, elem)
+        if pair_term:
+            total = node("Add", [total, pair_term], "binned_and_pairs") if total else pair_term
         if missing_weights:
             nan = node("Cast", [node("IsNaN", ["X"], "is_nan")], "missing", to=elem)
             term = node(

@@ -10,7 +10,7 @@ rest of matplotlib (``fig.savefig("convergence.png")``).
   Figure 3 (the weight of each of 18 indexing methods learned by SVM-map).
 - `plot_piecewise_scores`: for a model on binned features (``Pipeline(Binner, SVMMap)``),
   the learned score of each base feature as a step function of its value, as in Yue et al.
-  (2007), Figure 2.
+  (2007), Figure 2, and of each pair of a ``Binner(interactions=...)`` as a heat map.
 """
 
 from __future__ import annotations
@@ -245,7 +245,9 @@ def plot_piecewise_scores(
     document by the sum, over base features f, of a piecewise-constant function of f's value:
     0 up to the first threshold, then rising or falling by each threshold's weight. This draws
     those functions, one panel per base feature, with the score of a missing value (the
-    Binner's missing indicator, if any) as a dashed line.
+    Binner's missing indicator, if any) as a dashed line, and then, for a Binner with
+    ``interactions``, every pair's step surface as a heat map over the cells of its coarse
+    thresholds (the first feature down, the second across; a pair is named ``"a&b"``).
 
     Parameters
     ----------
@@ -281,6 +283,8 @@ def plot_piecewise_scores(
     >>> [ax.get_title() for ax in axes]
     ['x0', 'x1']
     """
+    from ..binning import StepSurface
+
     plt = _pyplot()
     if isinstance(model, (list, tuple)):
         steps = list(model)
@@ -316,6 +320,9 @@ def plot_piecewise_scores(
     if len(axes) != len(steps):
         raise ValueError(f"{len(axes)} axes for {len(steps)} features")
     for ax, step in zip(axes, steps):
+        if isinstance(step, StepSurface):
+            _draw_surface(ax, step)
+            continue
         k = np.asarray(step.thresholds, dtype=float)
         values = np.asarray(step.values, dtype=float)
         if k.size:
@@ -338,3 +345,22 @@ def plot_piecewise_scores(
     if own_figure:
         axes[0].figure.tight_layout()
     return axes
+
+
+def _draw_surface(ax: Any, surface: Any) -> None:
+    """A pair's step surface as a heat map, one cell per pair of coarse bins, the bins labelled
+    by the threshold they are above ("<= s1" for the first)."""
+    values = np.asarray(surface.values, dtype=float)
+    image = ax.imshow(values, cmap="RdBu_r", origin="lower", aspect="auto")
+    ax.figure.colorbar(image, ax=ax, label="score")
+    for axis, thresholds, set_ticks, set_labels in (
+        (0, surface.thresholds[0], ax.set_yticks, ax.set_yticklabels),
+        (1, surface.thresholds[1], ax.set_xticks, ax.set_xticklabels),
+    ):
+        k = list(thresholds)
+        labels = ([f"<={k[0]:.3g}"] if k else ["all"]) + [f">{t:.3g}" for t in k]
+        set_ticks(range(values.shape[axis]))
+        set_labels(labels, fontsize=6)
+    ax.set_ylabel(str(surface.features[0]))
+    ax.set_xlabel(str(surface.features[1]))
+    ax.set_title(str(surface.feature), fontsize=9)

@@ -1,0 +1,201 @@
+"""Pairwise interactions (GA2M): Pipeline(Binner(interactions=k), SVMMap()) against the
+per-feature binned model and LightGBM (full, and one feature per tree), on data with and without
+planted interactions and on MQ2008's five folds.
+
+Synthetic data: ``make_ranking(n_queries=900, docs_per_query=60, n_features=40, ...)``, its
+queries split 60/20/20 into train, vali and test (one draw, so that all three share the
+features' strengths), with the pairs (0, 1), (2, 3), (4, 5) planted at strengths 1.5, 1.0, 0.7
+(``interactions=PLANTED``), and the same without them. MQ2008: its folds' train, vali and test.
+
+- svmmap: ``Pipeline(Binner(...), SVMMap(loss, C))``, loss in LOSSES and C in CS chosen by the vali
+  NDCG@10 (models fitted on train); the GA2M with ``interactions=k`` (pairs chosen by FAST on
+  train, the default ``interaction_bins``), k in KS chosen with the loss and C by the vali
+  NDCG@10 (k = 0 is the per-feature model, so the GA2M falls back to it where pairs do not help
+  on vali);
+- LightGBM: ``LGBMRanker`` (lambdarank) over num_leaves x learning_rate with early stopping on the
+  vali split (as benchmarks/auto_search.py), and the same restricted to one feature per tree
+  (``interaction_constraints``, a GAM).
+
+Test NDCG@10 by svmmap.metrics (queries with a relevant document). The MQ2008 table gives the
+seconds of the GA2M (pair selection and the fit at the chosen C) over the per-feature model's fit
+at its chosen C, measured one after the other in the same run (a ratio: the machine is shared).
+
+The cost table (``--cost``) times, on ``make_ranking``'s 136-feature shape (``--cost-docs``
+documents, 120 per query, three planted pairs), the per-feature pipeline (Binner fit and
+transform, SVMMap fit at C=1) and the GA2M with ``interactions=10`` (pair selection over all
+9,180 pairs included), one after the other in one run, and gives the bytes of their codes.
+
+    python benchmarks/interactions.py [--folds 1,2,3,4,5] [--synthetic-only | --mq2008-only | --cost]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+import warnings
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+import tables  # benchmarks/tables.py, beside this script
+from sklearn.pipeline import make_pipeline
+from svmmap import Binner, SVMMap
+from svmmap.datasets import load_mq2008, make_ranking
+from svmmap.metrics import ndcg
+
+PLANTED = [(0, 1, 1.5), (2, 3, 1.0), (4, 5, 0.7)]
+KS = (0, 2, 5)
+CS = (1.0, 10.0, 100.0, 1000.0)
+LOSSES = ("map", "ndcg@10:graded")
+LEAVES = (7, 15, 31, 63)
+RATES = (0.03, 0.1, 0.3)
+
+Split = Tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def synthetic(planted: Optional[list]) -> Tuple[Split, Split, Split]:
+    X, y, qid = make_ranking(n_queries=900, docs_per_query=60, n_features=40, interactions=planted, random_state=11)
+    bounds = (540, 720)
+    parts = (qid < bounds[0], (qid >= bounds[0]) & (qid < bounds[1]), qid >= bounds[1])
+    return tuple((X[m], y[m], qid[m]) for m in parts)  # type: ignore[return-value]
+
+
+def group_sizes(qid: np.ndarray) -> np.ndarray:
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    return np.diff(np.r_[starts, len(qid)])
+
+
+def svmmap_tuned(train: Split, vali: Split, ks: Tuple[Any, ...]) -> Tuple[Any, str, float]:
+    """The pipeline at the (k, C) of the best vali NDCG@10, and the seconds of its fit there."""
+    best: Tuple[float, Any, str, float] = (-np.inf, None, "", 0.0)
+    for interactions, loss, C in itertools.product(ks, LOSSES, CS):
+        model = make_pipeline(Binner(interactions=interactions), SVMMap(C=C, loss=loss))
+        start = time.perf_counter()
+        model.fit(train[0], train[1], binner__qid=train[2], svmmap__qid=train[2])
+        seconds = time.perf_counter() - start
+        score = ndcg(vali[1], model.predict(vali[0]), vali[2], k=10)
+        if score > best[0]:
+            pairs = model[0].interactions_
+            best = (
+                score,
+                model,
+                f"{loss}, C={C:g}" + (f", pairs {pairs}" if interactions is not None else ""),
+                seconds,
+            )
+    return best[1], best[2], best[3]
+
+
+def lightgbm_tuned(train: Split, vali: Split, one_feature_per_tree: bool) -> Tuple[Any, str]:
+    import lightgbm as lgb
+
+    extra: Dict[str, Any] = {}
+    if one_feature_per_tree:
+        extra["interaction_constraints"] = [[f] for f in range(train[0].shape[1])]
+    best: Tuple[float, Any, str] = (-np.inf, None, "")
+    for leaves, rate in itertools.product(LEAVES, RATES):
+        model = lgb.LGBMRanker(
+            n_estimators=2000, num_leaves=leaves, learning_rate=rate, num_threads=1, verbose=-1, random_state=0, **extra
+        )
+        model.fit(
+            train[0],
+            train[1],
+            group=group_sizes(train[2]),
+            eval_set=[vali[:2]],
+            eval_group=[group_sizes(vali[2])],
+            eval_at=[10],
+            callbacks=[lgb.early_stopping(50, verbose=False)],
+        )
+        score = ndcg(vali[1], model.predict(vali[0]), vali[2], k=10)
+        if score > best[0]:
+            best = (score, model, f"leaves={leaves}, rate={rate:g}, trees={model.best_iteration_}")
+    return best[1], best[2]
+
+
+def synthetic_table() -> None:
+    print("| model | test NDCG@10, planted pairs | test NDCG@10, no pairs | choice (planted pairs) |")
+    print("|---|---:|---:|---|")
+    data = {name: synthetic(planted) for name, planted in (("planted", PLANTED), ("none", None))}
+    makers: List[Tuple[str, Callable[[Split, Split], Tuple[Any, str]]]] = [
+        ("svmmap, per feature (Binner())", lambda t, v: svmmap_tuned(t, v, (None,))[:2]),
+        ("svmmap GA2M (Binner(interactions=k))", lambda t, v: svmmap_tuned(t, v, KS)[:2]),
+        ("LightGBM, one feature per tree", lambda t, v: lightgbm_tuned(t, v, True)),
+        ("LightGBM, full", lambda t, v: lightgbm_tuned(t, v, False)),
+    ]
+    for name, make in makers:
+        scores, choice = [], ""
+        for kind in ("planted", "none"):
+            train, vali, test = data[kind]
+            model, chosen = make(train, vali)
+            scores.append(ndcg(test[1], model.predict(test[0]), test[2], k=10))
+            choice = choice or chosen
+        print(f"| {name} | {scores[0]:.4f} | {scores[1]:.4f} | {choice} |", flush=True)
+
+
+def mq2008_table(folds: List[int]) -> None:
+    print("| fold | per feature test NDCG@10 | GA2M test NDCG@10 | GA2M choice | GA2M fit / per-feature fit (timing) |")
+    print("|---|---:|---:|---|---:|")
+    sums: List[List[float]] = [[], [], []]
+    for fold in folds:
+        train, vali, test = (load_mq2008(fold, split) for split in ("train", "vali", "test"))
+        plain, _, plain_s = svmmap_tuned(train, vali, (None,))
+        ga2m, chosen, ga2m_s = svmmap_tuned(train, vali, KS)
+        figures = [ndcg(test[1], m.predict(test[0]), test[2], k=10) for m in (plain, ga2m)] + [ga2m_s / plain_s]
+        for s, v in zip(sums, figures):
+            s.append(v)
+        print(
+            f"| {fold} | {figures[0]:.4f} | {figures[1]:.4f} | {chosen} | {figures[2]:.1f} |",
+            flush=True,
+        )
+    means = [float(np.mean(s)) for s in sums]
+    print(f"| mean | {means[0]:.4f} | {means[1]:.4f} | | {means[2]:.1f} |")
+
+
+def cost_table(n_docs: int) -> None:
+    X, y, qid = make_ranking(
+        n_queries=max(1, n_docs // 120), docs_per_query=120, n_features=136, interactions=3, random_state=5
+    )
+    print(
+        "| documents | features | candidate pairs | per-feature pipeline s (timing) | GA2M pipeline s (timing) "
+        "| of which pair selection s (timing) | ratio (timing) | codes MB, per feature | codes MB, GA2M |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    figures = []
+    for interactions in (None, 10):
+        start = time.perf_counter()
+        binner = Binner(interactions=interactions).fit(X, y, qid=qid)
+        selected = time.perf_counter()
+        B = binner.transform(X)
+        SVMMap(C=1.0).fit(B, y, qid=qid)
+        figures.append((time.perf_counter() - start, selected - start, B.nbytes / 1e6))
+    (plain, plain_bin, plain_mb), (ga2m, ga2m_bin, ga2m_mb) = figures
+    print(
+        f"| {X.shape[0]:,} | 136 | 9,180 | {plain:.1f} | {ga2m:.1f} | {ga2m_bin - plain_bin:.1f} | {ga2m / plain:.1f} "
+        f"| {plain_mb:.1f} | {ga2m_mb:.1f} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folds", default="1,2,3,4,5", help="MQ2008 folds (default all five)")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--synthetic-only", action="store_true")
+    only.add_argument("--mq2008-only", action="store_true")
+    only.add_argument("--cost", action="store_true", help="the cost table only")
+    parser.add_argument("--cost-docs", type=int, default=100_000, help="documents of the cost table")
+    tables.add_arguments(parser)
+    args = parser.parse_args()
+    tables.write_on_exit(args, __file__)
+    warnings.simplefilter("ignore")
+    if args.cost:
+        cost_table(args.cost_docs)
+        return
+    if not args.mq2008_only:
+        synthetic_table()
+    if not args.synthetic_only:
+        if not args.mq2008_only:
+            print()
+        mq2008_table([int(f) for f in args.folds.split(",")])
+
+
+if __name__ == "__main__":
+    main()
