@@ -3,7 +3,7 @@
 ``Pipeline([("bin", Binner(n_thresholds=50)), ("svm", SVMMap(C))])`` at C = 0.1 (the guide's
 example) and C = 10, and ``SVMMap(C=10)`` on the raw features, each trained on Fold 1's
 training split and tested on its test split (MAP with svmmap's conventions). Deterministic, so
-``tests/ir/test_tables.py`` recomputes it.
+``tests/docs/test_tables.py`` recomputes it.
 
     python benchmarks/binning_table.py [--write]
 """

@@ -3,7 +3,7 @@
 SVMMap(C=10) is trained on MQ2008 Fold 1's training split (default eps), scores Fold 1's test
 split, and the scores are evaluated with every ``conventions=`` preset (MAP, NDCG@5, NDCG@10,
 P@10): what changes between the rows is the evaluation alone. Deterministic (the model is
-bit-identical for any thread count), so ``tests/ir/test_tables.py`` recomputes it.
+bit-identical for any thread count), so ``tests/docs/test_tables.py`` recomputes it.
 
     python benchmarks/conventions_table.py [--write]
 """

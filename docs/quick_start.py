@@ -1,7 +1,7 @@
 """docs/index.md's quick start: a copy of README.md's, made here so that the two cannot drift.
 
     python docs/quick_start.py           # rewrite docs/index.md's block from README.md's
-    python docs/quick_start.py --check   # exit 1 when they differ (tests/ir/test_docs.py runs it)
+    python docs/quick_start.py --check   # exit 1 when they differ (tests/docs/test_docs.py runs it)
 
 The block is everything between the lines ``<!-- quick start: ... -->`` and
 ``<!-- end quick start -->`` of README.md: the install commands, the introduction and the quick

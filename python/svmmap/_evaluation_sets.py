@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _core
-from ._validation import check_labels, check_matrix, check_qid, qid_of
+from ._validation import check_labels, check_matrix, check_qid, invalid_parameter, qid_of
 
 
 class EarlyStopping:
@@ -105,7 +105,7 @@ def validation_sets(
         if not cutoffs or not all(
             isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs
         ):
-            raise ValueError(f"eval_at must be a list of integers >= 1, got {eval_at!r}")
+            raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
         eval_metric = ([eval_metric] if isinstance(eval_metric, str) else list(eval_metric)) + [
             f"ndcg@{int(k)}" for k in cutoffs
         ]
@@ -119,7 +119,7 @@ def validation_sets(
         what = "early_stopping_rounds" if early_callback is None else "early_stopping"
         rounds = early_stopping_rounds if early_callback is None else early_callback.stopping_rounds
         if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 1:
-            raise ValueError(f"early_stopping_rounds must be an integer >= 1, got {rounds!r}")
+            raise invalid_parameter("early_stopping_rounds", "an integer >= 1", rounds)
         if evals is None:
             raise ValueError(f"{what} needs an eval_set (or eval_X, eval_y) to watch")
         # As LightGBM: the training data's own scores say nothing of overfitting.
@@ -165,6 +165,39 @@ def _check_watchable(first: tuple) -> None:
         )
 
 
+def _eval_arguments(
+    eval_set: Sequence[tuple],
+    eval_group: Optional[Sequence[Any]],
+    eval_qid: Optional[Sequence[Any]],
+    eval_metric: Union[str, Sequence[str]],
+    names: Optional[Sequence[str]],
+) -> Tuple[List[str], Optional[List[str]], str, list]:
+    """The eval-set arguments checked against each other: (metrics, names, "eval_group" or
+    "eval_qid", the groupings of every set)."""
+    if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
+        raise ValueError("eval_set must be a list of (X, y) tuples, e.g. eval_set=[(X_val, y_val)]")
+    metrics = [eval_metric] if isinstance(eval_metric, str) else list(eval_metric)
+    if not metrics or not all(isinstance(m, str) for m in metrics):
+        raise invalid_parameter("eval_metric", "a metric name or a list of them", eval_metric)
+    if eval_group is None and eval_qid is None:
+        raise ValueError(
+            "eval_set needs the queries of each set: give eval_qid (query ids) or eval_group (query sizes)"
+        )
+    if eval_group is not None and eval_qid is not None:
+        raise ValueError("eval_set's queries are given twice: give eval_qid or eval_group, not both")
+    if names is not None:
+        names = list(names)
+        if len(names) != len(eval_set) or not all(isinstance(n, str) and n for n in names):
+            raise ValueError(f"eval_names must name each of the {len(eval_set)} eval sets with a string, got {names!r}")
+        if len(set(names)) != len(names):
+            raise invalid_parameter("eval_names", "distinct", names)
+    kind = "eval_group" if eval_group is not None else "eval_qid"
+    grouping = list(eval_group if eval_group is not None else eval_qid or ())
+    if len(grouping) != len(eval_set):
+        raise ValueError(f"{kind} has {len(grouping)} entries for {len(eval_set)} eval_set entries")
+    return metrics, names, kind, grouping
+
+
 def _eval_sets(
     eval_set: Optional[Sequence[tuple]],
     eval_group: Optional[Sequence[Any]],
@@ -181,27 +214,7 @@ def _eval_sets(
         if eval_group is not None or eval_qid is not None:
             raise ValueError("eval_group and eval_qid describe eval_set, which was not given")
         return None
-    if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
-        raise ValueError("eval_set must be a list of (X, y) tuples, e.g. eval_set=[(X_val, y_val)]")
-    metrics = [eval_metric] if isinstance(eval_metric, str) else list(eval_metric)
-    if not metrics or not all(isinstance(m, str) for m in metrics):
-        raise ValueError(f"eval_metric must be a metric name or a list of them, got {eval_metric!r}")
-    if eval_group is None and eval_qid is None:
-        raise ValueError(
-            "eval_set needs the queries of each set: give eval_qid (query ids) or eval_group (query sizes)"
-        )
-    if eval_group is not None and eval_qid is not None:
-        raise ValueError("eval_set's queries are given twice: give eval_qid or eval_group, not both")
-    if names is not None:
-        names = list(names)
-        if len(names) != len(eval_set) or not all(isinstance(n, str) and n for n in names):
-            raise ValueError(f"eval_names must name each of the {len(eval_set)} eval sets with a string, got {names!r}")
-        if len(set(names)) != len(names):
-            raise ValueError(f"eval_names must be distinct, got {names!r}")
-    kind = "eval_group" if eval_group is not None else "eval_qid"
-    grouping = list(eval_group if eval_group is not None else eval_qid or ())
-    if len(grouping) != len(eval_set):
-        raise ValueError(f"{kind} has {len(grouping)} entries for {len(eval_set)} eval_set entries")
+    metrics, names, kind, grouping = _eval_arguments(eval_set, eval_group, eval_qid, eval_metric, names)
     from .metrics import evaluate
 
     out: list = []

@@ -175,30 +175,11 @@ def search(
                 if budget is not None and not first and time.perf_counter() - start >= budget:
                     out_of_time = True
                     break
-                train_X, test_X = data[path.preprocessing][k]
-                ty, tcodes, tn, tweights = fit_args[k]
-                result, path.states[k] = _core.fit_path_from(
-                    train_X, ty, tcodes, tn, path.config, [grid[j]], warm_state=path.states[k], query_weights=tweights
-                )
-                ((coef, summary),) = result
-                v_y, v_codes, v_weights = validation[k]
-                row.scores[k], row.degenerate[k] = cv._validation_score(coef, test_X, v_y, v_codes, v_weights, threads)
-                row.seconds[k] = summary.history[-1]["seconds"]
-                row.iters[k] = summary.n_iter
-                row.evals[k] = summary.n_evals
+                _fit_split(cv, path, row, k, grid[j], data[path.preprocessing][k], fit_args[k], validation[k], threads)
             if out_of_time:
                 break
             row.status = "fitted"
-            mean = _mean(row.scores)
-            # A NaN mean (no split scored) is no improvement.
-            if mean > path.best:
-                path.best, path.not_improved = mean, 0
-            else:
-                path.not_improved += 1
-                if patience is not None and path.not_improved >= patience:
-                    path.stopped = True
-                    for later in path.rows[j + 1 :]:
-                        later.status = "early stop"
+            _patience(path, j, patience)
         if out_of_time:
             break
     elapsed = time.perf_counter() - start
@@ -218,6 +199,45 @@ def search(
     rows = [row for path in paths for row in path.rows]
     results, best = _results(rows, n_splits, cv.scoring, float(cv.score_tolerance))
     return results, best, elapsed
+
+
+def _fit_split(
+    cv: "SVMMapCV",
+    path: _Path,
+    row: _Row,
+    k: int,
+    C: float,
+    matrices: Tuple[Any, Any],
+    fit_args: Tuple[Any, ...],
+    validation: Tuple[Any, ...],
+    threads: int,
+) -> None:
+    """Fits split k of ``path`` at C from its warm state, and scores it into ``row``."""
+    train_X, test_X = matrices
+    ty, tcodes, tn, tweights = fit_args
+    result, path.states[k] = _core.fit_path_from(
+        train_X, ty, tcodes, tn, path.config, [C], warm_state=path.states[k], query_weights=tweights
+    )
+    ((coef, summary),) = result
+    v_y, v_codes, v_weights = validation
+    row.scores[k], row.degenerate[k] = cv._validation_score(coef, test_X, v_y, v_codes, v_weights, threads)
+    row.seconds[k] = summary.history[-1]["seconds"]
+    row.iters[k] = summary.n_iter
+    row.evals[k] = summary.n_evals
+
+
+def _patience(path: _Path, j: int, patience: Optional[int]) -> None:
+    """The early stop along C: after row j's mean, ``path`` stops once ``patience`` rows in a
+    row have not improved on its best (a NaN mean, no split scored, is no improvement)."""
+    mean = _mean(path.rows[j].scores)
+    if mean > path.best:
+        path.best, path.not_improved = mean, 0
+        return
+    path.not_improved += 1
+    if patience is not None and path.not_improved >= patience:
+        path.stopped = True
+        for later in path.rows[j + 1 :]:
+            later.status = "early stop"
 
 
 def _split_matrices(

@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
 from . import _core
-from ._validation import check_labels, check_matrix, check_qid, forget_fit, minmax_scaled, n_threads
+from ._validation import check_labels, check_matrix, check_qid, forget_fit, invalid_parameter, minmax_scaled, n_threads
 from .estimator import SVMMap
 from .metrics import mean_average_precision, per_query
 
@@ -167,7 +167,7 @@ class SVMAcc(_LinearScorer):
         forget_fit(self)
         scaling = self.intercept_scaling
         if isinstance(scaling, bool) or not isinstance(scaling, numbers.Real) or not scaling > 0:
-            raise ValueError(f"intercept_scaling must be a number > 0, got {scaling!r}")
+            raise invalid_parameter("intercept_scaling", "a number > 0", scaling)
         _, n_rows, n_features = check_matrix(X)
         labels = check_labels(y, n_rows)
         # All documents form one query, which trains only with a relevant and a non-relevant
@@ -430,10 +430,10 @@ class AdaRank(_LinearScorer):
         """
         forget_fit(self)
         if self.variant not in ("xu-li", "meng"):
-            raise ValueError(f'variant must be "xu-li" or "meng", got {self.variant!r}')
+            raise invalid_parameter("variant", '"xu-li" or "meng"', self.variant)
         T = self.n_estimators
         if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
-            raise ValueError(f"n_estimators must be an integer >= 1, got {T!r}")
+            raise invalid_parameter("n_estimators", "an integer >= 1", T)
         X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
             raise ValueError(f"X must be a 2-D array (documents x features), got {X.ndim} dimension(s)")

@@ -10,6 +10,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from ._validation import invalid_parameter
+
 __all__ = ["early_stopping", "log_evaluation", "record_evaluation", "CallbackEnv"]
 
 
@@ -52,7 +54,7 @@ class _EarlyStopping:
             or not isinstance(stopping_rounds, numbers.Integral)
             or stopping_rounds < 1
         ):
-            raise ValueError(f"stopping_rounds must be an integer >= 1, got {stopping_rounds!r}")
+            raise invalid_parameter("stopping_rounds", "an integer >= 1", stopping_rounds)
         self.stopping_rounds = int(stopping_rounds)
         self.first_metric_only = bool(first_metric_only)
         self.verbose = bool(verbose)
@@ -94,7 +96,7 @@ class _LogEvaluation:
 
     def __init__(self, period: int) -> None:
         if isinstance(period, bool) or not isinstance(period, numbers.Integral):
-            raise ValueError(f"period must be an integer, got {period!r}")
+            raise invalid_parameter("period", "an integer", period)
         self.period = int(period)
 
     def __call__(self, env: CallbackEnv) -> None:

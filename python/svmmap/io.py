@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _core
 from ._text import PathLike, number, split_fields, text_lines, write_atomic
+from ._validation import invalid_parameter
 from .persistence import load_model, model_document, save_model
 
 __all__ = [
@@ -138,16 +139,16 @@ def load_letor(
     if dt not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dt}")
     if sparse not in ("auto", True, False):
-        raise ValueError(f'sparse must be "auto", True or False, got {sparse!r}')
+        raise invalid_parameter("sparse", '"auto", True or False', sparse)
     if n_features is not None and (
         isinstance(n_features, bool)
         or not isinstance(n_features, (int, np.integer))
         or not 1 <= n_features <= 2**31 - 1
     ):
         # The reader's largest feature index (scipy's int32 column indices) bounds it too.
-        raise ValueError(f"n_features must be an integer in 1..2147483647, got {n_features!r}")
+        raise invalid_parameter("n_features", "an integer in 1..2147483647", n_features)
     if missing not in ("error", "nan"):
-        raise ValueError(f'missing must be "error" or "nan", got {missing!r}')
+        raise invalid_parameter("missing", '"error" or "nan"', missing)
     sizes = _group_sizes(path, group)
     raw = _core.read_letor_file(
         os.fspath(path),

@@ -43,7 +43,7 @@ import numpy as np
 
 from . import _core
 from ._typing import Slack
-from ._validation import check_labels, check_qid, n_threads
+from ._validation import check_labels, check_qid, invalid_parameter, n_threads
 
 #: A loss name, a list of names (SVM-combo) or a dict of names to weights (C_l = weight * C).
 LossSpec = Union[str, Sequence[str], Mapping[str, float]]
@@ -164,7 +164,7 @@ def structured_hinge(
         codes, uniques = check_qid(qid, s.shape[0], required_by="structured_hinge")
         n_queries = len(uniques)
     if not np.isfinite(relevance_threshold):
-        raise ValueError(f"relevance_threshold must be a finite number, got {relevance_threshold!r}")
+        raise invalid_parameter("relevance_threshold", "a finite number", relevance_threshold)
     value, grad, _ = _core.structured_hinge(
         s, y, codes, n_queries, _core_groups(loss, slack), float(relevance_threshold), n_threads(n_jobs)
     )

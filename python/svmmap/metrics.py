@@ -52,7 +52,7 @@ import numpy as np
 
 from . import _core
 from ._typing import Gain, Ties
-from ._validation import check_labels, check_qid, contiguous, ranks_by_query
+from ._validation import check_labels, check_qid, contiguous, invalid_parameter, ranks_by_query
 
 __all__ = [
     "PerQuery",
@@ -113,7 +113,7 @@ def resolve_conventions(conventions: Optional[str] = None, **overrides: Any) -> 
     """
     name = DEFAULT_CONVENTIONS if conventions is None else conventions
     if not isinstance(name, str) or name not in CONVENTIONS:
-        raise ValueError(f"conventions must be one of {', '.join(map(repr, CONVENTIONS))}, got {conventions!r}")
+        raise invalid_parameter("conventions", f"one of {', '.join(map(repr, CONVENTIONS))}", conventions)
     out = dict(CONVENTIONS[name])
     out.update({k: v for k, v in overrides.items() if v is not None})
     return out
@@ -240,11 +240,11 @@ def _inputs(
 def _check_policy(no_relevant: NoRelevant) -> Optional[float]:
     if isinstance(no_relevant, str):
         if no_relevant != "skip":
-            raise ValueError(f'no_relevant must be "skip", 0 or 1, got {no_relevant!r}')
+            raise invalid_parameter("no_relevant", '"skip", 0 or 1', no_relevant)
         return None
     if no_relevant in (0, 1) and not isinstance(no_relevant, bool):
         return float(no_relevant)
-    raise ValueError(f'no_relevant must be "skip", 0 or 1, got {no_relevant!r}')
+    raise invalid_parameter("no_relevant", '"skip", 0 or 1', no_relevant)
 
 
 def _per_query(
@@ -355,7 +355,7 @@ def evaluate(
     )
     # A single name would otherwise be taken apart into its letters.
     if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics) or len(metrics) == 0:
-        raise ValueError(f"metrics must be a non-empty list of metric names, e.g. ['map', 'ndcg@10'], got {metrics!r}")
+        raise invalid_parameter("metrics", "a non-empty list of metric names, e.g. ['map', 'ndcg@10']", metrics)
     labels, scores, codes, uniques = _inputs(y_true, y_score, qid, conv["float32"])
     pq = {
         m: _per_query(
@@ -392,7 +392,7 @@ def _mean(metric: str, y_true: Any, y_score: Any, qid: Any, **conventions: Any) 
 def _cutoff(k: Any) -> int:
     """A cutoff k: an integer >= 1 (2.5 or "x" would otherwise be truncated or fail obscurely)."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an integer >= 1, got {k!r}")
+        raise invalid_parameter("k", "an integer >= 1", k)
     return int(k)
 
 
@@ -533,9 +533,9 @@ def best_accuracy(y_true: Any, y_score: Any, qid: Any = None, *, relevance_thres
     # Every other metric's threshold is checked by the core; this one compares in numpy, where
     # NaN made no document relevant and every query "perfect" (1.0).
     if isinstance(relevance_threshold, bool) or not isinstance(relevance_threshold, (int, float, np.number)):
-        raise ValueError(f"relevance_threshold must be a finite number, got {relevance_threshold!r}")
+        raise invalid_parameter("relevance_threshold", "a finite number", relevance_threshold)
     if not np.isfinite(relevance_threshold):
-        raise ValueError(f"relevance_threshold must be a finite number, got {relevance_threshold!r}")
+        raise invalid_parameter("relevance_threshold", "a finite number", relevance_threshold)
     relevant = labels > relevance_threshold
     best = []
     order = np.lexsort((-scores, codes))

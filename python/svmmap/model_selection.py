@@ -347,7 +347,7 @@ class SVMMapCV(BaseEstimator):
         elif hasattr(cv, "__iter__"):
             pairs = cv
         else:
-            raise ValueError(f'cv must be an integer >= 2, a splitter, a list of splits or "validation", got {cv!r}')
+            raise invalid_parameter("cv", 'an integer >= 2, a splitter, a list of splits or "validation"', cv)
         out: List[Tuple[np.ndarray, Optional[np.ndarray]]] = []
         for k, (train, test) in enumerate(pairs):
             train, test = np.asarray(train, dtype=np.int64), np.asarray(test, dtype=np.int64)

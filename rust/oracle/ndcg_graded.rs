@@ -135,19 +135,55 @@ impl GradedNdcgOracle {
 
     /// The argmax for per-document grades; returns Delta and fills `coef`. A query with fewer
     /// than two grades or without a positive gain has no violated constraint: Delta 0, c = 0.
-    // Over the length limit (clippy::too_many_lines): its split waits for the graded latent
-    // loss, which is being added to this file at the same time.
-    #[allow(clippy::too_many_lines)]
     fn argmax_grades(&self, scores: &[f64], grades: &[f64], coef: &mut [f64]) -> f64 {
-        let n = scores.len();
         coef.iter_mut().for_each(|c| *c = 0.0);
+        let Some(q) = self.graded_query(scores, grades) else {
+            return 0.0;
+        };
+        let (top, cut) = self.best_top(&q);
+        let n_grades = q.sizes.len();
+        let mut ranking = top;
+        let mut rest: Vec<usize> = (0..n_grades)
+            .flat_map(|g| q.lists[g][cut[g]..].iter().copied())
+            .collect();
+        // Descending score, the higher grade first on equal scores, then the lists' order.
+        rest.sort_by(|&a, &b| {
+            descending_key(scores[a])
+                .cmp(&descending_key(scores[b]))
+                .then(q.level[b].cmp(&q.level[a]))
+        });
+        ranking.extend_from_slice(&rest);
+
+        // Delta and c_i = 2/Z (#lower grade above i - #higher grade below i).
+        let mut dcg = 0.0;
+        for (r, &i) in ranking[..q.k].iter().enumerate() {
+            dcg += q.gain[q.level[i]] * q.discount[r];
+        }
+        let mut seen = vec![0usize; n_grades];
+        for &i in &ranking {
+            let g = q.level[i];
+            let lower_above: usize = seen[..g].iter().sum();
+            let higher_below: usize = (g + 1..n_grades).map(|h| q.sizes[h] - seen[h]).sum();
+            coef[i] = 2.0 * q.inv_z * (lower_above as f64 - higher_below as f64);
+            seen[g] += 1;
+        }
+        for list in &q.lists {
+            average_ties(list, scores, coef);
+        }
+        1.0 - dcg * q.inv_ideal
+    }
+
+    /// A query's documents by grade, with what the program needs of them; None when it has
+    /// no violated constraint (fewer than two grades, no positive gain).
+    fn graded_query(&self, scores: &[f64], grades: &[f64]) -> Option<GradedQuery> {
+        let n = scores.len();
         let mut distinct: Vec<f64> = grades.to_vec();
         distinct.sort_unstable_by(f64::total_cmp);
         distinct.dedup();
         let n_grades = distinct.len();
         let top_gain = distinct.last().map_or(0.0, |&g| g.exp2() - 1.0);
         if n_grades < 2 || top_gain.is_nan() || top_gain <= 0.0 {
-            return 0.0;
+            return None;
         }
         let level: Vec<usize> = grades
             .iter()
@@ -163,7 +199,6 @@ impl GradedNdcgOracle {
         }
         let sizes: Vec<usize> = lists.iter().map(Vec::len).collect();
         let k = self.depth(n);
-        let clipped = k < n;
         let discount: Vec<f64> = (0..k).map(|r| Discount::Log2.at(r)).collect();
         // DCG*: the grades in descending order over ranks 0..K.
         let mut ideal = 0.0;
@@ -178,12 +213,9 @@ impl GradedNdcgOracle {
             }
         }
         if ideal.is_nan() || ideal <= 0.0 {
-            return 0.0;
+            return None;
         }
-        let inv_ideal = 1.0 / ideal;
         let same: usize = sizes.iter().map(|&m| m * m).sum();
-        // 1/Z, with Z = (n^2 - sum n_g^2) / 2 the pairs of different grades.
-        let inv_z = 2.0 / (n * n - same) as f64;
         let list_scores: Vec<Vec<f64>> = lists
             .iter()
             .map(|l| l.iter().map(|&i| scores[i]).collect())
@@ -200,6 +232,29 @@ impl GradedNdcgOracle {
             })
             .collect();
         let caps: Vec<usize> = sizes.iter().map(|&m| m.min(k)).collect();
+        Some(GradedQuery {
+            n,
+            k,
+            level,
+            gain,
+            lists,
+            sizes,
+            discount,
+            inv_ideal: 1.0 / ideal,
+            // 1/Z, with Z = (n^2 - sum n_g^2) / 2 the pairs of different grades.
+            inv_z: 2.0 / (n * n - same) as f64,
+            list_scores,
+            suffix,
+            caps,
+        })
+    }
+
+    /// The dynamic program over the grade counts of ranks 0..K: the documents of those ranks
+    /// in rank order, and how many of each grade's list they take.
+    fn best_top(&self, q: &GradedQuery) -> (Vec<usize>, Vec<usize>) {
+        let (n, k, caps) = (q.n, q.k, &q.caps);
+        let n_grades = q.sizes.len();
+        let clipped = k < n;
         // The work guard (`work::check_labels`, run on every query before training or a hinge)
         // refuses queries with more states than a call may take, long before these products
         // overflow or the grades outnumber the moves a byte can store; a query that reached
@@ -219,7 +274,7 @@ impl GradedNdcgOracle {
             });
         }
         let tables = if clipped {
-            bottom_tables(&list_scores, &caps)
+            bottom_tables(&q.list_scores, caps)
         } else {
             Vec::new()
         };
@@ -233,7 +288,7 @@ impl GradedNdcgOracle {
                     t += 1;
                 }
             }
-            total * inv_z
+            total * q.inv_z
         };
 
         // The dynamic program over the valid states in index order (an odometer whose digit
@@ -255,26 +310,7 @@ impl GradedNdcgOracle {
         let mut best: Option<(f64, usize)> = None;
         loop {
             if placed > 0 {
-                // Totals over every grade of the documents not placed and of their scores.
-                let unplaced = n - placed;
-                let unplaced_sum: f64 = (0..n_grades).map(|h| suffix[h][c[h]]).sum();
-                let r = placed - 1;
-                let (mut v, mut arg) = (f64::NEG_INFINITY, u8::MAX);
-                for g in 0..n_grades {
-                    if c[g] == 0 {
-                        continue;
-                    }
-                    let s_d = list_scores[g][c[g] - 1];
-                    let others = (unplaced - (sizes[g] - c[g])) as f64;
-                    let others_sum = unplaced_sum - suffix[g][c[g]];
-                    let step =
-                        -gain[g] * discount[r] * inv_ideal + (others * s_d - others_sum) * inv_z;
-                    let candidate = value[index - stride[g]] + step;
-                    if candidate > v {
-                        v = candidate;
-                        arg = g as u8;
-                    }
-                }
+                let (v, arg) = q.best_move(&c, placed, index, &stride, &value);
                 value[index] = v;
                 last[index] = arg;
             }
@@ -311,16 +347,16 @@ impl GradedNdcgOracle {
         }
         let (_, mut index) = best.expect("a state fills ranks 0..K");
 
-        // The ranking: ranks 0..K from the last moves, then the rest by score.
+        // The ranking: ranks 0..K from the last moves.
         let cut: Vec<usize> = (0..n_grades)
             .map(|g| index / stride[g] % (caps[g] + 1))
             .collect();
         let mut c = cut.clone();
-        let mut ranking = vec![0usize; n];
+        let mut top = vec![0usize; k];
         for r in (0..k).rev() {
             let g = last[index] as usize;
             c[g] -= 1;
-            ranking[r] = lists[g][c[g]];
+            top[r] = q.lists[g][c[g]];
             index -= stride[g];
         }
         // A thread keeps the arrays of at most `KEPT_STATES` states (about 2.4 MB), so that one
@@ -328,34 +364,63 @@ impl GradedNdcgOracle {
         if value.capacity() <= KEPT_STATES {
             STATES.with(|cell| *cell.borrow_mut() = (value, last));
         }
-        let mut rest: Vec<usize> = (0..n_grades)
-            .flat_map(|g| lists[g][cut[g]..].iter().copied())
-            .collect();
-        // Descending score, the higher grade first on equal scores, then the lists' order.
-        rest.sort_by(|&a, &b| {
-            descending_key(scores[a])
-                .cmp(&descending_key(scores[b]))
-                .then(level[b].cmp(&level[a]))
-        });
-        ranking[k..].copy_from_slice(&rest);
+        (top, cut)
+    }
+}
 
-        // Delta and c_i = 2/Z (#lower grade above i - #higher grade below i).
-        let mut dcg = 0.0;
-        for (r, &i) in ranking[..k].iter().enumerate() {
-            dcg += gain[level[i]] * discount[r];
+/// A query's documents by grade and what the program of `argmax_grades` needs of them.
+struct GradedQuery {
+    n: usize,
+    /// The cutoff, clipped to n.
+    k: usize,
+    /// Every document's grade, as an index into the distinct grades (ascending).
+    level: Vec<usize>,
+    gain: Vec<f64>,
+    /// The documents of each grade by descending score.
+    lists: Vec<Vec<usize>>,
+    sizes: Vec<usize>,
+    discount: Vec<f64>,
+    inv_ideal: f64,
+    inv_z: f64,
+    list_scores: Vec<Vec<f64>>,
+    /// suffix[g][c]: the sum of list g's scores from position c on.
+    suffix: Vec<Vec<f64>>,
+    /// How many of each grade ranks 0..K can hold: min(n_g, K).
+    caps: Vec<usize>,
+}
+
+impl GradedQuery {
+    /// The best last move into the state with counts `c` (`placed` documents, at `index`):
+    /// its value and the grade of the document placed last at rank placed - 1.
+    fn best_move(
+        &self,
+        c: &[usize],
+        placed: usize,
+        index: usize,
+        stride: &[usize],
+        value: &[f64],
+    ) -> (f64, u8) {
+        // Totals over every grade of the documents not placed and of their scores.
+        let unplaced = self.n - placed;
+        let unplaced_sum: f64 = (0..c.len()).map(|h| self.suffix[h][c[h]]).sum();
+        let r = placed - 1;
+        let (mut v, mut arg) = (f64::NEG_INFINITY, u8::MAX);
+        for g in 0..c.len() {
+            if c[g] == 0 {
+                continue;
+            }
+            let s_d = self.list_scores[g][c[g] - 1];
+            let others = (unplaced - (self.sizes[g] - c[g])) as f64;
+            let others_sum = unplaced_sum - self.suffix[g][c[g]];
+            let step = -self.gain[g] * self.discount[r] * self.inv_ideal
+                + (others * s_d - others_sum) * self.inv_z;
+            let candidate = value[index - stride[g]] + step;
+            if candidate > v {
+                v = candidate;
+                arg = g as u8;
+            }
         }
-        let mut seen = vec![0usize; n_grades];
-        for &i in &ranking {
-            let g = level[i];
-            let lower_above: usize = seen[..g].iter().sum();
-            let higher_below: usize = (g + 1..n_grades).map(|h| sizes[h] - seen[h]).sum();
-            coef[i] = 2.0 * inv_z * (lower_above as f64 - higher_below as f64);
-            seen[g] += 1;
-        }
-        for list in &lists {
-            average_ties(list, scores, coef);
-        }
-        1.0 - dcg * inv_ideal
+        (v, arg)
     }
 }
 

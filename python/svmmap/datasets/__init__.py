@@ -10,6 +10,7 @@ from typing import Any, Iterator, NamedTuple, Optional
 
 import numpy as np
 
+from .._validation import invalid_parameter
 from ..io import letor_docids, load_letor
 from ._synthetic import MSLR_LABEL_FRACTIONS, RankingData, make_ranking
 
@@ -88,7 +89,7 @@ def load_mq2008(fold: int = 1, split: str = "train", *, dtype: Any = np.float64)
     if fold not in MQ2008_FOLDS:
         raise ValueError(f"MQ2008 has folds 1..5, got {fold!r}")
     if split not in ("train", "vali", "test"):
-        raise ValueError(f'split must be "train", "vali" or "test", got {split!r}')
+        raise invalid_parameter("split", '"train", "vali" or "test"', split)
     name = np.dtype(dtype).name
     return _concat([_subset(s, name) for s in MQ2008_FOLDS[fold][split]])
 

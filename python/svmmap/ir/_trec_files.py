@@ -10,6 +10,7 @@ import numpy as np
 
 from .._core import DataFormatError
 from .._text import BeyondInt64, PathLike, check_ids, integer, number, split_fields, text_lines, write_atomic
+from .._validation import invalid_parameter
 from ._trec_data import Qrels, Run, _first_duplicate
 from ._trec_order import _ranks_in_order, sort_qids, trec_order
 
@@ -175,7 +176,7 @@ def format_run(run: Run, *, tag: Optional[str] = None, depth: Optional[int] = No
     """
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
         # depth=0 would write a run without a document, which trec_eval reads as no run.
-        raise ValueError(f"depth must be None or an integer >= 1, got {depth!r}")
+        raise invalid_parameter("depth", "None or an integer >= 1", depth)
     tag = tag if tag is not None else run.tag
     if not isinstance(tag, str):
         raise ValueError(f"the run tag must be a str, got {tag!r}")

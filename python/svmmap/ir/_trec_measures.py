@@ -7,6 +7,7 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from .._validation import invalid_parameter
 from ._trec_data import Qrels, Run
 from ._trec_order import _ranks_in_order, sort_qids, trec_order
 
@@ -103,7 +104,7 @@ def _parse_measure(name: str) -> Any:
 
 def _check_conventions(conventions: str) -> None:
     if conventions not in RUN_CONVENTIONS:
-        raise ValueError(f'conventions must be "svmmap" or "trec_eval" for runs, got {conventions!r}')
+        raise invalid_parameter("conventions", '"svmmap" or "trec_eval" for runs', conventions)
 
 
 def _ranked_dict(run: Run, keep: Optional[np.ndarray] = None) -> Dict[str, Dict[str, float]]:
@@ -296,5 +297,5 @@ def evaluate_run(
     0.2778
     """
     if queries is not None and np.ndim(queries) != 1:
-        raise ValueError(f"queries must be a sequence of query ids, got {queries!r}")
+        raise invalid_parameter("queries", "a sequence of query ids", queries)
     return evaluate_measures(run, qrels, [metric], conventions=conventions, queries=queries)[metric]

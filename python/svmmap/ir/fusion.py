@@ -31,7 +31,7 @@ from sklearn.pipeline import Pipeline
 from .. import _core
 from .._selection import Selection, choose_C, ranks_nothing
 from .._typing import BinStrategy
-from .._validation import forget_fit, minmax_scaled, queries_with_relevant
+from .._validation import forget_fit, invalid_parameter, minmax_scaled, queries_with_relevant
 from ..binning import Binner
 from ..estimator import SVMMap
 from .protocol import fit_ranker
@@ -124,7 +124,7 @@ def run_features(
     if not runs:
         raise ValueError("at least one run is needed")
     if normalize not in _NORMALIZE:
-        raise ValueError(f"normalize must be one of {_NORMALIZE}, got {normalize!r}")
+        raise invalid_parameter("normalize", f"one of {_NORMALIZE}", normalize)
     lengths = [len(r) for r in runs]
     all_qid = np.concatenate([r.qid for r in runs])
     all_doc = np.concatenate([r.docno for r in runs])
@@ -157,7 +157,7 @@ def run_features(
 def query_folds(queries: Union[Sequence[str], np.ndarray], n_folds: int, random_state: Any = 0) -> Dict[str, int]:
     """Assigns queries to ``n_folds`` folds of (nearly) equal size at random."""
     if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
-        raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+        raise invalid_parameter("n_folds", "an integer >= 2", n_folds)
     qs = sort_qids(queries)
     if len(qs) < n_folds:
         raise ValueError(f"{len(qs)} queries cannot be split into {n_folds} folds")
@@ -248,7 +248,7 @@ class RunFusion:
         C: Any = self.C
         grid: List[Any] = [C] if isinstance(C, numbers.Real) else list(C)
         if not grid or not all(isinstance(c, numbers.Real) and float(c) > 0 for c in grid):
-            raise ValueError(f"C must be a positive number or a non-empty sequence of them, got {self.C!r}")
+            raise invalid_parameter("C", "a positive number or a non-empty sequence of them", self.C)
         return sorted(float(c) for c in grid)
 
     def make_pipeline(self, C: float) -> Pipeline:
@@ -451,7 +451,7 @@ def reciprocal_rank_fusion(runs: Sequence[Run], *, k: float = 60, tag: str = "rr
     (True, True)
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Real) or not (0 <= float(k) < float("inf")):
-        raise ValueError(f"k must be a finite number >= 0, got {k!r}")
+        raise invalid_parameter("k", "a finite number >= 0", k)
     if not runs:
         raise ValueError("at least one run is needed")
     reciprocal = []

@@ -33,7 +33,7 @@ from sklearn.pipeline import Pipeline
 
 from .. import _core
 from .._selection import choose_C
-from .._validation import queries_with_relevant
+from .._validation import invalid_parameter, queries_with_relevant
 from ..estimator import SkippedQueriesWarning
 
 __all__ = [
@@ -202,7 +202,7 @@ def make_random_splits(
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
             raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     if n_test is not None and (isinstance(n_test, bool) or not isinstance(n_test, numbers.Integral) or n_test < 1):
-        raise ValueError(f"n_test must be None or an integer >= 1, got {n_test!r}")
+        raise invalid_parameter("n_test", "None or an integer >= 1", n_test)
     need = n_train + n_vali + (1 if n_test is None else n_test)
     if len(qs) < need:
         raise ValueError(
@@ -279,12 +279,12 @@ class SingleFeature(BaseEstimator):
         _, n_rows, d = check_matrix(X)
         if self.feature is not None:
             if not 0 <= int(self.feature) < d:
-                raise ValueError(f"feature must be a column index in 0..{d - 1}, got {self.feature!r}")
+                raise invalid_parameter("feature", f"a column index in 0..{d - 1}", self.feature)
             self.feature_ = int(self.feature)
         else:
             check_qid(qid, n_rows, required_by="SingleFeature")
             if not 1 <= int(self.rank) <= d:
-                raise ValueError(f"rank must be in 1..{d}, got {self.rank!r}")
+                raise invalid_parameter("rank", f"in 1..{d}", self.rank)
             cols = _columns(X)
             maps = np.array(
                 [mean_average_precision(y, c, qid, relevance_threshold=self.relevance_threshold) for c in cols]

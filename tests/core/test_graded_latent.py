@@ -151,7 +151,7 @@ def fit(loss, C, X, y, q, **params):
 
 @pytest.mark.parametrize("C", [1.0, 30.0])
 def test_every_graded_round_lowers_the_objective_counted_by_enumeration(monkeypatch, C):
-    # As tests/ir/test_latent_loss.py does for the binary loss: the fit stopped after r rounds
+    # As tests/core/test_latent_loss.py does for the binary loss: the fit stopped after r rounds
     # has the objective the full fit reports for round r, computed here by enumeration.
     X, y, q = graded_data()
     full = fit(GRADED, C, X, y, q)
