@@ -471,6 +471,7 @@ EXPECTED_SECONDS = {
     "benchmarks/binned_scale.py --only codes": 59,
     "benchmarks/binned_scale.py --only csr": 69,
     "benchmarks/import_time.py --runs 10": 72,
+    "benchmarks/install_time.py": 80,
     "benchmarks/solver.py --only folds": 76,
     "benchmarks/ndcg_vs_map.py --table guide": 81,
     "benchmarks/binned_solver.py --data mq2008 --blocks 1,4": 88,
