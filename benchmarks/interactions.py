@@ -21,7 +21,8 @@ seconds of the GA2M (pair selection and the fit at the chosen C) over the per-fe
 at its chosen C, measured one after the other in the same run (a ratio: the machine is shared).
 
 The cost table (``--cost``) times, on ``make_ranking``'s 136-feature shape (``--cost-docs``
-documents, 120 per query, three planted pairs), the per-feature pipeline (Binner fit and
+documents, by default one row of 100,000 and one of 1,000,000, 120 per query, three planted
+pairs), the per-feature pipeline (Binner fit and
 transform, SVMMap fit at C=1) and the GA2M with ``interactions=10`` (pair selection over all
 9,180 pairs included), one after the other in one run, and gives the bytes of their codes.
 
@@ -150,28 +151,32 @@ def mq2008_table(folds: List[int]) -> None:
     print(f"| mean | {means[0]:.4f} | {means[1]:.4f} | | {means[2]:.1f} |")
 
 
-def cost_table(n_docs: int) -> None:
-    X, y, qid = make_ranking(
-        n_queries=max(1, n_docs // 120), docs_per_query=120, n_features=136, interactions=3, random_state=5
-    )
+def cost_table(sizes: List[int]) -> None:
     print(
         "| documents | features | candidate pairs | per-feature pipeline s (timing) | GA2M pipeline s (timing) "
         "| of which pair selection s (timing) | ratio (timing) | codes MB, per feature | codes MB, GA2M |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    figures = []
-    for interactions in (None, 10):
-        start = time.perf_counter()
-        binner = Binner(interactions=interactions).fit(X, y, qid=qid)
-        selected = time.perf_counter()
-        B = binner.transform(X)
-        SVMMap(C=1.0).fit(B, y, qid=qid)
-        figures.append((time.perf_counter() - start, selected - start, B.nbytes / 1e6))
-    (plain, plain_bin, plain_mb), (ga2m, ga2m_bin, ga2m_mb) = figures
-    print(
-        f"| {X.shape[0]:,} | 136 | 9,180 | {plain:.1f} | {ga2m:.1f} | {ga2m_bin - plain_bin:.1f} | {ga2m / plain:.1f} "
-        f"| {plain_mb:.1f} | {ga2m_mb:.1f} |"
-    )
+    for n_docs in sizes:
+        X, y, qid = make_ranking(
+            n_queries=max(1, n_docs // 120), docs_per_query=120, n_features=136, interactions=3, random_state=5
+        )
+        figures = []
+        for interactions in (None, 10):
+            start = time.perf_counter()
+            binner = Binner(interactions=interactions).fit(X, y, qid=qid)
+            selected = time.perf_counter()
+            B = binner.transform(X)
+            SVMMap(C=1.0).fit(B, y, qid=qid)
+            figures.append((time.perf_counter() - start, selected - start, B.nbytes / 1e6))
+            del B
+        (plain, plain_bin, plain_mb), (ga2m, ga2m_bin, ga2m_mb) = figures
+        print(
+            f"| {X.shape[0]:,} | 136 | 9,180 | {plain:.1f} | {ga2m:.1f} | {ga2m_bin - plain_bin:.1f} "
+            f"| {ga2m / plain:.1f} | {plain_mb:.1f} | {ga2m_mb:.1f} |",
+            flush=True,
+        )
+        del X, y, qid
 
 
 def main() -> None:
@@ -181,13 +186,15 @@ def main() -> None:
     only.add_argument("--synthetic-only", action="store_true")
     only.add_argument("--mq2008-only", action="store_true")
     only.add_argument("--cost", action="store_true", help="the cost table only")
-    parser.add_argument("--cost-docs", type=int, default=100_000, help="documents of the cost table")
+    parser.add_argument(
+        "--cost-docs", default="100000,1000000", help="documents of the cost table's rows (comma-separated)"
+    )
     tables.add_arguments(parser)
     args = parser.parse_args()
     tables.write_on_exit(args, __file__)
     warnings.simplefilter("ignore")
     if args.cost:
-        cost_table(args.cost_docs)
+        cost_table([int(n) for n in args.cost_docs.split(",")])
         return
     if not args.mq2008_only:
         synthetic_table()
