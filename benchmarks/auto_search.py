@@ -1,21 +1,26 @@
 """The best model in one call: SVMMapCV's search over loss x preprocessing x C against a tuned
-LightGBM LGBMRanker, on MQ2008's five folds.
+LightGBM LGBMRanker, on MQ2008's five folds (issue 34 item 3).
 
-For each fold, both are tuned on the fold's vali split and evaluated on its test split:
+For each fold, on the fold's train split:
 
-- svmmap: ``SVMMapCV(loss="auto", preprocessing="auto", scoring="ndcg@10", cv="validation")``
-  with the vali split as ``eval_set`` (map, pairwise, pairwise:count, ndcg@10:graded x none,
-  standardized, binned x C in the default grid, warm C paths with the default patience), then
-  refitted on the train split;
+- svmmap, the default call: ``SVMMapCV(loss="auto", preprocessing="auto", scoring="ndcg@10")``
+  (map, pairwise, pairwise:count, ndcg@10:graded x none, standardized, binned x C in the
+  default grid; svmmap's own 5 query folds of the train split; warm C paths with the default
+  patience), refitted on the train split. It never sees the vali split.
+- svmmap with the vali split: the same with ``cv="validation"`` and the vali split as
+  ``eval_set``, refitted on the train split.
 - LightGBM: ``LGBMRanker`` (lambdarank) over num_leaves x learning_rate, each with early stopping
   on the vali split's NDCG@10 (LightGBM's own), the configuration chosen by the vali NDCG@10 of
-  svmmap.metrics at its best iteration (the same metric the svmmap search maximizes).
+  svmmap.metrics at its best iteration (the metric the svmmap search maximizes).
 
-Both run single-threaded (``n_jobs=1``; ``num_threads=1``). The first table gives, per fold and
-their mean, the test NDCG@10 and MAP (svmmap.metrics: MAP and NDCG@10 over the test queries with a
-relevant document) and the seconds of each search (tuning and the final model, wall clock). The
-second gives a Wilcoxon signed-rank test (scipy.stats.wilcoxon, two-sided, zero differences
-dropped) over the per-query test NDCG@10 of all folds together.
+All run single-threaded (``n_jobs=1``; ``num_threads=1``), one after the other per fold. The
+first table gives, per fold and method and their means, the test NDCG@10 and MAP
+(svmmap.metrics: over the test queries with a relevant document), the seconds of each search
+(tuning and the final model, wall clock) and their ratio to LightGBM's in the same fold. The
+second gives Wilcoxon signed-rank tests (scipy.stats.wilcoxon, two-sided, zero differences
+dropped) over the per-query test NDCG@10 and average precision of all folds together. The
+third compares the default call's patience (1) with patience 2: the candidates chosen and the
+fits made, summed over the folds.
 
     python benchmarks/auto_search.py [--folds 1,2,3,4,5] [--time-budget S]
 
@@ -48,17 +53,29 @@ def group_sizes(qid: np.ndarray) -> np.ndarray:
     return np.diff(np.r_[starts, len(qid)])
 
 
-def svmmap_search(train: Tuple, vali: Tuple, budget: Any) -> Tuple[Any, str, float]:
+def svmmap_search(
+    train: Tuple, vali: Tuple, budget: Any, validation: bool, patience: int = 1
+) -> Tuple[Any, str, float]:
     start = time.perf_counter()
     search = SVMMapCV(
-        loss="auto", preprocessing="auto", scoring="ndcg@10", cv="validation", time_budget=budget, n_jobs=1
+        loss="auto",
+        preprocessing="auto",
+        scoring="ndcg@10",
+        cv="validation" if validation else 5,
+        time_budget=budget,
+        patience=patience,
+        n_jobs=1,
     )
-    search.fit(*train[:2], qid=train[2], eval_set=[vali[:2]], eval_qid=[vali[2]])
+    if validation:
+        search.fit(*train[:2], qid=train[2], eval_set=[vali[:2]], eval_qid=[vali[2]])
+    else:
+        search.fit(*train[:2], qid=train[2])
     seconds = time.perf_counter() - start
     p = search.best_params_
     status = search.cv_results_["status"]
-    chosen = f"{p['loss']}, {p['preprocessing']}, C={p['C']:g} ({int((status == 'fitted').sum())}/{len(status)} fitted)"
-    return search.predict, chosen, seconds
+    fitted = int((status == "fitted").sum())
+    chosen = f"{p['loss']}, {p['preprocessing']}, C={p['C']:g} ({fitted}/{len(status)} fitted)"
+    return search, chosen, seconds
 
 
 def lightgbm_search(train: Tuple, vali: Tuple) -> Tuple[Any, str, float]:
@@ -83,7 +100,10 @@ def lightgbm_search(train: Tuple, vali: Tuple) -> Tuple[Any, str, float]:
         if score > best[0]:
             best = (score, model, f"leaves={leaves}, rate={rate:g}, trees={model.best_iteration_}")
     seconds = time.perf_counter() - start
-    return best[1].predict, best[2], seconds
+    return best[1], best[2], seconds
+
+
+METHODS = ("svmmap, default (5 folds of train)", "svmmap, cv=validation (vali)", "LightGBM (vali)")
 
 
 def main() -> None:
@@ -95,62 +115,79 @@ def main() -> None:
     tables.write_on_exit(args, __file__)
     warnings.simplefilter("ignore")
     folds = [int(f) for f in args.folds.split(",")]
-    print(
-        "| fold | svmmap test NDCG@10 | LightGBM test NDCG@10 | svmmap test MAP | LightGBM test MAP "
-        "| svmmap search s (timing) | LightGBM search s (timing) | svmmap choice | LightGBM choice |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---|---|")
-    sums: Dict[str, List[float]] = {}
-    per_query_ndcg: Dict[str, List[np.ndarray]] = {"svmmap": [], "LightGBM": []}
+    print("| fold | method | test NDCG@10 | test MAP | search s (timing) | / LightGBM's (timing) | choice |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    figures: Dict[str, List[Tuple[float, float, float]]] = {m: [] for m in METHODS}
+    per_query_values: Dict[str, Dict[str, List[np.ndarray]]] = {m: {"ndcg@10": [], "map": []} for m in METHODS}
+    patience_rows = []
     for fold in folds:
         train, vali, test = (load_mq2008(fold, split) for split in ("train", "vali", "test"))
         X_test, y_test, qid_test = test
-        row: Dict[str, Any] = {}
-        for name, search in (
-            ("svmmap", lambda: svmmap_search(train, vali, args.time_budget)),
-            ("LightGBM", lambda: lightgbm_search(train, vali)),
-        ):
-            predict, chosen, seconds = search()
-            scores = predict(X_test)
-            row[name] = (
-                ndcg(y_test, scores, qid_test, k=10),
-                per_query("map", y_test, scores, qid_test).mean(),
-                seconds,
-                chosen,
+        runs = {
+            METHODS[0]: svmmap_search(train, vali, args.time_budget, validation=False),
+            METHODS[1]: svmmap_search(train, vali, args.time_budget, validation=True),
+            METHODS[2]: lightgbm_search(train, vali),
+        }
+        lightgbm_seconds = runs[METHODS[2]][2]
+        for method, (model, chosen, seconds) in runs.items():
+            scores = model.predict(X_test)
+            values = {name: per_query(name, y_test, scores, qid_test).values for name in ("ndcg@10", "map")}
+            for name, v in values.items():
+                per_query_values[method][name].append(v)
+            figures[method].append((values["ndcg@10"].mean(), values["map"].mean(), seconds))
+            print(
+                f"| {fold} | {method} | {values['ndcg@10'].mean():.4f} | {values['map'].mean():.4f} | {seconds:.1f} "
+                f"| {seconds / lightgbm_seconds:.2f} | {chosen} |",
+                flush=True,
             )
-            per_query_ndcg[name].append(per_query("ndcg@10", y_test, scores, qid_test).values)
-        figures = [
-            row["svmmap"][0],
-            row["LightGBM"][0],
-            row["svmmap"][1],
-            row["LightGBM"][1],
-            row["svmmap"][2],
-            row["LightGBM"][2],
-        ]
-        for i, v in enumerate(figures):
-            sums.setdefault(str(i), []).append(v)
+        patient = svmmap_search(train, vali, args.time_budget, validation=False, patience=2)
+        patience_rows.append((runs[METHODS[0]], patient))
+    totals = {m: np.array(f) for m, f in figures.items()}
+    lightgbm_total = totals[METHODS[2]][:, 2].sum()
+    for method, f in totals.items():
         print(
-            f"| {fold} | {figures[0]:.4f} | {figures[1]:.4f} | {figures[2]:.4f} | {figures[3]:.4f} "
-            f"| {figures[4]:.1f} | {figures[5]:.1f} | {row['svmmap'][3]} | {row['LightGBM'][3]} |",
-            flush=True,
+            f"| mean | {method} | {f[:, 0].mean():.4f} | {f[:, 1].mean():.4f} | {f[:, 2].mean():.1f} "
+            f"| {f[:, 2].sum() / lightgbm_total:.2f} | |"
         )
-    means = [float(np.mean(sums[str(i)])) for i in range(6)]
-    print(
-        f"| mean | {means[0]:.4f} | {means[1]:.4f} | {means[2]:.4f} | {means[3]:.4f} | {means[4]:.1f} | {means[5]:.1f} | | |"
-    )
+    wilcoxon_table(per_query_values)
+    patience_table(patience_rows)
+
+
+def wilcoxon_table(per_query_values: Dict[str, Dict[str, List[np.ndarray]]]) -> None:
     from scipy.stats import wilcoxon
 
-    a = np.concatenate(per_query_ndcg["svmmap"])
-    b = np.concatenate(per_query_ndcg["LightGBM"])
-    test = wilcoxon(a, b)
     print()
     print(
-        "| per-query test NDCG@10, all folds | queries | svmmap mean | LightGBM mean | mean difference | Wilcoxon p |"
+        "| per-query test values, all folds | measure | queries | svmmap mean | LightGBM mean | mean difference | Wilcoxon p |"
     )
-    print("|---|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for method in METHODS[:2]:
+        for name in ("ndcg@10", "map"):
+            a = np.concatenate(per_query_values[method][name])
+            b = np.concatenate(per_query_values[METHODS[2]][name])
+            p = wilcoxon(a, b).pvalue
+            shown = "NDCG@10" if name == "ndcg@10" else "AP"
+            print(
+                f"| {method} - LightGBM | {shown} | {len(a)} | {a.mean():.4f} | {b.mean():.4f} | {np.mean(a - b):+.4f} "
+                f"| {p:.3g} |"
+            )
+
+
+def patience_table(rows: List[Tuple[Tuple[Any, str, float], Tuple[Any, str, float]]]) -> None:
+    print()
     print(
-        f"| svmmap - LightGBM | {len(a)} | {a.mean():.4f} | {b.mean():.4f} | {np.mean(a - b):+.4f} | {test.pvalue:.3g} |"
+        "| default call, all folds | same choice as patience 2 | fits, patience 1 | fits, patience 2 | seconds, 1 / 2 (timing) |"
     )
+    print("|---|---:|---:|---:|---:|")
+
+    def fits(search: Any) -> int:
+        return int((search.cv_results_["status"] == "fitted").sum()) * search.n_splits_
+
+    same = sum(a[0].best_params_ == b[0].best_params_ for a, b in rows)
+    one = sum(fits(a[0]) for a, _ in rows)
+    two = sum(fits(b[0]) for _, b in rows)
+    ratio = sum(a[2] for a, _ in rows) / sum(b[2] for _, b in rows)
+    print(f"| {len(rows)} folds | {same}/{len(rows)} | {one} | {two} | {ratio:.2f} |")
 
 
 if __name__ == "__main__":

@@ -271,8 +271,8 @@ def _learn(sub: Any) -> None:
     learn.add_argument(
         "--patience",
         type=_at_least(1),
-        default=2,
-        help="with --auto: a C path stops after this many C values that do not improve its score (default 2)",
+        default=1,
+        help="with --auto: a C path stops after this many C values that do not improve its score (default 1)",
     )
     learn.add_argument("train", metavar="TRAIN", help="training data: a LETOR/svmlight file (.gz too)")
     learn.add_argument("model", metavar="MODEL", help="where to write the model (versioned JSON)")
