@@ -275,6 +275,7 @@ def solve(
     config: TrainConfig,
     problem: ProblemSummary,
     callback: _Callback = None,
+    with_coef: bool = False,
 ) -> Tuple[npt.NDArray[np.float64], FitSummary]: ...
 def fit_path_from(
     x: _Matrix,

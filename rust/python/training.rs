@@ -392,9 +392,10 @@ impl CutSource for PyCutSource {
 /// Runs the cutting-plane loop on cuts computed by the Python callable `cut_source(w)` (see
 /// `PyCutSource`), e.g. over the partitions of a distributed data set. `problem` holds the query
 /// counts of the whole data set: n of C/n is its `used`, and it is copied into the summary.
-/// Returns (coef, FitSummary).
+/// The callback (if any) gets every iteration's record, with the iterate w as "coef" when
+/// `with_coef` (as `fit_path`'s: validation sets score it). Returns (coef, FitSummary).
 #[pyfunction]
-#[pyo3(signature = (cut_source, dim, config, problem, callback=None))]
+#[pyo3(signature = (cut_source, dim, config, problem, callback=None, with_coef=false))]
 pub(super) fn solve<'py>(
     py: Python<'py>,
     cut_source: Py<PyAny>,
@@ -402,8 +403,11 @@ pub(super) fn solve<'py>(
     config: PyRef<'py, TrainConfig>,
     problem: PyRef<'py, ProblemSummary>,
     callback: Option<Py<PyAny>>,
+    with_coef: bool,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary)> {
-    let (w, summary, _) = solve_from(py, cut_source, dim, &config, &problem, callback, None)?;
+    let (w, summary, _) = solve_from(
+        py, cut_source, dim, &config, &problem, callback, with_coef, None,
+    )?;
     Ok((w, summary))
 }
 
@@ -422,7 +426,9 @@ pub(super) fn solve_warm<'py>(
     callback: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary, WarmState)> {
     let warm = warm.as_ref().map(|state| &state.state);
-    let (w, summary, state) = solve_from(py, cut_source, dim, &config, &problem, callback, warm)?;
+    let (w, summary, state) = solve_from(
+        py, cut_source, dim, &config, &problem, callback, false, warm,
+    )?;
     let state = state
         .ok_or_else(|| PyValueError::new_err("a warm start needs the OCAS method (the default)"))?;
     Ok((w, summary, WarmState { state }))
@@ -448,6 +454,7 @@ impl WarmState {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn solve_from<'py>(
     py: Python<'py>,
     cut_source: Py<PyAny>,
@@ -455,6 +462,7 @@ fn solve_from<'py>(
     config: &TrainConfig,
     problem: &ProblemSummary,
     callback: Option<Py<PyAny>>,
+    with_coef: bool,
     warm: Option<&solver::WarmStart>,
 ) -> PyResult<(
     Bound<'py, PyArray1<f64>>,
@@ -476,7 +484,8 @@ fn solve_from<'py>(
     let mut callback_error: Option<PyErr> = None;
     let result = detach(py, || {
         let n_groups = source.n_groups;
-        let mut on_iteration = progress_hook(&callback, &mut callback_error, dim, n_groups, false);
+        let mut on_iteration =
+            progress_hook(&callback, &mut callback_error, dim, n_groups, with_coef);
         crate::runtime::memory::check_working_set(dim, n_groups)?;
         solver::solve_from(&mut source, opts, warm, &mut on_iteration)
     });
