@@ -10,6 +10,7 @@ use super::arrays::*;
 use super::config::{threads_of, TrainConfig};
 use super::detach;
 use super::results::{record_dict, FitSummary, ProblemSummary};
+use crate::data::{QueryGroups, RowMatrix};
 use crate::error::Error;
 use crate::oracle;
 use crate::oracle::{QueryCounts, QueryUse};
@@ -55,6 +56,46 @@ pub(super) fn progress_hook<'a>(
             }
         })
     }
+}
+
+/// The arrays of a training call as the core borrows them: the matrix (its values are checked
+/// when a fit runs on it), the labels and the query groups of `qid_codes`.
+pub(super) fn training_data<'py, 'a>(
+    x: &Bound<'py, PyAny>,
+    y: &'a PyReadonlyArray1<'py, f64>,
+    qid_codes: &PyReadonlyArray1<'py, i64>,
+    n_queries: usize,
+) -> PyResult<(Matrix<'py>, &'a [f64], QueryGroups)> {
+    Ok((
+        Matrix::extract(x)?,
+        slice(y, "y")?,
+        groups(qid_codes, n_queries)?,
+    ))
+}
+
+/// Runs `fit` on the checked matrix `x` with the GIL released, on `n_threads` threads, handing
+/// it the per-iteration hook of `callback` (`progress_hook`, whose memory check counts `cuts`
+/// cuts per iteration, with the iterate when `with_coef`). An exception the callback raised
+/// propagates as itself, not as the core's error that stopped the fit.
+pub(super) fn run_fit<R: Send>(
+    py: Python<'_>,
+    x: &Matrix<'_>,
+    n_threads: usize,
+    callback: &Option<Py<PyAny>>,
+    (cuts, with_coef): (usize, bool),
+    fit: impl FnOnce(
+            &dyn RowMatrix,
+            &mut dyn FnMut(&IterationRecord, &[f64]) -> crate::Result<Control>,
+        ) -> crate::Result<R>
+        + Send,
+) -> PyResult<R> {
+    let mut callback_error: Option<PyErr> = None;
+    let result = x.run(py, n_threads, |m| {
+        let mut on_iteration =
+            progress_hook(callback, &mut callback_error, m.n_cols(), cuts, with_coef);
+        with_threads(n_threads, || fit(m, &mut on_iteration))?
+    });
+    result.map_err(|e| callback_error.take().unwrap_or(e))
 }
 
 /// Trains one model per C of `cs` (default: `config`'s own C alone), in the order given, on
@@ -162,9 +203,7 @@ fn path_from<'py>(
              {base:?} by svmmap._training (SVMMap.fit, svmmap learn, SVMMapCV)"
         )));
     }
-    let x = Matrix::extract(x)?;
-    let labels = slice(&y, "y")?;
-    let groups = groups(&qid_codes, n_queries)?;
+    let (x, labels, groups) = training_data(x, &y, &qid_codes, n_queries)?;
     let weights = match &query_weights {
         Some(a) => Some(slice(a, "query_weights")?),
         None => None,
@@ -174,18 +213,19 @@ fn path_from<'py>(
     let mut options = config.options.clone();
     options.method = solver::Method::from_name(method)?;
     let cs = cs.unwrap_or_else(|| vec![options.c]);
-    let (opts, n_threads) = (&options, config.n_threads);
-    let mut callback_error: Option<PyErr> = None;
-    let result = x.run(py, n_threads, |m| {
-        let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
-        let mut on_iteration = progress_hook(
-            &callback,
-            &mut callback_error,
-            m.n_cols(),
-            opts.max_cuts_per_iteration(refs.len(), n_queries),
-            with_coef,
-        );
-        with_threads(n_threads, || {
+    let opts = &options;
+    let hook = (
+        opts.max_cuts_per_iteration(oracles.len(), n_queries),
+        with_coef,
+    );
+    let (path, state) = run_fit(
+        py,
+        &x,
+        config.n_threads,
+        &callback,
+        hook,
+        |m, on_iteration| {
+            let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
             solver::train_path_from(
                 m,
                 labels,
@@ -196,14 +236,10 @@ fn path_from<'py>(
                 &cs,
                 warm,
                 start,
-                &mut on_iteration,
+                on_iteration,
             )
-        })?
-    });
-    let (path, state) = match result {
-        Ok(v) => v,
-        Err(e) => return Err(callback_error.take().unwrap_or(e)),
-    };
+        },
+    )?;
     let out = PyList::empty(py);
     for (w, s) in path {
         out.append((PyArray1::from_vec(py, w), fit_summary(py, &s)?))?;
