@@ -8,7 +8,8 @@
 
 For each MQ2008 training fold (train.txt; Fold 1 has 471 queries, 9,630 documents and 46
 features), C in {0.01, 0.1, 1, 10, 100, 1000} is chosen by 5-fold query-grouped
-cross-validation (GroupKFold on the query ids; the same splits for both ways):
+cross-validation (svmmap's QueryKFold on the query ids, the folds of SVMMapCV(cv=5), which do not
+depend on the scikit-learn version; the same splits for both ways):
 
 warm         SVMMapCV(Cs, cv=splits, refit=False): per split, one path from the smallest C to
              the largest, each C started from the previous one's working set and iterate.
@@ -43,11 +44,11 @@ import warnings
 import numpy as np
 import svmmap.estimator as estimator
 import tables  # benchmarks/tables.py, beside this script
-from sklearn.model_selection import GroupKFold
 from svmmap import SVMMap, SVMMapCV
 from svmmap._selection import choose_C
 from svmmap.datasets import load_mq2008
 from svmmap.metrics import per_query
+from svmmap.model_selection import QueryKFold
 
 CS = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
 TOLERANCES = (0.0, 0.01)
@@ -131,7 +132,7 @@ def fold_runs(args, ways) -> list:
     for fold in [int(f) for f in args.folds.split(",")]:
         X, y, qid = load_mq2008(fold, "train")
         Xt, yt, qt = load_mq2008(fold, "test")
-        splits = list(GroupKFold(n_splits=5).split(X, y, groups=qid))
+        splits = list(QueryKFold(n_splits=5).split(X, y, groups=qid))
         for scale, data, test in (("normalized", X, Xt), ("raw scale", X * factors, Xt * factors)):
             rows = {}
             for name in ways:

@@ -207,7 +207,6 @@ def evaluate(
     n_relevant: Optional[npt.NDArray[np.float64]] = None,
     letor_ndcg: bool = False,
 ) -> npt.NDArray[np.float64]: ...
-def metric_name(name: str) -> str: ...
 def read_letor_file(
     path: str,
     dtype: Dtype = "float64",
@@ -275,6 +274,7 @@ def solve(
     config: TrainConfig,
     problem: ProblemSummary,
     callback: _Callback = None,
+    with_coef: bool = False,
 ) -> Tuple[npt.NDArray[np.float64], FitSummary]: ...
 def fit_path_from(
     x: _Matrix,

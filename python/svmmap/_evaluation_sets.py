@@ -5,7 +5,7 @@ LightGBM's other ``fit`` arguments refused with the svmmap equivalent (``SVMMap.
 from __future__ import annotations
 
 import numbers
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -95,11 +95,14 @@ def validation_sets(
     names: Optional[Sequence[str]] = None,
     training: Optional[Sequence[bool]] = None,
     early_callback: Any = None,
+    prepare: Optional["SetPreparer"] = None,
 ) -> Tuple[Optional[list], Optional[EarlyStopping]]:
     """The validation sets of ``SVMMap.fit`` as (name, scorer, {metric: values}) triples (None
     without ``eval_set``) and the early-stopping state (None without ``early_stopping_rounds``
     or an ``early_stopping`` callback). ``names`` are ``eval_names``; ``training[i]`` says
-    whether set i is the training data itself, which early stopping never watches."""
+    whether set i is the training data itself, which early stopping never watches.
+    ``prepare`` makes each set ready to score (default `memory_set`; ``svmmap.dask`` scores
+    sets that are Dask collections on the workers)."""
     if eval_at is not None:
         cutoffs: List[Any] = [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
         if not cutoffs or not all(
@@ -109,7 +112,9 @@ def validation_sets(
         eval_metric = ([eval_metric] if isinstance(eval_metric, str) else list(eval_metric)) + [
             f"ndcg@{int(k)}" for k in cutoffs
         ]
-    evals = _eval_sets(eval_set, eval_group, eval_qid, eval_metric, n_features, threads, threshold, names, training)
+    evals = _eval_sets(
+        eval_set, eval_group, eval_qid, eval_metric, n_features, threads, threshold, names, training, prepare
+    )
     early = None
     if early_stopping_rounds is not None and early_callback is not None:
         raise ValueError(
@@ -198,6 +203,13 @@ def _eval_arguments(
     return metrics, names, kind, grouping
 
 
+#: How one validation set is made ready to score: called as ``prepare(i, X, y, grouping, kind,
+#: metrics, n_features, threads, threshold)``, with set i's ``X`` and ``y``, its entry of
+#: ``eval_qid`` or ``eval_group`` (``kind`` says which), and returns (the scorer, coef -> {metric:
+#: value}; its values at w = 0; varies, whether the first metric can change at all).
+SetPreparer = Callable[..., Tuple[Callable[[np.ndarray], dict], dict, Callable[[], bool]]]
+
+
 def _eval_sets(
     eval_set: Optional[Sequence[tuple]],
     eval_group: Optional[Sequence[Any]],
@@ -208,59 +220,21 @@ def _eval_sets(
     threshold: float,
     names: Optional[Sequence[str]] = None,
     training: Optional[Sequence[bool]] = None,
+    prepare: Optional[SetPreparer] = None,
 ) -> Optional[list]:
-    """The checked validation sets as (name, scorer, {metric: values}) triples, or None."""
+    """The checked validation sets as (name, scorer, {metric: values}, values at w = 0,
+    varies) tuples, or None."""
     if eval_set is None:
         if eval_group is not None or eval_qid is not None:
             raise ValueError("eval_group and eval_qid describe eval_set, which was not given")
         return None
     metrics, names, kind, grouping = _eval_arguments(eval_set, eval_group, eval_qid, eval_metric, names)
-    from .metrics import evaluate
-
     out: list = []
     for i, (pair, g) in enumerate(zip(eval_set, grouping)):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise ValueError(f"eval_set[{i}] must be an (X, y) tuple")
         ex, ey = pair
-        # Every message names the argument the user passed (eval_set[0] X, eval_qid[0]), not
-        # the training data's X, y and qid, which the shared checks name by default.
-        x_name, y_name = f"eval_set[{i}] X", f"eval_set[{i}] y"
-        ex_core, ex_rows, ex_features = check_matrix(ex, name=x_name)
-        if ex_features != n_features:
-            raise ValueError(f"eval_set[{i}] has {ex_features} features, but X has {n_features}")
-        ey = check_labels(ey, ex_rows, name=y_name, rows_name=x_name)
-        if kind == "eval_group":
-            eq = qid_of(None, g, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]", rows_name=x_name)
-        else:
-            eq = qid_of(g, None, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]", rows_name=x_name)
-        check_qid(eq, ex_rows, required_by=f"eval_set[{i}]", qid_name=f"eval_qid[{i}]", rows_name=x_name)
-
-        def scorer(coef: np.ndarray, ex_core: Any = ex_core, ey: Any = ey, eq: Any = eq) -> dict:
-            scores = _core.predict(ex_core, coef, threads)
-            result = evaluate(ey, scores, eq, metrics, relevance_threshold=threshold)
-            return {m: float(result[m]) for m in metrics}
-
-        # Scored once at w = 0 before any training: the core's checks of the matrix (finite
-        # values) and of the labels a metric grades then fail here, under the eval set's names,
-        # instead of at the first iteration under the training data's ("X[0, 3] is NaN").
-        try:
-            at_zero = scorer(np.zeros(n_features))
-        except ValueError as exc:
-            raise ValueError(_eval_set_message(str(exc), x_name, y_name)) from None
-
-        # Whether the first metric (the one early stopping watches) can change at all: on every
-        # query it takes its best value with the labels as scores and its worst with their
-        # negation, so if the two agree on every query, every ranking scores the same (every
-        # document relevant, or relevant labels 1 and 2 under a binary metric). Asked only
-        # when early stopping watches this set, so other fits do not pay for it.
-        def varies(ey: Any = ey, eq: Any = eq) -> bool:
-            from .metrics import per_query
-
-            labels = np.asarray(ey, dtype=np.float64)
-            best = per_query(metrics[0], ey, labels, eq, relevance_threshold=threshold)
-            worst = per_query(metrics[0], ey, -labels, eq, relevance_threshold=threshold)
-            return not np.array_equal(np.asarray(best.values), np.asarray(worst.values), equal_nan=True)
-
+        scorer, at_zero, varies = (prepare or memory_set)(i, ex, ey, g, kind, metrics, n_features, threads, threshold)
         # Named as LightGBM names them: eval_names, else valid_i, and "training" for the
         # training data itself.
         is_training = bool(training and training[i])
@@ -269,7 +243,63 @@ def _eval_sets(
     return out
 
 
-def _eval_set_message(text: str, x_name: str, y_name: str) -> str:
+def memory_set(
+    i: int,
+    ex: Any,
+    ey: Any,
+    g: Any,
+    kind: str,
+    metrics: List[str],
+    n_features: int,
+    threads: int,
+    threshold: float,
+) -> Tuple[Callable[[np.ndarray], dict], dict, Callable[[], bool]]:
+    """Validation set i in memory, checked and scored here (see `SetPreparer`)."""
+    from .metrics import evaluate
+
+    # Every message names the argument the user passed (eval_set[0] X, eval_qid[0]), not
+    # the training data's X, y and qid, which the shared checks name by default.
+    x_name, y_name = f"eval_set[{i}] X", f"eval_set[{i}] y"
+    ex_core, ex_rows, ex_features = check_matrix(ex, name=x_name)
+    if ex_features != n_features:
+        raise ValueError(f"eval_set[{i}] has {ex_features} features, but X has {n_features}")
+    ey = check_labels(ey, ex_rows, name=y_name, rows_name=x_name)
+    if kind == "eval_group":
+        eq = qid_of(None, g, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]", rows_name=x_name)
+    else:
+        eq = qid_of(g, None, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]", rows_name=x_name)
+    check_qid(eq, ex_rows, required_by=f"eval_set[{i}]", qid_name=f"eval_qid[{i}]", rows_name=x_name)
+
+    def scorer(coef: np.ndarray) -> dict:
+        scores = _core.predict(ex_core, coef, threads)
+        result = evaluate(ey, scores, eq, metrics, relevance_threshold=threshold)
+        return {m: float(result[m]) for m in metrics}
+
+    # Scored once at w = 0 before any training: the core's checks of the matrix (finite
+    # values) and of the labels a metric grades then fail here, under the eval set's names,
+    # instead of at the first iteration under the training data's ("X[0, 3] is NaN").
+    try:
+        at_zero = scorer(np.zeros(n_features))
+    except ValueError as exc:
+        raise ValueError(eval_set_message(str(exc), x_name, y_name)) from None
+    # Asked only when early stopping watches this set, so other fits do not pay for it.
+    return scorer, at_zero, lambda: labels_vary(metrics[0], ey, eq, threshold)
+
+
+def labels_vary(metric: str, y: Any, qid: Any, threshold: float) -> bool:
+    """Whether ``metric`` can change at all on these queries: on every query it takes its best
+    value with the labels as scores and its worst with their negation, so if the two agree on
+    every query, every ranking scores the same (every document relevant, or relevant labels 1
+    and 2 under a binary metric)."""
+    from .metrics import per_query
+
+    labels = np.asarray(y, dtype=np.float64)
+    best = per_query(metric, y, labels, qid, relevance_threshold=threshold)
+    worst = per_query(metric, y, -labels, qid, relevance_threshold=threshold)
+    return not np.array_equal(np.asarray(best.values), np.asarray(worst.values), equal_nan=True)
+
+
+def eval_set_message(text: str, x_name: str, y_name: str) -> str:
     """A core message about the matrix X or the labels y_true, told with the eval set's names.
     The core names the arrays it was handed; these are the eval set's."""
     if text.startswith("X["):

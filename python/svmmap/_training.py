@@ -30,7 +30,7 @@ import numpy as np
 from . import _core
 from ._convergence import stop_message
 from ._degenerate import DegenerateModelWarning, is_degenerate, message, score_spread
-from ._evaluation_sets import EarlyStopping, refuse_lightgbm_arguments, validation_sets
+from ._evaluation_sets import EarlyStopping, SetPreparer, refuse_lightgbm_arguments, validation_sets
 from ._latent import fit_latent, refuse_latent_options, set_rounds
 from ._once import first_in_search
 from ._typing import IterationRecord
@@ -54,6 +54,7 @@ __all__ = [
     "BareSVMMap",
     "Inputs",
     "Outcome",
+    "Watch",
     "SkippedQueriesWarning",
     "check_inputs",
     "estimator_name",
@@ -65,6 +66,7 @@ __all__ = [
     "set_fitted",
     "train",
     "train_config",
+    "watching",
 ]
 
 logger = logging.getLogger("svmmap")
@@ -284,6 +286,9 @@ def finish(model: Any, outcome: Outcome, *, stacklevel: int = 1) -> None:
     ``stacklevel`` as in `train`."""
     name = estimator_name(model)
     early = outcome.early if outcome.early is not None and outcome.early.best_coef is not None else None
+    if early is not None and early.best_coef is not None:
+        # The iterate of the best validation score is the model, as in LightGBM.
+        outcome.coef = early.best_coef
     set_fitted(
         model,
         outcome.coef,
@@ -343,33 +348,85 @@ def train(
         config = train_config(model)
         data = check_inputs(name, X, y, qid, group, sample_weight)
         threads = n_threads(model.n_jobs)
-        eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
-        early_callbacks, others = split_callbacks(callbacks)
-        evals, early = validation_sets(
-            eval_set,
-            eval_group,
-            eval_qid,
-            eval_metric,
-            eval_at,
-            early_stopping_rounds,
+        watch = watching(
+            model,
+            X,
+            y,
             data.n_features,
             threads,
-            model.relevance_threshold,
-            names=eval_names,
-            # The training data is recognized by identity, as LightGBM does: the same arrays.
-            training=[pair[0] is X and pair[1] is y for pair in eval_set] if eval_set is not None else None,
-            early_callback=early_callbacks[0] if early_callbacks else None,
+            eval_set=eval_set,
+            eval_group=eval_group,
+            eval_qid=eval_qid,
+            eval_metric=eval_metric,
+            eval_at=eval_at,
+            early_stopping_rounds=early_stopping_rounds,
+            eval_names=eval_names,
+            eval_X=eval_X,
+            eval_y=eval_y,
+            callbacks=callbacks,
         )
-        on_iteration = iteration_callback(model, evals, early, others)
         if config.latent is not None:
-            refuse_latent_options(model.loss, sample_weight=sample_weight, eval_set=eval_set)
+            refuse_latent_options(model.loss, sample_weight=sample_weight, eval_set=watch.evals)
         with progress_logging(model.verbose):
-            outcome = _solve(data, config, on_iteration, threads, with_coef=evals is not None)
-            outcome.early, outcome.evals = early, evals
-            if early is not None and early.best_coef is not None:
-                # The iterate of the best validation score is the model, as in LightGBM.
-                outcome.coef = early.best_coef
+            outcome = _solve(data, config, watch.on_iteration, threads, with_coef=watch.evals is not None)
+            outcome.early, outcome.evals = watch.early, watch.evals
             finish(model, outcome, stacklevel=stacklevel + 1)
+
+
+@dataclass
+class Watch:
+    """How a fit is watched (`watching`): its validation sets, early stopping and the hook
+    the solver calls after every iteration."""
+
+    #: (name, scorer, {metric: values}) per validation set, or None without one.
+    evals: Optional[list]
+    early: Optional[EarlyStopping]
+    on_iteration: Optional[Callable[[IterationRecord], bool]]
+
+
+def watching(
+    model: Any,
+    X: Any,
+    y: Any,
+    n_features: int,
+    threads: int,
+    *,
+    eval_set: Optional[Sequence[tuple]],
+    eval_group: Optional[Sequence[Any]],
+    eval_qid: Optional[Sequence[Any]],
+    eval_metric: Union[str, Sequence[str]],
+    eval_at: Optional[Sequence[int]],
+    early_stopping_rounds: Optional[int],
+    eval_names: Optional[Sequence[str]],
+    eval_X: Any,
+    eval_y: Any,
+    callbacks: Optional[Sequence[Any]],
+    prepare: Optional[SetPreparer] = None,
+) -> Watch:
+    """THE reading of a fit's LightGBM-style arguments (``SVMMap.fit``'s docstring describes
+    them), for the training data ``X``, ``y`` of ``n_features`` features: the validation sets
+    checked and made ready by ``prepare`` (default: in memory, scored on ``threads`` threads),
+    the early stopping asked for, and the solver's per-iteration hook, which scores them and
+    calls the callbacks. ``svmmap.dask.SVMMap.fit`` reads them here too."""
+    eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
+    early_callbacks, others = split_callbacks(callbacks)
+    evals, early = validation_sets(
+        eval_set,
+        eval_group,
+        eval_qid,
+        eval_metric,
+        eval_at,
+        early_stopping_rounds,
+        n_features,
+        threads,
+        model.relevance_threshold,
+        names=eval_names,
+        # The training data is recognized by identity, as LightGBM does: the same arrays.
+        training=[pair[0] is X and pair[1] is y for pair in eval_set] if eval_set is not None else None,
+        early_callback=early_callbacks[0] if early_callbacks else None,
+        prepare=prepare,
+    )
+    return Watch(evals, early, iteration_callback(model, evals, early, others))
 
 
 def _solve(

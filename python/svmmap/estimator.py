@@ -14,13 +14,11 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from . import _core
-from ._evaluation_sets import EarlyStopping
 from ._model_file import svm_document, write_model
 from ._training import (
     CORE_DEFAULTS,
     SkippedQueriesWarning,
     forget_fit,
-    iteration_callback,
     set_fitted,
     train,
     train_config,
@@ -375,12 +373,6 @@ class SVMMap(BaseEstimator):
             callbacks=callbacks,
         )
         return self
-
-    def _iteration_callback(
-        self, evals: Optional[list] = None, early: Optional[EarlyStopping] = None
-    ) -> Optional[Callable[[IterationRecord], bool]]:
-        """The per-iteration hook handed to the solver (``_training.iteration_callback``)."""
-        return iteration_callback(self, evals, early)
 
     def _set_fitted(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -404,33 +405,30 @@ class SVMMapCV(BaseEstimator):
         # A failed fit must not leave the previous fit's choice and scores behind (issue 36).
         with fitting(self):
             grid = self._check_params()
+            args = _FitArguments(X, y, qid, group, sample_weight, eval_set, eval_group, eval_qid)
             if self._searching():
-                self._fit_search(
-                    grid, X, y, qid, group, sample_weight, eval_set=eval_set, eval_group=eval_group, eval_qid=eval_qid
-                )
+                self._fit_search(grid, args)
             else:
-                self._fit_C(grid, X, y, qid, group, sample_weight, eval_set, eval_group, eval_qid)
+                self._fit_C(grid, args)
         return self
 
-    def _fit_C(
-        self,
-        grid: List[float],
-        X: Any,
-        y: Any,
-        qid: Any,
-        group: Any,
-        sample_weight: Any,
-        eval_set: Optional[Sequence[tuple]],
-        eval_group: Optional[Sequence[Any]],
-        eval_qid: Optional[Sequence[Any]],
-    ) -> None:
+    def _checked(
+        self, args: "_FitArguments"
+    ) -> Tuple[Inputs, Optional[Tuple[Any, np.ndarray, np.ndarray]], List[Tuple[np.ndarray, Optional[np.ndarray]]]]:
+        """fit's data checked (`_training.check_inputs`), its validation set of
+        cv="validation" (`_validation_set`) and the splits (`_splits`): where both searches
+        start."""
+        data = check_inputs(type(self).__name__, args.X, args.y, args.qid, args.group, args.sample_weight)
+        validation = self._validation_set(args.eval_set, args.eval_group, args.eval_qid, data.n_features)
+        splits = self._splits(data.n_rows, data.labels, data.codes, data.uniques, validation)
+        return data, validation, splits
+
+    def _fit_C(self, grid: List[float], args: "_FitArguments") -> None:
         """fit with the search over C alone (see the class docstring)."""
         config = self._estimator(grid[0])._config()
-        data = check_inputs(type(self).__name__, X, y, qid, group, sample_weight)
+        data, validation, splits = self._checked(args)
         if config.latent is not None:
-            refuse_latent_options(self.loss, sample_weight=sample_weight, eval_set=None)
-        validation = self._validation_set(eval_set, eval_group, eval_qid, data.n_features)
-        splits = self._splits(data.n_rows, data.labels, data.codes, data.uniques, validation)
+            refuse_latent_options(self.loss, sample_weight=args.sample_weight, eval_set=None)
         table = _CTable(len(splits), len(grid))
         for k in range(len(splits)):
             fit_args, vdata = self._split_data(data, config, splits[k], validation)
@@ -459,7 +457,8 @@ class SVMMapCV(BaseEstimator):
         self.best_params_: Dict[str, Any] = {"loss": self.loss, "preprocessing": "none", "C": chosen.C}
         self._set_data_attributes(len(splits), data.n_features, data.names)
         if self.refit:
-            self.best_estimator_ = self._estimator(chosen.C).fit(X, y, qid=data.qid, sample_weight=sample_weight)
+            model = self._estimator(chosen.C)
+            self.best_estimator_ = model.fit(args.X, args.y, qid=data.qid, sample_weight=args.sample_weight)
             self.coef_ = self.best_estimator_.coef_
 
     def _split_data(
@@ -568,19 +567,7 @@ class SVMMapCV(BaseEstimator):
             )
         return chosen
 
-    def _fit_search(
-        self,
-        grid: List[float],
-        X: Any,
-        y: Any,
-        qid: Any,
-        group: Any,
-        sample_weight: Any,
-        *,
-        eval_set: Optional[Sequence[tuple]],
-        eval_group: Optional[Sequence[Any]],
-        eval_qid: Optional[Sequence[Any]],
-    ) -> None:
+    def _fit_search(self, grid: List[float], args: "_FitArguments") -> None:
         """fit with the search over loss x preprocessing x C (see the class Notes)."""
         import time
 
@@ -593,17 +580,15 @@ class SVMMapCV(BaseEstimator):
             else [self.loss]
         )
         preprocessings = _search.preprocessing_names("none" if self.preprocessing is None else self.preprocessing)
-        data = check_inputs(type(self).__name__, X, y, qid, group, sample_weight)
-        validation = self._validation_set(eval_set, eval_group, eval_qid, data.n_features)
-        splits = self._splits(data.n_rows, data.labels, data.codes, data.uniques, validation)
+        data, validation, splits = self._checked(args)
         eval_data = None
         if validation is not None:
-            assert eval_set is not None
-            eval_data = (eval_set[0][0], validation[1], validation[2])
+            assert args.eval_set is not None
+            eval_data = (args.eval_set[0][0], validation[1], validation[2])
         start = time.perf_counter()
         results, best, seconds = _search.search(
             self,
-            X,
+            args.X,
             data.labels,
             data.codes,
             data.doc_weights,
@@ -622,6 +607,7 @@ class SVMMapCV(BaseEstimator):
         self.best_score_ = float(results["mean_test_score"][best])
         self._set_data_attributes(len(splits), data.n_features, data.names)
         if self.refit:
+            X, y, sample_weight = args.X, args.y, args.sample_weight
             model = self._candidate(**self.best_params_, sparse=hasattr(X, "tocsr"))
             if isinstance(model, SVMMap):
                 model.fit(X, y, qid=data.qid, sample_weight=sample_weight)
@@ -718,6 +704,20 @@ class SVMMapCV(BaseEstimator):
 
     def _more_tags(self) -> dict:
         return {"requires_y": True}
+
+
+@dataclass
+class _FitArguments:
+    """SVMMapCV.fit's data arguments as given, handed to the search that fit runs."""
+
+    X: Any
+    y: Any
+    qid: Any
+    group: Any
+    sample_weight: Any
+    eval_set: Optional[Sequence[tuple]]
+    eval_group: Optional[Sequence[Any]]
+    eval_qid: Optional[Sequence[Any]]
 
 
 class _CTable:

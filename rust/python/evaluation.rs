@@ -213,12 +213,6 @@ pub(super) fn structured_hinge<'py>(
     ))
 }
 
-/// The one spelling of a metric name (`Metric::parse`, then its `Display`), or the parse error.
-#[pyfunction]
-pub(super) fn metric_name(name: &str) -> PyResult<String> {
-    Ok(Metric::parse(name)?.to_string())
-}
-
 /// A metric on every query (NaN where it is undefined); `letor_ndcg`: NDCG as LETOR 4.0's
 /// script computes it (`metrics::NdcgRule::Letor`).
 #[pyfunction]

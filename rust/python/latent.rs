@@ -10,10 +10,9 @@ use pyo3::types::PyList;
 use super::arrays::*;
 use super::config::TrainConfig;
 use super::results::FitSummary;
-use super::training::{fit_summary, progress_hook};
+use super::training::{fit_summary, run_fit, training_data};
 use crate::oracle;
 use crate::oracle::registry::LossSpec;
-use crate::runtime::pool::with_threads;
 use crate::solver::latent::{self, LatentOptions};
 use crate::solver::StopReason;
 
@@ -87,16 +86,18 @@ pub(super) fn fit_latent<'py>(
         stop_before_zero,
         ray,
     };
-    let x = Matrix::extract(x)?;
-    let labels = slice(&y, "y")?;
-    let groups = groups(&qid_codes, n_queries)?;
+    let (x, labels, groups) = training_data(x, &y, &qid_codes, n_queries)?;
     let base = config.oracles()?;
     let start = oracle::from_name("map")?;
-    let (options, n_threads) = (&config.options, config.n_threads);
-    let mut callback_error: Option<PyErr> = None;
-    let result = x.run(py, n_threads, |m| {
-        let mut on_iteration = progress_hook(&callback, &mut callback_error, m.n_cols(), 1, false);
-        with_threads(n_threads, || {
+    let options = &config.options;
+    // The map start and the latent rounds each train one loss: one slack group.
+    let fit = run_fit(
+        py,
+        &x,
+        config.n_threads,
+        &callback,
+        (1, false),
+        |m, on_iteration| {
             latent::fit_latent(
                 m,
                 labels,
@@ -105,14 +106,10 @@ pub(super) fn fit_latent<'py>(
                 base[0].as_ref(),
                 options,
                 &settings,
-                &mut on_iteration,
+                on_iteration,
             )
-        })?
-    });
-    let fit = match result {
-        Ok(v) => v,
-        Err(e) => return Err(callback_error.take().unwrap_or(e)),
-    };
+        },
+    )?;
     let summary = match fit.round_counts {
         Some(counts) => FitSummary::new(py, &fit.summary, counts)?,
         None => fit_summary(py, &fit.summary)?,

@@ -236,7 +236,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluation::oracle_argmax, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::structured_hinge, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::evaluate, m)?)?;
-    m.add_function(wrap_pyfunction!(evaluation::metric_name, m)?)?;
     m.add_function(wrap_pyfunction!(io::read_letor_file, m)?)?;
     m.add_function(wrap_pyfunction!(io::load_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(io::save_model_json, m)?)?;

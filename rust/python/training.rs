@@ -10,6 +10,7 @@ use super::arrays::*;
 use super::config::{threads_of, TrainConfig};
 use super::detach;
 use super::results::{record_dict, FitSummary, ProblemSummary};
+use crate::data::{QueryGroups, RowMatrix};
 use crate::error::Error;
 use crate::oracle;
 use crate::oracle::{QueryCounts, QueryUse};
@@ -55,6 +56,46 @@ pub(super) fn progress_hook<'a>(
             }
         })
     }
+}
+
+/// The arrays of a training call as the core borrows them: the matrix (its values are checked
+/// when a fit runs on it), the labels and the query groups of `qid_codes`.
+pub(super) fn training_data<'py, 'a>(
+    x: &Bound<'py, PyAny>,
+    y: &'a PyReadonlyArray1<'py, f64>,
+    qid_codes: &PyReadonlyArray1<'py, i64>,
+    n_queries: usize,
+) -> PyResult<(Matrix<'py>, &'a [f64], QueryGroups)> {
+    Ok((
+        Matrix::extract(x)?,
+        slice(y, "y")?,
+        groups(qid_codes, n_queries)?,
+    ))
+}
+
+/// Runs `fit` on the checked matrix `x` with the GIL released, on `n_threads` threads, handing
+/// it the per-iteration hook of `callback` (`progress_hook`, whose memory check counts `cuts`
+/// cuts per iteration, with the iterate when `with_coef`). An exception the callback raised
+/// propagates as itself, not as the core's error that stopped the fit.
+pub(super) fn run_fit<R: Send>(
+    py: Python<'_>,
+    x: &Matrix<'_>,
+    n_threads: usize,
+    callback: &Option<Py<PyAny>>,
+    (cuts, with_coef): (usize, bool),
+    fit: impl FnOnce(
+            &dyn RowMatrix,
+            &mut dyn FnMut(&IterationRecord, &[f64]) -> crate::Result<Control>,
+        ) -> crate::Result<R>
+        + Send,
+) -> PyResult<R> {
+    let mut callback_error: Option<PyErr> = None;
+    let result = x.run(py, n_threads, |m| {
+        let mut on_iteration =
+            progress_hook(callback, &mut callback_error, m.n_cols(), cuts, with_coef);
+        with_threads(n_threads, || fit(m, &mut on_iteration))?
+    });
+    result.map_err(|e| callback_error.take().unwrap_or(e))
 }
 
 /// Trains one model per C of `cs` (default: `config`'s own C alone), in the order given, on
@@ -162,9 +203,7 @@ fn path_from<'py>(
              {base:?} by svmmap._training (SVMMap.fit, svmmap learn, SVMMapCV)"
         )));
     }
-    let x = Matrix::extract(x)?;
-    let labels = slice(&y, "y")?;
-    let groups = groups(&qid_codes, n_queries)?;
+    let (x, labels, groups) = training_data(x, &y, &qid_codes, n_queries)?;
     let weights = match &query_weights {
         Some(a) => Some(slice(a, "query_weights")?),
         None => None,
@@ -174,18 +213,19 @@ fn path_from<'py>(
     let mut options = config.options.clone();
     options.method = solver::Method::from_name(method)?;
     let cs = cs.unwrap_or_else(|| vec![options.c]);
-    let (opts, n_threads) = (&options, config.n_threads);
-    let mut callback_error: Option<PyErr> = None;
-    let result = x.run(py, n_threads, |m| {
-        let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
-        let mut on_iteration = progress_hook(
-            &callback,
-            &mut callback_error,
-            m.n_cols(),
-            opts.max_cuts_per_iteration(refs.len(), n_queries),
-            with_coef,
-        );
-        with_threads(n_threads, || {
+    let opts = &options;
+    let hook = (
+        opts.max_cuts_per_iteration(oracles.len(), n_queries),
+        with_coef,
+    );
+    let (path, state) = run_fit(
+        py,
+        &x,
+        config.n_threads,
+        &callback,
+        hook,
+        |m, on_iteration| {
+            let refs: Vec<&dyn oracle::Oracle> = oracles.iter().map(|o| o.as_ref()).collect();
             solver::train_path_from(
                 m,
                 labels,
@@ -196,14 +236,10 @@ fn path_from<'py>(
                 &cs,
                 warm,
                 start,
-                &mut on_iteration,
+                on_iteration,
             )
-        })?
-    });
-    let (path, state) = match result {
-        Ok(v) => v,
-        Err(e) => return Err(callback_error.take().unwrap_or(e)),
-    };
+        },
+    )?;
     let out = PyList::empty(py);
     for (w, s) in path {
         out.append((PyArray1::from_vec(py, w), fit_summary(py, &s)?))?;
@@ -392,9 +428,10 @@ impl CutSource for PyCutSource {
 /// Runs the cutting-plane loop on cuts computed by the Python callable `cut_source(w)` (see
 /// `PyCutSource`), e.g. over the partitions of a distributed data set. `problem` holds the query
 /// counts of the whole data set: n of C/n is its `used`, and it is copied into the summary.
-/// Returns (coef, FitSummary).
+/// The callback (if any) gets every iteration's record, with the iterate w as "coef" when
+/// `with_coef` (as `fit_path`'s: validation sets score it). Returns (coef, FitSummary).
 #[pyfunction]
-#[pyo3(signature = (cut_source, dim, config, problem, callback=None))]
+#[pyo3(signature = (cut_source, dim, config, problem, callback=None, with_coef=false))]
 pub(super) fn solve<'py>(
     py: Python<'py>,
     cut_source: Py<PyAny>,
@@ -402,8 +439,11 @@ pub(super) fn solve<'py>(
     config: PyRef<'py, TrainConfig>,
     problem: PyRef<'py, ProblemSummary>,
     callback: Option<Py<PyAny>>,
+    with_coef: bool,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary)> {
-    let (w, summary, _) = solve_from(py, cut_source, dim, &config, &problem, callback, None)?;
+    let (w, summary, _) = solve_from(
+        py, cut_source, dim, &config, &problem, callback, with_coef, None,
+    )?;
     Ok((w, summary))
 }
 
@@ -422,7 +462,9 @@ pub(super) fn solve_warm<'py>(
     callback: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary, WarmState)> {
     let warm = warm.as_ref().map(|state| &state.state);
-    let (w, summary, state) = solve_from(py, cut_source, dim, &config, &problem, callback, warm)?;
+    let (w, summary, state) = solve_from(
+        py, cut_source, dim, &config, &problem, callback, false, warm,
+    )?;
     let state = state
         .ok_or_else(|| PyValueError::new_err("a warm start needs the OCAS method (the default)"))?;
     Ok((w, summary, WarmState { state }))
@@ -448,6 +490,7 @@ impl WarmState {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn solve_from<'py>(
     py: Python<'py>,
     cut_source: Py<PyAny>,
@@ -455,6 +498,7 @@ fn solve_from<'py>(
     config: &TrainConfig,
     problem: &ProblemSummary,
     callback: Option<Py<PyAny>>,
+    with_coef: bool,
     warm: Option<&solver::WarmStart>,
 ) -> PyResult<(
     Bound<'py, PyArray1<f64>>,
@@ -476,7 +520,8 @@ fn solve_from<'py>(
     let mut callback_error: Option<PyErr> = None;
     let result = detach(py, || {
         let n_groups = source.n_groups;
-        let mut on_iteration = progress_hook(&callback, &mut callback_error, dim, n_groups, false);
+        let mut on_iteration =
+            progress_hook(&callback, &mut callback_error, dim, n_groups, with_coef);
         crate::runtime::memory::check_working_set(dim, n_groups)?;
         solver::solve_from(&mut source, opts, warm, &mut on_iteration)
     });

@@ -18,6 +18,8 @@ from svmmap import DegenerateModelWarning, SVMMap, SVMMapCV
 from svmmap._degenerate import score_spread, ties_within_every_query
 from svmmap.datasets import load_mq2008
 
+from tests._support.benchmarks import load
+
 
 @pytest.fixture(scope="module")
 def fold1():
@@ -214,16 +216,8 @@ def test_a_latent_fit_that_stops_before_zero_says_what_the_objective_prefers():
     from svmmap._latent import ZERO_RAY
     from svmmap.datasets import make_ranking
 
-    data = make_ranking(
-        60,
-        150,
-        25,
-        label_fractions=(0.67, 0.2, 0.13),
-        size_spread=0.0,
-        label_noise=2.0,
-        informative_fraction=0.1,
-        random_state=0,
-    )
+    # benchmarks/latent_collapse.py's data, in float32 (make_ranking's default) and then widened.
+    data = load("latent_collapse").weak_many_relevant(60, 0, dtype=np.float32)
     X, y, qid = data.X.astype(np.float64), data.y, data.qid
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")

@@ -1,25 +1,18 @@
 """benchmarks/cutoff_losses.py: its prototype oracles, latent targets and CCCP rounds."""
 
-import importlib.util
 import itertools
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 from svmmap import SVMMap, structured_hinge
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cutoff_losses.py"
+from tests._support.benchmarks import load
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("cutoff_losses", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["cutoff_losses"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load("cutoff_losses")
 
 
 def test_oracles_and_the_pairs_claim_against_every_ranking(bench):

@@ -14,6 +14,8 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from svmmap import SVMMap, _core, _latent
 
+from tests._support.benchmarks import load
+
 GRADED = "ndcg@2:graded:latent"
 
 
@@ -173,21 +175,10 @@ def test_graded_spellings():
 
 
 def weak_many_relevant(seed=0):
-    """50 relevant of 150 documents per query (grades 0-2), weak features: the data on which
-    the rounds of "ndcg@10:latent" from the map model went to w = 0 at every C (issue 34)."""
-    from svmmap.datasets import make_ranking
-
-    data = make_ranking(
-        60,
-        150,
-        25,
-        label_fractions=(0.67, 0.2, 0.13),
-        size_spread=0.0,
-        label_noise=2.0,
-        informative_fraction=0.1,
-        random_state=seed,
-        dtype=np.float64,
-    )
+    """60 queries of benchmarks/latent_collapse.py's data (50 relevant of 150 documents per
+    query, grades 0-2, weak features), on which the rounds of "ndcg@10:latent" from the map
+    model went to w = 0 at every C (issue 34)."""
+    data = load("latent_collapse").weak_many_relevant(60, seed)
     return data.X, data.y, data.qid
 
 

@@ -1,23 +1,15 @@
 """benchmarks/ndcg_vs_map.py: the per-query feature-map scalings and one evaluation."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from svmmap import SVMMap, structured_hinge
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "ndcg_vs_map.py"
+from tests._support.benchmarks import load
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("ndcg_vs_map", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["ndcg_vs_map"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load("ndcg_vs_map")
 
 
 def test_psi_scaled_by_hand(bench):

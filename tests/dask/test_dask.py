@@ -450,3 +450,120 @@ def test_a_ga2m_trains_on_the_cluster_with_pairs_chosen_in_memory(client, fold):
     assert pipe[0].interactions_ == binner.interactions_
     assert_same_model(dist, pipe[-1])
     np.testing.assert_allclose(dist.predict(binner.transform(dX)).compute(), pipe.predict(X), rtol=0, atol=1e-9)
+
+
+@pytest.fixture(scope="module")
+def vali():
+    # MQ2008's fold 1 validation queries, in two partitions cut at a query boundary.
+    X, y, qid = load_mq2008(fold=1, split="vali")
+    return X, y, qid, query_chunks(qid, 2)
+
+
+def fit_watched(model, X, y, qid, sets, early_stopping_rounds=None):
+    """``model.fit`` with validation sets [(X, y, qid), ...] and LightGBM's callbacks, which
+    stop early (after 5 rounds without a better first metric on a set, unless
+    early_stopping_rounds is given instead), print to stdout (log_evaluation) and fill a dict
+    (record_evaluation); returns the dict."""
+    recorded = {}
+    early = [] if early_stopping_rounds else [svmmap.early_stopping(5, first_metric_only=True, verbose=False)]
+    model.fit(
+        X,
+        y,
+        qid=qid,
+        eval_X=tuple(s[0] for s in sets),
+        eval_y=tuple(s[1] for s in sets),
+        eval_qid=[s[2] for s in sets],
+        eval_metric=["ndcg@10", "map"],
+        early_stopping_rounds=early_stopping_rounds,
+        callbacks=[*early, svmmap.log_evaluation(1), svmmap.record_evaluation(recorded)],
+    )
+    return recorded
+
+
+@pytest.mark.parametrize("where", ["dask", "memory"])
+def test_early_stopping_on_the_cluster_keeps_the_in_memory_model(client, fold, vali, where, capsys):
+    # The same solver path (iterates equal to rounding) scored on the same validation set
+    # gives the same curves, so early stopping keeps the same round: the Dask model equals the
+    # in-memory one with the same callbacks. The validation set is scored on the workers
+    # (where="dask") or on the client (a set in memory); its metric means are averaged in the
+    # order evaluate() averages them, so the curves agree to rounding of the scores.
+    X, y, qid, chunks = fold
+    Xv, yv, qv, vchunks = vali
+    # C large enough that validation NDCG@10 peaks before the certificate.
+    local = svmmap.SVMMap(C=100.0)
+    expected = fit_watched(local, X, y, qid, [(Xv, yv, qv)])
+    printed = capsys.readouterr().out
+    assert local.stop_reason_ == "callback" and local.best_iteration_ < local.n_iter_
+    # One line per round, as LightGBM's log_evaluation prints.
+    assert printed.count("\n") == local.n_iter_ and printed.startswith("[1]\tvalid_0's ndcg@10: ")
+
+    valid = as_dask_arrays(Xv, yv, qv, vchunks) if where == "dask" else (Xv, yv, qv)
+    dist = svmmap.dask.SVMMap(C=100.0)
+    recorded = fit_watched(dist, *as_dask_arrays(X, y, qid, chunks), [valid])
+    assert_same_model(dist, local)
+    assert dist.best_iteration_ == local.best_iteration_
+    assert capsys.readouterr().out.count("\n") == dist.n_iter_
+    assert list(recorded) == ["valid_0"] and recorded == dist.evals_result_
+    for metric in ("ndcg@10", "map"):
+        np.testing.assert_allclose(recorded["valid_0"][metric], expected["valid_0"][metric], rtol=0, atol=1e-12)
+        assert dist.best_score_["valid_0"][metric] == pytest.approx(local.best_score_["valid_0"][metric], abs=1e-12)
+
+
+def test_the_training_set_is_never_watched_on_the_cluster(client, fold, vali, capsys):
+    # The training collections themselves as the first validation set (the very X and y
+    # given to fit) are scored and recorded as "training", but early stopping never watches
+    # them: early_stopping_rounds watches the first metric of the first watched set, here the
+    # validation set, so the model is the one watching the validation set alone (with the
+    # training NDCG@10 watched instead, this fit kept round 10 of 15, not 3 of 8). With the
+    # training set alone there is nothing to watch, as for svmmap.SVMMap.
+    X, y, qid, chunks = fold
+    dX, dy, dq = as_dask_arrays(X, y, qid, chunks)
+    valid = as_dask_arrays(*vali)
+    alone = svmmap.dask.SVMMap(C=100.0)
+    fit_watched(alone, dX, dy, dq, [valid], early_stopping_rounds=5)
+    both = svmmap.dask.SVMMap(C=100.0)
+    recorded = fit_watched(both, dX, dy, dq, [(dX, dy, dq), valid], early_stopping_rounds=5)
+    assert list(recorded) == ["training", "valid_1"]
+    assert list(both.best_score_) == ["training", "valid_1"]
+    np.testing.assert_array_equal(both.coef_, alone.coef_)
+    assert (both.n_iter_, both.best_iteration_) == (alone.n_iter_, alone.best_iteration_)
+    # The training curve is the in-memory model's training curve, scored on the workers.
+    local = svmmap.SVMMap(C=100.0)
+    expected = fit_watched(local, X, y, qid, [(X, y, qid), vali[:3]], early_stopping_rounds=5)
+    np.testing.assert_allclose(recorded["training"]["map"], expected["training"]["map"], rtol=0, atol=1e-12)
+    capsys.readouterr()
+    with pytest.raises(ValueError, match="every eval set is the training data itself"):
+        svmmap.dask.SVMMap(C=100.0).fit(
+            dX, dy, qid=dq, eval_set=[(dX, dy)], eval_qid=[dq], callbacks=[svmmap.early_stopping(5)]
+        )
+
+
+def test_a_dask_validation_set_is_checked_like_the_training_data(client, fold, vali):
+    X, y, qid, chunks = fold
+    Xv, yv, qv, vchunks = vali
+    dX, dy, dq = as_dask_arrays(X, y, qid, chunks)
+    fit = svmmap.dask.SVMMap(C=1.0).fit
+    dXv, dyv, dqv = as_dask_arrays(Xv, yv, qv, vchunks)
+    # Query sizes cannot be cut along the partitions: the ids are asked for instead.
+    with pytest.raises(ValueError, match=r"eval_set\[0\] is a Dask collection: give its query ids as eval_qid"):
+        fit(dX, dy, qid=dq, eval_set=[(dXv, dyv)], eval_group=[np.bincount(np.unique(qv, return_inverse=True)[1])])
+    # A validation query split between partitions, named with its set.
+    bad = (vchunks[0] + 1, vchunks[1] - 1)
+    with pytest.raises(ValueError, match=r"eval_set\[0\]: query .* has rows in partitions \[0, 1\]"):
+        fit(
+            dX,
+            dy,
+            qid=dq,
+            eval_set=[as_dask_arrays(Xv, yv, qv, bad)[:2]],
+            eval_qid=[as_dask_arrays(Xv, yv, qv, bad)[2]],
+        )
+    with pytest.raises(ValueError, match=r"eval_set\[0\] has 45 features, but X has 46"):
+        fit(dX, dy, qid=dq, eval_set=[(dXv[:, 1:], dyv)], eval_qid=[dqv])
+    # A NaN feature fails before training, under the validation set's names and partition.
+    nan = Xv.copy()
+    nan[vchunks[0] + 3, 5] = np.nan
+    with pytest.raises(ValueError, match=r"eval_set\[0\] X\[3, 5\] is NaN.*\(partition 1\)"):
+        fit(dX, dy, qid=dq, eval_set=[(as_dask_arrays(nan, yv, qv, vchunks)[0], dyv)], eval_qid=[dqv])
+    # LightGBM's other fit arguments get the svmmap equivalent, as in svmmap.SVMMap.fit.
+    with pytest.raises(TypeError, match="does not take LightGBM's 'init_model'"):
+        fit(dX, dy, qid=dq, init_model="model.txt")

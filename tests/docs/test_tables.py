@@ -5,7 +5,6 @@ those whose header says "timing"."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -13,24 +12,11 @@ from typing import Dict, List
 
 import pytest
 
+from tests._support.benchmarks import BENCHMARKS, load
+
 pytestmark = pytest.mark.docs
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCHMARKS = ROOT / "benchmarks"
-
-
-def load(name: str):
-    """A script of benchmarks/ as a module (they import benchmarks/tables.py as `tables`)."""
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    if name == "tables":
-        return importlib.import_module("tables")
-    spec = importlib.util.spec_from_file_location(f"benchmarks_{name}", BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    # Dataclasses look their module up while the script runs.
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 tables = load("tables")

@@ -1,28 +1,20 @@
 """benchmarks/criteria_table.py on a small part of MQ2008 (the full table is a script)."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from scipy.stats import wilcoxon
 from svmmap import SVMMap
 from svmmap.datasets import Fold, Split, load_mq2008
 
+from tests._support.benchmarks import load
+
 # Trains LightGBM's LambdaRank beside the SVMs.
 pytestmark = pytest.mark.slow
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "criteria_table.py"
 
 
 @pytest.fixture(scope="module")
 def table():
-    spec = importlib.util.spec_from_file_location("criteria_table", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["criteria_table"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load("criteria_table")
 
 
 def small_fold(k: int, n_queries: int = 40) -> Fold:

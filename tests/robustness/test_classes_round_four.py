@@ -7,8 +7,9 @@ the issue lists:
 - ids (qid, docno, run tag): ``_text.check_ids``, called by every constructor of runs and
   qrels (files, dicts, frames, fusion) and by every writer; integer fields by ``_text.integer``;
 - numbers and names that reach a metric or a loss: the core's metric parser
-  (``_core.metric_name``), its check of ``n_relevant`` (``metrics::evaluate``), its check of
-  loss combinations (``oracle::from_groups``), and the eval set's check before training;
+  (``Metric::parse``, which ``_core.evaluate`` calls), its check of ``n_relevant``
+  (``metrics::evaluate``), its check of loss combinations (``oracle::from_groups``), and the
+  eval set's check before training;
 - refits: ``_validation.forget_fit``, first in every estimator's ``fit``;
 - silent wrong numbers: ``_validation.minmax_scaled`` (fusion, QueryMinMaxScaler) and the
   ONNX graph's refusal term (``ir.export.to_onnx``);

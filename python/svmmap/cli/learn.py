@@ -74,7 +74,8 @@ def run_learn(args: argparse.Namespace) -> None:
     # SVMMap.fit's training routine on a BareSVMMap, which has SVMMap's parameters but not
     # its scikit-learn base class: the same checks, warnings and model file, without the
     # second that importing scikit-learn takes (training a small file takes milliseconds).
-    from .._model_file import BinningSpec, svm_document, write_model
+    from .._fitted import BinningSpec
+    from .._model_file import svm_document, write_model
     from .._training import TRAINING_PARAMETERS, BareSVMMap, train, train_config
     from .._validation import n_threads
     from ..io import load_letor
