@@ -613,7 +613,11 @@ class SVMMapCV(BaseEstimator):
                 model.fit(X, y, qid=data.qid, sample_weight=sample_weight)
                 self.coef_ = model.coef_
             else:
-                model.fit(X, y, svmmap__qid=data.qid, svmmap__sample_weight=sample_weight)
+                # The steps are fitted one by one rather than by Pipeline.fit(svmmap__qid=...),
+                # which scikit-learn refuses while metadata routing is enabled (the
+                # scikit-learn guide's setting): the preprocessor takes X and y, the SVMMap qid.
+                features = model[:-1].fit_transform(X, y)
+                model[-1].fit(features, y, qid=data.qid, sample_weight=sample_weight)
                 self.coef_ = model[-1].coef_
             self.best_estimator_ = model
 

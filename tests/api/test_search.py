@@ -107,6 +107,20 @@ def test_the_refitted_model_saves_loads_and_predicts(data, preprocessing, tmp_pa
     np.testing.assert_allclose(load_model(path).predict(X), search.predict(X), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("preprocessing", ["standard", "binned"])
+def test_the_refit_works_with_metadata_routing_enabled(data, preprocessing):
+    """The scikit-learn guide enables metadata routing; the refit of a preprocessing Pipeline
+    used to pass svmmap__qid to Pipeline.fit, which scikit-learn then refuses ("not routed to
+    any object"). The refit must be the candidate fitted by hand on all rows."""
+    import sklearn
+
+    X, y, qid = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = SVMMapCV([0.1, 1.0], preprocessing=preprocessing, cv=3, n_jobs=1).fit(X, y, qid=qid)
+    expected = fit_independent(independent("map", preprocessing, search.best_C_), X, y, qid)
+    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, expected[-1].coef_)
+
+
 class Scripted(SVMMapCV):
     """An SVMMapCV whose validation scores are a script, one per call (split by split, C by C),
     so that the shape of the score path along C is known exactly."""
