@@ -191,13 +191,20 @@ def _eval_arguments(
     if eval_group is not None and eval_qid is not None:
         raise ValueError("eval_set's queries are given twice: give eval_qid or eval_group, not both")
     if names is not None:
+        if isinstance(names, str):
+            # list("ab") would name two sets "a" and "b".
+            raise ValueError(f"eval_names must be a list of names, one per eval set, got the string {names!r}")
         names = list(names)
         if len(names) != len(eval_set) or not all(isinstance(n, str) and n for n in names):
             raise ValueError(f"eval_names must name each of the {len(eval_set)} eval sets with a string, got {names!r}")
         if len(set(names)) != len(names):
             raise invalid_parameter("eval_names", "distinct", names)
     kind = "eval_group" if eval_group is not None else "eval_qid"
-    grouping = list(eval_group if eval_group is not None else eval_qid or ())
+    given = eval_group if eval_group is not None else eval_qid
+    if not isinstance(given, (list, tuple)):
+        # One array for one set (eval_qid=qv) would be read as one entry per document.
+        raise ValueError(f"{kind} must be a list with one entry per eval set, e.g. {kind}=[qid_val]")
+    grouping = list(given)
     if len(grouping) != len(eval_set):
         raise ValueError(f"{kind} has {len(grouping)} entries for {len(eval_set)} eval_set entries")
     return metrics, names, kind, grouping

@@ -109,3 +109,29 @@ def test_log_evaluation_prints_every_period(data, capsys):
     assert lines == [f"[{t}]\tvalid_0's map: {curve[t - 1]:g}" for t in range(2, len(curve) + 1, 2)]
     with pytest.raises(ValueError, match="callbacks\\[0\\]"):
         SVMMap().fit(X, y, qid=qid, callbacks=[3])
+
+
+def test_record_evaluation_reused_by_two_fits_holds_the_last_fit(data):
+    """LightGBM's record_evaluation clears its dict when a training starts: one callback
+    given to several fits (a search's fit_params, a refit) holds the curves of the last fit,
+    one value per round of it, not the rounds of every fit end to end."""
+    (X, y, qid), (Xv, yv, qv), _ = data
+    history: dict = {}
+    recorder = svmmap.record_evaluation(history)
+    for C in (10.0, 100.0):
+        model = SVMMap(C=C).fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv], callbacks=[recorder])
+    assert len(history["valid_0"]["map"]) == model.n_iter_
+    assert history == model.evals_result_
+
+
+def test_eval_names_and_eval_qid_must_be_lists_of_one_entry_per_set(data):
+    (X, y, qid), (Xv, yv, qv), (Xw, yw, qw) = data
+    two = dict(eval_X=(Xv, Xw), eval_y=(yv, yw), eval_qid=[qv, qw])
+    # A string is not a list of names: list("ab") would have named the two sets "a" and "b".
+    with pytest.raises(ValueError, match="eval_names must be a list of names"):
+        SVMMap().fit(X, y, qid=qid, eval_names="ab", **two)
+    # One query-id array for one set: numpy's "truth value of an array is ambiguous" before.
+    with pytest.raises(ValueError, match=r"eval_qid must be a list with one entry per eval set"):
+        SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=qv)
+    with pytest.raises(ValueError, match=r"eval_group must be a list with one entry per eval set"):
+        SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_group=np.bincount(np.unique(qv, return_inverse=True)[1]))
