@@ -134,34 +134,38 @@ def validation_sets(
                 f"{what} watches validation data, and every eval set is the training data itself "
                 "(the same X and y arrays): give a held-out set"
             )
-        _check_watchable(watched[0])
         all_metrics = early_callback is not None and not early_callback.first_metric_only
         if early_callback is None:
             watched = watched[:1]
+        # Every watched set, not only the first: the callback stops on whichever pair stalls,
+        # and a NaN pair stalls from the first round, keeping w = 0.
+        for e in watched:
+            _check_watchable(e, all_metrics)
         verbose = early_callback is not None and early_callback.verbose
         early = EarlyStopping(int(rounds), [e[0] for e in watched], all_metrics=all_metrics, verbose=verbose)
     # The callers take (name, scorer, {metric: values}); the values at w = 0 were for the checks.
     return ([e[:3] for e in evals] if evals is not None else None), early
 
 
-def _check_watchable(first: tuple) -> None:
-    """Early stopping watches the first metric of the first eval set. Where that metric is
-    defined does not depend on the scores (a query needs a relevant document), so its value at
-    w = 0 tells before any training whether it can ever be a number: a NaN would never compare
-    as an improvement, and early stopping used to stop after ``rounds`` iterations keeping the
-    first iterate, w = 0, with a warning that blamed the training features."""
-    name, _, values, at_zero, varies = first
+def _check_watchable(watched: tuple, all_metrics: bool = False) -> None:
+    """Early stopping watches the first metric (every metric with ``all_metrics``) of a
+    watched eval set. Where a metric is defined does not depend on the scores (a query needs a
+    relevant document), so its value at w = 0 tells before any training whether it can ever be
+    a number: a NaN would never compare as an improvement, and early stopping used to stop
+    after ``rounds`` iterations keeping the first iterate, w = 0, with a warning that blamed
+    the training features. Whether the first metric can change at all is asked too."""
+    name, _, values, at_zero, varies = watched
+    index = name.rsplit("_", 1)[-1] if name.startswith("valid_") else repr(name)
+    for metric in list(values) if all_metrics else list(values)[:1]:
+        if at_zero[metric] != at_zero[metric]:
+            raise ValueError(
+                f"early stopping watches {metric!r} on eval_set[{index}], which has no query on which "
+                f"{metric!r} is defined (no query has a relevant document), so its value is NaN at every "
+                "iteration: give a validation set whose queries have relevant documents, or fit without "
+                "early_stopping_rounds"
+            )
     metric = next(iter(values))
-    if at_zero[metric] != at_zero[metric]:
-        index = name.rsplit("_", 1)[-1] if name.startswith("valid_") else repr(name)
-        raise ValueError(
-            f"early stopping watches {metric!r} on eval_set[{index}], which has no query on which "
-            f"{metric!r} is defined (no query has a relevant document), so its value is NaN at every "
-            "iteration: give a validation set whose queries have relevant documents, or fit without "
-            "early_stopping_rounds"
-        )
     if not varies():
-        index = name.rsplit("_", 1)[-1] if name.startswith("valid_") else repr(name)
         raise ValueError(
             f"early stopping watches {metric!r} on eval_set[{index}], where every ranking of every query scores "
             f"the same (for example, no query has both a relevant and a non-relevant document for {metric!r}), "

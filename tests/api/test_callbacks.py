@@ -135,3 +135,17 @@ def test_eval_names_and_eval_qid_must_be_lists_of_one_entry_per_set(data):
         SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=qv)
     with pytest.raises(ValueError, match=r"eval_group must be a list with one entry per eval set"):
         SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_group=np.bincount(np.unique(qv, return_inverse=True)[1]))
+
+
+def test_early_stopping_refuses_a_later_watched_set_without_relevant_documents(data):
+    """The callback watches every set; the second has no relevant document, so its MAP is NaN
+    at every round (AP is defined on queries with a relevant document only), never improves,
+    and used to stop training after 3 rounds keeping round 1's w = 0. It is refused before
+    training, naming that set, as the first set already was."""
+    (X, y, qid), (Xv, yv, qv), (Xw, _, qw) = data
+    sets = dict(eval_X=(Xv, Xw), eval_y=(yv, np.zeros(len(Xw))), eval_qid=[qv, qw])
+    with pytest.raises(ValueError, match=r"'map' on eval_set\[1\].*NaN"):
+        SVMMap(C=100.0).fit(X, y, qid=qid, callbacks=[svmmap.early_stopping(3, verbose=False)], **sets)
+    # early_stopping_rounds watches the first set only, which is fine.
+    model = SVMMap(C=100.0).fit(X, y, qid=qid, early_stopping_rounds=3, **sets)
+    assert model.best_iteration_ >= 1
