@@ -139,7 +139,7 @@ def split_callbacks(callbacks: Optional[Any]) -> Tuple[List[_EarlyStopping], Lis
     """``fit``'s ``callbacks`` as (early stoppings, the others), each other one callable."""
     if callbacks is None:
         return [], []
-    if callable(callbacks) or isinstance(callbacks, (str, bytes)):
+    if callable(callbacks) or isinstance(callbacks, (str, bytes, _EarlyStopping)):
         raise ValueError("callbacks must be a list of callbacks, e.g. callbacks=[svmmap.early_stopping(10)]")
     early, others = [], []
     for i, cb in enumerate(list(callbacks)):

@@ -109,6 +109,11 @@ def test_log_evaluation_prints_every_period(data, capsys):
     assert lines == [f"[{t}]\tvalid_0's map: {curve[t - 1]:g}" for t in range(2, len(curve) + 1, 2)]
     with pytest.raises(ValueError, match="callbacks\\[0\\]"):
         SVMMap().fit(X, y, qid=qid, callbacks=[3])
+    # One callback outside a list: early_stopping's is not callable, and list() of it failed
+    # with "'_EarlyStopping' object is not iterable".
+    for one in (svmmap.early_stopping(2), svmmap.log_evaluation(1)):
+        with pytest.raises(ValueError, match="callbacks must be a list of callbacks"):
+            SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv], callbacks=one)
 
 
 def test_record_evaluation_reused_by_two_fits_holds_the_last_fit(data):
