@@ -140,20 +140,21 @@ def validation_sets(
         # Every watched set, not only the first: the callback stops on whichever pair stalls,
         # and a NaN pair stalls from the first round, keeping w = 0.
         for e in watched:
-            _check_watchable(e, all_metrics)
+            _check_watchable(e, all_metrics, what)
         verbose = early_callback is not None and early_callback.verbose
         early = EarlyStopping(int(rounds), [e[0] for e in watched], all_metrics=all_metrics, verbose=verbose)
     # The callers take (name, scorer, {metric: values}); the values at w = 0 were for the checks.
     return ([e[:3] for e in evals] if evals is not None else None), early
 
 
-def _check_watchable(watched: tuple, all_metrics: bool = False) -> None:
+def _check_watchable(watched: tuple, all_metrics: bool = False, what: str = "early_stopping_rounds") -> None:
     """Early stopping watches the first metric (every metric with ``all_metrics``) of a
     watched eval set. Where a metric is defined does not depend on the scores (a query needs a
     relevant document), so its value at w = 0 tells before any training whether it can ever be
     a number: a NaN would never compare as an improvement, and early stopping used to stop
     after ``rounds`` iterations keeping the first iterate, w = 0, with a warning that blamed
-    the training features. Whether the first metric can change at all is asked too."""
+    the training features. Whether the first metric can change at all is asked too. ``what``
+    names the argument that asked for early stopping, which the message says to leave out."""
     name, _, values, at_zero, varies = watched
     index = name.rsplit("_", 1)[-1] if name.startswith("valid_") else repr(name)
     for metric in list(values) if all_metrics else list(values)[:1]:
@@ -162,7 +163,7 @@ def _check_watchable(watched: tuple, all_metrics: bool = False) -> None:
                 f"early stopping watches {metric!r} on eval_set[{index}], which has no query on which "
                 f"{metric!r} is defined (no query has a relevant document), so its value is NaN at every "
                 "iteration: give a validation set whose queries have relevant documents, or fit without "
-                "early_stopping_rounds"
+                f"{what}"
             )
     metric = next(iter(values))
     if not varies():
@@ -170,7 +171,7 @@ def _check_watchable(watched: tuple, all_metrics: bool = False) -> None:
             f"early stopping watches {metric!r} on eval_set[{index}], where every ranking of every query scores "
             f"the same (for example, no query has both a relevant and a non-relevant document for {metric!r}), "
             "so its value never changes: give a validation set whose queries mix labels, or fit without "
-            "early_stopping_rounds"
+            f"{what}"
         )
 
 
