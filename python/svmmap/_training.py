@@ -91,7 +91,8 @@ class SkippedQueriesWarning(UserWarning):
     relevant document and queries with only relevant ones are skipped and counted.
 
     Inside a search (``GridSearchCV``, ``RandomizedSearchCV``, ``SVMMapCV``, a Pipeline in
-    them) only the first fit of one call of the search's ``fit`` warns, naming the search. The
+    them) only the first fit of one call of the search's ``fit`` warns, naming the search, and
+    likewise in one call of ``cross_val_score``, ``cross_validate`` or the curves. The
     counts stay on the model (``n_queries_skipped_``), so the warning can be silenced with the
     standard library:
     ``warnings.filterwarnings("ignore", category=svmmap.SkippedQueriesWarning)``; to collect it
