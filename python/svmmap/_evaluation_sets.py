@@ -10,7 +10,15 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _core
-from ._validation import check_labels, check_matrix, check_qid, invalid_parameter, qid_of
+from ._validation import (
+    check_labels,
+    check_matrix,
+    check_qid,
+    feature_names_mismatch,
+    feature_names_of,
+    invalid_parameter,
+    qid_of,
+)
 
 
 class EarlyStopping:
@@ -145,6 +153,23 @@ def validation_sets(
         early = EarlyStopping(int(rounds), [e[0] for e in watched], all_metrics=all_metrics, verbose=verbose)
     # The callers take (name, scorer, {metric: values}); the values at w = 0 were for the checks.
     return ([e[:3] for e in evals] if evals is not None else None), early
+
+
+def check_eval_feature_names(X: Any, eval_set: Optional[Sequence[tuple]]) -> None:
+    """Refuses an eval set whose DataFrame columns are not the training DataFrame's, in its
+    order: the sets are scored column by column, so reordered columns scored the wrong
+    features without a word, where ``predict`` refuses them. A set without column names (an
+    array) is taken as it is."""
+    fitted = feature_names_of(X)
+    if fitted is None or eval_set is None:
+        return
+    for i, pair in enumerate(eval_set):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            continue
+        given = feature_names_of(pair[0])
+        detail = None if given is None else feature_names_mismatch(fitted, given)
+        if detail is not None:
+            raise ValueError(f"eval_set[{i}] X's column names should match those of X; {detail}")
 
 
 def _check_watchable(watched: tuple, all_metrics: bool = False, what: str = "early_stopping_rounds") -> None:

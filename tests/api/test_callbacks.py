@@ -154,3 +154,21 @@ def test_early_stopping_refuses_a_later_watched_set_without_relevant_documents(d
     # early_stopping_rounds watches the first set only, which is fine.
     model = SVMMap(C=100.0).fit(X, y, qid=qid, early_stopping_rounds=3, **sets)
     assert model.best_iteration_ >= 1
+
+
+def test_an_eval_dataframe_with_other_columns_is_refused(data):
+    """Trained on a DataFrame, an eval set whose columns are the same names in another order
+    was scored column by column, on the wrong features, where predict refuses it."""
+    pd = pytest.importorskip("pandas")
+    (X, y, qid), (Xv, yv, qv), _ = data
+    names = [f"f{j}" for j in range(X.shape[1])]
+    df, dv = pd.DataFrame(X, columns=names), pd.DataFrame(Xv, columns=names)
+    with pytest.raises(ValueError, match=r"eval_set\[0\] X's column names should match.*different order"):
+        SVMMap(C=10.0).fit(df, y, qid=qid, eval_X=dv[names[::-1]], eval_y=yv, eval_qid=[qv])
+    renamed = dv.rename(columns={"f0": "g0"})
+    with pytest.raises(ValueError, match=r"unseen at fit time: \['g0'\]"):
+        SVMMap(C=10.0).fit(df, y, qid=qid, eval_X=renamed, eval_y=yv, eval_qid=[qv])
+    # The same columns, and an array without names, are scored as the training features.
+    by_frame = SVMMap(C=10.0).fit(df, y, qid=qid, eval_X=dv, eval_y=yv, eval_qid=[qv])
+    by_array = SVMMap(C=10.0).fit(df, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv])
+    assert by_frame.evals_result_ == by_array.evals_result_
