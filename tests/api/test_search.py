@@ -332,3 +332,20 @@ def test_a_sparse_validation_set_beside_dense_x(data, preprocessing):
             search.fit(X[train], y[train], qid=qid[train], eval_set=[(Xv, y[vali])], eval_qid=[qid[vali]])
         scores.append(search.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(scores[0], scores[1])
+
+
+def test_cv_validation_takes_eval_x_and_eval_y(data):
+    """SVMMap.fit takes LightGBM 4.7's eval_X, eval_y; SVMMapCV.fit refused them as unexpected
+    keywords. They are eval_set=[(eval_X, eval_y)]: the same scores."""
+    X, y, qid = data
+    train, vali = qid < 20, qid >= 20
+    results = []
+    for spelling in ({"eval_set": [(X[vali], y[vali])]}, {"eval_X": X[vali], "eval_y": y[vali]}):
+        search = SVMMapCV(CS, cv="validation", n_jobs=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search.fit(X[train], y[train], qid=qid[train], eval_qid=[qid[vali]], **spelling)
+        results.append(search.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(results[0], results[1])
+    with pytest.raises(ValueError, match="not both"):
+        SVMMapCV(CS, cv="validation").fit(X, y, qid=qid, eval_set=[(X, y)], eval_X=X, eval_y=y, eval_qid=[qid])
