@@ -111,7 +111,12 @@ def validation_sets(
     whether set i is the training data itself, which early stopping never watches.
     ``prepare`` makes each set ready to score (default `memory_set`; ``svmmap.dask`` scores
     sets that are Dask collections on the workers)."""
+    eval_metric = _metric_names(eval_metric)
     if eval_at is not None:
+        if isinstance(eval_at, (str, bytes)) or not (
+            isinstance(eval_at, numbers.Integral) or hasattr(eval_at, "__iter__")
+        ):
+            raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
         cutoffs: List[Any] = [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
         if not cutoffs or not all(
             isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs
@@ -170,6 +175,22 @@ def check_eval_feature_names(X: Any, eval_set: Optional[Sequence[tuple]]) -> Non
         detail = None if given is None else feature_names_mismatch(fitted, given)
         if detail is not None:
             raise ValueError(f"eval_set[{i}] X's column names should match those of X; {detail}")
+
+
+def _metric_names(eval_metric: Any) -> List[str]:
+    """``eval_metric`` as a list of names: None is the default, "map" (LightGBM's signature
+    has None for its default metric); a callable, LightGBM's custom metric, is refused by
+    name rather than by "'function' object is not iterable"."""
+    if eval_metric is None:
+        return ["map"]
+    if isinstance(eval_metric, str):
+        return [eval_metric]
+    if callable(eval_metric) or not hasattr(eval_metric, "__iter__"):
+        raise TypeError(
+            f"eval_metric takes metric names of svmmap.metrics ('map', 'ndcg@10', ...), got {eval_metric!r}; "
+            "a custom metric can be computed in a callback from env.coef"
+        )
+    return list(eval_metric)
 
 
 def _check_watchable(watched: tuple, all_metrics: bool = False, what: str = "early_stopping_rounds") -> None:

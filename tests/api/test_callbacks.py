@@ -172,3 +172,17 @@ def test_an_eval_dataframe_with_other_columns_is_refused(data):
     by_frame = SVMMap(C=10.0).fit(df, y, qid=qid, eval_X=dv, eval_y=yv, eval_qid=[qv])
     by_array = SVMMap(C=10.0).fit(df, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv])
     assert by_frame.evals_result_ == by_array.evals_result_
+
+
+def test_eval_metric_none_is_the_default_and_a_callable_is_refused_by_name(data):
+    """LightGBM's fit has eval_metric=None for its default metric; None failed with
+    "'NoneType' object is not iterable", a custom metric function with "'function' object is
+    not iterable", and eval_at=5.0 with "'float' object is not iterable"."""
+    (X, y, qid), (Xv, yv, qv), _ = data
+    sets = dict(eval_X=Xv, eval_y=yv, eval_qid=[qv])
+    default = SVMMap(C=10.0).fit(X, y, qid=qid, **sets)
+    assert SVMMap(C=10.0).fit(X, y, qid=qid, eval_metric=None, **sets).evals_result_ == default.evals_result_
+    with pytest.raises(TypeError, match="eval_metric takes metric names"):
+        SVMMap().fit(X, y, qid=qid, eval_metric=lambda y_true, y_pred: ("m", 0.0, True), **sets)
+    with pytest.raises(ValueError, match="eval_at must be a list of integers >= 1, got 5.0"):
+        SVMMap().fit(X, y, qid=qid, eval_at=5.0, **sets)
