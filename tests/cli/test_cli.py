@@ -420,3 +420,17 @@ def test_learn_auto_reads_a_validation_file_short_of_the_last_feature_as_zeros(t
         svmmap.load_model(tmp_path / "a.json").predict(np.eye(2)),
         svmmap.load_model(tmp_path / "b.json").predict(np.eye(2)),
     )
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_experiment_names_a_data_path_that_is_no_directory_before_its_header(tmp_path, capsys, kind):
+    """--data must be a directory of folds; a file or a missing path printed the run's header
+    and then "[Errno 20] Not a directory" (or ENOENT)."""
+    path = tmp_path / "train.txt"
+    if kind == "file":
+        path.write_text("1 qid:1 1:0.5\n")
+    assert main(["experiment", "--data", str(path)]) == 2
+    err = capsys.readouterr().err
+    what = "does not exist" if kind == "missing" else "is not a directory"
+    assert f"--data: {str(path)!r} {what}; give a directory with Fold*/{{train,vali,test}}.txt" in err
+    assert "C grid" not in err
