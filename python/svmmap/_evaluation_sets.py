@@ -82,6 +82,14 @@ LIGHTGBM_EQUIVALENTS = {
 }
 
 
+#: Inside a Pipeline the SVMMap's X is the output of the steps before it (a Binner's indicator
+#: columns outnumber the base features), and scikit-learn hands eval_set over untransformed.
+PIPELINE_HINT = (
+    " (inside a Pipeline, X is the output of the steps before the SVMMap, and eval_set does not "
+    "go through them: give eval_set=[(pipe[:-1].transform(X_val), y_val)] with those steps fitted)"
+)
+
+
 def refuse_lightgbm_arguments(name: str, kwargs: dict) -> None:
     """LightGBM's fit arguments get the svmmap equivalent; anything else Python's own error."""
     for key in kwargs:
@@ -320,7 +328,9 @@ def memory_set(
     x_name, y_name = f"eval_set[{i}] X", f"eval_set[{i}] y"
     ex_core, ex_rows, ex_features = check_matrix(ex, name=x_name)
     if ex_features != n_features:
-        raise ValueError(f"eval_set[{i}] has {ex_features} features, but X has {n_features}")
+        raise ValueError(
+            f"eval_set[{i}] has {ex_features} features, but X has {n_features}{PIPELINE_HINT if ex_features < n_features else ''}"
+        )
     ey = check_labels(ey, ex_rows, name=y_name, rows_name=x_name)
     if kind == "eval_group":
         eq = qid_of(None, g, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]", rows_name=x_name)

@@ -186,3 +186,15 @@ def test_eval_metric_none_is_the_default_and_a_callable_is_refused_by_name(data)
         SVMMap().fit(X, y, qid=qid, eval_metric=lambda y_true, y_pred: ("m", 0.0, True), **sets)
     with pytest.raises(ValueError, match="eval_at must be a list of integers >= 1, got 5.0"):
         SVMMap().fit(X, y, qid=qid, eval_at=5.0, **sets)
+
+
+def test_an_untransformed_eval_set_inside_a_pipeline_is_explained(data):
+    """Inside Pipeline(Binner(), SVMMap()) the SVMMap is fitted on indicator columns and
+    scikit-learn passes svmmap__eval_set as given: the count mismatch says why."""
+    from sklearn.pipeline import make_pipeline
+
+    (X, y, qid), (Xv, yv, qv), _ = data
+    with pytest.raises(ValueError, match=r"has 10 features, but X has \d+ \(inside a Pipeline.*pipe\[:-1\]\.transform"):
+        make_pipeline(svmmap.Binner(), SVMMap()).fit(
+            X, y, svmmap__qid=qid, svmmap__eval_set=[(Xv, yv)], svmmap__eval_qid=[qv]
+        )
