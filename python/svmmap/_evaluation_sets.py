@@ -146,7 +146,7 @@ def validation_sets(
         rounds = early_stopping_rounds if early_callback is None else early_callback.stopping_rounds
         if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 1:
             raise invalid_parameter("early_stopping_rounds", "an integer >= 1", rounds)
-        if evals is None:
+        if not evals:
             raise ValueError(f"{what} needs an eval_set (or eval_X, eval_y) to watch")
         # As LightGBM: the training data's own scores say nothing of overfitting.
         watched = [e for e, is_training in zip(evals, training or [False] * len(evals)) if not is_training]
@@ -332,6 +332,11 @@ def memory_set(
             f"eval_set[{i}] has {ex_features} features, but X has {n_features}{PIPELINE_HINT if ex_features < n_features else ''}"
         )
     ey = check_labels(ey, ex_rows, name=y_name, rows_name=x_name)
+    if g is None:
+        # check_qid's message for a missing qid is about fit's qid= and metadata routing.
+        raise ValueError(
+            f"{kind}[{i}] is None: give the query {'sizes' if kind == 'eval_group' else 'ids'} of eval_set[{i}]"
+        )
     if kind == "eval_group":
         eq = qid_of(None, g, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]", rows_name=x_name)
     else:

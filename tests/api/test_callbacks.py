@@ -198,3 +198,13 @@ def test_an_untransformed_eval_set_inside_a_pipeline_is_explained(data):
         make_pipeline(svmmap.Binner(), SVMMap()).fit(
             X, y, svmmap__qid=qid, svmmap__eval_set=[(Xv, yv)], svmmap__eval_qid=[qv]
         )
+
+
+def test_an_empty_eval_set_and_a_none_eval_qid_are_named_as_such(data):
+    """early_stopping_rounds with eval_set=[] said every eval set was the training data; an
+    eval_qid of [None] got fit's message about qid= and metadata routing."""
+    (X, y, qid), (Xv, yv, qv), _ = data
+    with pytest.raises(ValueError, match=r"early_stopping_rounds needs an eval_set"):
+        SVMMap().fit(X, y, qid=qid, eval_set=[], eval_qid=[], early_stopping_rounds=2)
+    with pytest.raises(ValueError, match=r"^eval_qid\[0\] is None: give the query ids of eval_set\[0\]$"):
+        SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[None])
