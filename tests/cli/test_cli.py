@@ -434,3 +434,17 @@ def test_experiment_names_a_data_path_that_is_no_directory_before_its_header(tmp
     what = "does not exist" if kind == "missing" else "is not a directory"
     assert f"--data: {str(path)!r} {what}; give a directory with Fold*/{{train,vali,test}}.txt" in err
     assert "C grid" not in err
+
+
+def test_learn_names_a_model_file_given_as_vali(tmp_path, capsys):
+    """TRAIN given a model file is named as such; --vali given one got the reader's
+    "field 1 (the label) is '{'"."""
+    data = tmp_path / "d.txt"
+    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    model = tmp_path / "m.json"
+    assert main(["learn", str(data), str(model)]) == 0
+    capsys.readouterr()
+    for auto in ([], ["--auto"]):
+        assert main(["learn", *auto, "--vali", str(model), str(data), str(tmp_path / "n.json")]) == 2
+        assert f"--vali {model} is an svmmap model file (JSON), not validation data" in capsys.readouterr().err
+    assert not (tmp_path / "n.json").exists()

@@ -90,6 +90,8 @@ def run_learn(args: argparse.Namespace) -> None:
             f"TRAIN {args.train} is an svmmap model file (JSON), not training data; the arguments look swapped "
             "(usage: svmmap learn TRAIN MODEL)"
         )
+    if args.vali is not None and _looks_like_model(args.vali):
+        raise ValueError(f"--vali {args.vali} is an svmmap model file (JSON), not validation data")
     if args.auto:
         _learn_auto(args)
         return
