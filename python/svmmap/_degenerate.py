@@ -130,13 +130,12 @@ def message(
                 "the hinge at 0, which no fit proves, and a model within the gap of w = 0 may still rank; a smaller "
                 "eps or a larger C may give one that ranks."
             )
+    elif summary.stop == "callback":
+        # The advice below says how it stopped; the gap alone is added here, so that the
+        # message does not say twice that training was stopped before the certificate.
+        certificate = f" The gap was {summary.gap:.3g} when it stopped."
     else:
-        how = (
-            "was stopped by a callback or early stopping"
-            if summary.stop == "callback"
-            else f"stopped at {summary.stop!r}"
-        )
-        certificate = f" Training {how} before the optimum was certified (gap {summary.gap:.3g})."
+        certificate = f" Training stopped at {summary.stop!r} before the optimum was certified (gap {summary.gap:.3g})."
     if latent:
         certificate += f" {_loss_text(loss)} is not convex: its CCCP rounds stop at a local optimum. " + (
             note

@@ -10,7 +10,15 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _core
-from ._validation import check_labels, check_matrix, check_qid, invalid_parameter, qid_of
+from ._validation import (
+    check_labels,
+    check_matrix,
+    check_qid,
+    feature_names_mismatch,
+    feature_names_of,
+    invalid_parameter,
+    qid_of,
+)
 
 
 class EarlyStopping:
@@ -74,6 +82,14 @@ LIGHTGBM_EQUIVALENTS = {
 }
 
 
+#: Inside a Pipeline the SVMMap's X is the output of the steps before it (a Binner's indicator
+#: columns outnumber the base features), and scikit-learn hands eval_set over untransformed.
+PIPELINE_HINT = (
+    " (inside a Pipeline, X is the output of the steps before the SVMMap, and eval_set does not "
+    "go through them: give eval_set=[(pipe[:-1].transform(X_val), y_val)] with those steps fitted)"
+)
+
+
 def refuse_lightgbm_arguments(name: str, kwargs: dict) -> None:
     """LightGBM's fit arguments get the svmmap equivalent; anything else Python's own error."""
     for key in kwargs:
@@ -103,7 +119,12 @@ def validation_sets(
     whether set i is the training data itself, which early stopping never watches.
     ``prepare`` makes each set ready to score (default `memory_set`; ``svmmap.dask`` scores
     sets that are Dask collections on the workers)."""
+    eval_metric = _metric_names(eval_metric)
     if eval_at is not None:
+        if isinstance(eval_at, (str, bytes)) or not (
+            isinstance(eval_at, numbers.Integral) or hasattr(eval_at, "__iter__")
+        ):
+            raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
         cutoffs: List[Any] = [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
         if not cutoffs or not all(
             isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs
@@ -125,7 +146,7 @@ def validation_sets(
         rounds = early_stopping_rounds if early_callback is None else early_callback.stopping_rounds
         if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 1:
             raise invalid_parameter("early_stopping_rounds", "an integer >= 1", rounds)
-        if evals is None:
+        if not evals:
             raise ValueError(f"{what} needs an eval_set (or eval_X, eval_y) to watch")
         # As LightGBM: the training data's own scores say nothing of overfitting.
         watched = [e for e, is_training in zip(evals, training or [False] * len(evals)) if not is_training]
@@ -134,39 +155,77 @@ def validation_sets(
                 f"{what} watches validation data, and every eval set is the training data itself "
                 "(the same X and y arrays): give a held-out set"
             )
-        _check_watchable(watched[0])
         all_metrics = early_callback is not None and not early_callback.first_metric_only
         if early_callback is None:
             watched = watched[:1]
+        # Every watched set, not only the first: the callback stops on whichever pair stalls,
+        # and a NaN pair stalls from the first round, keeping w = 0.
+        for e in watched:
+            _check_watchable(e, all_metrics, what)
         verbose = early_callback is not None and early_callback.verbose
         early = EarlyStopping(int(rounds), [e[0] for e in watched], all_metrics=all_metrics, verbose=verbose)
     # The callers take (name, scorer, {metric: values}); the values at w = 0 were for the checks.
     return ([e[:3] for e in evals] if evals is not None else None), early
 
 
-def _check_watchable(first: tuple) -> None:
-    """Early stopping watches the first metric of the first eval set. Where that metric is
-    defined does not depend on the scores (a query needs a relevant document), so its value at
-    w = 0 tells before any training whether it can ever be a number: a NaN would never compare
-    as an improvement, and early stopping used to stop after ``rounds`` iterations keeping the
-    first iterate, w = 0, with a warning that blamed the training features."""
-    name, _, values, at_zero, varies = first
-    metric = next(iter(values))
-    if at_zero[metric] != at_zero[metric]:
-        index = name.rsplit("_", 1)[-1] if name.startswith("valid_") else repr(name)
-        raise ValueError(
-            f"early stopping watches {metric!r} on eval_set[{index}], which has no query on which "
-            f"{metric!r} is defined (no query has a relevant document), so its value is NaN at every "
-            "iteration: give a validation set whose queries have relevant documents, or fit without "
-            "early_stopping_rounds"
+def check_eval_feature_names(X: Any, eval_set: Optional[Sequence[tuple]]) -> None:
+    """Refuses an eval set whose DataFrame columns are not the training DataFrame's, in its
+    order: the sets are scored column by column, so reordered columns scored the wrong
+    features without a word, where ``predict`` refuses them. A set without column names (an
+    array) is taken as it is."""
+    fitted = feature_names_of(X)
+    if fitted is None or eval_set is None:
+        return
+    for i, pair in enumerate(eval_set):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            continue
+        given = feature_names_of(pair[0])
+        detail = None if given is None else feature_names_mismatch(fitted, given)
+        if detail is not None:
+            raise ValueError(f"eval_set[{i}] X's column names should match those of X; {detail}")
+
+
+def _metric_names(eval_metric: Any) -> List[str]:
+    """``eval_metric`` as a list of names: None is the default, "map" (LightGBM's signature
+    has None for its default metric); a callable, LightGBM's custom metric, is refused by
+    name rather than by "'function' object is not iterable"."""
+    if eval_metric is None:
+        return ["map"]
+    if isinstance(eval_metric, str):
+        return [eval_metric]
+    if callable(eval_metric) or not hasattr(eval_metric, "__iter__"):
+        raise TypeError(
+            f"eval_metric takes metric names of svmmap.metrics ('map', 'ndcg@10', ...), got {eval_metric!r}; "
+            "a custom metric can be computed in a callback from env.coef"
         )
+    return list(eval_metric)
+
+
+def _check_watchable(watched: tuple, all_metrics: bool = False, what: str = "early_stopping_rounds") -> None:
+    """Early stopping watches the first metric (every metric with ``all_metrics``) of a
+    watched eval set. Where a metric is defined does not depend on the scores (a query needs a
+    relevant document), so its value at w = 0 tells before any training whether it can ever be
+    a number: a NaN would never compare as an improvement, and early stopping used to stop
+    after ``rounds`` iterations keeping the first iterate, w = 0, with a warning that blamed
+    the training features. Whether the first metric can change at all is asked too. ``what``
+    names the argument that asked for early stopping, which the message says to leave out."""
+    name, _, values, at_zero, varies = watched
+    index = name.rsplit("_", 1)[-1] if name.startswith("valid_") else repr(name)
+    for metric in list(values) if all_metrics else list(values)[:1]:
+        if at_zero[metric] != at_zero[metric]:
+            raise ValueError(
+                f"early stopping watches {metric!r} on eval_set[{index}], which has no query on which "
+                f"{metric!r} is defined (no query has a relevant document), so its value is NaN at every "
+                "iteration: give a validation set whose queries have relevant documents, or fit without "
+                f"{what}"
+            )
+    metric = next(iter(values))
     if not varies():
-        index = name.rsplit("_", 1)[-1] if name.startswith("valid_") else repr(name)
         raise ValueError(
             f"early stopping watches {metric!r} on eval_set[{index}], where every ranking of every query scores "
             f"the same (for example, no query has both a relevant and a non-relevant document for {metric!r}), "
             "so its value never changes: give a validation set whose queries mix labels, or fit without "
-            "early_stopping_rounds"
+            f"{what}"
         )
 
 
@@ -191,13 +250,20 @@ def _eval_arguments(
     if eval_group is not None and eval_qid is not None:
         raise ValueError("eval_set's queries are given twice: give eval_qid or eval_group, not both")
     if names is not None:
+        if isinstance(names, str):
+            # list("ab") would name two sets "a" and "b".
+            raise ValueError(f"eval_names must be a list of names, one per eval set, got the string {names!r}")
         names = list(names)
         if len(names) != len(eval_set) or not all(isinstance(n, str) and n for n in names):
             raise ValueError(f"eval_names must name each of the {len(eval_set)} eval sets with a string, got {names!r}")
         if len(set(names)) != len(names):
             raise invalid_parameter("eval_names", "distinct", names)
     kind = "eval_group" if eval_group is not None else "eval_qid"
-    grouping = list(eval_group if eval_group is not None else eval_qid or ())
+    given = eval_group if eval_group is not None else eval_qid
+    if not isinstance(given, (list, tuple)):
+        # One array for one set (eval_qid=qv) would be read as one entry per document.
+        raise ValueError(f"{kind} must be a list with one entry per eval set, e.g. {kind}=[qid_val]")
+    grouping = list(given)
     if len(grouping) != len(eval_set):
         raise ValueError(f"{kind} has {len(grouping)} entries for {len(eval_set)} eval_set entries")
     return metrics, names, kind, grouping
@@ -262,8 +328,15 @@ def memory_set(
     x_name, y_name = f"eval_set[{i}] X", f"eval_set[{i}] y"
     ex_core, ex_rows, ex_features = check_matrix(ex, name=x_name)
     if ex_features != n_features:
-        raise ValueError(f"eval_set[{i}] has {ex_features} features, but X has {n_features}")
+        raise ValueError(
+            f"eval_set[{i}] has {ex_features} features, but X has {n_features}{PIPELINE_HINT if ex_features < n_features else ''}"
+        )
     ey = check_labels(ey, ex_rows, name=y_name, rows_name=x_name)
+    if g is None:
+        # check_qid's message for a missing qid is about fit's qid= and metadata routing.
+        raise ValueError(
+            f"{kind}[{i}] is None: give the query {'sizes' if kind == 'eval_group' else 'ids'} of eval_set[{i}]"
+        )
     if kind == "eval_group":
         eq = qid_of(None, g, ex_rows, f"eval_qid[{i}]", f"eval_group[{i}]", rows_name=x_name)
     else:

@@ -1,11 +1,13 @@
 """Warnings said once per search: the fits a scikit-learn search (GridSearchCV,
-RandomizedSearchCV, a Pipeline inside them) or SVMMapCV makes on one data set skip the same
-kind of queries, and one warning says so where ten used to.
+RandomizedSearchCV, a Pipeline inside them), a scikit-learn cross-validation function
+(cross_val_score, cross_validate, learning_curve, ...) or SVMMapCV makes on one data set skip
+the same kind of queries, and one warning says so where ten used to.
 
 A fit finds the search it runs in by walking up the call stack to the ``fit`` of a search
-object (scikit-learn's ``BaseSearchCV`` or svmmap's ``SVMMapCV``). The first warning of a kind
-in one call of that ``fit`` is issued, naming the search; the others are not (each model still
-carries its counts). The call is marked by a name added to the locals of its frame, which lives
+object (scikit-learn's ``BaseSearchCV`` or svmmap's ``SVMMapCV``) or to one of the
+cross-validation functions. The first warning of a kind in one call of that ``fit`` (or
+function) is issued, naming the search; the others are not (each model still carries its
+counts). The call is marked by a name added to the locals of its frame, which lives
 exactly as long as the call: a later call of the same search's ``fit`` is a new frame without
 the mark (a registry keyed by frame ids would mistake a reused id for the same call), and
 nothing outside the frame is kept.
@@ -37,8 +39,16 @@ def _search_classes() -> Tuple[type, ...]:
     return tuple(classes)
 
 
-def _enclosing_search() -> Optional[Tuple[Any, Any]]:
-    """(search object, the frame of its fit) of the outermost search this call runs in."""
+#: scikit-learn's functions that fit one estimator on many splits of one data set, like a
+#: search does (cross_val_score calls cross_validate), in the module that defines them.
+_CROSS_VALIDATIONS = frozenset({"cross_validate", "learning_curve", "validation_curve", "permutation_test_score"})
+_CROSS_VALIDATION_MODULE = "sklearn.model_selection._validation"
+
+
+def _enclosing_search() -> Optional[Tuple[str, Any]]:
+    """(name of the search, the frame of its fit or function) of the outermost search this
+    call runs in: a search object's fit, or one of scikit-learn's cross-validation
+    functions."""
     classes = _search_classes()
     if not classes:
         return None
@@ -47,9 +57,12 @@ def _enclosing_search() -> Optional[Tuple[Any, Any]]:
     for _ in range(_DEPTH):
         if frame is None:
             break
-        owner = frame.f_locals.get("self") if frame.f_code.co_name == "fit" else None
+        name = frame.f_code.co_name
+        owner = frame.f_locals.get("self") if name == "fit" else None
         if owner is not None and isinstance(owner, classes):
-            found = (owner, frame)
+            found = (type(owner).__name__, frame)
+        elif name in _CROSS_VALIDATIONS and frame.f_globals.get("__name__") == _CROSS_VALIDATION_MODULE:
+            found = (f"{name} call", frame)
         frame = frame.f_back
     return found
 
@@ -60,7 +73,7 @@ def first_in_search(kind: str) -> Tuple[bool, str]:
     scope = _enclosing_search()
     if scope is None:
         return True, ""
-    search, frame = scope
+    name, frame = scope
     try:
         local = frame.f_locals
         reported = local.get(_MARK)
@@ -72,7 +85,6 @@ def first_in_search(kind: str) -> Tuple[bool, str]:
     if kind in reported:
         return False, ""
     reported.add(kind)
-    name = type(search).__name__
     return True, (
         f"; the other fits of this {name} on the same data are not reported again "
         "(each model keeps its counts in n_queries_skipped_)"

@@ -259,6 +259,11 @@ def _split_matrices(
             transformer = make_preprocessor(name, sparse, cv.n_jobs)
             if transformer is not None:
                 x_train = transformer.fit_transform(x_train)
+                if not sparse and hasattr(x_test, "tocsr"):
+                    # A sparse validation set beside dense X (a LETOR file that leaves out its
+                    # zeros reads as CSR): the scaler fitted on dense X centers, which
+                    # scikit-learn refuses on a sparse matrix.
+                    x_test = x_test.toarray()
                 x_test = transformer.transform(x_test)
             per_split.append((check_matrix(x_train)[0], check_matrix(x_test, name="validation X")[0]))
         data[name] = per_split

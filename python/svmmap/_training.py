@@ -30,7 +30,13 @@ import numpy as np
 from . import _core
 from ._convergence import stop_message
 from ._degenerate import DegenerateModelWarning, is_degenerate, message, score_spread
-from ._evaluation_sets import EarlyStopping, SetPreparer, refuse_lightgbm_arguments, validation_sets
+from ._evaluation_sets import (
+    EarlyStopping,
+    SetPreparer,
+    check_eval_feature_names,
+    refuse_lightgbm_arguments,
+    validation_sets,
+)
 from ._latent import fit_latent, refuse_latent_options, set_rounds
 from ._once import first_in_search
 from ._typing import IterationRecord
@@ -91,7 +97,8 @@ class SkippedQueriesWarning(UserWarning):
     relevant document and queries with only relevant ones are skipped and counted.
 
     Inside a search (``GridSearchCV``, ``RandomizedSearchCV``, ``SVMMapCV``, a Pipeline in
-    them) only the first fit of one call of the search's ``fit`` warns, naming the search. The
+    them) only the first fit of one call of the search's ``fit`` warns, naming the search, and
+    likewise in one call of ``cross_val_score``, ``cross_validate`` or the curves. The
     counts stay on the model (``n_queries_skipped_``), so the warning can be silenced with the
     standard library:
     ``warnings.filterwarnings("ignore", category=svmmap.SkippedQueriesWarning)``; to collect it
@@ -409,6 +416,7 @@ def watching(
     the early stopping asked for, and the solver's per-iteration hook, which scores them and
     calls the callbacks. ``svmmap.dask.SVMMap.fit`` reads them here too."""
     eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
+    check_eval_feature_names(X, eval_set)
     early_callbacks, others = split_callbacks(callbacks)
     evals, early = validation_sets(
         eval_set,

@@ -8,7 +8,7 @@ layout or dtype, and then exactly once.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -356,17 +356,26 @@ def check_feature_names(estimator: Any, X: Any) -> None:
     if fitted is None or given is None:
         warnings.warn(f"X has feature names, but {name} was fitted without feature names", UserWarning, stacklevel=3)
         return
-    if len(fitted) != len(given) or not np.array_equal(fitted, given):
-        unexpected = [n for n in given if n not in set(fitted)]
-        missing = [n for n in fitted if n not in set(given)]
-        detail = []
-        if unexpected:
-            detail.append(f"names unseen at fit time: {unexpected[:5]}")
-        if missing:
-            detail.append(f"names seen at fit time, yet now missing: {missing[:5]}")
-        if not detail:
-            detail.append("the same names in a different order")
-        raise ValueError("The feature names should match those that were passed during fit; " + "; ".join(detail))
+    detail = feature_names_mismatch(fitted, given)
+    if detail is not None:
+        raise ValueError("The feature names should match those that were passed during fit; " + detail)
+
+
+def feature_names_mismatch(fitted: np.ndarray, given: np.ndarray) -> Optional[str]:
+    """How the column names ``given`` differ from those of the training data (``fitted``),
+    or None when they are the same names in the same order."""
+    if len(fitted) == len(given) and np.array_equal(fitted, given):
+        return None
+    unexpected = [n for n in given if n not in set(fitted)]
+    missing = [n for n in fitted if n not in set(given)]
+    detail = []
+    if unexpected:
+        detail.append(f"names unseen at fit time: {unexpected[:5]}")
+    if missing:
+        detail.append(f"names seen at fit time, yet now missing: {missing[:5]}")
+    if not detail:
+        detail.append("the same names in a different order")
+    return "; ".join(detail)
 
 
 def queries_with_relevant(y: Any, qid: Any, relevance_threshold: float) -> list:

@@ -119,13 +119,19 @@ class _RecordEvaluation:
         self.eval_result.clear()
 
     def __call__(self, env: CallbackEnv) -> None:
+        # Each fit records afresh, as LightGBM's does: one callback reused by several fits (a
+        # GridSearchCV's fit_params, a refit) holds the last fit's curves, not all of them end
+        # to end.
+        if env.iteration == 1:
+            self.eval_result.clear()
         for name, metric, value, _ in env.evaluation_result_list:
             self.eval_result.setdefault(name, {}).setdefault(metric, []).append(value)
 
 
 def record_evaluation(eval_result: Dict[str, Dict[str, List[float]]]) -> Any:
-    """Record the validation scores of every round into ``eval_result`` (cleared first):
-    ``{set name: {metric: [value per round]}}``, as LightGBM's ``record_evaluation``."""
+    """Record the validation scores of every round into ``eval_result`` (cleared first, and
+    at the start of every fit that uses the callback): ``{set name: {metric: [value per
+    round]}}``, as LightGBM's ``record_evaluation``."""
     return _RecordEvaluation(eval_result)
 
 
@@ -133,7 +139,7 @@ def split_callbacks(callbacks: Optional[Any]) -> Tuple[List[_EarlyStopping], Lis
     """``fit``'s ``callbacks`` as (early stoppings, the others), each other one callable."""
     if callbacks is None:
         return [], []
-    if callable(callbacks) or isinstance(callbacks, (str, bytes)):
+    if callable(callbacks) or isinstance(callbacks, (str, bytes, _EarlyStopping)):
         raise ValueError("callbacks must be a list of callbacks, e.g. callbacks=[svmmap.early_stopping(10)]")
     early, others = [], []
     for i, cb in enumerate(list(callbacks)):

@@ -315,7 +315,7 @@ class SVMMap(BaseEstimator):
             The query ids of every validation set, as ``qid`` (instead of ``eval_group``).
         eval_metric : str or list of str, default="map"
             Metric names of ``svmmap.metrics.evaluate`` ("map", "ndcg@10", ...), computed with
-            this estimator's ``relevance_threshold``.
+            this estimator's ``relevance_threshold``; None is the default, as in LightGBM.
         eval_at : list of int, optional
             As LightGBM's ``eval_at``: NDCG at each of these cutoffs is evaluated too
             ("ndcg@k", after the metrics of ``eval_metric``).

@@ -14,10 +14,11 @@ from sklearn.base import BaseEstimator
 from . import _core
 from ._degenerate import DegenerateModelWarning, is_degenerate, score_spread
 from ._degenerate import advice as message_advice
+from ._evaluation_sets import check_eval_feature_names
 from ._folds import QueryKFold
 from ._latent import latent_path, refuse_latent_options
 from ._selection import Selection, choose_C
-from ._training import TRAINING_PARAMETERS, Inputs, check_inputs, fitting
+from ._training import TRAINING_PARAMETERS, Inputs, check_inputs, fitting, lightgbm_eval_set
 from ._typing import Slack
 from ._validation import (
     check_labels,
@@ -386,6 +387,8 @@ class SVMMapCV(BaseEstimator):
         eval_set: Optional[Sequence[tuple]] = None,
         eval_group: Optional[Sequence[Any]] = None,
         eval_qid: Optional[Sequence[Any]] = None,
+        eval_X: Any = None,
+        eval_y: Any = None,
     ) -> "SVMMapCV":
         """Score every C of ``Cs`` on every split, choose C, and refit it on all of X.
 
@@ -397,6 +400,9 @@ class SVMMapCV(BaseEstimator):
         eval_set : list of one (X, y) tuple, optional
             With ``cv="validation"``: the validation set, with its queries in ``eval_qid`` or
             ``eval_group`` (as in `svmmap.SVMMap.fit`).
+        eval_X, eval_y : array-like, optional
+            LightGBM 4.7's spelling of ``eval_set=[(eval_X, eval_y)]``, as in
+            `svmmap.SVMMap.fit`.
 
         Returns
         -------
@@ -405,6 +411,8 @@ class SVMMapCV(BaseEstimator):
         # A failed fit must not leave the previous fit's choice and scores behind (issue 36).
         with fitting(self):
             grid = self._check_params()
+            eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
+            check_eval_feature_names(X, eval_set)
             args = _FitArguments(X, y, qid, group, sample_weight, eval_set, eval_group, eval_qid)
             if self._searching():
                 self._fit_search(grid, args)
@@ -613,7 +621,11 @@ class SVMMapCV(BaseEstimator):
                 model.fit(X, y, qid=data.qid, sample_weight=sample_weight)
                 self.coef_ = model.coef_
             else:
-                model.fit(X, y, svmmap__qid=data.qid, svmmap__sample_weight=sample_weight)
+                # The steps are fitted one by one rather than by Pipeline.fit(svmmap__qid=...),
+                # which scikit-learn refuses while metadata routing is enabled (the
+                # scikit-learn guide's setting): the preprocessor takes X and y, the SVMMap qid.
+                features = model[:-1].fit_transform(X, y)
+                model[-1].fit(features, y, qid=data.qid, sample_weight=sample_weight)
                 self.coef_ = model[-1].coef_
             self.best_estimator_ = model
 

@@ -43,7 +43,9 @@ def pipeline_parts(model: Any) -> tuple:
         return None, None, model
     steps = getattr(model, "steps", None)
     if steps is None:
-        raise TypeError(f"expected {SUPPORTED_PIPELINES}; got {type(model).__name__}")
+        # A search (SVMMapCV, GridSearchCV) is not a model: its refitted model is.
+        hint = "; save or export its best_estimator_" if hasattr(model, "best_estimator_") else ""
+        raise TypeError(f"expected {SUPPORTED_PIPELINES}; got {type(model).__name__}{hint}")
     from sklearn import preprocessing
 
     from ._fitted import SCALER_TYPES

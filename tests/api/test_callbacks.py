@@ -109,3 +109,102 @@ def test_log_evaluation_prints_every_period(data, capsys):
     assert lines == [f"[{t}]\tvalid_0's map: {curve[t - 1]:g}" for t in range(2, len(curve) + 1, 2)]
     with pytest.raises(ValueError, match="callbacks\\[0\\]"):
         SVMMap().fit(X, y, qid=qid, callbacks=[3])
+    # One callback outside a list: early_stopping's is not callable, and list() of it failed
+    # with "'_EarlyStopping' object is not iterable".
+    for one in (svmmap.early_stopping(2), svmmap.log_evaluation(1)):
+        with pytest.raises(ValueError, match="callbacks must be a list of callbacks"):
+            SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv], callbacks=one)
+
+
+def test_record_evaluation_reused_by_two_fits_holds_the_last_fit(data):
+    """LightGBM's record_evaluation clears its dict when a training starts: one callback
+    given to several fits (a search's fit_params, a refit) holds the curves of the last fit,
+    one value per round of it, not the rounds of every fit end to end."""
+    (X, y, qid), (Xv, yv, qv), _ = data
+    history: dict = {}
+    recorder = svmmap.record_evaluation(history)
+    for C in (10.0, 100.0):
+        model = SVMMap(C=C).fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv], callbacks=[recorder])
+    assert len(history["valid_0"]["map"]) == model.n_iter_
+    assert history == model.evals_result_
+
+
+def test_eval_names_and_eval_qid_must_be_lists_of_one_entry_per_set(data):
+    (X, y, qid), (Xv, yv, qv), (Xw, yw, qw) = data
+    two = dict(eval_X=(Xv, Xw), eval_y=(yv, yw), eval_qid=[qv, qw])
+    # A string is not a list of names: list("ab") would have named the two sets "a" and "b".
+    with pytest.raises(ValueError, match="eval_names must be a list of names"):
+        SVMMap().fit(X, y, qid=qid, eval_names="ab", **two)
+    # One query-id array for one set: numpy's "truth value of an array is ambiguous" before.
+    with pytest.raises(ValueError, match=r"eval_qid must be a list with one entry per eval set"):
+        SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=qv)
+    with pytest.raises(ValueError, match=r"eval_group must be a list with one entry per eval set"):
+        SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_group=np.bincount(np.unique(qv, return_inverse=True)[1]))
+
+
+def test_early_stopping_refuses_a_later_watched_set_without_relevant_documents(data):
+    """The callback watches every set; the second has no relevant document, so its MAP is NaN
+    at every round (AP is defined on queries with a relevant document only), never improves,
+    and used to stop training after 3 rounds keeping round 1's w = 0. It is refused before
+    training, naming that set, as the first set already was."""
+    (X, y, qid), (Xv, yv, qv), (Xw, _, qw) = data
+    sets = dict(eval_X=(Xv, Xw), eval_y=(yv, np.zeros(len(Xw))), eval_qid=[qv, qw])
+    with pytest.raises(ValueError, match=r"'map' on eval_set\[1\].*NaN.*without early_stopping$"):
+        SVMMap(C=100.0).fit(X, y, qid=qid, callbacks=[svmmap.early_stopping(3, verbose=False)], **sets)
+    # early_stopping_rounds watches the first set only, which is fine.
+    model = SVMMap(C=100.0).fit(X, y, qid=qid, early_stopping_rounds=3, **sets)
+    assert model.best_iteration_ >= 1
+
+
+def test_an_eval_dataframe_with_other_columns_is_refused(data):
+    """Trained on a DataFrame, an eval set whose columns are the same names in another order
+    was scored column by column, on the wrong features, where predict refuses it."""
+    pd = pytest.importorskip("pandas")
+    (X, y, qid), (Xv, yv, qv), _ = data
+    names = [f"f{j}" for j in range(X.shape[1])]
+    df, dv = pd.DataFrame(X, columns=names), pd.DataFrame(Xv, columns=names)
+    with pytest.raises(ValueError, match=r"eval_set\[0\] X's column names should match.*different order"):
+        SVMMap(C=10.0).fit(df, y, qid=qid, eval_X=dv[names[::-1]], eval_y=yv, eval_qid=[qv])
+    renamed = dv.rename(columns={"f0": "g0"})
+    with pytest.raises(ValueError, match=r"unseen at fit time: \['g0'\]"):
+        SVMMap(C=10.0).fit(df, y, qid=qid, eval_X=renamed, eval_y=yv, eval_qid=[qv])
+    # The same columns, and an array without names, are scored as the training features.
+    by_frame = SVMMap(C=10.0).fit(df, y, qid=qid, eval_X=dv, eval_y=yv, eval_qid=[qv])
+    by_array = SVMMap(C=10.0).fit(df, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv])
+    assert by_frame.evals_result_ == by_array.evals_result_
+
+
+def test_eval_metric_none_is_the_default_and_a_callable_is_refused_by_name(data):
+    """LightGBM's fit has eval_metric=None for its default metric; None failed with
+    "'NoneType' object is not iterable", a custom metric function with "'function' object is
+    not iterable", and eval_at=5.0 with "'float' object is not iterable"."""
+    (X, y, qid), (Xv, yv, qv), _ = data
+    sets = dict(eval_X=Xv, eval_y=yv, eval_qid=[qv])
+    default = SVMMap(C=10.0).fit(X, y, qid=qid, **sets)
+    assert SVMMap(C=10.0).fit(X, y, qid=qid, eval_metric=None, **sets).evals_result_ == default.evals_result_
+    with pytest.raises(TypeError, match="eval_metric takes metric names"):
+        SVMMap().fit(X, y, qid=qid, eval_metric=lambda y_true, y_pred: ("m", 0.0, True), **sets)
+    with pytest.raises(ValueError, match="eval_at must be a list of integers >= 1, got 5.0"):
+        SVMMap().fit(X, y, qid=qid, eval_at=5.0, **sets)
+
+
+def test_an_untransformed_eval_set_inside_a_pipeline_is_explained(data):
+    """Inside Pipeline(Binner(), SVMMap()) the SVMMap is fitted on indicator columns and
+    scikit-learn passes svmmap__eval_set as given: the count mismatch says why."""
+    from sklearn.pipeline import make_pipeline
+
+    (X, y, qid), (Xv, yv, qv), _ = data
+    with pytest.raises(ValueError, match=r"has 10 features, but X has \d+ \(inside a Pipeline.*pipe\[:-1\]\.transform"):
+        make_pipeline(svmmap.Binner(), SVMMap()).fit(
+            X, y, svmmap__qid=qid, svmmap__eval_set=[(Xv, yv)], svmmap__eval_qid=[qv]
+        )
+
+
+def test_an_empty_eval_set_and_a_none_eval_qid_are_named_as_such(data):
+    """early_stopping_rounds with eval_set=[] said every eval set was the training data; an
+    eval_qid of [None] got fit's message about qid= and metadata routing."""
+    (X, y, qid), (Xv, yv, qv), _ = data
+    with pytest.raises(ValueError, match=r"early_stopping_rounds needs an eval_set"):
+        SVMMap().fit(X, y, qid=qid, eval_set=[], eval_qid=[], early_stopping_rounds=2)
+    with pytest.raises(ValueError, match=r"^eval_qid\[0\] is None: give the query ids of eval_set\[0\]$"):
+        SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[None])

@@ -241,3 +241,17 @@ def test_a_latent_fit_that_stops_before_zero_says_what_the_objective_prefers():
     clean = make_ranking(60, 150, 25, label_fractions=(0.67, 0.2, 0.13), size_spread=0.0, random_state=0)
     ranked, seen = _fit(clean.X, clean.y, clean.qid, C=1.0, loss="ndcg@10:latent")
     assert not ranked.degenerate_ and not seen
+
+
+def test_a_fit_stopped_by_a_callback_says_so_once():
+    """Features constant within each query tie every document of a query whatever w is: the
+    model ranks nothing. Stopped by a callback at the first round, the warning said twice that
+    training was stopped before the optimum was certified."""
+    qid = np.repeat(np.arange(6), 4)
+    X = np.repeat(np.arange(6.0), 4)[:, None] * [1.0, -2.0]
+    y = np.tile([1, 0, 0, 1], 6)
+    with pytest.warns(svmmap.DegenerateModelWarning) as caught:
+        SVMMap(callback=lambda record: True).fit(X, y, qid=qid)
+    text = str(caught[0].message)
+    assert text.count("before the optimum was certified") == 1, text
+    assert "The gap was" in text

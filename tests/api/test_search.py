@@ -107,6 +107,20 @@ def test_the_refitted_model_saves_loads_and_predicts(data, preprocessing, tmp_pa
     np.testing.assert_allclose(load_model(path).predict(X), search.predict(X), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("preprocessing", ["standard", "binned"])
+def test_the_refit_works_with_metadata_routing_enabled(data, preprocessing):
+    """The scikit-learn guide enables metadata routing; the refit of a preprocessing Pipeline
+    used to pass svmmap__qid to Pipeline.fit, which scikit-learn then refuses ("not routed to
+    any object"). The refit must be the candidate fitted by hand on all rows."""
+    import sklearn
+
+    X, y, qid = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = SVMMapCV([0.1, 1.0], preprocessing=preprocessing, cv=3, n_jobs=1).fit(X, y, qid=qid)
+    expected = fit_independent(independent("map", preprocessing, search.best_C_), X, y, qid)
+    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, expected[-1].coef_)
+
+
 class Scripted(SVMMapCV):
     """An SVMMapCV whose validation scores are a script, one per call (split by split, C by C),
     so that the shape of the score path along C is known exactly."""
@@ -299,3 +313,39 @@ def test_sparse_features_are_scaled_without_centering(data):
     by_hand = Pipeline([("p", StandardScaler(with_mean=False)), ("m", SVMMap(C=C, n_jobs=1))])
     by_hand.fit(sp.csr_matrix(X), y, m__qid=qid)
     np.testing.assert_array_equal(search.best_estimator_[-1].coef_, by_hand[-1].coef_)
+
+
+@pytest.mark.parametrize("preprocessing", ["standard", "binned"])
+def test_a_sparse_validation_set_beside_dense_x(data, preprocessing):
+    """cv="validation" with dense X and the same validation rows as CSR (as load_letor reads a
+    file that leaves out zeros): the candidates score the same as with the dense rows; the
+    standardized ones failed with scikit-learn's 'Cannot center sparse matrices'."""
+    import scipy.sparse as sp
+
+    X, y, qid = data
+    train, vali = qid < 20, qid >= 20
+    scores = []
+    for Xv in (X[vali], sp.csr_matrix(X[vali])):
+        search = SVMMapCV([0.1, 1.0], preprocessing=preprocessing, cv="validation", n_jobs=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search.fit(X[train], y[train], qid=qid[train], eval_set=[(Xv, y[vali])], eval_qid=[qid[vali]])
+        scores.append(search.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(scores[0], scores[1])
+
+
+def test_cv_validation_takes_eval_x_and_eval_y(data):
+    """SVMMap.fit takes LightGBM 4.7's eval_X, eval_y; SVMMapCV.fit refused them as unexpected
+    keywords. They are eval_set=[(eval_X, eval_y)]: the same scores."""
+    X, y, qid = data
+    train, vali = qid < 20, qid >= 20
+    results = []
+    for spelling in ({"eval_set": [(X[vali], y[vali])]}, {"eval_X": X[vali], "eval_y": y[vali]}):
+        search = SVMMapCV(CS, cv="validation", n_jobs=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search.fit(X[train], y[train], qid=qid[train], eval_qid=[qid[vali]], **spelling)
+        results.append(search.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(results[0], results[1])
+    with pytest.raises(ValueError, match="not both"):
+        SVMMapCV(CS, cv="validation").fit(X, y, qid=qid, eval_set=[(X, y)], eval_X=X, eval_y=y, eval_qid=[qid])

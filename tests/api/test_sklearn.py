@@ -372,5 +372,20 @@ def test_skipped_queries_are_reported_once_per_search(vali):
         pipe = Pipeline([("scale", StandardScaler()), ("svm", SVMMap().set_fit_request(qid=True))])
         grid = GridSearchCV(pipe, {"svm__C": [0.1, 1.0, 10.0]}, scoring=scorer, cv=QueryKFold(3))
         assert len(skipped_warnings(lambda: grid.fit(X, y, qid=qid, groups=qid))) == 1
+        # cross_val_score's 3 fits are one cross-validation too: they warned once per fold.
+        from sklearn.model_selection import cross_val_score
+
+        caught = skipped_warnings(
+            lambda: cross_val_score(
+                SVMMap().set_fit_request(qid=True),
+                X,
+                y,
+                scoring=scorer,
+                cv=QueryKFold(3),
+                params={"qid": qid, "groups": qid},
+            )
+        )
+        assert len(caught) == 1, [str(w.message) for w in caught]
+        assert "the other fits of this cross_validate call on the same data" in str(caught[0].message)
     assert len(skipped_warnings(lambda: svmmap.SVMMapCV(Cs=[0.1, 1.0, 10.0], cv=3).fit(X, y, qid=qid))) == 1
     assert len(skipped_warnings(lambda: [SVMMap().fit(X, y, qid=qid) for _ in range(2)])) == 2

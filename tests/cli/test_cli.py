@@ -370,3 +370,81 @@ def test_classify_help_describes_missing_for_scoring(capsys):
     assert "learn then trains" in help_of("learn")
     classify = help_of("classify")
     assert "learn then trains" not in classify and "TEST" in classify and "refuses them" in classify
+
+
+@pytest.mark.parametrize(
+    "options, complaint",
+    [
+        (["--bins", "10"], "--bins sets the binner of --missing nan"),
+        (["--auto", "--bins", "10"], "--bins sets the binner of --missing nan"),
+        (["--cv", "3"], "--cv is read by --auto only"),
+        (["--patience", "2"], "--patience is read by --auto only"),
+        (["--time-budget", "5"], "--time-budget is read by --auto only"),
+        (["--scoring", "map"], "--scoring is the validation metric of --vali or --auto"),
+        (["--auto", "--vali", "VALI", "--cv", "3"], "--cv makes the folds of --auto's search"),
+    ],
+)
+def test_learn_refuses_options_it_would_not_read(tmp_path, capsys, options, complaint):
+    """Each of these options is read in one mode only; given in another, the run used to
+    train as if it had not been given and say nothing. It is refused, and no model written."""
+    data = tmp_path / "d.txt"
+    data.write_text("1 qid:1 1:0.5 2:1\n0 qid:1 1:0.1 2:0\n1 qid:2 1:0.3 2:0\n0 qid:2 1:0.2 2:1\n")
+    model = tmp_path / "m.json"
+    options = [str(data) if o == "VALI" else o for o in options]
+    assert main(["learn", *options, str(data), str(model)]) == 2
+    assert complaint in capsys.readouterr().err
+    assert not model.exists()
+
+
+def test_learn_auto_reads_a_validation_file_short_of_the_last_feature_as_zeros(tmp_path, capsys):
+    """Without --auto a validation file whose lines never mention the training file's last
+    feature reads it as 0 (SVMlight's rule); --auto failed on it with 'eval_set[0] has 1
+    features, but X has 2'. Here feature 2 is 0 on every validation line, so the file that
+    omits it and the file that writes 2:0 are the same data and give the same model."""
+    rows = [
+        f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n"
+        for q in range(12)
+        for i in range(5)
+    ]
+    train, short, full = tmp_path / "t.txt", tmp_path / "short.txt", tmp_path / "full.txt"
+    train.write_text("".join(rows))
+    vali = [f"{int(i % 2 == 0)} qid:{50 + q} 1:{0.05 * i - 0.02 * q:.4f}" for q in range(4) for i in range(5)]
+    short.write_text("".join(line + "\n" for line in vali))
+    full.write_text("".join(line + " 2:0\n" for line in vali))
+    for vali_file, name in ((short, "a.json"), (full, "b.json")):
+        assert (
+            main(["learn", "--auto", "--n-jobs", "1", "--vali", str(vali_file), str(train), str(tmp_path / name)]) == 0
+        )
+    capsys.readouterr()
+    np.testing.assert_array_equal(
+        svmmap.load_model(tmp_path / "a.json").predict(np.eye(2)),
+        svmmap.load_model(tmp_path / "b.json").predict(np.eye(2)),
+    )
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_experiment_names_a_data_path_that_is_no_directory_before_its_header(tmp_path, capsys, kind):
+    """--data must be a directory of folds; a file or a missing path printed the run's header
+    and then "[Errno 20] Not a directory" (or ENOENT)."""
+    path = tmp_path / "train.txt"
+    if kind == "file":
+        path.write_text("1 qid:1 1:0.5\n")
+    assert main(["experiment", "--data", str(path)]) == 2
+    err = capsys.readouterr().err
+    what = "does not exist" if kind == "missing" else "is not a directory"
+    assert f"--data: {str(path)!r} {what}; give a directory with Fold*/{{train,vali,test}}.txt" in err
+    assert "C grid" not in err
+
+
+def test_learn_names_a_model_file_given_as_vali(tmp_path, capsys):
+    """TRAIN given a model file is named as such; --vali given one got the reader's
+    "field 1 (the label) is '{'"."""
+    data = tmp_path / "d.txt"
+    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    model = tmp_path / "m.json"
+    assert main(["learn", str(data), str(model)]) == 0
+    capsys.readouterr()
+    for auto in ([], ["--auto"]):
+        assert main(["learn", *auto, "--vali", str(model), str(data), str(tmp_path / "n.json")]) == 2
+        assert f"--vali {model} is an svmmap model file (JSON), not validation data" in capsys.readouterr().err
+    assert not (tmp_path / "n.json").exists()

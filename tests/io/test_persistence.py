@@ -261,3 +261,15 @@ def test_feature_importances_survive_a_round_trip(tmp_path):
         path.write_text(json.dumps(doc))
         with pytest.raises(svmmap.ModelFormatError, match=words):
             svmmap.load_model(path)
+
+
+def test_saving_a_search_points_at_its_best_estimator(data, tmp_path):
+    """SVMMapCV is a search, not a model: the refused save says which model to save, and
+    nothing is written."""
+    X, y, qid = data
+    with pytest.warns(svmmap.SkippedQueriesWarning):
+        search = svmmap.SVMMapCV(Cs=[1.0], cv=2).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match="got SVMMapCV; save or export its best_estimator_"):
+        svmmap.save_model(search, tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
+    svmmap.save_model(search.best_estimator_, tmp_path / "m.json")

@@ -155,3 +155,10 @@ def test_means_are_pytrec_eval_s_aggregates(seed):
     for name, trec_name in (("map", "map"), ("P_5", "P_5"), ("num_ret", "num_ret"), ("ndcg_cut_10", "ndcg_cut_10")):
         expected = pytrec_eval.compute_aggregated_measure(trec_name, list(result[name].values()))
         assert result.means[name] == pytest.approx(expected, abs=1e-12), name
+
+
+def test_evaluate_run_given_a_list_of_measures_says_which_function_takes_a_list():
+    run = Run.from_dict({"1": {"d1": 0.9, "d2": 0.8}})
+    qrels = Qrels.from_dict({"1": {"d1": 1}})
+    with pytest.raises(TypeError, match="evaluate_run takes one measure, evaluate_measures a list"):
+        evaluate_run(run, qrels, ["map", "p@5"])

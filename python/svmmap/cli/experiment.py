@@ -21,17 +21,20 @@ def run_experiment(args: argparse.Namespace) -> None:
     from ..ir.experiment import format_table, run_folds
 
     selected = args.folds
+    if args.data is not None and not os.path.isdir(args.data):
+        # Said before the run's header line, and in these words rather than the folds
+        # reader's "[Errno 20] Not a directory" (or ENOENT) once the header is out.
+        what = "does not exist" if not os.path.exists(args.data) else "is not a directory"
+        raise ValueError(f"--data: {args.data!r} {what}; give a directory with Fold*/{{train,vali,test}}.txt")
     if selected is not None:
         if args.data is None:
             available = [int(k) for k in MQ2008_FOLDS]
-        elif os.path.isdir(args.data):
+        else:
             available = [
                 int(d[4:])
                 for d in os.listdir(args.data)
                 if d.lower().startswith("fold") and d[4:].isdigit() and os.path.isdir(os.path.join(args.data, d))
             ]
-        else:
-            raise ValueError(f"--data: {args.data!r} is not a directory with Fold*/{{train,vali,test}}.txt")
         missing = [k for k in selected if k not in available]
         if missing:
             raise ValueError(

@@ -82,6 +82,7 @@ def run_learn(args: argparse.Namespace) -> None:
 
     if args.auto and args.early_stopping is not None:
         raise ValueError("--early-stopping is not used by --auto, which chooses C on --vali or --cv folds")
+    _refuse_unused_options(args)
     inputs = data_inputs("TRAIN", args.train, args.group)
     if _looks_like_model(args.train):
         # MODEL TRAIN instead of TRAIN MODEL: say so before the reader reports line 1's '{'.
@@ -89,6 +90,8 @@ def run_learn(args: argparse.Namespace) -> None:
             f"TRAIN {args.train} is an svmmap model file (JSON), not training data; the arguments look swapped "
             "(usage: svmmap learn TRAIN MODEL)"
         )
+    if args.vali is not None and _looks_like_model(args.vali):
+        raise ValueError(f"--vali {args.vali} is an svmmap model file (JSON), not validation data")
     if args.auto:
         _learn_auto(args)
         return
@@ -165,6 +168,29 @@ def run_learn(args: argparse.Namespace) -> None:
     )
 
 
+#: The defaults of learn's options that only some modes read. The parser's defaults are None
+#: so that an option given where it is not read can be told from one left out.
+_MODE_DEFAULTS = {"bins": 50, "cv": 5, "scoring": "ndcg@10", "patience": 1}
+
+
+def _refuse_unused_options(args: argparse.Namespace) -> None:
+    """Refuses an option that this run would not read (``--bins 10`` without ``--missing nan``
+    used to train with no binner and say nothing), as ``--early-stopping`` without ``--vali``
+    is refused; then fills in the defaults of the options left out."""
+    if args.bins is not None and (args.auto or args.missing != "nan"):
+        raise ValueError("--bins sets the binner of --missing nan (without --auto); give --missing nan too")
+    for name, option in (("cv", "--cv"), ("time_budget", "--time-budget"), ("patience", "--patience")):
+        if getattr(args, name) is not None and not args.auto:
+            raise ValueError(f"{option} is read by --auto only: give --auto too, or leave {option} out")
+    if args.cv is not None and args.vali is not None:
+        raise ValueError("--cv makes the folds of --auto's search when there is no --vali; give one of them")
+    if args.scoring is not None and not args.auto and args.vali is None:
+        raise ValueError("--scoring is the validation metric of --vali or --auto; give one of them too")
+    for name, default in _MODE_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+
+
 def _validation_args(args: argparse.Namespace, validation: Any) -> dict:
     """The eval-set arguments of ``train`` for ``--vali`` (and ``--early-stopping``)."""
     if validation is None:
@@ -218,7 +244,9 @@ def _learn_auto(args: argparse.Namespace) -> None:
     fit_args = {}
     cv: object = args.cv
     if args.vali is not None:
-        X_val, y_val, qid_val = load_letor(args.vali)
+        # As without --auto: a validation file without a feature the training file has reads
+        # as zeros there (SVMlight's rule), rather than failing on the feature count.
+        X_val, y_val, qid_val = load_letor(args.vali, n_features=X.shape[1])
         cv = "validation"
         fit_args = {"eval_set": [(X_val, y_val)], "eval_qid": [qid_val]}
     search = SVMMapCV(

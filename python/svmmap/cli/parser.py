@@ -226,7 +226,7 @@ def _learn(sub: Any) -> None:
     learn.add_argument(
         "--bins",
         type=int,
-        default=50,
+        default=None,
         help="with --missing nan: thresholds per feature of the binner (default 50)",
     )
     learn.add_argument(
@@ -255,11 +255,11 @@ def _learn(sub: Any) -> None:
         "the model of its best iteration, as SVMMap.fit(early_stopping_rounds=N) (default: no early stopping)",
     )
     learn.add_argument(
-        "--cv", type=_at_least(2), default=5, help="with --auto and no --vali: query-grouped folds (default 5)"
+        "--cv", type=_at_least(2), default=None, help="with --auto and no --vali: query-grouped folds (default 5)"
     )
     learn.add_argument(
         "--scoring",
-        default="ndcg@10",
+        default=None,
         help="with --auto or --vali: the validation metric, e.g. map (default ndcg@10)",
     )
     learn.add_argument(
@@ -271,7 +271,7 @@ def _learn(sub: Any) -> None:
     learn.add_argument(
         "--patience",
         type=_at_least(1),
-        default=1,
+        default=None,
         help="with --auto: a C path stops after this many C values that do not improve its score (default 1)",
     )
     learn.add_argument("train", metavar="TRAIN", help="training data: a LETOR/svmlight file (.gz too)")

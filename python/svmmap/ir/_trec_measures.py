@@ -58,6 +58,12 @@ def parse_measure(name: str) -> Any:
     >>> [str(parse_measure(m)) for m in ["map", "NDCG@10", "recall@100", "ERR@20", "ndcg_cut_5", "Judged@10"]]
     ['AP', 'nDCG@10', 'R@100', 'ERR@20', 'nDCG@5', 'Judged@10']
     """
+    if not isinstance(name, str):
+        # evaluate_run(run, qrels, ["map", "p@5"]) failed with "'list' object has no attribute 'strip'".
+        raise TypeError(
+            f"a measure name must be a string, got {name!r}; evaluate_run takes one measure, "
+            "evaluate_measures a list of them"
+        )
     measure = _parse_measure(name)
     cutoff = getattr(measure, "params", {}).get("cutoff")
     if isinstance(cutoff, int) and cutoff > _MAX_CUTOFF:
