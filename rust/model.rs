@@ -171,6 +171,22 @@ impl ModelFile {
             &mut bytes,
         )
         .map_err(|e| Error::io(path, e))?;
+        // A gzip-compressed model (written under a ".gz" name, or compressed by hand) is read
+        // through, as the data reader reads compressed LETOR files.
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut plain = Vec::new();
+            std::io::Read::read_to_end(
+                &mut flate2::read::MultiGzDecoder::new(&bytes[..]),
+                &mut plain,
+            )
+            .map_err(|e| {
+                Error::Model(format!(
+                    "{path}: not an svmmap model: the file starts as gzip data but does not \
+                         decompress ({e})"
+                ))
+            })?;
+            bytes = plain;
+        }
         // A binary file handed over by mistake is a format problem, not an I/O failure.
         let mut text = String::from_utf8(bytes).map_err(|e| {
             Error::Model(format!(
@@ -190,7 +206,17 @@ impl ModelFile {
         self.check(path)?;
         let mut text = self.to_json()?;
         text.push('\n');
-        write_atomic(path, text.as_bytes())
+        if path.ends_with(".gz") {
+            // A ".gz" name promises gzip data, which `load` (and gunzip) then read.
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            std::io::Write::write_all(&mut encoder, text.as_bytes())
+                .and_then(|()| encoder.finish())
+                .map_err(|e| Error::io(path, e))
+                .and_then(|bytes| write_atomic(path, &bytes))
+        } else {
+            write_atomic(path, text.as_bytes())
+        }
     }
 }
 
@@ -338,10 +364,17 @@ mod tests {
     fn binary_and_mistyped_model_files_are_format_errors() {
         let dir = scratch_dir("model-bad");
         let path = dir.join("m.json");
-        std::fs::write(&path, [0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe]).unwrap();
+        std::fs::write(&path, [0x50, 0x4b, 0x03, 0x04, 0xff, 0xfe]).unwrap();
         let e = ModelFile::load(&path.to_string_lossy()).unwrap_err();
         assert!(
             matches!(e, Error::Model(_)) && e.to_string().contains("not UTF-8"),
+            "{e}"
+        );
+        // A file that starts as gzip but does not decompress is named as such.
+        std::fs::write(&path, [0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe]).unwrap();
+        let e = ModelFile::load(&path.to_string_lossy()).unwrap_err();
+        assert!(
+            matches!(e, Error::Model(_)) && e.to_string().contains("does not decompress"),
             "{e}"
         );
         std::fs::remove_dir_all(&dir).unwrap();

@@ -109,7 +109,8 @@ def save_model(model: Any, path: PathLike) -> None:
         affine map per feature, stored in the file's "scaler" field), an optional
         ``svmmap.Binner`` (thresholds in the "binning" field) and an ``SVMMap``, in this order.
     path : str or path-like
-        Where to write. A reader sees either the old file or the whole new one.
+        Where to write. A reader sees either the old file or the whole new one. A name ending
+        in ``.gz`` is written gzip-compressed; ``load_model`` reads either.
 
     Raises
     ------

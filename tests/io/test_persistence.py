@@ -273,3 +273,28 @@ def test_saving_a_search_points_at_its_best_estimator(data, tmp_path):
         svmmap.save_model(search, tmp_path / "m.json")
     assert not (tmp_path / "m.json").exists()
     svmmap.save_model(search.best_estimator_, tmp_path / "m.json")
+
+
+def test_a_gz_name_is_written_and_read_as_gzip(fitted, data, tmp_path):
+    # The ".gz" file is read back with Python's own gzip module: it must hold exactly the
+    # JSON of the plain file, and svmmap must read both (and a plain file compressed by hand).
+    import gzip
+
+    plain, packed = tmp_path / "model.json", tmp_path / "model.json.gz"
+    svmmap.save_model(fitted, plain)
+    svmmap.save_model(fitted, packed)
+    assert packed.read_bytes()[:2] == b"\x1f\x8b"
+    with gzip.open(packed, "rt", encoding="utf-8") as f:
+        assert json.load(f) == json.loads(plain.read_text())
+    by_hand = tmp_path / "by_hand.model"
+    by_hand.write_bytes(gzip.compress(plain.read_bytes()))
+    X = data[0]
+    for path in (packed, by_hand):
+        np.testing.assert_array_equal(svmmap.load_model(path).predict(X), fitted.predict(X))
+
+
+def test_a_file_that_only_starts_as_gzip_is_refused_by_name(tmp_path):
+    path = tmp_path / "broken.json.gz"
+    path.write_bytes(b"\x1f\x8b\x08\x00garbage that is no deflate stream")
+    with pytest.raises(ModelFormatError, match=r"broken\.json\.gz: not an svmmap model: .*gzip"):
+        svmmap.load_model(path)
