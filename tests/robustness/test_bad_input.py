@@ -422,7 +422,8 @@ MODEL_ERRORS = {
     "model-empty": (lambda t: "", "the file ends early (truncated?)"),
     "model-truncated": (lambda t: t[: len(t) // 2], "the file ends early (truncated?)"),
     "model-corrupted": (lambda t: t.replace('"coef": [', '"coef": [}', 1), "not valid JSON"),
-    "model-binary": (lambda t: b"\x1f\x8b\x08\x00\xff\xfe\xfa", "not UTF-8 text"),
+    "model-binary": (lambda t: b"PK\x03\x04\xff\xfe\xfa", "not UTF-8 text"),
+    "model-gzip-broken": (lambda t: b"\x1f\x8b\x08\x00\xff\xfe\xfa", "starts as gzip data but does not decompress"),
     "model-not-json-object": (
         lambda t: "[1, 2, 3]",
         'not an svmmap model (expected "format": "svmmap-model", got nothing)',
