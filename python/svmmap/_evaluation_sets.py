@@ -32,8 +32,11 @@ class EarlyStopping:
     set; ``svmmap.early_stopping(N)`` every metric of every watched set (the first metric of
     each with ``first_metric_only``), as LightGBM's callback does."""
 
-    def __init__(self, rounds: int, watched: List[str], all_metrics: bool = False, verbose: bool = False) -> None:
+    def __init__(
+        self, rounds: int, watched: List[str], all_metrics: bool = False, verbose: bool = False, min_delta: float = 0.0
+    ) -> None:
         self.rounds = rounds
+        self.min_delta = min_delta
         self.watched = watched
         self.all_metrics = all_metrics
         self.verbose = verbose
@@ -57,7 +60,7 @@ class EarlyStopping:
         for pair in self.pairs:
             value = scores[pair[0]][pair[1]]
             kept = self.best.get(pair)
-            if kept is None or value > kept[0]:
+            if kept is None or value > kept[0] + self.min_delta:
                 snapshot = {name: dict(values) for name, values in scores.items()}
                 self.best[pair] = (value, iteration, np.array(coef, dtype=np.float64, copy=True), snapshot)
             elif stopped is None and iteration - kept[1] >= self.rounds:
@@ -163,7 +166,10 @@ def validation_sets(
         for e in watched:
             _check_watchable(e, all_metrics, what)
         verbose = early_callback is not None and early_callback.verbose
-        early = EarlyStopping(int(rounds), [e[0] for e in watched], all_metrics=all_metrics, verbose=verbose)
+        min_delta = early_callback.min_delta if early_callback is not None else 0.0
+        early = EarlyStopping(
+            int(rounds), [e[0] for e in watched], all_metrics=all_metrics, verbose=verbose, min_delta=min_delta
+        )
     # The callers take (name, scorer, {metric: values}); the values at w = 0 were for the checks.
     return ([e[:3] for e in evals] if evals is not None else None), early
 

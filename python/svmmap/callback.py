@@ -47,8 +47,9 @@ class _EarlyStopping:
     stopping_rounds: int
     first_metric_only: bool
     verbose: bool
+    min_delta: float
 
-    def __init__(self, stopping_rounds: int, first_metric_only: bool, verbose: bool) -> None:
+    def __init__(self, stopping_rounds: int, first_metric_only: bool, verbose: bool, min_delta: float = 0.0) -> None:
         if (
             isinstance(stopping_rounds, bool)
             or not isinstance(stopping_rounds, numbers.Integral)
@@ -58,12 +59,24 @@ class _EarlyStopping:
         self.stopping_rounds = int(stopping_rounds)
         self.first_metric_only = bool(first_metric_only)
         self.verbose = bool(verbose)
+        if (
+            isinstance(min_delta, bool)
+            or not isinstance(min_delta, numbers.Real)
+            or not (np.isfinite(min_delta) and min_delta >= 0)
+        ):
+            raise invalid_parameter("min_delta", "a finite number >= 0", min_delta)
+        self.min_delta = float(min_delta)
 
     def __repr__(self) -> str:
-        return f"early_stopping({self.stopping_rounds}, first_metric_only={self.first_metric_only})"
+        return (
+            f"early_stopping({self.stopping_rounds}, first_metric_only={self.first_metric_only}, "
+            f"min_delta={self.min_delta:g})"
+        )
 
 
-def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbose: bool = True) -> Any:
+def early_stopping(
+    stopping_rounds: int, first_metric_only: bool = False, verbose: bool = True, min_delta: float = 0.0
+) -> Any:
     """Stop when a validation score has not improved for ``stopping_rounds`` rounds, and keep
     the round where it was best, as LightGBM's ``early_stopping``.
 
@@ -74,6 +87,9 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
     rounds without improving; ``coef_`` is then the iterate of that score's best round
     (``best_iteration_``, ``best_score_``). When training ends first, the best round of the
     first watched score is kept. ``verbose`` prints the kept round when training stops.
+    ``min_delta``: a round improves on the best only when its score exceeds the best by more
+    than this (LightGBM 4's ``min_delta``; one number for every metric, where LightGBM also
+    takes a list per metric).
 
     Examples
     --------
@@ -88,7 +104,7 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbos
     >>> model.best_iteration_ <= model.n_iter_
     True
     """
-    return _EarlyStopping(stopping_rounds, first_metric_only, verbose)
+    return _EarlyStopping(stopping_rounds, first_metric_only, verbose, min_delta)
 
 
 class _LogEvaluation:

@@ -208,3 +208,40 @@ def test_an_empty_eval_set_and_a_none_eval_qid_are_named_as_such(data):
         SVMMap().fit(X, y, qid=qid, eval_set=[], eval_qid=[], early_stopping_rounds=2)
     with pytest.raises(ValueError, match=r"^eval_qid\[0\] is None: give the query ids of eval_set\[0\]$"):
         SVMMap().fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[None])
+
+
+def first_stop_with_delta(curves, rounds, delta):
+    """LightGBM 4's rule with min_delta, replayed on recorded curves: a round becomes a pair's
+    best only when its value exceeds the pair's best so far by more than ``delta``."""
+    best = {k: (values[0], 1) for k, values in curves.items()}
+    n = len(next(iter(curves.values())))
+    for t in range(2, n + 1):
+        for k, values in curves.items():
+            if values[t - 1] > best[k][0] + delta:
+                best[k] = (values[t - 1], t)
+            elif t - best[k][1] >= rounds:
+                return t, best[k][1]
+    return None
+
+
+def test_early_stopping_min_delta_asks_for_a_larger_improvement(data):
+    record = {}
+    fit(data, callbacks=[svmmap.record_evaluation(record)])
+    curves = {("valid_0", "map"): record["valid_0"]["map"]}
+    seen = set()
+    for delta in (0.0, 0.002, 0.01, 1.0):
+        expected = first_stop_with_delta(curves, 3, delta)
+        assert expected is not None
+        seen.add(expected)
+        model = fit(
+            data,
+            eval_metric="map",
+            callbacks=[svmmap.early_stopping(3, first_metric_only=True, verbose=False, min_delta=delta)],
+        )
+        assert (model.n_iter_, model.best_iteration_) == expected, delta
+    # min_delta=1.0 can never be beaten by a metric in [0, 1]: the first round is kept.
+    assert first_stop_with_delta(curves, 3, 1.0) == (4, 1)
+    assert len(seen) > 1, "the deltas must change the stop for the test to mean something"
+    for bad in (-0.1, float("nan"), "0.1", True):
+        with pytest.raises(ValueError, match="min_delta"):
+            svmmap.early_stopping(3, min_delta=bad)
