@@ -320,6 +320,13 @@ def finish(model: Any, outcome: Outcome, *, stacklevel: int = 1) -> None:
         warnings.warn(text, DegenerateModelWarning, stacklevel=stacklevel + 1)
     if outcome.evals is not None:
         model.evals_result_ = {set_name: dict(results) for set_name, _, results in outcome.evals}
+        if outcome.early is None:
+            # As LightGBM's: without early stopping, the scores of the model that was kept,
+            # which are the last round's.
+            model.best_score_ = {
+                set_name: {metric: values[-1] for metric, values in results.items() if len(values)}
+                for set_name, _, results in outcome.evals
+            }
 
 
 def train(

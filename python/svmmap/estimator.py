@@ -201,6 +201,8 @@ class SVMMap(BaseEstimator):
         With ``fit(..., early_stopping_rounds=N)``: the iteration whose iterate is ``coef_``.
     best_score_ : dict
         With early stopping: the validation metrics of that iterate, {set name: {metric: value}}.
+        With validation sets and no early stopping: their metrics at ``coef_`` (the last
+        entries of ``evals_result_``), as LightGBM's.
     evals_result_ : dict
         Only after a fit with ``eval_set``: ``{"valid_0": {"map": [...]}, ...}``, the
         ``eval_metric`` of every validation set at the w of every iteration (as LightGBM's

@@ -245,3 +245,16 @@ def test_early_stopping_min_delta_asks_for_a_larger_improvement(data):
     for bad in (-0.1, float("nan"), "0.1", True):
         with pytest.raises(ValueError, match="min_delta"):
             svmmap.early_stopping(3, min_delta=bad)
+
+
+def test_without_early_stopping_best_score_is_that_of_the_model_kept(data):
+    # As LightGBM's best_score_: the validation scores of coef_, computed here by
+    # svmmap.metrics from the model's own predictions.
+    model = fit(data)
+    assert not hasattr(model, "best_iteration_")
+    for name, (Xs, ys, qs) in zip(("valid_0", "valid_1"), data[1:]):
+        means = svmmap.metrics.evaluate(ys, model.predict(Xs), qs, ["map", "ndcg@5"]).means
+        assert model.best_score_[name].keys() == {"map", "ndcg@5"}
+        for metric in ("map", "ndcg@5"):
+            assert model.best_score_[name][metric] == pytest.approx(means[metric], abs=1e-12)
+            assert model.best_score_[name][metric] == model.evals_result_[name][metric][-1]
