@@ -37,6 +37,7 @@ import time
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import auto_search  # benchmarks/auto_search.py, beside this script
 import numpy as np
 import tables  # benchmarks/tables.py, beside this script
 from sklearn.pipeline import make_pipeline
@@ -48,9 +49,6 @@ PLANTED = [(0, 1, 1.5), (2, 3, 1.0), (4, 5, 0.7)]
 KS = (0, 2, 5)
 CS = (1.0, 10.0, 100.0, 1000.0)
 LOSSES = ("map", "ndcg@10:graded")
-LEAVES = (7, 15, 31, 63)
-RATES = (0.03, 0.1, 0.3)
-
 Split = Tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
@@ -59,11 +57,6 @@ def synthetic(planted: Optional[list]) -> Tuple[Split, Split, Split]:
     bounds = (540, 720)
     parts = (qid < bounds[0], (qid >= bounds[0]) & (qid < bounds[1]), qid >= bounds[1])
     return tuple((X[m], y[m], qid[m]) for m in parts)  # type: ignore[return-value]
-
-
-def group_sizes(qid: np.ndarray) -> np.ndarray:
-    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
-    return np.diff(np.r_[starts, len(qid)])
 
 
 def svmmap_tuned(train: Split, vali: Split, ks: Tuple[Any, ...]) -> Tuple[Any, str, float]:
@@ -87,29 +80,11 @@ def svmmap_tuned(train: Split, vali: Split, ks: Tuple[Any, ...]) -> Tuple[Any, s
 
 
 def lightgbm_tuned(train: Split, vali: Split, one_feature_per_tree: bool) -> Tuple[Any, str]:
-    import lightgbm as lgb
-
+    """benchmarks/auto_search.py's tuned LGBMRanker, optionally one feature per tree (a GAM)."""
     extra: Dict[str, Any] = {}
     if one_feature_per_tree:
         extra["interaction_constraints"] = [[f] for f in range(train[0].shape[1])]
-    best: Tuple[float, Any, str] = (-np.inf, None, "")
-    for leaves, rate in itertools.product(LEAVES, RATES):
-        model = lgb.LGBMRanker(
-            n_estimators=2000, num_leaves=leaves, learning_rate=rate, num_threads=1, verbose=-1, random_state=0, **extra
-        )
-        model.fit(
-            train[0],
-            train[1],
-            group=group_sizes(train[2]),
-            eval_set=[vali[:2]],
-            eval_group=[group_sizes(vali[2])],
-            eval_at=[10],
-            callbacks=[lgb.early_stopping(50, verbose=False)],
-        )
-        score = ndcg(vali[1], model.predict(vali[0]), vali[2], k=10)
-        if score > best[0]:
-            best = (score, model, f"leaves={leaves}, rate={rate:g}, trees={model.best_iteration_}")
-    return best[1], best[2]
+    return auto_search.lightgbm_tuned(train, vali, **extra)
 
 
 def synthetic_table() -> None:
