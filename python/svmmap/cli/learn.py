@@ -168,26 +168,9 @@ def run_learn(args: argparse.Namespace) -> None:
     )
 
 
-#: The default of --scoring, the one default of a mode-dependent option that learn owns.
-_SCORING = "ndcg@10"
-
-
-def _mode_defaults() -> dict:
-    """The defaults of learn's options that only some modes read, from their owners: the
-    Binner's n_thresholds (the core's table) and SVMMapCV's cv and patience. The parser's
-    defaults are None so that an option given where it is not read can be told from one left out."""
-    import inspect
-
-    from .. import _core
-    from ..model_selection import SVMMapCV
-
-    search = inspect.signature(SVMMapCV).parameters
-    return {
-        "bins": _core.BinnerConfig.DEFAULTS["n_thresholds"],
-        "cv": search["cv"].default,
-        "scoring": _SCORING,
-        "patience": search["patience"].default,
-    }
+#: The defaults of learn's options that only some modes read. The parser's defaults are None
+#: so that an option given where it is not read can be told from one left out.
+_MODE_DEFAULTS = {"bins": 50, "cv": 5, "scoring": "ndcg@10", "patience": 1}
 
 
 def _refuse_unused_options(args: argparse.Namespace) -> None:
@@ -203,7 +186,7 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
         raise ValueError("--cv makes the folds of --auto's search when there is no --vali; give one of them")
     if args.scoring is not None and not args.auto and args.vali is None:
         raise ValueError("--scoring is the validation metric of --vali or --auto; give one of them too")
-    for name, default in _mode_defaults().items():
+    for name, default in _MODE_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)
 
