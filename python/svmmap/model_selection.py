@@ -4,21 +4,19 @@ the one before, and keeps the C with the best validation score."""
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from . import _core
-from ._degenerate import DegenerateModelWarning, is_degenerate, score_spread
-from ._degenerate import advice as message_advice
 from ._evaluation_sets import check_eval_feature_names
 from ._folds import QueryKFold
-from ._latent import latent_path, refuse_latent_options
-from ._selection import Selection, choose_C
-from ._training import TRAINING_PARAMETERS, Inputs, check_inputs, fitting, lightgbm_eval_set
+from ._latent import refuse_latent_options
+from ._search.candidates import auto_losses, make_preprocessor, preprocessing_names
+from ._search.engine import Candidate, Policy, run
+from ._search.splits import SplitData, make_splits
+from ._training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set
 from ._typing import Slack
 from ._validation import (
     check_labels,
@@ -27,7 +25,6 @@ from ._validation import (
     invalid_parameter,
     n_threads,
     qid_of,
-    query_weights,
 )
 from .estimator import _DEFAULTS, SVMMap, query_mean
 
@@ -276,17 +273,6 @@ class SVMMapCV(BaseEstimator):
                 f'losses must be a non-empty list of losses, e.g. ["map", "pairwise"], got {self.losses!r}'
             )
 
-    def _validation_score(
-        self, coef: np.ndarray, v_X: Any, v_y: Any, v_qid: Any, v_weights: Any, threads: int
-    ) -> Tuple[float, bool]:
-        """A split's score and whether the model ranks nothing there (w = 0, or scores that
-        tie within every validation query)."""
-        predicted = _core.predict(v_X, coef, threads)
-        score = query_mean(self.scoring, v_y, predicted, v_qid, v_weights, self.relevance_threshold)
-        v_codes = check_qid(v_qid, predicted.shape[0])[0]
-        labels = np.asarray(v_y, dtype=np.float64)
-        return score, is_degenerate(coef, lambda _: [score_spread(predicted, labels, v_codes)])
-
     def _check_params(self) -> List[float]:
         """The C grid in ascending order; one-line errors for bad parameters."""
         Cs = self.Cs
@@ -319,62 +305,6 @@ class SVMMapCV(BaseEstimator):
         # The metric name is checked on a one-query example before any training.
         evaluate([1, 0], [1.0, 0.0], None, [self.scoring])
         return grid
-
-    def _splits(
-        self,
-        n_rows: int,
-        labels: np.ndarray,
-        codes: np.ndarray,
-        uniques: np.ndarray,
-        validation: Optional[Tuple[Any, ...]],
-    ) -> List[Tuple[np.ndarray, Optional[np.ndarray]]]:
-        """(train rows, validation rows) per split; validation rows None: the eval_set."""
-        cv = self.cv
-        if isinstance(cv, str):
-            if cv != "validation":
-                raise ValueError(
-                    f'cv must be an integer >= 2, a splitter, a list of splits or "validation", got {cv!r}'
-                )
-            if validation is None:
-                raise ValueError('cv="validation" scores on the eval_set given to fit, which was not given')
-            return [(np.arange(n_rows), None)]
-        if validation is not None:
-            raise ValueError('eval_set is only used with cv="validation"')
-        if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
-            k = int(cv)
-            if k < 2:
-                raise ValueError(f"cv must be at least 2 folds, got {k}")
-            n_queries = int(codes.max()) + 1
-            if k > n_queries:
-                raise ValueError(f"cv={k} folds need at least {k} queries, got {n_queries}")
-            cv = QueryKFold(n_splits=k)
-        if hasattr(cv, "split"):
-            pairs = cv.split(np.zeros((n_rows, 1)), labels, groups=codes)
-        elif hasattr(cv, "__iter__"):
-            pairs = cv
-        else:
-            raise invalid_parameter("cv", 'an integer >= 2, a splitter, a list of splits or "validation"', cv)
-        out: List[Tuple[np.ndarray, Optional[np.ndarray]]] = []
-        for k, (train, test) in enumerate(pairs):
-            train, test = np.asarray(train, dtype=np.int64), np.asarray(test, dtype=np.int64)
-            if train.size == 0 or test.size == 0:
-                raise ValueError("every split of cv needs training and validation rows")
-            for rows in (train, test):
-                if rows.ndim != 1 or np.any((rows < -n_rows) | (rows >= n_rows)):
-                    raise ValueError(f"split {k} of cv has row indices outside the {n_rows} rows of X")
-            # A query is the unit of ranking: part of it in training and part in validation
-            # would score rankings of a query the model has partly seen.
-            shared = np.intersect1d(codes[train], codes[test])
-            if shared.size:
-                raise ValueError(
-                    f"split {k} of cv puts rows of query {uniques[shared[0]].item()!r} both in training and in "
-                    f"validation ({shared.size} of its queries are cut so); split by query, e.g. "
-                    "svmmap.model_selection.QueryKFold with groups=qid"
-                )
-            out.append((train, test))
-        if not out:
-            raise ValueError("cv gave no split")
-        return out
 
     def fit(
         self,
@@ -414,205 +344,66 @@ class SVMMapCV(BaseEstimator):
             eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
             check_eval_feature_names(X, eval_set)
             args = _FitArguments(X, y, qid, group, sample_weight, eval_set, eval_group, eval_qid)
-            if self._searching():
-                self._fit_search(grid, args)
-            else:
-                self._fit_C(grid, args)
+            self._fit(grid, args)
         return self
 
-    def _checked(
-        self, args: "_FitArguments"
-    ) -> Tuple[Inputs, Optional[Tuple[Any, np.ndarray, np.ndarray]], List[Tuple[np.ndarray, Optional[np.ndarray]]]]:
-        """fit's data checked (`_training.check_inputs`), its validation set of
-        cv="validation" (`_validation_set`) and the splits (`_splits`): where both searches
-        start."""
+    def _fit(self, grid: List[float], args: "_FitArguments") -> None:
+        """fit: the one search (see the class Notes), then the refit of the chosen candidate."""
+        searching = self._searching()
+        if searching:
+            self._check_search_params()
+            losses = (
+                (list(self.losses) if self.losses is not None else auto_losses(self.scoring))
+                if isinstance(self.loss, str) and self.loss == "auto"
+                else [self.loss]
+            )
+            preprocessings = preprocessing_names("none" if self.preprocessing is None else self.preprocessing)
+        else:
+            losses, preprocessings = [self.loss], ["none"]
+        candidates = []
+        for loss in losses:
+            config = self._estimator(grid[0]).set_params(loss=loss)._config()
+            if config.latent is not None:
+                if searching:
+                    raise ValueError(
+                        f"the search fits warm C paths of convex losses; {loss!r} is a latent-target loss "
+                        "(trained in CCCP rounds): fit it with loss=... and preprocessing=None"
+                    )
+                refuse_latent_options(self.loss, sample_weight=args.sample_weight, eval_set=None)
+            candidates.extend(Candidate(loss, name, config) for name in preprocessings)
         data = check_inputs(type(self).__name__, args.X, args.y, args.qid, args.group, args.sample_weight)
         validation = self._validation_set(args.eval_set, args.eval_group, args.eval_qid, data.n_features)
-        splits = self._splits(data.n_rows, data.labels, data.codes, data.uniques, validation)
-        return data, validation, splits
-
-    def _fit_C(self, grid: List[float], args: "_FitArguments") -> None:
-        """fit with the search over C alone (see the class docstring)."""
-        config = self._estimator(grid[0])._config()
-        data, validation, splits = self._checked(args)
-        if config.latent is not None:
-            refuse_latent_options(self.loss, sample_weight=args.sample_weight, eval_set=None)
-        table = _CTable(len(splits), len(grid))
-        for k in range(len(splits)):
-            fit_args, vdata = self._split_data(data, config, splits[k], validation)
-            self._score_path(table, k, grid, fit_args, vdata, warm=bool(self.warm_start))
-        scored = self._scored_splits(table.scores)
-
-        # The C values close to the best on the warm path are decided on cold fits, the ones an
-        # independent loop over C makes (see the class docstring).
-        if self.warm_start and self.confirm_tolerance is not None:
-            warm_mean = table.scores[scored].mean(axis=0)
-            margin = float(self.confirm_tolerance) + float(self.score_tolerance)
-            close = np.flatnonzero(warm_mean >= np.max(warm_mean) - margin)
-            if close.size > 1:
-                table.confirmed[close] = True
-                for k in range(len(splits)):
-                    fit_args, vdata = self._split_data(data, config, splits[k], validation)
-                    for j in close.tolist():
-                        # A path of one C without warm start is exactly SVMMap(C).fit.
-                        self._score_path(table, k, [grid[j]], fit_args, vdata, warm=False, first=j)
-
-        chosen = self._choose_C(grid, table, scored)
-        self.cv_results_ = table.results(grid, scored)
-        self.best_C_ = chosen.C
-        self.best_score_ = chosen.score
-        self.best_index_ = grid.index(chosen.C)
-        self.best_params_: Dict[str, Any] = {"loss": self.loss, "preprocessing": "none", "C": chosen.C}
-        self._set_data_attributes(len(splits), data.n_features, data.names)
-        if self.refit:
-            model = self._estimator(chosen.C)
-            self.best_estimator_ = model.fit(args.X, args.y, qid=data.qid, sample_weight=args.sample_weight)
-            self.coef_ = self.best_estimator_.coef_
-
-    def _split_data(
-        self,
-        data: Inputs,
-        config: "_core.TrainConfig",
-        split: Tuple[np.ndarray, Optional[np.ndarray]],
-        validation: Optional[Tuple[Any, ...]],
-    ) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
-        """The training arguments of the core's fit_path and the validation data of a split."""
-        train, test = split
-        train_codes, train_ids = check_qid(data.codes[train], train.size)
-        doc_weights = data.doc_weights
-        weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
-        fit_args = (data.core_X.take_rows(train), data.labels[train], train_codes, len(train_ids), config, weights)
-        if test is None:
-            assert validation is not None
-            return fit_args, (*validation, None)
-        v_weights = None if doc_weights is None else doc_weights[test]
-        return fit_args, (data.core_X.take_rows(test), data.labels[test], data.codes[test], v_weights)
-
-    def _score_path(
-        self,
-        table: "_CTable",
-        k: int,
-        grid: List[float],
-        fit_args: Tuple[Any, ...],
-        vdata: Tuple[Any, ...],
-        *,
-        warm: bool,
-        first: Optional[int] = None,
-    ) -> None:
-        """Fits split k's path over ``grid`` and scores it into ``table``: the whole grid, or
-        (``first`` given) one C confirmed by a cold fit, stored at column ``first``."""
-        tX, ty, tcodes, tn, tconfig, tweights = fit_args
-        threads = n_threads(self.n_jobs)
-        if tconfig.latent is not None:
-            # CCCP rounds from the map model at each C: no warm start along the path.
-            path = latent_path(tX, ty, tcodes, tn, tconfig, grid, threads)
-        else:
-            path = _core.fit_path(tX, ty, tcodes, tn, tconfig, grid, warm=warm, query_weights=tweights)
-        for j, (coef, summary) in enumerate(path):
-            column = j if first is None else first
-            table.scores[k, column], table.degenerate[k, column] = self._validation_score(
-                coef, vdata[0], vdata[1], vdata[2], vdata[3], threads
-            )
-            if first is None:
-                table.seconds[k, column] = summary.history[-1]["seconds"]
-                table.iters[k, column] = summary.n_iter
-                table.evals[k, column] = summary.n_evals
-            else:
-                table.cold_evals[k, column] = summary.n_evals
-
-    def _scored_splits(self, scores: np.ndarray) -> np.ndarray:
-        """The splits that have a score (True) at some C.
-
-        A split scores NaN when none of its validation queries has the metric defined (no
-        relevant document, for MAP): by the metric's convention (such queries are skipped), the
-        split is skipped too. The choice is never made on NaN: with no split scored, fitting
-        stops here."""
-        scored = ~np.isnan(scores).all(axis=1)
-        if not scored.any():
-            raise ValueError(
-                f"no validation split has a query on which {self.scoring!r} is defined (e.g. a query with a "
-                "relevant document), so no C can be chosen; check relevance_threshold and the splits"
-            )
-        if not scored.all():
-            warnings.warn(
-                f"{type(self).__name__}: splits {np.flatnonzero(~scored).tolist()} have no validation query on "
-                f"which {self.scoring!r} is defined (e.g. no relevant document); they are left out of the mean",
-                UserWarning,
-                stacklevel=4,
-            )
-        return scored
-
-    def _choose_C(self, grid: List[float], table: "_CTable", scored: np.ndarray) -> Selection[None]:
-        """The chosen C (by `choose_C`), warning when every C's model ranks nothing somewhere."""
-        mean = table.scores[scored].mean(axis=0)
-        n_C = len(grid)
-        # A model that ranks nothing is never chosen while another C gives one that ranks: its
-        # score only reflects how ties are broken.
-        ranks: List[bool] = [not bool(table.degenerate[scored, j].any()) for j in range(n_C)]
-        candidates = [C for C, r in zip(grid, ranks) if r] or list(grid)
-        chosen: Selection[None] = choose_C(
-            candidates, lambda C: (float(mean[grid.index(C)]), None), tolerance=float(self.score_tolerance)
-        )
-        if not any(ranks):
-            per_C = table.degenerate[scored].sum(axis=0)
-            n_scored = int(scored.sum())
-            if bool(np.all(per_C == n_scored)):
-                what = (
-                    f"at every C of {list(grid)} the model of every split ranks nothing on the validation data (w = 0, "
-                    f"or scores that tie within every query), so the choice of C = {chosen.C:g} means nothing."
-                )
-            else:
-                counts = ", ".join(f"C = {C:g}: {int(k)} of {n_scored}" for C, k in zip(grid, per_C))
-                what = (
-                    f"at every C of {list(grid)} the model of some split ranks nothing on the validation data (w = 0, "
-                    f"or scores that tie within every query); splits whose model ranks nothing, per C: {counts}. "
-                    f"C = {chosen.C:g} was chosen on mean scores that include those splits."
-                )
-            warnings.warn(
-                f"{type(self).__name__}: {what} {message_advice(self.loss)}",
-                DegenerateModelWarning,
-                stacklevel=4,
-            )
-        return chosen
-
-    def _fit_search(self, grid: List[float], args: "_FitArguments") -> None:
-        """fit with the search over loss x preprocessing x C (see the class Notes)."""
-        import time
-
-        from . import _search
-
-        self._check_search_params()
-        losses = (
-            (list(self.losses) if self.losses is not None else _search.auto_losses(self.scoring))
-            if isinstance(self.loss, str) and self.loss == "auto"
-            else [self.loss]
-        )
-        preprocessings = _search.preprocessing_names("none" if self.preprocessing is None else self.preprocessing)
-        data, validation, splits = self._checked(args)
-        eval_data = None
-        if validation is not None:
-            assert args.eval_set is not None
-            eval_data = (args.eval_set[0][0], validation[1], validation[2])
-        start = time.perf_counter()
-        results, best, seconds = _search.search(
-            self,
+        splits = make_splits(self.cv, data.n_rows, data.labels, data.codes, data.uniques, validation is not None)
+        split_data = SplitData(
             args.X,
+            data.core_X,
             data.labels,
             data.codes,
             data.doc_weights,
             splits,
-            eval_data,
-            grid,
-            losses,
-            preprocessings,
-            n_threads(self.n_jobs),
+            None if validation is None else (args.eval_set[0][0], *validation),  # type: ignore[index]
+            self.n_jobs,
         )
-        self.search_seconds_ = time.perf_counter() - start
-        self.cv_results_ = results
-        self.best_index_ = best
-        self.best_params_ = dict(results["params"][best])
+        policy = Policy(
+            name=type(self).__name__,
+            grid=grid,
+            scoring=self.scoring,
+            relevance_threshold=self.relevance_threshold,
+            score_tolerance=float(self.score_tolerance),
+            threads=n_threads(self.n_jobs),
+            # The early stop along C is the search's; the C search alone fits every C.
+            patience=self.patience if searching else None,
+            time_budget=self.time_budget,
+            warm=bool(self.warm_start),
+            confirm_tolerance=self.confirm_tolerance,
+        )
+        outcome = run(candidates, split_data, policy)
+        self.search_seconds_ = outcome.seconds
+        self.cv_results_ = outcome.results
+        self.best_index_ = outcome.best
+        self.best_params_ = dict(outcome.results["params"][outcome.best])
         self.best_C_ = float(self.best_params_["C"])
-        self.best_score_ = float(results["mean_test_score"][best])
+        self.best_score_ = float(outcome.results["mean_test_score"][outcome.best])
         self._set_data_attributes(len(splits), data.n_features, data.names)
         if self.refit:
             X, y, sample_weight = args.X, args.y, args.sample_weight
@@ -632,8 +423,6 @@ class SVMMapCV(BaseEstimator):
     def _candidate(self, loss: Any, preprocessing: str, C: float, sparse: bool = False) -> Any:
         """The unfitted model of one candidate of the search: an SVMMap, or a Pipeline of its
         preprocessing and the SVMMap (whose step is named "svmmap")."""
-        from ._search import make_preprocessor
-
         model = self._estimator(C).set_params(loss=loss)
         transformer = make_preprocessor(preprocessing, sparse, self.n_jobs)
         if transformer is None:
@@ -730,35 +519,3 @@ class _FitArguments:
     eval_set: Optional[Sequence[tuple]]
     eval_group: Optional[Sequence[Any]]
     eval_qid: Optional[Sequence[Any]]
-
-
-class _CTable:
-    """The per-split, per-C outcomes of SVMMapCV's search over C, and its cv_results_."""
-
-    def __init__(self, n_splits: int, n_C: int) -> None:
-        self.scores = np.empty((n_splits, n_C))
-        self.seconds = np.empty((n_splits, n_C))
-        self.iters = np.empty((n_splits, n_C), dtype=np.int64)
-        self.evals = np.empty((n_splits, n_C), dtype=np.int64)
-        self.cold_evals = np.zeros((n_splits, n_C), dtype=np.int64)
-        self.degenerate = np.zeros((n_splits, n_C), dtype=bool)
-        self.confirmed = np.zeros(n_C, dtype=bool)
-
-    def results(self, grid: List[float], scored: np.ndarray) -> Dict[str, np.ndarray]:
-        """cv_results_: one entry per C, scikit-learn's keys and svmmap's."""
-        mean = self.scores[scored].mean(axis=0)
-        results: Dict[str, np.ndarray] = {"param_C": np.array(grid)}
-        for k in range(self.scores.shape[0]):
-            results[f"split{k}_test_score"] = self.scores[k]
-        results["mean_test_score"] = mean
-        results["std_test_score"] = self.scores[scored].std(axis=0)
-        # Rank 1 is the best mean score (ties share the smaller rank), as in scikit-learn.
-        results["rank_test_score"] = np.array([1 + int(np.sum(mean > m)) for m in mean], dtype=np.int64)
-        results["mean_fit_time"] = self.seconds.mean(axis=0)
-        results["mean_n_iter"] = self.iters.mean(axis=0)
-        results["mean_n_evals"] = self.evals.mean(axis=0)
-        results["confirmed"] = self.confirmed
-        results["n_degenerate_splits"] = self.degenerate.sum(axis=0)
-        results["cold_n_evals"] = self.cold_evals.sum(axis=0)
-        results["total_n_evals"] = self.evals.sum(axis=0) + self.cold_evals.sum(axis=0)
-        return results

@@ -11,7 +11,7 @@ from sklearn.model_selection import GroupKFold
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from svmmap import Binner, SVMMap, SVMMapCV, _core, load_model, save_model
-from svmmap._search import auto_losses
+from svmmap._search.candidates import auto_losses
 from svmmap._validation import check_matrix, check_qid
 from svmmap.datasets import make_ranking
 from svmmap.metrics import per_query
@@ -123,16 +123,24 @@ def test_the_refit_works_with_metadata_routing_enabled(data, preprocessing):
 
 class Scripted(SVMMapCV):
     """An SVMMapCV whose validation scores are a script, one per call (split by split, C by C),
-    so that the shape of the score path along C is known exactly."""
+    so that the shape of the score path along C is known exactly: its fit replaces the search
+    engine's validation score for the time of the fit."""
 
     def __init__(self, Cs=CS, *, script=(), **kw):
         super().__init__(Cs, **kw)
         self.script = script
 
-    def _validation_score(self, coef, v_X, v_y, v_qid, v_weights, threads):
-        value = self.script[self.calls]
-        self.calls += 1
-        return value, False
+    def fit(self, *args, **kwargs):
+        from svmmap._search import engine
+
+        def scripted(coef, data, policy):
+            value = self.script[self.calls]
+            self.calls += 1
+            return value, False
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(engine, "validation_score", scripted)
+            return super().fit(*args, **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -240,12 +248,13 @@ def test_losses_is_only_a_search_list_with_loss_auto(data):
 
 
 def test_a_loss_name_alone_keeps_the_C_search(data):
-    # loss="map" without a preprocessing is the C search of before: one row per C, its columns,
-    # and the same scores as a cold path of the core.
+    # loss="map" without a preprocessing is the C search: the search with one candidate, one
+    # row per C, and the same scores as a warm path of the core fitted in one call.
     X, y, qid = data
     splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
     search = SVMMapCV(CS, cv=splits, n_jobs=1).fit(X, y, qid=qid)
-    assert "status" not in search.cv_results_ and "param_loss" not in search.cv_results_
+    assert list(search.cv_results_["status"]) == ["fitted"] * len(CS)
+    assert list(search.cv_results_["param_loss"]) == ["map"] * len(CS)
     np.testing.assert_array_equal(search.cv_results_["param_C"], CS)
     assert search.best_params_ == {"loss": "map", "preprocessing": "none", "C": search.best_C_}
     train, test = splits[0]

@@ -1,0 +1,305 @@
+"""Private: the fits of a search.
+
+Every candidate (a loss and a preprocessing) has a path of C values per split. The C values
+are visited in ascending order and, at each, every path not yet stopped is fitted on every
+split, warm-started from its own model at the C before (``_core.fit_path_from``, which hands
+the warm state from one call to the next and so gives the models of a path fitted in one
+call bit for bit), before the next C: with a time budget every candidate thus gets its cheap
+small-C fits first. A path stops when its mean validation score has not improved for
+``patience`` C values; a candidate whose fit is refused on the data (an oracle that cannot
+run on a query of this size, say) is left out with the reason; the time budget caps the
+fit under way as well as the fits to come.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import _core
+from .._degenerate import is_degenerate, score_spread
+from .._latent import latent_path
+from .._validation import check_qid
+from ..estimator import query_mean
+from .results import EARLY_STOP, FAILED, FITTED, NOT_FITTED, TIME_BUDGET, Outcome, Table, build_results, choose
+from .splits import SplitData
+
+__all__ = ["Candidate", "Policy", "run"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate: a loss and a preprocessing, with its training configuration (any C)."""
+
+    loss: Any
+    preprocessing: str
+    config: Any
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a search fits and chooses (SVMMapCV's parameters of the same names)."""
+
+    name: str
+    grid: Sequence[float]
+    scoring: str
+    relevance_threshold: float
+    score_tolerance: float
+    threads: int
+    patience: Optional[int] = None
+    time_budget: Optional[float] = None
+    warm: bool = True
+    confirm_tolerance: Optional[float] = None
+    verbose: int = 0
+
+
+def validation_score(coef: np.ndarray, data: Tuple[Any, ...], policy: Policy) -> Tuple[float, bool]:
+    """A split's score and whether the model ranks nothing there (w = 0, or scores that tie
+    within every validation query)."""
+    v_X, v_y, v_qid, v_weights = data
+    predicted = _core.predict(v_X, coef, policy.threads)
+    score = query_mean(policy.scoring, v_y, predicted, v_qid, v_weights, policy.relevance_threshold)
+    v_codes = check_qid(v_qid, predicted.shape[0])[0]
+    labels = np.asarray(v_y, dtype=np.float64)
+    return score, is_degenerate(coef, lambda _: [score_spread(predicted, labels, v_codes)])
+
+
+class _Path:
+    """The C path of one candidate: its rows of the table, the warm state of each split and
+    the early-stop bookkeeping."""
+
+    def __init__(self, candidate: Candidate, first_row: int, n_splits: int) -> None:
+        self.candidate = candidate
+        self.first_row = first_row
+        self.states: List[Any] = [None] * n_splits
+        self.best = -np.inf
+        self.not_improved = 0
+        self.stopped = False
+
+
+class _Search:
+    def __init__(self, candidates: Sequence[Candidate], data: SplitData, policy: Policy) -> None:
+        self.data = data
+        self.policy = policy
+        grid = list(policy.grid)
+        params = [{"loss": c.loss, "preprocessing": c.preprocessing, "C": C} for c in candidates for C in grid]
+        self.table = Table(params, data.n_splits)
+        self.paths = [_Path(c, i * len(grid), data.n_splits) for i, c in enumerate(candidates)]
+        self.start = time.perf_counter()
+        self.out_of_time = False
+        self.errors: List[BaseException] = []
+        self.n_fits = 0
+
+    # --- the fits -------------------------------------------------------------------------
+
+    def remaining(self) -> Optional[float]:
+        budget = self.policy.time_budget
+        return None if budget is None else budget - (time.perf_counter() - self.start)
+
+    def fit(
+        self, candidate: Candidate, C: float, k: int, warm_state: Any, cold: bool = False, uncapped: bool = False
+    ) -> Tuple[Any, ...]:
+        """One fit of split k at C: (coef, summary, warm state, whether the budget capped it).
+        ``uncapped``: the budget does not cut this fit short (the search's first row)."""
+        X_train, _ = self.data.matrices(candidate.preprocessing, k)
+        y, codes, n_queries, weights = self.data.training(k)
+        config, capped = (candidate.config, False) if uncapped else self._capped(candidate.config)
+        if config.latent is not None:
+            # CCCP rounds from the map model at each C: no warm start along the path.
+            ((coef, summary),) = latent_path(X_train, y, codes, n_queries, config, [C], self.policy.threads)
+            return coef, summary, None, capped
+        state = None if (cold or not self.policy.warm) else warm_state
+        result, state = _core.fit_path_from(
+            X_train, y, codes, n_queries, config, [C], warm_state=state, query_weights=weights
+        )
+        ((coef, summary),) = result
+        return coef, summary, state, capped
+
+    def _capped(self, config: Any) -> Tuple[Any, bool]:
+        """The configuration with its max_time cut to the budget left, and whether it was."""
+        left = self.remaining()
+        if left is None:
+            return config, False
+        own = config.kwargs().get("max_time")
+        if own is not None and own <= left:
+            return config, False
+        return _core.TrainConfig(**{**config.kwargs(), "max_time": max(left, 1e-3)}), True
+
+    def score(self, row: int, k: int, coef: np.ndarray, summary: Any, capped: bool, cold: bool = False) -> None:
+        table = self.table
+        _, X_val = self.data.matrices(self.table.params[row]["preprocessing"], k)
+        y, codes, weights = self.data.scoring(k)
+        table.scores[row, k], table.degenerate[row, k] = validation_score(coef, (X_val, y, codes, weights), self.policy)
+        if cold:
+            table.cold_evals[row, k] = summary.n_evals
+            return
+        table.seconds[row, k] = summary.history[-1]["seconds"]
+        table.iters[row, k] = summary.n_iter
+        table.evals[row, k] = summary.n_evals
+        stop = summary.stop
+        table.stops[row, k] = "budget" if (capped and stop == "max_time") else stop
+
+    # --- the loop -------------------------------------------------------------------------
+
+    def run(self) -> None:
+        grid = self.policy.grid
+        for j, C in enumerate(grid):
+            for path in self.paths:
+                if path.stopped:
+                    continue
+                if not self._fit_row(path, j, C):
+                    return
+
+    def _fit_row(self, path: _Path, j: int, C: float) -> bool:
+        """Fits row j of ``path`` on every split; False when the budget ends the search."""
+        row = path.first_row + j
+        for k in range(self.data.n_splits):
+            # The first candidate's first C is always fitted on every split, so that the
+            # search has a result whatever the budget.
+            first = j == 0 and path is self.paths[0]
+            left = self.remaining()
+            if left is not None and left <= 0 and not first:
+                self.out_of_time = True
+                return False
+            try:
+                coef, summary, path.states[k], capped = self.fit(path.candidate, C, k, path.states[k], uncapped=first)
+            except (ValueError, MemoryError) as error:
+                self._fail(path, row, error)
+                return True
+            self.score(row, k, coef, summary, capped)
+            self.n_fits += 1
+            if self.policy.verbose >= 2:
+                self._report(row, f"split {k + 1} of {self.data.n_splits}")
+        self.table.status[row] = FITTED
+        self._patience(path, j)
+        if self.policy.verbose >= 1:
+            self._report(row, "done")
+        return True
+
+    def _fail(self, path: _Path, row: int, error: BaseException) -> None:
+        """A candidate whose fit is refused on this data is left out, with the reason."""
+        self.errors.append(error)
+        path.stopped = True
+        note = f"{type(error).__name__}: {error}"
+        last = path.first_row + len(self.policy.grid)
+        for later in range(row, last):
+            self.table.status[later] = FAILED
+            self.table.notes[later] = note
+        if self.policy.verbose >= 1:
+            print(f"[{self.policy.name}] {self._label(row)} left out: {note}", file=sys.stderr, flush=True)
+
+    def _patience(self, path: _Path, j: int) -> None:
+        """The early stop along C: after row j's mean, ``path`` stops once ``patience`` rows in
+        a row have not improved on its best (a NaN mean, no split scored, is no improvement)."""
+        scores = self.table.scores[path.first_row + j]
+        scored = scores[~np.isnan(scores)]
+        mean = float(scored.mean()) if scored.size else float("nan")
+        if mean > path.best:
+            path.best, path.not_improved = mean, 0
+            return
+        path.not_improved += 1
+        patience = self.policy.patience
+        if patience is not None and path.not_improved >= patience:
+            path.stopped = True
+            for later in range(path.first_row + j + 1, path.first_row + len(self.policy.grid)):
+                self.table.status[later] = EARLY_STOP
+
+    # --- confirmation by cold fits ---------------------------------------------------------
+
+    def confirm(self) -> None:
+        """The rows whose warm-path mean is within ``confirm_tolerance`` (plus the score
+        tolerance) of the best are fitted again from scratch on every split, and chosen among
+        on those scores (a path of one C without warm start is exactly SVMMap(C).fit)."""
+        policy = self.policy
+        if not policy.warm or policy.confirm_tolerance is None:
+            return
+        table = self.table
+        warm_mean = table.means(table.scored_splits())
+        margin = float(policy.confirm_tolerance) + float(policy.score_tolerance)
+        close = np.flatnonzero(table.fitted & (warm_mean >= np.nanmax(warm_mean) - margin))
+        if close.size <= 1:
+            return
+        table.confirmed[close] = True
+        for k in range(self.data.n_splits):
+            for row in close.tolist():
+                path = self.paths[row // len(policy.grid)]
+                coef, summary, _, capped = self.fit(path.candidate, table.params[row]["C"], k, None, cold=True)
+                self.score(row, k, coef, summary, capped, cold=True)
+
+    # --- progress --------------------------------------------------------------------------
+
+    def _label(self, row: int) -> str:
+        p = self.table.params[row]
+        from .results import loss_text
+
+        return f"{loss_text(p['loss'])}/{p['preprocessing']} C={p['C']:g}"
+
+    def _report(self, row: int, what: str) -> None:
+        """One progress line: fits done of those left at most, the row's score, the best so
+        far, the time spent and an estimate of the time left (fits left at the mean time of a
+        fit so far; the early stop along C usually leaves out many of them)."""
+        table = self.table
+        n_splits = self.data.n_splits
+        open_rows = int(np.sum(table.status == NOT_FITTED))
+        # The fits of the row under way already made count as done, not as left.
+        left = max(open_rows * n_splits - int(np.sum(~np.isnan(table.scores[row]))) * (what != "done"), 0)
+        elapsed = time.perf_counter() - self.start
+        per_fit = elapsed / max(self.n_fits, 1)
+        scores = table.scores[row]
+        shown = scores[~np.isnan(scores)]
+        line = f"[{self.policy.name}] {self.n_fits}/{self.n_fits + left} fits  {self._label(row)} {what}"
+        if shown.size:
+            line += f": {self.policy.scoring} {shown.mean():.4f}"
+        best = self._best_so_far()
+        if best is not None:
+            line += f"  best {best[1]:.4f} ({self._label(best[0])})"
+        line += f"  {elapsed:.1f} s, at most about {left * per_fit:.0f} s left"
+        print(line, file=sys.stderr, flush=True)
+
+    def _best_so_far(self) -> Optional[Tuple[int, float]]:
+        fitted = np.flatnonzero(self.table.fitted)
+        if not fitted.size:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            means = np.nanmean(self.table.scores[fitted], axis=1)
+        if np.isnan(means).all():
+            return None
+        i = int(np.nanargmax(means))
+        return int(fitted[i]), float(means[i])
+
+    # --- the end ---------------------------------------------------------------------------
+
+    def finish(self, losses: List[Any]) -> Outcome:
+        table = self.table
+        elapsed = time.perf_counter() - self.start
+        if not table.fitted.any() and self.errors:
+            # Every candidate was refused: the data, not a candidate, is the problem.
+            raise self.errors[0]
+        if self.out_of_time:
+            left_out = table.status == NOT_FITTED
+            table.status[left_out] = TIME_BUDGET
+            warnings.warn(
+                f"{self.policy.name}: the time budget of {self.policy.time_budget:g} s was spent after "
+                f"{elapsed:.3g} s; {int(left_out.sum())} candidates (loss, preprocessing, C) were not fitted "
+                "(status 'time budget' in cv_results_), so the best model is the best of those fitted",
+                UserWarning,
+                # finish <- run <- SVMMapCV._fit <- SVMMapCV.fit <- the caller's line.
+                stacklevel=5,
+            )
+        best = choose(table, self.policy.name, self.policy.scoring, float(self.policy.score_tolerance), losses)
+        return Outcome(build_results(table, table.scored_splits()), best, elapsed)
+
+
+def run(candidates: Sequence[Candidate], data: SplitData, policy: Policy) -> Outcome:
+    """Fits and scores every candidate's C path on every split and chooses one row (see the
+    module docstring)."""
+    search = _Search(candidates, data, policy)
+    search.run()
+    search.confirm()
+    return search.finish([c.loss for c in candidates])

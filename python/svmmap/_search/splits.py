@@ -1,0 +1,143 @@
+"""Private: the splits of a search and each split's data as the core takes it."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .._folds import QueryKFold
+from .._validation import check_matrix, check_qid, invalid_parameter, query_weights
+from .candidates import make_preprocessor
+
+__all__ = ["Split", "SplitData", "make_splits"]
+
+#: (training rows, validation rows); validation rows None: the one validation set given.
+Split = Tuple[np.ndarray, Optional[np.ndarray]]
+
+
+def make_splits(
+    cv: Any, n_rows: int, labels: np.ndarray, codes: np.ndarray, uniques: np.ndarray, has_validation: bool
+) -> List[Split]:
+    """(train rows, validation rows) per split of ``cv`` (see SVMMapCV's ``cv``), checked:
+    rows inside X, none empty, and no query cut between training and validation."""
+    if isinstance(cv, str):
+        if cv != "validation":
+            raise ValueError(f'cv must be an integer >= 2, a splitter, a list of splits or "validation", got {cv!r}')
+        if not has_validation:
+            raise ValueError('cv="validation" scores on the eval_set given to fit, which was not given')
+        return [(np.arange(n_rows), None)]
+    if has_validation:
+        raise ValueError('eval_set is only used with cv="validation"')
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        k = int(cv)
+        if k < 2:
+            raise ValueError(f"cv must be at least 2 folds, got {k}")
+        n_queries = int(codes.max()) + 1
+        if k > n_queries:
+            raise ValueError(f"cv={k} folds need at least {k} queries, got {n_queries}")
+        cv = QueryKFold(n_splits=k)
+    if hasattr(cv, "split"):
+        pairs = cv.split(np.zeros((n_rows, 1)), labels, groups=codes)
+    elif hasattr(cv, "__iter__"):
+        pairs = cv
+    else:
+        raise invalid_parameter("cv", 'an integer >= 2, a splitter, a list of splits or "validation"', cv)
+    out: List[Split] = []
+    for k, (train, test) in enumerate(pairs):
+        train, test = np.asarray(train, dtype=np.int64), np.asarray(test, dtype=np.int64)
+        if train.size == 0 or test.size == 0:
+            raise ValueError("every split of cv needs training and validation rows")
+        for rows in (train, test):
+            if rows.ndim != 1 or np.any((rows < -n_rows) | (rows >= n_rows)):
+                raise ValueError(f"split {k} of cv has row indices outside the {n_rows} rows of X")
+        # A query is the unit of ranking: part of it in training and part in validation
+        # would score rankings of a query the model has partly seen.
+        shared = np.intersect1d(codes[train], codes[test])
+        if shared.size:
+            raise ValueError(
+                f"split {k} of cv puts rows of query {uniques[shared[0]].item()!r} both in training and in "
+                f"validation ({shared.size} of its queries are cut so); split by query, e.g. "
+                "svmmap.model_selection.QueryKFold with groups=qid"
+            )
+        out.append((train, test))
+    if not out:
+        raise ValueError("cv gave no split")
+    return out
+
+
+def _rows(X: Any, rows: np.ndarray) -> Any:
+    """Rows of X (an array, a sparse matrix or a dataframe) by position."""
+    if hasattr(X, "iloc"):
+        return X.iloc[rows]
+    return X[rows]
+
+
+@dataclass
+class SplitData:
+    """The data of a search, checked, and its splits: what every fit of the search trains and
+    scores on. The matrices of a (preprocessing, split) are made when first asked for and kept,
+    so that a preprocessing no candidate reaches costs nothing.
+
+    ``validation`` is the one validation set of cv="validation" as (X as given, core X,
+    labels, query codes), else None."""
+
+    X: Any
+    core_X: Any
+    labels: np.ndarray
+    codes: np.ndarray
+    doc_weights: Optional[np.ndarray]
+    splits: List[Split]
+    validation: Optional[Tuple[Any, Any, np.ndarray, np.ndarray]]
+    n_jobs: Optional[int]
+    _matrices: Dict[Tuple[str, int], Tuple[Any, Any]] = field(default_factory=dict)
+
+    @property
+    def n_splits(self) -> int:
+        return len(self.splits)
+
+    def matrices(self, preprocessing: str, k: int) -> Tuple[Any, Any]:
+        """Split k's (training, validation) matrices as the core takes them, the transformer
+        of ``preprocessing`` fitted on the split's training rows only."""
+        key = (preprocessing, k)
+        if key not in self._matrices:
+            self._matrices[key] = self._make_matrices(preprocessing, k)
+        return self._matrices[key]
+
+    def _make_matrices(self, preprocessing: str, k: int) -> Tuple[Any, Any]:
+        train, test = self.splits[k]
+        if preprocessing == "none":
+            # The checked matrix's rows: no second check of data that passed the first.
+            x_val = self.validation[1] if test is None else self.core_X.take_rows(test)  # type: ignore[index]
+            return self.core_X.take_rows(train), x_val
+        sparse = hasattr(self.X, "tocsr")
+        x_train = _rows(self.X, train)
+        x_test = self.validation[0] if test is None else _rows(self.X, test)  # type: ignore[index]
+        transformer = make_preprocessor(preprocessing, sparse, self.n_jobs)
+        x_train = transformer.fit_transform(x_train)
+        if not sparse and hasattr(x_test, "tocsr"):
+            # A sparse validation set beside dense X (a LETOR file that leaves out its zeros
+            # reads as CSR): the scaler fitted on dense X centers, which scikit-learn refuses
+            # on a sparse matrix.
+            x_test = x_test.toarray()
+        x_test = transformer.transform(x_test)
+        return check_matrix(x_train)[0], check_matrix(x_test, name="validation X")[0]
+
+    def training(self, k: int) -> Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
+        """Split k's training labels, query codes, number of queries and query weights."""
+        train = self.splits[k][0]
+        train_codes, train_ids = check_qid(self.codes[train], train.size)
+        doc_weights = self.doc_weights
+        weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
+        return self.labels[train], train_codes, len(train_ids), weights
+
+    def scoring(self, k: int) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+        """Split k's validation labels, query codes and document weights."""
+        test = self.splits[k][1]
+        if test is None:
+            assert self.validation is not None
+            return self.validation[2], self.validation[3], None
+        weights = None if self.doc_weights is None else self.doc_weights[test]
+        return self.labels[test], self.codes[test], weights
