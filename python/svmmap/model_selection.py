@@ -14,6 +14,7 @@ from ._evaluation_sets import check_eval_feature_names
 from ._folds import QueryKFold
 from ._latent import refuse_latent_options
 from ._search.candidates import auto_losses, make_preprocessor, preprocessing_names
+from ._search.defaults import SEARCH_DEFAULTS
 from ._search.engine import Candidate, Policy, run
 from ._search.splits import SplitData, make_splits
 from ._training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set
@@ -30,9 +31,8 @@ from .estimator import _DEFAULTS, SVMMap, query_mean
 
 __all__ = ["SVMMapCV", "QueryKFold", "DEFAULT_CS"]
 
-#: The C grid of ``SVMMapCV``: six decades around SVM^map's usual C (C multiplies the mean
-#: loss over queries, so values far above 1000 only matter for unscaled features).
-DEFAULT_CS = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+#: The C grid of ``SVMMapCV`` (the search's table of defaults, `svmmap._search.defaults`).
+DEFAULT_CS = SEARCH_DEFAULTS["Cs"]
 
 
 class SVMMapCV(BaseEstimator):
@@ -77,8 +77,8 @@ class SVMMapCV(BaseEstimator):
         ``QueryKFold(k, shuffle=True, random_state=0)``): its ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` and score on
         the one ``eval_set`` given to ``fit``. A split that puts rows of one query both in
         training and in validation is refused, naming the query.
-    scoring : str, default="map"
-        The validation metric, a name of ``svmmap.metrics.evaluate`` ("map", "ndcg@10", ...),
+    scoring : str, default="ndcg@10"
+        The validation metric, a name of ``svmmap.metrics.evaluate`` ("ndcg@10", "map", ...),
         averaged over the validation queries where it is defined (weighted by
         ``sample_weight`` when given). A split with no such query (e.g. none with a relevant
         document) is left out of the mean over splits, with a warning; with none left, ``fit``
@@ -122,11 +122,18 @@ class SVMMapCV(BaseEstimator):
         vali split, in fewer fits (benchmarks/auto_search.py counts them); a larger value
         tolerates a validation curve that dips before it rises, at the cost of more fits.
     time_budget : float or None, default=None
-        In the search: seconds for the whole search. Once they are spent no further fit is
-        started (the one under way finishes), the candidates left are listed with status
-        "time budget", a warning says so, and the best of the fitted candidates is chosen.
-        The first candidate (first loss and preprocessing, smallest C) is always fitted on
-        every split, so there is always a result. None: no limit.
+        Seconds for the whole search (the C search alone included). The fit under way when
+        they are spent stops there (its ``max_time`` is cut to the budget left; it keeps its
+        iterate and its split score, with the stop reason "budget"), no further fit is
+        started, the rows left are listed with status "time budget", a warning says so, and
+        the best of the fully fitted rows is chosen. The first candidate (first loss and
+        preprocessing, smallest C) is always fitted in full on every split, so there is
+        always a result. None: no limit.
+    verbose : int, default=0
+        1: a line on stderr per candidate and C fitted on every split (fits done of those
+        left at most, its mean score, the best so far, the time spent and an estimate of the
+        time left) and per candidate left out; 2: a line per split as well. 0 (or LightGBM's
+        -1): silent.
     loss, slack, eps, max_iter, relevance_threshold, n_jobs, cut_blocks, n_iter_no_change, max_time
         As in `SVMMap`.
 
@@ -165,12 +172,20 @@ class SVMMapCV(BaseEstimator):
         that C over the splits) and "n_degenerate_splits" (splits whose model ranks nothing
         on their validation data: w = 0, or scores tied within every validation query).
         In the search: one row per (loss, preprocessing, C), listed by loss, then
-        preprocessing, then ascending C, with "param_loss", "param_preprocessing",
+        preprocessing, then ascending C. Every search (the C search alone is one with a
+        single candidate) has the same keys: "param_loss", "param_preprocessing",
         "param_C", "params", the split scores, "mean_test_score", "std_test_score",
-        "rank_test_score", "mean_fit_time", "mean_n_iter", "mean_n_evals",
-        "n_degenerate_splits" and "status": "fitted", "early stop" (left out by
-        ``patience``) or "time budget" (left out when ``time_budget`` was spent). A row not
-        fitted has NaN scores and ranks after every fitted one.
+        "rank_test_score", "mean_fit_time", "mean_n_iter", "mean_n_evals", per split
+        "split{k}_fit_time", "split{k}_n_iter" and "split{k}_stop_reason" (the solver's:
+        "converged", "stalled", "max_iter", "max_time", or "budget" for a fit cut by
+        ``time_budget``; "" where not fitted), "confirmed", "cold_n_evals",
+        "total_n_evals", "n_degenerate_splits", "status" ("fitted", "early stop" (left out
+        by ``patience``), "time budget" (left out, or not finished on every split, when
+        ``time_budget`` was spent) or "failed" (the candidate's fit was refused on this
+        data, e.g. an oracle that cannot run on a query that long; the search goes on
+        without it)) and "note" (why a row failed). A row not fitted has NaN mean score and
+        ranks after every fitted one. When every candidate fails, fit raises the first
+        error.
     n_splits_ : int
         Number of splits.
     best_estimator_ : SVMMap or sklearn.pipeline.Pipeline
@@ -200,16 +215,17 @@ class SVMMapCV(BaseEstimator):
         self,
         Cs: Sequence[float] = DEFAULT_CS,
         *,
-        cv: Any = 5,
-        scoring: str = "map",
+        cv: Any = SEARCH_DEFAULTS["cv"],
+        scoring: str = SEARCH_DEFAULTS["scoring"],
         score_tolerance: float = 0.0,
         warm_start: bool = True,
         confirm_tolerance: Optional[float] = None,
         refit: bool = True,
         preprocessing: Union[None, str, Sequence[str]] = None,
         losses: Optional[Sequence[Union[str, Sequence[str], Mapping[str, float]]]] = None,
-        patience: Optional[int] = 1,
+        patience: Optional[int] = SEARCH_DEFAULTS["patience"],
         time_budget: Optional[float] = None,
+        verbose: int = 0,
         loss: Union[str, Sequence[str], Mapping[str, float]] = _DEFAULTS["loss"],
         slack: Slack = _DEFAULTS["slack"],
         eps: float = _DEFAULTS["eps"],
@@ -231,6 +247,7 @@ class SVMMapCV(BaseEstimator):
         self.losses = losses
         self.patience = patience
         self.time_budget = time_budget
+        self.verbose = verbose
         self.loss = loss
         self.slack = slack
         self.eps = eps
@@ -260,9 +277,6 @@ class SVMMapCV(BaseEstimator):
         p = self.patience
         if p is not None and (isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1):
             raise invalid_parameter("patience", "an integer >= 1 or None", p)
-        b = self.time_budget
-        if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(b) and b > 0)):
-            raise invalid_parameter("time_budget", "a number of seconds > 0 or None", b)
         if not self.warm_start or self.confirm_tolerance is not None:
             raise ValueError(
                 "the search over losses and preprocessings fits warm C paths: warm_start=False and "
@@ -298,6 +312,14 @@ class SVMMapCV(BaseEstimator):
             or not (np.isfinite(confirm) and confirm >= 0)
         ):
             raise invalid_parameter("confirm_tolerance", "a finite number >= 0 or None", confirm)
+        v = self.verbose
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < -1:
+            raise invalid_parameter(
+                "verbose", "an integer: 0 (or LightGBM's -1) silent, 1 a line per candidate and C, 2 per split", v
+            )
+        b = self.time_budget
+        if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(b) and b > 0)):
+            raise invalid_parameter("time_budget", "a number of seconds > 0 or None", b)
         if not isinstance(self.scoring, str):
             raise invalid_parameter("scoring", "a metric name such as 'map' or 'ndcg@10'", self.scoring)
         from .metrics import evaluate
@@ -396,6 +418,7 @@ class SVMMapCV(BaseEstimator):
             time_budget=self.time_budget,
             warm=bool(self.warm_start),
             confirm_tolerance=self.confirm_tolerance,
+            verbose=int(self.verbose),
         )
         outcome = run(candidates, split_data, policy)
         self.search_seconds_ = outcome.seconds

@@ -8,6 +8,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, Optional, TextIO
 
+from .._search.defaults import SEARCH_DEFAULTS
 from ._files import data_inputs, refuse_overwriting_inputs, same_file, wrote
 
 if TYPE_CHECKING:
@@ -169,8 +170,9 @@ def run_learn(args: argparse.Namespace) -> None:
 
 
 #: The defaults of learn's options that only some modes read. The parser's defaults are None
-#: so that an option given where it is not read can be told from one left out.
-_MODE_DEFAULTS = {"bins": 50, "cv": 5, "scoring": "ndcg@10", "patience": 1}
+#: so that an option given where it is not read can be told from one left out. The search's
+#: come from its one table (light to import), so that --auto and SVMMapCV agree.
+_MODE_DEFAULTS = {"bins": 50, **{name: SEARCH_DEFAULTS[name] for name in ("cv", "scoring", "patience")}}
 
 
 def _refuse_unused_options(args: argparse.Namespace) -> None:
@@ -256,6 +258,8 @@ def _learn_auto(args: argparse.Namespace) -> None:
         cv=cv,
         patience=args.patience,
         time_budget=args.time_budget,
+        # -v: a progress line per candidate and C on stderr (a search can take minutes).
+        verbose=1 if args.verbose else 0,
         **params,
     )
     start = time.perf_counter()

@@ -1,0 +1,158 @@
+"""The one search engine of SVMMapCV: the C search alone is the search with one candidate, a
+candidate that cannot run on the data is left out with its reason, the time budget caps the
+fit under way, every fit's stop reason is in cv_results_, and verbose prints progress."""
+
+from __future__ import annotations
+
+import re
+import time
+import warnings
+
+import numpy as np
+import pytest
+from svmmap import SVMMap, SVMMapCV
+from svmmap.datasets import make_ranking
+
+
+@pytest.fixture(scope="module")
+def data():
+    d = make_ranking(24, 20, 6, random_state=3)
+    return d.X.astype(np.float64), d.y, d.qid
+
+
+def test_the_c_search_has_the_search_columns(data):
+    # One candidate (the estimator's loss on the features as given): its rows carry the same
+    # columns as a search over losses, and each split's fit time, iterations and stop reason.
+    X, y, qid = data
+    Cs = [0.1, 1.0, 10.0]
+    search = SVMMapCV(Cs, cv=3, loss="map", scoring="map", n_jobs=1).fit(X, y, qid=qid)
+    results = search.cv_results_
+    assert list(results["param_loss"]) == ["map"] * 3
+    assert list(results["param_preprocessing"]) == ["none"] * 3
+    assert list(results["status"]) == ["fitted"] * 3
+    for k in range(3):
+        assert set(results[f"split{k}_stop_reason"]) <= {"converged", "stalled", "max_iter", "max_time"}
+        assert (results[f"split{k}_n_iter"] > 0).all()
+        assert (results[f"split{k}_fit_time"] >= 0).all()
+    # The mean fit time is the mean of the splits' times.
+    times = np.array([results[f"split{k}_fit_time"] for k in range(3)])
+    np.testing.assert_allclose(results["mean_fit_time"], times.mean(axis=0))
+    # The split scores are those of SVMMap fits at each C, scored by hand: a cold fit (a path
+    # of one C without warm start is SVMMap(C).fit) with warm_start=False.
+    cold = SVMMapCV(Cs, cv=3, loss="map", scoring="map", warm_start=False, n_jobs=1).fit(X, y, qid=qid)
+    from svmmap._folds import QueryKFold
+    from svmmap.metrics import per_query
+
+    train, test = next(QueryKFold(3).split(X, y, groups=qid))
+    for j, C in enumerate(Cs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            w = SVMMap(C=C, n_jobs=1).fit(X[train], y[train], qid=qid[train]).coef_
+        expected = per_query("map", y[test], X[test] @ w, qid[test]).mean()
+        assert cold.cv_results_["split0_test_score"][j] == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_candidate_that_cannot_run_is_left_out_with_its_reason():
+    # A query of 600 documents with graded labels: ndcg:graded (NDCG without a cutoff, the graded
+    # loss loss="auto" tries for scoring="map") refuses it (its oracle's work grows with the
+    # square of the query's length); the search goes on with the other losses.
+    d = make_ranking(8, 80, 4, random_state=1)
+    X, y, qid = d.X.astype(np.float64), d.y.astype(np.float64), d.qid.copy()
+    big = np.random.default_rng(0)
+    n_big = 600
+    X = np.vstack([X, big.normal(size=(n_big, 4))])
+    y = np.concatenate([y, big.integers(0, 5, size=n_big).astype(np.float64)])
+    qid = np.concatenate([qid, np.full(n_big, qid.max() + 1)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = SVMMapCV(
+            [0.1, 1.0], cv=2, loss="auto", scoring="map", losses=["map", "ndcg:graded"], n_jobs=1, refit=False
+        ).fit(X, y, qid=qid)
+    results = search.cv_results_
+    graded = results["param_loss"] == "ndcg:graded"
+    assert list(results["status"][graded]) == ["failed", "failed"]
+    assert all("documents" in note and "ndcg:graded" in note for note in results["note"][graded])
+    assert (results["status"][~graded] == "fitted").all()
+    assert search.best_params_["loss"] == "map"
+
+
+def test_a_candidate_list_that_cannot_run_at_all_raises_its_error():
+    d = make_ranking(4, 10, 3, random_state=1)
+    X, y, qid = d.X.astype(np.float64), d.y.astype(np.float64), d.qid
+    n_big = 600
+    rng = np.random.default_rng(0)
+    X = np.vstack([X, rng.normal(size=(n_big, 3))])
+    y = np.concatenate([y, rng.integers(0, 5, size=n_big).astype(np.float64)])
+    qid = np.concatenate([qid, np.full(n_big, qid.max() + 1)])
+    with pytest.raises(ValueError, match="ndcg:graded"):
+        SVMMapCV([1.0], cv=2, loss="ndcg:graded", scoring="map").fit(X, y, qid=qid)
+
+
+def test_the_time_budget_stops_the_fit_under_way_and_says_so():
+    # Fits that each take far longer than the budget (binned features, pairwise:count at a huge
+    # C, no stall detection): the budget cuts the fit under way, which stays in cv_results_
+    # with its score and the stop reason "budget"; the search returns the best of what it fitted.
+    d = make_ranking(60, 60, 20, random_state=2)
+    X, y, qid = d.X.astype(np.float64), d.y, d.qid
+    budget = 1.0
+    search = SVMMapCV(
+        [1e-3, 1e5],
+        cv=2,
+        loss="auto",
+        losses=["map", "pairwise:count"],
+        preprocessing="binned",
+        time_budget=budget,
+        n_iter_no_change=None,
+        eps=1e-9,
+        max_iter=10**7,
+        n_jobs=1,
+        refit=False,
+    )
+    start = time.perf_counter()
+    with pytest.warns(UserWarning, match="time budget"):
+        search.fit(X, y, qid=qid)
+    elapsed = time.perf_counter() - start
+    results = search.cv_results_
+    stops = {results[f"split{k}_stop_reason"][i] for k in range(2) for i in range(len(results["status"]))}
+    assert "budget" in stops, results
+    # A generous bound (the machine may be loaded): the fits are capped, not left to run their
+    # iterations out.
+    assert elapsed < budget + 10.0
+    assert search.best_params_ == results["params"][search.best_index_]
+    assert results["status"][search.best_index_] == "fitted"
+
+
+def test_verbose_prints_a_line_per_candidate_with_the_best_so_far(data, capsys):
+    X, y, qid = data
+    SVMMapCV([0.1, 1.0], cv=2, loss="auto", losses=["map", "pairwise"], verbose=1, refit=False, n_jobs=1).fit(
+        X, y, qid=qid
+    )
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[SVMMapCV]")]
+    assert len(lines) == 4, lines
+    assert all(re.search(r"\d+/\d+ fits", line) and "best" in line and "s left" in line for line in lines)
+    # The count of fits done grows by the two splits of each row.
+    done = [int(re.search(r"(\d+)/\d+ fits", line).group(1)) for line in lines]
+    assert done == [2, 4, 6, 8]
+
+
+def test_verbose_zero_is_silent(data, capsys):
+    X, y, qid = data
+    SVMMapCV([0.1, 1.0], cv=2, refit=False, n_jobs=1).fit(X, y, qid=qid)
+    assert "[SVMMapCV]" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", [-2, 1.5, "yes", True])
+def test_verbose_is_checked(data, bad):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="verbose"):
+        SVMMapCV([1.0], cv=2, verbose=bad).fit(X, y, qid=qid)
+
+
+def test_python_and_the_cli_choose_by_the_same_default_metric():
+    import inspect
+
+    from svmmap.cli import learn
+
+    default = inspect.signature(SVMMapCV).parameters["scoring"].default
+    assert default == "ndcg@10"
+    assert learn._MODE_DEFAULTS["scoring"] == default
