@@ -4,7 +4,7 @@ the one before, and keeps the C with the best validation score."""
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -15,7 +15,7 @@ from ._folds import QueryKFold
 from ._latent import refuse_latent_options
 from ._search.candidates import auto_losses, make_preprocessor, preprocessing_names
 from ._search.defaults import SEARCH_DEFAULTS
-from ._search.engine import Candidate, Policy, run
+from ._search.engine import Candidate, Policy, pair_scale, run
 from ._search.splits import SplitData, make_splits
 from ._training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set
 from ._typing import Slack
@@ -110,7 +110,12 @@ class SVMMapCV(BaseEstimator):
         ndcg@10 as two candidates). None searches map, pairwise, pairwise:count and the
         graded NDCG loss at the cutoff of ``scoring`` (ndcg@10:graded for "ndcg@10";
         ndcg:graded for a metric without a cutoff). Given with any other ``loss``, it is an
-        error: a list given as ``loss`` is one combined loss, never a search.
+        error: a list given as ``loss`` is one combined loss, never a search. In that default
+        list, pairwise:count's C values are the grid's times 4 / M (M the mean number of
+        pairs with different labels per query): it sums its hinge over pairs where pairwise
+        averages it, so that it is then on the other losses' scale of C (pairwise weighted
+        by each query's pairs) rather than M / 4 times less regularized, where its fits are
+        the slowest of the search and rarely chosen. ``cv_results_`` shows the C values used.
     patience : int or None, default=1
         In the search (``loss="auto"`` or a ``preprocessing``): a (loss, preprocessing) pair's
         C path, fitted from the smallest C up, stops after this many consecutive C values
@@ -394,6 +399,10 @@ class SVMMapCV(BaseEstimator):
                 refuse_latent_options(self.loss, sample_weight=args.sample_weight, eval_set=None)
             candidates.extend(Candidate(loss, name, config) for name in preprocessings)
         data = check_inputs(type(self).__name__, args.X, args.y, args.qid, args.group, args.sample_weight)
+        if searching and self.losses is None and isinstance(self.loss, str) and self.loss == "auto":
+            # The default list's pairwise:count on the other losses' scale of C (`pair_scale`).
+            scale = pair_scale(data.labels, data.codes)
+            candidates = [replace(c, C_scale=scale) if c.loss == "pairwise:count" else c for c in candidates]
         validation = self._validation_set(args.eval_set, args.eval_group, args.eval_qid, data.n_features)
         splits = make_splits(self.cv, data.n_rows, data.labels, data.codes, data.uniques, validation is not None)
         split_data = SplitData(

@@ -156,3 +156,40 @@ def test_python_and_the_cli_choose_by_the_same_default_metric():
     default = inspect.signature(SVMMapCV).parameters["scoring"].default
     assert default == "ndcg@10"
     assert learn._MODE_DEFAULTS["scoring"] == default
+
+
+def test_pairwise_count_at_the_scaled_c_is_pairwise_with_twice_the_weights():
+    # By hand: pairwise:count sums max(0, 1 - (s_i - s_j)) over a query's M pairs, pairwise
+    # averages max(0, 1 - 2 (s_i - s_j)); with v = w / 2 the count objective at C is 4 times
+    # pairwise's at C * M / 4. Every query here has 3 relevant and 5 other documents (M = 15),
+    # so pair_scale is 4 / 15 and pairwise:count at C * 4 / 15 learns twice pairwise's w at C.
+    from svmmap._search.engine import pair_scale
+
+    rng = np.random.default_rng(5)
+    n_q, size = 12, 8
+    y = np.tile([1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0], n_q)
+    qid = np.repeat(np.arange(n_q), size)
+    X = rng.normal(size=(n_q * size, 4)) + np.outer(y, [1.0, 0.5, 0.0, 0.0])
+    scale = pair_scale(y, qid)
+    assert scale == pytest.approx(4 / 15)
+    C = 3.0
+    tight = dict(eps=1e-7, n_jobs=1, n_iter_no_change=None)
+    w_pairwise = SVMMap(C=C, loss="pairwise", **tight).fit(X, y, qid=qid).coef_
+    w_count = SVMMap(C=C * scale, loss="pairwise:count", **tight).fit(X, y, qid=qid).coef_
+    np.testing.assert_allclose(w_count, 2 * w_pairwise, rtol=1e-3, atol=1e-6)
+
+
+def test_the_default_search_lists_pairwise_count_at_its_scaled_c(data):
+    from svmmap._search.engine import pair_scale
+
+    X, y, qid = data
+    Cs = [0.1, 1.0]
+    search = SVMMapCV(Cs, cv=2, loss="auto", patience=None, refit=False, n_jobs=1).fit(X, y, qid=qid)
+    results = search.cv_results_
+    count = results["param_loss"] == "pairwise:count"
+    scale = pair_scale(np.asarray(y, dtype=np.float64), np.unique(qid, return_inverse=True)[1])
+    np.testing.assert_allclose(results["param_C"][count], np.array(Cs) * scale)
+    np.testing.assert_array_equal(results["param_C"][~count], np.tile(Cs, int((~count).sum()) // len(Cs)))
+    # Listed by hand, the losses keep their C as given.
+    listed = SVMMapCV(Cs, cv=2, loss="auto", losses=["pairwise:count"], refit=False, n_jobs=1).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(listed.cv_results_["param_C"], Cs)

@@ -29,16 +29,38 @@ from ..estimator import query_mean
 from .results import EARLY_STOP, FAILED, FITTED, NOT_FITTED, TIME_BUDGET, Outcome, Table, build_results, choose
 from .splits import SplitData
 
-__all__ = ["Candidate", "Policy", "run"]
+__all__ = ["Candidate", "Policy", "pair_scale", "run"]
+
+
+def pair_scale(labels: np.ndarray, codes: np.ndarray) -> float:
+    """The factor that puts "pairwise:count" on the scale of C of the other losses: 4 over the
+    mean number of pairs with different labels per query that has any.
+
+    "pairwise:count" sums the hinge max(0, 1 - (s_i - s_j)) over a query's M_q pairs, where
+    "pairwise" averages max(0, 1 - 2 (s_i - s_j)): with v = w / 2, ``pairwise:count`` at C is
+    ``pairwise`` at C * M / 4 with each query weighted by M_q / M (M the mean of M_q), the
+    same ranking up to that weighting. Its C values times this factor thus span the same
+    regularization as the other losses' C, instead of M / 4 times stronger ones, whose fits
+    take the most iterations of the search (C times the pairs) and are rarely chosen."""
+    n_queries = int(codes.max()) + 1 if codes.size else 0
+    sizes = np.bincount(codes, minlength=n_queries).astype(np.float64)
+    # Pairs with different labels: all pairs less those within each label level.
+    levels, level_codes = np.unique(labels, return_inverse=True)
+    within = np.bincount(codes * len(levels) + level_codes, minlength=n_queries * len(levels)).astype(np.float64)
+    pairs = (sizes**2 - (within**2).reshape(n_queries, len(levels)).sum(axis=1)) / 2
+    ranked = pairs[pairs > 0]
+    return 4.0 / float(ranked.mean()) if ranked.size else 1.0
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One candidate: a loss and a preprocessing, with its training configuration (any C)."""
+    """One candidate: a loss and a preprocessing, with its training configuration (any C).
+    Its C values are the grid's times ``C_scale`` (see `pair_scale`)."""
 
     loss: Any
     preprocessing: str
     config: Any
+    C_scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -87,7 +109,11 @@ class _Search:
         self.data = data
         self.policy = policy
         grid = list(policy.grid)
-        params = [{"loss": c.loss, "preprocessing": c.preprocessing, "C": C} for c in candidates for C in grid]
+        params = [
+            {"loss": c.loss, "preprocessing": c.preprocessing, "C": C * c.C_scale if c.C_scale != 1.0 else C}
+            for c in candidates
+            for C in grid
+        ]
         self.table = Table(params, data.n_splits)
         self.paths = [_Path(c, i * len(grid), data.n_splits) for i, c in enumerate(candidates)]
         self.start = time.perf_counter()
@@ -147,17 +173,17 @@ class _Search:
     # --- the loop -------------------------------------------------------------------------
 
     def run(self) -> None:
-        grid = self.policy.grid
-        for j, C in enumerate(grid):
+        for j in range(len(self.policy.grid)):
             for path in self.paths:
                 if path.stopped:
                     continue
-                if not self._fit_row(path, j, C):
+                if not self._fit_row(path, j):
                     return
 
-    def _fit_row(self, path: _Path, j: int, C: float) -> bool:
+    def _fit_row(self, path: _Path, j: int) -> bool:
         """Fits row j of ``path`` on every split; False when the budget ends the search."""
         row = path.first_row + j
+        C = self.table.params[row]["C"]
         for k in range(self.data.n_splits):
             # The first candidate's first C is always fitted on every split, so that the
             # search has a result whatever the budget.
