@@ -57,7 +57,7 @@ def test_cold_path_chooses_exactly_as_independent_fits(small):
     X, y, qid = small
     splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
     loop = independent_choice(X, y, qid, splits, GRID)
-    cold = SVMMapCV(Cs=GRID[::-1], cv=splits, warm_start=False).fit(X, y, qid=qid)
+    cold = SVMMapCV(Cs=GRID[::-1], cv=splits, warm_start=False, scoring="map").fit(X, y, qid=qid)
     np.testing.assert_array_equal(cold.cv_results_["param_C"], GRID)
     np.testing.assert_array_equal(cold.cv_results_["mean_test_score"], [loop.scores[C] for C in GRID])
     assert cold.best_C_ == loop.C and cold.best_score_ == loop.score
@@ -74,7 +74,7 @@ def test_confirmed_path_chooses_the_C_of_independent_fits(small):
     splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
     loop = independent_choice(X, y, qid, splits, GRID)
     for tolerance in (0.02, 0.05):
-        cv = SVMMapCV(Cs=GRID, cv=splits, confirm_tolerance=tolerance, refit=False).fit(X, y, qid=qid)
+        cv = SVMMapCV(Cs=GRID, cv=splits, confirm_tolerance=tolerance, refit=False, scoring="map").fit(X, y, qid=qid)
         r = cv.cv_results_
         assert r["confirmed"].sum() >= 2
         for C, confirmed, score in zip(GRID, r["confirmed"], r["mean_test_score"]):
@@ -85,15 +85,15 @@ def test_confirmed_path_chooses_the_C_of_independent_fits(small):
     # Only one C close to the best: it is chosen without a refit. (MAP 0.627 at C = 0.01 against
     # 0.643-0.648 at C = 100 for eps-optimal models of different solver paths, so the
     # tolerance must stay below their difference.)
-    lone = SVMMapCV(Cs=[0.01, 100.0], cv=splits, confirm_tolerance=0.01, refit=False).fit(X, y, qid=qid)
+    lone = SVMMapCV(Cs=[0.01, 100.0], cv=splits, confirm_tolerance=0.01, refit=False, scoring="map").fit(X, y, qid=qid)
     assert not lone.cv_results_["confirmed"].any() and lone.best_C_ == 100.0
 
 
 def test_warm_path_chooses_the_C_of_independent_fits(small):
     X, y, qid = small
     splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
-    warm = SVMMapCV(Cs=GRID, cv=splits, confirm_tolerance=None).fit(X, y, qid=qid)
-    cold = SVMMapCV(Cs=GRID, cv=splits, warm_start=False, refit=False).fit(X, y, qid=qid)
+    warm = SVMMapCV(Cs=GRID, cv=splits, confirm_tolerance=None, scoring="map").fit(X, y, qid=qid)
+    cold = SVMMapCV(Cs=GRID, cv=splits, warm_start=False, refit=False, scoring="map").fit(X, y, qid=qid)
     # Warm-started models are within the solver's tolerance of the independent ones, so
     # their validation MAP differs by the noise of eps-optimal models (up to about 0.015 here
     # at eps = 1e-3), not more.
@@ -106,11 +106,16 @@ def test_warm_path_chooses_the_C_of_independent_fits(small):
     clear = [0.01, 100.0]
     loop = independent_choice(X, y, qid, splits, clear)
     assert (
-        SVMMapCV(Cs=clear, cv=splits, refit=False, confirm_tolerance=None).fit(X, y, qid=qid).best_C_ == loop.C == 100.0
+        SVMMapCV(Cs=clear, cv=splits, refit=False, confirm_tolerance=None, scoring="map").fit(X, y, qid=qid).best_C_
+        == loop.C
+        == 100.0
     )
     # With a tolerance wider than every difference, both rules take the smallest C.
     loop = independent_choice(X, y, qid, splits, GRID, tolerance=1.0)
-    assert SVMMapCV(Cs=GRID, cv=splits, score_tolerance=1.0, refit=False).fit(X, y, qid=qid).best_C_ == loop.C
+    assert (
+        SVMMapCV(Cs=GRID, cv=splits, score_tolerance=1.0, refit=False, scoring="map").fit(X, y, qid=qid).best_C_
+        == loop.C
+    )
     assert loop.C == GRID[0]
     # The refit does not depend on the path: it is the cold fit at the chosen C.
     np.testing.assert_array_equal(warm.coef_, SVMMap(C=warm.best_C_).fit(X, y, qid=qid).coef_)
@@ -119,12 +124,12 @@ def test_warm_path_chooses_the_C_of_independent_fits(small):
 def test_integer_cv_is_query_k_fold_on_the_queries(small):
     X, y, qid = small
     codes, _ = check_qid(qid, len(y))
-    by_int = SVMMapCV(Cs=[0.1, 10.0], cv=3, refit=False).fit(X, y, qid=qid)
+    by_int = SVMMapCV(Cs=[0.1, 10.0], cv=3, refit=False, scoring="map").fit(X, y, qid=qid)
     splits = list(QueryKFold(n_splits=3).split(X, y, groups=qid))
     # The same folds whether QueryKFold sees the query ids or their codes.
     for (_, test), (_, test_c) in zip(splits, QueryKFold(n_splits=3).split(X, y, groups=codes)):
         np.testing.assert_array_equal(test, test_c)
-    by_list = SVMMapCV(Cs=[0.1, 10.0], cv=splits, refit=False).fit(X, y, qid=qid)
+    by_list = SVMMapCV(Cs=[0.1, 10.0], cv=splits, refit=False, scoring="map").fit(X, y, qid=qid)
     np.testing.assert_array_equal(by_int.cv_results_["mean_test_score"], by_list.cv_results_["mean_test_score"])
     # No query is split between training and validation.
     for train, test in splits:
@@ -153,14 +158,14 @@ def test_validation_set(small):
     X, y, qid = small
     cut = np.flatnonzero(qid == np.unique(qid)[100])[0]
     train, valid = np.arange(cut), np.arange(cut, len(y))
-    cv = SVMMapCV(Cs=GRID, cv="validation", warm_start=False).fit(
+    cv = SVMMapCV(Cs=GRID, cv="validation", warm_start=False, scoring="map").fit(
         X[train], y[train], qid=qid[train], eval_set=[(X[valid], y[valid])], eval_qid=[qid[valid]]
     )
     loop = independent_choice(X, y, qid, [(train, valid)], GRID)
     assert cv.best_C_ == loop.C and cv.n_splits_ == 1
     np.testing.assert_array_equal(cv.cv_results_["mean_test_score"], [loop.scores[C] for C in GRID])
     sizes = np.unique(qid[valid], return_counts=True)[1]
-    by_group = SVMMapCV(Cs=GRID, cv="validation", warm_start=False, refit=False).fit(
+    by_group = SVMMapCV(Cs=GRID, cv="validation", warm_start=False, refit=False, scoring="map").fit(
         X[train], y[train], qid=qid[train], eval_set=[(X[valid], y[valid])], eval_group=[sizes]
     )
     np.testing.assert_array_equal(by_group.cv_results_["mean_test_score"], cv.cv_results_["mean_test_score"])
@@ -175,8 +180,8 @@ def test_sparse_input_and_row_selection(small):
     assert taken.kind == "csr"
     taken = sp.csr_matrix(taken.arrays, shape=taken.shape)
     np.testing.assert_array_equal(taken.toarray(), csr.toarray()[rows])
-    dense = SVMMapCV(Cs=[0.1, 10.0], cv=3, refit=False).fit(csr.toarray(), y, qid=qid)
-    sparse = SVMMapCV(Cs=[0.1, 10.0], cv=3, refit=False).fit(csr, y, qid=qid)
+    dense = SVMMapCV(Cs=[0.1, 10.0], cv=3, refit=False, scoring="map").fit(csr.toarray(), y, qid=qid)
+    sparse = SVMMapCV(Cs=[0.1, 10.0], cv=3, refit=False, scoring="map").fit(csr, y, qid=qid)
     np.testing.assert_allclose(
         sparse.cv_results_["mean_test_score"], dense.cv_results_["mean_test_score"], rtol=0, atol=1e-6
     )
@@ -195,19 +200,19 @@ def test_binned_codes_and_pipeline(small):
     taken = core.take_rows(rows)
     assert taken.kind == "binned"
     np.testing.assert_array_equal(taken.arrays[0], codes.codes[rows])
-    on_codes = SVMMapCV(Cs=[0.01, 1.0], cv=3, refit=False).fit(codes, y, qid=qid)
-    on_csr = SVMMapCV(Cs=[0.01, 1.0], cv=3, refit=False).fit(codes.to_csr(), y, qid=qid)
+    on_codes = SVMMapCV(Cs=[0.01, 1.0], cv=3, refit=False, scoring="map").fit(codes, y, qid=qid)
+    on_csr = SVMMapCV(Cs=[0.01, 1.0], cv=3, refit=False, scoring="map").fit(codes.to_csr(), y, qid=qid)
     np.testing.assert_allclose(
         on_codes.cv_results_["mean_test_score"], on_csr.cv_results_["mean_test_score"], rtol=0, atol=1e-6
     )
-    pipe = Pipeline([("bin", Binner(n_thresholds=10)), ("cv", SVMMapCV(Cs=[0.01, 1.0], cv=3))])
+    pipe = Pipeline([("bin", Binner(n_thresholds=10)), ("cv", SVMMapCV(Cs=[0.01, 1.0], cv=3, scoring="map"))])
     pipe.fit(X, y, cv__qid=qid)
     assert pipe[-1].best_C_ == on_codes.best_C_
     np.testing.assert_allclose(pipe.predict(X), pipe[-1].predict(codes), rtol=0, atol=0)
 
 
 def test_params_clone_and_not_fitted():
-    model = SVMMapCV(Cs=[1.0, 2.0], cv=4, eps=1e-4)
+    model = SVMMapCV(Cs=[1.0, 2.0], cv=4, eps=1e-4, scoring="map")
     copy = clone(model)
     assert copy.get_params() == model.get_params()
     with pytest.raises(Exception, match="call fit"):
@@ -338,7 +343,7 @@ def test_cv_with_sample_weight_refits_with_the_weights(small):
     X, y, qid = small
     ids = np.unique(qid)
     sw = query_weight_rows(qid, {ids[0]: 5.0, ids[1]: 0.0})
-    cv = SVMMapCV(Cs=[0.1, 10.0], cv=3).fit(X, y, qid=qid, sample_weight=sw)
+    cv = SVMMapCV(Cs=[0.1, 10.0], cv=3, scoring="map").fit(X, y, qid=qid, sample_weight=sw)
     direct = SVMMap(C=cv.best_C_).fit(X, y, qid=qid, sample_weight=sw)
     np.testing.assert_array_equal(cv.coef_, direct.coef_)
 
@@ -378,8 +383,8 @@ def test_skipped_queries_ignore_their_weight():
 
 def test_path_does_not_depend_on_the_thread_count(small):
     X, y, qid = small
-    one = SVMMapCV(Cs=GRID, cv=3, n_jobs=1, refit=False).fit(X, y, qid=qid)
-    two = SVMMapCV(Cs=GRID, cv=3, n_jobs=2, refit=False).fit(X, y, qid=qid)
+    one = SVMMapCV(Cs=GRID, cv=3, n_jobs=1, refit=False, scoring="map").fit(X, y, qid=qid)
+    two = SVMMapCV(Cs=GRID, cv=3, n_jobs=2, refit=False, scoring="map").fit(X, y, qid=qid)
     np.testing.assert_array_equal(one.cv_results_["mean_test_score"], two.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(one.cv_results_["total_n_evals"], two.cv_results_["total_n_evals"])
 
@@ -395,12 +400,16 @@ def test_a_failed_refit_leaves_no_previous_choice_and_eval_errors_name_the_eval_
     y = np.tile([1, 0, 0, 1, 0, 0], 10)
     X = rng.normal(size=(60, 3)) + np.outer(y, [1.0, 0.0, 0.0])
     qid = np.repeat(np.arange(10), 6)
-    cv = SVMMapCV(Cs=[0.1, 1.0], cv=3).fit(X, y, qid=qid)
+    cv = SVMMapCV(Cs=[0.1, 1.0], cv=3, scoring="map").fit(X, y, qid=qid)
     assert hasattr(cv, "best_estimator_")
     with pytest.raises(ValueError, match="y has 59 entries"):
         cv.fit(X, y[:-1], qid=qid)
     assert not any(hasattr(cv, a) for a in ("best_C_", "cv_results_", "best_estimator_", "coef_"))
     with pytest.raises(ValueError, match=r"eval_set\[0\] y has 6 entries but eval_set\[0\] X has 5 rows"):
-        SVMMapCV(Cs=[1.0], cv="validation").fit(X, y, qid=qid, eval_set=[(X[:5], y[:6])], eval_qid=[qid[:5]])
+        SVMMapCV(Cs=[1.0], cv="validation", scoring="map").fit(
+            X, y, qid=qid, eval_set=[(X[:5], y[:6])], eval_qid=[qid[:5]]
+        )
     with pytest.raises(ValueError, match=r"eval_qid\[0\] has 4 entries but eval_set\[0\] X has 5 rows"):
-        SVMMapCV(Cs=[1.0], cv="validation").fit(X, y, qid=qid, eval_set=[(X[:5], y[:5])], eval_qid=[qid[:4]])
+        SVMMapCV(Cs=[1.0], cv="validation", scoring="map").fit(
+            X, y, qid=qid, eval_set=[(X[:5], y[:5])], eval_qid=[qid[:4]]
+        )

@@ -12,6 +12,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from svmmap import Binner, SVMMap, SVMMapCV, _core, load_model, save_model
 from svmmap._search.candidates import auto_losses
+from svmmap._search.engine import pair_scale
 from svmmap._validation import check_matrix, check_qid
 from svmmap.datasets import make_ranking
 from svmmap.metrics import per_query
@@ -60,7 +61,14 @@ def test_one_row_per_candidate_and_the_best_is_the_best_mean(data):
     assert len(r["param_C"]) == 4 * 3 * len(CS)
     assert set(r["status"]) == {"fitted"}
     seen = {(p["loss"], p["preprocessing"], p["C"]) for p in r["params"]}
-    assert seen == {(l, p, C) for l in auto_losses("ndcg@10") for p in ("none", "standard", "binned") for C in CS}
+    # pairwise:count's C values are the grid's times pair_scale (tests/api/test_search_engine.py).
+    scale = pair_scale(np.asarray(y, dtype=np.float64), np.unique(qid, return_inverse=True)[1])
+    assert seen == {
+        (l, p, C * scale if l == "pairwise:count" else C)
+        for l in auto_losses("ndcg@10")
+        for p in ("none", "standard", "binned")
+        for C in CS
+    }
     split_scores = np.array([r[f"split{k}_test_score"] for k in range(3)])
     means = split_scores.mean(axis=0)
     np.testing.assert_allclose(r["mean_test_score"], means, rtol=0, atol=1e-15)
@@ -84,7 +92,9 @@ def test_split_scores_are_fits_on_the_training_rows_alone(data, preprocessing):
     # scaler or binner fitted on all rows (leaking the validation rows) gives other scores.
     X, y, qid = data
     splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
-    search = SVMMapCV(CS, loss="auto", losses=["map"], preprocessing=[preprocessing], cv=splits, n_jobs=1)
+    search = SVMMapCV(
+        CS, loss="auto", losses=["map"], preprocessing=[preprocessing], cv=splits, n_jobs=1, scoring="map"
+    )
     search.fit(X, y, qid=qid)
     r = search.cv_results_
     assert list(r["param_preprocessing"]) == [preprocessing] * len(CS)
@@ -99,7 +109,9 @@ def test_split_scores_are_fits_on_the_training_rows_alone(data, preprocessing):
 @pytest.mark.parametrize("preprocessing", ["none", "standard", "binned"])
 def test_the_refitted_model_saves_loads_and_predicts(data, preprocessing, tmp_path):
     X, y, qid = data
-    search = SVMMapCV([0.1, 1.0], loss="auto", losses=["pairwise"], preprocessing=preprocessing, cv=3, n_jobs=1)
+    search = SVMMapCV(
+        [0.1, 1.0], loss="auto", losses=["pairwise"], preprocessing=preprocessing, cv=3, n_jobs=1, scoring="map"
+    )
     search.fit(X, y, qid=qid)
     assert isinstance(search.best_estimator_, SVMMap if preprocessing == "none" else Pipeline)
     path = tmp_path / "model.json"
@@ -116,7 +128,7 @@ def test_the_refit_works_with_metadata_routing_enabled(data, preprocessing):
 
     X, y, qid = data
     with sklearn.config_context(enable_metadata_routing=True):
-        search = SVMMapCV([0.1, 1.0], preprocessing=preprocessing, cv=3, n_jobs=1).fit(X, y, qid=qid)
+        search = SVMMapCV([0.1, 1.0], preprocessing=preprocessing, cv=3, n_jobs=1, scoring="map").fit(X, y, qid=qid)
     expected = fit_independent(independent("map", preprocessing, search.best_C_), X, y, qid)
     np.testing.assert_array_equal(search.best_estimator_[-1].coef_, expected[-1].coef_)
 
@@ -191,7 +203,7 @@ def test_paths_stop_independently(data):
 
 def test_a_tiny_time_budget_stops_with_a_warning_and_a_result(data):
     X, y, qid = data
-    search = SVMMapCV(CS, loss="auto", preprocessing="auto", cv=3, time_budget=1e-9, n_jobs=1)
+    search = SVMMapCV(CS, loss="auto", preprocessing="auto", cv=3, time_budget=1e-9, n_jobs=1, scoring="map")
     with pytest.warns(UserWarning, match="time budget"):
         search.fit(X, y, qid=qid)
     status = search.cv_results_["status"]
@@ -238,13 +250,13 @@ def test_a_path_fitted_in_pieces_is_the_path_fitted_at_once(data):
 def test_losses_is_only_a_search_list_with_loss_auto(data):
     X, y, qid = data
     with pytest.raises(ValueError, match='loss="auto"'):
-        SVMMapCV(loss="map", losses=["map", "pairwise"]).fit(X, y, qid=qid)
+        SVMMapCV(loss="map", losses=["map", "pairwise"], scoring="map").fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="preprocessing"):
-        SVMMapCV(preprocessing="pca").fit(X, y, qid=qid)
+        SVMMapCV(preprocessing="pca", scoring="map").fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="patience"):
-        SVMMapCV(loss="auto", patience=0).fit(X, y, qid=qid)
+        SVMMapCV(loss="auto", patience=0, scoring="map").fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="time_budget"):
-        SVMMapCV(loss="auto", time_budget=-1).fit(X, y, qid=qid)
+        SVMMapCV(loss="auto", time_budget=-1, scoring="map").fit(X, y, qid=qid)
 
 
 def test_a_loss_name_alone_keeps_the_C_search(data):
@@ -252,7 +264,7 @@ def test_a_loss_name_alone_keeps_the_C_search(data):
     # row per C, and the same scores as a warm path of the core fitted in one call.
     X, y, qid = data
     splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
-    search = SVMMapCV(CS, cv=splits, n_jobs=1).fit(X, y, qid=qid)
+    search = SVMMapCV(CS, cv=splits, n_jobs=1, scoring="map").fit(X, y, qid=qid)
     assert list(search.cv_results_["status"]) == ["fitted"] * len(CS)
     assert list(search.cv_results_["param_loss"]) == ["map"] * len(CS)
     np.testing.assert_array_equal(search.cv_results_["param_C"], CS)
@@ -301,7 +313,7 @@ def test_sample_weights_weight_the_fits_and_the_split_means(data):
     X, y, qid = data
     weights = np.repeat(np.random.default_rng(1).uniform(0.5, 2.0, 30), np.bincount(qid))
     splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
-    search = SVMMapCV(CS, loss="auto", losses=["map"], preprocessing="standard", cv=splits, n_jobs=1)
+    search = SVMMapCV(CS, loss="auto", losses=["map"], preprocessing="standard", cv=splits, n_jobs=1, scoring="map")
     search.fit(X, y, qid=qid, sample_weight=weights)
     for k, (train, test) in enumerate(splits):
         model = independent("map", "standard", CS[0])
@@ -316,7 +328,7 @@ def test_sparse_features_are_scaled_without_centering(data):
     import scipy.sparse as sp
 
     X, y, qid = data
-    search = SVMMapCV([0.1, 1.0], loss="auto", losses=["map"], preprocessing="standard", cv=3, n_jobs=1)
+    search = SVMMapCV([0.1, 1.0], loss="auto", losses=["map"], preprocessing="standard", cv=3, n_jobs=1, scoring="map")
     search.fit(sp.csr_matrix(X), y, qid=qid)
     C = search.best_params_["C"]
     by_hand = Pipeline([("p", StandardScaler(with_mean=False)), ("m", SVMMap(C=C, n_jobs=1))])
@@ -335,7 +347,7 @@ def test_a_sparse_validation_set_beside_dense_x(data, preprocessing):
     train, vali = qid < 20, qid >= 20
     scores = []
     for Xv in (X[vali], sp.csr_matrix(X[vali])):
-        search = SVMMapCV([0.1, 1.0], preprocessing=preprocessing, cv="validation", n_jobs=1)
+        search = SVMMapCV([0.1, 1.0], preprocessing=preprocessing, cv="validation", n_jobs=1, scoring="map")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             search.fit(X[train], y[train], qid=qid[train], eval_set=[(Xv, y[vali])], eval_qid=[qid[vali]])
@@ -350,11 +362,13 @@ def test_cv_validation_takes_eval_x_and_eval_y(data):
     train, vali = qid < 20, qid >= 20
     results = []
     for spelling in ({"eval_set": [(X[vali], y[vali])]}, {"eval_X": X[vali], "eval_y": y[vali]}):
-        search = SVMMapCV(CS, cv="validation", n_jobs=1)
+        search = SVMMapCV(CS, cv="validation", n_jobs=1, scoring="map")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             search.fit(X[train], y[train], qid=qid[train], eval_qid=[qid[vali]], **spelling)
         results.append(search.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(results[0], results[1])
     with pytest.raises(ValueError, match="not both"):
-        SVMMapCV(CS, cv="validation").fit(X, y, qid=qid, eval_set=[(X, y)], eval_X=X, eval_y=y, eval_qid=[qid])
+        SVMMapCV(CS, cv="validation", scoring="map").fit(
+            X, y, qid=qid, eval_set=[(X, y)], eval_X=X, eval_y=y, eval_qid=[qid]
+        )
