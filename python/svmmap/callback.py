@@ -1,6 +1,8 @@
 """LightGBM's training callbacks for ``SVMMap.fit(..., callbacks=[...])``: `early_stopping`,
 `log_evaluation` and `record_evaluation`, called once per round (one iteration of the
-cutting-plane solver; see the guide page "Early stopping")."""
+cutting-plane solver; see the guide page "Early stopping"). LightGBM's own
+``lightgbm.early_stopping``, ``lightgbm.log_evaluation`` and ``lightgbm.record_evaluation``
+given to ``fit`` are read into these, with their settings (`split_callbacks`)."""
 
 from __future__ import annotations
 
@@ -80,13 +82,16 @@ def early_stopping(
     """Stop when a validation score has not improved for ``stopping_rounds`` rounds, and keep
     the round where it was best, as LightGBM's ``early_stopping``.
 
-    Every metric of every validation set is watched (only the first metric with
-    ``first_metric_only=True``), except a set that is the training data (``eval_set``'s
-    ``X`` and ``y`` the very arrays given to ``fit``), whose scores say nothing of
-    overfitting. Training stops as soon as one watched score has gone ``stopping_rounds``
-    rounds without improving; ``coef_`` is then the iterate of that score's best round
-    (``best_iteration_``, ``best_score_``). When training ends first, the best round of the
-    first watched score is kept. ``verbose`` prints the kept round when training stops.
+    Every metric of every validation set is watched (with ``first_metric_only=True``, the
+    first metric on every set, as LightGBM compares each result's metric name with the first
+    one), except a set that is the training data (``eval_set``'s ``X`` and ``y`` the very
+    arrays given to ``fit``), whose scores say nothing of overfitting. Training stops as soon
+    as one watched score has gone ``stopping_rounds`` rounds without improving; ``coef_`` is
+    then the iterate of that score's best round (``best_iteration_``, ``best_score_``), and
+    ``objective_``, ``dual_objective_`` and ``gap_`` are that round's. When training ends
+    first (the solver converged, or a limit was reached), the best round of the first watched
+    score is kept. ``verbose`` prints the kept round in LightGBM's words either way ("Early
+    stopping, best iteration is:", or "Did not meet early stopping" with why training ended).
     ``min_delta``: a round improves on the best only when its score exceeds the best by more
     than this (LightGBM 4's ``min_delta``; one number for every metric, where LightGBM also
     takes a list per metric).
