@@ -4,6 +4,7 @@ LightGBM's other ``fit`` arguments refused with the svmmap equivalent (``SVMMap.
 
 from __future__ import annotations
 
+import logging
 import numbers
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
@@ -20,6 +21,8 @@ from ._validation import (
     qid_of,
 )
 
+logger = logging.getLogger("svmmap")
+
 
 class EarlyStopping:
     """LightGBM's early stopping over cutting-plane iterations (every svmmap metric is better
@@ -29,33 +32,46 @@ class EarlyStopping:
     first pair's when training ends first.
 
     ``fit(early_stopping_rounds=N)`` watches one pair, the first metric of the first watched
-    set; ``svmmap.early_stopping(N)`` every metric of every watched set (the first metric of
-    each with ``first_metric_only``), as LightGBM's callback does."""
+    set; ``svmmap.early_stopping(N)`` every metric of every watched set, and with
+    ``first_metric_only`` the first metric of every watched set, as LightGBM's callback does
+    (its rule compares each result's metric name with the first one, on every set).
+    ``verbose``: print LightGBM's lines when training stops, or ends first, keeping a round;
+    ``log``: say the same to the ``svmmap`` logger (a verbose estimator)."""
 
     def __init__(
-        self, rounds: int, watched: List[str], all_metrics: bool = False, verbose: bool = False, min_delta: float = 0.0
+        self,
+        rounds: int,
+        watched: List[str],
+        all_metrics: bool = False,
+        verbose: bool = False,
+        min_delta: float = 0.0,
+        log: bool = False,
     ) -> None:
         self.rounds = rounds
         self.min_delta = min_delta
         self.watched = watched
         self.all_metrics = all_metrics
         self.verbose = verbose
+        self.log = log
         self.pairs: Optional[List[Tuple[str, str]]] = None
         # Per pair: (best value, its iteration, its iterate, every score at that iteration).
         self.best: dict = {}
         self.best_iteration = 0
         self.best_coef: Optional[np.ndarray] = None
         self.best_scores: dict = {}
+        #: Whether early stopping ended training (rather than the solver ending first).
+        self.stopped = False
+        #: The pair whose best round is kept.
+        self.kept_pair: Optional[Tuple[str, str]] = None
 
     def update(self, iteration: int, coef: np.ndarray, scores: dict) -> bool:
         if self.pairs is None:
+            # Every metric of every watched set, or its first metric on every watched set.
             self.pairs = [
                 (name, metric)
                 for name in self.watched
                 for metric in (list(scores[name]) if self.all_metrics else list(scores[name])[:1])
             ]
-            if not self.all_metrics:
-                self.pairs = self.pairs[:1]
         stopped = None
         for pair in self.pairs:
             value = scores[pair[0]][pair[1]]
@@ -65,13 +81,45 @@ class EarlyStopping:
                 self.best[pair] = (value, iteration, np.array(coef, dtype=np.float64, copy=True), snapshot)
             elif stopped is None and iteration - kept[1] >= self.rounds:
                 stopped = pair
-        _, self.best_iteration, self.best_coef, self.best_scores = self.best[stopped or self.pairs[0]]
-        if stopped is not None and self.verbose:
-            text = "\t".join(
-                f"{name}'s {metric}: {value:g}" for name, v in self.best_scores.items() for metric, value in v.items()
-            )
-            print(f"Early stopping, best iteration is:\n[{self.best_iteration}]\t{text}")
+        self.kept_pair = stopped or self.pairs[0]
+        _, self.best_iteration, self.best_coef, self.best_scores = self.best[self.kept_pair]
+        if stopped is not None:
+            self.stopped = True
+            self._say(f"Early stopping, best iteration is:\n[{self.best_iteration}]\t{self._scores_text()}")
         return stopped is not None
+
+    def _scores_text(self) -> str:
+        return "\t".join(
+            f"{name}'s {metric}: {value:g}" for name, v in self.best_scores.items() for metric, value in v.items()
+        )
+
+    def _say(self, text: str) -> None:
+        if self.verbose:
+            print(text)
+        if self.log:
+            logger.info("%s", text.replace("\n", " "))
+
+    def ended_first(self, n_iter: int, stop: str, kept_gap: float, tolerance: float) -> None:
+        """Says, when training ended before early stopping asked it to and the kept round is
+        not the last, which round is kept and why, as LightGBM's "Did not meet early
+        stopping" does, and what the solver's stop means for that round's model: the
+        certificate of a converged fit is about the last iterate, not about the kept one."""
+        if self.stopped or self.best_iteration >= n_iter:
+            return
+        why = {
+            "converged": "converged: the duality gap reached its tolerance",
+            "callback": "the callback asked to stop",
+            "max_iter": "max_iter was reached",
+            "stalled": "the solver stalled",
+            "max_time": "max_time ran out",
+        }.get(stop, stop)
+        name, metric = self.kept_pair or ("", "")
+        self._say(
+            f"Did not meet early stopping. Best iteration is:\n[{self.best_iteration}]\t{self._scores_text()}\n"
+            f"Training ended at iteration {n_iter} ({why}); the model kept is iteration "
+            f"{self.best_iteration}'s, the best {name}'s {metric}, whose duality gap is {kept_gap:.3g} "
+            f"(tolerance {tolerance:.3g}): objective_, gap_ and converged_ describe it"
+        )
 
 
 #: LightGBM ``fit`` arguments that PyTerrier's ``fit_kwargs`` may carry, with what to use instead.
@@ -82,6 +130,108 @@ LIGHTGBM_EQUIVALENTS = {
     "categorical_feature": "svmmap's model is linear: encode categorical features as indicator columns",
     "feature_name": "pass a pandas DataFrame to keep feature names (feature_names_in_)",
     "init_model": "svmmap does not continue training from an earlier model",
+}
+
+
+_NO_TREES = "a linear model has no trees; C sets its regularization (SVMMap(C=...))"
+_NO_SAMPLING = "svmmap trains on every query and every feature at every iteration; nothing is sampled"
+_NO_SEED = "svmmap's training draws no random numbers (the same data gives the same model), so it needs no seed"
+_ROUNDS = (
+    "svmmap has no number of rounds to set: training ends when the duality gap reaches C * eps "
+    "(SVMMap(eps=...)), bounded by SVMMap(max_iter=...) and SVMMap(max_time=...)"
+)
+
+#: LightGBM's constructor parameters (LGBMRanker's signature and the aliases LightGBM scripts
+#: pass through its **kwargs), with svmmap's counterpart or why none is needed.
+LIGHTGBM_PARAMETERS = {
+    "boosting_type": "a linear model is not boosted: " + _NO_TREES,
+    "num_leaves": _NO_TREES,
+    "max_depth": _NO_TREES,
+    "min_split_gain": _NO_TREES,
+    "min_child_weight": _NO_TREES,
+    "min_child_samples": _NO_TREES,
+    "min_data_in_leaf": _NO_TREES,
+    "learning_rate": "the cutting-plane solver takes no step size; C sets the regularization (SVMMap(C=...))",
+    "n_estimators": _ROUNDS,
+    "num_iterations": _ROUNDS,
+    "num_boost_round": _ROUNDS,
+    "num_trees": _ROUNDS,
+    "objective": (
+        "svmmap's objective is the ranking loss it optimizes: SVMMap(loss='map'), loss='ndcg@10' (as "
+        "LightGBM's lambdarank, NDCG), loss='pairwise' (SVM^rank's pairs) ..., see svmmap.losses"
+    ),
+    "metric": "give the validation metrics to fit: fit(..., eval_metric='ndcg@10', eval_at=[5, 10])",
+    "subsample": _NO_SAMPLING,
+    "subsample_freq": _NO_SAMPLING,
+    "subsample_for_bin": "bin features with svmmap.Binner(n_thresholds=...), which reads every row",
+    "colsample_bytree": _NO_SAMPLING,
+    "bagging_fraction": _NO_SAMPLING,
+    "bagging_freq": _NO_SAMPLING,
+    "feature_fraction": _NO_SAMPLING,
+    "max_bin": "bin features with Pipeline(svmmap.Binner(n_thresholds=...), SVMMap())",
+    "reg_alpha": "svmmap has no L1 penalty",
+    "lambda_l1": "svmmap has no L1 penalty",
+    "reg_lambda": "the L2 penalty is 1/2 ||w||^2 against C times the loss: a larger reg_lambda is a smaller C",
+    "lambda_l2": "the L2 penalty is 1/2 ||w||^2 against C times the loss: a larger lambda_l2 is a smaller C",
+    "class_weight": "weight queries with fit(..., sample_weight=...) (one weight per query, given per document)",
+    "random_state": _NO_SEED,
+    "seed": _NO_SEED,
+    "deterministic": _NO_SEED,
+    "importance_type": "feature_importances_ has one kind: the share of the scores' spread each feature carries",
+    "verbosity": "SVMMap(verbose=...) (-1 or 0: silent, 1: one line per iteration)",
+    "early_stopping_round": (
+        "give early stopping to fit: fit(..., early_stopping_rounds=n) or callbacks=[svmmap.early_stopping(n)]"
+    ),
+    "early_stopping_rounds": (
+        "give early stopping to fit: fit(..., early_stopping_rounds=n) or callbacks=[svmmap.early_stopping(n)]"
+    ),
+    "label_gain": "svmmap's NDCG gain is 2^label - 1, as LightGBM's default label_gain",
+    "lambdarank_truncation_level": "train the loss at a cutoff instead: SVMMap(loss='ndcg@10')",
+    "device_type": "svmmap trains on the CPU's cores (SVMMap(n_jobs=...))",
+    "num_threads": "SVMMap(n_jobs=...)",
+}
+
+
+def refuse_lightgbm_parameters(name: str, kwargs: dict) -> None:
+    """LightGBM's constructor parameters get svmmap's counterpart; anything else Python's own
+    error, as a constructor without them would give."""
+    for key in kwargs:
+        if key in LIGHTGBM_PARAMETERS:
+            raise TypeError(f"{name}() does not take LightGBM's {key!r}: {LIGHTGBM_PARAMETERS[key]}")
+        raise TypeError(f"{name}.__init__() got an unexpected keyword argument {key!r}")
+
+
+#: LightGBM's predict arguments, with what svmmap's linear model does instead.
+LIGHTGBM_PREDICT = {
+    "num_iteration": (
+        "coef_ is one linear model, already that of best_iteration_ after early stopping (LightGBM's default); "
+        "another round's weights can be kept from a callback (env.coef)"
+    ),
+    "start_iteration": "coef_ is one linear model, not a sum of trees to slice",
+    "raw_score": "predict returns the raw scores X @ coef_ already",
+    "pred_leaf": "a linear model has no trees and no leaves",
+    "pred_contrib": "a linear model's contributions are X * coef_ (each feature's term of the score)",
+    "validate_features": "predict always checks the feature names of a DataFrame against feature_names_in_",
+}
+
+
+def refuse_lightgbm_predict(name: str, kwargs: dict) -> None:
+    """LightGBM's predict arguments get svmmap's way; anything else Python's own error."""
+    for key in kwargs:
+        if key in LIGHTGBM_PREDICT:
+            raise TypeError(f"{name}.predict() does not take LightGBM's {key!r}: {LIGHTGBM_PREDICT[key]}")
+        raise TypeError(f"{name}.predict() got an unexpected keyword argument {key!r}")
+
+
+#: LightGBM's fitted attributes that an SVMMap does not have, with what it has instead.
+LIGHTGBM_ATTRIBUTES = {
+    "booster_": (
+        "a linear model has no Booster: its model is coef_ (scores X @ coef_), saved by model.save(path); "
+        "feature_importances_ and svmmap.ir.plot.plot_weights(model) stand for lightgbm.plot_importance"
+    ),
+    "n_estimators_": "a linear model has no trees: n_iter_ counts the solver's rounds",
+    "feature_name_": "feature_names_in_ (after fitting on a pandas DataFrame)",
+    "n_features_": "n_features_in_",
 }
 
 
@@ -105,7 +255,7 @@ def validation_sets(
     eval_set: Optional[Sequence[tuple]],
     eval_group: Optional[Sequence[Any]],
     eval_qid: Optional[Sequence[Any]],
-    eval_metric: Union[str, Sequence[str]],
+    eval_metric: Optional[Union[str, Sequence[str]]],
     eval_at: Optional[Sequence[int]],
     early_stopping_rounds: Optional[int],
     n_features: int,
@@ -115,27 +265,16 @@ def validation_sets(
     training: Optional[Sequence[bool]] = None,
     early_callback: Any = None,
     prepare: Optional["SetPreparer"] = None,
+    log: bool = False,
 ) -> Tuple[Optional[list], Optional[EarlyStopping]]:
     """The validation sets of ``SVMMap.fit`` as (name, scorer, {metric: values}) triples (None
     without ``eval_set``) and the early-stopping state (None without ``early_stopping_rounds``
     or an ``early_stopping`` callback). ``names`` are ``eval_names``; ``training[i]`` says
     whether set i is the training data itself, which early stopping never watches.
     ``prepare`` makes each set ready to score (default `memory_set`; ``svmmap.dask`` scores
-    sets that are Dask collections on the workers)."""
-    eval_metric = _metric_names(eval_metric)
-    if eval_at is not None:
-        if isinstance(eval_at, (str, bytes)) or not (
-            isinstance(eval_at, numbers.Integral) or hasattr(eval_at, "__iter__")
-        ):
-            raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
-        cutoffs: List[Any] = [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
-        if not cutoffs or not all(
-            isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs
-        ):
-            raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
-        eval_metric = ([eval_metric] if isinstance(eval_metric, str) else list(eval_metric)) + [
-            f"ndcg@{int(k)}" for k in cutoffs
-        ]
+    sets that are Dask collections on the workers). ``log``: early stopping says which round
+    it kept to the ``svmmap`` logger (a verbose estimator) when its callback does not print it."""
+    eval_metric = lightgbm_metrics(eval_metric, eval_at)
     evals = _eval_sets(
         eval_set, eval_group, eval_qid, eval_metric, n_features, threads, threshold, names, training, prepare
     )
@@ -168,7 +307,12 @@ def validation_sets(
         verbose = early_callback is not None and early_callback.verbose
         min_delta = early_callback.min_delta if early_callback is not None else 0.0
         early = EarlyStopping(
-            int(rounds), [e[0] for e in watched], all_metrics=all_metrics, verbose=verbose, min_delta=min_delta
+            int(rounds),
+            [e[0] for e in watched],
+            all_metrics=all_metrics,
+            verbose=verbose,
+            min_delta=min_delta,
+            log=log and not verbose,
         )
     # The callers take (name, scorer, {metric: values}); the values at w = 0 were for the checks.
     return ([e[:3] for e in evals] if evals is not None else None), early
@@ -189,6 +333,37 @@ def check_eval_feature_names(X: Any, eval_set: Optional[Sequence[tuple]]) -> Non
         detail = None if given is None else feature_names_mismatch(fitted, given)
         if detail is not None:
             raise ValueError(f"eval_set[{i}] X's column names should match those of X; {detail}")
+
+
+def lightgbm_metrics(eval_metric: Any, eval_at: Any) -> List[str]:
+    """The metrics recorded for ``eval_metric`` and ``eval_at``, by LightGBM's rule for
+    ``LGBMRanker.fit`` (measured with LightGBM 4.7): the names of ``eval_metric`` in their
+    order, then NDCG when they do not name it (the ranker's own metric), every NDCG at each
+    cutoff of ``eval_at`` in increasing order. So ``eval_at=[10, 5]`` alone records ndcg@5
+    then ndcg@10, and ndcg@5 is the first metric, the one ``first_metric_only`` and
+    ``early_stopping_rounds`` watch; ``eval_metric="ndcg"`` means NDCG at those cutoffs.
+    LightGBM cuts MAP at the cutoffs too (map@5); svmmap's metrics have no MAP at a cutoff, so
+    "map" stays MAP over the whole list. Without ``eval_at`` the names are taken as they are,
+    and no ``eval_metric`` is "map" (LightGBM's ranker would record ndcg@1 to ndcg@5)."""
+    names = _metric_names(eval_metric)
+    if eval_at is None:
+        return ["map"] if eval_metric is None else names
+    if isinstance(eval_at, (str, bytes)) or not (isinstance(eval_at, numbers.Integral) or hasattr(eval_at, "__iter__")):
+        raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
+    cutoffs: List[Any] = [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
+    if not cutoffs or not all(
+        isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs
+    ):
+        raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
+    at = [f"ndcg@{k}" for k in sorted({int(k) for k in cutoffs})]
+    if eval_metric is None:
+        names = []
+    out: List[str] = []
+    for name in [*names, *([] if "ndcg" in names else ["ndcg"])]:
+        for metric in at if name == "ndcg" else [name]:
+            if metric not in out:
+                out.append(metric)
+    return out
 
 
 def _metric_names(eval_metric: Any) -> List[str]:

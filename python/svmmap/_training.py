@@ -178,7 +178,8 @@ def progress_logging(verbose: int) -> Iterator[None]:
     is respected; everything is restored afterwards. Concurrent fits share the arrangement.
     """
     global _log_users, _log_handler, _log_saved_level
-    if not verbose:
+    # verbose <= 0 is silence (LightGBM's -1 among them).
+    if verbose <= 0:
         yield
         return
     with _log_lock:
@@ -210,8 +211,11 @@ def train_config(model: Any) -> "_core.TrainConfig":
     config = _core.TrainConfig(**{p["name"]: getattr(model, p["name"]) for p in TRAINING_PARAMETERS})
     if model.callback is not None and not callable(model.callback):
         raise invalid_parameter("callback", "callable or None", model.callback)
-    if not isinstance(model.verbose, (bool, numbers.Integral)) or model.verbose < 0:
-        raise invalid_parameter("verbose", "an integer >= 0", model.verbose)
+    # LightGBM's verbose=-1 (its silence) is accepted: every value <= 0 logs nothing.
+    if not isinstance(model.verbose, (bool, numbers.Integral)):
+        raise invalid_parameter(
+            "verbose", "an integer (<= 0: silent, as LightGBM's -1; above 0: progress)", model.verbose
+        )
     return config
 
 
@@ -293,9 +297,14 @@ def finish(model: Any, outcome: Outcome, *, stacklevel: int = 1) -> None:
     ``stacklevel`` as in `train`."""
     name = estimator_name(model)
     early = outcome.early if outcome.early is not None and outcome.early.best_coef is not None else None
+    kept = None
     if early is not None and early.best_coef is not None:
-        # The iterate of the best validation score is the model, as in LightGBM.
+        # The iterate of the best validation score is the model, as in LightGBM; the solver's
+        # figures of its round (P(w) at that iterate, the dual of the working set that produced
+        # it, and their gap) describe it, not those of the last round.
         outcome.coef = early.best_coef
+        kept = outcome.summary.history[early.best_iteration - 1]
+        early.ended_first(outcome.summary.n_iter, outcome.summary.stop, kept["gap"], outcome.summary.tolerance)
     set_fitted(
         model,
         outcome.coef,
@@ -305,6 +314,7 @@ def finish(model: Any, outcome: Outcome, *, stacklevel: int = 1) -> None:
         outcome.n_queries_total,
         column_std=outcome.column_std,
         best_iteration=early.best_iteration if early is not None else None,
+        kept=kept,
         stacklevel=stacklevel + 1,
     )
     set_rounds(
@@ -340,7 +350,7 @@ def train(
     eval_set: Optional[Sequence[tuple]] = None,
     eval_group: Optional[Sequence[Any]] = None,
     eval_qid: Optional[Sequence[Any]] = None,
-    eval_metric: Union[str, Sequence[str]] = "map",
+    eval_metric: Optional[Union[str, Sequence[str]]] = None,
     eval_at: Optional[Sequence[int]] = None,
     early_stopping_rounds: Optional[int] = None,
     lightgbm_kwargs: Optional[Mapping[str, Any]] = None,
@@ -408,7 +418,7 @@ def watching(
     eval_set: Optional[Sequence[tuple]],
     eval_group: Optional[Sequence[Any]],
     eval_qid: Optional[Sequence[Any]],
-    eval_metric: Union[str, Sequence[str]],
+    eval_metric: Optional[Union[str, Sequence[str]]],
     eval_at: Optional[Sequence[int]],
     early_stopping_rounds: Optional[int],
     eval_names: Optional[Sequence[str]],
@@ -440,6 +450,7 @@ def watching(
         training=[pair[0] is X and pair[1] is y for pair in eval_set] if eval_set is not None else None,
         early_callback=early_callbacks[0] if early_callbacks else None,
         prepare=prepare,
+        log=model.verbose > 0,
     )
     return Watch(evals, early, iteration_callback(model, evals, early, others))
 
@@ -521,7 +532,7 @@ def iteration_callback(
     given) at the iterate w, logs (when verbose) and calls the model's callback, whose true
     return value stops training. None when nothing is asked for, so that the solver need
     not enter Python at every iteration."""
-    verbose = model.verbose
+    verbose = model.verbose > 0
     user_callback = model.callback
     callbacks = callbacks or []
     if not verbose and user_callback is None and evals is None and not callbacks:
@@ -582,26 +593,36 @@ def set_fitted(
     *,
     column_std: Optional[np.ndarray] = None,
     best_iteration: Optional[int] = None,
+    kept: Optional[IterationRecord] = None,
     stacklevel: int = 1,
 ) -> None:
     """Stores the solver's result as fitted attributes of ``model`` and reports skipped
     queries, non-convergence (with its likely cause, measured from ``column_std``, the training
-    features' standard deviations, when given) and (when verbose) the outcome. ``stacklevel``
-    as in `train`."""
+    features' standard deviations, when given) and (when verbose) the outcome. ``kept``: the
+    record of the round whose iterate ``coef`` is, when early stopping kept one (of
+    ``best_iteration``); ``objective_``, ``dual_objective_``, ``gap_`` and ``converged_`` are
+    then that round's. ``stacklevel`` as in `train`."""
     model.coef_ = coef
     model.n_features_in_ = n_features
     if feature_names is not None:
         model.feature_names_in_ = feature_names
     elif hasattr(model, "feature_names_in_"):
         del model.feature_names_in_
-    model.objective_ = summary.primal
-    model.dual_objective_ = summary.dual
-    model.gap_ = summary.gap
+    # The figures of the model kept: the last round's, or, after early stopping, the kept
+    # round's (its primal is P(w) at that very iterate, its dual that of the working set that
+    # produced it), so that a certificate is never claimed for weights it was not measured at.
+    measured = kept if kept is not None else {"primal": summary.primal, "dual": summary.dual, "gap": summary.gap}
+    model.objective_ = measured["primal"]
+    model.dual_objective_ = measured["dual"]
+    model.gap_ = measured["gap"]
     model.tolerance_ = summary.tolerance
     model.n_iter_ = summary.n_iter
     model.n_cuts_ = summary.active_cuts
     model.stop_reason_ = summary.stop
-    model.converged_ = summary.stop == "converged"
+    # Whether coef_ is certified: the gap of its own round within the tolerance. A fit that
+    # converged after the round early stopping kept has stop_reason_ "converged" (why
+    # training ended) and converged_ False (the kept model's gap is larger).
+    model.converged_ = summary.stop == "converged" and model.gap_ <= summary.tolerance
     model.n_queries_ = summary.problem.used
     model.n_queries_skipped_ = {
         "no_relevant": summary.problem.no_relevant,
@@ -627,7 +648,7 @@ def set_fitted(
         from sklearn.exceptions import ConvergenceWarning
 
         warnings.warn(text, ConvergenceWarning, stacklevel=stacklevel + 1)
-    if model.verbose:
+    if model.verbose > 0:
         logger.info(
             "%s after %d iterations: primal %.6g, gap %.3g, %d active cuts, %d queries (%d skipped)",
             summary.stop,

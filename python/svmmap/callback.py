@@ -1,6 +1,8 @@
 """LightGBM's training callbacks for ``SVMMap.fit(..., callbacks=[...])``: `early_stopping`,
 `log_evaluation` and `record_evaluation`, called once per round (one iteration of the
-cutting-plane solver; see the guide page "Early stopping")."""
+cutting-plane solver; see the guide page "Early stopping"). LightGBM's own
+``lightgbm.early_stopping``, ``lightgbm.log_evaluation`` and ``lightgbm.record_evaluation``
+given to ``fit`` are read into these, with their settings (`split_callbacks`)."""
 
 from __future__ import annotations
 
@@ -80,13 +82,16 @@ def early_stopping(
     """Stop when a validation score has not improved for ``stopping_rounds`` rounds, and keep
     the round where it was best, as LightGBM's ``early_stopping``.
 
-    Every metric of every validation set is watched (only the first metric with
-    ``first_metric_only=True``), except a set that is the training data (``eval_set``'s
-    ``X`` and ``y`` the very arrays given to ``fit``), whose scores say nothing of
-    overfitting. Training stops as soon as one watched score has gone ``stopping_rounds``
-    rounds without improving; ``coef_`` is then the iterate of that score's best round
-    (``best_iteration_``, ``best_score_``). When training ends first, the best round of the
-    first watched score is kept. ``verbose`` prints the kept round when training stops.
+    Every metric of every validation set is watched (with ``first_metric_only=True``, the
+    first metric on every set, as LightGBM compares each result's metric name with the first
+    one), except a set that is the training data (``eval_set``'s ``X`` and ``y`` the very
+    arrays given to ``fit``), whose scores say nothing of overfitting. Training stops as soon
+    as one watched score has gone ``stopping_rounds`` rounds without improving; ``coef_`` is
+    then the iterate of that score's best round (``best_iteration_``, ``best_score_``), and
+    ``objective_``, ``dual_objective_`` and ``gap_`` are that round's. When training ends
+    first (the solver converged, or a limit was reached), the best round of the first watched
+    score is kept. ``verbose`` prints the kept round in LightGBM's words either way ("Early
+    stopping, best iteration is:", or "Did not meet early stopping" with why training ended).
     ``min_delta``: a round improves on the best only when its score exceeds the best by more
     than this (LightGBM 4's ``min_delta``; one number for every metric, where LightGBM also
     takes a list per metric).
@@ -151,14 +156,89 @@ def record_evaluation(eval_result: Dict[str, Dict[str, List[float]]]) -> Any:
     return _RecordEvaluation(eval_result)
 
 
+#: LightGBM's own callbacks, by the name of the function that makes them, with the svmmap
+#: callback of the same meaning.
+_LIGHTGBM_CALLBACKS = {
+    "early_stopping": "svmmap.early_stopping(stopping_rounds, first_metric_only=..., verbose=..., min_delta=...)",
+    "log_evaluation": "svmmap.log_evaluation(period)",
+    "record_evaluation": "svmmap.record_evaluation(eval_result)",
+}
+
+
+def _lightgbm_maker(cb: Any) -> Optional[str]:
+    """The LightGBM function that made ``cb`` (``"early_stopping"`` ...), "" for another object
+    of LightGBM's, None for an object that is not LightGBM's. LightGBM is not imported: an
+    object of its module can only exist when it already is."""
+    module = getattr(type(cb), "__module__", "") or ""
+    if module != "lightgbm" and not module.startswith("lightgbm."):
+        return None
+    kind = type(cb).__name__
+    # LightGBM 4 makes its callbacks as instances of _EarlyStoppingCallback,
+    # _LogEvaluationCallback and _RecordEvaluationCallback (LightGBM 3, as closures, named
+    # _callback, whose settings cannot be read).
+    for maker in _LIGHTGBM_CALLBACKS:
+        if kind == "_" + maker.title().replace("_", "") + "Callback":
+            return maker
+    return ""
+
+
+def _from_lightgbm(i: int, cb: Any, maker: Optional[str]) -> Optional[Any]:
+    """LightGBM's callback ``cb`` (made by LightGBM's ``maker``) as the svmmap callback of the
+    same meaning, read from its settings; None for an early stopping LightGBM disables
+    (``stopping_rounds <= 0``). One whose settings cannot be read (another LightGBM version, or
+    another of its callbacks such as ``reset_parameter``) is refused before training, naming
+    svmmap's counterpart: handed LightGBM's CallbackEnv, none of them can run on svmmap's
+    rounds (they failed with "'CallbackEnv' object has no attribute 'begin_iteration'")."""
+    try:
+        if maker == "early_stopping":
+            rounds, delta = cb.stopping_rounds, cb.min_delta
+            if isinstance(rounds, numbers.Integral) and not isinstance(rounds, bool) and rounds <= 0:
+                # LightGBM's early_stopping(0) turns early stopping off.
+                return None
+            if isinstance(delta, (list, tuple)):
+                # LightGBM's list: one value per metric, or one for all; svmmap takes one.
+                if len(set(delta)) > 1:
+                    raise ValueError(
+                        f"callbacks[{i}] is lightgbm.early_stopping with min_delta={list(delta)!r}, one per "
+                        "metric; svmmap.early_stopping takes one min_delta for every metric: give "
+                        "callbacks=[svmmap.early_stopping(n, min_delta=d)]"
+                    )
+                delta = delta[0] if delta else 0.0
+            return _EarlyStopping(rounds, cb.first_metric_only, cb.verbose, delta)
+        if maker == "log_evaluation":
+            return _LogEvaluation(cb.period)
+        if maker == "record_evaluation":
+            return _RecordEvaluation(cb.eval_result)
+    except AttributeError:
+        pass
+    if maker:
+        hint = f"give callbacks=[{_LIGHTGBM_CALLBACKS[maker]}] instead"
+    else:
+        hint = (
+            "svmmap's callbacks are svmmap.early_stopping, svmmap.log_evaluation and svmmap.record_evaluation, "
+            "or any callable taking a svmmap.callback.CallbackEnv"
+        )
+    raise ValueError(
+        f"callbacks[{i}] is LightGBM's {type(cb).__name__}, which runs on LightGBM's boosting rounds, not on "
+        f"svmmap's: {hint}"
+    )
+
+
 def split_callbacks(callbacks: Optional[Any]) -> Tuple[List[_EarlyStopping], List[Any]]:
-    """``fit``'s ``callbacks`` as (early stoppings, the others), each other one callable."""
+    """``fit``'s ``callbacks`` as (early stoppings, the others), each other one callable.
+    LightGBM's ``early_stopping``, ``log_evaluation`` and ``record_evaluation`` become svmmap's
+    of the same settings; LightGBM's other callbacks are refused, naming svmmap's."""
     if callbacks is None:
         return [], []
-    if callable(callbacks) or isinstance(callbacks, (str, bytes, _EarlyStopping)):
+    if callable(callbacks) or isinstance(callbacks, (str, bytes, _EarlyStopping)) or _lightgbm_maker(callbacks):
         raise ValueError("callbacks must be a list of callbacks, e.g. callbacks=[svmmap.early_stopping(10)]")
     early, others = [], []
     for i, cb in enumerate(list(callbacks)):
+        maker = _lightgbm_maker(cb)
+        if maker is not None:
+            cb = _from_lightgbm(i, cb, maker)
+            if cb is None:
+                continue
         if isinstance(cb, _EarlyStopping):
             early.append(cb)
         elif callable(cb):

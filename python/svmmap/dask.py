@@ -39,7 +39,13 @@ import numpy as np
 
 from . import _core
 from ._degenerate import score_spread
-from ._evaluation_sets import eval_set_message, labels_vary, memory_set, refuse_lightgbm_arguments
+from ._evaluation_sets import (
+    eval_set_message,
+    labels_vary,
+    memory_set,
+    refuse_lightgbm_arguments,
+    refuse_lightgbm_predict,
+)
 from ._training import Outcome, finish, fitting, watching
 from ._training import progress_logging as _progress_logging
 from ._validation import check_labels, check_matrix, check_qid, feature_names_of, forget_fit, n_threads
@@ -785,7 +791,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         eval_set: Optional[Sequence[tuple]] = None,
         eval_group: Optional[Sequence[Any]] = None,
         eval_qid: Optional[Sequence[Any]] = None,
-        eval_metric: Union[str, Sequence[str]] = "map",
+        eval_metric: Optional[Union[str, Sequence[str]]] = None,
         eval_at: Optional[Sequence[int]] = None,
         early_stopping_rounds: Optional[int] = None,
         eval_names: Optional[Sequence[str]] = None,
@@ -929,10 +935,12 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         finally:
             client.cancel(parts + eval_parts)
 
-    def predict(self, X: Any) -> Any:
+    def predict(self, X: Any, **lightgbm_kwargs: Any) -> Any:
         """Scores: a dask array (for a dask array ``X``, or a `BinnedPartitions` of one), a
         dask Series named "score" (for a dask DataFrame, or a `BinnedPartitions` of one)
-        or a numpy array (for data in memory), in the row order of ``X``."""
+        or a numpy array (for data in memory), in the row order of ``X``. LightGBM's
+        ``predict`` arguments (``num_iteration`` ...) are refused as by ``svmmap.SVMMap``."""
+        refuse_lightgbm_predict(f"svmmap.dask.{type(self).__name__}", lightgbm_kwargs)
         self._check_fitted()
         coef = self.coef_
         binner = None

@@ -14,6 +14,12 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from . import _core
+from ._evaluation_sets import (
+    LIGHTGBM_ATTRIBUTES,
+    LIGHTGBM_PARAMETERS,
+    refuse_lightgbm_parameters,
+    refuse_lightgbm_predict,
+)
 from ._model_file import svm_document, write_model
 from ._training import (
     CORE_DEFAULTS,
@@ -56,7 +62,20 @@ def query_mean(
     return float(np.dot(w, pq.values) / total) if total > 0 else float("nan")
 
 
-class SVMMap(BaseEstimator):
+class _RefusesLightGBMParameters:
+    """Refuses LightGBM's constructor parameters (``n_estimators`` ...) with svmmap's
+    counterpart, before ``__init__`` would refuse them with Python's bare "unexpected keyword
+    argument", so that a ported ``LGBMRanker(n_estimators=...)`` learns what svmmap does
+    instead. scikit-learn reads an estimator's parameters from the signature of ``__init__``,
+    which therefore names svmmap's parameters only; this ``__new__`` sits in a base class after
+    the estimator's own, so that ``inspect.signature(SVMMap)`` is still ``__init__``'s."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        refuse_lightgbm_parameters(cls.__name__, {k: v for k, v in kwargs.items() if k in LIGHTGBM_PARAMETERS})
+        return super().__new__(cls)
+
+
+class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
     """Linear ranker trained by a structural SVM that optimizes a ranking metric directly.
 
     Solves OP 1 of Yue et al. (2007) with margin rescaling,
@@ -68,6 +87,11 @@ class SVMMap(BaseEstimator):
     dual coordinate-ascent QP. n counts the training queries that have both a relevant and a
     non-relevant document, so C means what it means in SVM^map (with ``loss="pairwise"``, the
     queries with two distinct labels).
+
+    LightGBM's tree parameters (``n_estimators``, ``learning_rate``, ``num_leaves``,
+    ``objective``, ``random_state`` ...) are refused with a TypeError that names svmmap's
+    counterpart, or says why a linear model needs none; so are LightGBM's ``predict`` arguments
+    (``num_iteration`` ...) and fitted attributes (``booster_`` ...).
 
     Parameters
     ----------
@@ -138,7 +162,7 @@ class SVMMap(BaseEstimator):
         ``stop_reason_ = "max_time"`` and issues a ``ConvergenceWarning``. For
         ``"ndcg@k:latent"`` the limit covers all its rounds.
     verbose : int, default=0
-        Above 0, logs one line per iteration (primal, dual, gap, cuts, seconds) and a final
+        0 or below (LightGBM's -1) is silent. Above 0, logs one line per iteration (primal, dual, gap, cuts, seconds) and a final
         summary to the ``svmmap`` logger at INFO level. Without any logging configuration the
         lines go to stderr; with one, they go to the configured handlers (see
         ``_progress_logging``).
@@ -154,9 +178,10 @@ class SVMMap(BaseEstimator):
     objective_ : float
         Primal objective 1/2 ||w||^2 + C/n sum_q xi_q at ``coef_``.
     dual_objective_ : float
-        Dual objective of the final working set, a lower bound on the optimum.
+        Dual objective of the working set that produced ``coef_``, a lower bound on the
+        optimum (the final working set's, or after early stopping that of the kept round).
     gap_ : float
-        ``objective_ - dual_objective_``.
+        ``objective_ - dual_objective_``: how far ``coef_`` is at most from the optimum.
     degenerate_ : bool
         Whether the model ranks nothing: ``coef_`` is zero, or its scores tie within every
         training query (a `DegenerateModelWarning` said so at fit).
@@ -170,11 +195,14 @@ class SVMMap(BaseEstimator):
     n_cuts_ : int
         Cuts with a positive dual variable at the end.
     converged_ : bool
-        Whether the gap fell to ``tolerance_``.
+        Whether training converged with ``coef_`` certified: ``gap_`` within ``tolerance_``.
     stop_reason_ : str
         Why training stopped: "converged", "max_iter", "callback", "stalled" (the gap, far
         above its tolerance, stopped closing; a ConvergenceWarning names the likely cause) or
-        "max_time".
+        "max_time". After early stopping, ``coef_`` is the iterate of ``best_iteration_``: when
+        that is an earlier round than ``n_iter_``, "converged" says that training ended by
+        converging, not that ``coef_`` did (``converged_`` is then False unless its own round's
+        gap was within the tolerance).
     n_queries_ : int
         Training queries used (with both relevant and non-relevant documents; for "pairwise",
         with two distinct labels).
@@ -198,7 +226,9 @@ class SVMMap(BaseEstimator):
         With ``loss="ndcg@k:latent"``: its (non-convex) objective, 1/2 ||w||^2 + C/n times the
         sum of the latent hinges, at the "map" start and after every kept round, decreasing.
     best_iteration_ : int
-        With ``fit(..., early_stopping_rounds=N)``: the iteration whose iterate is ``coef_``.
+        With early stopping (``fit(..., early_stopping_rounds=N)`` or an ``early_stopping``
+        callback): the iteration whose iterate is ``coef_``, and whose figures ``objective_``,
+        ``dual_objective_`` and ``gap_`` are.
     best_score_ : dict
         With early stopping: the validation metrics of that iterate, {set name: {metric: value}}.
         With validation sets and no early stopping: their metrics at ``coef_`` (the last
@@ -272,7 +302,7 @@ class SVMMap(BaseEstimator):
         eval_set: Optional[Sequence[tuple]] = None,
         eval_group: Optional[Sequence[Any]] = None,
         eval_qid: Optional[Sequence[Any]] = None,
-        eval_metric: Union[str, Sequence[str]] = "map",
+        eval_metric: Optional[Union[str, Sequence[str]]] = None,
         eval_at: Optional[Sequence[int]] = None,
         early_stopping_rounds: Optional[int] = None,
         eval_names: Optional[Sequence[str]] = None,
@@ -315,22 +345,32 @@ class SVMMap(BaseEstimator):
             The query sizes of every validation set, as ``group``.
         eval_qid : list of array-like, optional
             The query ids of every validation set, as ``qid`` (instead of ``eval_group``).
-        eval_metric : str or list of str, default="map"
+        eval_metric : str or list of str, optional
             Metric names of ``svmmap.metrics.evaluate`` ("map", "ndcg@10", ...), computed with
-            this estimator's ``relevance_threshold``; None is the default, as in LightGBM.
+            this estimator's ``relevance_threshold``. None (the default, as in LightGBM's
+            signature) records "map", or with ``eval_at`` NDCG at its cutoffs only.
         eval_at : list of int, optional
-            As LightGBM's ``eval_at``: NDCG at each of these cutoffs is evaluated too
-            ("ndcg@k", after the metrics of ``eval_metric``).
+            As LightGBM's ``eval_at``, by its rule: the metrics of ``eval_metric`` in their
+            order, then NDCG unless they name it, NDCG ("ndcg") being evaluated at each of
+            these cutoffs in increasing order ("ndcg@5", "ndcg@10"). So ``eval_at=[5, 10]``
+            alone records ndcg@5 and ndcg@10, ndcg@5 first (the metric ``first_metric_only``
+            and ``early_stopping_rounds`` watch), and ``eval_metric="ndcg"`` means NDCG at
+            these cutoffs. LightGBM cuts "map" at them too; svmmap has no MAP at a cutoff, so
+            "map" stays MAP over the whole list.
         early_stopping_rounds : int, optional
             Stop when the first metric on the first validation set has not improved for this
             many cutting-plane iterations, and keep the iterate where it was best: ``coef_`` is
             that iterate, ``best_iteration_`` its iteration and ``best_score_`` its metrics
-            ({set name: {metric: value}}), as LightGBM's early stopping does. Needs
-            ``eval_set``. Early stopping ends training before the optimality certificate:
-            ``objective_`` and ``gap_`` describe the last iterate, not ``coef_``, which is then
-            the model of best validation score rather than an eps-optimal solution of OP 1
-            (``stop_reason_`` is "callback" when it stopped training). A validation set that is
-            the training data itself (the very ``X`` and ``y`` arrays) is never watched.
+            ({set name: {metric: value}}), as LightGBM's early stopping does (LightGBM 4's
+            ``early_stopping_round`` parameter watches every metric, as
+            ``callbacks=[svmmap.early_stopping(n)]`` does). Needs ``eval_set``. Early stopping
+            ends training before the optimality certificate: ``coef_`` is then the model of
+            best validation score rather than an eps-optimal solution of OP 1, and
+            ``objective_``, ``dual_objective_``, ``gap_`` and ``converged_`` are those of its
+            round (``stop_reason_`` is "callback" when early stopping stopped training, and
+            says why training ended when the solver ended first; with ``verbose`` above 0 the
+            kept round is then logged). A validation set that is the training data itself
+            (the very ``X`` and ``y`` arrays) is never watched.
         eval_names : list of str, optional
             Names of the validation sets in ``evals_result_`` and ``best_score_`` (default
             ``valid_0``, ``valid_1``, ..., and ``training`` for the training data itself).
@@ -341,7 +381,9 @@ class SVMMap(BaseEstimator):
             LightGBM's training callbacks, called after every round (one solver iteration):
             ``svmmap.early_stopping(n, first_metric_only=...)``, ``svmmap.log_evaluation(period)``,
             ``svmmap.record_evaluation(result)``, or any callable taking a
-            ``svmmap.callback.CallbackEnv``.
+            ``svmmap.callback.CallbackEnv``. LightGBM's own ``lightgbm.early_stopping``,
+            ``lightgbm.log_evaluation`` and ``lightgbm.record_evaluation`` are taken as these,
+            with their settings; LightGBM's other callbacks are refused before training.
         **lightgbm_kwargs
             LightGBM's other ``fit`` arguments (``verbose``, ``init_model`` ...), as PyTerrier's
             ``fit_kwargs`` pass them, are refused with the svmmap equivalent.
@@ -399,13 +441,21 @@ class SVMMap(BaseEstimator):
                 f"This {type(self).__name__} instance is not fitted yet; call fit(X, y, qid=...) first"
             )
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: Any, **lightgbm_kwargs: Any) -> np.ndarray:
         """Score every document; sorting a query's documents by score gives its ranking.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+        **lightgbm_kwargs
+            LightGBM's ``predict`` arguments (``num_iteration``, ``raw_score``,
+            ``pred_contrib`` ...) are refused with svmmap's way.
 
         Returns
         -------
         scores : ndarray of shape (n_documents,), float64, in the row order of ``X``.
         """
+        refuse_lightgbm_predict(type(self).__name__, lightgbm_kwargs)
         self._check_fitted()
         check_feature_names(self, X)
         core_X, _, n_features = check_matrix(X)
@@ -435,6 +485,15 @@ class SVMMap(BaseEstimator):
         ``svmmap.load_model``. ``svmmap classify`` reads it too.
         """
         write_model(path, svm_document(self))
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for attributes that are not there: LightGBM's fitted attributes that a
+        # linear model does not have (booster_ ...) say what it has instead; hasattr stays False.
+        if name in LIGHTGBM_ATTRIBUTES:
+            raise AttributeError(
+                f"{type(self).__name__} has no LightGBM attribute {name!r}: {LIGHTGBM_ATTRIBUTES[name]}"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __sklearn_tags__(self) -> Any:
         # scikit-learn >= 1.6 reads tags from here: labels are required, sparse input is fine.

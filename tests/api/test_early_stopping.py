@@ -37,7 +37,9 @@ def test_early_stopping_keeps_the_best_iterate(data):
 
 def test_eval_at_adds_ndcg_at_each_cutoff(data):
     (X, y, qid), (Xv, yv, qv) = data
-    model = SVMMap(C=1.0).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], eval_at=[5, 10])
+    # eval_metric given: its metrics first, then NDCG at each cutoff (LightGBM's rule; the
+    # rule without eval_metric is tests/api/test_lightgbm_habits.py's).
+    model = SVMMap(C=1.0).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], eval_metric="map", eval_at=[5, 10])
     assert list(model.evals_result_["valid_0"]) == ["map", "ndcg@5", "ndcg@10"]
     last = svmmap.metrics.evaluate(yv, model.predict(Xv), qv, ["ndcg@10"]).means["ndcg@10"]
     assert model.evals_result_["valid_0"]["ndcg@10"][-1] == last
@@ -92,7 +94,7 @@ def test_the_callback_record_carries_the_validation_metrics(data):
     (X, y, qid), (Xv, yv, qv) = data
     seen = []
     model = SVMMap(C=10.0, callback=lambda record: seen.append(record["eval"]) and False).fit(
-        X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], eval_at=[10]
+        X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], eval_metric="map", eval_at=[10]
     )
     assert [r["valid_0"]["map"] for r in seen] == model.evals_result_["valid_0"]["map"]
     assert [r["valid_0"]["ndcg@10"] for r in seen] == model.evals_result_["valid_0"]["ndcg@10"]

@@ -137,7 +137,7 @@ def test_svmmap_cv_reports_a_model_that_ranks_nothing_by_the_rule_of_every_fit()
     "make",
     [
         lambda: SVMMap(C=-1.0)._config(),
-        lambda: SVMMap(verbose=-1).fit([[1.0], [2.0]], [1, 0], qid=[0, 0]),
+        lambda: SVMMap(verbose=2.5).fit([[1.0], [2.0]], [1, 0], qid=[0, 0]),
         lambda: SVMMapCV(score_tolerance=-1).fit([[1.0], [2.0]], [1, 0], qid=[0, 0]),
         lambda: SVMMapCV(loss="auto", patience=0).fit([[1.0], [2.0]], [1, 0], qid=[0, 0]),
         lambda: svmmap.metrics.evaluate([1.0], [0.5], [0], metrics=["ndcg@0"]),

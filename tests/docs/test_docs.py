@@ -93,7 +93,7 @@ def page_sections():
 
 @pytest.mark.parametrize("page,heading,blocks", page_sections(), ids=[f"{p}: {h}" for p, h, _ in page_sections()])
 def test_readme_snippets(page, heading, blocks, tmp_path, monkeypatch):
-    for module in ("matplotlib", "distributed", "pandas"):
+    for module in ("matplotlib", "distributed", "pandas", "lightgbm"):
         if any(module in b for b in blocks):
             pytest.importorskip(module)
     monkeypatch.chdir(tmp_path)
