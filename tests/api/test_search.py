@@ -54,7 +54,9 @@ def test_auto_losses_take_the_cutoff_of_the_scoring():
 def test_one_row_per_candidate_and_the_best_is_the_best_mean(data):
     X, y, qid = data
     splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
-    search = SVMMapCV(CS, loss="auto", preprocessing="auto", scoring="ndcg@10", cv=splits, patience=None, n_jobs=1)
+    search = SVMMapCV(
+        CS, loss="auto", preprocessing="auto", scoring="ndcg@10", cv=splits, patience=None, prune_margin=None, n_jobs=1
+    )
     search.fit(X, y, qid=qid)
     r = search.cv_results_
     # Four losses x three preprocessings x four C values, every one fitted (no patience).
@@ -191,10 +193,12 @@ def test_paths_stop_independently(data):
     # fitting the second after the first has stopped (calls alternate per C while both run).
     X, y, qid = data
     Cs = [0.01, 0.1, 1.0, 10.0]
-    # Call order (one split each, cv=2 -> two calls per candidate and C):
-    # C0: map, pairwise; C1: map, pairwise; C2: pairwise (map stopped); C3: pairwise.
-    script = [0.5, 0.5, 0.1, 0.1] + [0.4, 0.4, 0.2, 0.2] + [0.5, 0.5] + [0.6, 0.6]
-    search = Scripted(Cs, script=script, loss="auto", losses=["map", "pairwise"], cv=2, patience=1, refit=False)
+    # Call order (cv=2; at each C split 0 of every running path, then split 1):
+    # C0: map, pairwise, map, pairwise; C1: the same; C2: pairwise (map stopped); C3: pairwise.
+    script = [0.5, 0.1, 0.5, 0.1] + [0.4, 0.2, 0.4, 0.2] + [0.5, 0.5] + [0.6, 0.6]
+    search = Scripted(
+        Cs, script=script, loss="auto", losses=["map", "pairwise"], cv=2, patience=1, prune_margin=None, refit=False
+    )
     search.calls = 0
     search.fit(X, y, qid=qid)
     assert list(search.cv_results_["status"]) == ["fitted", "fitted", "early stop", "early stop"] + ["fitted"] * 4

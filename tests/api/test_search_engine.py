@@ -130,9 +130,10 @@ def test_verbose_prints_a_line_per_candidate_with_the_best_so_far(data, capsys):
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[SVMMapCV]")]
     assert len(lines) == 4, lines
     assert all(re.search(r"\d+/\d+ fits", line) and "best" in line and "s left" in line for line in lines)
-    # The count of fits done grows by the two splits of each row.
+    # At each C every candidate is fitted split by split, so the two rows of a C end
+    # together, after their four fits.
     done = [int(re.search(r"(\d+)/\d+ fits", line).group(1)) for line in lines]
-    assert done == [2, 4, 6, 8]
+    assert done == [4, 4, 8, 8]
 
 
 def test_verbose_zero_is_silent(data, capsys):
@@ -193,3 +194,81 @@ def test_the_default_search_lists_pairwise_count_at_its_scaled_c(data):
     # Listed by hand, the losses keep their C as given.
     listed = SVMMapCV(Cs, cv=2, loss="auto", losses=["pairwise:count"], refit=False, n_jobs=1).fit(X, y, qid=qid)
     np.testing.assert_array_equal(listed.cv_results_["param_C"], Cs)
+
+
+def scripted_search(monkeypatch, script, **params):
+    """An SVMMapCV whose split scores come from ``script[(loss, C index, split)]``."""
+    from svmmap._search import engine
+
+    Cs = params.pop("Cs")
+    calls = []
+
+    def scripted(coef, data, policy):
+        # The engine scores each fit as it ends; the fit's candidate and C are the last call's.
+        loss, j, k = calls[-1]
+        return script[(loss, j, k)], False
+
+    original = engine._Search.fit
+
+    def fit(self, candidate, C, k, warm_state, cold=False, uncapped=False):
+        calls.append((candidate.loss, Cs.index(C), k))
+        return original(self, candidate, C, k, warm_state, cold=cold, uncapped=uncapped)
+
+    monkeypatch.setattr(engine, "validation_score", scripted)
+    monkeypatch.setattr(engine._Search, "fit", fit)
+    return SVMMapCV(Cs, **params), calls
+
+
+def test_the_race_prunes_a_candidate_far_below_the_best_over_the_same_splits(data, monkeypatch):
+    # Three splits, two C values. map scores 0.80 everywhere; pairwise 0.75 on splits 0 and 1
+    # (0.05 below map over the same two splits, more than the margin 0.02) is pruned after
+    # split 1, before its split 2 and its second C; pairwise:count at 0.79 (0.01 below) runs on.
+    X, y, qid = data
+    Cs = [0.1, 1.0]
+    losses = ["map", "pairwise", "map-greedy"]
+    value = {"map": 0.80, "pairwise": 0.75, "map-greedy": 0.79}
+    script = {(loss, j, k): value[loss] + 0.001 * j for loss in losses for j in range(2) for k in range(3)}
+    search, calls = scripted_search(
+        monkeypatch, script, Cs=Cs, cv=3, loss="auto", losses=losses, patience=None, refit=False, n_jobs=1
+    )
+    search.fit(X, y, qid=qid)
+    r = search.cv_results_
+    status = dict(zip(zip(r["param_loss"], r["param_C"]), r["status"]))
+    assert status[("map", 0.1)] == status[("map", 1.0)] == "fitted"
+    assert status[("map-greedy", 0.1)] == status[("map-greedy", 1.0)] == "fitted"
+    assert status[("pairwise", 0.1)] == status[("pairwise", 1.0)] == "pruned"
+    # pairwise was fitted on splits 0 and 1 at the first C only; its scores there are kept.
+    assert [c for c in calls if c[0] == "pairwise"] == [("pairwise", 0, 0), ("pairwise", 0, 1)]
+    row = int(np.flatnonzero((r["param_loss"] == "pairwise") & (r["param_C"] == 0.1))[0])
+    assert [r[f"split{k}_test_score"][row] for k in range(2)] == [0.75, 0.75]
+    assert r["split2_stop_reason"][row] == "pruned"
+    assert "pruned after 2 of 3 splits" in r["note"][row]
+    assert search.best_params_["loss"] == "map"
+
+
+def test_without_the_race_every_candidate_is_fitted(data, monkeypatch):
+    X, y, qid = data
+    losses = ["map", "pairwise"]
+    script = {(loss, j, k): (0.8 if loss == "map" else 0.5) for loss in losses for j in range(2) for k in range(3)}
+    search, calls = scripted_search(
+        monkeypatch,
+        script,
+        Cs=[0.1, 1.0],
+        cv=3,
+        loss="auto",
+        losses=losses,
+        patience=None,
+        prune_margin=None,
+        refit=False,
+        n_jobs=1,
+    )
+    search.fit(X, y, qid=qid)
+    assert set(search.cv_results_["status"]) == {"fitted"}
+    assert len(calls) == 2 * 2 * 3
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), "0.02", True])
+def test_prune_margin_is_checked(data, bad):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="prune_margin"):
+        SVMMapCV([1.0], cv=2, loss="auto", losses=["map"], prune_margin=bad).fit(X, y, qid=qid)

@@ -16,4 +16,7 @@ SEARCH_DEFAULTS: Dict[str, Any] = {
     # The measure users report for rankers: the search chooses by it unless told otherwise.
     "scoring": "ndcg@10",
     "patience": 1,
+    # The race across candidates: a candidate this far below the best over the same splits
+    # (from the second split on) stops (benchmarks/auto_search.py).
+    "prune_margin": 0.02,
 }

@@ -20,6 +20,7 @@ NOT_FITTED = "not fitted"
 EARLY_STOP = "early stop"
 TIME_BUDGET = "time budget"
 FAILED = "failed"
+PRUNED = "pruned"
 
 
 class Table:
