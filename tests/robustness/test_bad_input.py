@@ -423,7 +423,13 @@ MODEL_ERRORS = {
     "model-truncated": (lambda t: t[: len(t) // 2], "the file ends early (truncated?)"),
     "model-corrupted": (lambda t: t.replace('"coef": [', '"coef": [}', 1), "not valid JSON"),
     "model-binary": (lambda t: b"PK\x03\x04\xff\xfe\xfa", "not UTF-8 text"),
-    "model-gzip-broken": (lambda t: b"\x1f\x8b\x08\x00\xff\xfe\xfa", "starts as gzip data but does not decompress"),
+    # A whole gzip header, then bytes that are not deflate data.
+    "model-gzip-broken": (
+        lambda t: b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xff\xfe\xfa",
+        "starts as gzip data but does not decompress",
+    ),
+    # Seven bytes of a ten-byte gzip header: a file cut short, named as such (issue 46).
+    "model-gzip-truncated": (lambda t: b"\x1f\x8b\x08\x00\xff\xfe\xfa", "the gzip data ends early"),
     "model-not-json-object": (
         lambda t: "[1, 2, 3]",
         'not an svmmap model (expected "format": "svmmap-model", got nothing)',
