@@ -104,7 +104,8 @@ def load_letor(
         query, the next ``group[1]`` the next, and so on. A path names a file of sizes, one
         integer per line (LightGBM's ``.query`` file). None (the default) uses ``<path>.query``
         when that file exists, as LightGBM does, and the ``qid:`` fields otherwise; False
-        always uses the ``qid:`` fields. With sizes, no line may carry a ``qid:`` field, and
+        always uses the ``qid:`` fields (for a file with ``qid:`` fields beside a stale
+        ``.query`` file, which is otherwise an error naming it). With sizes, no line may carry a ``qid:`` field, and
         the query ids returned are 0, 1, 2, ... in file order.
 
     Returns

@@ -120,9 +120,17 @@ def _hostile(text, form):
     if form == "utf-16":
         return text.encode("utf-16"), r":1: the file is UTF-16 text"
     if form == "utf-16-be-no-bom":
-        return text.encode("utf-16-be"), r":1: the file is not UTF-8 text: NUL bytes"
+        return text.encode(
+            "utf-16-be"
+        ), r":1: the file is not UTF-8 text: it looks like UTF-16 without a byte order mark"
     if form == "utf-16-le-no-bom":
-        return text.encode("utf-16-le"), r":1: the file is not UTF-8 text: NUL bytes"
+        return text.encode(
+            "utf-16-le"
+        ), r":1: the file is not UTF-8 text: it looks like UTF-16 without a byte order mark"
+    if form == "utf-32-le-no-bom":
+        return text.encode(
+            "utf-32-le"
+        ), r":1: the file is not UTF-8 text: it looks like UTF-32 without a byte order mark"
     if form == "utf-32":
         return text.encode("utf-32"), r":1: the file is UTF-16 text"  # FF FE 00 00 starts like UTF-16
     if form == "truncated-gzip":
@@ -138,7 +146,15 @@ def _hostile(text, form):
     raise AssertionError(form)
 
 
-HOSTILE = ["utf-16", "utf-16-be-no-bom", "utf-16-le-no-bom", "utf-32", "truncated-gzip", "broken-gzip"]
+HOSTILE = [
+    "utf-16",
+    "utf-16-be-no-bom",
+    "utf-16-le-no-bom",
+    "utf-32",
+    "utf-32-le-no-bom",
+    "truncated-gzip",
+    "broken-gzip",
+]
 
 
 @pytest.mark.parametrize("kind", READERS)

@@ -155,14 +155,20 @@ fn text_start(head: &[u8]) -> std::result::Result<usize, String> {
                 .to_string(),
         );
     }
-    // ASCII text in UTF-16 or UTF-32 has a NUL byte beside every character; no text file that
-    // svmmap reads has one among its first characters (the readers refuse NUL bytes anywhere).
-    if head.len() >= 2 && head.contains(&0) && head.iter().any(|&b| b != 0) {
-        return Err(
-            "the file is not UTF-8 text: NUL bytes among its first characters (UTF-16 or UTF-32 \
-             text without a byte order mark, or a binary file?); save it as UTF-8"
-                .to_string(),
-        );
+    // ASCII text in UTF-16 or UTF-32 has NUL bytes beside every character: two characters
+    // of UTF-16 are [c, 0, c, 0] (little-endian) or [0, c, 0, c], one of UTF-32 [c, 0, 0, 0]
+    // or [0, 0, 0, c]. A NUL byte elsewhere is left to the readers, which name its field.
+    if let [a, b, c, d] = *head {
+        let utf16 =
+            (a != 0 && b == 0 && c != 0 && d == 0) || (a == 0 && b != 0 && c == 0 && d != 0);
+        let utf32 = b == 0 && c == 0 && (a != 0) != (d != 0);
+        if utf16 || utf32 {
+            return Err(format!(
+                "the file is not UTF-8 text: it looks like {} without a byte order mark (NUL \
+                 bytes between its first characters); save it as UTF-8",
+                if utf16 { "UTF-16" } else { "UTF-32" }
+            ));
+        }
     }
     Ok(0)
 }
@@ -272,4 +278,56 @@ pub(super) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<u
         }
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(bytes: &[u8]) -> Result<Vec<u8>> {
+        let (gzip, source) = sniff_gzip(bytes).unwrap();
+        let mut out = Vec::new();
+        text_of(source, "f", gzip)?
+            .read_to_end(&mut out)
+            .map_err(|e| read_error("f", e))?;
+        Ok(out)
+    }
+
+    #[test]
+    fn the_start_of_the_text_is_read_by_one_rule() {
+        assert_eq!(text(b"\xef\xbb\xbf1 2\n").unwrap(), b"1 2\n");
+        assert_eq!(text(b"1\x00 0 d1 1\n").unwrap(), b"1\x00 0 d1 1\n");
+        for (bytes, words) in [
+            (&b"\xff\xfe1\x00"[..], "f:1: the file is UTF-16 text"),
+            (
+                &b"1\x00 \x00"[..],
+                "f:1: the file is not UTF-8 text: it looks like UTF-16",
+            ),
+            (
+                &b"\x001\x00 "[..],
+                "f:1: the file is not UTF-8 text: it looks like UTF-16",
+            ),
+            (
+                &b"1\x00\x00\x00"[..],
+                "f:1: the file is not UTF-8 text: it looks like UTF-32",
+            ),
+        ] {
+            let e = text(bytes).unwrap_err().to_string();
+            assert!(e.starts_with(words), "{e}");
+        }
+    }
+
+    #[test]
+    fn damaged_gzip_data_names_the_line_it_reached() {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut encoder, "1 qid:1 1:1\n".repeat(500).as_bytes()).unwrap();
+        let packed = encoder.finish().unwrap();
+        assert_eq!(text(&packed).unwrap().len(), 12 * 500);
+        let e = text(&packed[..packed.len() - 12]).unwrap_err();
+        assert!(
+            matches!(&e, Error::Parse { location, .. } if location.line > 1)
+                && e.to_string().contains("the gzip data ends early"),
+            "{e}"
+        );
+    }
 }
