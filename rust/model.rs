@@ -161,44 +161,34 @@ impl ModelFile {
             .map_err(|e| Error::Model(format!("cannot encode model: {e}")))
     }
 
+    /// The document as JSON text without indentation, as `load_model_json` hands it to Python:
+    /// a weight per line of indentation would make the text several times the file's size.
+    pub fn to_json_compact(&self) -> Result<String> {
+        serde_json::to_string(self).map_err(|e| Error::Model(format!("cannot encode model: {e}")))
+    }
+
     pub fn load(path: &str) -> Result<Self> {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(
-            &mut crate::runtime::cancel::open_interruptibly(
-                path,
-                std::fs::OpenOptions::new().read(true),
-            )?,
-            &mut bytes,
-        )
-        .map_err(|e| Error::io(path, e))?;
-        // A gzip-compressed model (written under a ".gz" name, or compressed by hand) is read
-        // through, as the data reader reads compressed LETOR files.
-        if bytes.starts_with(&[0x1f, 0x8b]) {
-            let mut plain = Vec::new();
-            std::io::Read::read_to_end(
-                &mut flate2::read::MultiGzDecoder::new(&bytes[..]),
-                &mut plain,
-            )
-            .map_err(|e| {
-                Error::Model(format!(
-                    "{path}: not an svmmap model: the file starts as gzip data but does not \
-                         decompress ({e})"
-                ))
-            })?;
-            bytes = plain;
-        }
+        // The one opener of text files (gzip by its magic bytes, a byte order mark skipped,
+        // UTF-16 refused), with the text's size checked against the available memory before
+        // it is read or inflated: the text and the JSON text `to_json_compact` gives back.
+        let bytes = crate::data::reader::read_text(path, 2).map_err(|e| match e {
+            // A damaged gzip file or text in another encoding is a format problem of the
+            // model file; running out of memory or an OS error stays what it is.
+            Error::Parse { location, message } => Error::Model(format!("{location}: {message}")),
+            other => other,
+        })?;
+        check_parse_memory(path, &bytes)?;
         // A binary file handed over by mistake is a format problem, not an I/O failure.
-        let mut text = String::from_utf8(bytes).map_err(|e| {
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
             Error::Model(format!(
-                "{path}: not an svmmap model: the file is not UTF-8 text (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
+                "{path}:{line}: not an svmmap model: the file is not UTF-8 text (byte 0x{:02x} \
+                 at offset {at}; Latin-1?)",
+                bytes[at]
             ))
         })?;
-        // Editors on Windows may start a saved file with a byte order mark; JSON readers may
-        // ignore it (RFC 8259, 8.1), and it carries no content.
-        if text.starts_with('\u{feff}') {
-            text.drain(..'\u{feff}'.len_utf8());
-        }
         Self::from_json(&text, path)
     }
 
@@ -218,6 +208,32 @@ impl ModelFile {
             write_atomic(path, text.as_bytes())
         }
     }
+}
+
+/// Bytes a model file's load holds per JSON value (a weight, a threshold, a name) at its peak:
+/// the parsed tree's node (32 bytes) twice while its array grows by doubling, then, in Python,
+/// the compact text again, a float object and its list slot (about 33 bytes), and the weights'
+/// array (8 bytes). A round upper figure; a model of a million weights needs about 100 MB.
+const LOAD_BYTES_PER_VALUE: u64 = 96;
+
+/// The memory a model file's text will take once parsed, here and in Python, must be
+/// available: parsing allocates as it goes, and a failed allocation aborts the process (a file
+/// of 40 MB of "0," holds twenty million weights and takes gigabytes). The count of values is
+/// bounded by the count of commas, found without parsing.
+fn check_parse_memory(path: &str, text: &[u8]) -> Result<()> {
+    let values = text.iter().filter(|&&b| b == b',').count() as u64 + 1;
+    let bytes = (text.len() as u64)
+        .saturating_mul(2)
+        .saturating_add(values.saturating_mul(LOAD_BYTES_PER_VALUE));
+    crate::runtime::memory::check_call(bytes, || {
+        (
+            format!(
+                "loading the model file {path} ({} of JSON text, up to {values} numbers)",
+                crate::runtime::memory::human(text.len() as u64)
+            ),
+            "free memory, or load it on a machine with more".to_string(),
+        )
+    })
 }
 
 fn json_kind(v: &serde_json::Value) -> &'static str {
@@ -370,11 +386,22 @@ mod tests {
             matches!(e, Error::Model(_)) && e.to_string().contains("not UTF-8"),
             "{e}"
         );
-        // A file that starts as gzip but does not decompress is named as such.
-        std::fs::write(&path, [0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe]).unwrap();
+        // A file that starts as gzip but does not decompress is named as such, and one cut
+        // short (here in its ten-byte header) as truncated.
+        std::fs::write(
+            &path,
+            [0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 0x03, 0xff, 0xfe],
+        )
+        .unwrap();
         let e = ModelFile::load(&path.to_string_lossy()).unwrap_err();
         assert!(
             matches!(e, Error::Model(_)) && e.to_string().contains("does not decompress"),
+            "{e}"
+        );
+        std::fs::write(&path, [0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe]).unwrap();
+        let e = ModelFile::load(&path.to_string_lossy()).unwrap_err();
+        assert!(
+            matches!(e, Error::Model(_)) && e.to_string().contains("the gzip data ends early"),
             "{e}"
         );
         std::fs::remove_dir_all(&dir).unwrap();

@@ -182,7 +182,9 @@ class BinningSpec:
             if given is not None and not isinstance(given, (int, np.integer)):
                 given = [[int(v) for v in p] for p in given]
             out["params"]["interactions"] = None if given is None else json_value("interactions", given)
-            out["params"]["interaction_bins"] = int(self.params.get("interaction_bins", 32))
+            from ._pairs import DEFAULT_PAIR_BINS
+
+            out["params"]["interaction_bins"] = int(self.params.get("interaction_bins", DEFAULT_PAIR_BINS))
             out["interactions"] = [
                 {"features": [int(i), int(j)], "thresholds": [[float(t) for t in a], [float(t) for t in b]]}
                 for (i, j), (a, b) in zip(self.pairs, self.pair_thresholds or [])
@@ -258,6 +260,7 @@ def binning_from_dict(d: Any) -> BinningSpec:
             raise ValueError(f'"thresholds"[{j}] must be a list of numbers, got {show(k)}')
         thresholds.append(np.asarray(k, dtype=np.float64).reshape(-1))
     config = check_binner_params(params)
+    _check_pair_params(params)
     if len(thresholds) != n_features:
         raise ValueError(f"Binner dict has {len(thresholds)} threshold lists for {n_features} features")
     for j, k in enumerate(thresholds):
@@ -277,6 +280,22 @@ def binning_from_dict(d: Any) -> BinningSpec:
     if stored is not None and count(stored, "n_output_features") != spec.n_output:
         raise ValueError(f"Binner dict says {stored} output features but its thresholds give {spec.n_output}")
     return spec
+
+
+def _check_pair_params(params: Dict[str, Any]) -> None:
+    """The pair parameters of a Binner dict ("interactions", "interaction_bins"), checked as
+    ``Binner.fit`` checks them: a binner loaded with ``"interactions": "all"`` or
+    ``"interaction_bins": null`` would predict, and then fail to be saved or refitted."""
+    from ._pairs import DEFAULT_PAIR_BINS, check_interactions
+
+    if "interactions" not in params and "interaction_bins" not in params:
+        return
+    bins = params.get("interaction_bins", DEFAULT_PAIR_BINS)
+    try:
+        check_interactions(params.get("interactions"), bins)
+    except ValueError as exc:
+        key = "interaction_bins" if str(exc).startswith("interaction_bins") else "interactions"
+        raise ValueError(f'"params"."{key}": {exc}') from None
 
 
 def _pairs_from_dict(raw: Any, thresholds: List[np.ndarray]) -> Tuple[List[Tuple[int, int]], List[Any]]:

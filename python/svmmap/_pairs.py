@@ -41,6 +41,8 @@ from . import _core
 #: The most coarse thresholds per feature of a pair: its codes (up to 64 * 64) then fit uint16,
 #: and the coarse codes of pair selection (up to 65 per feature) uint8.
 MAX_PAIR_BINS = 63
+#: ``Binner(interaction_bins=...)``'s default, also of a Binner dict that does not give it.
+DEFAULT_PAIR_BINS = 32
 #: The most coarse thresholds per feature of the grid on which FAST scores a pair (8: 81 cells
 #: per pair, so the histograms of all 9,180 pairs of 136 features take about 12 MB).
 SELECTION_BINS = 8
@@ -51,6 +53,33 @@ BACKFIT_SWEEPS = 4
 #: 600 in a cell of the 9 x 9 selection grid; on 100,000 documents x 136 features, reading all
 #: of them made the selection 1.9 times the per-feature fit (benchmarks/interactions.py --cost).
 SELECTION_ROWS = 50_000
+
+
+def check_interactions(interactions: Any, bins: Any) -> Optional[List[tuple]]:
+    """The pairs of ``interactions`` when it lists them, None for a count or None; refuses
+    anything else, and an ``interaction_bins`` that is not an integer in 1..MAX_PAIR_BINS.
+    The one check of these parameters: ``Binner.fit`` applies it, and so does the reader of
+    Binner dicts and model files, so that a loaded binner can be saved and refitted."""
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 1 <= bins <= MAX_PAIR_BINS:
+        raise ValueError(f"interaction_bins must be an integer in 1..{MAX_PAIR_BINS}, got {bins!r}")
+    if interactions is None:
+        return None
+    if isinstance(interactions, (int, np.integer)) and not isinstance(interactions, bool):
+        if interactions < 0:
+            raise ValueError(f"interactions must be None, a count >= 0 or a list of pairs, got {interactions!r}")
+        return None
+    try:
+        pairs = [tuple(int(v) for v in p) for p in interactions]
+    except (TypeError, ValueError):
+        pairs = None
+    if pairs is None or any(len(p) != 2 or p[0] == p[1] or min(p) < 0 for p in pairs):
+        raise ValueError(
+            f"interactions must be None, a count >= 0 or a list of pairs (i, j) of two different "
+            f"feature indices, got {interactions!r}"
+        )
+    if len(set(tuple(sorted(p)) for p in pairs)) != len(pairs):
+        raise ValueError(f"interactions lists a pair twice: {interactions!r}")
+    return pairs
 
 
 def coarse_indices(n_thresholds: int, n_coarse: int) -> np.ndarray:

@@ -2,14 +2,15 @@
 marks, LF/CRLF/CR), how a line splits into fields, which numbers are accepted, and how a file
 is written atomically.
 
-LETOR files (read by the core), predictions (``svmmap.io``) and TREC runs and qrels
-(``svmmap.ir.trec``) follow the same rules, so that a line number in an error agrees with an
-editor's and an id is the same string in every file.
+Every text file is opened by the core's one opener (``rust/data/reader/file.rs``): LETOR
+files (read by the core), model files (``svmmap.persistence``), and through ``text_lines``
+LightGBM's query sizes and predictions (``svmmap.io``) and TREC runs and qrels
+(``svmmap.ir.trec``). They follow the same rules, so that a line number in an error agrees
+with an editor's and an id is the same string in every file.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from typing import Any, Iterator, List, Tuple, Union
@@ -24,38 +25,33 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def text_lines(name: str) -> Iterator[Tuple[int, bytes]]:
-    """(1-based line number, bytes) of every line of a text file, as files really come: a UTF-8
-    byte order mark is skipped, a line ends at LF, CRLF or a lone CR, and gzip-compressed files
-    (TREC distributes runs as .gz) are decompressed, whatever their name. These are the LETOR
-    reader's rules, so that line numbers in errors agree with an editor's and an id is the
-    same string in every file. UTF-16 text, and a byte order mark inside the file (files
-    joined with cat), are errors naming the line."""
-    import gzip
+    """(1-based line number, bytes) of every line of a text file, as files really come.
+
+    The file is read by the core's one opener of text files (``_core.read_text_file``, the
+    LETOR reader's and the model loader's too): the memory its text needs is checked before it
+    is read or inflated, gzip-compressed files (TREC distributes runs as .gz) are decompressed
+    whatever their name, gzip data that ends early or does not decompress is an error naming
+    the file and line, a UTF-8 byte order mark is skipped and UTF-16 or UTF-32 text is refused.
+    Here a line ends at LF, CRLF or a lone CR, as in the LETOR reader, so that line numbers in
+    errors agree with an editor's and an id is the same string in every file; a byte order
+    mark inside the file (files joined with cat) is an error naming the line."""
+    import io
 
     from ._core import DataFormatError
 
     lineno = 0
-    # Opened once and peeked at, so that a pipe (`--runs <(zcat run.gz)`) loses no bytes.
-    with open(name, "rb") as raw_file, contextlib.ExitStack() as stack:
-        f: Any = raw_file
-        if raw_file.peek(2)[:2] == b"\x1f\x8b":
-            f = stack.enter_context(gzip.GzipFile(fileobj=raw_file, mode="rb"))
-        for k, raw in enumerate(f):
-            if k == 0 and raw.startswith(_UTF8_BOM):
-                raw = raw[len(_UTF8_BOM) :]
-            elif k == 0 and raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+    # The whole text at once: one call releases the GIL while reading and decompressing, and
+    # a pipe (`--runs <(zcat run.gz)`) is read once, as a file is. BytesIO shares the buffer.
+    for raw in io.BytesIO(_core.read_text_file(name)):
+        raw = raw[:-2] if raw.endswith(b"\r\n") else raw.rstrip(b"\n")
+        for piece in raw.split(b"\r") if b"\r" in raw else (raw,):
+            lineno += 1
+            if piece.startswith(_UTF8_BOM):
                 raise DataFormatError(
-                    f"{name}:1: the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8"
+                    f"{name}:{lineno}: a UTF-8 byte order mark in the middle of the file (files joined "
+                    "together?); remove it"
                 )
-            raw = raw[:-2] if raw.endswith(b"\r\n") else raw.rstrip(b"\n")
-            for piece in raw.split(b"\r") if b"\r" in raw else (raw,):
-                lineno += 1
-                if piece.startswith(_UTF8_BOM):
-                    raise DataFormatError(
-                        f"{name}:{lineno}: a UTF-8 byte order mark in the middle of the file (files joined "
-                        "together?); remove it"
-                    )
-                yield lineno, piece
+            yield lineno, piece
 
 
 def number(token: str) -> float:

@@ -33,7 +33,7 @@ from ._fitted import (
     raw_thresholds,
     scaler_spec,
 )
-from ._pairs import MAX_PAIR_BINS
+from ._pairs import DEFAULT_PAIR_BINS, check_interactions
 from ._typing import BinStrategy, Missing
 from ._validation import contiguous, forget_fit, n_threads
 
@@ -197,7 +197,7 @@ class Binner(TransformerMixin, BaseEstimator):
         output: str = _DEFAULTS["output"],
         n_jobs: Optional[int] = None,
         interactions: Any = None,
-        interaction_bins: int = 32,
+        interaction_bins: int = DEFAULT_PAIR_BINS,
     ) -> None:
         self.n_thresholds = n_thresholds
         self.strategy = strategy
@@ -241,7 +241,7 @@ class Binner(TransformerMixin, BaseEstimator):
         """
         forget_fit(self)
         config = self._check_params()
-        pairs_given = _check_interactions(self.interactions, self.interaction_bins)
+        pairs_given = check_interactions(self.interactions, self.interaction_bins)
         names = _column_names(X)
         arr = _as_dense(X)
         # The one fitting routine, which ``svmmap learn --missing nan`` runs too (without
@@ -372,31 +372,6 @@ class Binner(TransformerMixin, BaseEstimator):
         binner.interaction_thresholds_ = list(spec.pair_thresholds or [])
         binner.interaction_scores_ = np.full(len(binner.interactions_), np.nan)
         return binner
-
-
-def _check_interactions(interactions: Any, bins: Any) -> Optional[List[tuple]]:
-    """The pairs of ``interactions`` when it lists them, None for a count or None; refuses
-    anything else, and an ``interaction_bins`` that is not an integer in 1..MAX_PAIR_BINS."""
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 1 <= bins <= MAX_PAIR_BINS:
-        raise ValueError(f"interaction_bins must be an integer in 1..{MAX_PAIR_BINS}, got {bins!r}")
-    if interactions is None:
-        return None
-    if isinstance(interactions, (int, np.integer)) and not isinstance(interactions, bool):
-        if interactions < 0:
-            raise ValueError(f"interactions must be None, a count >= 0 or a list of pairs, got {interactions!r}")
-        return None
-    try:
-        pairs = [tuple(int(v) for v in p) for p in interactions]
-    except (TypeError, ValueError):
-        pairs = None
-    if pairs is None or any(len(p) != 2 or p[0] == p[1] or min(p) < 0 for p in pairs):
-        raise ValueError(
-            f"interactions must be None, a count >= 0 or a list of pairs (i, j) of two different "
-            f"feature indices, got {interactions!r}"
-        )
-    if len(set(tuple(sorted(p)) for p in pairs)) != len(pairs):
-        raise ValueError(f"interactions lists a pair twice: {interactions!r}")
-    return pairs
 
 
 def _fit_pairs(

@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._text import PathLike, number, split_fields, text_lines, write_atomic
+from ._text import BeyondInt64, PathLike, integer, number, split_fields, text_lines, write_atomic
 from ._validation import invalid_parameter
 from .persistence import load_model, model_document, save_model
 
@@ -55,6 +55,10 @@ def _qid_array(names: Sequence[str], codes: np.ndarray) -> np.ndarray:
     else:
         values = np.array(names, dtype=str)
     return values[codes]
+
+
+#: The core reader's words for a `qid:` field in a file read with separate query sizes.
+_QID_WITH_SIZES = "but the query sizes were given separately"
 
 
 def load_letor(
@@ -100,7 +104,8 @@ def load_letor(
         query, the next ``group[1]`` the next, and so on. A path names a file of sizes, one
         integer per line (LightGBM's ``.query`` file). None (the default) uses ``<path>.query``
         when that file exists, as LightGBM does, and the ``qid:`` fields otherwise; False
-        always uses the ``qid:`` fields. With sizes, no line may carry a ``qid:`` field, and
+        always uses the ``qid:`` fields (for a file with ``qid:`` fields beside a stale
+        ``.query`` file, which is otherwise an error naming it). With sizes, no line may carry a ``qid:`` field, and
         the query ids returned are 0, 1, 2, ... in file order.
 
     Returns
@@ -150,15 +155,26 @@ def load_letor(
     if missing not in ("error", "nan"):
         raise invalid_parameter("missing", '"error" or "nan"', missing)
     sizes = _group_sizes(path, group)
-    raw = _core.read_letor_file(
-        os.fspath(path),
-        dt.name,
-        None if n_features is None else int(n_features),
-        return_comments,
-        n_threads(n_jobs),
-        missing_nan=missing == "nan",
-        without_qid=sizes is not None,
-    )
+    try:
+        raw = _core.read_letor_file(
+            os.fspath(path),
+            dt.name,
+            None if n_features is None else int(n_features),
+            return_comments,
+            n_threads(n_jobs),
+            missing_nan=missing == "nan",
+            without_qid=sizes is not None,
+        )
+    except _core.DataFormatError as exc:
+        if group is None and sizes is not None and _QID_WITH_SIZES in str(exc):
+            # The sizes came from a `.query` file found beside the data, not from the caller:
+            # say where they came from and how to read the file's own query ids instead.
+            raise _core.DataFormatError(
+                f"{exc}. The query sizes come from {sizes[1]}, read because it lies beside the data "
+                "file; if it is stale, pass group=False (svmmap: --no-group) to read the qid: fields, "
+                "or remove it"
+            ) from None
+        raise
     n_rows = raw["labels"].shape[0]
     d = raw["n_features"]
     if "dense" in raw:
@@ -255,23 +271,30 @@ def read_group_file(path: PathLike) -> np.ndarray:
 
     name = os.fspath(path)
     sizes = []
-    with open(name, "r", encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            text = line.strip()
-            if not text:
-                continue
-            # ASCII decimals only, as in every other reader: Python's int() also reads "1_0"
-            # as 10 and "\uff12" (a full-width 2) as 2.
-            if not re.fullmatch(r"[+-]?[0-9]+", text):
-                raise DataFormatError(f"{name}:{lineno}: expected a query size (a positive integer), got {text!r}")
-            size = int(text)
-            if size < 1:
-                raise DataFormatError(f"{name}:{lineno}: query size {size} must be at least 1")
-            if size > np.iinfo(np.int64).max:
-                # Beyond int64 no data file can have that many rows; said here with the line,
-                # rather than as numpy's OverflowError.
-                raise DataFormatError(f"{name}:{lineno}: query size {size} is beyond any number of rows")
-            sizes.append(size)
+    # The text-file rules of every reader (gzip, byte order marks, line breaks, UTF-8 fields,
+    # ASCII integers within int64): Python's int() would also read "1_0" as 10 and "\uff12"
+    # (a full-width 2) as 2.
+    for lineno, raw in text_lines(name):
+        fields = split_fields(name, lineno, raw)
+        if not fields:
+            continue
+        if len(fields) > 1:
+            raise DataFormatError(
+                f"{name}:{lineno}: {len(fields)} fields; a line of query sizes holds one positive integer"
+            )
+        try:
+            size = integer(fields[0])
+        except BeyondInt64:
+            # Beyond int64 no data file can have that many rows; said here with the line,
+            # rather than as numpy's OverflowError.
+            raise DataFormatError(f"{name}:{lineno}: query size {fields[0]} is beyond any number of rows") from None
+        except ValueError:
+            raise DataFormatError(
+                f"{name}:{lineno}: expected a query size (a positive integer), got {fields[0]!r}"
+            ) from None
+        if size < 1:
+            raise DataFormatError(f"{name}:{lineno}: query size {size} must be at least 1")
+        sizes.append(size)
     if not sizes:
         raise DataFormatError(f"{name}: no query sizes: the group file is empty")
     return np.asarray(sizes, dtype=np.int64)

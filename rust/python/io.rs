@@ -5,10 +5,10 @@ use numpy::ndarray::Array2;
 use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use super::detach;
-use crate::data::reader::{read_letor, FromF64, LetorData, ReadOptions};
+use crate::data::reader::{read_letor, read_text, FromF64, LetorData, ReadOptions};
 use crate::error::Error;
 use crate::model::ModelFile;
 use crate::runtime::pool::with_threads;
@@ -88,7 +88,25 @@ pub(super) fn read_letor_file<'py>(
 /// Reads and checks a model file; returns its JSON text.
 #[pyfunction]
 pub(super) fn load_model_json(py: Python<'_>, path: &str) -> PyResult<String> {
-    detach(py, || ModelFile::load(path).and_then(|m| m.to_json())).map_err(PyErr::from)
+    detach(py, || {
+        ModelFile::load(path).and_then(|m| m.to_json_compact())
+    })
+    .map_err(PyErr::from)
+}
+
+/// The whole text of a file by the one opener's rules (`data::reader::open_text`: memory
+/// checked first, gzip decompressed, a UTF-8 byte order mark skipped, UTF-16 refused), as the
+/// bytes the Python readers (query sizes, runs, qrels, predictions) split into lines.
+#[pyfunction]
+pub(super) fn read_text_file<'py>(py: Python<'py>, path: &str) -> PyResult<Bound<'py, PyBytes>> {
+    // The bytes are copied once into Python's object, and the readers then hold every line's
+    // fields: three bytes per byte of text at the least.
+    let text = detach(py, || read_text(path, 3))?;
+    // `new_with` reports a failed allocation as Python's MemoryError.
+    PyBytes::new_with(py, text.len(), |buf| {
+        buf.copy_from_slice(&text);
+        Ok(())
+    })
 }
 
 /// Checks a model's JSON text and writes it atomically.

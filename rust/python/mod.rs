@@ -238,6 +238,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluation::evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(io::read_letor_file, m)?)?;
     m.add_function(wrap_pyfunction!(io::load_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(io::read_text_file, m)?)?;
     m.add_function(wrap_pyfunction!(io::save_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(io::write_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(binning::bin_fit, m)?)?;

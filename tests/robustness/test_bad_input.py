@@ -102,7 +102,11 @@ def test_reader_largest_index_is_sparse_not_allocated(tmp_path):
 def test_reader_corrupt_gzip_missing_and_directory(tmp_path):
     corrupt = tmp_path / "corrupt.gz"
     corrupt.write_bytes(b"\x1f\x8b" + b"\x00" * 30)
-    with pytest.raises(OSError, match=str(corrupt)):
+    # A format problem of the file, named by the one opener of text files (issue 46); it was an
+    # OSError with errno 0 before.
+    with pytest.raises(
+        DataFormatError, match=re.escape(str(corrupt)) + ":1: the file starts as gzip data but does not decompress"
+    ):
         load_letor(corrupt)
     with pytest.raises(FileNotFoundError):
         load_letor(tmp_path / "missing.txt")
@@ -423,7 +427,13 @@ MODEL_ERRORS = {
     "model-truncated": (lambda t: t[: len(t) // 2], "the file ends early (truncated?)"),
     "model-corrupted": (lambda t: t.replace('"coef": [', '"coef": [}', 1), "not valid JSON"),
     "model-binary": (lambda t: b"PK\x03\x04\xff\xfe\xfa", "not UTF-8 text"),
-    "model-gzip-broken": (lambda t: b"\x1f\x8b\x08\x00\xff\xfe\xfa", "starts as gzip data but does not decompress"),
+    # A whole gzip header, then bytes that are not deflate data.
+    "model-gzip-broken": (
+        lambda t: b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xff\xfe\xfa",
+        "starts as gzip data but does not decompress",
+    ),
+    # Seven bytes of a ten-byte gzip header: a file cut short, named as such (issue 46).
+    "model-gzip-truncated": (lambda t: b"\x1f\x8b\x08\x00\xff\xfe\xfa", "the gzip data ends early"),
     "model-not-json-object": (
         lambda t: "[1, 2, 3]",
         'not an svmmap model (expected "format": "svmmap-model", got nothing)',

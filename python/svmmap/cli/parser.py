@@ -135,12 +135,21 @@ def _loss_spec(text: str):
 
 def _data_layout_options(parser: argparse.ArgumentParser, data: str, missing_help: str) -> None:
     """--group and --missing: LightGBM's layout and LETOR's Feature-null files."""
-    parser.add_argument(
+    sizes = parser.add_mutually_exclusive_group()
+    sizes.add_argument(
         "--group",
         default=None,
         metavar="FILE",
         help=f"query sizes, one per line (LightGBM's .query file), for a {data} without qid: fields "
         f"(default: {data}.query when it exists)",
+    )
+    # load_letor's group=False: a stale .query file beside a file with qid: fields is left alone.
+    sizes.add_argument(
+        "--no-group",
+        dest="group",
+        action="store_const",
+        const=False,
+        help=f"read the query ids from the qid: fields, ignoring a {data}.query file",
     )
     parser.add_argument(
         "--missing",

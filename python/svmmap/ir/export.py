@@ -195,6 +195,33 @@ def _step_functions(binner: Any, svm: Any) -> list:
     return piecewise_scores(binner, svm.coef_)
 
 
+#: The largest float32: Solr and Elasticsearch hold every number of a model as a float32, and
+#: read a larger one as infinity (or refuse the text "Infinity" that JSON cannot hold).
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _engine_number(value: float, what: str) -> float:
+    """``value`` as the float32 the engines hold, or a ValueError naming ``what`` when it is
+    beyond float32's range: the file would hold infinity, which the engines cannot read or
+    which makes every score infinite."""
+    rounded = float(np.float32(value)) if abs(float(value)) <= _FLOAT32_MAX else float("inf")
+    if not np.isfinite(rounded):
+        raise ValueError(
+            f"{what} is {float(value)!r}, beyond the float32 range (+-{_FLOAT32_MAX:.4g}) in which Solr and "
+            "Elasticsearch hold a model's numbers; the model cannot be exported to them (retrain with a "
+            "smaller C or rescaled features, or export to ONNX in float64)"
+        )
+    return rounded
+
+
+def _engine_weights(names: List[str], weights: np.ndarray) -> Dict[str, float]:
+    """The linear weights by feature name, each checked to fit float32 (``_engine_number``);
+    written as the float64 values, which the engines round to float32 as they read them."""
+    for f, w in zip(names, weights):
+        _engine_number(w, f"the weight of feature {f!r}")
+    return {f: float(w) for f, w in zip(names, weights)}
+
+
 def _largest_f32_at_most(t: float) -> np.float32:
     a = np.float32(t)
     if float(a) > t:
@@ -242,6 +269,18 @@ def _solr_threshold(t: float) -> str:
     return repr(float(best[1]))
 
 
+def _engine_threshold(t: float, name: str) -> float:
+    """A threshold of feature ``name``, checked to lie strictly inside float32's range, so that
+    the split written for it (the float32 next to it) is a finite number."""
+    if not abs(t) < _FLOAT32_MAX:
+        raise ValueError(
+            f"a threshold of feature {name!r} is {t!r}, beyond the float32 range (+-{_FLOAT32_MAX:.4g}) in "
+            "which Solr and Elasticsearch hold a model's numbers; the model cannot be exported to them "
+            "(rescale the feature, or export to ONNX in float64)"
+        )
+    return t
+
+
 def _balanced(lo: int, hi: int) -> Tuple[int, int, int]:
     """Split the step indices lo..hi (values lo..hi, thresholds lo+1..hi) at their middle."""
     mid = (lo + hi + 1) // 2
@@ -252,11 +291,11 @@ def _solr_tree(name: str, k: np.ndarray, values: np.ndarray, lo: int, hi: int) -
     # Steps lo..hi: value i holds for k[i-1] < v <= k[i]. Split at threshold k[mid-1]:
     # v <= k[mid-1] (left) has steps lo..mid-1, v > k[mid-1] (right) has steps mid..hi.
     if lo == hi:
-        return {"value": repr(float(np.float32(values[lo])))}
+        return {"value": repr(_engine_number(values[lo], f"a score of feature {name!r}'s step function"))}
     _, mid, _ = _balanced(lo, hi)
     return {
         "feature": name,
-        "threshold": _solr_threshold(float(k[mid - 1])),
+        "threshold": _solr_threshold(_engine_threshold(float(k[mid - 1]), name)),
         "left": _solr_tree(name, k, values, lo, mid - 1),
         "right": _solr_tree(name, k, values, mid, hi),
     }
@@ -272,7 +311,7 @@ def _solr_pair_tree(names: Tuple[str, str], surface: Any, lo: int, hi: int) -> D
     _, mid, _ = _balanced(lo, hi)
     return {
         "feature": names[0],
-        "threshold": _solr_threshold(float(ki[mid - 1])),
+        "threshold": _solr_threshold(_engine_threshold(float(ki[mid - 1]), names[0])),
         "left": _solr_pair_tree(names, surface, lo, mid - 1),
         "right": _solr_pair_tree(names, surface, mid, hi),
     }
@@ -329,7 +368,7 @@ def to_solr(
             "class": _SOLR_LINEAR,
             "name": str(name),
             "features": [{"name": f} for f in names],
-            "params": {"weights": {f: float(w) for f, w in zip(names, weights)}},
+            "params": {"weights": _engine_weights(names, weights)},
         }
     else:
         steps, surfaces = _surfaces(_raw_step_functions(spec, binner, svm))
@@ -359,11 +398,11 @@ def _xgb_tree(
     node_id = ids[0]
     ids[0] += 1
     if lo == hi:
-        return {"nodeid": node_id, "leaf": float(np.float32(values[lo]))}
+        return {"nodeid": node_id, "leaf": _engine_number(values[lo], f"a score of feature {name!r}'s step function")}
     _, mid, _ = _balanced(lo, hi)
     # The plugin goes to "yes" (the first child) when value < split_condition. With the smallest
     # float32 above the threshold, that is value <= threshold for float32 values.
-    split = float(_smallest_f32_above(float(k[mid - 1])))
+    split = float(_smallest_f32_above(_engine_threshold(float(k[mid - 1]), name)))
     yes = _xgb_tree(name, k, values, lo, mid - 1, depth + 1, ids)
     no = _xgb_tree(name, k, values, mid, hi, depth + 1, ids)
     return {
@@ -388,7 +427,7 @@ def _xgb_pair_tree(
     node_id = ids[0]
     ids[0] += 1
     _, mid, _ = _balanced(lo, hi)
-    split = float(_smallest_f32_above(float(ki[mid - 1])))
+    split = float(_smallest_f32_above(_engine_threshold(float(ki[mid - 1]), names[0])))
     yes = _xgb_pair_tree(names, surface, lo, mid - 1, depth + 1, ids)
     no = _xgb_pair_tree(names, surface, mid, hi, depth + 1, ids)
     return {
@@ -450,7 +489,7 @@ def to_elasticsearch(
         weights, _ = folded_linear(spec, svm.coef_)
         names = _names(feature_names, fitted, weights.shape[0], "weights")
         kind = "model/linear"
-        definition = json.dumps({f: float(w) for f, w in zip(names, weights)})
+        definition = json.dumps(_engine_weights(names, weights))
     else:
         steps, surfaces = _surfaces(_raw_step_functions(spec, binner, svm))
         names = _names(feature_names, fitted, len(steps), "base features")

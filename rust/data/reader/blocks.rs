@@ -6,7 +6,8 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::io::Read;
 
-use crate::data::reader::line::{parse_line, Chunk, Fits, UTF8_BOM};
+use crate::data::reader::file::{open_text, read_error, sniff_gzip, text_of};
+use crate::data::reader::line::{parse_line, Chunk, Fits};
 use crate::data::reader::options::{FromF64, LetorData, ReadOptions};
 use crate::data::reader::rows::{append_chunk, out_of_memory, reserve_for};
 use crate::error::{Error, Result};
@@ -18,9 +19,19 @@ const BLOCK_BYTES: usize = 16 << 20;
 /// without a newline would be read into memory whole while looking for the end of its line.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
-/// Parses LETOR text from any reader; `path` only names the source in errors.
+/// Reads a LETOR/svmlight file (plain or gzip) through the one opener (`file::open_text`).
+pub fn read_letor<T: FromF64>(path: &str, opts: &ReadOptions) -> Result<LetorData<T>> {
+    // A parsed file takes about as many bytes as its text (a value and an index per
+    // `index:value` field), twice while the blocks are joined; every block of text is guarded
+    // again as it is parsed (`parse_text`), since a gzip trailer's size can be wrong.
+    let text = open_text(path, 3)?;
+    parse_text(text.reader, path, opts)
+}
+
+/// Parses LETOR text from any reader (plain or gzip, by the opener's rules: `file::text_of`);
+/// `path` only names the source in errors. `read_letor` opens a file and parses its text.
 pub fn parse_stream<T: FromF64>(
-    source: impl Read,
+    source: impl Read + Send,
     path: &str,
     opts: &ReadOptions,
 ) -> Result<LetorData<T>> {
@@ -28,6 +39,22 @@ pub fn parse_stream<T: FromF64>(
 }
 
 pub(super) fn parse_stream_with_limit<T: FromF64>(
+    source: impl Read + Send,
+    path: &str,
+    opts: &ReadOptions,
+    max_line: usize,
+) -> Result<LetorData<T>> {
+    let (gzip, source) = sniff_gzip(source).map_err(|e| Error::io(path, e))?;
+    let text = text_of(source, path, gzip)?;
+    parse_text_with_limit(text, path, opts, max_line)
+}
+
+/// Parses text that the opener has read (decompressed, without its byte order mark).
+fn parse_text<T: FromF64>(text: impl Read, path: &str, opts: &ReadOptions) -> Result<LetorData<T>> {
+    parse_text_with_limit(text, path, opts, MAX_LINE_BYTES)
+}
+
+fn parse_text_with_limit<T: FromF64>(
     mut source: impl Read,
     path: &str,
     opts: &ReadOptions,
@@ -46,7 +73,6 @@ pub(super) fn parse_stream_with_limit<T: FromF64>(
     let mut buf: Vec<u8> = Vec::new();
     let mut lines_done: u64 = 0;
     let mut eof = false;
-    let mut first = true;
     let mut pending_cr = false;
     while !eof {
         // Fill the block, then cut it after its last newline; the rest waits for the next one.
@@ -61,23 +87,10 @@ pub(super) fn parse_stream_with_limit<T: FromF64>(
                 if e.kind() == std::io::ErrorKind::OutOfMemory {
                     out_of_memory(path, "a block of its text")
                 } else {
-                    Error::io(path, e)
+                    read_error(path, e)
                 }
             })?;
         eof = got < want;
-        if first {
-            first = false;
-            if buf.starts_with(UTF8_BOM) {
-                buf.drain(..UTF8_BOM.len());
-            } else if buf.starts_with(b"\xff\xfe") || buf.starts_with(b"\xfe\xff") {
-                // Windows tools write "Unicode" text as UTF-16; every byte would be misread.
-                return Err(Error::parse(
-                    path,
-                    1,
-                    "the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8",
-                ));
-            }
-        }
         let from = start.min(buf.len());
         normalize_line_breaks(&mut buf, from, &mut pending_cr);
         let cut = if eof {

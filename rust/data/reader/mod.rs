@@ -28,8 +28,10 @@
 //!
 //! The reader is split by job, each file importing the ones below it and never this one:
 //! `options` (what a read takes and gives), `line` (one line's fields into rows of a piece),
-//! `rows` (pieces appended to the output, fallibly), `blocks` (the text in blocks of whole
-//! lines, their line breaks, the pieces parsed in parallel) and `file` (opening a file, gz).
+//! `rows` (pieces appended to the output, fallibly), `file` (opening a file: the one opener of
+//! every text file svmmap reads, with its memory check, gzip and byte order marks) and
+//! `blocks` (a file's text in blocks of whole lines, their line breaks, the pieces parsed in
+//! parallel).
 
 mod blocks;
 mod file;
@@ -39,6 +41,7 @@ mod rows;
 #[cfg(test)]
 mod tests;
 
+pub use blocks::read_letor;
 pub use blocks::{parse_stream, MAX_LINE_BYTES};
-pub use file::read_letor;
+pub use file::{open_text, read_error, read_text, TextFile};
 pub use options::{FromF64, LetorData, ReadOptions, MAX_FEATURE_INDEX};
