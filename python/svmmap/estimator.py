@@ -24,8 +24,6 @@ from ._model_file import svm_document, write_model
 from ._training import (
     CORE_DEFAULTS,
     SkippedQueriesWarning,
-    forget_fit,
-    set_fitted,
     train,
     train_config,
 )
@@ -417,23 +415,6 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
             callbacks=callbacks,
         )
         return self
-
-    def _set_fitted(
-        self,
-        coef: np.ndarray,
-        summary: "_core.FitSummary",
-        n_features: int,
-        feature_names: Optional[np.ndarray],
-        n_queries_total: int,
-    ) -> None:
-        """Stores the solver's result as fitted attributes and reports skipped queries,
-        non-convergence and (when verbose) the outcome (``_training.set_fitted``); the
-        warnings point at the caller of the method that called this one (its ``fit``)."""
-        set_fitted(self, coef, summary, n_features, feature_names, n_queries_total, stacklevel=3)
-
-    def _forget_fit(self) -> None:
-        """Removes every fitted attribute (those ending in an underscore)."""
-        forget_fit(self)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):

@@ -132,8 +132,8 @@ class SVMMapCV(BaseEstimator):
         iterate and its split score, with the stop reason "budget"), no further fit is
         started, the rows left are listed with status "time budget", a warning says so, and
         the best of the fully fitted rows is chosen. The first candidate (first loss and
-        preprocessing, smallest C) is always fitted in full on every split, so there is
-        always a result. None: no limit.
+        preprocessing, smallest C) is always fitted on every split (its fits capped like any
+        other once the budget is spent), so there is always a result. None: no limit.
     prune_margin : float or None, default=0.02
         In the search (not the C search alone): the race across candidates. At each C the
         candidates are fitted split by split; from the second split on, a candidate whose

@@ -210,9 +210,9 @@ def scripted_search(monkeypatch, script, **params):
 
     original = engine._Search.fit
 
-    def fit(self, candidate, C, k, warm_state, cold=False, uncapped=False):
+    def fit(self, candidate, C, k, warm_state, cold=False):
         calls.append((candidate.loss, Cs.index(C), k))
-        return original(self, candidate, C, k, warm_state, cold=cold, uncapped=uncapped)
+        return original(self, candidate, C, k, warm_state, cold=cold)
 
     monkeypatch.setattr(engine, "validation_score", scripted)
     monkeypatch.setattr(engine._Search, "fit", fit)

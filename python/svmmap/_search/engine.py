@@ -133,14 +133,11 @@ class _Search:
         budget = self.policy.time_budget
         return None if budget is None else budget - (time.perf_counter() - self.start)
 
-    def fit(
-        self, candidate: Candidate, C: float, k: int, warm_state: Any, cold: bool = False, uncapped: bool = False
-    ) -> Tuple[Any, ...]:
-        """One fit of split k at C: (coef, summary, warm state, whether the budget capped it).
-        ``uncapped``: the budget does not cut this fit short (the search's first row)."""
+    def fit(self, candidate: Candidate, C: float, k: int, warm_state: Any, cold: bool = False) -> Tuple[Any, ...]:
+        """One fit of split k at C: (coef, summary, warm state, whether the budget capped it)."""
         X_train, _ = self.data.matrices(candidate.preprocessing, k)
         y, codes, n_queries, weights = self.data.training(k)
-        config, capped = (candidate.config, False) if uncapped else self._capped(candidate.config)
+        config, capped = self._capped(candidate.config)
         if config.latent is not None:
             # CCCP rounds from the map model at each C: no warm start along the path.
             ((coef, summary),) = latent_path(X_train, y, codes, n_queries, config, [C], self.policy.threads)
@@ -212,7 +209,9 @@ class _Search:
             return
         C = self.table.params[row]["C"]
         try:
-            coef, summary, path.states[k], capped = self.fit(path.candidate, C, k, path.states[k], uncapped=first)
+            # Capped like every fit: once the budget is spent, the first row's remaining splits
+            # stop after their first iterations, so the search ends within moments of it.
+            coef, summary, path.states[k], capped = self.fit(path.candidate, C, k, path.states[k])
         except (ValueError, MemoryError) as error:
             self._fail(path, row, error)
             return
