@@ -376,3 +376,22 @@ def test_cv_validation_takes_eval_x_and_eval_y(data):
         SVMMapCV(CS, cv="validation", scoring="map").fit(
             X, y, qid=qid, eval_set=[(X, y)], eval_X=X, eval_y=y, eval_qid=[qid]
         )
+
+
+def test_learn_auto_verbose_prints_the_search_s_progress(data, tmp_path):
+    # svmmap learn --auto -v: SVMMapCV(verbose=1)'s lines, one per candidate and C fitted on
+    # every split, before the summary line; without -v, none.
+    X, y, qid = data
+    write_letor(tmp_path / "train.txt", X, y, qid)
+    args = ["learn", "--auto", "--n-jobs", "1", "--cv", "3", tmp_path / "train.txt"]
+    loud = subprocess.run(
+        [sys.executable, "-m", "svmmap", *map(str, [*args, tmp_path / "a.json"]), "-v"], capture_output=True, text=True
+    )
+    assert loud.returncode == 0, loud.stderr
+    lines = [line for line in loud.stderr.splitlines() if line.startswith("[SVMMapCV]")]
+    assert lines and all(" fits " in line and "s left" in line for line in lines)
+    quiet = subprocess.run(
+        [sys.executable, "-m", "svmmap", *map(str, [*args, tmp_path / "b.json"])], capture_output=True, text=True
+    )
+    assert quiet.returncode == 0, quiet.stderr
+    assert "[SVMMapCV]" not in quiet.stderr

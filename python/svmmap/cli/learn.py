@@ -275,6 +275,8 @@ def _learn_auto(args: argparse.Namespace) -> None:
     print(
         f"searched {int((status == 'fitted').sum())} of {len(status)} candidates in {time.perf_counter() - start:.2f}s "
         f"(the rest: {int((status == 'early stop').sum())} stopped early along C, "
+        f"{int((status == 'pruned').sum())} pruned by the race, "
+        f"{int((status == 'failed').sum())} refused on this data, "
         f"{int((status == 'time budget').sum())} left by the time budget); best: loss {best['loss']}, "
         f"preprocessing {best['preprocessing']}, C {best['C']:g}, mean validation {args.scoring} "
         f"{search.best_score_:.4f}; model written to {args.model}",
