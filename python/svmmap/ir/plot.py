@@ -15,7 +15,7 @@ rest of matplotlib (``fig.savefig("convergence.png")``).
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
@@ -247,7 +247,11 @@ def plot_piecewise_scores(
     those functions, one panel per base feature, with the score of a missing value (the
     Binner's missing indicator, if any) as a dashed line, and then, for a Binner with
     ``interactions``, every pair's step surface as a heat map over the cells of its coarse
-    thresholds (the first feature down, the second across; a pair is named ``"a&b"``).
+    thresholds (a pair is named ``"a&b"``: feature a increases up the vertical axis, b across).
+    Each heat map's ticks are at most eight of the thresholds, on the edges between cells and
+    rounded; its axes are titled with the features' names ("feature j" for a column without
+    one) and its colours are centred at 0 (white: the pair adds nothing), red adding to the
+    score and blue taking away, on a range symmetric about 0.
 
     Parameters
     ----------
@@ -309,11 +313,19 @@ def plot_piecewise_scores(
         own_figure = True
         ncols = max(1, min(int(ncols), len(steps)))
         nrows = -(-len(steps) // ncols)
-        fig, grid = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3 * nrows), squeeze=False)
+        n_surfaces = sum(isinstance(step, StepSurface) for step in steps)
+        # A heat map needs room for its colour bar and its tilted threshold labels.
+        width, height = (5.0, 4.0) if n_surfaces else (4.0, 3.0)
+        fig, grid = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
         for extra in grid.ravel()[len(steps) :]:
             extra.set_visible(False)
         axes = grid.ravel()[: len(steps)]
-        fig.suptitle("Learned score per base feature")
+        if n_surfaces == 0:
+            fig.suptitle("Learned score per base feature")
+        elif n_surfaces == len(steps):
+            fig.suptitle("Learned score per pair of features")
+        else:
+            fig.suptitle("Learned score per base feature and per pair of features")
     else:
         own_figure = False
     axes = np.asarray(axes, dtype=object).ravel()
@@ -347,20 +359,84 @@ def plot_piecewise_scores(
     return axes
 
 
+#: At most this many threshold labels per heat-map axis. A pair has up to 63 coarse thresholds
+#: per feature (32 by default); labelling each one overlaps them into an unreadable smear, while
+#: eight spread from the first to the last still show where the surface changes.
+_MAX_SURFACE_TICKS = 8
+
+
+def _axis_name(name: str, index: int) -> str:
+    """How a heat-map axis names a pair's feature: its name, or "feature j" for an unnamed one.
+
+    ``piecewise_scores`` names the columns of an array without feature names ``x0, x1, ...``
+    (the Binner's output names); on an axis title "feature 2" says what that is, whereas a
+    DataFrame's column name is the reader's own word for the feature and is kept.
+    """
+    return f"feature {index}" if name == f"x{index}" else name
+
+
+def _rounded_labels(values: np.ndarray) -> List[str]:
+    """Labels for increasing tick values, rounded one decimal place below their smallest gap.
+
+    Coarse thresholds are quantile midpoints such as 0.4172538, whose digits beyond the
+    spacing of the ticks say nothing a reader can use. Rounding one place below the order of
+    magnitude of the smallest gap between neighbouring ticks moves a label by at most a
+    twentieth of that gap; where rounding still makes two labels equal, one more place is kept
+    until they differ. The labels are written with as many significant digits as that rounding
+    leaves to the largest value, so very large or small thresholds take an exponent
+    (``1.23e+06``) instead of a row of zeros.
+    """
+    if values.size == 0:
+        return []
+    gaps = np.diff(values)
+    scale = gaps.min() if gaps.size else (abs(values[0]) or 1.0)
+    decimals = int(-np.floor(np.log10(scale))) + 1
+    largest = float(np.max(np.abs(values))) or 1.0
+    while True:
+        rounded = np.round(values, decimals) + 0.0  # + 0.0 turns -0.0 into 0.0 ("-0" reads as a sign)
+        digits = max(1, int(np.floor(np.log10(largest))) + 1 + decimals)
+        labels = [f"{v:.{digits}g}" for v in rounded]
+        if len(set(labels)) == len(labels) or decimals > 17:
+            return labels
+        decimals += 1
+
+
 def _draw_surface(ax: Any, surface: Any) -> None:
-    """A pair's step surface as a heat map, one cell per pair of coarse bins, the bins labelled
-    by the threshold they are above ("<= s1" for the first)."""
+    """A pair's step surface as a heat map, one cell per pair of coarse bins.
+
+    The ticks sit on the edges between cells and are labelled with the threshold there (a value
+    above it falls in the cells after the tick), thinned to at most ``_MAX_SURFACE_TICKS`` per
+    axis and rounded. The colours are centred at 0, the score of the first row and column: red
+    adds to a document's score, blue takes away, white is no interaction.
+    """
+    from matplotlib.colors import Normalize
+
     values = np.asarray(surface.values, dtype=float)
-    image = ax.imshow(values, cmap="RdBu_r", origin="lower", aspect="auto")
-    ax.figure.colorbar(image, ax=ax, label="score")
-    for axis, thresholds, set_ticks, set_labels in (
-        (0, surface.thresholds[0], ax.set_yticks, ax.set_yticklabels),
-        (1, surface.thresholds[1], ax.set_xticks, ax.set_xticklabels),
-    ):
-        k = list(thresholds)
-        labels = ([f"<={k[0]:.3g}"] if k else ["all"]) + [f">{t:.3g}" for t in k]
-        set_ticks(range(values.shape[axis]))
-        set_labels(labels, fontsize=6)
-    ax.set_ylabel(str(surface.features[0]))
-    ax.set_xlabel(str(surface.features[1]))
-    ax.set_title(str(surface.feature), fontsize=9)
+    # A symmetric range rather than the data's own: with the default (min, max) the white of a
+    # diverging colormap sits at their midpoint (3.4 for a surface from -0.4 to 7.1), so cells
+    # that add nothing look blue. The same bound on both sides also keeps a colour's depth
+    # meaning the same size of effect whichever its sign.
+    bound = float(np.max(np.abs(values), initial=0.0))
+    if not np.isfinite(bound) or bound == 0.0:
+        bound = 1.0
+    image = ax.imshow(values, cmap="RdBu_r", norm=Normalize(vmin=-bound, vmax=bound), origin="lower", aspect="auto")
+    ax.figure.colorbar(image, ax=ax, label="pair score")
+    names = [_axis_name(str(n), int(j)) for n, j in zip(surface.features, surface.index)]
+    ticks = []
+    for thresholds, name in zip(surface.thresholds, names):
+        k = np.asarray(thresholds, dtype=float)
+        # Evenly spread over the thresholds' indices, the first and the last always among them.
+        chosen = np.unique(np.round(np.linspace(0, k.size - 1, min(k.size, _MAX_SURFACE_TICKS))).astype(int))
+        # Cell c holds the values above threshold c - 1 (0-based) up to threshold c, and spans
+        # c - 0.5 to c + 0.5 in the image, so threshold i is the edge at i + 0.5.
+        ticks.append((chosen + 0.5, _rounded_labels(k[chosen]), name if k.size else f"{name} (no threshold)"))
+    (y_at, y_labels, y_name), (x_at, x_labels, x_name) = ticks
+    ax.set_yticks(y_at)
+    ax.set_yticklabels(y_labels, fontsize=7)
+    ax.set_ylabel(y_name)
+    ax.set_xticks(x_at)
+    # Tilted and anchored at their right end, long labels such as -1234.5 stay under their tick
+    # without running into the next one.
+    ax.set_xticklabels(x_labels, fontsize=7, rotation=45, ha="right", rotation_mode="anchor")
+    ax.set_xlabel(x_name)
+    ax.set_title(f"Interaction of {names[0]} and {names[1]}", fontsize=9)
