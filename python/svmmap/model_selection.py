@@ -14,7 +14,7 @@ from ._evaluation_sets import check_eval_feature_names
 from ._folds import QueryKFold
 from ._latent import refuse_latent_options
 from ._search.candidates import auto_losses, make_preprocessor, preprocessing_names
-from ._search.defaults import SEARCH_DEFAULTS
+from ._search.defaults import SEARCH_DEFAULTS as _SEARCH_DEFAULTS
 from ._search.engine import Candidate, Policy, pair_scale, run
 from ._search.splits import SplitData, make_splits
 from ._training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set
@@ -32,7 +32,7 @@ from .estimator import _DEFAULTS, SVMMap, query_mean
 __all__ = ["SVMMapCV", "QueryKFold", "DEFAULT_CS"]
 
 #: The C grid of ``SVMMapCV`` (the search's table of defaults, `svmmap._search.defaults`).
-DEFAULT_CS = SEARCH_DEFAULTS["Cs"]
+DEFAULT_CS = _SEARCH_DEFAULTS["Cs"]
 
 
 class SVMMapCV(BaseEstimator):
@@ -231,17 +231,17 @@ class SVMMapCV(BaseEstimator):
         self,
         Cs: Sequence[float] = DEFAULT_CS,
         *,
-        cv: Any = SEARCH_DEFAULTS["cv"],
-        scoring: str = SEARCH_DEFAULTS["scoring"],
+        cv: Any = _SEARCH_DEFAULTS["cv"],
+        scoring: str = _SEARCH_DEFAULTS["scoring"],
         score_tolerance: float = 0.0,
         warm_start: bool = True,
         confirm_tolerance: Optional[float] = None,
         refit: bool = True,
         preprocessing: Union[None, str, Sequence[str]] = None,
         losses: Optional[Sequence[Union[str, Sequence[str], Mapping[str, float]]]] = None,
-        patience: Optional[int] = SEARCH_DEFAULTS["patience"],
+        patience: Optional[int] = _SEARCH_DEFAULTS["patience"],
         time_budget: Optional[float] = None,
-        prune_margin: Optional[float] = SEARCH_DEFAULTS["prune_margin"],
+        prune_margin: Optional[float] = _SEARCH_DEFAULTS["prune_margin"],
         verbose: int = 0,
         loss: Union[str, Sequence[str], Mapping[str, float]] = _DEFAULTS["loss"],
         slack: Slack = _DEFAULTS["slack"],
