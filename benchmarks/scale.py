@@ -336,7 +336,7 @@ def pass_section(args, cores: int, passes_per_iteration: float | None, w: list |
     # the iteration's passes; on `cores` cores that is `cores` times as much compute.
     budget = cores * 1.5 * read_ns / passes_per_iteration
     need = ns["sort"] + ns["oracle"] + ns["pass"]
-    print("\n| issue 15's target: an iteration in 1.5 reads of X | ns per document |\n|---|---:|")
+    print("\n| target: an iteration in 1.5 reads of X | ns per document |\n|---|---:|")
     print(f"| one read of X, {cores} threads | {read_ns:.1f} |")
     print(
         f"| compute per document and pass that the target leaves on {cores} cores ({passes_per_iteration:.2f} "

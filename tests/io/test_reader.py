@@ -1,6 +1,7 @@
 """svmmap.load_letor against scikit-learn's svmlight reader, and its error messages."""
 
 import gzip
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ import scipy.sparse as sp
 import svmmap
 from sklearn.datasets import load_svmlight_file
 from svmmap import DataFormatError, load_letor
-from svmmap.datasets import load_mq2008, mq2008_path
+from svmmap.datasets import letor_folds, load_mq2008, mq2008_path, write_mq2008
 
 
 def test_mq2008_matches_sklearn(shared):
@@ -109,6 +110,27 @@ def test_bundled_folds_rebuild_the_original_files(shared):
             a = np.column_stack([qid, y, X])
             b = np.column_stack([q0, y0, X0])
             np.testing.assert_array_equal(a[np.lexsort(a.T[::-1])], b[np.lexsort(b.T[::-1])])
+
+
+def test_write_mq2008_writes_the_release_s_fold_files(shared, tmp_path):
+    # The bundled subsets, decompressed and concatenated in the readme's order, are the
+    # release's files byte for byte, train.txt included.
+    for path in write_mq2008(tmp_path, folds=[2, 5]):
+        original = shared / "data" / "MQ2008" / Path(path).parent.name / Path(path).name
+        assert Path(path).read_bytes() == original.read_bytes(), path
+
+
+def test_write_mq2008_folds_read_back_as_the_bundled_folds(tmp_path):
+    paths = write_mq2008(tmp_path / "new" / "MQ2008", folds=[4])
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in paths] == [
+        f"new/MQ2008/Fold4/{split}.txt" for split in ("train", "vali", "test")
+    ]
+    (fold,) = letor_folds(str(tmp_path / "new" / "MQ2008"))
+    for split in ("train", "vali", "test"):
+        for got, want in zip(getattr(fold, split), load_mq2008(4, split)):
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="folds 1..5"):
+        write_mq2008(tmp_path, folds=[6])
 
 
 def test_bad_arguments():

@@ -4,9 +4,11 @@ generator of synthetic query-grouped data shaped like MSLR-WEB30K (``make_rankin
 from __future__ import annotations
 
 import functools
+import gzip
 import os
+import shutil
 from importlib import resources
-from typing import Any, Iterator, NamedTuple, Optional
+from typing import Any, Iterable, Iterator, List, NamedTuple, Optional
 
 import numpy as np
 
@@ -24,6 +26,7 @@ __all__ = [
     "mq2008_path",
     "load_mq2008",
     "mq2008_folds",
+    "write_mq2008",
     "letor_folds",
     "LETOR4_FEATURE_NAMES",
     "LETOR4_RETRIEVAL_FUNCTIONS",
@@ -98,6 +101,55 @@ def mq2008_folds(*, dtype: Any = np.float64) -> Iterator[Fold]:
     """The five MQ2008 folds in order."""
     for k in MQ2008_FOLDS:
         yield Fold(f"Fold{k}", *(load_mq2008(k, s, dtype=dtype) for s in ("train", "vali", "test")))
+
+
+def write_mq2008(directory: Any, *, folds: Optional[Iterable[int]] = None) -> List[str]:
+    """Write the bundled MQ2008 as LETOR 4.0 lays it out: ``directory/Fold{k}/{train,vali,test}.txt``.
+
+    The files are byte for byte the release's fold files (comments with the document ids
+    included), so every tool that reads LETOR files reads them, and ``svmmap experiment --data
+    directory`` reproduces the bundled folds' table; their rows are those of ``load_mq2008`` in
+    the same order. Existing files of these names are replaced.
+
+    Parameters
+    ----------
+    directory : str or path-like
+        Where the ``Fold*`` directories go; created if missing.
+    folds : iterable of int, optional
+        The folds to write (1 to 5); all five by default.
+
+    Returns
+    -------
+    list of str
+        The paths written, fold by fold, train, vali and test.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from svmmap.datasets import write_mq2008
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     paths = write_mq2008(root, folds=[1])
+    ...     [os.path.relpath(p, root) for p in paths]
+    ['Fold1/train.txt', 'Fold1/vali.txt', 'Fold1/test.txt']
+    """
+    chosen = list(MQ2008_FOLDS) if folds is None else [int(k) for k in folds]
+    for k in chosen:
+        if k not in MQ2008_FOLDS:
+            raise ValueError(f"MQ2008 has folds 1..5, got {k!r}")
+    written = []
+    for k in chosen:
+        fold_dir = os.path.join(os.fspath(directory), f"Fold{k}")
+        os.makedirs(fold_dir, exist_ok=True)
+        for split in ("train", "vali", "test"):
+            path = os.path.join(fold_dir, f"{split}.txt")
+            # The subsets are decompressed as bytes, unparsed, so that the files keep every
+            # character of the release (comments, spacing, the order of the lines).
+            with open(path, "wb") as out:
+                for subset in MQ2008_FOLDS[k][split]:
+                    with gzip.open(mq2008_path(subset), "rb") as source:
+                        shutil.copyfileobj(source, out)
+            written.append(path)
+    return written
 
 
 def letor_folds(root: str, *, dtype: Any = np.float64, folds: Optional[list] = None) -> Iterator[Fold]:
