@@ -192,13 +192,19 @@ LIGHTGBM_PARAMETERS = {
 }
 
 
+def _refuse_lightgbm(call: str, own: str, known: dict, kwargs: dict) -> None:
+    """The first of ``kwargs``: LightGBM's (a key of ``known``) gets svmmap's way; anything else
+    Python's own error (``own``: the function Python would name)."""
+    for key in kwargs:
+        if key in known:
+            raise TypeError(f"{call} does not take LightGBM's {key!r}: {known[key]}")
+        raise TypeError(f"{own} got an unexpected keyword argument {key!r}")
+
+
 def refuse_lightgbm_parameters(name: str, kwargs: dict) -> None:
     """LightGBM's constructor parameters get svmmap's counterpart; anything else Python's own
     error, as a constructor without them would give."""
-    for key in kwargs:
-        if key in LIGHTGBM_PARAMETERS:
-            raise TypeError(f"{name}() does not take LightGBM's {key!r}: {LIGHTGBM_PARAMETERS[key]}")
-        raise TypeError(f"{name}.__init__() got an unexpected keyword argument {key!r}")
+    _refuse_lightgbm(f"{name}()", f"{name}.__init__()", LIGHTGBM_PARAMETERS, kwargs)
 
 
 #: LightGBM's predict arguments, with what svmmap's linear model does instead.
@@ -217,10 +223,7 @@ LIGHTGBM_PREDICT = {
 
 def refuse_lightgbm_predict(name: str, kwargs: dict) -> None:
     """LightGBM's predict arguments get svmmap's way; anything else Python's own error."""
-    for key in kwargs:
-        if key in LIGHTGBM_PREDICT:
-            raise TypeError(f"{name}.predict() does not take LightGBM's {key!r}: {LIGHTGBM_PREDICT[key]}")
-        raise TypeError(f"{name}.predict() got an unexpected keyword argument {key!r}")
+    _refuse_lightgbm(f"{name}.predict()", f"{name}.predict()", LIGHTGBM_PREDICT, kwargs)
 
 
 #: LightGBM's fitted attributes that an SVMMap does not have, with what it has instead.
