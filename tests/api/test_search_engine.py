@@ -193,3 +193,42 @@ def test_the_default_search_lists_pairwise_count_at_its_scaled_c(data):
     # Listed by hand, the losses keep their C as given.
     listed = SVMMapCV(Cs, cv=2, loss="auto", losses=["pairwise:count"], refit=False, n_jobs=1).fit(X, y, qid=qid)
     np.testing.assert_array_equal(listed.cv_results_["param_C"], Cs)
+
+
+def test_splits_without_preprocessing_keep_no_copy_of_X(data):
+    # Without preprocessing a split trains on the search's one matrix (the code -1 outside its
+    # training rows) and scores the predictions at its validation rows, in whatever order they
+    # come: nothing of X is kept per split. Training rows out of order cannot be told apart by
+    # codes (the order of the rows of a query is the order they are added in), so they are
+    # copied, which gives the same models up to rounding.
+    import svmmap.model_selection as model_selection
+    from svmmap._folds import QueryKFold
+    from svmmap._search import engine
+
+    X, y, qid = data
+    kept = []
+
+    def run(candidates, split_data, policy):
+        kept.append(split_data)
+        return engine.run(candidates, split_data, policy)
+
+    splits = list(QueryKFold(3).split(X, y, groups=qid))
+    variants = {
+        "in order": splits,
+        "validation rows reversed": [(train, test[::-1]) for train, test in splits],
+        "training rows reversed": [(train[::-1], test) for train, test in splits],
+    }
+    scores = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(model_selection, "run", run)
+        for name, cv in variants.items():
+            search = SVMMapCV([0.1, 1.0], cv=cv, loss="map", scoring="map", warm_start=False, n_jobs=1)
+            results = search.fit(X, y, qid=qid).cv_results_
+            scores[name] = np.array([results[f"split{k}_test_score"] for k in range(3)])
+    in_order, reversed_test, reversed_train = kept
+    for split_data in (in_order, reversed_test):
+        assert split_data._matrices == {}
+        assert all(codes.shape == y.shape for _, codes, _, _ in split_data._training.values())
+    assert set(reversed_train._matrices) == {("none", k) for k in range(3)}
+    np.testing.assert_array_equal(scores["in order"], scores["validation rows reversed"])
+    np.testing.assert_allclose(scores["in order"], scores["training rows reversed"], atol=1e-9)

@@ -57,9 +57,10 @@ def path_in_pieces(cX, y, codes, n_queries, config, weights=None):
     return out
 
 
-def assert_same_fits(a, b):
-    for (w_a, s_a), (w_b, s_b) in zip(a, b):
-        assert w_a.tobytes() == w_b.tobytes()  # bit for bit, -0.0 included
+def assert_same_fits(a, b, what=""):
+    assert len(a) == len(b) == len(GRID)
+    for C, (w_a, s_a), (w_b, s_b) in zip(GRID, a, b):
+        assert w_a.tobytes() == w_b.tobytes(), (what, C)  # bit for bit, -0.0 included
         assert (s_a.n_iter, s_a.n_evals, s_a.primal, s_a.dual) == (s_b.n_iter, s_b.n_evals, s_b.primal, s_b.dual)
         p_a, p_b = s_a.problem, s_b.problem
         assert (p_a.used, p_a.no_relevant, p_a.all_relevant) == (p_b.used, p_b.no_relevant, p_b.all_relevant)
@@ -73,10 +74,10 @@ def test_a_subset_by_codes_trains_as_its_copy_bit_for_bit(fold1, loss):
     for name, cX in matrices(X).items():
         copied = path_in_pieces(cX.take_rows(rows), y[rows], sub, n_queries, config)
         viewed = path_in_pieces(cX, y, full, n_queries, config)
-        assert_same_fits(copied, viewed)
+        assert_same_fits(copied, viewed, name)
         # The warm path fitted in one call as well.
         once = _core.fit_path(cX, y, full, n_queries, config, GRID, warm=True)
-        assert_same_fits(copied, once)
+        assert_same_fits(copied, once, name)
 
 
 def test_query_weights_count_the_subsets_queries_only(fold1):

@@ -78,8 +78,17 @@ def _rows(X: Any, rows: np.ndarray) -> Any:
 @dataclass
 class SplitData:
     """The data of a search, checked, and its splits: what every fit of the search trains and
-    scores on. The matrices of a (preprocessing, split) are made when first asked for and kept,
-    so that a preprocessing no candidate reaches costs nothing.
+    scores on.
+
+    Without preprocessing, a split keeps no copy of X: it trains on the one checked matrix
+    with the query code -1 on every row outside its training rows (the core then trains on
+    those rows alone, bit for bit as on a copy of them in row order), and its validation
+    scores are the predictions of that matrix at its validation rows. Only its codes (one
+    integer a row) are kept. Training rows that are not in increasing order (a split given
+    as a list of rows in another order, or with a row twice) cannot be told apart so, and are
+    copied as before. With a preprocessing, the transformed matrices of a (preprocessing,
+    split) are made when first asked for and kept, so that a preprocessing no candidate
+    reaches costs nothing.
 
     ``validation`` is the one validation set of cv="validation" as (X as given, core X,
     labels, query codes), else None."""
@@ -93,25 +102,56 @@ class SplitData:
     validation: Optional[Tuple[Any, Any, np.ndarray, np.ndarray]]
     n_jobs: Optional[int]
     _matrices: Dict[Tuple[str, int], Tuple[Any, Any]] = field(default_factory=dict)
+    _training: Dict[Tuple[bool, int], Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]] = field(
+        default_factory=dict
+    )
 
     @property
     def n_splits(self) -> int:
         return len(self.splits)
 
+    def fit_inputs(self, preprocessing: str, k: int) -> Tuple[Any, np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
+        """Split k's training data as the core takes it: (matrix, labels, query codes, number
+        of queries, query weights), the transformer of ``preprocessing`` fitted on the split's
+        training rows only."""
+        in_place = preprocessing == "none" and self._in_place(k)
+        x_train = self.core_X if in_place else self.matrices(preprocessing, k)[0]
+        return (x_train, *self._training_of(k, in_place))
+
+    def score_inputs(
+        self, preprocessing: str, k: int
+    ) -> Tuple[Any, Optional[np.ndarray], np.ndarray, np.ndarray, Optional[np.ndarray]]:
+        """Split k's validation data: (matrix, rows, labels, query codes, document weights);
+        the validation predictions are the matrix's at ``rows`` (None: at every row)."""
+        test = self.splits[k][1]
+        y, codes, weights = self.scoring(k)
+        if preprocessing != "none":
+            return self.matrices(preprocessing, k)[1], None, y, codes, weights
+        if test is None:
+            return self.validation[1], None, y, codes, weights  # type: ignore[index]
+        return self.core_X, test, y, codes, weights
+
     def matrices(self, preprocessing: str, k: int) -> Tuple[Any, Any]:
         """Split k's (training, validation) matrices as the core takes them, the transformer
-        of ``preprocessing`` fitted on the split's training rows only."""
+        of ``preprocessing`` fitted on the split's training rows only (for "none", the copy
+        of training rows that are not in increasing order, and no validation matrix)."""
         key = (preprocessing, k)
         if key not in self._matrices:
             self._matrices[key] = self._make_matrices(preprocessing, k)
         return self._matrices[key]
 
+    def _in_place(self, k: int) -> bool:
+        """Whether split k's training rows are in increasing order, so that the full matrix
+        with codes -1 elsewhere trains on them as a copy of them would."""
+        train = self.splits[k][0]
+        rows = np.where(train < 0, train + self.codes.shape[0], train)
+        return bool(np.all(rows[1:] > rows[:-1]))
+
     def _make_matrices(self, preprocessing: str, k: int) -> Tuple[Any, Any]:
         train, test = self.splits[k]
         if preprocessing == "none":
             # The checked matrix's rows: no second check of data that passed the first.
-            x_val = self.validation[1] if test is None else self.core_X.take_rows(test)  # type: ignore[index]
-            return self.core_X.take_rows(train), x_val
+            return self.core_X.take_rows(train), None
         sparse = hasattr(self.X, "tocsr")
         x_train = _rows(self.X, train)
         x_test = self.validation[0] if test is None else _rows(self.X, test)  # type: ignore[index]
@@ -125,13 +165,22 @@ class SplitData:
         x_test = transformer.transform(x_test)
         return check_matrix(x_train)[0], check_matrix(x_test, name="validation X")[0]
 
-    def training(self, k: int) -> Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
-        """Split k's training labels, query codes, number of queries and query weights."""
-        train = self.splits[k][0]
-        train_codes, train_ids = check_qid(self.codes[train], train.size)
-        doc_weights = self.doc_weights
-        weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
-        return self.labels[train], train_codes, len(train_ids), weights
+    def _training_of(self, k: int, in_place: bool) -> Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
+        """Split k's training labels, query codes, number of queries and query weights: of
+        its rows (``in_place`` False), or of every row of X with the code -1 outside them."""
+        key = (in_place, k)
+        if key not in self._training:
+            train = self.splits[k][0]
+            train_codes, train_ids = check_qid(self.codes[train], train.size)
+            doc_weights = self.doc_weights
+            weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
+            if in_place:
+                codes = np.full(self.codes.shape[0], -1, dtype=np.int64)
+                codes[train] = train_codes
+                self._training[key] = (self.labels, codes, len(train_ids), weights)
+            else:
+                self._training[key] = (self.labels[train], train_codes, len(train_ids), weights)
+        return self._training[key]
 
     def scoring(self, k: int) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
         """Split k's validation labels, query codes and document weights."""
