@@ -110,3 +110,33 @@ def test_codes_below_minus_one_are_refused(fold1):
     config = SVMMap(loss="map", n_jobs=1)._config()
     with pytest.raises(ValueError, match="outside"):
         _core.fit_path(check_matrix(X)[0], y, bad, int(codes.max()) + 1, config, [1.0])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_column_scales_train_as_the_standard_scalers_copy_up_to_rounding(fold1, sparse):
+    # SVMMapCV's "standard" without a copy: the matrix read through the centers and scales of
+    # a subset's rows (rows of code -1 elsewhere) trains the model of StandardScaler's copy of
+    # those rows, up to rounding (the products are associated differently), and predicts the
+    # same scores up to rounding.
+    from sklearn.preprocessing import StandardScaler
+    from svmmap._search.splits import standard_columns
+
+    X, y, codes, rows = fold1
+    X = sp.csr_matrix(X) if sparse else X
+    sub, full, n_queries = subset_codes(codes, rows)
+    cX = check_matrix(X)[0]
+    center, scale = standard_columns(cX, rows, sparse=sparse)
+    scaler = StandardScaler(with_mean=not sparse).fit(X[rows])
+    np.testing.assert_allclose(1.0 / scale, scaler.scale_, rtol=1e-12)
+    if not sparse:
+        np.testing.assert_allclose(center, scaler.mean_, rtol=1e-12, atol=1e-15)
+    config = SVMMap(loss="map", n_jobs=2)._config()
+    copied = _core.fit_path(check_matrix(scaler.transform(X[rows]))[0], y[rows], sub, n_queries, config, GRID)
+    viewed = _core.fit_path(cX.with_columns(center, scale), y, full, n_queries, config, GRID)
+    for (w_a, s_a), (w_b, s_b) in zip(copied, viewed):
+        np.testing.assert_allclose(w_b, w_a, rtol=1e-7, atol=1e-9 * np.abs(w_a).max())
+        assert s_a.primal == pytest.approx(s_b.primal, rel=1e-9)
+    w = viewed[-1][0]
+    predicted = _core.predict(cX.with_columns(center, scale), w, 1)
+    expected = _core.predict(check_matrix(scaler.transform(X))[0], w, 1)
+    np.testing.assert_allclose(predicted, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
