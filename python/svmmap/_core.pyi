@@ -150,6 +150,11 @@ class FitSummary:
 
 _Callback = Optional[Callable[[IterationRecord], Any]]
 
+# Query codes (qid_codes) number the queries 0..n_queries-1, one code per row of x, rows of a
+# query in any order. In every function that takes them, the code -1 puts a row in no query:
+# fit_path, fit_path_from and fit_latent then train on the other rows alone, bit for bit as on
+# a copy of them taken in row order (n_queries counts their queries only), without the copy;
+# problem_summary, query_kinds, the metrics and the hinge leave the row out (its gradient is 0).
 def fit_path(
     x: _Matrix,
     y: npt.NDArray[np.float64],

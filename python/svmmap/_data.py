@@ -17,11 +17,16 @@ input). Three kinds exist:
   grids)``: the codes have one more column per pair after the base features', and ``grids``
   (int64) holds every pair's two coarse threshold counts (a_0, b_0, a_1, b_1, ...), see
   ``rust/data/binned.rs``.
+
+Any kind may carry ``columns = (center, scale)`` (float64, one value per column; the center
+empty for none): the core then reads column j as (x_j - center_j) * scale_j without a copy
+(``rust/data/scaled.rs``), as SVMMapCV's "standard" preprocessing does with the statistics of
+each split's training rows (`with_columns`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -46,10 +51,16 @@ class CoreMatrix:
     again on unpickling, with a copy only where one is unaligned.
     """
 
-    __slots__ = ("kind", "arrays", "n_rows", "n_cols", "missing")
+    __slots__ = ("kind", "arrays", "n_rows", "n_cols", "missing", "columns")
 
     def __init__(
-        self, kind: str, arrays: Tuple[np.ndarray, ...], n_rows: int, n_cols: int, missing: bool = False
+        self,
+        kind: str,
+        arrays: Tuple[np.ndarray, ...],
+        n_rows: int,
+        n_cols: int,
+        missing: bool = False,
+        columns: Optional[Tuple[np.ndarray, np.ndarray]] = None,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -58,6 +69,14 @@ class CoreMatrix:
         self.n_rows = int(n_rows)
         self.n_cols = int(n_cols)
         self.missing = bool(missing)
+        self.columns = None if columns is None else tuple(aligned(a, np.float64) for a in columns)
+
+    def with_columns(self, center: Optional[np.ndarray], scale: np.ndarray) -> "CoreMatrix":
+        """The same arrays (not copied) read with column j as (x_j - center_j) * scale_j
+        (``center`` None: scaled only)."""
+        empty = np.zeros(0, dtype=np.float64)
+        columns = (empty if center is None else center, scale)
+        return CoreMatrix(self.kind, self.arrays, self.n_rows, self.n_cols, self.missing, columns)
 
     @classmethod
     def dense(cls, X: np.ndarray) -> "CoreMatrix":
@@ -154,11 +173,10 @@ class CoreMatrix:
         return _core.transpose_dot(self, v, n_threads)
 
     def __getstate__(self) -> tuple:
-        return self.kind, self.arrays, self.n_rows, self.n_cols, self.missing
+        return self.kind, self.arrays, self.n_rows, self.n_cols, self.missing, self.columns
 
     def __setstate__(self, state: tuple) -> None:
-        kind, arrays, n_rows, n_cols, missing = state
-        CoreMatrix.__init__(self, kind, arrays, n_rows, n_cols, missing)
+        CoreMatrix.__init__(self, *state)
 
     def __repr__(self) -> str:
         dtypes = ", ".join(str(a.dtype) for a in self.arrays)

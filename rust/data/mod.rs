@@ -10,9 +10,11 @@ pub mod groups;
 pub mod kernels;
 pub mod matrix;
 pub mod reader;
+pub mod scaled;
 
 pub use binned::BinnedView;
 pub use csr::CsrView;
 pub use dense::DenseView;
 pub use groups::QueryGroups;
 pub use matrix::{RowMatrix, Scalar, SparseIndex};
+pub use scaled::ScaledView;

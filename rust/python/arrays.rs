@@ -40,7 +40,17 @@ pub(super) enum Matrix<'py> {
         indptr: Ints<'py>,
         shape: (usize, usize),
     },
+    /// A matrix whose columns are read centered and scaled (`crate::data::ScaledView`): a
+    /// CoreMatrix with `columns = (center, scale)`, the center empty for none.
+    Scaled {
+        inner: Box<Matrix<'py>>,
+        center: PyReadonlyArray1<'py, f64>,
+        scale: PyReadonlyArray1<'py, f64>,
+    },
 }
+
+/// A function of a matrix view, boxed (`Matrix::run_checked` of a scaled matrix).
+type ViewFn<'a, R> = Box<dyn FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send + 'a>;
 
 pub(super) enum Codes<'py> {
     U8(PyReadonlyArray2<'py, u8>),
@@ -184,7 +194,16 @@ impl<'py> Matrix<'py> {
                 (rows, cols)
             )));
         }
-        Ok(matrix)
+        let columns: Option<(PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>)> =
+            obj.getattr("columns")?.extract()?;
+        Ok(match columns {
+            Some((center, scale)) => Matrix::Scaled {
+                inner: Box::new(matrix),
+                center,
+                scale,
+            },
+            None => matrix,
+        })
     }
 
     fn shape(&self) -> (usize, usize) {
@@ -193,6 +212,7 @@ impl<'py> Matrix<'py> {
             Matrix::DenseF64(a) => of(a.shape()),
             Matrix::DenseF32(a) => of(a.shape()),
             Matrix::Csr { shape, .. } => *shape,
+            Matrix::Scaled { inner, .. } => inner.shape(),
             Matrix::Binned { codes, .. } => match codes {
                 Codes::U8(a) => of(a.shape()),
                 Codes::U16(a) => of(a.shape()),
@@ -296,6 +316,21 @@ impl<'py> Matrix<'py> {
         }
         let t = n_threads;
         match self {
+            Matrix::Scaled {
+                inner,
+                center,
+                scale,
+            } => {
+                let (c, s) = (
+                    slice(center, "column centers")?,
+                    slice(scale, "column scales")?,
+                );
+                // Boxed, so that this call and the inner one share one closure type (a new
+                // closure type per level would never end the generic recursion).
+                let scaled: ViewFn<'_, R> =
+                    Box::new(move |m| f(&crate::data::ScaledView::new(m, c, s)?));
+                inner.run_checked(py, check, t, scaled)
+            }
             Matrix::Binned {
                 codes,
                 thresholds,

@@ -59,7 +59,10 @@ pub(super) fn progress_hook<'a>(
 }
 
 /// The arrays of a training call as the core borrows them: the matrix (its values are checked
-/// when a fit runs on it), the labels and the query groups of `qid_codes`.
+/// when a fit runs on it), the labels and the query groups of `qid_codes`. The labels and the
+/// codes have one entry per row of the matrix; a code of -1 leaves its row out of training
+/// (`QueryGroups::from_codes`), so that a split of a search trains on its rows of the one
+/// matrix instead of a copy of them.
 pub(super) fn training_data<'py, 'a>(
     x: &Bound<'py, PyAny>,
     y: &'a PyReadonlyArray1<'py, f64>,
@@ -104,6 +107,10 @@ pub(super) fn run_fit<R: Send>(
 /// (`query_weights[code]`, see `RankingProblem::set_weights`). The callback (if any) gets every
 /// iteration's record, with the iterate w as "coef" when `with_coef`; a true return value stops
 /// training. Returns [(coef, FitSummary)], one per C.
+///
+/// `y` and `qid_codes` have one entry per row of `x`; rows of code -1 are in no query and so
+/// take no part in training, which is then bit for bit training on the other rows alone (taken
+/// in row order), with `n_queries` their queries.
 #[pyfunction]
 #[pyo3(signature = (x, y, qid_codes, n_queries, config, cs=None, warm=true, callback=None, with_coef=false, method="ocas", query_weights=None))]
 // A Python signature: the arguments are the keyword arguments the callers pass.

@@ -272,3 +272,60 @@ def test_prune_margin_is_checked(data, bad):
     X, y, qid = data
     with pytest.raises(ValueError, match="prune_margin"):
         SVMMapCV([1.0], cv=2, loss="auto", losses=["map"], prune_margin=bad).fit(X, y, qid=qid)
+
+
+def test_splits_without_preprocessing_keep_no_copy_of_X(data):
+    # Without preprocessing a split trains on the search's one matrix (the code -1 outside its
+    # training rows) and scores the predictions at its validation rows, in whatever order they
+    # come: nothing of X is kept per split. Training rows out of order cannot be told apart by
+    # codes (the order of the rows of a query is the order they are added in), so they are
+    # copied, which gives the same models up to rounding.
+    import svmmap.model_selection as model_selection
+    from svmmap._folds import QueryKFold
+    from svmmap._search import engine
+
+    X, y, qid = data
+    kept = []
+
+    def run(candidates, split_data, policy):
+        kept.append(split_data)
+        return engine.run(candidates, split_data, policy)
+
+    splits = list(QueryKFold(3).split(X, y, groups=qid))
+    variants = {
+        "in order": splits,
+        "validation rows reversed": [(train, test[::-1]) for train, test in splits],
+        "training rows reversed": [(train[::-1], test) for train, test in splits],
+    }
+    scores = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(model_selection, "run", run)
+        for name, cv in variants.items():
+            search = SVMMapCV([0.1, 1.0], cv=cv, loss="map", scoring="map", warm_start=False, n_jobs=1)
+            results = search.fit(X, y, qid=qid).cv_results_
+            scores[name] = np.array([results[f"split{k}_test_score"] for k in range(3)])
+    in_order, reversed_test, reversed_train = kept
+    for split_data in (in_order, reversed_test):
+        assert split_data._matrices == {}
+        assert all(codes.shape == y.shape for _, codes, _, _ in split_data._training.values())
+    assert set(reversed_train._matrices) == {("none", k) for k in range(3)}
+    np.testing.assert_array_equal(scores["in order"], scores["validation rows reversed"])
+    np.testing.assert_allclose(scores["in order"], scores["training rows reversed"], atol=1e-9)
+
+
+def test_an_error_that_is_no_refusal_of_the_candidate_ends_the_search(data, monkeypatch):
+    # Only the core's refusal of a loss on this data (or memory) leaves a candidate out; any
+    # other error in a fit (bad data, a bug) must not pass for a candidate that merely lost.
+    from svmmap._search import engine
+
+    X, y, qid = data
+    original = engine._core.fit_path_from
+
+    def failing(x, y, codes, n, config, cs, **kw):
+        if config.losses[0][0][1] == "pairwise":
+            raise ValueError("query code -1 of row 0 is outside 0..28")
+        return original(x, y, codes, n, config, cs, **kw)
+
+    monkeypatch.setattr(engine._core, "fit_path_from", failing)
+    with pytest.raises(ValueError, match="query code -1"):
+        SVMMapCV([1.0], cv=2, loss="auto", losses=["map", "pairwise"], n_jobs=1).fit(X, y, qid=qid)

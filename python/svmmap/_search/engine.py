@@ -86,11 +86,26 @@ class Policy:
     prune_after: int = 2
 
 
+def _refused_on_this_data(error: BaseException) -> bool:
+    """Whether a fit's error means that its candidate cannot run on this data: the core's
+    refusal of the loss for a query too long for its oracle ("loss must be a loss whose
+    oracle takes at most ..."), or memory the fit cannot have. Any other error (bad data, a
+    bug) ends the search, so that it is never taken for a candidate that merely lost."""
+    if isinstance(error, MemoryError):
+        return True
+    return str(error).startswith("loss must be a loss whose oracle takes at most")
+
+
 def validation_score(coef: np.ndarray, data: Tuple[Any, ...], policy: Policy) -> Tuple[float, bool]:
     """A split's score and whether the model ranks nothing there (w = 0, or scores that tie
-    within every validation query)."""
-    v_X, v_y, v_qid, v_weights = data
+    within every validation query). ``data`` is (matrix, rows, labels, qid, document weights):
+    the validation documents are the matrix's rows ``rows`` (None: all of them), so that a
+    split scores on the search's one matrix without a copy of its rows (a prediction is a
+    row's own dot product, the same wherever the row is)."""
+    v_X, v_rows, v_y, v_qid, v_weights = data
     predicted = _core.predict(v_X, coef, policy.threads)
+    if v_rows is not None:
+        predicted = predicted[v_rows]
     score = query_mean(policy.scoring, v_y, predicted, v_qid, v_weights, policy.relevance_threshold)
     v_codes = check_qid(v_qid, predicted.shape[0])[0]
     labels = np.asarray(v_y, dtype=np.float64)
@@ -135,8 +150,7 @@ class _Search:
 
     def fit(self, candidate: Candidate, C: float, k: int, warm_state: Any, cold: bool = False) -> Tuple[Any, ...]:
         """One fit of split k at C: (coef, summary, warm state, whether the budget capped it)."""
-        X_train, _ = self.data.matrices(candidate.preprocessing, k)
-        y, codes, n_queries, weights = self.data.training(k)
+        X_train, y, codes, n_queries, weights = self.data.fit_inputs(candidate.preprocessing, k)
         config, capped = self._capped(candidate.config)
         if config.latent is not None:
             # CCCP rounds from the map model at each C: no warm start along the path.
@@ -161,9 +175,8 @@ class _Search:
 
     def score(self, row: int, k: int, coef: np.ndarray, summary: Any, capped: bool, cold: bool = False) -> None:
         table = self.table
-        _, X_val = self.data.matrices(self.table.params[row]["preprocessing"], k)
-        y, codes, weights = self.data.scoring(k)
-        table.scores[row, k], table.degenerate[row, k] = validation_score(coef, (X_val, y, codes, weights), self.policy)
+        inputs = self.data.score_inputs(self.table.params[row]["preprocessing"], k)
+        table.scores[row, k], table.degenerate[row, k] = validation_score(coef, inputs, self.policy)
         if cold:
             table.cold_evals[row, k] = summary.n_evals
             return
@@ -213,6 +226,8 @@ class _Search:
             # stop after their first iterations, so the search ends within moments of it.
             coef, summary, path.states[k], capped = self.fit(path.candidate, C, k, path.states[k])
         except (ValueError, MemoryError) as error:
+            if not _refused_on_this_data(error):
+                raise
             self._fail(path, row, error)
             return
         self.score(row, k, coef, summary, capped)

@@ -75,11 +75,64 @@ def _rows(X: Any, rows: np.ndarray) -> Any:
     return X[rows]
 
 
+#: Rows per chunk when `standard_columns` reads the training rows (a float64 copy of a chunk
+#: at a time, a few megabytes, instead of one of the rows).
+MOMENT_CHUNK = 8192
+
+
+def standard_columns(core_X: Any, rows: np.ndarray, sparse: bool) -> Tuple[Optional[np.ndarray], np.ndarray]:
+    """(center, scale) of the columns of ``core_X`` (dense or CSR) over ``rows``, for
+    `CoreMatrix.with_columns`: what StandardScaler fitted on those rows subtracts (its mean,
+    None for sparse X, which the scaler does not center) and multiplies by (one over its
+    standard deviation, 1 for a constant column). The mean and the variance (over the rows,
+    as the scaler's) are summed in float64 over chunks of rows, the variance from the
+    deviations to the mean (two passes), so no copy of the rows is made."""
+    n, d = rows.shape[0], core_X.n_cols
+    chunks = [rows[i : i + MOMENT_CHUNK] for i in range(0, n, MOMENT_CHUNK)]
+    total, square = np.zeros(d), np.zeros(d)
+    if core_X.kind == "dense":
+        X = core_X.arrays[0]
+        for chunk in chunks:
+            total += X[chunk].sum(axis=0, dtype=np.float64)
+        mean = total / n
+        for chunk in chunks:
+            deviation = X[chunk].astype(np.float64) - mean
+            square += np.einsum("ij,ij->j", deviation, deviation)
+    else:
+        stored = np.zeros(d)
+        for chunk in chunks:
+            data, indices = core_X.take_rows(chunk).arrays[:2]
+            total += np.bincount(indices, weights=data.astype(np.float64), minlength=d)
+            stored += np.bincount(indices, minlength=d)
+        mean = total / n
+        for chunk in chunks:
+            data, indices = core_X.take_rows(chunk).arrays[:2]
+            square += np.bincount(indices, weights=(data.astype(np.float64) - mean[indices]) ** 2, minlength=d)
+        # The zeros of a column deviate from its mean by the mean.
+        square += (n - stored) * mean**2
+    std = np.sqrt(square / n)
+    # StandardScaler's rule: a column of (nearly) constant values keeps its scale.
+    std[std < 10 * np.finfo(np.float64).eps] = 1.0
+    return (None if sparse else mean), 1.0 / std
+
+
 @dataclass
 class SplitData:
     """The data of a search, checked, and its splits: what every fit of the search trains and
-    scores on. The matrices of a (preprocessing, split) are made when first asked for and kept,
-    so that a preprocessing no candidate reaches costs nothing.
+    scores on.
+
+    Without preprocessing, a split keeps no copy of X: it trains on the one checked matrix
+    with the query code -1 on every row outside its training rows (the core then trains on
+    those rows alone, bit for bit as on a copy of them in row order), and its validation
+    scores are the predictions of that matrix at its validation rows. Only its codes (one
+    integer a row) are kept. "standard" does the same with the matrix read through the
+    split's column centers and scales (`CoreMatrix.with_columns`: the mean and standard
+    deviation of its training rows, which StandardScaler would use), which gives the
+    scaler's models up to rounding. Training rows that are not in increasing order (a split
+    given as a list of rows in another order, or with a row twice) cannot be told apart by
+    codes, and are copied (and transformed) as before, as are the bin codes of "binned".
+    Matrices made so are made when first asked for and kept, so that a preprocessing no
+    candidate reaches costs nothing.
 
     ``validation`` is the one validation set of cv="validation" as (X as given, core X,
     labels, query codes), else None."""
@@ -93,25 +146,71 @@ class SplitData:
     validation: Optional[Tuple[Any, Any, np.ndarray, np.ndarray]]
     n_jobs: Optional[int]
     _matrices: Dict[Tuple[str, int], Tuple[Any, Any]] = field(default_factory=dict)
+    _training: Dict[Tuple[bool, int], Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]] = field(
+        default_factory=dict
+    )
+    _columns: Dict[int, Tuple[Optional[np.ndarray], np.ndarray]] = field(default_factory=dict)
 
     @property
     def n_splits(self) -> int:
         return len(self.splits)
 
+    def fit_inputs(self, preprocessing: str, k: int) -> Tuple[Any, np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
+        """Split k's training data as the core takes it: (matrix, labels, query codes, number
+        of queries, query weights), the transformer of ``preprocessing`` fitted on the split's
+        training rows only."""
+        in_place = self._in_place(preprocessing, k)
+        x_train = self._viewed(self.core_X, preprocessing, k) if in_place else self.matrices(preprocessing, k)[0]
+        return (x_train, *self._training_of(k, in_place))
+
+    def score_inputs(
+        self, preprocessing: str, k: int
+    ) -> Tuple[Any, Optional[np.ndarray], np.ndarray, np.ndarray, Optional[np.ndarray]]:
+        """Split k's validation data: (matrix, rows, labels, query codes, document weights);
+        the validation predictions are the matrix's at ``rows`` (None: at every row)."""
+        test = self.splits[k][1]
+        y, codes, weights = self.scoring(k)
+        # Validation rows are read where they are, in any order (a prediction is a row's own):
+        # only a preprocessing that is not a view of X needs its own matrix.
+        if preprocessing != "none" and not self._in_place(preprocessing, k):
+            return self.matrices(preprocessing, k)[1], None, y, codes, weights
+        if test is None:
+            return self._viewed(self.validation[1], preprocessing, k), None, y, codes, weights  # type: ignore[index]
+        return self._viewed(self.core_X, preprocessing, k), test, y, codes, weights
+
     def matrices(self, preprocessing: str, k: int) -> Tuple[Any, Any]:
         """Split k's (training, validation) matrices as the core takes them, the transformer
-        of ``preprocessing`` fitted on the split's training rows only."""
+        of ``preprocessing`` fitted on the split's training rows only (for "none", the copy
+        of training rows that are not in increasing order, and no validation matrix)."""
         key = (preprocessing, k)
         if key not in self._matrices:
             self._matrices[key] = self._make_matrices(preprocessing, k)
         return self._matrices[key]
 
+    def _in_place(self, preprocessing: str, k: int) -> bool:
+        """Whether split k trains on the search's one matrix (read through its column scales
+        for "standard"): its training rows are in increasing order, so that the matrix with
+        codes -1 elsewhere trains on them as a copy of them would."""
+        if preprocessing == "binned" or (preprocessing == "standard" and self.core_X.kind == "binned"):
+            return False
+        train = self.splits[k][0]
+        rows = np.where(train < 0, train + self.codes.shape[0], train)
+        return bool(np.all(rows[1:] > rows[:-1]))
+
+    def _viewed(self, core_X: Any, preprocessing: str, k: int) -> Any:
+        """``core_X`` as split k's fits read it: as it is, or for "standard" through the
+        column centers and scales of the split's training rows."""
+        if preprocessing == "none":
+            return core_X
+        if k not in self._columns:
+            self._columns[k] = standard_columns(self.core_X, self.splits[k][0], sparse=hasattr(self.X, "tocsr"))
+        return core_X.with_columns(*self._columns[k])
+
     def _make_matrices(self, preprocessing: str, k: int) -> Tuple[Any, Any]:
         train, test = self.splits[k]
         if preprocessing == "none":
             # The checked matrix's rows: no second check of data that passed the first.
-            x_val = self.validation[1] if test is None else self.core_X.take_rows(test)  # type: ignore[index]
-            return self.core_X.take_rows(train), x_val
+            return self.core_X.take_rows(train), None
         sparse = hasattr(self.X, "tocsr")
         x_train = _rows(self.X, train)
         x_test = self.validation[0] if test is None else _rows(self.X, test)  # type: ignore[index]
@@ -125,13 +224,22 @@ class SplitData:
         x_test = transformer.transform(x_test)
         return check_matrix(x_train)[0], check_matrix(x_test, name="validation X")[0]
 
-    def training(self, k: int) -> Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
-        """Split k's training labels, query codes, number of queries and query weights."""
-        train = self.splits[k][0]
-        train_codes, train_ids = check_qid(self.codes[train], train.size)
-        doc_weights = self.doc_weights
-        weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
-        return self.labels[train], train_codes, len(train_ids), weights
+    def _training_of(self, k: int, in_place: bool) -> Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
+        """Split k's training labels, query codes, number of queries and query weights: of
+        its rows (``in_place`` False), or of every row of X with the code -1 outside them."""
+        key = (in_place, k)
+        if key not in self._training:
+            train = self.splits[k][0]
+            train_codes, train_ids = check_qid(self.codes[train], train.size)
+            doc_weights = self.doc_weights
+            weights = None if doc_weights is None else query_weights(doc_weights[train], train_codes, train_ids)
+            if in_place:
+                codes = np.full(self.codes.shape[0], -1, dtype=np.int64)
+                codes[train] = train_codes
+                self._training[key] = (self.labels, codes, len(train_ids), weights)
+            else:
+                self._training[key] = (self.labels[train], train_codes, len(train_ids), weights)
+        return self._training[key]
 
     def scoring(self, k: int) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
         """Split k's validation labels, query codes and document weights."""

@@ -1,0 +1,142 @@
+"""Training on a subset of the rows of a matrix without copying them: rows of query code -1
+are in no query, and the core trains on the others exactly, bit for bit, as on a copy of
+them taken in row order (``take_rows``). The search trains each split so (svmmap._search),
+so its results must not move by a bit."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from svmmap import SVMMap, _core
+from svmmap._validation import check_matrix, check_qid
+from svmmap.binning import Binner
+from svmmap.datasets import load_mq2008
+
+GRID = [0.1, 1.0, 10.0]
+
+
+@pytest.fixture(scope="module")
+def fold1():
+    X, y, qid = load_mq2008(1, "train")
+    codes, ids = check_qid(qid, len(y))
+    # A third of the queries out, drawn at random, as one split of a 3-fold search: the rows
+    # kept are many blocks, not one.
+    rng = np.random.default_rng(0)
+    left_out = rng.permutation(len(ids))[: len(ids) // 3]
+    keep = ~np.isin(codes, left_out)
+    return X, y.astype(np.float64), codes, np.flatnonzero(keep)
+
+
+def matrices(X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        binned = Binner(n_jobs=1).fit_transform(X)
+    return {
+        "dense": check_matrix(X)[0],
+        "dense float32": check_matrix(X.astype(np.float32))[0],
+        "csr": check_matrix(sp.csr_matrix(X))[0],
+        "binned": check_matrix(binned)[0],
+    }
+
+
+def subset_codes(codes, rows):
+    """(the subset's codes and query count, the full-length codes with -1 outside it): both
+    number the subset's queries 0.. in the order of their codes, as check_qid does."""
+    sub, ids = check_qid(codes[rows], rows.size)
+    full = np.full(codes.shape, -1, dtype=np.int64)
+    full[rows] = sub
+    return sub, full, len(ids)
+
+
+def path_in_pieces(cX, y, codes, n_queries, config, weights=None):
+    state, out = None, []
+    for C in GRID:
+        path, state = _core.fit_path_from(cX, y, codes, n_queries, config, [C], warm_state=state, query_weights=weights)
+        out += path
+    return out
+
+
+def assert_same_fits(a, b, what=""):
+    assert len(a) == len(b) == len(GRID)
+    for C, (w_a, s_a), (w_b, s_b) in zip(GRID, a, b):
+        assert w_a.tobytes() == w_b.tobytes(), (what, C)  # bit for bit, -0.0 included
+        assert (s_a.n_iter, s_a.n_evals, s_a.primal, s_a.dual) == (s_b.n_iter, s_b.n_evals, s_b.primal, s_b.dual)
+        p_a, p_b = s_a.problem, s_b.problem
+        assert (p_a.used, p_a.no_relevant, p_a.all_relevant) == (p_b.used, p_b.no_relevant, p_b.all_relevant)
+
+
+@pytest.mark.parametrize("loss", ["map", "pairwise", "ndcg@10:graded"])
+def test_a_subset_by_codes_trains_as_its_copy_bit_for_bit(fold1, loss):
+    X, y, codes, rows = fold1
+    sub, full, n_queries = subset_codes(codes, rows)
+    config = SVMMap(loss=loss, n_jobs=2)._config()
+    for name, cX in matrices(X).items():
+        copied = path_in_pieces(cX.take_rows(rows), y[rows], sub, n_queries, config)
+        viewed = path_in_pieces(cX, y, full, n_queries, config)
+        assert_same_fits(copied, viewed, name)
+        # The warm path fitted in one call as well.
+        once = _core.fit_path(cX, y, full, n_queries, config, GRID, warm=True)
+        assert_same_fits(copied, once, name)
+
+
+def test_query_weights_count_the_subsets_queries_only(fold1):
+    X, y, codes, rows = fold1
+    sub, full, n_queries = subset_codes(codes, rows)
+    weights = np.linspace(0.5, 2.0, n_queries)
+    config = SVMMap(loss="map", n_jobs=1)._config()
+    cX = check_matrix(X)[0]
+    copied = path_in_pieces(cX.take_rows(rows), y[rows], sub, n_queries, config, weights)
+    viewed = path_in_pieces(cX, y, full, n_queries, config, weights)
+    assert_same_fits(copied, viewed)
+
+
+def test_query_counts_and_kinds_see_the_subset_alone(fold1):
+    _, y, codes, rows = fold1
+    sub, full, n_queries = subset_codes(codes, rows)
+    config = SVMMap(loss="pairwise", n_jobs=1)._config()
+    for cfg in (None, config):
+        a = _core.problem_summary(y[rows], sub, n_queries, 0.0, cfg)
+        b = _core.problem_summary(y, full, n_queries, 0.0, cfg)
+        assert (a.used, a.no_relevant, a.all_relevant) == (b.used, b.no_relevant, b.all_relevant)
+    kinds = _core.query_kinds(y, full, n_queries, 0.0)
+    np.testing.assert_array_equal(kinds, _core.query_kinds(y[rows], sub, n_queries, 0.0))
+
+
+def test_codes_below_minus_one_are_refused(fold1):
+    X, y, codes, _ = fold1
+    bad = codes.copy()
+    bad[0] = -2
+    config = SVMMap(loss="map", n_jobs=1)._config()
+    with pytest.raises(ValueError, match="outside"):
+        _core.fit_path(check_matrix(X)[0], y, bad, int(codes.max()) + 1, config, [1.0])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_column_scales_train_as_the_standard_scalers_copy_up_to_rounding(fold1, sparse):
+    # SVMMapCV's "standard" without a copy: the matrix read through the centers and scales of
+    # a subset's rows (rows of code -1 elsewhere) trains the model of StandardScaler's copy of
+    # those rows, up to rounding (the products are associated differently), and predicts the
+    # same scores up to rounding.
+    from sklearn.preprocessing import StandardScaler
+    from svmmap._search.splits import standard_columns
+
+    X, y, codes, rows = fold1
+    X = sp.csr_matrix(X) if sparse else X
+    sub, full, n_queries = subset_codes(codes, rows)
+    cX = check_matrix(X)[0]
+    center, scale = standard_columns(cX, rows, sparse=sparse)
+    scaler = StandardScaler(with_mean=not sparse).fit(X[rows])
+    np.testing.assert_allclose(1.0 / scale, scaler.scale_, rtol=1e-12)
+    if not sparse:
+        np.testing.assert_allclose(center, scaler.mean_, rtol=1e-12, atol=1e-15)
+    config = SVMMap(loss="map", n_jobs=2)._config()
+    copied = _core.fit_path(check_matrix(scaler.transform(X[rows]))[0], y[rows], sub, n_queries, config, GRID)
+    viewed = _core.fit_path(cX.with_columns(center, scale), y, full, n_queries, config, GRID)
+    for (w_a, s_a), (w_b, s_b) in zip(copied, viewed):
+        np.testing.assert_allclose(w_b, w_a, rtol=1e-7, atol=1e-9 * np.abs(w_a).max())
+        assert s_a.primal == pytest.approx(s_b.primal, rel=1e-9)
+    w = viewed[-1][0]
+    predicted = _core.predict(cX.with_columns(center, scale), w, 1)
+    expected = _core.predict(check_matrix(scaler.transform(X))[0], w, 1)
+    np.testing.assert_allclose(predicted, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
