@@ -33,7 +33,8 @@ from ._fitted import (
     raw_thresholds,
     scaler_spec,
 )
-from ._pairs import DEFAULT_PAIR_BINS, check_interactions
+from ._pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
+from ._pairs import check_interactions
 from ._typing import BinStrategy, Missing
 from ._validation import contiguous, forget_fit, n_threads
 
@@ -197,7 +198,7 @@ class Binner(TransformerMixin, BaseEstimator):
         output: str = _DEFAULTS["output"],
         n_jobs: Optional[int] = None,
         interactions: Any = None,
-        interaction_bins: int = DEFAULT_PAIR_BINS,
+        interaction_bins: int = _PAIR_BINS,
     ) -> None:
         self.n_thresholds = n_thresholds
         self.strategy = strategy

@@ -405,7 +405,7 @@ class SVMMapCV(BaseEstimator):
             preprocessings = preprocessing_names("none" if self.preprocessing is None else self.preprocessing)
         else:
             losses, preprocessings = [self.loss], ["none"]
-        candidates = []
+        candidates: List[Candidate] = []
         for loss in losses:
             config = self._estimator(grid[0]).set_params(loss=loss)._config()
             if config.latent is not None:

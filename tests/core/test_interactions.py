@@ -221,7 +221,8 @@ def test_plot_draws_a_heat_map_per_pair():
 
     X, y, qid = make_ranking(n_queries=30, docs_per_query=20, n_features=3, interactions=1, random_state=8)
     axes = plot_piecewise_scores(_ga2m(X, y, qid, interactions=1, interaction_bins=3))
-    assert [ax.get_title() for ax in axes] == ["x0", "x1", "x2", "x0&x1"]
+    # A pair's panel is titled with the pair (unnamed columns read "feature j").
+    assert [ax.get_title() for ax in axes] == ["x0", "x1", "x2", "Interaction of feature 0 and feature 1"]
     assert len(axes[3].images) == 1 and axes[3].images[0].get_array().shape == (4, 4)
 
 
