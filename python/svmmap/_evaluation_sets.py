@@ -125,7 +125,10 @@ class EarlyStopping:
 #: LightGBM ``fit`` arguments that PyTerrier's ``fit_kwargs`` may carry, with what to use instead.
 LIGHTGBM_EQUIVALENTS = {
     "verbose": "give verbosity to the estimator: SVMMap(verbose=1)",
-    "eval_sample_weight": "give per-query weights of training data as sample_weight",
+    "eval_sample_weight": (
+        "svmmap weights the training loss only: give sample_weight to fit, one weight per document "
+        "(the same on every document of a query)"
+    ),
     "init_score": "svmmap starts from w = 0; there is no initial score",
     "categorical_feature": "svmmap's model is linear: encode categorical features as indicator columns",
     "feature_name": "pass a pandas DataFrame to keep feature names (feature_names_in_)",

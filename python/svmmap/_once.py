@@ -40,8 +40,18 @@ def _search_classes() -> Tuple[type, ...]:
 
 
 #: scikit-learn's functions that fit one estimator on many splits of one data set, like a
-#: search does (cross_val_score calls cross_validate), in the module that defines them.
-_CROSS_VALIDATIONS = frozenset({"cross_validate", "learning_curve", "validation_curve", "permutation_test_score"})
+#: search does, in the module that defines them. cross_val_score and cross_val_predict call
+#: cross_validate; being outermost, they name the call the user made.
+_CROSS_VALIDATIONS = frozenset(
+    {
+        "cross_validate",
+        "cross_val_score",
+        "cross_val_predict",
+        "learning_curve",
+        "validation_curve",
+        "permutation_test_score",
+    }
+)
 _CROSS_VALIDATION_MODULE = "sklearn.model_selection._validation"
 
 

@@ -28,7 +28,15 @@ from ._training import (
     train_config,
 )
 from ._typing import IterationRecord, Slack
-from ._validation import check_feature_names, check_matrix, check_qid, n_threads, query_weights, refuse_unrouted_search
+from ._validation import (
+    check_feature_names,
+    check_matrix,
+    check_qid,
+    n_threads,
+    qid_of,
+    query_weights,
+    refuse_unrouted_search,
+)
 
 __all__ = [
     "SkippedQueriesWarning",
@@ -447,16 +455,18 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
             )
         return _core.predict(core_X, self.coef_, n_threads(self.n_jobs))
 
-    def score(self, X: Any, y: Any, qid: Any = None, sample_weight: Any = None) -> float:
+    def score(self, X: Any, y: Any, qid: Any = None, sample_weight: Any = None, *, group: Any = None) -> float:
         """Mean average precision of the predicted ranking (see ``svmmap.metrics``).
 
         Queries without a relevant document are skipped; ties in score are broken
         pessimistically. With ``sample_weight`` (per document, the same on every document of a
-        query, as in ``fit``), the mean over queries is weighted by the queries' weights.
+        query, as in ``fit``), the mean over queries is weighted by the queries' weights. The
+        queries are ``qid`` or, as in ``fit``, LightGBM's ``group`` (query sizes in row order).
         """
-        if qid is None:
+        if qid is None and group is None:
             check_qid(None, 0, required_by=f"{type(self).__name__}.score")
         scores = self.predict(X)
+        qid = qid_of(qid, group, scores.shape[0])
         return query_mean("map", y, scores, qid, sample_weight, self.relevance_threshold)
 
     def save(self, path: Any) -> None:

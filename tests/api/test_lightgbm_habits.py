@@ -350,3 +350,17 @@ def test_lightgbm_s_predict_arguments_and_attributes_name_svmmap_s_way(small):
             getattr(model, name)
     with pytest.raises(AttributeError, match=r"plot_weights"):
         model.booster_
+
+
+def test_score_takes_lightgbm_s_group_as_fit_does():
+    # fit takes group= (query sizes); score took only qid= and raised TypeError on group=.
+    import numpy as np
+    from svmmap import SVMMap
+    from svmmap.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=12, docs_per_query=10, n_features=4, random_state=0)
+    sizes = np.bincount(np.unique(qid, return_inverse=True)[1])
+    model = SVMMap(C=1.0, n_jobs=1).fit(X, y, group=sizes)
+    assert model.score(X, y, group=sizes) == model.score(X, y, qid=qid)
+    with pytest.raises(ValueError, match="not both"):
+        model.score(X, y, qid=qid, group=sizes)

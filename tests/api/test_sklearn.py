@@ -386,6 +386,7 @@ def test_skipped_queries_are_reported_once_per_search(vali):
             )
         )
         assert len(caught) == 1, [str(w.message) for w in caught]
-        assert "the other fits of this cross_validate call on the same data" in str(caught[0].message)
+        # The warning names the call the user made, cross_val_score, not the cross_validate inside.
+        assert "the other fits of this cross_val_score call on the same data" in str(caught[0].message)
     assert len(skipped_warnings(lambda: svmmap.SVMMapCV(Cs=[0.1, 1.0, 10.0], cv=3).fit(X, y, qid=qid))) == 1
     assert len(skipped_warnings(lambda: [SVMMap().fit(X, y, qid=qid) for _ in range(2)])) == 2
