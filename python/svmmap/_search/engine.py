@@ -1,14 +1,15 @@
 """Private: the fits of a search.
 
 Every candidate (a loss and a preprocessing) has a path of C values per split. The C values
-are visited in ascending order and, at each, every path not yet stopped is fitted on every
+are visited in ascending order and, at each, every path not yet stopped is fitted split by
 split, warm-started from its own model at the C before (``_core.fit_path_from``, which hands
 the warm state from one call to the next and so gives the models of a path fitted in one
 call bit for bit), before the next C: with a time budget every candidate thus gets its cheap
-small-C fits first. A path stops when its mean validation score has not improved for
-``patience`` C values; a candidate whose fit is refused on the data (an oracle that cannot
-run on a query of this size, say) is left out with the reason; the time budget caps the
-fit under way as well as the fits to come.
+small-C fits first. After each split the candidates race (`_Search._race`): one far below the
+best over the same splits stops there. A path stops when its mean validation score has not
+improved for ``patience`` C values; a candidate whose fit the core refuses on this data (an
+oracle that cannot run on a query of this size, say) is left out with the reason; the time
+budget caps the fit under way as well as the fits to come.
 """
 
 from __future__ import annotations
