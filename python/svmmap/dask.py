@@ -969,20 +969,24 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             return X.map_partitions(_predict_frame, coef, self.n_jobs, binner, meta=("score", "f8"))
         return super().predict(X)
 
-    def score(self, X: Any, y: Any, qid: Any = None, sample_weight: Any = None) -> float:
+    def score(self, X: Any, y: Any, qid: Any = None, sample_weight: Any = None, *, group: Any = None) -> float:
         """Mean average precision of the predicted ranking (computed on the client), weighted
-        by the queries' ``sample_weight`` when given (as ``svmmap.SVMMap.score``)."""
+        by the queries' ``sample_weight`` when given; the queries are ``qid`` or LightGBM's
+        ``group`` (as ``svmmap.SVMMap.score``)."""
         import dask
 
+        from ._validation import qid_of
         from .estimator import query_mean
 
-        if qid is None:
+        if qid is None and group is None:
             check_qid(None, 0, required_by=f"{type(self).__name__}.score")
-        scores, y, qid, sample_weight = dask.compute(self.predict(X), y, qid, sample_weight)
+        scores, y, qid, sample_weight, group = dask.compute(self.predict(X), y, qid, sample_weight, group)
+        scores = np.asarray(scores)
+        qid = qid_of(None if qid is None else np.asarray(qid), group, scores.shape[0])
         return query_mean(
             "map",
             np.asarray(y),
-            np.asarray(scores),
+            scores,
             np.asarray(qid),
             None if sample_weight is None else np.asarray(sample_weight),
             self.relevance_threshold,
