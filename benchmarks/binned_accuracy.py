@@ -50,7 +50,7 @@ import tables  # benchmarks/tables.py, beside this script
 from scipy.stats import norm, rankdata, wilcoxon
 from sklearn.pipeline import make_pipeline
 from svmmap import Binner, SVMMap
-from svmmap._selection import choose_C
+from svmmap._search.selection import choose_C
 from svmmap.datasets import Fold, Split, make_ranking, mq2008_folds
 from svmmap.estimator import SkippedQueriesWarning
 from svmmap.metrics import per_query

@@ -45,7 +45,7 @@ import numpy as np
 import svmmap.estimator as estimator
 import tables  # benchmarks/tables.py, beside this script
 from svmmap import SVMMap, SVMMapCV
-from svmmap._selection import choose_C
+from svmmap._search.selection import choose_C
 from svmmap.datasets import load_mq2008
 from svmmap.metrics import per_query
 from svmmap.model_selection import QueryKFold

@@ -29,7 +29,8 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 import tables  # benchmarks/tables.py, beside this script
-from svmmap import SVMMap, _latent
+from svmmap import SVMMap
+from svmmap._fit import latent as _latent
 from svmmap.datasets import RankingData, load_mq2008, make_ranking
 from svmmap.metrics import per_query
 

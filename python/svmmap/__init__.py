@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from . import baselines, datasets, ir, losses, metrics
     from ._binned import BinnedMatrix
     from ._core import DataFormatError, InternalError, ModelFormatError
-    from ._degenerate import DegenerateModelWarning
+    from ._fit.degenerate import DegenerateModelWarning
     from .binning import Binner, StepFunction, piecewise_scores
     from .callback import early_stopping, log_evaluation, record_evaluation
     from .estimator import SkippedQueriesWarning, SVMMap
@@ -39,8 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
 _LAZY = {
     "SVMMap": "estimator",
     "SVMMapCV": "model_selection",
-    "SkippedQueriesWarning": "_training",
-    "DegenerateModelWarning": "_degenerate",
+    "SkippedQueriesWarning": "_fit.training",
+    "DegenerateModelWarning": "_fit.degenerate",
     "BinnedMatrix": "_binned",
     "Binner": "binning",
     "StepFunction": "binning",

@@ -24,7 +24,7 @@ from sklearn.utils import check_array
 
 from . import _core
 from ._binned import BinnedMatrix
-from ._fitted import (
+from ._fit.fitted import (
     BINNER_DICT_TYPE,
     BINNER_DICT_VERSION,
     SCALER_TYPES,
@@ -33,8 +33,8 @@ from ._fitted import (
     raw_thresholds,
     scaler_spec,
 )
-from ._pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
-from ._pairs import check_interactions
+from ._fit.pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
+from ._fit.pairs import check_interactions
 from ._typing import BinStrategy, Missing
 from ._validation import contiguous, forget_fit, n_threads
 
@@ -380,7 +380,7 @@ def _fit_pairs(
 ) -> np.ndarray:
     """Sets the pairs of ``spec`` (given, or chosen by FAST) and their coarse thresholds;
     returns the FAST scores of the chosen pairs (NaN for given ones)."""
-    from ._pairs import SELECTION_BINS, coarse_indices, select_pairs
+    from ._fit.pairs import SELECTION_BINS, coarse_indices, select_pairs
 
     coarse = [coarse_indices(len(k), bins) for k in spec.thresholds]
     # FAST scores pairs on a grid of its own, so that its histograms stay small for all pairs.

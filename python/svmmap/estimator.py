@@ -1,6 +1,6 @@
 """The scikit-learn style estimator around the Rust solver.
 
-Its training is ``svmmap._training``'s (checks, solver, fitted attributes, warnings), which
+Its training is ``svmmap._fit.training``'s (checks, solver, fitted attributes, warnings), which
 ``svmmap learn`` runs too without importing scikit-learn; this module adds the estimator:
 scikit-learn's base class, ``predict``, ``score`` and ``save``.
 """
@@ -14,14 +14,14 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from . import _core
-from ._evaluation_sets import (
+from ._files.model_file import svm_document, write_model
+from ._fit.evaluation_sets import (
     LIGHTGBM_ATTRIBUTES,
     LIGHTGBM_PARAMETERS,
     refuse_lightgbm_parameters,
     refuse_lightgbm_predict,
 )
-from ._model_file import svm_document, write_model
-from ._training import (
+from ._fit.training import (
     CORE_DEFAULTS,
     SkippedQueriesWarning,
     train,

@@ -1,6 +1,6 @@
 """LETOR/svmlight data files, LightGBM query-size files and prediction files.
 
-The text-file rules (line breaks, fields, numbers, atomic writes) are ``svmmap._text``'s;
+The text-file rules (line breaks, fields, numbers, atomic writes) are ``svmmap._files.text``'s;
 model files are ``svmmap.persistence``'s, whose ``save_model``, ``load_model`` and
 ``model_document`` stay importable from here too.
 """
@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._text import BeyondInt64, PathLike, integer, number, split_fields, text_lines, write_atomic
+from ._files.text import BeyondInt64, PathLike, integer, number, split_fields, text_lines, write_atomic
 from ._validation import invalid_parameter
 from .persistence import load_model, model_document, save_model
 

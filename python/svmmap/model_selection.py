@@ -10,14 +10,14 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._evaluation_sets import check_eval_feature_names
-from ._folds import QueryKFold
-from ._latent import refuse_latent_options
+from ._fit.evaluation_sets import check_eval_feature_names
+from ._fit.latent import refuse_latent_options
+from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set
 from ._search.candidates import auto_losses, make_preprocessor, preprocessing_names
 from ._search.defaults import SEARCH_DEFAULTS as _SEARCH_DEFAULTS
 from ._search.engine import Candidate, Policy, pair_scale, run
+from ._search.folds import QueryKFold
 from ._search.splits import SplitData, make_splits
-from ._training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set
 from ._typing import Slack
 from ._validation import (
     check_labels,

@@ -2,7 +2,7 @@
 optional scaler (StandardScaler, MinMaxScaler, MaxAbsScaler), an optional Binner and SVMMap, as
 a model file; ``load_model`` builds the estimators from one.
 
-Reading, checking and writing a file is ``svmmap._model_file``'s (``read_model``,
+Reading, checking and writing a file is ``svmmap._files.model_file``'s (``read_model``,
 ``svm_document``, ``write_model``): the command line scores with it without scikit-learn, and
 ``SVMMap.save`` writes through it, so the estimator does not import this module, which builds
 estimators (the estimator classes are imported inside the functions that need them, so that
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ._model_file import RUNTIME_PARAMS, read_model, svm_document, write_model
-from ._text import PathLike
+from ._files.model_file import RUNTIME_PARAMS, read_model, svm_document, write_model
+from ._files.text import PathLike
 
 __all__ = ["save_model", "load_model", "model_document", "pipeline_parts", "split_pipeline"]
 
@@ -48,7 +48,7 @@ def pipeline_parts(model: Any) -> tuple:
         raise TypeError(f"expected {SUPPORTED_PIPELINES}; got {type(model).__name__}{hint}")
     from sklearn import preprocessing
 
-    from ._fitted import SCALER_TYPES
+    from ._fit.fitted import SCALER_TYPES
     from .binning import Binner
 
     active = [

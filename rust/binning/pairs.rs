@@ -2,7 +2,7 @@
 //! reads: for every candidate pair (i, j) of base features, the sum of a per-document residual
 //! and the number of documents in every cell of the two features' coarse bins. The selection
 //! itself (cell means, the reduction of the squared residual, the ranking of pairs) is cheap on
-//! these histograms and lives in Python (`svmmap._pairs`); this pass over the documents, once
+//! these histograms and lives in Python (`svmmap._fit.pairs`); this pass over the documents, once
 //! per pair, is the part that costs O(n_docs x n_pairs).
 
 use rayon::prelude::*;

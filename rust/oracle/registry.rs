@@ -363,7 +363,7 @@ pub fn latent_base(name: &str) -> Option<String> {
     match (spec.base, spec.cutoff, spec.options.as_slice()) {
         ("ndcg", Some(k), ["latent"]) => Some(format!("ndcg@{k}")),
         // The graded loss with the same latent target: the best-scored ranking of graded
-        // NDCG@k 1 (python/svmmap/_latent.py, graded_target_coefficients).
+        // NDCG@k 1 (python/svmmap/_fit/latent.py, graded_target_coefficients).
         ("ndcg", Some(k), ["graded", "latent"]) => Some(format!("ndcg@{k}:graded")),
         _ => None,
     }

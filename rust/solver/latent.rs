@@ -19,7 +19,7 @@
 //! (kept when it lowered F), after `max_rounds` rounds, and (with `stop_before_zero`) before a
 //! round whose model is w = 0 when the model before it ranks: on queries with many relevant
 //! documents and weak features w = 0 can have the lower F, but it ranks nothing
-//! (docs/guide/losses.md). python/svmmap/_latent.py is the thin wrapper that passes the settings
+//! (docs/guide/losses.md). python/svmmap/_fit/latent.py is the thin wrapper that passes the settings
 //! and words the warnings; the arithmetic here is the one it did before, operation for
 //! operation, so the models are the same bit for bit.
 
@@ -38,7 +38,7 @@ use crate::oracle::{check_query_lens, Oracle, QueryCounts};
 /// The estimated peak bytes per row of a latent fit (see `fit_latent`).
 const LATENT_BYTES_PER_ROW: usize = 96;
 
-/// The settings of the rounds (their owner is python/svmmap/_latent.py).
+/// The settings of the rounds (their owner is python/svmmap/_fit/latent.py).
 #[derive(Debug, Clone)]
 pub struct LatentOptions {
     /// The target's cutoff k: the top min(k, n) of the best ranking of loss 0 is fixed.
@@ -86,7 +86,7 @@ pub struct LatentFit {
 }
 
 /// Per row, the coefficients e with e.s = w.(Psi(ideal) - Psi(y_t)) on every query, y_t the
-/// best-scored ranking of loss 0 at `scores` (python/svmmap/_latent.py documents both forms and
+/// best-scored ranking of loss 0 at `scores` (python/svmmap/_fit/latent.py documents both forms and
 /// tests/ir check them against every ranking of small queries). Binary (`graded` false; `grades`
 /// 1 for relevant, 0 otherwise): the m = min(P, cutoff) best-scored relevant documents first,
 /// the rest in score order; a relevant document outside the top m gets 2/(P N) times the

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import svmmap
 from svmmap import DegenerateModelWarning, SVMMap, SVMMapCV
-from svmmap._degenerate import score_spread, ties_within_every_query
+from svmmap._fit.degenerate import score_spread, ties_within_every_query
 from svmmap.datasets import load_mq2008
 
 from tests._support.benchmarks import load
@@ -117,7 +117,7 @@ def test_ties_within_every_query_by_hand():
 def test_the_one_C_selection_loop_never_prefers_a_model_that_ranks_nothing():
     from types import SimpleNamespace
 
-    from svmmap._selection import choose_C
+    from svmmap._search.selection import choose_C
 
     flat, ranks = SimpleNamespace(degenerate_=True), SimpleNamespace(degenerate_=False)
     # C = 1 scores best, but its model ranks nothing: its score is how ties were broken.
@@ -152,7 +152,7 @@ def test_each_loss_the_degenerate_warning_advises_ranks_on_that_data(fold1, loss
 
 
 def test_a_latent_loss_is_never_told_to_train_itself(fold1):
-    from svmmap._degenerate import advice
+    from svmmap._fit.degenerate import advice
 
     assert "ndcg@k:latent" in advice("ndcg@10")
     assert "ndcg@k:latent" not in advice("ndcg@10:latent")
@@ -213,7 +213,7 @@ def test_a_latent_fit_that_stops_before_zero_says_what_the_objective_prefers():
     the latent hinge never falls below its value at w = 0; checked here from the hinge's
     definition at the same multiples, and its value at w = 0 (1: the largest loss)."""
     from sklearn.exceptions import ConvergenceWarning
-    from svmmap._latent import ZERO_RAY
+    from svmmap._fit.latent import ZERO_RAY
     from svmmap.datasets import make_ranking
 
     # benchmarks/latent_collapse.py's data, in float32 (make_ranking's default) and then widened.

@@ -9,7 +9,7 @@ import pytest
 import svmmap
 from sklearn.exceptions import ConvergenceWarning
 from svmmap import SVMMap, SVMMapCV
-from svmmap._training import BareSVMMap, train
+from svmmap._fit.training import BareSVMMap, train
 from svmmap.datasets import make_ranking
 
 

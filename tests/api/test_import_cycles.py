@@ -128,8 +128,8 @@ def test_python_imports_are_read():
     assert python_imports("from ..a import x", "svmmap.ir.c", False, known) == {"svmmap.a"}
     graph = python_graph()
     # Known dependencies, so that an empty graph cannot pass.
-    assert "svmmap._fitted" in graph["svmmap.binning"]
-    assert "svmmap._fitted" in graph["svmmap.ir.export"]
+    assert "svmmap._fit.fitted" in graph["svmmap.binning"]
+    assert "svmmap._fit.fitted" in graph["svmmap.ir.export"]
     assert "svmmap._validation" in graph["svmmap.metrics"]
 
 

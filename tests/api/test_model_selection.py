@@ -10,7 +10,7 @@ from sklearn.model_selection import GroupKFold
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from svmmap import SkippedQueriesWarning, SVMMap, SVMMapCV, _core
-from svmmap._selection import choose_C
+from svmmap._search.selection import choose_C
 from svmmap._validation import check_matrix, check_qid
 from svmmap.datasets import load_mq2008
 from svmmap.metrics import per_query

@@ -19,8 +19,8 @@ from typing import Any, Callable, Dict, List, Sequence
 
 import pytest
 from svmmap import SVMMap, SVMMapCV, _core
-from svmmap._model_file import RUNTIME_PARAMS, TRAINING_PARAMS
-from svmmap._training import PARAMETER_DEFAULTS
+from svmmap._files.model_file import RUNTIME_PARAMS, TRAINING_PARAMS
+from svmmap._fit.training import PARAMETER_DEFAULTS
 from svmmap.cli.parser import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -40,7 +40,7 @@ def test_the_c_search_has_the_search_columns(data):
     # The split scores are those of SVMMap fits at each C, scored by hand: a cold fit (a path
     # of one C without warm start is SVMMap(C).fit) with warm_start=False.
     cold = SVMMapCV(Cs, cv=3, loss="map", scoring="map", warm_start=False, n_jobs=1).fit(X, y, qid=qid)
-    from svmmap._folds import QueryKFold
+    from svmmap._search.folds import QueryKFold
     from svmmap.metrics import per_query
 
     train, test = next(QueryKFold(3).split(X, y, groups=qid))
@@ -281,8 +281,8 @@ def test_splits_without_preprocessing_keep_no_copy_of_X(data):
     # codes (the order of the rows of a query is the order they are added in), so they are
     # copied, which gives the same models up to rounding.
     import svmmap.model_selection as model_selection
-    from svmmap._folds import QueryKFold
     from svmmap._search import engine
+    from svmmap._search.folds import QueryKFold
 
     X, y, qid = data
     kept = []

@@ -215,7 +215,7 @@ def test_jobs_that_use_scikit_learn_import_neither_dask_nor_matplotlib(args, fil
 def test_bare_svmmap_has_exactly_svmmaps_parameters_and_defaults():
     # The model `svmmap learn` trains is SVMMap's with these parameters: the same names and
     # defaults, read from SVMMap's own signature.
-    from svmmap._training import PARAMETER_DEFAULTS, BareSVMMap
+    from svmmap._fit.training import PARAMETER_DEFAULTS, BareSVMMap
 
     signature = inspect.signature(svmmap.SVMMap.__init__).parameters
     defaults = {name: p.default for name, p in signature.items() if name != "self"}

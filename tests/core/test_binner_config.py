@@ -12,7 +12,7 @@ import pytest
 import svmmap
 from sklearn.pipeline import make_pipeline
 from svmmap import Binner, ModelFormatError, SVMMap, _core, load_model, save_model
-from svmmap._model_file import read_model
+from svmmap._files.model_file import read_model
 from svmmap._typing import BinStrategy, Missing
 from svmmap.ir.fusion import RunFusion
 

@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
-from svmmap import SVMMap, _core, _latent
+from svmmap import SVMMap, _core
+from svmmap._fit import latent as _latent
 
 from tests._support.benchmarks import load
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.pipeline import make_pipeline
 from svmmap import Binner, SVMMap, load_model, piecewise_scores, save_model
-from svmmap._pairs import coarse_indices, interaction_scores
+from svmmap._fit.pairs import coarse_indices, interaction_scores
 from svmmap.binning import StepSurface
 from svmmap.datasets import make_ranking
 

@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
-from svmmap import SVMMap, _core, _latent, load_model, save_model
+from svmmap import SVMMap, _core, load_model, save_model
+from svmmap._fit import latent as _latent
 from svmmap.datasets import make_ranking
 from svmmap.model_selection import SVMMapCV
 

@@ -252,7 +252,7 @@ def test_scores_that_overflow_are_an_error_not_inf(tmp_path):
 
 def test_the_model_document_check_is_shared(tmp_path):
     """``load_model`` builds its estimator from ``_model_file.read_model``; both refuse alike."""
-    from svmmap._model_file import read_model
+    from svmmap._files.model_file import read_model
 
     doc = _documents(tmp_path)["linear"]
     doc["training"]["n_iter"] = "abc"

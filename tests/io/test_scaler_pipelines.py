@@ -10,7 +10,7 @@ import svmmap
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, PolynomialFeatures, RobustScaler, StandardScaler
 from svmmap import ModelFormatError, SVMMap
-from svmmap._model_file import read_model
+from svmmap._files.model_file import read_model
 
 SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "model-format.schema.json"
 

@@ -229,7 +229,7 @@ MEMORY_LIMITS = """
     from svmmap import _core
     # What the calls import lazily is imported first, so that a limit meets the call's work.
     import scipy.sparse, sklearn.utils.validation, sklearn.model_selection, sklearn.preprocessing
-    import svmmap.model_selection, svmmap._selection
+    import svmmap.model_selection, svmmap._search.selection
     svmmap.SVMMap, svmmap.Binner, svmmap.SVMMapCV
     def vm():
         with open("/proc/self/status") as f:

@@ -34,7 +34,7 @@ from svmmap.cli import main
 LIMITED_LOAD = """
 import resource, sys
 # Everything load_model imports is loaded before the limit: the limit is for the file.
-import numpy, svmmap, svmmap.persistence, svmmap._model_file
+import numpy, svmmap, svmmap.persistence, svmmap._files.model_file
 def vm():
     with open("/proc/self/status") as f:
         return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))

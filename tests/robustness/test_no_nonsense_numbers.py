@@ -193,7 +193,7 @@ def test_cv_skips_a_split_without_a_relevant_document_and_never_chooses_on_nan()
 
 
 def test_choose_C_never_chooses_on_nan():
-    from svmmap._selection import choose_C
+    from svmmap._search.selection import choose_C
 
     rng = np.random.default_rng(5)
     for case in range(200):

@@ -23,8 +23,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
-from .._degenerate import is_degenerate, score_spread
-from .._latent import latent_path
+from .._fit.degenerate import is_degenerate, score_spread
+from .._fit.latent import latent_path
 from .._validation import check_qid
 from ..estimator import query_mean
 from .results import EARLY_STOP, FAILED, FITTED, NOT_FITTED, PRUNED, TIME_BUDGET, Outcome, Table, build_results, choose

@@ -9,8 +9,8 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from .._degenerate import DegenerateModelWarning
-from .._degenerate import advice as message_advice
+from .._fit.degenerate import DegenerateModelWarning
+from .._fit.degenerate import advice as message_advice
 
 __all__ = ["Outcome", "Table", "choose", "loss_text"]
 

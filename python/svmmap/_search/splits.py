@@ -8,9 +8,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._folds import QueryKFold
 from .._validation import check_matrix, check_qid, invalid_parameter, query_weights
 from .candidates import make_preprocessor
+from .folds import QueryKFold
 
 __all__ = ["Split", "SplitData", "make_splits"]
 

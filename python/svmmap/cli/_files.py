@@ -2,7 +2,7 @@
 and every file a command reads is an input, also the ones it finds by itself (the ``.query``
 sizes beside a data file).
 
-How an output is then written is ``svmmap._text.write_atomic``'s rule (``rust/atomic.rs``):
+How an output is then written is ``svmmap._files.text.write_atomic``'s rule (``rust/atomic.rs``):
 a regular file reached by its name is replaced atomically; anything else (a pipe, a terminal,
 ``/dev/stdout`` whatever it is open on) is written in place.
 """

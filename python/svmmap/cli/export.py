@@ -13,7 +13,7 @@ __all__ = ["run_export"]
 def run_export(args: argparse.Namespace) -> None:
     import json
 
-    from .._text import write_atomic
+    from .._files.text import write_atomic
     from ..ir.export import score_offset, to_elasticsearch, to_onnx, to_solr
     from ..persistence import load_model
 

@@ -75,9 +75,9 @@ def run_learn(args: argparse.Namespace) -> None:
     # SVMMap.fit's training routine on a BareSVMMap, which has SVMMap's parameters but not
     # its scikit-learn base class: the same checks, warnings and model file, without the
     # second that importing scikit-learn takes (training a small file takes milliseconds).
-    from .._fitted import BinningSpec
-    from .._model_file import svm_document, write_model
-    from .._training import TRAINING_PARAMETERS, BareSVMMap, train, train_config
+    from .._files.model_file import svm_document, write_model
+    from .._fit.fitted import BinningSpec
+    from .._fit.training import TRAINING_PARAMETERS, BareSVMMap, train, train_config
     from .._validation import n_threads
     from ..io import load_letor
 
@@ -229,7 +229,7 @@ def _learn_auto(args: argparse.Namespace) -> None:
     candidate refitted on TRAIN written as a model file."""
     # The search needs scikit-learn (splits, scaler, Pipeline), so it is imported here only,
     # keeping the plain learn command quick to start.
-    from .._training import TRAINING_PARAMETERS
+    from .._fit.training import TRAINING_PARAMETERS
     from ..io import load_letor
     from ..model_selection import SVMMapCV
     from ..persistence import save_model
@@ -287,7 +287,7 @@ def _learn_auto(args: argparse.Namespace) -> None:
 def run_classify(args: argparse.Namespace) -> None:
     # The model file is scored without building an estimator, so that this command does not
     # import scikit-learn (seconds) for a job that is one matrix-vector product.
-    from .._model_file import read_model
+    from .._files.model_file import read_model
     from .._validation import n_threads
     from ..io import letor_docids, load_letor, save_predictions
     from ..metrics import mean_average_precision

@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from .._text import check_ids
+from .._files.text import check_ids
 from ._trec_order import sort_qids, trec_ranks
 
 __all__ = ["Run", "Qrels"]

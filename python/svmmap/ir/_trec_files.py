@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterable, List, Optional
 import numpy as np
 
 from .._core import DataFormatError
-from .._text import BeyondInt64, PathLike, check_ids, integer, number, split_fields, text_lines, write_atomic
+from .._files.text import BeyondInt64, PathLike, check_ids, integer, number, split_fields, text_lines, write_atomic
 from .._validation import invalid_parameter
 from ._trec_data import Qrels, Run, _first_duplicate
 from ._trec_order import _ranks_in_order, sort_qids, trec_order

@@ -10,7 +10,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
-from .._selection import choose_C
+from .._search.selection import choose_C
 from ..datasets import Fold
 from ..estimator import SkippedQueriesWarning, SVMMap
 from ..metrics import mean_average_precision

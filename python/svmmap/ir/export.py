@@ -77,7 +77,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._fitted import folded_linear, raw_thresholds, scaler_spec
+from .._fit.fitted import folded_linear, raw_thresholds, scaler_spec
 
 __all__ = ["to_solr", "to_elasticsearch", "to_onnx", "score_offset", "SOLR_SPLIT_SLACK"]
 
@@ -140,7 +140,7 @@ def score_offset(model: Any) -> float:
 
 def _raw_step_functions(spec: Any, binner: Any, svm: Any) -> list:
     """The step functions of a binned model over the raw features: the scaler folded into
-    the thresholds (exactly, see ``svmmap._fitted.raw_threshold``)."""
+    the thresholds (exactly, see ``svmmap._fit.fitted.raw_threshold``)."""
     import dataclasses
 
     from ..binning import StepSurface

@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 
 from .. import _core
-from .._selection import Selection, choose_C, ranks_nothing
+from .._search.selection import Selection, choose_C, ranks_nothing
 from .._typing import BinStrategy
 from .._validation import forget_fit, invalid_parameter, minmax_scaled, queries_with_relevant
 from ..binning import Binner

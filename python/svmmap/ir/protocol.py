@@ -32,7 +32,7 @@ from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline
 
 from .. import _core
-from .._selection import choose_C
+from .._search.selection import choose_C
 from .._validation import invalid_parameter, queries_with_relevant
 from ..estimator import SkippedQueriesWarning
 

@@ -6,7 +6,7 @@ far longer than training on a small file. So the training itself lives here, in 
 read SVMMap's parameters from a model object and set its fitted attributes on it: ``SVMMap.fit``
 calls `train` on itself, and ``svmmap learn`` calls it on a `BareSVMMap`, an object
 with the same parameters and no scikit-learn base class. Both therefore check the same inputs,
-issue the same warnings and produce the same attributes, from which ``_model_file.svm_document``
+issue the same warnings and produce the same attributes, from which ``_files.model_file.svm_document``
 writes the same model file.
 
 scikit-learn is imported only where one of its names is needed: ``ConvergenceWarning`` is
@@ -27,20 +27,9 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 import numpy as np
 
-from . import _core
-from ._convergence import stop_message
-from ._degenerate import DegenerateModelWarning, is_degenerate, message, score_spread
-from ._evaluation_sets import (
-    EarlyStopping,
-    SetPreparer,
-    check_eval_feature_names,
-    refuse_lightgbm_arguments,
-    validation_sets,
-)
-from ._latent import fit_latent, refuse_latent_options, set_rounds
-from ._once import first_in_search
-from ._typing import IterationRecord
-from ._validation import (
+from .. import _core
+from .._typing import IterationRecord
+from .._validation import (
     check_labels,
     check_matrix,
     check_qid,
@@ -51,7 +40,18 @@ from ._validation import (
     qid_of,
     query_weights,
 )
-from .callback import split_callbacks
+from ..callback import split_callbacks
+from .convergence import stop_message
+from .degenerate import DegenerateModelWarning, is_degenerate, message, score_spread
+from .evaluation_sets import (
+    EarlyStopping,
+    SetPreparer,
+    check_eval_feature_names,
+    refuse_lightgbm_arguments,
+    validation_sets,
+)
+from .latent import fit_latent, refuse_latent_options, set_rounds
+from .once import first_in_search
 
 __all__ = [
     "CORE_DEFAULTS",
@@ -285,7 +285,7 @@ class Outcome:
     early: Optional[EarlyStopping] = None
     #: With validation sets: (name, scorer, results) per set.
     evals: Optional[list] = None
-    #: A latent-target fit's rounds (see `_latent.fit_latent`).
+    #: A latent-target fit's rounds (see `_fit.latent.fit_latent`).
     round_objectives: Optional[List[float]] = None
     exhausted: Union[bool, str] = False
     zero_note: Optional[str] = None
@@ -567,7 +567,7 @@ def iteration_callback(
                 record["seconds"],
             )
         if callbacks:
-            from .callback import CallbackEnv
+            from ..callback import CallbackEnv
 
             results = [
                 (name, metric, value, True)

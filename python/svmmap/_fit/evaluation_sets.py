@@ -10,8 +10,8 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _core
-from ._validation import (
+from .. import _core
+from .._validation import (
     check_labels,
     check_matrix,
     check_qid,
@@ -508,7 +508,7 @@ def memory_set(
     threshold: float,
 ) -> Tuple[Callable[[np.ndarray], dict], dict, Callable[[], bool]]:
     """Validation set i in memory, checked and scored here (see `SetPreparer`)."""
-    from .metrics import evaluate
+    from ..metrics import evaluate
 
     # Every message names the argument the user passed (eval_set[0] X, eval_qid[0]), not
     # the training data's X, y and qid, which the shared checks name by default.
@@ -551,7 +551,7 @@ def labels_vary(metric: str, y: Any, qid: Any, threshold: float) -> bool:
     value with the labels as scores and its worst with their negation, so if the two agree on
     every query, every ranking scores the same (every document relevant, or relevant labels 1
     and 2 under a binary metric)."""
-    from .metrics import per_query
+    from ..metrics import per_query
 
     labels = np.asarray(y, dtype=np.float64)
     best = per_query(metric, y, labels, qid, relevance_threshold=threshold)

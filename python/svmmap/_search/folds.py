@@ -14,7 +14,7 @@ from typing import Any, Iterator, Tuple
 import numpy as np
 from sklearn.model_selection import BaseCrossValidator
 
-from ._validation import check_qid
+from .._validation import check_qid
 
 __all__ = ["QueryKFold"]
 

@@ -7,7 +7,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generic, Iterable, Optional, Tuple, TypeVar
 
-from ._degenerate import DegenerateModelWarning
+from .._fit.degenerate import DegenerateModelWarning
 
 __all__ = ["Selection", "choose_C"]
 

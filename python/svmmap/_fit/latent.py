@@ -8,8 +8,8 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _core
-from ._typing import IterationRecord
+from .. import _core
+from .._typing import IterationRecord
 
 __all__ = [
     "LATENT_MAX_ROUNDS",

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _core
+from .. import _core
 
 
 class DegenerateModelWarning(UserWarning):
@@ -97,7 +97,7 @@ def message(
     """The warning for a degenerate fit of estimator ``name`` at ``C`` (``summary``: the core's
     FitSummary, for the certificate). It states what the fit certifies and no more: the gap at
     this C and eps, never that no C gives another model (see the module docstring). ``note``:
-    what a latent-target fit measured about w = 0 (``_latent._zero_note``)."""
+    what a latent-target fit measured about w = 0 (``_fit.latent._zero_note``)."""
     if np.any(coef):
         what = (
             f"{name}(loss={_loss_text(loss)}) learned a model whose scores tie within every training query "

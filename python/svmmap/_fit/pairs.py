@@ -36,7 +36,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _core
+from .. import _core
 
 #: The most coarse thresholds per feature of a pair: its codes (up to 64 * 64) then fit uint16,
 #: and the coarse codes of pair selection (up to 65 per feature) uint8.

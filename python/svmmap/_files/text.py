@@ -15,7 +15,7 @@ import os
 import re
 from typing import Any, Iterator, List, Tuple, Union
 
-from . import _core
+from .. import _core
 
 __all__ = ["PathLike", "text_lines", "split_fields", "number", "integer", "BeyondInt64", "check_ids", "write_atomic"]
 
@@ -37,7 +37,7 @@ def text_lines(name: str) -> Iterator[Tuple[int, bytes]]:
     mark inside the file (files joined with cat) is an error naming the line."""
     import io
 
-    from ._core import DataFormatError
+    from .._core import DataFormatError
 
     lineno = 0
     # The whole text at once: one call releases the GIL while reading and decompressing, and

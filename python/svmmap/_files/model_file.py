@@ -15,8 +15,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from . import _core
-from ._fitted import (
+from .. import _core
+from .._fit.fitted import (
     BinningSpec,
     ScalerSpec,
     binning_from_dict,
@@ -51,7 +51,7 @@ def _check_training(training: Dict[str, Any]) -> None:
     if "stop_reason" in training:
         from typing import get_args
 
-        from ._typing import StopReason
+        from .._typing import StopReason
 
         if training["stop_reason"] not in get_args(StopReason):
             raise ValueError(
@@ -130,7 +130,7 @@ class ModelDocument:
     def predict(self, X: Any, n_threads: int = 0) -> np.ndarray:
         """Scores of the rows of ``X`` (a float array, or a scipy CSR matrix for a model
         without binning), as the loaded estimator's ``predict`` computes them."""
-        from ._validation import check_matrix
+        from .._validation import check_matrix
 
         if self.scaler is not None:
             dense = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
@@ -162,7 +162,7 @@ def read_model(path: Any) -> ModelDocument:
     svmmap.ModelFormatError
         When the file is not a valid svmmap model, or its binning does not fit its weights.
     """
-    from ._core import ModelFormatError
+    from .._core import ModelFormatError
 
     name = os.fspath(path)
     doc = json.loads(_core.load_model_json(name))
@@ -235,7 +235,7 @@ def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
     BareSVMMap that ``svmmap learn`` trains), with the thresholds of the Binner and the affine map
     of the scaler before it, as a dict. Written here, beside the reader, so that the estimator
     saves itself without importing the module that builds estimators from files."""
-    from . import __version__
+    from .. import __version__
 
     svm._check_fitted()
     # In the order of their names (scikit-learn's get_params order), whatever object holds them,

@@ -14,8 +14,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _core
-from ._data import CoreMatrix
+from .. import _core
+from .._data import CoreMatrix
 
 __all__ = [
     "BINNER_DICT_TYPE",
@@ -61,7 +61,7 @@ class BinningSpec:
     n_features_in: int
     feature_names_in: Optional[List[str]] = None
     #: Pairwise interactions (features i, j) and each pair's coarse thresholds of i and of j,
-    #: a subset of their thresholds (see ``svmmap._pairs``).
+    #: a subset of their thresholds (see ``svmmap._fit.pairs``).
     pairs: Optional[List[Tuple[int, int]]] = None
     pair_thresholds: Optional[List[Tuple[np.ndarray, np.ndarray]]] = None
 
@@ -93,7 +93,7 @@ class BinningSpec:
         """The base bin codes followed by the pair codes (the codes alone without pairs)."""
         if not self.pairs:
             return codes
-        from ._pairs import pair_codes
+        from .pairs import pair_codes
 
         counts = [len(k) for k in self.thresholds]
         extra = pair_codes(codes, self.pairs, self.pair_indices(), counts, self.missing == "indicator")
@@ -146,7 +146,7 @@ class BinningSpec:
     def binned(self, X: np.ndarray, n_threads: int) -> Any:
         """The BinnedMatrix of a dense, C-contiguous ``X`` (``Binner.transform`` with
         ``output="codes"``)."""
-        from ._binned import BinnedMatrix
+        from .._binned import BinnedMatrix
 
         return BinnedMatrix._trusted(
             self.codes(X, n_threads), list(self.thresholds), self.missing, self.pairs, self.pair_thresholds
@@ -182,7 +182,7 @@ class BinningSpec:
             if given is not None and not isinstance(given, (int, np.integer)):
                 given = [[int(v) for v in p] for p in given]
             out["params"]["interactions"] = None if given is None else json_value("interactions", given)
-            from ._pairs import DEFAULT_PAIR_BINS
+            from .pairs import DEFAULT_PAIR_BINS
 
             out["params"]["interaction_bins"] = int(self.params.get("interaction_bins", DEFAULT_PAIR_BINS))
             out["interactions"] = [
@@ -286,7 +286,7 @@ def _check_pair_params(params: Dict[str, Any]) -> None:
     """The pair parameters of a Binner dict ("interactions", "interaction_bins"), checked as
     ``Binner.fit`` checks them: a binner loaded with ``"interactions": "all"`` or
     ``"interaction_bins": null`` would predict, and then fail to be saved or refitted."""
-    from ._pairs import DEFAULT_PAIR_BINS, check_interactions
+    from .pairs import DEFAULT_PAIR_BINS, check_interactions
 
     if "interactions" not in params and "interaction_bins" not in params:
         return
@@ -301,7 +301,7 @@ def _check_pair_params(params: Dict[str, Any]) -> None:
 def _pairs_from_dict(raw: Any, thresholds: List[np.ndarray]) -> Tuple[List[Tuple[int, int]], List[Any]]:
     """The "interactions" of a version-2 Binner dict, checked: two different features each, and
     coarse thresholds that are some of their features' thresholds (which the codes rely on)."""
-    from ._pairs import MAX_PAIR_BINS
+    from .pairs import MAX_PAIR_BINS
 
     if not isinstance(raw, list) or not raw:
         raise ValueError(f'"interactions" must be a non-empty list of pairs, got {show(raw)}')

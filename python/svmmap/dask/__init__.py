@@ -37,21 +37,21 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _core
-from ._degenerate import score_spread
-from ._evaluation_sets import (
+from .. import _core
+from .._fit.degenerate import score_spread
+from .._fit.evaluation_sets import (
     eval_set_message,
     labels_vary,
     memory_set,
     refuse_lightgbm_arguments,
     refuse_lightgbm_predict,
 )
-from ._training import Outcome, finish, fitting, watching
-from ._training import progress_logging as _progress_logging
-from ._validation import check_labels, check_matrix, check_qid, feature_names_of, forget_fit, n_threads
-from .binning import Binner as _LocalBinner
-from .binning import _as_dense
-from .estimator import SVMMap as _LocalSVMMap
+from .._fit.training import Outcome, finish, fitting, watching
+from .._fit.training import progress_logging as _progress_logging
+from .._validation import check_labels, check_matrix, check_qid, feature_names_of, forget_fit, n_threads
+from ..binning import Binner as _LocalBinner
+from ..binning import _as_dense
+from ..estimator import SVMMap as _LocalSVMMap
 
 __all__ = ["Binner", "BinnedPartitions", "SVMMap"]
 
@@ -173,7 +173,7 @@ def _eval_part_summary(part: _EvalPart) -> Tuple[np.ndarray, int, int]:
 def _eval_part_scores(part: _EvalPart, w: np.ndarray, n_jobs: Optional[int]) -> Dict[str, tuple]:
     """Per metric, the partition's queries where it is defined and its value on each, at the
     model w (one number per query and metric goes back, the documents stay)."""
-    from .metrics import evaluate
+    from ..metrics import evaluate
 
     # w arrives in a network frame and may be an unaligned view (as in `_part_cut_sums`).
     w = np.require(w, dtype=np.float64, requirements=["C", "A"])
@@ -209,7 +209,7 @@ def _merged_means(answers: List[Dict[str, tuple]], metrics: List[str]) -> Dict[s
 
 
 def _dask_sets(client: Any, n_jobs: Optional[int], futures: list) -> Callable[..., Any]:
-    """The `_evaluation_sets.SetPreparer` of a Dask fit: a validation set that is a Dask
+    """The `_fit.evaluation_sets.SetPreparer` of a Dask fit: a validation set that is a Dask
     collection is prepared on the workers and scored there every round; one in memory is
     scored on the client, as ``svmmap.SVMMap`` scores it. The prepared partitions' futures are
     added to ``futures``, which the fit cancels when it ends."""
@@ -860,8 +860,8 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         return self
 
     def _fit(self, X: Any, y: Any, qid: Any, watch_args: Dict[str, Any]) -> None:
-        """fit, inside `_training.fitting` (its clean-up on failure); ``watch_args`` are fit's
-        LightGBM-style arguments, for `_training.watching`."""
+        """fit, inside `_fit.training.fitting` (its clean-up on failure); ``watch_args`` are fit's
+        LightGBM-style arguments, for `_fit.training.watching`."""
         from dask import delayed
 
         config = self._config()
@@ -962,7 +962,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
                 X = X.rechunk({1: -1})
             return X.map_blocks(_predict_block, coef, self.n_jobs, binner, drop_axis=1, dtype=np.float64)
         if _is_dask_frame(X):
-            from ._validation import check_feature_names
+            from .._validation import check_feature_names
 
             if binner is None:
                 check_feature_names(self, X)
@@ -975,8 +975,8 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         ``group`` (as ``svmmap.SVMMap.score``)."""
         import dask
 
-        from ._validation import qid_of
-        from .estimator import query_mean
+        from .._validation import qid_of
+        from ..estimator import query_mean
 
         if qid is None and group is None:
             check_qid(None, 0, required_by=f"{type(self).__name__}.score")
