@@ -37,7 +37,7 @@ import numpy as np
 import svmmap
 import svmmap.dask
 import tables  # benchmarks/tables.py, beside this script
-from svmmap.dask import _part_cut_sums, _prepare
+from svmmap.dask._parts import _part_cut_sums, _prepare
 from svmmap.datasets import make_ranking
 
 

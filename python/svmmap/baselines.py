@@ -26,12 +26,10 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
 from . import _core
+from ._fit.defaults import TRAINING_DEFAULTS
 from ._validation import check_labels, check_matrix, check_qid, forget_fit, invalid_parameter, minmax_scaled, n_threads
 from .estimator import SVMMap
 from .metrics import mean_average_precision, per_query
-
-#: The training defaults, owned by the core's TrainConfig.
-_D = _core.TrainConfig.DEFAULTS
 
 __all__ = ["SVMAcc", "SVMAcc2", "QueryPercentileTransformer", "QueryMinMaxScaler", "AdaRank", "DORM"]
 
@@ -71,7 +69,7 @@ class _LinearScorer(BaseEstimator):
             y,
             self.predict(X),
             qid=qid,
-            relevance_threshold=getattr(self, "relevance_threshold", _D["relevance_threshold"]),
+            relevance_threshold=getattr(self, "relevance_threshold", TRAINING_DEFAULTS["relevance_threshold"]),
         )
 
 
@@ -137,13 +135,13 @@ class SVMAcc(_LinearScorer):
 
     def __init__(
         self,
-        C: float = _D["C"],
+        C: float = TRAINING_DEFAULTS["C"],
         balanced: bool = False,
         intercept_scaling: float = 1.0,
-        eps: float = _D["eps"],
-        max_iter: int = _D["max_iter"],
-        relevance_threshold: float = _D["relevance_threshold"],
-        n_jobs: Optional[int] = _D["n_jobs"],
+        eps: float = TRAINING_DEFAULTS["eps"],
+        max_iter: int = TRAINING_DEFAULTS["max_iter"],
+        relevance_threshold: float = TRAINING_DEFAULTS["relevance_threshold"],
+        n_jobs: Optional[int] = TRAINING_DEFAULTS["n_jobs"],
         verbose: int = 0,
         callback: Any = None,
     ) -> None:
@@ -224,13 +222,13 @@ class SVMAcc2(SVMAcc):
 
     def __init__(
         self,
-        C: float = _D["C"],
+        C: float = TRAINING_DEFAULTS["C"],
         balanced: bool = True,
         intercept_scaling: float = 1.0,
-        eps: float = _D["eps"],
-        max_iter: int = _D["max_iter"],
-        relevance_threshold: float = _D["relevance_threshold"],
-        n_jobs: Optional[int] = _D["n_jobs"],
+        eps: float = TRAINING_DEFAULTS["eps"],
+        max_iter: int = TRAINING_DEFAULTS["max_iter"],
+        relevance_threshold: float = TRAINING_DEFAULTS["relevance_threshold"],
+        n_jobs: Optional[int] = TRAINING_DEFAULTS["n_jobs"],
         verbose: int = 0,
         callback: Any = None,
     ) -> None:
@@ -413,7 +411,7 @@ class AdaRank(_LinearScorer):
         n_estimators: int = 100,
         variant: str = "xu-li",
         repeat: bool = False,
-        relevance_threshold: float = _D["relevance_threshold"],
+        relevance_threshold: float = TRAINING_DEFAULTS["relevance_threshold"],
     ) -> None:
         self.measure = measure
         self.n_estimators = n_estimators
@@ -530,13 +528,13 @@ class DORM(_LinearScorer):
 
     def __init__(
         self,
-        C: float = _D["C"],
+        C: float = TRAINING_DEFAULTS["C"],
         k: Optional[int] = 10,
         depth: Optional[int] = 30,
-        eps: float = _D["eps"],
-        max_iter: int = _D["max_iter"],
-        relevance_threshold: float = _D["relevance_threshold"],
-        n_jobs: Optional[int] = _D["n_jobs"],
+        eps: float = TRAINING_DEFAULTS["eps"],
+        max_iter: int = TRAINING_DEFAULTS["max_iter"],
+        relevance_threshold: float = TRAINING_DEFAULTS["relevance_threshold"],
+        n_jobs: Optional[int] = TRAINING_DEFAULTS["n_jobs"],
         verbose: int = 0,
         callback: Any = None,
     ) -> None:

@@ -24,17 +24,17 @@ from sklearn.utils import check_array
 
 from . import _core
 from ._binned import BinnedMatrix
+from ._fit.defaults import BINNING_DEFAULTS
 from ._fit.fitted import (
     BINNER_DICT_TYPE,
     BINNER_DICT_VERSION,
-    SCALER_TYPES,
     BinningSpec,
     binning_from_dict,
-    raw_thresholds,
-    scaler_spec,
+    fit_pairs,
 )
 from ._fit.pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
 from ._fit.pairs import check_interactions
+from ._fit.scaler import SCALER_TYPES, raw_thresholds, scaler_spec
 from ._typing import BinStrategy, Missing
 from ._validation import contiguous, forget_fit, n_threads
 
@@ -47,9 +47,6 @@ __all__ = [
     "StepSurface",
     "piecewise_scores",
 ]
-
-#: The defaults of every binner parameter, owned by the Rust core's BinnerConfig.
-_DEFAULTS = _core.BinnerConfig.DEFAULTS
 
 
 # scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite.
@@ -192,10 +189,10 @@ class Binner(TransformerMixin, BaseEstimator):
 
     def __init__(
         self,
-        n_thresholds: int = _DEFAULTS["n_thresholds"],
-        strategy: BinStrategy = _DEFAULTS["strategy"],
-        missing: Missing = _DEFAULTS["missing"],
-        output: str = _DEFAULTS["output"],
+        n_thresholds: int = BINNING_DEFAULTS["n_thresholds"],
+        strategy: BinStrategy = BINNING_DEFAULTS["strategy"],
+        missing: Missing = BINNING_DEFAULTS["missing"],
+        output: str = BINNING_DEFAULTS["output"],
         n_jobs: Optional[int] = None,
         interactions: Any = None,
         interaction_bins: int = _PAIR_BINS,
@@ -250,7 +247,7 @@ class Binner(TransformerMixin, BaseEstimator):
         spec = BinningSpec.fit(arr, config, self.get_params(), n_threads(self.n_jobs))
         scores = np.zeros(0)
         if self.interactions is not None:
-            scores = _fit_pairs(
+            scores = fit_pairs(
                 spec, arr, y, qid, self.interactions, pairs_given, self.interaction_bins, n_threads(self.n_jobs)
             )
         self.thresholds_ = spec.thresholds
@@ -373,42 +370,6 @@ class Binner(TransformerMixin, BaseEstimator):
         binner.interaction_thresholds_ = list(spec.pair_thresholds or [])
         binner.interaction_scores_ = np.full(len(binner.interactions_), np.nan)
         return binner
-
-
-def _fit_pairs(
-    spec: BinningSpec, X: np.ndarray, y: Any, qid: Any, interactions: Any, given: Any, bins: int, threads: int
-) -> np.ndarray:
-    """Sets the pairs of ``spec`` (given, or chosen by FAST) and their coarse thresholds;
-    returns the FAST scores of the chosen pairs (NaN for given ones)."""
-    from ._fit.pairs import SELECTION_BINS, coarse_indices, select_pairs
-
-    coarse = [coarse_indices(len(k), bins) for k in spec.thresholds]
-    # FAST scores pairs on a grid of its own, so that its histograms stay small for all pairs.
-    scan = [coarse_indices(len(k), min(bins, SELECTION_BINS)) for k in spec.thresholds]
-    if given is not None:
-        d = spec.n_features_in
-        for i, j in given:
-            if max(i, j) >= d:
-                raise ValueError(f"interactions: pair ({i}, {j}) names a feature beyond the {d} of X")
-        pairs, scores = given, np.full(len(given), np.nan)
-    else:
-        if y is None:
-            raise ValueError("interactions=k chooses pairs from the labels: fit(X, y, qid=qid) needs y")
-        y = np.asarray(y, dtype=np.float64).reshape(-1)
-        if y.shape[0] != X.shape[0] or (qid is not None and len(qid) != X.shape[0]):
-            raise ValueError(f"y and qid must have one value per row of X ({X.shape[0]})")
-        values, offsets = spec.flat()
-        codes = _core.bin_codes(X, values, offsets, spec.config, threads)
-        counts = [len(k) for k in spec.thresholds]
-        pairs, scores = select_pairs(
-            codes, counts, scan, spec.missing == "indicator", y, qid, int(interactions), threads
-        )
-    # A pair of a constant feature has no cell: it is kept (the user named it) with no columns.
-    spec.pairs = [(int(i), int(j)) for i, j in pairs]
-    spec.pair_thresholds = [
-        (spec.thresholds[i][coarse[i]].copy(), spec.thresholds[j][coarse[j]].copy()) for i, j in spec.pairs
-    ]
-    return scores
 
 
 @dataclass

@@ -15,18 +15,15 @@ from sklearn.exceptions import NotFittedError
 
 from . import _core
 from ._files.model_file import svm_document, write_model
+from ._fit.defaults import TRAINING_DEFAULTS
 from ._fit.evaluation_sets import (
     LIGHTGBM_ATTRIBUTES,
     LIGHTGBM_PARAMETERS,
     refuse_lightgbm_parameters,
     refuse_lightgbm_predict,
 )
-from ._fit.training import (
-    CORE_DEFAULTS,
-    SkippedQueriesWarning,
-    train,
-    train_config,
-)
+from ._fit.request import FitRequest, fit_doc
+from ._fit.training import InMemory, SkippedQueriesWarning, run_fit, train_config
 from ._typing import IterationRecord, Slack
 from ._validation import (
     check_feature_names,
@@ -42,12 +39,6 @@ __all__ = [
     "SkippedQueriesWarning",
     "SVMMap",
 ]
-
-#: The defaults of every training parameter, from the Rust core's table; ``__init__`` below
-#: names them one by one, as scikit-learn's ``get_params`` reads the signature, and
-#: tests/api/test_parameters.py checks the signature and the Parameters section against the
-#: table.
-_DEFAULTS = CORE_DEFAULTS
 
 
 def query_mean(
@@ -265,17 +256,17 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
 
     def __init__(
         self,
-        C: float = _DEFAULTS["C"],
+        C: float = TRAINING_DEFAULTS["C"],
         *,
-        loss: Union[str, Sequence[str], Mapping[str, float]] = _DEFAULTS["loss"],
-        slack: Slack = _DEFAULTS["slack"],
-        eps: float = _DEFAULTS["eps"],
-        max_iter: int = _DEFAULTS["max_iter"],
-        relevance_threshold: float = _DEFAULTS["relevance_threshold"],
-        n_jobs: Optional[int] = _DEFAULTS["n_jobs"],
-        cut_blocks: Optional[int] = _DEFAULTS["cut_blocks"],
-        n_iter_no_change: Optional[int] = _DEFAULTS["n_iter_no_change"],
-        max_time: Optional[float] = _DEFAULTS["max_time"],
+        loss: Union[str, Sequence[str], Mapping[str, float]] = TRAINING_DEFAULTS["loss"],
+        slack: Slack = TRAINING_DEFAULTS["slack"],
+        eps: float = TRAINING_DEFAULTS["eps"],
+        max_iter: int = TRAINING_DEFAULTS["max_iter"],
+        relevance_threshold: float = TRAINING_DEFAULTS["relevance_threshold"],
+        n_jobs: Optional[int] = TRAINING_DEFAULTS["n_jobs"],
+        cut_blocks: Optional[int] = TRAINING_DEFAULTS["cut_blocks"],
+        n_iter_no_change: Optional[int] = TRAINING_DEFAULTS["n_iter_no_change"],
+        max_time: Optional[float] = TRAINING_DEFAULTS["max_time"],
         verbose: int = 0,
         callback: Optional[Callable[[IterationRecord], Any]] = None,
     ) -> None:
@@ -317,112 +308,14 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         callbacks: Optional[Sequence[Any]] = None,
         **lightgbm_kwargs: Any,
     ) -> "SVMMap":
-        """Learn ``coef_`` from documents grouped by query.
-
-        Parameters
-        ----------
-        X : array-like, scipy.sparse matrix or svmmap.BinnedMatrix of shape (n_documents, n_features)
-            float32 and float64 C-ordered arrays, CSR matrices and the bin codes of a
-            BinnedMatrix (read as its indicator columns) are used without a copy.
-            A pandas DataFrame's string column names are kept in ``feature_names_in_``.
-        y : array-like of shape (n_documents,)
-            Relevance labels (graded or -1/+1).
-        qid : array-like of shape (n_documents,)
-            Query id of every document, any integers or strings, in any order.
-        group : array-like of int, optional
-            Instead of ``qid``, LightGBM's query sizes in row order: the first ``group[0]`` rows
-            are one query, the next ``group[1]`` rows the next, and so on (what PyTerrier's
-            ``pt.ltr.apply_learned_model(..., form="ltr")`` passes). Give ``qid`` or
-            ``group``, not both.
-        sample_weight : array-like of shape (n_documents,), optional
-            Per-query weights given per document, as in scikit-learn's ``fit(X, y,
-            sample_weight=...)``: every document of a query must carry the query's weight
-            s_q >= 0 (a query has one slack, so a weight can only scale the whole query). The
-            objective becomes 1/2 ||w||^2 + C/n sum_q s_q xi_q, with n still the number of
-            usable queries. Weights of 1 give exactly the unweighted model; an integer weight k
-            on one query trains the model of that query repeated k times at C (n + k - 1) / n;
-            a weight of 0 drops the query's constraint (it still counts in n, so this is the
-            model without the query at C (n - 1) / n). Queries that cannot train (no relevant
-            or no non-relevant document) are skipped whatever their weight.
-        eval_set : list of (X, y) tuples, optional
-            Validation sets scored at every iteration; the metric goes to ``evals_result_``.
-            It does not change the model.
-        eval_group : list of array-like of int, optional
-            The query sizes of every validation set, as ``group``.
-        eval_qid : list of array-like, optional
-            The query ids of every validation set, as ``qid`` (instead of ``eval_group``).
-        eval_metric : str or list of str, optional
-            Metric names of ``svmmap.metrics.evaluate`` ("map", "ndcg@10", ...), computed with
-            this estimator's ``relevance_threshold``. None (the default, as in LightGBM's
-            signature) records "map", or with ``eval_at`` NDCG at its cutoffs only.
-        eval_at : list of int, optional
-            As LightGBM's ``eval_at``, by its rule: the metrics of ``eval_metric`` in their
-            order, then NDCG unless they name it, NDCG ("ndcg") being evaluated at each of
-            these cutoffs in increasing order ("ndcg@5", "ndcg@10"). So ``eval_at=[5, 10]``
-            alone records ndcg@5 and ndcg@10, ndcg@5 first (the metric ``first_metric_only``
-            and ``early_stopping_rounds`` watch), and ``eval_metric="ndcg"`` means NDCG at
-            these cutoffs. LightGBM cuts "map" at them too; svmmap has no MAP at a cutoff, so
-            "map" stays MAP over the whole list.
-        early_stopping_rounds : int, optional
-            Stop when the first metric on the first validation set has not improved for this
-            many cutting-plane iterations, and keep the iterate where it was best: ``coef_`` is
-            that iterate, ``best_iteration_`` its iteration and ``best_score_`` its metrics
-            ({set name: {metric: value}}), as LightGBM's early stopping does (LightGBM 4's
-            ``early_stopping_round`` parameter watches every metric, as
-            ``callbacks=[svmmap.early_stopping(n)]`` does). Needs ``eval_set``. Early stopping
-            ends training before the optimality certificate: ``coef_`` is then the model of
-            best validation score rather than an eps-optimal solution of OP 1, and
-            ``objective_``, ``dual_objective_``, ``gap_`` and ``converged_`` are those of its
-            round (``stop_reason_`` is "callback" when early stopping stopped training, and
-            says why training ended when the solver ended first; with ``verbose`` above 0 the
-            kept round is then logged). A validation set that is the training data itself
-            (the very ``X`` and ``y`` arrays) is never watched.
-        eval_names : list of str, optional
-            Names of the validation sets in ``evals_result_`` and ``best_score_`` (default
-            ``valid_0``, ``valid_1``, ..., and ``training`` for the training data itself).
-        eval_X, eval_y : array-like or tuple of them, optional
-            LightGBM 4.7's spelling of ``eval_set``: one validation matrix and its labels, or
-            tuples of them (``eval_set=list(zip(eval_X, eval_y))``); not with ``eval_set``.
-        callbacks : list, optional
-            LightGBM's training callbacks, called after every round (one solver iteration):
-            ``svmmap.early_stopping(n, first_metric_only=...)``, ``svmmap.log_evaluation(period)``,
-            ``svmmap.record_evaluation(result)``, or any callable taking a
-            ``svmmap.callback.CallbackEnv``. LightGBM's own ``lightgbm.early_stopping``,
-            ``lightgbm.log_evaluation`` and ``lightgbm.record_evaluation`` are taken as these,
-            with their settings; LightGBM's other callbacks are refused before training.
-        **lightgbm_kwargs
-            LightGBM's other ``fit`` arguments (``verbose``, ``init_model`` ...), as PyTerrier's
-            ``fit_kwargs`` pass them, are refused with the svmmap equivalent.
-
-        Returns
-        -------
-        self : SVMMap
-        """
         # Inside a scikit-learn search without metadata routing, qid reaches fit but not score:
         # stop before training rather than let every split score NaN.
         refuse_unrouted_search(f"{type(self).__name__}.fit")
-        # The one training routine, which ``svmmap learn`` runs too (without scikit-learn).
-        train(
-            self,
-            X,
-            y,
-            qid,
-            group=group,
-            sample_weight=sample_weight,
-            eval_set=eval_set,
-            eval_group=eval_group,
-            eval_qid=eval_qid,
-            eval_metric=eval_metric,
-            eval_at=eval_at,
-            early_stopping_rounds=early_stopping_rounds,
-            lightgbm_kwargs=lightgbm_kwargs,
-            stacklevel=2,
-            eval_names=eval_names,
-            eval_X=eval_X,
-            eval_y=eval_y,
-            callbacks=callbacks,
-        )
+        # The one orchestrator with the in-memory solve, which ``svmmap learn`` runs too.
+        run_fit(self, FitRequest.of(locals()), InMemory(), stacklevel=2)
         return self
+
+    fit.__doc__ = fit_doc("Learn ``coef_`` from documents grouped by query.", "self : SVMMap")
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):

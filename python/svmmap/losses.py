@@ -42,6 +42,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _core
+from ._fit.defaults import TRAINING_DEFAULTS
 from ._typing import Slack
 from ._validation import check_labels, check_qid, invalid_parameter, n_threads
 
@@ -56,11 +57,8 @@ __all__ = ["structured_hinge", "loss_groups", "loss_names", "LOSSES"]
 #: spellings.
 LOSSES = _core.LOSSES
 
-#: The training defaults, owned by the core's TrainConfig.
-_D = _core.TrainConfig.DEFAULTS
 
-
-def loss_groups(loss: LossSpec, slack: Slack = _D["slack"]) -> List[List[str]]:
+def loss_groups(loss: LossSpec, slack: Slack = TRAINING_DEFAULTS["slack"]) -> List[List[str]]:
     """The slack groups the Rust core trains with, for ``loss`` and ``slack``: one list of loss
     names per slack. A single name is one group; a list with ``slack="separate"`` is one group
     per loss, with ``slack="shared"`` one group whose hinge is the largest of the components'
@@ -92,7 +90,7 @@ def _spelled(weight: float, name: str) -> str:
     return f"{text.removesuffix('.0')}*{name}"
 
 
-def loss_names(loss: LossSpec, slack: Slack = _D["slack"]) -> List[str]:
+def loss_names(loss: LossSpec, slack: Slack = TRAINING_DEFAULTS["slack"]) -> List[str]:
     """``loss_groups`` spelled as loss names, a shared group as ``"max(a,b,...)"``."""
     return [group[0] if len(group) == 1 else f"max({','.join(group)})" for group in loss_groups(loss, slack)]
 
@@ -101,10 +99,10 @@ def structured_hinge(
     scores: Any,
     labels: Any,
     qid: Any = None,
-    loss: LossSpec = _D["loss"],
+    loss: LossSpec = TRAINING_DEFAULTS["loss"],
     *,
-    slack: Slack = _D["slack"],
-    relevance_threshold: float = _D["relevance_threshold"],
+    slack: Slack = TRAINING_DEFAULTS["slack"],
+    relevance_threshold: float = TRAINING_DEFAULTS["relevance_threshold"],
     n_jobs: Optional[int] = None,
 ) -> Tuple[float, np.ndarray]:
     """The structural SVM hinge of a ranking loss and its gradient with respect to the scores.

@@ -51,6 +51,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
+from ._optional import load
 from ._typing import Gain, Ties
 from ._validation import check_labels, check_qid, contiguous, invalid_parameter, ranks_by_query
 
@@ -150,7 +151,7 @@ class PerQuery:
          qid    map
            1 0.8333
         """
-        import pandas as pd
+        pd = load("pandas", "PerQuery.to_frame")
 
         return pd.DataFrame({"qid": self.qids, self.metric: self.values})
 
@@ -197,7 +198,7 @@ class Evaluation:
         >>> frame["map"].mean() == result["map"] == 0.75
         True
         """
-        import pandas as pd
+        pd = load("pandas", "Evaluation.to_frame")
 
         if self.qids is not None:
             qids = np.asarray(self.qids)

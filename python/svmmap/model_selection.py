@@ -4,17 +4,19 @@ the one before, and keeps the C with the best validation score."""
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from ._fit.defaults import SEARCH_DEFAULTS, TRAINING_DEFAULTS
 from ._fit.evaluation_sets import check_eval_feature_names
 from ._fit.latent import refuse_latent_options
-from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set
+from ._fit.request import FitRequest, fit_doc
+from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting
+from ._fit.watch import lightgbm_eval_set
 from ._search.candidates import auto_losses, make_preprocessor, preprocessing_names
-from ._search.defaults import SEARCH_DEFAULTS as _SEARCH_DEFAULTS
 from ._search.engine import Candidate, Policy, pair_scale, run
 from ._search.folds import QueryKFold
 from ._search.splits import SplitData, make_splits
@@ -27,12 +29,12 @@ from ._validation import (
     n_threads,
     qid_of,
 )
-from .estimator import _DEFAULTS, SVMMap, query_mean
+from .estimator import SVMMap, query_mean
 
 __all__ = ["SVMMapCV", "QueryKFold", "DEFAULT_CS"]
 
-#: The C grid of ``SVMMapCV`` (the search's table of defaults, `svmmap._search.defaults`).
-DEFAULT_CS = _SEARCH_DEFAULTS["Cs"]
+#: The C grid of ``SVMMapCV`` (the table of defaults, `svmmap._fit.defaults`).
+DEFAULT_CS = SEARCH_DEFAULTS["Cs"]
 
 
 class SVMMapCV(BaseEstimator):
@@ -231,27 +233,27 @@ class SVMMapCV(BaseEstimator):
         self,
         Cs: Sequence[float] = DEFAULT_CS,
         *,
-        cv: Any = _SEARCH_DEFAULTS["cv"],
-        scoring: str = _SEARCH_DEFAULTS["scoring"],
+        cv: Any = SEARCH_DEFAULTS["cv"],
+        scoring: str = SEARCH_DEFAULTS["scoring"],
         score_tolerance: float = 0.0,
         warm_start: bool = True,
         confirm_tolerance: Optional[float] = None,
         refit: bool = True,
         preprocessing: Union[None, str, Sequence[str]] = None,
         losses: Optional[Sequence[Union[str, Sequence[str], Mapping[str, float]]]] = None,
-        patience: Optional[int] = _SEARCH_DEFAULTS["patience"],
+        patience: Optional[int] = SEARCH_DEFAULTS["patience"],
         time_budget: Optional[float] = None,
-        prune_margin: Optional[float] = _SEARCH_DEFAULTS["prune_margin"],
+        prune_margin: Optional[float] = SEARCH_DEFAULTS["prune_margin"],
         verbose: int = 0,
-        loss: Union[str, Sequence[str], Mapping[str, float]] = _DEFAULTS["loss"],
-        slack: Slack = _DEFAULTS["slack"],
-        eps: float = _DEFAULTS["eps"],
-        max_iter: int = _DEFAULTS["max_iter"],
-        relevance_threshold: float = _DEFAULTS["relevance_threshold"],
-        n_jobs: Optional[int] = _DEFAULTS["n_jobs"],
-        cut_blocks: Optional[int] = _DEFAULTS["cut_blocks"],
-        n_iter_no_change: Optional[int] = _DEFAULTS["n_iter_no_change"],
-        max_time: Optional[float] = _DEFAULTS["max_time"],
+        loss: Union[str, Sequence[str], Mapping[str, float]] = TRAINING_DEFAULTS["loss"],
+        slack: Slack = TRAINING_DEFAULTS["slack"],
+        eps: float = TRAINING_DEFAULTS["eps"],
+        max_iter: int = TRAINING_DEFAULTS["max_iter"],
+        relevance_threshold: float = TRAINING_DEFAULTS["relevance_threshold"],
+        n_jobs: Optional[int] = TRAINING_DEFAULTS["n_jobs"],
+        cut_blocks: Optional[int] = TRAINING_DEFAULTS["cut_blocks"],
+        n_iter_no_change: Optional[int] = TRAINING_DEFAULTS["n_iter_no_change"],
+        max_time: Optional[float] = TRAINING_DEFAULTS["max_time"],
     ) -> None:
         self.Cs = Cs
         self.cv = cv
@@ -365,34 +367,39 @@ class SVMMapCV(BaseEstimator):
         eval_X: Any = None,
         eval_y: Any = None,
     ) -> "SVMMapCV":
-        """Score every C of ``Cs`` on every split, choose C, and refit it on all of X.
-
-        Parameters
-        ----------
-        X, y, qid, group, sample_weight
-            As in `svmmap.SVMMap.fit` (``sample_weight`` per document, constant within
-            each query; it weights the training loss and the validation mean).
-        eval_set : list of one (X, y) tuple, optional
-            With ``cv="validation"``: the validation set, with its queries in ``eval_qid`` or
-            ``eval_group`` (as in `svmmap.SVMMap.fit`).
-        eval_X, eval_y : array-like, optional
-            LightGBM 4.7's spelling of ``eval_set=[(eval_X, eval_y)]``, as in
-            `svmmap.SVMMap.fit`.
-
-        Returns
-        -------
-        self : SVMMapCV
-        """
+        request = FitRequest.of(locals())
         # A failed fit must not leave the previous fit's choice and scores behind (issue 36).
         with fitting(self):
             grid = self._check_params()
-            eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
-            check_eval_feature_names(X, eval_set)
-            args = _FitArguments(X, y, qid, group, sample_weight, eval_set, eval_group, eval_qid)
-            self._fit(grid, args)
+            request.eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
+            check_eval_feature_names(X, request.eval_set)
+            self._fit(grid, request)
         return self
 
-    def _fit(self, grid: List[float], args: "_FitArguments") -> None:
+    fit.__doc__ = fit_doc(
+        "Score every C of ``Cs`` on every split, choose C, and refit it on all of X.",
+        "self : SVMMapCV",
+        omit=("eval_metric", "eval_at", "early_stopping_rounds", "eval_names", "callbacks", "**lightgbm_kwargs"),
+        overrides={
+            "sample_weight": (
+                "array-like of shape (n_documents,), optional",
+                """As in `svmmap.SVMMap.fit`: per document, constant within each query; it weights
+                the training loss and the validation mean.""",
+            ),
+            "eval_set": (
+                "list of one (X, y) tuple, optional",
+                """With ``cv="validation"``: the validation set, with its queries in ``eval_qid`` or
+                ``eval_group`` (as in `svmmap.SVMMap.fit`).""",
+            ),
+            "eval_X, eval_y": (
+                "array-like, optional",
+                """LightGBM 4.7's spelling of ``eval_set=[(eval_X, eval_y)]``, as in
+                `svmmap.SVMMap.fit`.""",
+            ),
+        },
+    )
+
+    def _fit(self, grid: List[float], args: FitRequest) -> None:
         """fit: the one search (see the class Notes), then the refit of the chosen candidate."""
         searching = self._searching()
         if searching:
@@ -557,17 +564,3 @@ class SVMMapCV(BaseEstimator):
 
     def _more_tags(self) -> dict:
         return {"requires_y": True}
-
-
-@dataclass
-class _FitArguments:
-    """SVMMapCV.fit's data arguments as given, handed to the search that fit runs."""
-
-    X: Any
-    y: Any
-    qid: Any
-    group: Any
-    sample_weight: Any
-    eval_set: Optional[Sequence[tuple]]
-    eval_group: Optional[Sequence[Any]]
-    eval_qid: Optional[Sequence[Any]]

@@ -48,7 +48,7 @@ def pipeline_parts(model: Any) -> tuple:
         raise TypeError(f"expected {SUPPORTED_PIPELINES}; got {type(model).__name__}{hint}")
     from sklearn import preprocessing
 
-    from ._fit.fitted import SCALER_TYPES
+    from ._fit.scaler import SCALER_TYPES
     from .binning import Binner
 
     active = [

@@ -36,6 +36,39 @@ def test_fit_attributes(fold1):
     assert model.n_queries_ == 471 - no_relevant
 
 
+def test_one_list_of_fitted_attributes_matches_the_docstring_and_what_fits_set(fold1):
+    """FITTED_ATTRIBUTES is the one list: SVMMap's Attributes section documents exactly these,
+    in its order, and fits (plain, with a validation set and early stopping, a latent loss, a
+    DataFrame's names) set nothing else and, together, all of them."""
+    import inspect
+    import re
+    import warnings
+
+    from svmmap._fit.training import FITTED_ATTRIBUTES
+
+    doc = inspect.cleandoc(SVMMap.__doc__)
+    documented = re.findall(r"^(\w+_)\s*:", doc[doc.index("Attributes") :], re.M)
+    assert documented == list(FITTED_ATTRIBUTES)
+    X, y, qid = fold1
+    rows = np.isin(qid, np.unique(qid)[:60])
+    X, y, qid = X[rows], y[rows], qid[rows]
+    pd = pytest.importorskip("pandas")
+    seen = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for model, kwargs, data in [
+            (SVMMap(), {}, X),
+            (SVMMap(), {"eval_set": [(X.copy(), y)], "eval_qid": [qid], "early_stopping_rounds": 2}, X),
+            (SVMMap(loss="ndcg@10:latent", max_iter=20), {}, X),
+            (SVMMap(max_iter=5), {}, pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])),
+        ]:
+            model.fit(data, y, qid=qid, **kwargs)
+            fitted = {k for k in vars(model) if k.endswith("_") and not k.startswith("_")}
+            assert fitted <= set(FITTED_ATTRIBUTES), fitted - set(FITTED_ATTRIBUTES)
+            seen |= fitted
+    assert seen == set(FITTED_ATTRIBUTES), set(FITTED_ATTRIBUTES) - seen
+
+
 def distance_bound(a, b):
     """Two eps-optimal solutions of the same strongly convex problem are close:
     1/2 |w - w*|^2 <= P(w) - P* <= gap, so |w_a - w_b| <= sqrt(2 gap_a) + sqrt(2 gap_b)."""

@@ -2,6 +2,7 @@
 svmmap.dask.SVMMap check their inputs with the same routine, clean up the same way when a fit
 fails at any point, and share the rule of a model that ranks nothing."""
 
+import inspect
 import warnings
 
 import numpy as np
@@ -151,3 +152,126 @@ def test_a_refused_parameter_has_one_wording_in_python_and_the_core(make):
     with pytest.raises(ValueError) as info:
         make()
     assert re.fullmatch(r"[\w ()=\"'@.:-]+ must be .+, got .+", str(info.value), re.S), str(info.value)
+
+
+# One fit request and one orchestrator with a pluggable solve (issue 44 item 2).
+
+
+def docstring_parameters(doc):
+    """The names of a numpydoc Parameters section, in order ("eval_X, eval_y" gives both)."""
+    import re
+
+    section = re.search(r"Parameters\n-+\n(.*?)\n\s*\n(?:Returns|$)", inspect.cleandoc(doc), re.S)
+    assert section, doc
+    names = []
+    for line in section.group(1).splitlines():
+        if line and not line.startswith(" "):
+            names += [n.strip().lstrip("*") for n in line.split(" : ")[0].split(",")]
+    return names
+
+
+def fits():
+    found = {"SVMMap": SVMMap.fit, "SVMMapCV": SVMMapCV.fit}
+    try:
+        import svmmap.dask
+    except ImportError:  # pragma: no cover - the dask extra is part of the test extra
+        return found
+    found["svmmap.dask.SVMMap"] = svmmap.dask.SVMMap.fit
+    return found
+
+
+@pytest.mark.parametrize("name", ["SVMMap", "SVMMapCV", "svmmap.dask.SVMMap"])
+def test_every_fit_takes_the_request_arguments_and_documents_each_in_its_order(name):
+    """A fit's signature is a subsequence of FitRequest's fields (the one declaration of the
+    fit arguments), and its docstring, made from the one template, documents exactly these."""
+    import dataclasses
+
+    from svmmap._fit.request import FitRequest
+
+    fit = fits().get(name)
+    if fit is None:
+        pytest.skip("svmmap.dask needs the dask extra")
+    fields = [f.name for f in dataclasses.fields(FitRequest)]
+    taken = [p for p in inspect.signature(fit).parameters if p != "self"]
+    assert set(taken) <= set(fields), set(taken) - set(fields)
+    assert taken == [f for f in fields if f in taken], taken
+    assert docstring_parameters(fit.__doc__) == taken
+    # LightGBM's spelling of the rest is refused by every fit that takes fit arguments beyond
+    # the data; the search takes only those it uses.
+    assert ("lightgbm_kwargs" in taken) == (name != "SVMMapCV")
+
+
+def test_the_request_of_a_fits_locals_keeps_only_the_fit_arguments():
+    from svmmap._fit.request import FitRequest
+
+    request = FitRequest.of({"self": object(), "__class__": SVMMap, "X": 1, "y": 2, "eval_at": [5], "group": [3]})
+    assert (request.X, request.y, request.qid, request.group, request.eval_at) == (1, 2, None, [3], [5])
+    assert request.lightgbm_kwargs == {}
+
+
+class RecordingSolve:
+    """A Solve that trains in memory and records the orchestrator's calls."""
+
+    def __init__(self, fail_in=None):
+        from svmmap._fit.training import InMemory
+
+        self.inner, self.calls, self.fail_in = InMemory(), [], fail_in
+
+    def __getattr__(self, step):
+        def call(*args, **kwargs):
+            self.calls.append(step)
+            if step == self.fail_in:
+                raise RuntimeError(f"failed in {step}")
+            return getattr(self.inner, step)(*args, **kwargs)
+
+        return call
+
+
+def test_the_orchestrator_runs_any_solve_in_one_order_and_always_closes_it(data):
+    """run_fit checks the parameters once, then calls the solve's steps in order; the steps a
+    solve plugs in are all that differ between the in-memory, command-line and Dask fits. A
+    solve that fails is closed, and the model keeps nothing of the fit."""
+    from svmmap._fit.request import FitRequest
+    from svmmap._fit.training import run_fit
+
+    X, y, qid = data
+    solve = RecordingSolve()
+    model = SVMMap(C=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_fit(model, FitRequest(X, y, qid), solve)
+    assert solve.calls == ["name", "check", "load", "preparer", "run", "close"]
+    reference = SVMMap(C=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference.fit(X, y, qid=qid)
+    np.testing.assert_array_equal(model.coef_, reference.coef_)
+    for step in ("load", "run"):
+        solve = RecordingSolve(fail_in=step)
+        with pytest.raises(RuntimeError, match=f"failed in {step}"):
+            run_fit(model, FitRequest(X, y, qid), solve)
+        assert solve.calls[-1] == "close", solve.calls
+        assert not fitted_attributes(model)
+    # A parameter the core refuses is refused before the solve reads anything.
+    solve = RecordingSolve()
+    with pytest.raises(ValueError, match="C must be"):
+        run_fit(SVMMap(C=-1.0), FitRequest(X, y, qid), solve)
+    assert solve.calls == ["name"]
+
+
+def test_the_dask_fit_checks_its_parameters_through_the_shared_orchestrator(monkeypatch):
+    """svmmap.dask.SVMMap.fit has no configuration check of its own: the orchestrator's
+    train_config runs once, then the Dask solve's own refusals (here a missing qid) come
+    before any cluster is needed."""
+    dask_module = pytest.importorskip("svmmap.dask")
+    from svmmap._fit import training
+
+    calls = []
+    original = training.train_config
+    monkeypatch.setattr(training, "train_config", lambda model: calls.append(model) or original(model))
+    model = dask_module.SVMMap()
+    with pytest.raises(ValueError, match="svmmap.dask.SVMMap.fit"):
+        model.fit(np.zeros((2, 1)), np.array([1, 0]))
+    assert calls == [model]
+    with pytest.raises(ValueError, match="C must be"):
+        dask_module.SVMMap(C=-1.0).fit(np.zeros((2, 1)), np.array([1, 0]), qid=np.array([0, 0]))

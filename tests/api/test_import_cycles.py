@@ -129,7 +129,7 @@ def test_python_imports_are_read():
     graph = python_graph()
     # Known dependencies, so that an empty graph cannot pass.
     assert "svmmap._fit.fitted" in graph["svmmap.binning"]
-    assert "svmmap._fit.fitted" in graph["svmmap.ir.export"]
+    assert "svmmap._fit.scaler" in graph["svmmap.ir.export"]
     assert "svmmap._validation" in graph["svmmap.metrics"]
 
 

@@ -156,7 +156,7 @@ def test_python_and_the_cli_choose_by_the_same_default_metric():
 
     default = inspect.signature(SVMMapCV).parameters["scoring"].default
     assert default == "ndcg@10"
-    assert learn._MODE_DEFAULTS["scoring"] == default
+    assert learn.LEARN_DEFAULTS["scoring"] == default
 
 
 def test_pairwise_count_at_the_scaled_c_is_pairwise_with_twice_the_weights():

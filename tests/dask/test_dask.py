@@ -74,7 +74,7 @@ def test_merged_std_is_the_std_of_the_union():
     # Partitions of very different sizes and means (a column near 10^4 in one of them), whose
     # variances a merge that ignored the means' distances, or weighted partitions equally,
     # would get wrong; against numpy over the union.
-    from svmmap.dask import _merged_std
+    from svmmap.dask._parts import _merged_std
 
     rng = np.random.default_rng(3)
     blocks = [rng.normal(size=(n, 3)) * [1, 10, 1e-3] + shift for n, shift in ((5, 0), (400, 2), (37, 1e4))]
@@ -401,14 +401,16 @@ def test_the_dask_fit_ends_as_every_fit_does(client, fold, monkeypatch):
     # constant within each query, by one that also weighs a real feature, and by w = 0.
     const = np.column_stack([qid.astype(np.float64), X[:, :1]])
     cX, _, _ = as_dask_arrays(const, y, qid, chunks)
-    original = svmmap.dask.finish
+    from svmmap._fit import training
+
+    original = training.finish
     for w, expected in ((np.array([1.0, 0.0]), True), (np.array([1.0, 1.0]), False), (np.zeros(2), True)):
 
         def finish(model, outcome, *, stacklevel=1, w=w):
             outcome.coef = w
             return original(model, outcome, stacklevel=stacklevel + 1)
 
-        monkeypatch.setattr(svmmap.dask, "finish", finish)
+        monkeypatch.setattr(training, "finish", finish)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fitted = svmmap.dask.SVMMap(max_iter=3).fit(cX, dy, qid=dq)
@@ -421,7 +423,7 @@ def test_each_round_sends_one_task_per_worker_over_its_partitions_in_partition_o
     partition no worker holds is placed alone), each group in partition order."""
     from types import SimpleNamespace
 
-    from svmmap.dask import _batches_by_worker
+    from svmmap.dask._parts import _batches_by_worker
 
     parts = [SimpleNamespace(key=f"p{i}") for i in range(6)]
     holders = {"p0": {"b"}, "p1": {"a"}, "p2": {"b", "a"}, "p3": set(), "p4": {"b"}, "p5": {"a"}}

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
 from svmmap import SVMMap
-from svmmap._fit.fitted import raw_threshold
+from svmmap._fit.scaler import raw_threshold
 from svmmap.ir.export import score_offset, to_elasticsearch, to_onnx, to_solr
 
 from tests.ir.test_export import es_node_value, es_score, float32_neighbours, schema, solr_node_value, solr_score
@@ -279,7 +279,7 @@ def term_magnitude(pipe, X64):
 
 
 def _slope_intercept(scaler):
-    from svmmap._fit.fitted import scaler_spec
+    from svmmap._fit.scaler import scaler_spec
 
     return scaler_spec(scaler).slope_intercept()
 

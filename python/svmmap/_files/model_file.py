@@ -16,19 +16,18 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from .. import _core
+from .._fit.defaults import TRAINING_DEFAULTS
 from .._fit.fitted import (
     BinningSpec,
-    ScalerSpec,
     binning_from_dict,
     check_names,
     count,
     is_number,
     json_value,
     kind_of,
-    scaler_from_dict,
-    scaler_to_dict,
     show,
 )
+from .._fit.scaler import ScalerSpec, scaler_from_dict, scaler_to_dict
 
 __all__ = ["ModelDocument", "read_model", "svm_document", "write_model"]
 
@@ -125,7 +124,7 @@ class ModelDocument:
 
     @property
     def relevance_threshold(self) -> float:
-        return float(self.params.get("relevance_threshold", _core.TrainConfig.DEFAULTS["relevance_threshold"]))
+        return float(self.params.get("relevance_threshold", TRAINING_DEFAULTS["relevance_threshold"]))
 
     def predict(self, X: Any, n_threads: int = 0) -> np.ndarray:
         """Scores of the rows of ``X`` (a float array, or a scipy CSR matrix for a model

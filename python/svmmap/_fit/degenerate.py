@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
-from .. import _core
+from .defaults import TRAINING_DEFAULTS
 
 
 class DegenerateModelWarning(UserWarning):
@@ -170,7 +170,7 @@ def advice(loss: Any, summary: Any = None) -> str:
         )
     if summary is not None and _loose(summary):
         return (
-            f"Refit with a smaller eps first (the default is {_core.TrainConfig.DEFAULTS['eps']:g}; eps is in the loss's units, so "
+            f"Refit with a smaller eps first (the default is {TRAINING_DEFAULTS['eps']:g}; eps is in the loss's units, so "
             "eps >= 0.1 allows gaps of the order of the loss itself); judge the features, labels "
             "or loss only if w = 0 persists there."
         )

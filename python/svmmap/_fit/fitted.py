@@ -1,43 +1,36 @@
 """The fitted preprocessing of a model as plain data, below both the estimators and the exports:
-a Binner's thresholds (``BinningSpec``) and a scikit-learn scaler (``ScalerSpec``), their dicts
-as model files hold them (read and checked, written), and a scaler folded into what comes after
-it (into linear weights, ``folded_linear``; into thresholds over the raw features, exactly,
-``raw_thresholds``). ``svmmap.binning``, ``svmmap.ir.export``, model files and the command line
-all read these, so that a binner or scaler is checked, applied and folded one way.
+a Binner's thresholds (``BinningSpec``) and its dict as model files hold it (read and checked,
+written), with the checks of JSON values that the scaler's dict (`scaler`) shares.
+``svmmap.binning``, ``svmmap.ir.export``, model files and the command line all read these, so
+that a binner or scaler is checked, applied and folded one way.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from .. import _core
 from .._data import CoreMatrix
+from .defaults import BINNING_DEFAULTS
 
 __all__ = [
     "BINNER_DICT_TYPE",
     "BINNER_DICT_VERSION",
     "BINNER_PAIRS_VERSION",
-    "SCALER_TYPES",
     "BinningSpec",
-    "ScalerSpec",
     "binning_from_dict",
     "check_binner_params",
     "check_names",
     "count",
-    "folded_linear",
+    "fit_pairs",
     "indicator_names",
     "is_number",
     "json_value",
     "kind_of",
-    "raw_threshold",
-    "raw_thresholds",
-    "scaler_from_dict",
-    "scaler_spec",
-    "scaler_to_dict",
     "show",
 ]
 
@@ -336,187 +329,6 @@ def _pairs_from_dict(raw: Any, thresholds: List[np.ndarray]) -> Tuple[List[Tuple
     return pairs, coarse
 
 
-#: The scalers a model file holds: their "type" (the class's import path), and the fitted
-#: attributes written for each. The first names are those the affine map reads; the others
-#: (statistics of the fit) are written so that the loaded scaler is the fitted one again.
-SCALER_TYPES: Dict[str, Tuple[str, ...]] = {
-    "sklearn.preprocessing.StandardScaler": ("mean_", "scale_", "var_", "n_samples_seen_"),
-    "sklearn.preprocessing.MinMaxScaler": (
-        "min_",
-        "scale_",
-        "data_min_",
-        "data_max_",
-        "data_range_",
-        "n_samples_seen_",
-    ),
-    "sklearn.preprocessing.MaxAbsScaler": ("scale_", "max_abs_", "n_samples_seen_"),
-}
-
-
-@dataclass
-class ScalerSpec:
-    """A fitted scikit-learn scaler as a model file holds it: an affine map of every input
-    feature, x' = (x - shift) / divisor, or x' = x * factor + offset for MinMaxScaler (the
-    operations, in their order, that the scaler's ``transform`` applies, so that ``transform``
-    below gives its float64 results bit for bit)."""
-
-    type: str
-    params: Dict[str, Any]
-    n_features_in: int
-    attributes: Dict[str, Any]
-    feature_names_in: Optional[List[str]] = None
-
-    @property
-    def name(self) -> str:
-        """The class name ("StandardScaler")."""
-        return self.type.rsplit(".", 1)[1]
-
-    def operations(self) -> List[Tuple[str, np.ndarray]]:
-        """The map as the element-wise operations ("sub", "div", "mul" or "add", with one number
-        per feature) applied to x in this order."""
-        return [(op, self.attributes[name]) for op, name in _used_attributes(self)]
-
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        """The scaled features of a float64 ``X`` (NaN stays NaN, as in scikit-learn)."""
-        out = np.array(X, dtype=np.float64, copy=True)
-        for op, v in self.operations():
-            if op == "sub":
-                out -= v
-            elif op == "div":
-                out /= v
-            elif op == "mul":
-                out *= v
-            else:
-                out += v
-        return out
-
-    def slope_intercept(self) -> Tuple[np.ndarray, np.ndarray]:
-        """(a, b) with x' = a * x + b as real numbers (rounded to float64): the map folded
-        into one multiplication and one addition, as exports to weights need it."""
-        a = np.ones(self.n_features_in)
-        b = np.zeros(self.n_features_in)
-        for op, v in self.operations():
-            if op == "sub":
-                b = b - v
-            elif op == "div":
-                a, b = a / v, b / v
-            elif op == "mul":
-                a, b = a * v, b * v
-            else:
-                b = b + v
-        return a, b
-
-
-def _number_list(v: Any, n: int, field: str) -> np.ndarray:
-    if not isinstance(v, list) or len(v) != n or not all(is_number(t) for t in v):
-        raise ValueError(f'"{field}" must be a list of {n} finite numbers, got {show(v)}')
-    return np.asarray(v, dtype=np.float64).reshape(-1)
-
-
-def scaler_from_dict(d: Any) -> ScalerSpec:
-    """The scaler of a model file's "scaler" field, checked.
-
-    Raises
-    ------
-    ValueError
-        When the type is not one of ``SCALER_TYPES``, a parameter makes the map not affine
-        (``clip=True``), or an attribute is missing, not finite, of the wrong length, or a
-        scale is not positive.
-    """
-    if not isinstance(d, dict):
-        raise ValueError(f"must be an object, got {kind_of(d)}")
-    kind = d.get("type")
-    if kind not in SCALER_TYPES:
-        raise ValueError(f'"type" must be one of {sorted(SCALER_TYPES)}, got {show(kind)}')
-    params = d.get("params", {})
-    if not isinstance(params, dict):
-        raise ValueError(f'"params" must be an object, got {kind_of(params)}')
-    for key in ("with_mean", "with_std", "clip", "copy"):
-        if key in params and not isinstance(params[key], bool):
-            raise ValueError(f'"params"."{key}" must be true or false, got {show(params[key])}')
-    if params.get("clip", False):
-        raise ValueError('"params"."clip" is true: a clipped MinMaxScaler is not an affine map')
-    if "feature_range" in params:
-        r = params["feature_range"]
-        if not (isinstance(r, list) and len(r) == 2 and all(is_number(t) for t in r) and r[0] < r[1]):
-            raise ValueError(f'"params"."feature_range" must be two increasing numbers, got {show(r)}')
-    n = count(d.get("n_features_in"), "n_features_in")
-    names = d.get("feature_names_in")
-    if names is not None:
-        check_names(names, "feature_names_in")
-        if len(names) != n:
-            raise ValueError(f"{len(names)} feature names for {n} features")
-    raw = d.get("attributes")
-    if not isinstance(raw, dict):
-        raise ValueError(f'"attributes" must be an object, got {kind_of(raw)}')
-    spec = ScalerSpec(kind, dict(params), n, {}, None if names is None else list(names))
-    used = {name for op, name in _used_attributes(spec)}
-    for key in SCALER_TYPES[kind]:
-        value = raw.get(key)
-        if key == "n_samples_seen_":
-            # A count, or one count per feature when the data had NaN (scikit-learn's layout).
-            ok = is_number(value) or (isinstance(value, list) and all(is_number(t) for t in value))
-            if not ok:
-                raise ValueError(
-                    f'"attributes"."n_samples_seen_" must be a number or a list of numbers, got {show(value)}'
-                )
-            spec.attributes[key] = np.asarray(value) if isinstance(value, list) else value
-        elif value is None and key not in used:
-            # StandardScaler(with_std=False) has no scale_ and var_; with neither, no mean_.
-            spec.attributes[key] = None
-        else:
-            spec.attributes[key] = _number_list(value, n, f'attributes"."{key}')
-    scale = spec.attributes.get("scale_")
-    if scale is not None and "scale_" in used and not np.all(scale > 0):
-        j = int(np.flatnonzero(~(scale > 0))[0])
-        # A scale <= 0 would flip (or erase) the order of a feature's values; scikit-learn's
-        # scalers never fit one (a constant feature gets the scale 1).
-        raise ValueError(f'"attributes"."scale_"[{j}] is {float(scale[j])!r}; a scale must be positive')
-    return spec
-
-
-def _used_attributes(spec: ScalerSpec) -> List[Tuple[str, str]]:
-    """(operation, attribute) of the map, from the type and parameters alone."""
-    if spec.name == "StandardScaler":
-        out = []
-        if spec.params.get("with_mean", True):
-            out.append(("sub", "mean_"))
-        if spec.params.get("with_std", True):
-            out.append(("div", "scale_"))
-        return out
-    if spec.name == "MinMaxScaler":
-        return [("mul", "scale_"), ("add", "min_")]
-    return [("div", "scale_")]
-
-
-def scaler_to_dict(scaler: Any) -> Dict[str, Any]:
-    """The "scaler" field of a fitted StandardScaler, MinMaxScaler or MaxAbsScaler."""
-    from sklearn import preprocessing
-
-    kind = f"sklearn.preprocessing.{type(scaler).__name__}"
-    # The classes themselves: a subclass may transform otherwise.
-    if kind not in SCALER_TYPES or type(scaler) is not getattr(preprocessing, type(scaler).__name__):
-        raise TypeError(f"not a scaler a model file holds: {type(scaler).__name__}")
-    params = {k: json_value(k, v) for k, v in scaler.get_params(deep=False).items()}
-    attributes: Dict[str, Any] = {}
-    for key in SCALER_TYPES[kind]:
-        value = getattr(scaler, key, None)
-        if value is None:
-            attributes[key] = None
-        elif np.ndim(value) == 0:
-            attributes[key] = value.item() if isinstance(value, np.generic) else value
-        else:
-            attributes[key] = [v.item() for v in np.asarray(value).reshape(-1)]
-    names = getattr(scaler, "feature_names_in_", None)
-    return {
-        "type": kind,
-        "params": params,
-        "n_features_in": int(scaler.n_features_in_),
-        "feature_names_in": None if names is None else [str(n) for n in names],
-        "attributes": attributes,
-    }
-
-
 def kind_of(v: Any) -> str:
     """A JSON value's type, as the Rust side names it in its messages."""
     if v is None:
@@ -556,7 +368,7 @@ def check_names(names: Any, field: str) -> None:
 def check_binner_params(params: Dict[str, Any]) -> _core.BinnerConfig:
     """The Binner parameters of a model file as the core's BinnerConfig, which checks them as
     ``Binner.fit`` does; a parameter left out takes its default."""
-    given = {k: params[k] for k in _core.BinnerConfig.DEFAULTS if k in params}
+    given = {k: params[k] for k in BINNING_DEFAULTS if k in params}
     # One key at a time, so that the error names the field as the file does: the core's
     # `strategy must be one of (...), got 'x'` becomes `"params"."strategy" must be one of
     # (...), got 'x'`, with long values shortened as in the file's other messages.
@@ -586,73 +398,37 @@ def json_value(name: str, value: Any) -> Any:
     return value
 
 
-def scaler_spec(scaler: Any) -> ScalerSpec:
-    """The checked spec of a fitted StandardScaler, MinMaxScaler or MaxAbsScaler, as a model
-    file would hold it (``ValueError`` when it cannot be held: a scale that is not positive,
-    ``clip=True``)."""
-    return scaler_from_dict(scaler_to_dict(scaler))
+def fit_pairs(
+    spec: BinningSpec, X: np.ndarray, y: Any, qid: Any, interactions: Any, given: Any, bins: int, threads: int
+) -> np.ndarray:
+    """Sets the pairs of ``spec`` (given, or chosen by FAST) and their coarse thresholds;
+    returns the FAST scores of the chosen pairs (NaN for given ones)."""
+    from .pairs import SELECTION_BINS, coarse_indices, select_pairs
 
-
-# A scaler folded into what comes after it.
-
-
-def folded_linear(spec: Any, coef: np.ndarray) -> Tuple[np.ndarray, float]:
-    """Weights on the raw features and the constant: w . x' = weights . x + constant."""
-    if spec is None:
-        return np.asarray(coef, dtype=np.float64), 0.0
-    a, b = spec.slope_intercept()
-    return coef * a, float(np.dot(coef, b))
-
-
-def raw_thresholds(spec: Any, j: int, k: np.ndarray) -> List[float]:
-    """Feature j's thresholds over the raw feature (the scaler folded in), for any Binner."""
-    if spec is None:
-        return [float(t) for t in k]
-    ops_j = [(op, float(v[j])) for op, v in spec.operations()]
-    return [raw_threshold(ops_j, float(t), f"feature {j}") for t in k]
-
-
-def raw_threshold(ops: Sequence[Tuple[str, float]], t: float, where: str) -> float:
-    """The largest float64 T with f(T) <= t, for f the scaler's map of one feature (the
-    operations applied in float64 as scikit-learn applies them), so that for every float64 x,
-    f(x) > t exactly when x > T. f is non-decreasing (positive scales, and rounding keeps the
-    order), so bisection over the float64 values in their order finds T."""
-
-    def f(x: float) -> float:
-        v = np.float64(x)
-        for op, c in ops:
-            v = v - c if op == "sub" else v / c if op == "div" else v * c if op == "mul" else v + c
-        return float(v)
-
-    with np.errstate(all="ignore"):
-        # Huge values may scale to +-inf, which is still in order.
-        return _bisect(f, t, where)
-
-
-def _bisect(f: Any, t: float, where: str) -> float:
-    lo, hi = _float_key(-np.inf), _float_key(np.inf)
-    if not f(-np.inf) <= t < f(np.inf):
-        raise ValueError(f"{where}: the scaler maps no value to the threshold {t!r}")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if f(_key_float(mid)) <= t:
-            lo = mid
-        else:
-            hi = mid
-    found = _key_float(lo)
-    if not np.isfinite(found):
-        # Every finite value scales above t: the indicator is 1 for every document, which a
-        # finite threshold cannot say.
-        raise ValueError(f"{where}: every finite value is scaled above the threshold {t!r}; it cannot be exported")
-    return found
-
-
-def _float_key(x: float) -> int:
-    """An integer in the order of the float64 values (-0.0 and 0.0 share 0)."""
-    bits = int(np.array(x, dtype=np.float64).view(np.int64))
-    return bits if bits >= 0 else -(bits & 0x7FFFFFFFFFFFFFFF)
-
-
-def _key_float(k: int) -> float:
-    bits = k if k >= 0 else (-k) | -0x8000000000000000
-    return float(np.array(bits, dtype=np.int64).view(np.float64))
+    coarse = [coarse_indices(len(k), bins) for k in spec.thresholds]
+    # FAST scores pairs on a grid of its own, so that its histograms stay small for all pairs.
+    scan = [coarse_indices(len(k), min(bins, SELECTION_BINS)) for k in spec.thresholds]
+    if given is not None:
+        d = spec.n_features_in
+        for i, j in given:
+            if max(i, j) >= d:
+                raise ValueError(f"interactions: pair ({i}, {j}) names a feature beyond the {d} of X")
+        pairs, scores = given, np.full(len(given), np.nan)
+    else:
+        if y is None:
+            raise ValueError("interactions=k chooses pairs from the labels: fit(X, y, qid=qid) needs y")
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        if y.shape[0] != X.shape[0] or (qid is not None and len(qid) != X.shape[0]):
+            raise ValueError(f"y and qid must have one value per row of X ({X.shape[0]})")
+        values, offsets = spec.flat()
+        codes = _core.bin_codes(X, values, offsets, spec.config, threads)
+        counts = [len(k) for k in spec.thresholds]
+        pairs, scores = select_pairs(
+            codes, counts, scan, spec.missing == "indicator", y, qid, int(interactions), threads
+        )
+    # A pair of a constant feature has no cell: it is kept (the user named it) with no columns.
+    spec.pairs = [(int(i), int(j)) for i, j in pairs]
+    spec.pair_thresholds = [
+        (spec.thresholds[i][coarse[i]].copy(), spec.thresholds[j][coarse[j]].copy()) for i, j in spec.pairs
+    ]
+    return scores

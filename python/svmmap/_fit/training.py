@@ -1,13 +1,14 @@
-"""SVMMap's training without scikit-learn: the one routine that ``SVMMap.fit`` and ``svmmap learn``
-both run.
+"""SVMMap's training without scikit-learn: the one orchestrator of every fit (`run_fit`), into
+which a fit plugs its solve (`Solve`): `InMemory` for ``SVMMap.fit`` and ``svmmap learn``, the
+Dask solve of ``svmmap.dask.SVMMap.fit``.
 
 ``svmmap.SVMMap`` is a scikit-learn estimator, and importing scikit-learn takes most of a second,
 far longer than training on a small file. So the training itself lives here, in functions that
 read SVMMap's parameters from a model object and set its fitted attributes on it: ``SVMMap.fit``
-calls `train` on itself, and ``svmmap learn`` calls it on a `BareSVMMap`, an object
-with the same parameters and no scikit-learn base class. Both therefore check the same inputs,
-issue the same warnings and produce the same attributes, from which ``_files.model_file.svm_document``
-writes the same model file.
+runs `run_fit` on itself, and ``svmmap learn`` runs it (through `train`) on a `BareSVMMap`, an
+object with the same parameters and no scikit-learn base class. Every fit therefore checks its
+parameters and inputs once, the same way, issues the same warnings and produces the same
+attributes, from which ``_files.model_file.svm_document`` writes the same model file.
 
 scikit-learn is imported only where one of its names is needed: ``ConvergenceWarning`` is
 scikit-learn's class (users filter it by that class), so it is imported when a fit stops at
@@ -23,7 +24,7 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Union
 
 import numpy as np
 
@@ -40,39 +41,35 @@ from .._validation import (
     qid_of,
     query_weights,
 )
-from ..callback import split_callbacks
 from .convergence import stop_message
+from .defaults import TRAINING_DEFAULTS
 from .degenerate import DegenerateModelWarning, is_degenerate, message, score_spread
-from .evaluation_sets import (
-    EarlyStopping,
-    SetPreparer,
-    check_eval_feature_names,
-    refuse_lightgbm_arguments,
-    validation_sets,
-)
+from .evaluation_sets import EarlyStopping, SetPreparer, refuse_lightgbm_arguments
 from .latent import fit_latent, refuse_latent_options, set_rounds
 from .once import first_in_search
+from .request import FitRequest
+from .watch import watching
 
 __all__ = [
-    "CORE_DEFAULTS",
     "PARAMETER_DEFAULTS",
     "TRAINING_PARAMETERS",
+    "FITTED_ATTRIBUTES",
     "BareSVMMap",
+    "InMemory",
     "Inputs",
     "Outcome",
-    "Watch",
     "SkippedQueriesWarning",
+    "Solve",
     "check_inputs",
     "estimator_name",
     "finish",
     "fitting",
     "forget_fit",
-    "iteration_callback",
     "progress_logging",
+    "run_fit",
     "set_fitted",
     "train",
     "train_config",
-    "watching",
 ]
 
 logger = logging.getLogger("svmmap")
@@ -81,13 +78,38 @@ logger = logging.getLogger("svmmap")
 #: Rust core's table (rust/solver/options.rs), the one place a training parameter is declared.
 TRAINING_PARAMETERS = _core.TRAINING_PARAMETERS
 
-#: The defaults of every training parameter, from the core's table.
-CORE_DEFAULTS = _core.TrainConfig.DEFAULTS
-
 #: SVMMap's parameters and their defaults: the training parameters of the core, and how a fit is
 #: watched (verbose, callback). ``SVMMap.__init__`` has exactly these (a test checks it), so that a
 #: BareSVMMap and an SVMMap with the same parameters are the same model and save the same file.
-PARAMETER_DEFAULTS: Dict[str, Any] = {**CORE_DEFAULTS, "verbose": 0, "callback": None}
+PARAMETER_DEFAULTS: Dict[str, Any] = {**TRAINING_DEFAULTS, "verbose": 0, "callback": None}
+
+#: THE list of a fitted SVMMap's attributes (a BareSVMMap's, a Dask SVMMap's), in the order of
+#: SVMMap's docstring: `finish` sets them (those after ``history_`` only when the fit used what
+#: they describe), ``svmmap.dask.SVMMap.to_local`` copies them, and tests/api/test_estimator.py
+#: checks both the docstring and what fits set against this list.
+FITTED_ATTRIBUTES = (
+    "coef_",
+    "objective_",
+    "dual_objective_",
+    "gap_",
+    "degenerate_",
+    "tolerance_",
+    "n_iter_",
+    "n_cuts_",
+    "converged_",
+    "stop_reason_",
+    "n_queries_",
+    "n_queries_skipped_",
+    "history_",
+    "feature_importances_",
+    "n_rounds_",
+    "round_objectives_",
+    "best_iteration_",
+    "best_score_",
+    "evals_result_",
+    "n_features_in_",
+    "feature_names_in_",
+)
 
 
 class SkippedQueriesWarning(UserWarning):
@@ -339,162 +361,133 @@ def finish(model: Any, outcome: Outcome, *, stacklevel: int = 1) -> None:
             }
 
 
-def train(
-    model: Any,
-    X: Any,
-    y: Any,
-    qid: Any = None,
-    *,
-    group: Any = None,
-    sample_weight: Any = None,
-    eval_set: Optional[Sequence[tuple]] = None,
-    eval_group: Optional[Sequence[Any]] = None,
-    eval_qid: Optional[Sequence[Any]] = None,
-    eval_metric: Optional[Union[str, Sequence[str]]] = None,
-    eval_at: Optional[Sequence[int]] = None,
-    early_stopping_rounds: Optional[int] = None,
-    lightgbm_kwargs: Optional[Mapping[str, Any]] = None,
-    stacklevel: int = 1,
-    eval_names: Optional[Sequence[str]] = None,
-    eval_X: Any = None,
-    eval_y: Any = None,
-    callbacks: Optional[Sequence[Any]] = None,
-) -> None:
-    """``SVMMap.fit`` (whose docstring describes the arguments) on ``model``, an SVMMap or a
-    BareSVMMap: checks the inputs, solves, and sets the fitted attributes on ``model``.
+def train(model: Any, X: Any, y: Any, qid: Any = None, *, stacklevel: int = 1, **arguments: Any) -> None:
+    """``SVMMap.fit``'s fit in memory on ``model``, an SVMMap or a BareSVMMap (``svmmap learn``
+    trains one): `run_fit` with the `InMemory` solve. ``arguments`` are the other fields of
+    `FitRequest`; ``stacklevel`` as in `run_fit`."""
+    run_fit(model, FitRequest(X, y, qid, **arguments), InMemory(), stacklevel=stacklevel + 1)
+
+
+class Solve(Protocol):
+    """What differs between fits: where the data lives and how a round's cut is computed. The
+    orchestrator (`run_fit`) calls ``check``, ``load``, ``run`` in this order and ``close``
+    at the end whatever happened; everything else about a fit is shared."""
+
+    def name(self, model: Any) -> str:
+        """The estimator as messages name it."""
+
+    def check(self, model: Any, config: "_core.TrainConfig", request: FitRequest) -> None:
+        """The solve's own refusals, before any data is read."""
+
+    def load(self, model: Any, config: "_core.TrainConfig", request: FitRequest, threads: int) -> int:
+        """Reads and checks the training data (once); returns its number of features."""
+
+    def preparer(self) -> Optional[SetPreparer]:
+        """How the validation sets are made ready (None: in memory)."""
+
+    def run(
+        self,
+        config: "_core.TrainConfig",
+        on_iteration: Optional[Callable[[IterationRecord], bool]],
+        threads: int,
+        *,
+        with_coef: bool,
+    ) -> Outcome:
+        """The solve itself, on the loaded data."""
+
+    def close(self) -> None:
+        """Releases what ``load`` holds (a cluster's futures)."""
+
+
+def run_fit(model: Any, request: FitRequest, solve: Solve, *, stacklevel: int = 1) -> None:
+    """THE orchestrator of every fit (``SVMMap.fit``, ``svmmap learn``, ``svmmap.dask.SVMMap.fit``):
+    inside `fitting`'s clean-up, refuses LightGBM's other arguments, checks the parameters
+    once (`train_config`), lets ``solve`` check and load the data, reads the LightGBM-style
+    arguments (`watch.watching`), solves and sets the fitted attributes (`finish`).
 
     ``stacklevel`` is the one a warning issued in the caller would use, so that the warnings
     point at the line that called the caller (the user's ``fit``).
     """
     with fitting(model):
-        name = estimator_name(model)
-        refuse_lightgbm_arguments(name, dict(lightgbm_kwargs or {}))
+        refuse_lightgbm_arguments(solve.name(model), dict(request.lightgbm_kwargs))
         config = train_config(model)
-        data = check_inputs(name, X, y, qid, group, sample_weight)
+        solve.check(model, config, request)
         threads = n_threads(model.n_jobs)
-        watch = watching(
-            model,
-            X,
-            y,
-            data.n_features,
-            threads,
-            eval_set=eval_set,
-            eval_group=eval_group,
-            eval_qid=eval_qid,
-            eval_metric=eval_metric,
-            eval_at=eval_at,
-            early_stopping_rounds=early_stopping_rounds,
-            eval_names=eval_names,
-            eval_X=eval_X,
-            eval_y=eval_y,
-            callbacks=callbacks,
-        )
+        try:
+            n_features = solve.load(model, config, request, threads)
+            watch = watching(model, request, n_features, threads, solve.preparer())
+            if config.latent is not None:
+                refuse_latent_options(model.loss, sample_weight=request.sample_weight, eval_set=watch.evals)
+            with progress_logging(model.verbose):
+                outcome = solve.run(config, watch.on_iteration, threads, with_coef=watch.evals is not None)
+                outcome.early, outcome.evals = watch.early, watch.evals
+                finish(model, outcome, stacklevel=stacklevel + 1)
+        finally:
+            solve.close()
+
+
+class InMemory:
+    """The `Solve` of a fit on data in memory: the one input check (`check_inputs`), then a
+    latent-target loss's CCCP rounds or the core's fit at one C."""
+
+    data: Inputs
+
+    def name(self, model: Any) -> str:
+        return estimator_name(model)
+
+    def check(self, model: Any, config: "_core.TrainConfig", request: FitRequest) -> None:
+        pass
+
+    def load(self, model: Any, config: "_core.TrainConfig", request: FitRequest, threads: int) -> int:
+        r = request
+        self.data = check_inputs(estimator_name(model), r.X, r.y, r.qid, r.group, r.sample_weight)
+        return self.data.n_features
+
+    def preparer(self) -> Optional[SetPreparer]:
+        return None
+
+    def close(self) -> None:
+        pass
+
+    def run(
+        self,
+        config: "_core.TrainConfig",
+        on_iteration: Optional[Callable[[IterationRecord], bool]],
+        threads: int,
+        *,
+        with_coef: bool,
+    ) -> Outcome:
+        data = self.data
+        round_objectives: Optional[List[float]] = None
+        exhausted: Union[bool, str] = False
+        zero_note: Optional[str] = None
         if config.latent is not None:
-            refuse_latent_options(model.loss, sample_weight=sample_weight, eval_set=watch.evals)
-        with progress_logging(model.verbose):
-            outcome = _solve(data, config, watch.on_iteration, threads, with_coef=watch.evals is not None)
-            outcome.early, outcome.evals = watch.early, watch.evals
-            finish(model, outcome, stacklevel=stacklevel + 1)
-
-
-@dataclass
-class Watch:
-    """How a fit is watched (`watching`): its validation sets, early stopping and the hook
-    the solver calls after every iteration."""
-
-    #: (name, scorer, {metric: values}) per validation set, or None without one.
-    evals: Optional[list]
-    early: Optional[EarlyStopping]
-    on_iteration: Optional[Callable[[IterationRecord], bool]]
-
-
-def watching(
-    model: Any,
-    X: Any,
-    y: Any,
-    n_features: int,
-    threads: int,
-    *,
-    eval_set: Optional[Sequence[tuple]],
-    eval_group: Optional[Sequence[Any]],
-    eval_qid: Optional[Sequence[Any]],
-    eval_metric: Optional[Union[str, Sequence[str]]],
-    eval_at: Optional[Sequence[int]],
-    early_stopping_rounds: Optional[int],
-    eval_names: Optional[Sequence[str]],
-    eval_X: Any,
-    eval_y: Any,
-    callbacks: Optional[Sequence[Any]],
-    prepare: Optional[SetPreparer] = None,
-) -> Watch:
-    """THE reading of a fit's LightGBM-style arguments (``SVMMap.fit``'s docstring describes
-    them), for the training data ``X``, ``y`` of ``n_features`` features: the validation sets
-    checked and made ready by ``prepare`` (default: in memory, scored on ``threads`` threads),
-    the early stopping asked for, and the solver's per-iteration hook, which scores them and
-    calls the callbacks. ``svmmap.dask.SVMMap.fit`` reads them here too."""
-    eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
-    check_eval_feature_names(X, eval_set)
-    early_callbacks, others = split_callbacks(callbacks)
-    evals, early = validation_sets(
-        eval_set,
-        eval_group,
-        eval_qid,
-        eval_metric,
-        eval_at,
-        early_stopping_rounds,
-        n_features,
-        threads,
-        model.relevance_threshold,
-        names=eval_names,
-        # The training data is recognized by identity, as LightGBM does: the same arrays.
-        training=[pair[0] is X and pair[1] is y for pair in eval_set] if eval_set is not None else None,
-        early_callback=early_callbacks[0] if early_callbacks else None,
-        prepare=prepare,
-        log=model.verbose > 0,
-    )
-    return Watch(evals, early, iteration_callback(model, evals, early, others))
-
-
-def _solve(
-    data: Inputs,
-    config: "_core.TrainConfig",
-    on_iteration: Optional[Callable[[IterationRecord], bool]],
-    threads: int,
-    *,
-    with_coef: bool,
-) -> Outcome:
-    """The solve of `train` on data in memory: a latent-target loss's CCCP rounds, or the
-    core's fit at one C."""
-    round_objectives: Optional[List[float]] = None
-    exhausted: Union[bool, str] = False
-    zero_note: Optional[str] = None
-    if config.latent is not None:
-        coef, summary, round_objectives, exhausted, zero_note = fit_latent(
-            data.core_X, data.labels, data.codes, len(data.uniques), config, on_iteration, threads
-        )
-    else:
-        ((coef, summary),) = _core.fit_path(
-            data.core_X,
-            data.labels,
-            data.codes,
+            coef, summary, round_objectives, exhausted, zero_note = fit_latent(
+                data.core_X, data.labels, data.codes, len(data.uniques), config, on_iteration, threads
+            )
+        else:
+            ((coef, summary),) = _core.fit_path(
+                data.core_X,
+                data.labels,
+                data.codes,
+                len(data.uniques),
+                config,
+                callback=on_iteration,
+                with_coef=with_coef,
+                query_weights=data.query_weights,
+            )
+        return Outcome(
+            coef,
+            summary,
+            data.n_features,
+            data.names,
             len(data.uniques),
-            config,
-            callback=on_iteration,
-            with_coef=with_coef,
-            query_weights=data.query_weights,
+            column_std=data.core_X.column_std(threads),
+            spreads=lambda w: [score_spread(_core.predict(data.core_X, w, threads), data.labels, data.codes)],
+            round_objectives=round_objectives,
+            exhausted=exhausted,
+            zero_note=zero_note,
         )
-    return Outcome(
-        coef,
-        summary,
-        data.n_features,
-        data.names,
-        len(data.uniques),
-        column_std=data.core_X.column_std(threads),
-        spreads=lambda w: [score_spread(_core.predict(data.core_X, w, threads), data.labels, data.codes)],
-        round_objectives=round_objectives,
-        exhausted=exhausted,
-        zero_note=zero_note,
-    )
 
 
 def feature_importances(coef: np.ndarray, std: np.ndarray) -> np.ndarray:
@@ -504,83 +497,6 @@ def feature_importances(coef: np.ndarray, std: np.ndarray) -> np.ndarray:
     spread = np.abs(coef) * std
     total = float(spread.sum())
     return spread / total if total > 0 else np.zeros_like(spread)
-
-
-def lightgbm_eval_set(eval_set: Any, eval_X: Any, eval_y: Any) -> Any:
-    """``eval_set``, or the list of (X, y) pairs LightGBM 4.7's ``eval_X``, ``eval_y`` spell
-    (one matrix and one label array, or tuples of them)."""
-    if eval_X is None and eval_y is None:
-        return eval_set
-    if eval_set is not None:
-        raise ValueError("give eval_set or eval_X and eval_y, not both")
-    if eval_X is None or eval_y is None:
-        raise ValueError("eval_X and eval_y go together: give both")
-    xs = list(eval_X) if isinstance(eval_X, tuple) else [eval_X]
-    ys = list(eval_y) if isinstance(eval_y, tuple) else [eval_y]
-    if len(xs) != len(ys):
-        raise ValueError(f"eval_X has {len(xs)} sets and eval_y {len(ys)}: give one y per X")
-    return list(zip(xs, ys))
-
-
-def iteration_callback(
-    model: Any,
-    evals: Optional[list] = None,
-    early: Optional[EarlyStopping] = None,
-    callbacks: Optional[List[Any]] = None,
-) -> Optional[Callable[[IterationRecord], bool]]:
-    """The per-iteration hook handed to the solver: scores the validation sets (when
-    given) at the iterate w, logs (when verbose) and calls the model's callback, whose true
-    return value stops training. None when nothing is asked for, so that the solver need
-    not enter Python at every iteration."""
-    verbose = model.verbose > 0
-    user_callback = model.callback
-    callbacks = callbacks or []
-    if not verbose and user_callback is None and evals is None and not callbacks:
-        return None
-
-    def on_iteration(record: IterationRecord) -> bool:
-        # The core adds the iterate only when validation sets need it; the record the
-        # user's callback sees stays as documented.
-        coef = cast(dict, record).pop("coef", None)
-        stop = False
-        if evals is not None and coef is not None:
-            now: dict = {}
-            for name, scorer, results in evals:
-                now[name] = scorer(coef)
-                for metric, value in now[name].items():
-                    results[metric].append(value)
-                    if verbose:
-                        logger.info("iter %4d  %s %s %.6g", record["iteration"], name, metric, value)
-            if early is not None:
-                stop = early.update(record["iteration"], coef, now)
-            # The user's callback sees the validation metrics too, as LightGBM's callbacks do.
-            record["eval"] = now
-        if verbose:
-            logger.info(
-                "iter %4d  primal %.6g  dual %.6g  gap %.3g  cuts %d/%d  %.2fs",
-                record["iteration"],
-                record["primal"],
-                record["dual"],
-                record["gap"],
-                record["n_active"],
-                record["n_cuts"],
-                record["seconds"],
-            )
-        if callbacks:
-            from ..callback import CallbackEnv
-
-            results = [
-                (name, metric, value, True)
-                for name, values in record.get("eval", {}).items()
-                for metric, value in values.items()
-            ]
-            env = CallbackEnv(model, int(record["iteration"]), results, cast(dict, record), coef)
-            for cb in callbacks:
-                cb(env)
-        asked = bool(user_callback(record)) if user_callback is not None else False
-        return asked or stop
-
-    return on_iteration
 
 
 def set_fitted(

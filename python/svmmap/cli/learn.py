@@ -8,7 +8,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, Optional, TextIO
 
-from .._search.defaults import SEARCH_DEFAULTS
+from .._fit.defaults import LEARN_DEFAULTS
 from ._files import data_inputs, refuse_overwriting_inputs, same_file, wrote
 
 if TYPE_CHECKING:
@@ -169,12 +169,6 @@ def run_learn(args: argparse.Namespace) -> None:
     )
 
 
-#: The defaults of learn's options that only some modes read. The parser's defaults are None
-#: so that an option given where it is not read can be told from one left out. The search's
-#: come from its one table (light to import), so that --auto and SVMMapCV agree.
-_MODE_DEFAULTS = {"bins": 50, **{name: SEARCH_DEFAULTS[name] for name in ("cv", "scoring", "patience")}}
-
-
 def _refuse_unused_options(args: argparse.Namespace) -> None:
     """Refuses an option that this run would not read (``--bins 10`` without ``--missing nan``
     used to train with no binner and say nothing), as ``--early-stopping`` without ``--vali``
@@ -188,7 +182,7 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
         raise ValueError("--cv makes the folds of --auto's search when there is no --vali; give one of them")
     if args.scoring is not None and not args.auto and args.vali is None:
         raise ValueError("--scoring is the validation metric of --vali or --auto; give one of them too")
-    for name, default in _MODE_DEFAULTS.items():
+    for name, default in LEARN_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)
 

@@ -11,22 +11,19 @@ import argparse
 from typing import TYPE_CHECKING, Any, List
 
 from .. import _core
+from .._fit.defaults import TRAINING_DEFAULTS
 
 if TYPE_CHECKING:
     from .._typing import ParameterInfo
 
 __all__ = ["build_parser"]
 
-#: The training defaults, owned by the core's TrainConfig (the estimators show the same ones).
-_D = _core.TrainConfig.DEFAULTS
 
 # The help of the options several commands share, written once.
-EPS_HELP = (
-    f"tolerance eps in slack units: training stops at a duality gap of eps * C per slack group (default {_D['eps']:g})"
-)
+EPS_HELP = f"tolerance eps in slack units: training stops at a duality gap of eps * C per slack group (default {TRAINING_DEFAULTS['eps']:g})"
 N_JOBS_HELP = "threads (default: one per core; a negative n counts back from the cores, as scikit-learn's n_jobs)"
 LOSS_HELP = (
-    f"loss to optimize, or comma-separated losses to combine (default {_D['loss']}); a combination "
+    f"loss to optimize, or comma-separated losses to combine (default {TRAINING_DEFAULTS['loss']}); a combination "
     "weights MRR losses 1e-4 and NDCG@k 0.1 against the others unless given as 'W*loss'"
 )
 
@@ -290,7 +287,7 @@ def _learn(sub: Any) -> None:
 def _classify(sub: Any) -> None:
     """``svmmap classify TEST MODEL PREDICTIONS``."""
     classify = sub.add_parser("classify", help="score a LETOR/svmlight file with a model")
-    classify.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help=N_JOBS_HELP)
+    classify.add_argument("--n-jobs", type=_n_jobs, default=TRAINING_DEFAULTS["n_jobs"], help=N_JOBS_HELP)
     _data_layout_options(
         classify,
         "TEST",
@@ -401,10 +398,10 @@ def _experiment(sub: Any) -> None:
     exp.add_argument(
         "--C", type=_floats, default=[0.1, 1.0, 10.0, 100.0, 1000.0], dest="C_grid", help="comma-separated C grid"
     )
-    exp.add_argument("--eps", type=float, default=_D["eps"], help=EPS_HELP)
-    exp.add_argument("--loss", type=_loss_spec, default=_D["loss"], help=LOSS_HELP)
+    exp.add_argument("--eps", type=float, default=TRAINING_DEFAULTS["eps"], help=EPS_HELP)
+    exp.add_argument("--loss", type=_loss_spec, default=TRAINING_DEFAULTS["loss"], help=LOSS_HELP)
     exp.add_argument("--folds", type=_fold_numbers, default=None, help="comma-separated fold numbers (default: all)")
-    exp.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help=N_JOBS_HELP)
+    exp.add_argument("--n-jobs", type=_n_jobs, default=TRAINING_DEFAULTS["n_jobs"], help=N_JOBS_HELP)
     exp.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
 
@@ -446,8 +443,8 @@ def _fuse(sub: Any) -> None:
     fuse.add_argument("--depth", type=_at_least(1), default=None, help="write at most this many documents per query")
     fuse.add_argument("--tag", default="svmmap-fusion", help="run tag of the output (default svmmap-fusion)")
     fuse.add_argument("--seed", type=_at_least(0), default=0, help="seed of the fold assignments (default 0)")
-    fuse.add_argument("--eps", type=float, default=_D["eps"], help=EPS_HELP)
-    fuse.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help=N_JOBS_HELP)
+    fuse.add_argument("--eps", type=float, default=TRAINING_DEFAULTS["eps"], help=EPS_HELP)
+    fuse.add_argument("--n-jobs", type=_n_jobs, default=TRAINING_DEFAULTS["n_jobs"], help=N_JOBS_HELP)
     fuse.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
 
@@ -503,7 +500,7 @@ def _protocol(sub: Any) -> None:
         help="bin the features into N thresholds each (Yue et al. 4.2) for the learned methods",
     )
     prot.add_argument("--seed", type=_at_least(0), default=0, help="seed of the random splits (default 0)")
-    prot.add_argument("--eps", type=float, default=_D["eps"], help=EPS_HELP)
+    prot.add_argument("--eps", type=float, default=TRAINING_DEFAULTS["eps"], help=EPS_HELP)
     prot.add_argument("--show-p", action="store_true", help="add a column of Wilcoxon p-values")
-    prot.add_argument("--n-jobs", type=_n_jobs, default=_D["n_jobs"], help=N_JOBS_HELP)
+    prot.add_argument("--n-jobs", type=_n_jobs, default=TRAINING_DEFAULTS["n_jobs"], help=N_JOBS_HELP)
     prot.add_argument("-q", "--quiet", action="store_true", help="print only the table")

@@ -9,6 +9,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from .._files.text import check_ids
+from .._optional import load
 from ._trec_order import sort_qids, trec_ranks
 
 __all__ = ["Run", "Qrels"]
@@ -159,7 +160,7 @@ class Run:
         >>> Run.from_frame(run.to_frame()) == run
         True
         """
-        import pandas as pd
+        pd = load("pandas", "Run.to_frame")
 
         frame = pd.DataFrame({"qid": self.qid, "docno": self.docno, "score": self.score, "rank": self.rank})
         frame.attrs.update(tag=self.tag, name=self.name)
@@ -372,7 +373,7 @@ class Qrels:
         >>> Qrels.from_frame(qrels.to_frame()) == qrels
         True
         """
-        import pandas as pd
+        pd = load("pandas", "Qrels.to_frame")
 
         frame = pd.DataFrame({"qid": self.qid, "docno": self.docno, "label": self.rel})
         frame.attrs["name"] = self.name

@@ -9,7 +9,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import _core
+from .._fit.defaults import TRAINING_DEFAULTS
 from .._search.selection import choose_C
 from ..datasets import Fold
 from ..estimator import SkippedQueriesWarning, SVMMap
@@ -23,9 +23,6 @@ __all__ = [
 ]
 
 DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
-
-#: The training defaults, owned by the core's TrainConfig.
-_D = _core.TrainConfig.DEFAULTS
 
 
 @dataclass
@@ -45,10 +42,10 @@ def run_folds(
     folds: Iterable[Fold],
     C_grid: Sequence[float] = DEFAULT_C_GRID,
     *,
-    loss: str = _D["loss"],
-    eps: float = _D["eps"],
-    max_iter: int = _D["max_iter"],
-    n_jobs: Optional[int] = _D["n_jobs"],
+    loss: str = TRAINING_DEFAULTS["loss"],
+    eps: float = TRAINING_DEFAULTS["eps"],
+    max_iter: int = TRAINING_DEFAULTS["max_iter"],
+    n_jobs: Optional[int] = TRAINING_DEFAULTS["n_jobs"],
     progress: Optional[Callable[[str], None]] = None,
 ) -> List[FoldResult]:
     """Train/validate/test every fold; C is chosen by validation MAP (the smaller C on ties).

@@ -19,15 +19,13 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
+from .._optional import load
+
 __all__ = ["plot_convergence", "plot_metric", "plot_weights", "plot_piecewise_scores"]
 
 
 def _pyplot() -> Any:
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError('svmmap.ir.plot needs matplotlib: pip install "svmmap[plot]"') from exc
-    return plt
+    return load("matplotlib.pyplot", "svmmap.ir.plot")
 
 
 def _ranker(model: Any) -> Any:
@@ -409,7 +407,7 @@ def _draw_surface(ax: Any, surface: Any) -> None:
     axis and rounded. The colours are centred at 0, the score of the first row and column: red
     adds to a document's score, blue takes away, white is no interaction.
     """
-    from matplotlib.colors import Normalize
+    Normalize = load("matplotlib.colors", "svmmap.ir.plot").Normalize
 
     values = np.asarray(surface.values, dtype=float)
     # A symmetric range rather than the data's own: with the default (min, max) the white of a
