@@ -48,7 +48,7 @@ from ._evaluation_sets import (
 )
 from ._training import Outcome, finish, fitting, watching
 from ._training import progress_logging as _progress_logging
-from ._validation import check_labels, check_matrix, check_qid, feature_names_of, forget_fit, n_threads
+from ._validation import check_labels, check_matrix, check_qid, feature_names_of, forget_fit, n_threads, overflow_named
 from .binning import Binner as _LocalBinner
 from .binning import _as_dense
 from .estimator import SVMMap as _LocalSVMMap
@@ -417,6 +417,10 @@ def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_pa
         if row_chunks is not None and obj.chunks[0] != row_chunks:
             if any(np.isnan(c) for c in obj.chunks[0]):
                 raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() first")
+            if obj.shape[0] != sum(row_chunks):
+                # The lengths, as check_labels and check_qid word them; rechunk would say only
+                # "Chunks do not add up to shape".
+                raise ValueError(f"{name} has {obj.shape[0]} entries but X has {sum(row_chunks)} rows")
             obj = obj.rechunk((row_chunks,))
         blocks = list(obj.to_delayed().ravel())
     elif _is_dask_frame(obj):
@@ -910,7 +914,8 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
                 **watch_args,
                 prepare=_dask_sets(client, self.n_jobs, eval_parts),
             )
-            with _progress_logging(self.verbose):
+            column_std = _merged_std([(info[1], *info[4]) for info in infos if info[1] > 0])
+            with _progress_logging(self.verbose), overflow_named(config.C, None, lambda: column_std):
                 coef, summary = _core.solve(
                     lambda w: on_parts(_part_cut_sums, w),
                     n_features,
@@ -925,7 +930,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
                     n_features,
                     names,
                     problem.total,
-                    column_std=_merged_std([(info[1], *info[4]) for info in infos if info[1] > 0]),
+                    column_std=column_std,
                     # The degenerate rule of every fit, from each partition's scores on its worker.
                     spreads=lambda w: on_parts(_part_spread, w),
                     early=watch.early,

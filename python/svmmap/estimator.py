@@ -57,7 +57,14 @@ def query_mean(
     ``sample_weight`` (per document, constant within a query) when given."""
     from .metrics import per_query
 
-    pq = per_query(metric, y, scores, qid, relevance_threshold=relevance_threshold)
+    try:
+        pq = per_query(metric, y, scores, qid, relevance_threshold=relevance_threshold)
+    except ValueError as exc:
+        # The metric's checks name its argument y_true; the user passed ``score`` its y.
+        text = str(exc)
+        if not text.startswith("y_true"):
+            raise
+        raise ValueError("y" + text[len("y_true") :]) from None
     if sample_weight is None:
         return pq.mean()
     codes, uniques = check_qid(qid, scores.shape[0])

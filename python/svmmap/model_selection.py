@@ -10,7 +10,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._evaluation_sets import check_eval_feature_names
+from ._evaluation_sets import check_eval_feature_names, memory_set
 from ._folds import QueryKFold
 from ._latent import refuse_latent_options
 from ._search.candidates import auto_losses, make_preprocessor, preprocessing_names
@@ -515,9 +515,22 @@ class SVMMapCV(BaseEstimator):
         pair = eval_set[0]
         if len(pair) != 2:
             raise ValueError("eval_set[0] must be an (X, y) tuple")
-        v_core, v_rows, v_features = check_matrix(pair[0], name="eval_set[0] X")
-        if v_features != n_features:
-            raise ValueError(f"eval_set[0] has {v_features} features, but X has {n_features}")
+        # The one check of a validation set, SVMMap.fit's eval_set's: it scores the set once
+        # at w = 0 with this search's metric, so that NaN or infinite features, and labels the
+        # metric cannot grade, are refused here in the validation set's names ("eval_set[0] X
+        # [4, 1] is NaN") rather than by the first fit in the training data's ("X[4, 1]").
+        memory_set(
+            0,
+            pair[0],
+            pair[1],
+            grouping[0],
+            "eval_group" if eval_group is not None else "eval_qid",
+            [self.scoring],
+            n_features,
+            n_threads(self.n_jobs),
+            self.relevance_threshold,
+        )
+        v_core, v_rows, _ = check_matrix(pair[0], name="eval_set[0] X")
         v_y = check_labels(pair[1], v_rows, name="eval_set[0] y", rows_name="eval_set[0] X")
         if eval_group is not None:
             v_qid = qid_of(None, eval_group[0], v_rows, "eval_qid[0]", "eval_group[0]", rows_name="eval_set[0] X")
