@@ -137,8 +137,9 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         1/2 ||w||^2 + sum_l C_l/n sum_q xi_q^l (with L losses of equal weight the total weight
         of the training loss is L times that of one loss; divide C by L to compare). "shared":
         one slack per query that must cover every (weighted) loss,
-        1/2 ||w||^2 + C/n sum_q max_l xi_q^l. Ignored for a single loss. With separate slacks
-        the gap at exit is at most L * C * eps.
+        1/2 ||w||^2 + C/n sum_q max_l xi_q^l. For a single loss the two are one objective (the
+        max of one slack is that slack). With separate slacks the gap at exit is at most
+        L * C * eps.
     eps : float, default=0.001
         Tolerance in slack units, as SVM^struct's ``-e``: training stops when no constraint is
         violated by more than ``eps`` beyond the working set's slack. The duality gap at exit,

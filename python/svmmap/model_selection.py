@@ -116,12 +116,15 @@ class SVMMapCV(BaseEstimator):
         averages it, so that it is then on the other losses' scale of C (pairwise weighted
         by each query's pairs) rather than M / 4 times less regularized, where its fits are
         the slowest of the search and rarely chosen. ``cv_results_`` shows the C values used.
+        A loss listed twice, in any spelling that trains the same model (``["map", "map"]``,
+        ``["map", "1*map"]``), is refused rather than fitted twice.
     patience : int or None, default=1
         In the search (``loss="auto"`` or a ``preprocessing``): a (loss, preprocessing) pair's
         C path, fitted from the smallest C up, stops after this many consecutive C values
         whose mean validation score does not exceed the best of the smaller ones, so that the
         slow large-C fits are made only where they still help; the C values left out are
-        listed with status "early stop". None fits every C. Not used by the C search alone.
+        listed with status "early stop". None fits every C. The C search alone fits every C on
+        every split: there a value other than the default and None is refused.
         The default 1 stops a path at its first C that does not improve: on MQ2008's five
         folds it chose the same candidate as 2 in every fold, with 5 splits and with the
         vali split, in fewer fits (benchmarks/auto_search.py counts them); a larger value
@@ -143,7 +146,8 @@ class SVMMapCV(BaseEstimator):
         the same splits, so what one split's queries favour is shared. On MQ2008's five folds
         and two generated kinds of data (benchmarks/auto_search.py) 0.02 chose what the full
         search chose in 2 to 5 times less time. None: every candidate is fitted on every
-        split.
+        split. The C search alone has one candidate and no race: there a value other than
+        the default and None is refused.
     verbose : int, default=0
         1: a line on stderr per candidate and C fitted on every split (fits done of those
         left at most, its mean score, the best so far, the time spent and an estimate of the
@@ -310,6 +314,21 @@ class SVMMapCV(BaseEstimator):
                 f'losses must be a non-empty list of losses, e.g. ["map", "pairwise"], got {self.losses!r}'
             )
 
+    def _refuse_search_only_params(self) -> None:
+        """Refuses the search's own parameters in the C search alone, which fits every C on
+        every split: ``patience`` (the early stop along a candidate's C path) and
+        ``prune_margin`` (the race between candidates, of which there is one) would otherwise
+        be ignored without a word. Their defaults and None (what the C search alone does)
+        are accepted."""
+        for name in ("patience", "prune_margin"):
+            value = getattr(self, name)
+            if value is not None and value != _SEARCH_DEFAULTS[name]:
+                raise ValueError(
+                    f'{name}={value!r} applies to the search over losses and preprocessings (loss="auto" or '
+                    f"preprocessing=...); the C search alone fits every C on every split: leave {name} at its "
+                    "default or None, or search"
+                )
+
     def _check_params(self) -> List[float]:
         """The C grid in ascending order; one-line errors for bad parameters."""
         Cs = self.Cs
@@ -404,10 +423,21 @@ class SVMMapCV(BaseEstimator):
             )
             preprocessings = preprocessing_names("none" if self.preprocessing is None else self.preprocessing)
         else:
+            self._refuse_search_only_params()
             losses, preprocessings = [self.loss], ["none"]
         candidates: List[Candidate] = []
+        # Each loss by the model it trains (its canonical losses, weights, slack and latent
+        # target), so that a loss listed twice, in any spelling, is refused as a preprocessing
+        # listed twice is, rather than fitted twice as two candidates of one model.
+        seen: dict = {}
         for loss in losses:
             config = self._estimator(grid[0]).set_params(loss=loss)._config()
+            key = (sorted(tuple(group) for group in config.losses), config.slack, config.latent)
+            if repr(key) in seen:
+                raise ValueError(
+                    f"losses lists one loss twice: {seen[repr(key)]!r} and {loss!r} train the same model; list it once"
+                )
+            seen[repr(key)] = loss
             if config.latent is not None:
                 if searching:
                     raise ValueError(
