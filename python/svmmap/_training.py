@@ -436,23 +436,24 @@ def watching(
     eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
     check_eval_feature_names(X, eval_set)
     early_callbacks, others = split_callbacks(callbacks)
-    evals, early = validation_sets(
-        eval_set,
-        eval_group,
-        eval_qid,
-        eval_metric,
-        eval_at,
-        early_stopping_rounds,
-        n_features,
-        threads,
-        model.relevance_threshold,
-        names=eval_names,
-        # The training data is recognized by identity, as LightGBM does: the same arrays.
-        training=[pair[0] is X and pair[1] is y for pair in eval_set] if eval_set is not None else None,
-        early_callback=early_callbacks[0] if early_callbacks else None,
-        prepare=prepare,
-        log=model.verbose > 0,
-    )
+    with lightgbm_names(eval_X):
+        evals, early = validation_sets(
+            eval_set,
+            eval_group,
+            eval_qid,
+            eval_metric,
+            eval_at,
+            early_stopping_rounds,
+            n_features,
+            threads,
+            model.relevance_threshold,
+            names=eval_names,
+            # The training data is recognized by identity, as LightGBM does: the same arrays.
+            training=[pair[0] is X and pair[1] is y for pair in eval_set] if eval_set is not None else None,
+            early_callback=early_callbacks[0] if early_callbacks else None,
+            prepare=prepare,
+            log=model.verbose > 0,
+        )
     return Watch(evals, early, iteration_callback(model, evals, early, others))
 
 
@@ -506,6 +507,29 @@ def feature_importances(coef: np.ndarray, std: np.ndarray) -> np.ndarray:
     spread = np.abs(coef) * std
     total = float(spread.sum())
     return spread / total if total > 0 else np.zeros_like(spread)
+
+
+@contextlib.contextmanager
+def lightgbm_names(eval_X: Any) -> Iterator[None]:
+    """Errors of the validation sets in the words of LightGBM 4.7's spelling when the user
+    gave ``eval_X`` and ``eval_y`` (which `lightgbm_eval_set` turns into ``eval_set``):
+    ``eval_X`` / ``eval_y`` for one matrix, ``eval_X[i]`` / ``eval_y[i]`` for tuples of them,
+    so that the message names the argument the user passed rather than ``eval_set[0] X``."""
+    if eval_X is None:
+        yield
+        return
+    single = not isinstance(eval_X, tuple)
+    try:
+        yield
+    except ValueError as exc:
+        import re
+
+        def name(match: "re.Match[str]") -> str:
+            arg = "eval_X" if match.group(2) != "y" else "eval_y"
+            return arg if single else f"{arg}[{match.group(1)}]"
+
+        text = re.sub(r"eval_set\[(\d+)\](?: (X|y)\b)?", name, str(exc))
+        raise ValueError(text) from None
 
 
 def lightgbm_eval_set(eval_set: Any, eval_X: Any, eval_y: Any) -> Any:

@@ -225,7 +225,9 @@ def _dask_sets(client: Any, n_jobs: Optional[int], futures: list) -> Callable[..
                 f"eval_set[{i}] is a Dask collection: give its query ids as eval_qid (a dask array or Series "
                 "partitioned like its X), not query sizes as eval_group"
             )
-        x_blocks, y_blocks, q_blocks, _ = _partitions(ex, ey, g, (f"eval_set[{i}] y", f"eval_qid[{i}]"))
+        x_blocks, y_blocks, q_blocks, _ = _partitions(
+            ex, ey, g, (f"eval_set[{i}] y", f"eval_qid[{i}]"), f"eval_set[{i}] X"
+        )
         tasks = [
             delayed(_EvalPart, pure=False)(xb, yb, qb, j, i, metrics, threshold)
             for j, (xb, yb, qb) in enumerate(zip(x_blocks, y_blocks, q_blocks))
@@ -409,8 +411,9 @@ def _is_dask_frame(obj: Any) -> bool:
     return hasattr(obj, "__dask_graph__") and hasattr(obj, "npartitions") and not hasattr(obj, "chunks")
 
 
-def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_parts: int) -> list:
-    """The row partitions of y or qid as a list of Delayed (or plain) objects, aligned with X's."""
+def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_parts: int, x_name: str = "X") -> list:
+    """The row partitions of y or qid as a list of Delayed (or plain) objects, aligned with
+    those of X (named ``x_name`` in messages)."""
     if _is_dask_array(obj):
         if obj.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {obj.shape}")
@@ -420,7 +423,7 @@ def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_pa
             if obj.shape[0] != sum(row_chunks):
                 # The lengths, as check_labels and check_qid word them; rechunk would say only
                 # "Chunks do not add up to shape".
-                raise ValueError(f"{name} has {obj.shape[0]} entries but X has {sum(row_chunks)} rows")
+                raise ValueError(f"{name} has {obj.shape[0]} entries but {x_name} has {sum(row_chunks)} rows")
             obj = obj.rechunk((row_chunks,))
         blocks = list(obj.to_delayed().ravel())
     elif _is_dask_frame(obj):
@@ -428,46 +431,46 @@ def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_pa
     else:
         if row_chunks is None:
             raise TypeError(
-                f"{name} must be a dask collection partitioned like X when X is a dask DataFrame, "
+                f"{name} must be a dask collection partitioned like {x_name} when {x_name} is a dask DataFrame, "
                 f"got {type(obj).__name__}"
             )
         arr = np.asarray(obj)
         if arr.ndim != 1 or arr.shape[0] != sum(row_chunks):
             raise ValueError(
-                f"{name} must be 1-D with one entry per row of X ({sum(row_chunks)}), got shape {arr.shape}"
+                f"{name} must be 1-D with one entry per row of {x_name} ({sum(row_chunks)}), got shape {arr.shape}"
             )
         bounds = np.cumsum((0,) + tuple(row_chunks))
         blocks = [arr[bounds[i] : bounds[i + 1]] for i in range(len(row_chunks))]
     if len(blocks) != n_parts:
         raise ValueError(
-            f"{name} has {len(blocks)} partitions but X has {n_parts}; X, y and qid must be "
+            f"{name} has {len(blocks)} partitions but {x_name} has {n_parts}; X, y and qid must be "
             "partitioned alike (e.g. columns of one dask DataFrame, or dask arrays with the same row chunks)"
         )
     return blocks
 
 
 def _partitions(
-    X: Any, y: Any, qid: Any, names: Tuple[str, str] = ("y", "qid")
+    X: Any, y: Any, qid: Any, names: Tuple[str, str] = ("y", "qid"), x_name: str = "X"
 ) -> Tuple[list, list, list, Optional[np.ndarray]]:
-    """X, y and qid (named ``names`` in messages) as three aligned lists of per-partition
-    objects, and X's column names."""
+    """X, y and qid (named ``x_name`` and ``names`` in messages) as three aligned lists of
+    per-partition objects, and X's column names."""
     if isinstance(X, BinnedPartitions):
         from dask import delayed
 
-        raw, row_chunks, _ = _x_blocks(X.source)
+        raw, row_chunks, _ = _x_blocks(X.source, x_name)
         # Each partition is binned by the task that prepares it, on its worker.
         x_blocks = [delayed(_binned_block, pure=True)(b, X.binner) for b in raw]
         columns = None
     elif _is_dask_array(X) or _is_dask_frame(X):
-        x_blocks, row_chunks, columns = _x_blocks(X)
+        x_blocks, row_chunks, columns = _x_blocks(X, x_name)
     else:
         raise TypeError(
             f"svmmap.dask.SVMMap.fit takes a dask array or dask DataFrame X, got {type(X).__name__}; "
             "use svmmap.SVMMap for data in memory"
         )
     n_parts = len(x_blocks)
-    y_blocks = _row_blocks(y, names[0], row_chunks, n_parts)
-    q_blocks = _row_blocks(qid, names[1], row_chunks, n_parts)
+    y_blocks = _row_blocks(y, names[0], row_chunks, n_parts, x_name)
+    q_blocks = _row_blocks(qid, names[1], row_chunks, n_parts, x_name)
     return x_blocks, y_blocks, q_blocks, columns
 
 
@@ -581,14 +584,14 @@ def _binned_block(block: Any, binner: "_LocalBinner") -> Any:
     return binner.transform(block)
 
 
-def _x_blocks(X: Any) -> Tuple[list, Optional[Tuple[int, ...]], Optional[np.ndarray]]:
-    """The row partitions of a dask array or DataFrame X as Delayed objects, the row chunk sizes
-    (for an array) and the column names (for a DataFrame)."""
+def _x_blocks(X: Any, name: str = "X") -> Tuple[list, Optional[Tuple[int, ...]], Optional[np.ndarray]]:
+    """The row partitions of a dask array or DataFrame X (named ``name`` in messages) as
+    Delayed objects, the row chunk sizes (for an array) and the column names (for a DataFrame)."""
     if _is_dask_array(X):
         if X.ndim != 2:
-            raise ValueError(f"X must be a 2-D dask array (documents x features), got {X.ndim} dimension(s)")
+            raise ValueError(f"{name} must be a 2-D dask array (documents x features), got {X.ndim} dimension(s)")
         if any(np.isnan(c) for c in X.chunks[0]):
-            raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
+            raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() first")
         if X.numblocks[1] > 1:
             # Whole rows must be on one worker; the feature dimension is never split.
             X = X.rechunk({1: -1})

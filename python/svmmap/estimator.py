@@ -60,11 +60,12 @@ def query_mean(
     try:
         pq = per_query(metric, y, scores, qid, relevance_threshold=relevance_threshold)
     except ValueError as exc:
-        # The metric's checks name its argument y_true; the user passed ``score`` its y.
+        # The metric's checks name its arguments y_true and y_score; the user passed
+        # ``score`` its y, and X, whose rows the scores are.
         text = str(exc)
         if not text.startswith("y_true"):
             raise
-        raise ValueError("y" + text[len("y_true") :]) from None
+        raise ValueError("y" + text[len("y_true") :].replace(" but y_score has ", " but X has ", 1)) from None
     if sample_weight is None:
         return pq.mean()
     codes, uniques = check_qid(qid, scores.shape[0])

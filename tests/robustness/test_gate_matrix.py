@@ -462,8 +462,70 @@ def _build() -> list:
             alone=True,
             names=r"(^|\W)X\W|score of row|feature names",
         ),
+        Way(
+            "`SVMMap.fit` eval set, LightGBM's spelling",
+            "eval_X",
+            "`memory_set`, its names by `lightgbm_names`",
+            "matrix",
+            lambda v: svm().fit(X, Y, qid=Q, eval_X=v, eval_y=Y, eval_qid=[Q]),
+            X,
+            {"huge": SCORES_ARE_FINITE},
+            names=r"eval_X\b",
+        ),
+        Way(
+            "`SVMMap.fit` eval set, LightGBM's spelling",
+            "eval_y",
+            "`memory_set`, its names by `lightgbm_names`",
+            "labels",
+            lambda v: svm().fit(X, Y, qid=Q, eval_X=X, eval_y=v, eval_qid=[Q]),
+            Y,
+            {"huge": LABELS_ARE_THRESHOLDED},
+        ),
+        Way(
+            "polars DataFrame `X` (`SVMMap.fit`)",
+            "X",
+            "`check_matrix` on its values; its column names by `feature_names_of`",
+            "matrix",
+            lambda v: svm().fit(_polars(v), Y, qid=Q),
+            X,
+        ),
+        Way(
+            "`svmmap.metrics.evaluate`",
+            "y_true",
+            "`check_labels`",
+            "labels",
+            lambda v: _evaluate(y_true=v),
+            Y,
+        ),
+        Way(
+            "`svmmap.metrics.evaluate`",
+            "y_score",
+            "its finite check",
+            "labels",
+            lambda v: _evaluate(y_score=v),
+            Y,
+            {
+                "huge": "scores only rank: 1e300 ranks as any other number",
+                "inf": "an infinite score ranks first (or last), as trec_eval ranks it",
+            },
+        ),
+        Way("`svmmap.metrics.evaluate`", "qid", "`check_qid`", "qid", lambda v: _evaluate(qid=v), Q, any_ids),
     ]
     return ways
+
+
+def _polars(value):
+    pl = pytest.importorskip("polars")
+    return (
+        pl.DataFrame(np.asarray(value), schema=["a", "b", "c"][: np.shape(value)[1]]) if np.ndim(value) == 2 else value
+    )
+
+
+def _evaluate(**given):
+    from svmmap.metrics import evaluate
+
+    args = {"y_true": Y, "y_score": X[:, 0], "qid": Q, **given}
+    return evaluate(args["y_true"], args["y_score"], args["qid"], ["map", "ndcg@10"])
 
 
 def _fitted_on_frame():
@@ -625,6 +687,14 @@ def _file_ways() -> list:
             ),
             names=cli_named,
         ),
+        Way(
+            "`svmmap learn --vali`",
+            "VALI",
+            "`load_letor`'s",
+            "file",
+            _cli(lambda p: ["learn", "--vali", p, _TMP / "test.txt", _TMP / "learned.json"], ".txt", letor),
+            names=cli_named,
+        ),
     ]
 
 
@@ -713,6 +783,16 @@ def _dask_ways() -> list:
             lambda v: DaskBinner().fit(dask_x(v)),
             X,
             {"huge": BINNED_BY_THRESHOLDS, "length": NO_LENGTH},
+        ),
+        Way(
+            "`svmmap.dask.SVMMap.fit` eval set of Dask collections",
+            "eval_set[0] X",
+            "`_dask_sets`: `memory_set`'s checks on each partition",
+            "dask matrix",
+            lambda v: DaskSVMMap().fit(dX, dY, dQ, eval_set=[(dask_x(v), dY)], eval_qid=[dQ]),
+            X,
+            {"huge": SCORES_ARE_FINITE},
+            names=r"eval_set\[0\] X|eval_set\[0\] has",
         ),
     ]
 
