@@ -434,9 +434,9 @@ def watching(
     the early stopping asked for, and the solver's per-iteration hook, which scores them and
     calls the callbacks. ``svmmap.dask.SVMMap.fit`` reads them here too."""
     eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
-    check_eval_feature_names(X, eval_set)
     early_callbacks, others = split_callbacks(callbacks)
     with lightgbm_names(eval_X):
+        check_eval_feature_names(X, eval_set)
         evals, early = validation_sets(
             eval_set,
             eval_group,

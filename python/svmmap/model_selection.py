@@ -17,7 +17,7 @@ from ._search.candidates import auto_losses, make_preprocessor, preprocessing_na
 from ._search.defaults import SEARCH_DEFAULTS as _SEARCH_DEFAULTS
 from ._search.engine import Candidate, Policy, pair_scale, run
 from ._search.splits import SplitData, make_splits
-from ._training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set
+from ._training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set, lightgbm_names
 from ._typing import Slack
 from ._validation import (
     check_labels,
@@ -406,9 +406,11 @@ class SVMMapCV(BaseEstimator):
         with fitting(self):
             grid = self._check_params()
             eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
-            check_eval_feature_names(X, eval_set)
-            args = _FitArguments(X, y, qid, group, sample_weight, eval_set, eval_group, eval_qid)
-            self._fit(grid, args)
+            # The validation set's errors name eval_X and eval_y when the user spelled it so.
+            with lightgbm_names(eval_X):
+                check_eval_feature_names(X, eval_set)
+                args = _FitArguments(X, y, qid, group, sample_weight, eval_set, eval_group, eval_qid)
+                self._fit(grid, args)
         return self
 
     def _fit(self, grid: List[float], args: "_FitArguments") -> None:
