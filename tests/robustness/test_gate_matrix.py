@@ -695,6 +695,29 @@ def _file_ways() -> list:
             _cli(lambda p: ["learn", "--vali", p, _TMP / "test.txt", _TMP / "learned.json"], ".txt", letor),
             names=cli_named,
         ),
+        Way(
+            "`svmmap evaluate --run`",
+            "RUN",
+            "`read_run`'s",
+            "file",
+            _cli(
+                lambda p: ["evaluate", "--run", p, "--qrels", _TMP / "good.qrels"], ".run", lambda c: _file_text(RUN, c)
+            ),
+            {"huge": "trec_eval reads scores as C floats: 1e400 is +inf, ranked first"},
+            names=cli_named,
+        ),
+        Way(
+            "`svmmap evaluate --qrels`",
+            "QRELS",
+            "`read_qrels`'s",
+            "file",
+            _cli(
+                lambda p: ["evaluate", "--run", _TMP / "good.run", "--qrels", p],
+                ".qrels",
+                lambda c: _file_text(QRELS, c),
+            ),
+            names=cli_named,
+        ),
     ]
 
 
@@ -852,6 +875,8 @@ def ways(tmp_path_factory):
     global _TMP
     _TMP = tmp_path_factory.mktemp("gate")
     (_TMP / "test.txt").write_text(LETOR.replace("VALUE", "1").replace("ID", "3"))
+    (_TMP / "good.run").write_text(RUN.replace("VALUE", "1").replace("ID", "3"))
+    (_TMP / "good.qrels").write_text(QRELS.replace("VALUE", "1").replace("ID", "3"))
     from svmmap import save_model
 
     save_model(_fitted_on_two(), _TMP / "model.json")
