@@ -496,8 +496,12 @@ def overflow_named(
             raise
         spread = float(np.max(column_std(), initial=0.0))
         weight = 1.0 if query_weights is None else float(np.max(query_weights, initial=1.0))
-        with np.errstate(divide="ignore", over="ignore"):
-            features = abs(np.log10(spread * spread)) if spread > 0 else 0.0
+        # Orders of magnitude of the squared spread, 2 log10(spread), which cannot overflow; a
+        # spread that is itself beyond float64 (or NaN from it) is the features' doing.
+        if not np.isfinite(spread):
+            features = np.inf
+        else:
+            features = 2.0 * abs(float(np.log10(spread))) if spread > 0 else 0.0
         head = text.split(";")[0]
         if abs(np.log10(C)) >= max(features, abs(np.log10(weight))) and C > 1:
             raise ValueError(
