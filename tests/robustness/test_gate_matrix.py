@@ -880,9 +880,15 @@ def ways(tmp_path_factory):
     from svmmap import save_model
 
     save_model(_fitted_on_two(), _TMP / "model.json")
-    distributed = pytest.importorskip("distributed")
+    ways = {f"{w.way} {w.argument}": w for w in _all_ways()}
+    try:
+        import distributed
+    except ImportError:
+        # The Dask rows are then skipped (they need a client); every other row runs.
+        yield ways
+        return
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0"):
-        yield {f"{w.way} {w.argument}": w for w in _all_ways()}
+        yield ways
 
 
 def _fitted_on_two():
@@ -914,6 +920,8 @@ def test_the_guide_lists_exactly_these_ways(ways):
 @pytest.mark.parametrize("key, cls", _cases(), ids=[f"{k}-{c}" for k, c in _cases()])
 def test_every_hostile_class_is_refused_naming_the_argument_or_accepted(ways, key, cls):
     way = ways[key]
+    if way.way.startswith("`svmmap.dask.") and "distributed" not in sys.modules:
+        pytest.skip("the Dask rows need dask.distributed")
     if way.kind == "file":
         value: Any = cls
     elif cls == "chunks":
