@@ -11,8 +11,6 @@ The threshold fitting and the transform run in the Rust core (``rust/binning/``)
 
 from __future__ import annotations
 
-import inspect
-import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple, Union
 
@@ -20,7 +18,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
-from sklearn.utils import check_array
 
 from . import _core
 from ._binned import BinnedMatrix
@@ -36,7 +33,7 @@ from ._fit.pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
 from ._fit.pairs import check_interactions
 from ._fit.scaler import SCALER_TYPES, raw_thresholds, scaler_spec
 from ._typing import BinStrategy, Missing
-from ._validation import contiguous, forget_fit, n_threads
+from ._validation import contiguous, dense_numbers, forget_fit, n_threads
 
 __all__ = [
     "BINNER_DICT_TYPE",
@@ -49,25 +46,14 @@ __all__ = [
 ]
 
 
-# scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite.
-_ALLOW_NAN = (
-    {"ensure_all_finite": False}
-    if "ensure_all_finite" in inspect.signature(check_array).parameters
-    else {"force_all_finite": False}
-)
-
-
 def _as_dense(X: Any) -> np.ndarray:
     """A C-contiguous float32/float64 2-D array. Sparse input is densified (base features are
     few); NaN and infinity are left for the core, which reports them with their position."""
-    try:
-        arr = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", **_ALLOW_NAN)
-    except ValueError as exc:
-        # scikit-learn's message for 1-D input spans lines and prints the whole array: one line.
-        text = re.sub(r"\s*array=.*?\.\n", " ", str(exc), flags=re.S)
-        raise ValueError(" ".join(text.split())) from None
-    if sp.issparse(arr):
-        arr = arr.toarray()
+    if sp.issparse(X):
+        X = X.toarray()
+    # The estimators' check of a dense matrix, so that a matrix of strings, a scalar or a 1-D
+    # array is refused in the words SVMMap.fit uses, naming X.
+    arr = dense_numbers(X, "X")
     # Aligned too: a view made by np.frombuffer at an odd offset, or rebuilt from a network
     # frame (a Dask partition), cannot be borrowed by the core.
     return contiguous(arr)

@@ -48,7 +48,15 @@ def query_mean(
     ``sample_weight`` (per document, constant within a query) when given."""
     from .metrics import per_query
 
-    pq = per_query(metric, y, scores, qid, relevance_threshold=relevance_threshold)
+    try:
+        pq = per_query(metric, y, scores, qid, relevance_threshold=relevance_threshold)
+    except ValueError as exc:
+        # The metric's checks name its arguments y_true and y_score; the user passed
+        # ``score`` its y, and X, whose rows the scores are.
+        text = str(exc)
+        if not text.startswith("y_true"):
+            raise
+        raise ValueError("y" + text[len("y_true") :].replace(" but y_score has ", " but X has ", 1)) from None
     if sample_weight is None:
         return pq.mean()
     codes, uniques = check_qid(qid, scores.shape[0])
@@ -121,8 +129,9 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         1/2 ||w||^2 + sum_l C_l/n sum_q xi_q^l (with L losses of equal weight the total weight
         of the training loss is L times that of one loss; divide C by L to compare). "shared":
         one slack per query that must cover every (weighted) loss,
-        1/2 ||w||^2 + C/n sum_q max_l xi_q^l. Ignored for a single loss. With separate slacks
-        the gap at exit is at most L * C * eps.
+        1/2 ||w||^2 + C/n sum_q max_l xi_q^l. For a single loss the two are one objective (the
+        max of one slack is that slack). With separate slacks the gap at exit is at most
+        L * C * eps.
     eps : float, default=0.001
         Tolerance in slack units, as SVM^struct's ``-e``: training stops when no constraint is
         violated by more than ``eps`` beyond the working set's slack. The duality gap at exit,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import replace
-from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -15,19 +15,16 @@ from ._fit.evaluation_sets import check_eval_feature_names
 from ._fit.latent import refuse_latent_options
 from ._fit.request import FitRequest, fit_doc
 from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting
-from ._fit.watch import lightgbm_eval_set
+from ._fit.watch import lightgbm_eval_set, lightgbm_names
 from ._search.candidates import auto_losses, make_preprocessor, preprocessing_names
 from ._search.engine import Candidate, Policy, pair_scale, run
 from ._search.folds import QueryKFold
-from ._search.splits import SplitData, make_splits
+from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
 from ._validation import (
-    check_labels,
-    check_matrix,
     check_qid,
     invalid_parameter,
     n_threads,
-    qid_of,
 )
 from .estimator import SVMMap, query_mean
 
@@ -118,12 +115,15 @@ class SVMMapCV(BaseEstimator):
         averages it, so that it is then on the other losses' scale of C (pairwise weighted
         by each query's pairs) rather than M / 4 times less regularized, where its fits are
         the slowest of the search and rarely chosen. ``cv_results_`` shows the C values used.
+        A loss listed twice, in any spelling that trains the same model (``["map", "map"]``,
+        ``["map", "1*map"]``), is refused rather than fitted twice.
     patience : int or None, default=1
         In the search (``loss="auto"`` or a ``preprocessing``): a (loss, preprocessing) pair's
         C path, fitted from the smallest C up, stops after this many consecutive C values
         whose mean validation score does not exceed the best of the smaller ones, so that the
         slow large-C fits are made only where they still help; the C values left out are
-        listed with status "early stop". None fits every C. Not used by the C search alone.
+        listed with status "early stop". None fits every C. The C search alone fits every C on
+        every split: there a value other than the default and None is refused.
         The default 1 stops a path at its first C that does not improve: on MQ2008's five
         folds it chose the same candidate as 2 in every fold, with 5 splits and with the
         vali split, in fewer fits (benchmarks/auto_search.py counts them); a larger value
@@ -145,7 +145,8 @@ class SVMMapCV(BaseEstimator):
         the same splits, so what one split's queries favour is shared. On MQ2008's five folds
         and two generated kinds of data (benchmarks/auto_search.py) 0.02 chose what the full
         search chose in 2 to 5 times less time. None: every candidate is fitted on every
-        split.
+        split. The C search alone has one candidate and no race: there a value other than
+        the default and None is refused.
     verbose : int, default=0
         1: a line on stderr per candidate and C fitted on every split (fits done of those
         left at most, its mean score, the best so far, the time spent and an estimate of the
@@ -312,6 +313,21 @@ class SVMMapCV(BaseEstimator):
                 f'losses must be a non-empty list of losses, e.g. ["map", "pairwise"], got {self.losses!r}'
             )
 
+    def _refuse_search_only_params(self) -> None:
+        """Refuses the search's own parameters in the C search alone, which fits every C on
+        every split: ``patience`` (the early stop along a candidate's C path) and
+        ``prune_margin`` (the race between candidates, of which there is one) would otherwise
+        be ignored without a word. Their defaults and None (what the C search alone does)
+        are accepted."""
+        for name in ("patience", "prune_margin"):
+            value = getattr(self, name)
+            if value is not None and value != SEARCH_DEFAULTS[name]:
+                raise ValueError(
+                    f'{name}={value!r} applies to the search over losses and preprocessings (loss="auto" or '
+                    f"preprocessing=...); the C search alone fits every C on every split: leave {name} at its "
+                    "default or None, or search"
+                )
+
     def _check_params(self) -> List[float]:
         """The C grid in ascending order; one-line errors for bad parameters."""
         Cs = self.Cs
@@ -372,8 +388,10 @@ class SVMMapCV(BaseEstimator):
         with fitting(self):
             grid = self._check_params()
             request.eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
-            check_eval_feature_names(X, request.eval_set)
-            self._fit(grid, request)
+            # The validation set's errors name eval_X and eval_y when the user spelled it so.
+            with lightgbm_names(eval_X):
+                check_eval_feature_names(X, request.eval_set)
+                self._fit(grid, request)
         return self
 
     fit.__doc__ = fit_doc(
@@ -411,10 +429,21 @@ class SVMMapCV(BaseEstimator):
             )
             preprocessings = preprocessing_names("none" if self.preprocessing is None else self.preprocessing)
         else:
+            self._refuse_search_only_params()
             losses, preprocessings = [self.loss], ["none"]
         candidates: List[Candidate] = []
+        # Each loss by the model it trains (its canonical losses, weights, slack and latent
+        # target), so that a loss listed twice, in any spelling, is refused as a preprocessing
+        # listed twice is, rather than fitted twice as two candidates of one model.
+        seen: dict = {}
         for loss in losses:
             config = self._estimator(grid[0]).set_params(loss=loss)._config()
+            key = (sorted(tuple(group) for group in config.losses), config.slack, config.latent)
+            if repr(key) in seen:
+                raise ValueError(
+                    f"losses lists one loss twice: {seen[repr(key)]!r} and {loss!r} train the same model; list it once"
+                )
+            seen[repr(key)] = loss
             if config.latent is not None:
                 if searching:
                     raise ValueError(
@@ -428,7 +457,15 @@ class SVMMapCV(BaseEstimator):
             # The default list's pairwise:count on the other losses' scale of C (`pair_scale`).
             scale = pair_scale(data.labels, data.codes)
             candidates = [replace(c, C_scale=scale) if c.loss == "pairwise:count" else c for c in candidates]
-        validation = self._validation_set(args.eval_set, args.eval_group, args.eval_qid, data.n_features)
+        validation = validation_split(
+            args.eval_set,
+            args.eval_group,
+            args.eval_qid,
+            data.n_features,
+            self.scoring,
+            n_threads(self.n_jobs),
+            self.relevance_threshold,
+        )
         splits = make_splits(self.cv, data.n_rows, data.labels, data.codes, data.uniques, validation is not None)
         split_data = SplitData(
             args.X,
@@ -499,41 +536,6 @@ class SVMMapCV(BaseEstimator):
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-
-    def _validation_set(
-        self,
-        eval_set: Optional[Sequence[tuple]],
-        eval_group: Optional[Sequence[Any]],
-        eval_qid: Optional[Sequence[Any]],
-        n_features: int,
-    ) -> Optional[Tuple[Any, np.ndarray, np.ndarray]]:
-        """The one validation set of cv="validation" as (core X, labels, query codes)."""
-        if eval_set is None:
-            if eval_group is not None or eval_qid is not None:
-                raise ValueError("eval_group and eval_qid describe eval_set, which was not given")
-            return None
-        if not isinstance(eval_set, (list, tuple)) or len(eval_set) != 1 or not isinstance(eval_set[0], (tuple, list)):
-            raise ValueError("SVMMapCV's eval_set must be a list of one (X, y) tuple, e.g. eval_set=[(X_val, y_val)]")
-        if (eval_group is None) == (eval_qid is None):
-            raise ValueError("eval_set needs its queries: give eval_group (query sizes) or eval_qid, not both")
-        grouping = eval_group if eval_group is not None else eval_qid
-        if grouping is None or len(grouping) != 1:
-            raise ValueError("give the queries of the one eval_set as a list of one array")
-        pair = eval_set[0]
-        if len(pair) != 2:
-            raise ValueError("eval_set[0] must be an (X, y) tuple")
-        v_core, v_rows, v_features = check_matrix(pair[0], name="eval_set[0] X")
-        if v_features != n_features:
-            raise ValueError(f"eval_set[0] has {v_features} features, but X has {n_features}")
-        v_y = check_labels(pair[1], v_rows, name="eval_set[0] y", rows_name="eval_set[0] X")
-        if eval_group is not None:
-            v_qid = qid_of(None, eval_group[0], v_rows, "eval_qid[0]", "eval_group[0]", rows_name="eval_set[0] X")
-        else:
-            v_qid = qid_of(grouping[0], None, v_rows, "eval_qid[0]", "eval_group[0]", rows_name="eval_set[0] X")
-        v_codes, _ = check_qid(
-            v_qid, v_rows, required_by="eval_set[0]", qid_name="eval_qid[0]", rows_name="eval_set[0] X"
-        )
-        return v_core, v_y, v_codes
 
     def _fitted(self) -> Any:
         if not hasattr(self, "best_estimator_"):

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _core
 from .._data import CoreMatrix
+from .._validation import check_labels, check_qid
 from .defaults import BINNING_DEFAULTS
 
 __all__ = [
@@ -417,9 +418,12 @@ def fit_pairs(
     else:
         if y is None:
             raise ValueError("interactions=k chooses pairs from the labels: fit(X, y, qid=qid) needs y")
-        y = np.asarray(y, dtype=np.float64).reshape(-1)
-        if y.shape[0] != X.shape[0] or (qid is not None and len(qid) != X.shape[0]):
-            raise ValueError(f"y and qid must have one value per row of X ({X.shape[0]})")
+        # The estimators' checks of labels and query ids: a NaN or infinite label used to make
+        # every pair's score NaN, so that no pair was chosen without a word. The query codes
+        # group the rows as the ids do (numbered in the ids' sorted order).
+        y = check_labels(y, X.shape[0])
+        if qid is not None:
+            qid, _ = check_qid(qid, X.shape[0], required_by="Binner.fit")
         values, offsets = spec.flat()
         codes = _core.bin_codes(X, values, offsets, spec.config, threads)
         counts = [len(k) for k in spec.thresholds]

@@ -38,6 +38,7 @@ from .._validation import (
     forget_fit,
     invalid_parameter,
     n_threads,
+    overflow_named,
     qid_of,
     query_weights,
 )
@@ -461,21 +462,22 @@ class InMemory:
         round_objectives: Optional[List[float]] = None
         exhausted: Union[bool, str] = False
         zero_note: Optional[str] = None
-        if config.latent is not None:
-            coef, summary, round_objectives, exhausted, zero_note = fit_latent(
-                data.core_X, data.labels, data.codes, len(data.uniques), config, on_iteration, threads
-            )
-        else:
-            ((coef, summary),) = _core.fit_path(
-                data.core_X,
-                data.labels,
-                data.codes,
-                len(data.uniques),
-                config,
-                callback=on_iteration,
-                with_coef=with_coef,
-                query_weights=data.query_weights,
-            )
+        with overflow_named(config.C, data.query_weights, lambda: data.core_X.column_std(threads)):
+            if config.latent is not None:
+                coef, summary, round_objectives, exhausted, zero_note = fit_latent(
+                    data.core_X, data.labels, data.codes, len(data.uniques), config, on_iteration, threads
+                )
+            else:
+                ((coef, summary),) = _core.fit_path(
+                    data.core_X,
+                    data.labels,
+                    data.codes,
+                    len(data.uniques),
+                    config,
+                    callback=on_iteration,
+                    with_coef=with_coef,
+                    query_weights=data.query_weights,
+                )
         return Outcome(
             coef,
             summary,

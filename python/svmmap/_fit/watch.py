@@ -5,9 +5,10 @@ sets, logs and calls the callbacks.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, cast
+from typing import Any, Callable, Iterator, List, Optional, cast
 
 from .._typing import IterationRecord
 from ..callback import split_callbacks
@@ -48,26 +49,50 @@ def watching(
     which scores them and calls the callbacks. Every fit reads them here."""
     r = request
     eval_set = lightgbm_eval_set(r.eval_set, r.eval_X, r.eval_y)
-    check_eval_feature_names(r.X, eval_set)
     early_callbacks, others = split_callbacks(r.callbacks)
-    evals, early = validation_sets(
-        eval_set,
-        r.eval_group,
-        r.eval_qid,
-        r.eval_metric,
-        r.eval_at,
-        r.early_stopping_rounds,
-        n_features,
-        threads,
-        model.relevance_threshold,
-        names=r.eval_names,
-        # The training data is recognized by identity, as LightGBM does: the same arrays.
-        training=[pair[0] is r.X and pair[1] is r.y for pair in eval_set] if eval_set is not None else None,
-        early_callback=early_callbacks[0] if early_callbacks else None,
-        prepare=prepare,
-        log=model.verbose > 0,
-    )
+    with lightgbm_names(r.eval_X):
+        check_eval_feature_names(r.X, eval_set)
+        evals, early = validation_sets(
+            eval_set,
+            r.eval_group,
+            r.eval_qid,
+            r.eval_metric,
+            r.eval_at,
+            r.early_stopping_rounds,
+            n_features,
+            threads,
+            model.relevance_threshold,
+            names=r.eval_names,
+            # The training data is recognized by identity, as LightGBM does: the same arrays.
+            training=[pair[0] is r.X and pair[1] is r.y for pair in eval_set] if eval_set is not None else None,
+            early_callback=early_callbacks[0] if early_callbacks else None,
+            prepare=prepare,
+            log=model.verbose > 0,
+        )
     return Watch(evals, early, iteration_callback(model, evals, early, others))
+
+
+@contextlib.contextmanager
+def lightgbm_names(eval_X: Any) -> Iterator[None]:
+    """Errors of the validation sets in the words of LightGBM 4.7's spelling when the user
+    gave ``eval_X`` and ``eval_y`` (which `lightgbm_eval_set` turns into ``eval_set``):
+    ``eval_X`` / ``eval_y`` for one matrix, ``eval_X[i]`` / ``eval_y[i]`` for tuples of them,
+    so that the message names the argument the user passed rather than ``eval_set[0] X``."""
+    if eval_X is None:
+        yield
+        return
+    single = not isinstance(eval_X, tuple)
+    try:
+        yield
+    except ValueError as exc:
+        import re
+
+        def name(match: "re.Match[str]") -> str:
+            arg = "eval_X" if match.group(2) != "y" else "eval_y"
+            return arg if single else f"{arg}[{match.group(1)}]"
+
+        text = re.sub(r"eval_set\[(\d+)\](?: (X|y)\b)?", name, str(exc))
+        raise ValueError(text) from None
 
 
 def lightgbm_eval_set(eval_set: Any, eval_X: Any, eval_y: Any) -> Any:

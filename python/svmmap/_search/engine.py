@@ -25,7 +25,7 @@ import numpy as np
 from .. import _core
 from .._fit.degenerate import is_degenerate, score_spread
 from .._fit.latent import latent_path
-from .._validation import check_qid
+from .._validation import check_qid, overflow_named
 from ..estimator import query_mean
 from .results import EARLY_STOP, FAILED, FITTED, NOT_FITTED, PRUNED, TIME_BUDGET, Outcome, Table, build_results, choose
 from .splits import SplitData
@@ -158,9 +158,10 @@ class _Search:
             ((coef, summary),) = latent_path(X_train, y, codes, n_queries, config, [C], self.policy.threads)
             return coef, summary, None, capped
         state = None if (cold or not self.policy.warm) else warm_state
-        result, state = _core.fit_path_from(
-            X_train, y, codes, n_queries, config, [C], warm_state=state, query_weights=weights
-        )
+        with overflow_named(C, weights, lambda: self.data.core_X.column_std(self.policy.threads)):
+            result, state = _core.fit_path_from(
+                X_train, y, codes, n_queries, config, [C], warm_state=state, query_weights=weights
+            )
         ((coef, summary),) = result
         return coef, summary, state, capped
 

@@ -1,18 +1,20 @@
-"""Private: the splits of a search and each split's data as the core takes it."""
+"""Private: the splits of a search (the folds, or the one validation set of cv="validation", checked
+once) and each split's data as the core takes it."""
 
 from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._validation import check_matrix, check_qid, invalid_parameter, query_weights
+from .._fit.evaluation_sets import memory_set
+from .._validation import check_labels, check_matrix, check_qid, invalid_parameter, qid_of, query_weights
 from .candidates import make_preprocessor
 from .folds import QueryKFold
 
-__all__ = ["Split", "SplitData", "make_splits"]
+__all__ = ["Split", "SplitData", "make_splits", "validation_split"]
 
 #: (training rows, validation rows); validation rows None: the one validation set given.
 Split = Tuple[np.ndarray, Optional[np.ndarray]]
@@ -249,3 +251,53 @@ class SplitData:
             return self.validation[2], self.validation[3], None
         weights = None if self.doc_weights is None else self.doc_weights[test]
         return self.labels[test], self.codes[test], weights
+
+
+def validation_split(
+    eval_set: Optional[Sequence[tuple]],
+    eval_group: Optional[Sequence[Any]],
+    eval_qid: Optional[Sequence[Any]],
+    n_features: int,
+    scoring: str,
+    threads: int,
+    relevance_threshold: float,
+) -> Optional[Tuple[Any, np.ndarray, np.ndarray]]:
+    """The one validation set of SVMMapCV(cv="validation") as (core X, labels, query codes),
+    checked as SVMMap.fit's eval_set is (with the search's metric ``scoring``)."""
+    if eval_set is None:
+        if eval_group is not None or eval_qid is not None:
+            raise ValueError("eval_group and eval_qid describe eval_set, which was not given")
+        return None
+    if not isinstance(eval_set, (list, tuple)) or len(eval_set) != 1 or not isinstance(eval_set[0], (tuple, list)):
+        raise ValueError("SVMMapCV's eval_set must be a list of one (X, y) tuple, e.g. eval_set=[(X_val, y_val)]")
+    if (eval_group is None) == (eval_qid is None):
+        raise ValueError("eval_set needs its queries: give eval_group (query sizes) or eval_qid, not both")
+    grouping = eval_group if eval_group is not None else eval_qid
+    if grouping is None or len(grouping) != 1:
+        raise ValueError("give the queries of the one eval_set as a list of one array")
+    pair = eval_set[0]
+    if len(pair) != 2:
+        raise ValueError("eval_set[0] must be an (X, y) tuple")
+    # The one check of a validation set, SVMMap.fit's eval_set's: it scores the set once
+    # at w = 0 with this search's metric, so that NaN or infinite features, and labels the
+    # metric cannot grade, are refused here in the validation set's names ("eval_set[0] X
+    # [4, 1] is NaN") rather than by the first fit in the training data's ("X[4, 1]").
+    memory_set(
+        0,
+        pair[0],
+        pair[1],
+        grouping[0],
+        "eval_group" if eval_group is not None else "eval_qid",
+        [scoring],
+        n_features,
+        threads,
+        relevance_threshold,
+    )
+    v_core, v_rows, _ = check_matrix(pair[0], name="eval_set[0] X")
+    v_y = check_labels(pair[1], v_rows, name="eval_set[0] y", rows_name="eval_set[0] X")
+    if eval_group is not None:
+        v_qid = qid_of(None, eval_group[0], v_rows, "eval_qid[0]", "eval_group[0]", rows_name="eval_set[0] X")
+    else:
+        v_qid = qid_of(grouping[0], None, v_rows, "eval_qid[0]", "eval_group[0]", rows_name="eval_set[0] X")
+    v_codes, _ = check_qid(v_qid, v_rows, required_by="eval_set[0]", qid_name="eval_qid[0]", rows_name="eval_set[0] X")
+    return v_core, v_y, v_codes

@@ -20,14 +20,19 @@ def _is_dask_frame(obj: Any) -> bool:
     return hasattr(obj, "__dask_graph__") and hasattr(obj, "npartitions") and not hasattr(obj, "chunks")
 
 
-def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_parts: int) -> list:
-    """The row partitions of y or qid as a list of Delayed (or plain) objects, aligned with X's."""
+def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_parts: int, x_name: str = "X") -> list:
+    """The row partitions of y or qid as a list of Delayed (or plain) objects, aligned with
+    those of X (named ``x_name`` in messages)."""
     if _is_dask_array(obj):
         if obj.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {obj.shape}")
         if row_chunks is not None and obj.chunks[0] != row_chunks:
             if any(np.isnan(c) for c in obj.chunks[0]):
                 raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() first")
+            if obj.shape[0] != sum(row_chunks):
+                # The lengths, as check_labels and check_qid word them; rechunk would say only
+                # "Chunks do not add up to shape".
+                raise ValueError(f"{name} has {obj.shape[0]} entries but {x_name} has {sum(row_chunks)} rows")
             obj = obj.rechunk((row_chunks,))
         blocks = list(obj.to_delayed().ravel())
     elif _is_dask_frame(obj):
@@ -35,19 +40,19 @@ def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_pa
     else:
         if row_chunks is None:
             raise TypeError(
-                f"{name} must be a dask collection partitioned like X when X is a dask DataFrame, "
+                f"{name} must be a dask collection partitioned like {x_name} when {x_name} is a dask DataFrame, "
                 f"got {type(obj).__name__}"
             )
         arr = np.asarray(obj)
         if arr.ndim != 1 or arr.shape[0] != sum(row_chunks):
             raise ValueError(
-                f"{name} must be 1-D with one entry per row of X ({sum(row_chunks)}), got shape {arr.shape}"
+                f"{name} must be 1-D with one entry per row of {x_name} ({sum(row_chunks)}), got shape {arr.shape}"
             )
         bounds = np.cumsum((0,) + tuple(row_chunks))
         blocks = [arr[bounds[i] : bounds[i + 1]] for i in range(len(row_chunks))]
     if len(blocks) != n_parts:
         raise ValueError(
-            f"{name} has {len(blocks)} partitions but X has {n_parts}; X, y and qid must be "
+            f"{name} has {len(blocks)} partitions but {x_name} has {n_parts}; X, y and qid must be "
             "partitioned alike (e.g. columns of one dask DataFrame, or dask arrays with the same row chunks)"
         )
     return blocks
@@ -120,14 +125,14 @@ def _block_shape(arr: np.ndarray) -> Tuple[int, int]:
     return arr.shape
 
 
-def _x_blocks(X: Any) -> Tuple[list, Optional[Tuple[int, ...]], Optional[np.ndarray]]:
-    """The row partitions of a dask array or DataFrame X as Delayed objects, the row chunk sizes
-    (for an array) and the column names (for a DataFrame)."""
+def _x_blocks(X: Any, name: str = "X") -> Tuple[list, Optional[Tuple[int, ...]], Optional[np.ndarray]]:
+    """The row partitions of a dask array or DataFrame X (named ``name`` in messages) as
+    Delayed objects, the row chunk sizes (for an array) and the column names (for a DataFrame)."""
     if _is_dask_array(X):
         if X.ndim != 2:
-            raise ValueError(f"X must be a 2-D dask array (documents x features), got {X.ndim} dimension(s)")
+            raise ValueError(f"{name} must be a 2-D dask array (documents x features), got {X.ndim} dimension(s)")
         if any(np.isnan(c) for c in X.chunks[0]):
-            raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
+            raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() first")
         if X.numblocks[1] > 1:
             # Whole rows must be on one worker; the feature dimension is never split.
             X = X.rechunk({1: -1})

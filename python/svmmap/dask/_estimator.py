@@ -13,7 +13,7 @@ from .._fit.request import FitRequest, fit_doc
 from .._fit.training import FITTED_ATTRIBUTES, Outcome, run_fit
 from .._optional import load
 from .._typing import IterationRecord
-from .._validation import check_qid
+from .._validation import check_qid, overflow_named
 from ..estimator import SVMMap as _LocalSVMMap
 from ._binning import BinnedPartitions
 from ._collections import _check_whole_queries, _ClientMixin, _is_dask_array, _is_dask_frame
@@ -269,14 +269,16 @@ class _OnCluster:
         with_coef: bool,
     ) -> Outcome:
         on_parts = self.on_parts
-        coef, summary = _core.solve(
-            lambda w: on_parts(_part_cut_sums, w),
-            self.n_features,
-            config,
-            self.problem,
-            on_iteration,
-            with_coef=with_coef,
-        )
+        column_std = self.column_std
+        with overflow_named(config.C, None, lambda: column_std):
+            coef, summary = _core.solve(
+                lambda w: on_parts(_part_cut_sums, w),
+                self.n_features,
+                config,
+                self.problem,
+                on_iteration,
+                with_coef=with_coef,
+            )
         return Outcome(
             coef,
             summary,

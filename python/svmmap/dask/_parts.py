@@ -191,7 +191,9 @@ def _dask_sets(client: Any, n_jobs: Optional[int], futures: list) -> Callable[..
                 f"eval_set[{i}] is a Dask collection: give its query ids as eval_qid (a dask array or Series "
                 "partitioned like its X), not query sizes as eval_group"
             )
-        x_blocks, y_blocks, q_blocks, _ = _partitions(ex, ey, g, (f"eval_set[{i}] y", f"eval_qid[{i}]"))
+        x_blocks, y_blocks, q_blocks, _ = _partitions(
+            ex, ey, g, (f"eval_set[{i}] y", f"eval_qid[{i}]"), f"eval_set[{i}] X"
+        )
         tasks = [
             delayed(_EvalPart, pure=False)(xb, yb, qb, j, i, metrics, threshold)
             for j, (xb, yb, qb) in enumerate(zip(x_blocks, y_blocks, q_blocks))
@@ -358,24 +360,24 @@ def _predict_frame(frame: Any, coef: np.ndarray, n_jobs: Optional[int], binner: 
 
 
 def _partitions(
-    X: Any, y: Any, qid: Any, names: Tuple[str, str] = ("y", "qid")
+    X: Any, y: Any, qid: Any, names: Tuple[str, str] = ("y", "qid"), x_name: str = "X"
 ) -> Tuple[list, list, list, Optional[np.ndarray]]:
-    """X, y and qid (named ``names`` in messages) as three aligned lists of per-partition
-    objects, and X's column names."""
+    """X, y and qid (named ``x_name`` and ``names`` in messages) as three aligned lists of
+    per-partition objects, and X's column names."""
     if isinstance(X, BinnedPartitions):
         delayed = load("dask", "svmmap.dask").delayed
-        raw, row_chunks, _ = _x_blocks(X.source)
+        raw, row_chunks, _ = _x_blocks(X.source, x_name)
         # Each partition is binned by the task that prepares it, on its worker.
         x_blocks = [delayed(_binned_block, pure=True)(b, X.binner) for b in raw]
         columns = None
     elif _is_dask_array(X) or _is_dask_frame(X):
-        x_blocks, row_chunks, columns = _x_blocks(X)
+        x_blocks, row_chunks, columns = _x_blocks(X, x_name)
     else:
         raise TypeError(
             f"svmmap.dask.SVMMap.fit takes a dask array or dask DataFrame X, got {type(X).__name__}; "
             "use svmmap.SVMMap for data in memory"
         )
     n_parts = len(x_blocks)
-    y_blocks = _row_blocks(y, names[0], row_chunks, n_parts)
-    q_blocks = _row_blocks(qid, names[1], row_chunks, n_parts)
+    y_blocks = _row_blocks(y, names[0], row_chunks, n_parts, x_name)
+    q_blocks = _row_blocks(qid, names[1], row_chunks, n_parts, x_name)
     return x_blocks, y_blocks, q_blocks, columns
