@@ -48,7 +48,16 @@ from ._evaluation_sets import (
 )
 from ._training import Outcome, finish, fitting, watching
 from ._training import progress_logging as _progress_logging
-from ._validation import check_labels, check_matrix, check_qid, feature_names_of, forget_fit, n_threads, overflow_named
+from ._validation import (
+    check_labels,
+    check_matrix,
+    check_qid,
+    feature_names_of,
+    forget_fit,
+    n_threads,
+    overflow_named,
+    qid_of,
+)
 from .binning import Binner as _LocalBinner
 from .binning import _as_dense
 from .estimator import SVMMap as _LocalSVMMap
@@ -474,6 +483,26 @@ def _partitions(
     return x_blocks, y_blocks, q_blocks, columns
 
 
+def _qid_of_group(X: Any, qid: Any, group: Any) -> Any:
+    """``qid``, or the query ids 0, 1, 2, ... that LightGBM's query sizes ``group`` make for
+    the rows of a dask array ``X`` (in memory; `_row_blocks` cuts them along ``X``'s row
+    chunks). A dask DataFrame's query ids are one of its columns, which ``qid`` takes."""
+    if group is None:
+        return qid
+    source = X.source if isinstance(X, BinnedPartitions) else X
+    if not _is_dask_array(source):
+        raise TypeError(
+            "svmmap.dask.SVMMap.fit takes group= (query sizes) with a dask array X only: for a dask DataFrame "
+            "give its query-id column as qid= (partitioned like X)"
+        )
+    n_rows = source.shape[0]
+    if n_rows != n_rows:  # NaN: the row chunks are unknown
+        raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() before fit(..., group=...)")
+    if _is_dask_array(group):
+        group = group.compute()
+    return qid_of(qid, group, int(n_rows))
+
+
 def _check_whole_queries(uniques: List[np.ndarray]) -> None:
     """Raises if a query id occurs in more than one partition."""
     non_empty = [(i, u) for i, u in enumerate(uniques) if len(u)]
@@ -788,13 +817,14 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
     True
     """
 
-    # Distributed data carries its query ids in its partitions: no group= or sample_weight here.
     def fit(
         self,
         X: Any,
         y: Any,
         qid: Any = None,
         *,
+        group: Any = None,
+        sample_weight: Any = None,
         eval_set: Optional[Sequence[tuple]] = None,
         eval_group: Optional[Sequence[Any]] = None,
         eval_qid: Optional[Sequence[Any]] = None,
@@ -822,6 +852,14 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             chunks when ``X`` is a dask array).
         qid : dask array or Series, or array-like, of shape (n_documents,)
             Query id of every document, partitioned like ``X``.
+        group : array-like of int, optional
+            Instead of ``qid``, LightGBM's query sizes in row order (as in
+            ``svmmap.SVMMap.fit``), for a dask array ``X``: the query ids they make are cut along
+            ``X``'s row chunks, each of which must hold whole queries. A dask DataFrame carries
+            its query ids as a column: give that column as ``qid``.
+        sample_weight : None
+            Not available here (the partitions' cut sums are unweighted): a TypeError says so.
+            Weighted queries train with ``svmmap.SVMMap.fit(..., sample_weight=...)`` in memory.
         eval_set : list of (X, y) tuples, optional
             Validation sets scored at every round, as in ``svmmap.SVMMap.fit``. A set in memory
             is scored on the client; a set whose ``X`` is a Dask collection (or its
@@ -863,7 +901,12 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         )
         with fitting(self):
             refuse_lightgbm_arguments(f"svmmap.dask.{type(self).__name__}", lightgbm_kwargs)
-            self._fit(X, y, qid, watch_args)
+            if sample_weight is not None:
+                raise TypeError(
+                    f"svmmap.dask.{type(self).__name__}.fit() does not take sample_weight: the partitions' cut sums "
+                    "are unweighted; train svmmap.SVMMap(...).fit(X, y, qid=qid, sample_weight=w) on data in memory"
+                )
+            self._fit(X, y, _qid_of_group(X, qid, group), watch_args)
         return self
 
     def _fit(self, X: Any, y: Any, qid: Any, watch_args: Dict[str, Any]) -> None:
@@ -925,7 +968,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
                     config,
                     problem,
                     watch.on_iteration,
-                    with_coef=watch.evals is not None,
+                    with_coef=watch.needs_coef,
                 )
                 outcome = Outcome(
                     coef,
@@ -948,7 +991,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         dask Series named "score" (for a dask DataFrame, or a `BinnedPartitions` of one)
         or a numpy array (for data in memory), in the row order of ``X``. LightGBM's
         ``predict`` arguments (``num_iteration`` ...) are refused as by ``svmmap.SVMMap``."""
-        refuse_lightgbm_predict(f"svmmap.dask.{type(self).__name__}", lightgbm_kwargs)
+        refuse_lightgbm_predict(f"svmmap.dask.{type(self).__name__}", lightgbm_kwargs, self)
         self._check_fitted()
         coef = self.coef_
         binner = None
@@ -983,7 +1026,6 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         ``group`` (as ``svmmap.SVMMap.score``)."""
         import dask
 
-        from ._validation import qid_of
         from .estimator import query_mean
 
         if qid is None and group is None:

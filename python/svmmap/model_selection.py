@@ -383,6 +383,7 @@ class SVMMapCV(BaseEstimator):
         eval_qid: Optional[Sequence[Any]] = None,
         eval_X: Any = None,
         eval_y: Any = None,
+        **lightgbm_kwargs: Any,
     ) -> "SVMMapCV":
         """Score every C of ``Cs`` on every split, choose C, and refit it on all of X.
 
@@ -397,6 +398,14 @@ class SVMMapCV(BaseEstimator):
         eval_X, eval_y : array-like, optional
             LightGBM 4.7's spelling of ``eval_set=[(eval_X, eval_y)]``, as in
             `svmmap.SVMMap.fit`.
+        **lightgbm_kwargs
+            LightGBM's ``fit`` arguments of a single model are refused with the search's way,
+            unless they ask for nothing (None, LightGBM's defaults): ``eval_metric`` and
+            ``eval_at`` (the search chooses by ``scoring``, which the message computes from them),
+            ``early_stopping_rounds`` and ``callbacks`` (the search fits every C to its
+            tolerance; ``patience``, ``prune_margin`` and ``time_budget`` save its time,
+            ``verbose=1`` logs it and ``cv_results_`` records it), and the others as
+            `svmmap.SVMMap.fit` refuses them.
 
         Returns
         -------
@@ -404,6 +413,7 @@ class SVMMapCV(BaseEstimator):
         """
         # A failed fit must not leave the previous fit's choice and scores behind (issue 36).
         with fitting(self):
+            refuse_single_fit_arguments(type(self).__name__, lightgbm_kwargs)
             grid = self._check_params()
             eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
             # The validation set's errors name eval_X and eval_y when the user spelled it so.
@@ -602,6 +612,39 @@ class SVMMapCV(BaseEstimator):
 
     def _more_tags(self) -> dict:
         return {"requires_y": True}
+
+
+def refuse_single_fit_arguments(name: str, kwargs: dict) -> None:
+    """``SVMMap.fit``'s LightGBM arguments given to a search's fit: refused, each with what the
+    search does instead, unless its value asks for nothing (None, an empty ``eval_at`` or
+    list of callbacks); LightGBM's other fit arguments as ``SVMMap.fit`` refuses them."""
+    from ._evaluation_sets import lightgbm_metrics, refuse_lightgbm_arguments
+
+    given = {k: v for k, v in kwargs.items() if not (v is None or (isinstance(v, (list, tuple)) and len(v) == 0))}
+    if "eval_metric" in given or "eval_at" in given:
+        try:
+            first = lightgbm_metrics(kwargs.get("eval_metric"), kwargs.get("eval_at"))[0]
+            hint = f"{name}(scoring={first!r}), the first of these metrics, which LightGBM's early stopping watches"
+        except (TypeError, ValueError):
+            hint = f"{name}(scoring='ndcg@10') or another name of svmmap.metrics"
+        shown = ", ".join(f"{k}={kwargs[k]!r}" for k in ("eval_metric", "eval_at") if k in given)
+        raise TypeError(
+            f"{name}.fit() does not take {shown}: the search chooses its candidate by one validation metric, "
+            f"its scoring parameter; give {hint}"
+        )
+    for key in ("early_stopping_rounds", "callbacks"):
+        if key in given:
+            raise TypeError(
+                f"{name}.fit() does not take {key}: the search fits every C to its tolerance on every split; "
+                "patience= and prune_margin= stop the candidates that cannot win, time_budget= bounds the "
+                "search, verbose=1 logs its progress and cv_results_ records every fit. Early stopping on "
+                "a validation set is SVMMap.fit's: SVMMap(C=search.best_C_).fit(X, y, qid=qid, "
+                f"eval_set=[(X_val, y_val)], eval_qid=[qid_val], {key}=...)"
+            )
+    refuse_lightgbm_arguments(
+        name,
+        {k: v for k, v in kwargs.items() if k not in ("eval_metric", "eval_at", "early_stopping_rounds", "callbacks")},
+    )
 
 
 @dataclass
