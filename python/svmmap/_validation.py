@@ -438,6 +438,63 @@ def refuse_unrouted_search(required_by: str) -> None:
     )
 
 
+#: What to do instead of routing LightGBM's ``group`` through a scikit-learn search, said by
+#: both refusals below.
+_GROUP_IN_SEARCH = (
+    "scikit-learn cuts arrays of one entry per row into each split's rows, and query sizes cannot be cut "
+    "that way (every split would get the sizes of all the queries): give one query id per row as qid "
+    "instead, with metadata routing on: est.set_fit_request(qid=True), "
+    "scoring=svmmap.metrics.make_ranking_scorer('map').set_score_request(qid=True) and "
+    "params={'qid': qid, 'groups': qid} (a qid from sizes: numpy.repeat(numpy.arange(len(group)), group)); "
+    "the scikit-learn guide shows it, or use svmmap.SVMMapCV"
+)
+
+
+def _in_split_search(first_frame: Any, depth: int = 60) -> bool:
+    """Whether a scikit-learn function that fits on splits of the rows (a search,
+    ``cross_validate`` and the functions built on it, the curves) is on the call stack above
+    ``first_frame``: they all live in ``sklearn.model_selection``."""
+    frame = first_frame
+    for _ in range(depth):
+        if frame is None:
+            return False
+        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection."):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def refuse_group_request_in_search(routing: Any, name: str) -> None:
+    """Refuses, before any fit, a scikit-learn search or cross-validation with metadata routing
+    whose estimator requests LightGBM's ``group`` for ``fit`` (``routing``: its metadata
+    routing, which scikit-learn asks for before it splits): the query sizes would reach every
+    split's fit whole, and each fit would fail, hidden by scikit-learn under "All the N fits
+    failed". Called from the estimator's ``get_metadata_routing``."""
+    fit_requests = getattr(getattr(routing, "fit", None), "requests", {}) or {}
+    if fit_requests.get("group") in (None, False) or not _in_split_search(sys._getframe(1)):
+        return
+    raise ValueError(f"{name} requests group= for fit in a scikit-learn search or cross-validation: {_GROUP_IN_SEARCH}")
+
+
+def refuse_group_in_search(name: str, group: Any) -> None:
+    """Refuses ``group`` handed to ``fit`` by a scikit-learn search or cross-validation (metadata
+    routing off, or a request the routing check above did not see): scikit-learn passes an
+    array whose length is not the number of rows as it is, so every split would get every
+    query's size. scikit-learn records the error as the split's and, when every split fails,
+    quotes it under "All the N fits failed"."""
+    if group is None or "sklearn" not in sys.modules:
+        return
+    frame = sys._getframe(1)
+    for _ in range(30):
+        frame = frame.f_back  # type: ignore[assignment]
+        if frame is None:
+            return
+        if frame.f_code.co_name == "_fit_and_score" and frame.f_globals.get("__name__", "").startswith("sklearn."):
+            raise ValueError(
+                f"{name} was given group= by a scikit-learn search or cross-validation: {_GROUP_IN_SEARCH}"
+            )
+
+
 #: The score functions of scorers that need query ids (``make_ranking_scorer``'s), registered
 #: by the module that defines them (svmmap.metrics, which imports this one, so that this module
 #: need not import it back).

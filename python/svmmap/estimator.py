@@ -16,7 +16,7 @@ from sklearn.exceptions import NotFittedError
 from . import _core
 from ._files.model_file import svm_document, write_model
 from ._fit.defaults import TRAINING_DEFAULTS
-from ._fit.evaluation_sets import (
+from ._fit.lightgbm_args import (
     LIGHTGBM_ATTRIBUTES,
     LIGHTGBM_PARAMETERS,
     refuse_lightgbm_parameters,
@@ -32,6 +32,8 @@ from ._validation import (
     n_threads,
     qid_of,
     query_weights,
+    refuse_group_in_search,
+    refuse_group_request_in_search,
     refuse_unrouted_search,
 )
 
@@ -96,7 +98,8 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
     LightGBM's tree parameters (``n_estimators``, ``learning_rate``, ``num_leaves``,
     ``objective``, ``random_state`` ...) are refused with a TypeError that names svmmap's
     counterpart, or says why a linear model needs none; so are LightGBM's ``predict`` arguments
-    (``num_iteration`` ...) and fitted attributes (``booster_`` ...).
+    (``num_iteration`` ...) unless they ask for what ``predict`` does anyway, and its fitted
+    attributes that a linear model lacks (``booster_`` ...).
 
     Parameters
     ----------
@@ -232,17 +235,18 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         With ``loss="ndcg@k:latent"``: its (non-convex) objective, 1/2 ||w||^2 + C/n times the
         sum of the latent hinges, at the "map" start and after every kept round, decreasing.
     best_iteration_ : int
-        With early stopping (``fit(..., early_stopping_rounds=N)`` or an ``early_stopping``
-        callback): the iteration whose iterate is ``coef_``, and whose figures ``objective_``,
-        ``dual_objective_`` and ``gap_`` are.
+        With early stopping (``fit(..., early_stopping_rounds=N)``, an ``early_stopping``
+        callback, or a callback's ``EarlyStopException``): the iteration whose iterate is
+        ``coef_``, and whose figures ``objective_``, ``dual_objective_`` and ``gap_`` are.
+        0 without early stopping, as LightGBM's.
     best_score_ : dict
         With early stopping: the validation metrics of that iterate, {set name: {metric: value}}.
         With validation sets and no early stopping: their metrics at ``coef_`` (the last
-        entries of ``evals_result_``), as LightGBM's.
+        entries of ``evals_result_``), as LightGBM's; ``{}`` without validation sets.
     evals_result_ : dict
-        Only after a fit with ``eval_set``: ``{"valid_0": {"map": [...]}, ...}``, the
-        ``eval_metric`` of every validation set at the w of every iteration (as LightGBM's
-        ``evals_result_``); the last entry is the metric of ``coef_``.
+        ``{"valid_0": {"map": [...]}, ...}``: the ``eval_metric`` of every validation set at the
+        w of every iteration (as LightGBM's ``evals_result_``); the last entry is the metric of
+        ``coef_``. ``{}`` after a fit without ``eval_set``.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -319,6 +323,7 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
     ) -> "SVMMap":
         # Inside a scikit-learn search without metadata routing, qid reaches fit but not score:
         # stop before training rather than let every split score NaN.
+        refuse_group_in_search(f"{type(self).__name__}.fit", group)
         refuse_unrouted_search(f"{type(self).__name__}.fit")
         # The one orchestrator with the in-memory solve, which ``svmmap learn`` runs too.
         run_fit(self, FitRequest.of(locals()), InMemory(), stacklevel=2)
@@ -339,14 +344,18 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         ----------
         X : array-like or sparse matrix of shape (n_documents, n_features)
         **lightgbm_kwargs
-            LightGBM's ``predict`` arguments (``num_iteration``, ``raw_score``,
-            ``pred_contrib`` ...) are refused with svmmap's way.
+            LightGBM's ``predict`` arguments are accepted when they ask for what this predict
+            does: their defaults, ``raw_score=True`` (a ranker's scores are raw),
+            ``validate_features=True`` (a DataFrame's columns are always checked) and
+            ``num_iteration`` naming the round ``coef_`` is (``best_iteration_`` after early
+            stopping; without it, a value <= 0 or at least ``n_iter_``, LightGBM's "every
+            round"); other values are refused with svmmap's way.
 
         Returns
         -------
         scores : ndarray of shape (n_documents,), float64, in the row order of ``X``.
         """
-        refuse_lightgbm_predict(type(self).__name__, lightgbm_kwargs)
+        refuse_lightgbm_predict(type(self).__name__, lightgbm_kwargs, self)
         self._check_fitted()
         check_feature_names(self, X)
         core_X, _, n_features = check_matrix(X)
@@ -378,6 +387,15 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         ``svmmap.load_model``. ``svmmap classify`` reads it too.
         """
         write_model(path, svm_document(self))
+
+    def get_metadata_routing(self) -> Any:
+        """scikit-learn's metadata routing of this estimator (``set_fit_request`` ...). A search
+        or cross-validation asks for it before its first fit, so a request of LightGBM's
+        ``group`` there is refused now, naming ``qid``, rather than failing every split's
+        fit under scikit-learn's "All the N fits failed"."""
+        routing = super().get_metadata_routing()
+        refuse_group_request_in_search(routing, type(self).__name__)
+        return routing
 
     def __getattr__(self, name: str) -> Any:
         # Called only for attributes that are not there: LightGBM's fitted attributes that a

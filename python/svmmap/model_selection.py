@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ._fit.defaults import SEARCH_DEFAULTS, TRAINING_DEFAULTS
-from ._fit.evaluation_sets import check_eval_feature_names
+from ._fit.evaluation_sets import check_eval_feature_names, refuse_single_fit_arguments
 from ._fit.latent import refuse_latent_options
 from ._fit.request import FitRequest, fit_doc
 from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting
@@ -382,10 +382,12 @@ class SVMMapCV(BaseEstimator):
         eval_qid: Optional[Sequence[Any]] = None,
         eval_X: Any = None,
         eval_y: Any = None,
+        **lightgbm_kwargs: Any,
     ) -> "SVMMapCV":
         request = FitRequest.of(locals())
         # A failed fit must not leave the previous fit's choice and scores behind (issue 36).
         with fitting(self):
+            refuse_single_fit_arguments(type(self).__name__, lightgbm_kwargs)
             grid = self._check_params()
             request.eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
             # The validation set's errors name eval_X and eval_y when the user spelled it so.
@@ -397,7 +399,7 @@ class SVMMapCV(BaseEstimator):
     fit.__doc__ = fit_doc(
         "Score every C of ``Cs`` on every split, choose C, and refit it on all of X.",
         "self : SVMMapCV",
-        omit=("eval_metric", "eval_at", "early_stopping_rounds", "eval_names", "callbacks", "**lightgbm_kwargs"),
+        omit=("eval_metric", "eval_at", "early_stopping_rounds", "eval_names", "callbacks"),
         overrides={
             "sample_weight": (
                 "array-like of shape (n_documents,), optional",
@@ -413,6 +415,16 @@ class SVMMapCV(BaseEstimator):
                 "array-like, optional",
                 """LightGBM 4.7's spelling of ``eval_set=[(eval_X, eval_y)]``, as in
                 `svmmap.SVMMap.fit`.""",
+            ),
+            "**lightgbm_kwargs": (
+                "",
+                """LightGBM's ``fit`` arguments of a single model are refused with the search's way,
+                unless they ask for nothing (None, LightGBM's defaults): ``eval_metric`` and
+                ``eval_at`` (the search chooses by ``scoring``, which the message computes from them),
+                ``early_stopping_rounds`` and ``callbacks`` (the search fits every C to its
+                tolerance; ``patience``, ``prune_margin`` and ``time_budget`` save its time,
+                ``verbose=1`` logs it and ``cv_results_`` records it), and the others as
+                `svmmap.SVMMap.fit` refuses them.""",
             ),
         },
     )

@@ -20,6 +20,7 @@ from .._validation import (
     invalid_parameter,
     qid_of,
 )
+from .lightgbm_args import PIPELINE_HINT, refuse_lightgbm_arguments
 
 logger = logging.getLogger("svmmap")
 
@@ -35,8 +36,10 @@ class EarlyStopping:
     set; ``svmmap.early_stopping(N)`` every metric of every watched set, and with
     ``first_metric_only`` the first metric of every watched set, as LightGBM's callback does
     (its rule compares each result's metric name with the first one, on every set).
-    ``verbose``: print LightGBM's lines when training stops, or ends first, keeping a round;
-    ``log``: say the same to the ``svmmap`` logger (a verbose estimator)."""
+    ``verbose``: print LightGBM's lines (its "Training until ..." at the first round, and its
+    verdict when training stops, or ends first, keeping a round); ``log``: say the same to the
+    ``svmmap`` logger (a verbose estimator). ``first_metric_only``: the callback's setting,
+    which LightGBM's lines name ("Evaluated only: ...")."""
 
     def __init__(
         self,
@@ -46,8 +49,12 @@ class EarlyStopping:
         verbose: bool = False,
         min_delta: float = 0.0,
         log: bool = False,
+        first_metric_only: bool = False,
     ) -> None:
         self.rounds = rounds
+        self.first_metric_only = first_metric_only
+        #: Set when a callback's EarlyStopException chose the round (`kept_by_callback`).
+        self.by_callback = False
         self.min_delta = min_delta
         self.watched = watched
         self.all_metrics = all_metrics
@@ -64,8 +71,19 @@ class EarlyStopping:
         #: The pair whose best round is kept.
         self.kept_pair: Optional[Tuple[str, str]] = None
 
+    @classmethod
+    def kept_by_callback(cls, iteration: int, coef: np.ndarray, scores: dict) -> "EarlyStopping":
+        """The record of a round that a callback's EarlyStopException chose: its iteration,
+        iterate and scores, training stopped there."""
+        kept = cls(1, [])
+        kept.best_iteration, kept.best_coef, kept.best_scores = iteration, coef, scores
+        kept.stopped = kept.by_callback = True
+        return kept
+
     def update(self, iteration: int, coef: np.ndarray, scores: dict) -> bool:
         if self.pairs is None:
+            # LightGBM's first line, said at the first round, after that round's log line.
+            self._say(f"Training until validation scores don't improve for {self.rounds} rounds")
             # Every metric of every watched set, or its first metric on every watched set.
             self.pairs = [
                 (name, metric)
@@ -86,7 +104,27 @@ class EarlyStopping:
         if stopped is not None:
             self.stopped = True
             self._say(f"Early stopping, best iteration is:\n[{self.best_iteration}]\t{self._scores_text()}")
+            if self.first_metric_only:
+                self._say(f"Evaluated only: {stopped[1]}")
         return stopped is not None
+
+    def kept_text(self, n_iter: int, stop: str) -> str:
+        """Which round the model is and why, for the verbose fit's summary line."""
+        if self.by_callback:
+            return (
+                f"a callback stopped training after {n_iter} iterations (EarlyStopException) and kept iteration "
+                f"{self.best_iteration}"
+            )
+        name, metric = self.kept_pair or ("", "")
+        if self.stopped:
+            return (
+                f"early stopping after {n_iter} iterations kept iteration {self.best_iteration}, the best {name}'s "
+                f"{metric}, which did not improve in the {self.rounds} rounds after it"
+            )
+        return (
+            f"{_ENDED.get(stop, stop)} after {n_iter} iterations, before early stopping triggered; kept iteration "
+            f"{self.best_iteration}, the best {name}'s {metric}"
+        )
 
     def _scores_text(self) -> str:
         return "\t".join(
@@ -104,7 +142,7 @@ class EarlyStopping:
         not the last, which round is kept and why, as LightGBM's "Did not meet early
         stopping" does, and what the solver's stop means for that round's model: the
         certificate of a converged fit is about the last iterate, not about the kept one."""
-        if self.stopped or self.best_iteration >= n_iter:
+        if self.stopped or self.best_iteration == 0:
             return
         why = {
             "converged": "converged: the duality gap reached its tolerance",
@@ -114,147 +152,28 @@ class EarlyStopping:
             "max_time": "max_time ran out",
         }.get(stop, stop)
         name, metric = self.kept_pair or ("", "")
+        # LightGBM's lines first (it says them at its last round), then why svmmap's ended.
+        self._say(f"Did not meet early stopping. Best iteration is:\n[{self.best_iteration}]\t{self._scores_text()}")
+        if self.first_metric_only:
+            self._say(f"Evaluated only: {metric}")
+        if self.best_iteration >= n_iter:
+            self._say(f"Training ended at iteration {n_iter} ({why}); the model kept is that last iteration's")
+            return
         self._say(
-            f"Did not meet early stopping. Best iteration is:\n[{self.best_iteration}]\t{self._scores_text()}\n"
             f"Training ended at iteration {n_iter} ({why}); the model kept is iteration "
             f"{self.best_iteration}'s, the best {name}'s {metric}, whose duality gap is {kept_gap:.3g} "
             f"(tolerance {tolerance:.3g}): objective_, gap_ and converged_ describe it"
         )
 
 
-#: LightGBM ``fit`` arguments that PyTerrier's ``fit_kwargs`` may carry, with what to use instead.
-LIGHTGBM_EQUIVALENTS = {
-    "verbose": "give verbosity to the estimator: SVMMap(verbose=1)",
-    "eval_sample_weight": (
-        "svmmap weights the training loss only: give sample_weight to fit, one weight per document "
-        "(the same on every document of a query)"
-    ),
-    "init_score": "svmmap starts from w = 0; there is no initial score",
-    "categorical_feature": "svmmap's model is linear: encode categorical features as indicator columns",
-    "feature_name": "pass a pandas DataFrame to keep feature names (feature_names_in_)",
-    "init_model": "svmmap does not continue training from an earlier model",
+#: The solver's stop reasons in words, for the verbose summary after early stopping kept a round.
+_ENDED = {
+    "converged": "converged",
+    "callback": "the callback stopped training",
+    "max_iter": "max_iter reached",
+    "stalled": "stalled",
+    "max_time": "max_time reached",
 }
-
-
-_NO_TREES = "a linear model has no trees; C sets its regularization (SVMMap(C=...))"
-_NO_SAMPLING = "svmmap trains on every query and every feature at every iteration; nothing is sampled"
-_NO_SEED = "svmmap's training draws no random numbers (the same data gives the same model), so it needs no seed"
-_ROUNDS = (
-    "svmmap has no number of rounds to set: training ends when the duality gap reaches C * eps "
-    "(SVMMap(eps=...)), bounded by SVMMap(max_iter=...) and SVMMap(max_time=...)"
-)
-
-#: LightGBM's constructor parameters (LGBMRanker's signature and the aliases LightGBM scripts
-#: pass through its **kwargs), with svmmap's counterpart or why none is needed.
-LIGHTGBM_PARAMETERS = {
-    "boosting_type": "a linear model is not boosted: " + _NO_TREES,
-    "num_leaves": _NO_TREES,
-    "max_depth": _NO_TREES,
-    "min_split_gain": _NO_TREES,
-    "min_child_weight": _NO_TREES,
-    "min_child_samples": _NO_TREES,
-    "min_data_in_leaf": _NO_TREES,
-    "learning_rate": "the cutting-plane solver takes no step size; C sets the regularization (SVMMap(C=...))",
-    "n_estimators": _ROUNDS,
-    "num_iterations": _ROUNDS,
-    "num_boost_round": _ROUNDS,
-    "num_trees": _ROUNDS,
-    "objective": (
-        "svmmap's objective is the ranking loss it optimizes: SVMMap(loss='map'), loss='ndcg@10' (as "
-        "LightGBM's lambdarank, NDCG), loss='pairwise' (SVM^rank's pairs) ..., see svmmap.losses"
-    ),
-    "metric": "give the validation metrics to fit: fit(..., eval_metric='ndcg@10', eval_at=[5, 10])",
-    "subsample": _NO_SAMPLING,
-    "subsample_freq": _NO_SAMPLING,
-    "subsample_for_bin": "bin features with svmmap.Binner(n_thresholds=...), which reads every row",
-    "colsample_bytree": _NO_SAMPLING,
-    "bagging_fraction": _NO_SAMPLING,
-    "bagging_freq": _NO_SAMPLING,
-    "feature_fraction": _NO_SAMPLING,
-    "max_bin": "bin features with Pipeline(svmmap.Binner(n_thresholds=...), SVMMap())",
-    "reg_alpha": "svmmap has no L1 penalty",
-    "lambda_l1": "svmmap has no L1 penalty",
-    "reg_lambda": "the L2 penalty is 1/2 ||w||^2 against C times the loss: a larger reg_lambda is a smaller C",
-    "lambda_l2": "the L2 penalty is 1/2 ||w||^2 against C times the loss: a larger lambda_l2 is a smaller C",
-    "class_weight": "weight queries with fit(..., sample_weight=...) (one weight per query, given per document)",
-    "random_state": _NO_SEED,
-    "seed": _NO_SEED,
-    "deterministic": _NO_SEED,
-    "importance_type": "feature_importances_ has one kind: the share of the scores' spread each feature carries",
-    "verbosity": "SVMMap(verbose=...) (-1 or 0: silent, 1: one line per iteration)",
-    "early_stopping_round": (
-        "give early stopping to fit: fit(..., early_stopping_rounds=n) or callbacks=[svmmap.early_stopping(n)]"
-    ),
-    "early_stopping_rounds": (
-        "give early stopping to fit: fit(..., early_stopping_rounds=n) or callbacks=[svmmap.early_stopping(n)]"
-    ),
-    "label_gain": "svmmap's NDCG gain is 2^label - 1, as LightGBM's default label_gain",
-    "lambdarank_truncation_level": "train the loss at a cutoff instead: SVMMap(loss='ndcg@10')",
-    "device_type": "svmmap trains on the CPU's cores (SVMMap(n_jobs=...))",
-    "num_threads": "SVMMap(n_jobs=...)",
-}
-
-
-def _refuse_lightgbm(call: str, own: str, known: dict, kwargs: dict) -> None:
-    """The first of ``kwargs``: LightGBM's (a key of ``known``) gets svmmap's way; anything else
-    Python's own error (``own``: the function Python would name)."""
-    for key in kwargs:
-        if key in known:
-            raise TypeError(f"{call} does not take LightGBM's {key!r}: {known[key]}")
-        raise TypeError(f"{own} got an unexpected keyword argument {key!r}")
-
-
-def refuse_lightgbm_parameters(name: str, kwargs: dict) -> None:
-    """LightGBM's constructor parameters get svmmap's counterpart; anything else Python's own
-    error, as a constructor without them would give."""
-    _refuse_lightgbm(f"{name}()", f"{name}.__init__()", LIGHTGBM_PARAMETERS, kwargs)
-
-
-#: LightGBM's predict arguments, with what svmmap's linear model does instead.
-LIGHTGBM_PREDICT = {
-    "num_iteration": (
-        "coef_ is one linear model, already that of best_iteration_ after early stopping (LightGBM's default); "
-        "another round's weights can be kept from a callback (env.coef)"
-    ),
-    "start_iteration": "coef_ is one linear model, not a sum of trees to slice",
-    "raw_score": "predict returns the raw scores X @ coef_ already",
-    "pred_leaf": "a linear model has no trees and no leaves",
-    "pred_contrib": "a linear model's contributions are X * coef_ (each feature's term of the score)",
-    "validate_features": "predict always checks the feature names of a DataFrame against feature_names_in_",
-}
-
-
-def refuse_lightgbm_predict(name: str, kwargs: dict) -> None:
-    """LightGBM's predict arguments get svmmap's way; anything else Python's own error."""
-    _refuse_lightgbm(f"{name}.predict()", f"{name}.predict()", LIGHTGBM_PREDICT, kwargs)
-
-
-#: LightGBM's fitted attributes that an SVMMap does not have, with what it has instead.
-LIGHTGBM_ATTRIBUTES = {
-    "booster_": (
-        "a linear model has no Booster: its model is coef_ (scores X @ coef_), saved by model.save(path); "
-        "feature_importances_ and svmmap.ir.plot.plot_weights(model) stand for lightgbm.plot_importance"
-    ),
-    "n_estimators_": "a linear model has no trees: n_iter_ counts the solver's rounds",
-    "feature_name_": "feature_names_in_ (after fitting on a pandas DataFrame)",
-    "n_features_": "n_features_in_",
-}
-
-
-#: Inside a Pipeline the SVMMap's X is the output of the steps before it (a Binner's indicator
-#: columns outnumber the base features), and scikit-learn hands eval_set over untransformed.
-PIPELINE_HINT = (
-    " (inside a Pipeline, X is the output of the steps before the SVMMap, and eval_set does not "
-    "go through them: give eval_set=[(pipe[:-1].transform(X_val), y_val)] with those steps fitted)"
-)
-
-
-def refuse_lightgbm_arguments(name: str, kwargs: dict) -> None:
-    """LightGBM's fit arguments get the svmmap equivalent; anything else Python's own error."""
-    for key in kwargs:
-        if key in LIGHTGBM_EQUIVALENTS:
-            raise TypeError(f"{name}.fit() does not take LightGBM's {key!r}: {LIGHTGBM_EQUIVALENTS[key]}")
-        raise TypeError(f"{name}.fit() got an unexpected keyword argument {key!r}")
 
 
 def validation_sets(
@@ -319,6 +238,7 @@ def validation_sets(
             verbose=verbose,
             min_delta=min_delta,
             log=log and not verbose,
+            first_metric_only=early_callback is not None and early_callback.first_metric_only,
         )
     # The callers take (name, scorer, {metric: values}); the values at w = 0 were for the checks.
     return ([e[:3] for e in evals] if evals is not None else None), early
@@ -352,14 +272,18 @@ def lightgbm_metrics(eval_metric: Any, eval_at: Any) -> List[str]:
     "map" stays MAP over the whole list. Without ``eval_at`` the names are taken as they are,
     and no ``eval_metric`` is "map" (LightGBM's ranker would record ndcg@1 to ndcg@5)."""
     names = _metric_names(eval_metric)
-    if eval_at is None:
-        return ["map"] if eval_metric is None else names
-    if isinstance(eval_at, (str, bytes)) or not (isinstance(eval_at, numbers.Integral) or hasattr(eval_at, "__iter__")):
-        raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
-    cutoffs: List[Any] = [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
-    if not cutoffs or not all(
-        isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs
+    if eval_at is not None and (
+        isinstance(eval_at, (str, bytes)) or not (isinstance(eval_at, numbers.Integral) or hasattr(eval_at, "__iter__"))
     ):
+        raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
+    cutoffs: List[Any] = (
+        [] if eval_at is None else [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
+    )
+    if not cutoffs:
+        # No cutoff given: LightGBM reads an empty eval_at as its default, and svmmap's default
+        # is no cutoff at all.
+        return ["map"] if eval_metric is None else names
+    if not all(isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs):
         raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
     at = [f"ndcg@{k}" for k in sorted({int(k) for k in cutoffs})]
     if eval_metric is None:
@@ -379,13 +303,37 @@ def _metric_names(eval_metric: Any) -> List[str]:
     if eval_metric is None:
         return ["map"]
     if isinstance(eval_metric, str):
-        return [eval_metric]
-    if callable(eval_metric) or not hasattr(eval_metric, "__iter__"):
+        given = [eval_metric]
+    elif callable(eval_metric) or not hasattr(eval_metric, "__iter__"):
         raise TypeError(
             f"eval_metric takes metric names of svmmap.metrics ('map', 'ndcg@10', ...), got {eval_metric!r}; "
             "a custom metric can be computed in a callback from env.coef"
         )
-    return list(eval_metric)
+    else:
+        given = list(eval_metric)
+    # LightGBM's spelling: names in any case, its aliases of MAP and NDCG, each metric once.
+    out: List[Any] = []
+    for name in given:
+        if isinstance(name, str):
+            name = name.strip().lower()
+            name = LIGHTGBM_METRIC_ALIASES.get(name, name)
+        if name not in out:
+            out.append(name)
+    return out
+
+
+#: LightGBM's aliases of its ranking metrics (its parameter docs, "metric"; checked against
+#: LightGBM 4.7 by the tests): "mean_average_precision" is MAP, and the ranking objectives' names
+#: stand for NDCG, their metric.
+LIGHTGBM_METRIC_ALIASES = {
+    "mean_average_precision": "map",
+    "lambdarank": "ndcg",
+    "rank_xendcg": "ndcg",
+    "xendcg": "ndcg",
+    "xe_ndcg": "ndcg",
+    "xe_ndcg_mart": "ndcg",
+    "xendcg_mart": "ndcg",
+}
 
 
 def _check_watchable(watched: tuple, all_metrics: bool = False, what: str = "early_stopping_rounds") -> None:
@@ -569,3 +517,34 @@ def eval_set_message(text: str, x_name: str, y_name: str) -> str:
     if text.startswith("y_true["):
         return y_name + text[len("y_true") :]
     return f"eval_set: {text}" if "eval_set" not in text else text
+
+
+def refuse_single_fit_arguments(name: str, kwargs: dict) -> None:
+    """``SVMMap.fit``'s LightGBM arguments given to a search's fit: refused, each with what the
+    search does instead, unless its value asks for nothing (None, an empty ``eval_at`` or
+    list of callbacks); LightGBM's other fit arguments as ``SVMMap.fit`` refuses them."""
+    given = {k: v for k, v in kwargs.items() if not (v is None or (isinstance(v, (list, tuple)) and len(v) == 0))}
+    if "eval_metric" in given or "eval_at" in given:
+        try:
+            first = lightgbm_metrics(kwargs.get("eval_metric"), kwargs.get("eval_at"))[0]
+            hint = f"{name}(scoring={first!r}), the first of these metrics, which LightGBM's early stopping watches"
+        except (TypeError, ValueError):
+            hint = f"{name}(scoring='ndcg@10') or another name of svmmap.metrics"
+        shown = ", ".join(f"{k}={kwargs[k]!r}" for k in ("eval_metric", "eval_at") if k in given)
+        raise TypeError(
+            f"{name}.fit() does not take {shown}: the search chooses its candidate by one validation metric, "
+            f"its scoring parameter; give {hint}"
+        )
+    for key in ("early_stopping_rounds", "callbacks"):
+        if key in given:
+            raise TypeError(
+                f"{name}.fit() does not take {key}: the search fits every C to its tolerance on every split; "
+                "patience= and prune_margin= stop the candidates that cannot win, time_budget= bounds the "
+                "search, verbose=1 logs its progress and cv_results_ records every fit. Early stopping on "
+                "a validation set is SVMMap.fit's: SVMMap(C=search.best_C_).fit(X, y, qid=qid, "
+                f"eval_set=[(X_val, y_val)], eval_qid=[qid_val], {key}=...)"
+            )
+    refuse_lightgbm_arguments(
+        name,
+        {k: v for k, v in kwargs.items() if k not in ("eval_metric", "eval_at", "early_stopping_rounds", "callbacks")},
+    )

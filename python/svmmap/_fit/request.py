@@ -60,10 +60,13 @@ FIT_ARGUMENTS: Dict[str, "tuple[str, str]"] = {
         BinnedMatrix (read as its indicator columns) are used without a copy.
         A pandas DataFrame's string column names are kept in ``feature_names_in_``.""",
     ),
-    "y": ("array-like of shape (n_documents,)", "Relevance labels (graded or -1/+1)."),
+    "y": (
+        "array-like of shape (n_documents,)",
+        """Relevance labels (graded or -1/+1).""",
+    ),
     "qid": (
         "array-like of shape (n_documents,)",
-        "Query id of every document, any integers or strings, in any order.",
+        """Query id of every document, any integers or strings, in any order.""",
     ),
     "group": (
         "array-like of int, optional",
@@ -89,16 +92,21 @@ FIT_ARGUMENTS: Dict[str, "tuple[str, str]"] = {
         """Validation sets scored at every iteration; the metric goes to ``evals_result_``.
         It does not change the model.""",
     ),
-    "eval_group": ("list of array-like of int, optional", "The query sizes of every validation set, as ``group``."),
+    "eval_group": (
+        "list of array-like of int, optional",
+        """The query sizes of every validation set, as ``group``.""",
+    ),
     "eval_qid": (
         "list of array-like, optional",
-        "The query ids of every validation set, as ``qid`` (instead of ``eval_group``).",
+        """The query ids of every validation set, as ``qid`` (instead of ``eval_group``).""",
     ),
     "eval_metric": (
         "str or list of str, optional",
         """Metric names of ``svmmap.metrics.evaluate`` ("map", "ndcg@10", ...), computed with
-        this estimator's ``relevance_threshold``. None (the default, as in LightGBM's
-        signature) records "map", or with ``eval_at`` NDCG at its cutoffs only.""",
+        this estimator's ``relevance_threshold``, read as LightGBM reads names: in any case
+        (recorded in lower case) and with LightGBM's aliases ("mean_average_precision" for
+        "map"; "lambdarank", "rank_xendcg", "xendcg" ... for "ndcg"). None (the default, as
+        in LightGBM's signature) records "map", or with ``eval_at`` NDCG at its cutoffs only.""",
     ),
     "eval_at": (
         "list of int, optional",
@@ -108,7 +116,8 @@ FIT_ARGUMENTS: Dict[str, "tuple[str, str]"] = {
         alone records ndcg@5 and ndcg@10, ndcg@5 first (the metric ``first_metric_only``
         and ``early_stopping_rounds`` watch), and ``eval_metric="ndcg"`` means NDCG at
         these cutoffs. LightGBM cuts "map" at them too; svmmap has no MAP at a cutoff, so
-        "map" stays MAP over the whole list.""",
+        "map" stays MAP over the whole list. An empty list is the default (no cutoff), as
+        LightGBM reads an empty ``eval_at`` as its default.""",
     ),
     "early_stopping_rounds": (
         "int, optional",
@@ -141,14 +150,23 @@ FIT_ARGUMENTS: Dict[str, "tuple[str, str]"] = {
         """LightGBM's training callbacks, called after every round (one solver iteration):
         ``svmmap.early_stopping(n, first_metric_only=...)``, ``svmmap.log_evaluation(period)``,
         ``svmmap.record_evaluation(result)``, or any callable taking a
-        ``svmmap.callback.CallbackEnv``. LightGBM's own ``lightgbm.early_stopping``,
+        ``svmmap.callback.CallbackEnv`` (which has LightGBM's fields: a callback written for
+        LightGBM runs). LightGBM's own ``lightgbm.early_stopping``,
         ``lightgbm.log_evaluation`` and ``lightgbm.record_evaluation`` are taken as these,
-        with their settings; LightGBM's other callbacks are refused before training.""",
+        with their settings; LightGBM's other callbacks are refused before training. They
+        run in LightGBM's order (those without an ``order`` attribute first, then the log,
+        the record and early stopping), and one that raises ``EarlyStopException``
+        (LightGBM's or ``svmmap.callback``'s) ends training keeping the round it names; for
+        that, a fit with a callback of the user's keeps every round's w until it ends (8
+        bytes per feature and round).""",
     ),
     "**lightgbm_kwargs": (
         "",
         """LightGBM's other ``fit`` arguments (``verbose``, ``init_model`` ...), as PyTerrier's
-        ``fit_kwargs`` pass them, are refused with the svmmap equivalent.""",
+        ``fit_kwargs`` pass them, are refused with the svmmap equivalent, unless their value
+        is LightGBM's default, which asks for nothing (``init_score=None``,
+        ``eval_init_score=None``, ``eval_sample_weight=None``, ``init_model=None``,
+        ``feature_name="auto"``, ``categorical_feature="auto"``).""",
     ),
 }
 

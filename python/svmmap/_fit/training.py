@@ -45,8 +45,9 @@ from .._validation import (
 from .convergence import stop_message
 from .defaults import TRAINING_DEFAULTS
 from .degenerate import DegenerateModelWarning, is_degenerate, message, score_spread
-from .evaluation_sets import EarlyStopping, SetPreparer, refuse_lightgbm_arguments
+from .evaluation_sets import EarlyStopping, SetPreparer
 from .latent import fit_latent, refuse_latent_options, set_rounds
+from .lightgbm_args import refuse_lightgbm_arguments
 from .once import first_in_search
 from .request import FitRequest
 from .watch import watching
@@ -160,6 +161,8 @@ class BareSVMMap:
     #: With eval_set: the metric values per iteration, and with early stopping the best ones.
     evals_result_: Dict[str, Dict[str, List[float]]]
     best_score_: Dict[str, Dict[str, float]]
+    #: The round early stopping kept, 0 without it (LightGBM's value).
+    best_iteration_: int
 
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(PARAMETER_DEFAULTS))
@@ -338,28 +341,34 @@ def finish(model: Any, outcome: Outcome, *, stacklevel: int = 1) -> None:
         column_std=outcome.column_std,
         best_iteration=early.best_iteration if early is not None else None,
         kept=kept,
+        kept_note=early.kept_text(outcome.summary.n_iter, outcome.summary.stop) if early is not None else None,
         stacklevel=stacklevel + 1,
     )
     set_rounds(
         model, name, outcome.round_objectives, outcome.exhausted, zero_note=outcome.zero_note, stacklevel=stacklevel + 1
     )
-    if outcome.early is not None:
-        model.best_iteration_ = outcome.early.best_iteration
-        model.best_score_ = outcome.early.best_scores
     model.feature_importances_ = feature_importances(model.coef_, outcome.column_std)
     model.degenerate_ = is_degenerate(outcome.coef, outcome.spreads)
     if model.degenerate_:
         text = message(name, model.loss, outcome.coef, outcome.summary, model.C, outcome.zero_note)
         warnings.warn(text, DegenerateModelWarning, stacklevel=stacklevel + 1)
-    if outcome.evals is not None:
-        model.evals_result_ = {set_name: dict(results) for set_name, _, results in outcome.evals}
-        if outcome.early is None:
-            # As LightGBM's: without early stopping, the scores of the model that was kept,
-            # which are the last round's.
-            model.best_score_ = {
-                set_name: {metric: values[-1] for metric, values in results.items() if len(values)}
-                for set_name, _, results in outcome.evals
-            }
+    # LightGBM's three attributes exist after every fit, as LGBMRanker's do (measured with
+    # LightGBM 4.7): best_iteration_ is 0 without early stopping, and best_score_ and
+    # evals_result_ are empty without validation sets, so that a ported script that reads them
+    # unconditionally runs.
+    evals = outcome.evals or []
+    model.evals_result_ = {set_name: dict(results) for set_name, _, results in evals}
+    if outcome.early is not None:
+        model.best_iteration_ = outcome.early.best_iteration
+        model.best_score_ = outcome.early.best_scores
+    else:
+        model.best_iteration_ = 0
+        # As LightGBM's: without early stopping, the scores of the model that was kept,
+        # which are the last round's.
+        model.best_score_ = {
+            set_name: {metric: values[-1] for metric, values in results.items() if len(values)}
+            for set_name, _, results in evals
+        }
 
 
 def train(model: Any, X: Any, y: Any, qid: Any = None, *, stacklevel: int = 1, **arguments: Any) -> None:
@@ -420,7 +429,7 @@ def run_fit(model: Any, request: FitRequest, solve: Solve, *, stacklevel: int = 
             if config.latent is not None:
                 refuse_latent_options(model.loss, sample_weight=request.sample_weight, eval_set=watch.evals)
             with progress_logging(model.verbose):
-                outcome = solve.run(config, watch.on_iteration, threads, with_coef=watch.evals is not None)
+                outcome = solve.run(config, watch.on_iteration, threads, with_coef=watch.needs_coef)
                 outcome.early, outcome.evals = watch.early, watch.evals
                 finish(model, outcome, stacklevel=stacklevel + 1)
         finally:
@@ -512,6 +521,7 @@ def set_fitted(
     column_std: Optional[np.ndarray] = None,
     best_iteration: Optional[int] = None,
     kept: Optional[IterationRecord] = None,
+    kept_note: Optional[str] = None,
     stacklevel: int = 1,
 ) -> None:
     """Stores the solver's result as fitted attributes of ``model`` and reports skipped
@@ -519,7 +529,8 @@ def set_fitted(
     features' standard deviations, when given) and (when verbose) the outcome. ``kept``: the
     record of the round whose iterate ``coef`` is, when early stopping kept one (of
     ``best_iteration``); ``objective_``, ``dual_objective_``, ``gap_`` and ``converged_`` are
-    then that round's. ``stacklevel`` as in `train`."""
+    then that round's, and ``kept_note`` (which round and why) opens the verbose summary.
+    ``stacklevel`` as in `train`."""
     model.coef_ = coef
     model.n_features_in_ = n_features
     if feature_names is not None:
@@ -567,10 +578,11 @@ def set_fitted(
 
         warnings.warn(text, ConvergenceWarning, stacklevel=stacklevel + 1)
     if model.verbose > 0:
+        # After early stopping the model is an earlier round's: the summary says which and
+        # why, rather than the solver's stop alone ("converged" described the last round).
         logger.info(
-            "%s after %d iterations: primal %.6g, gap %.3g, %d active cuts, %d queries (%d skipped)",
-            summary.stop,
-            model.n_iter_,
+            "%s: primal %.6g, gap %.3g, %d active cuts, %d queries (%d skipped)",
+            kept_note or f"{summary.stop} after {model.n_iter_} iterations",
             model.objective_,
             model.gap_,
             model.n_cuts_,

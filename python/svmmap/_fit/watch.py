@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import numbers
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, List, Optional, cast
+from typing import Any, Callable, Dict, Iterator, List, Optional, cast
+
+import numpy as np
 
 from .._typing import IterationRecord
-from ..callback import split_callbacks
+from ..callback import any_of_the_user, split_callbacks
 from .evaluation_sets import (
     EarlyStopping,
     SetPreparer,
@@ -31,8 +34,14 @@ class Watch:
 
     #: (name, scorer, {metric: values}) per validation set, or None without one.
     evals: Optional[list]
+    #: Early stopping's state; after the fit, the round kept (a callback's EarlyStopException
+    #: replaces it with the round it names).
     early: Optional[EarlyStopping]
-    on_iteration: Optional[Callable[[IterationRecord], bool]]
+    on_iteration: Optional[Callable[[IterationRecord], bool]] = None
+    #: Whether the solver must hand the hook every iterate: to score validation sets, or for
+    #: the callbacks of ``fit(callbacks=...)`` (``env.coef``, the rounds an EarlyStopException
+    #: can keep).
+    needs_coef: bool = False
 
 
 def watching(
@@ -69,7 +78,9 @@ def watching(
             prepare=prepare,
             log=model.verbose > 0,
         )
-    return Watch(evals, early, iteration_callback(model, evals, early, others))
+    watch = Watch(evals, early, needs_coef=evals is not None or any_of_the_user(others))
+    watch.on_iteration = iteration_callback(model, evals, early, others, watch=watch)
+    return watch
 
 
 @contextlib.contextmanager
@@ -116,38 +127,52 @@ def iteration_callback(
     evals: Optional[list] = None,
     early: Optional[EarlyStopping] = None,
     callbacks: Optional[List[Any]] = None,
+    *,
+    watch: Optional[Watch] = None,
 ) -> Optional[Callable[[IterationRecord], bool]]:
     """The per-iteration hook handed to the solver: scores the validation sets (when
-    given) at the iterate w, logs (when verbose) and calls the model's callback, whose true
-    return value stops training. None when nothing is asked for, so that the solver need
-    not enter Python at every iteration."""
+    given) at the iterate w, logs (when verbose), runs ``callbacks`` (in LightGBM's order,
+    `svmmap.callback.split_callbacks`'s, with early stopping at its place among them) and
+    calls the model's callback, whose true return value stops training. A callback's
+    EarlyStopException stops training too, keeping the round it names: every iterate is kept
+    for that while callbacks of the user's run, and ``watch.early`` becomes that round's
+    record. None when nothing is asked for, so that the solver need not enter Python at every
+    iteration."""
     verbose = model.verbose > 0
     user_callback = model.callback
     callbacks = callbacks or []
     if not verbose and user_callback is None and evals is None and not callbacks:
         return None
+    # LightGBM runs early stopping (order 30) after the log (10) and the record (20), and
+    # callbacks of a higher order after it.
+    before = [cb for cb in callbacks if getattr(cb, "order", -1) < 30]
+    after = [cb for cb in callbacks if getattr(cb, "order", -1) >= 30]
+    # The iterates a callback's EarlyStopException may name, by round.
+    iterates: Optional[Dict[int, np.ndarray]] = {} if any_of_the_user(callbacks) else None
+    end = int(getattr(model, "max_iter", 0)) + 1
+    # LightGBM's env.params: the estimator's parameters, read once.
+    params = model.get_params(deep=False) if hasattr(model, "get_params") else {}
 
     def on_iteration(record: IterationRecord) -> bool:
-        # The core adds the iterate only when validation sets need it; the record the
-        # user's callback sees stays as documented.
+        # The core adds the iterate only when validation sets or callbacks need it; the record
+        # the user's callback sees stays as documented.
         coef = cast(dict, record).pop("coef", None)
+        iteration = int(record["iteration"])
         stop = False
+        now: dict = {}
         if evals is not None and coef is not None:
-            now: dict = {}
             for name, scorer, results in evals:
                 now[name] = scorer(coef)
                 for metric, value in now[name].items():
                     results[metric].append(value)
                     if verbose:
-                        logger.info("iter %4d  %s %s %.6g", record["iteration"], name, metric, value)
-            if early is not None:
-                stop = early.update(record["iteration"], coef, now)
+                        logger.info("iter %4d  %s %s %.6g", iteration, name, metric, value)
             # The user's callback sees the validation metrics too, as LightGBM's callbacks do.
             record["eval"] = now
         if verbose:
             logger.info(
                 "iter %4d  primal %.6g  dual %.6g  gap %.3g  cuts %d/%d  %.2fs",
-                record["iteration"],
+                iteration,
                 record["primal"],
                 record["dual"],
                 record["gap"],
@@ -155,18 +180,83 @@ def iteration_callback(
                 record["n_cuts"],
                 record["seconds"],
             )
-        if callbacks:
-            from ..callback import CallbackEnv
-
-            results = [
-                (name, metric, value, True)
-                for name, values in record.get("eval", {}).items()
-                for metric, value in values.items()
-            ]
-            env = CallbackEnv(model, int(record["iteration"]), results, cast(dict, record), coef)
-            for cb in callbacks:
-                cb(env)
+        if iterates is not None and coef is not None:
+            iterates[iteration] = np.array(coef, dtype=np.float64, copy=True)
+        if callbacks or early is not None:
+            env = _environment(model, record, coef, now, iteration, end, params)
+            stop = _run_callbacks(env, now, before, after, early, iterates, watch)
         asked = bool(user_callback(record)) if user_callback is not None else False
         return asked or stop
 
     return on_iteration
+
+
+def _environment(
+    model: Any, record: IterationRecord, coef: Optional[np.ndarray], now: dict, iteration: int, end: int, params: dict
+) -> Any:
+    """The round's `svmmap.callback.CallbackEnv`."""
+    from ..callback import CallbackEnv, EvalResult
+
+    results = [
+        EvalResult(name, metric, value, True) for name, values in now.items() for metric, value in values.items()
+    ]
+    return CallbackEnv(model, iteration, results, cast(dict, record), cast(np.ndarray, coef), 1, end, params)
+
+
+def _run_callbacks(
+    env: Any,
+    now: dict,
+    before: List[Any],
+    after: List[Any],
+    early: Optional[EarlyStopping],
+    iterates: Optional[Dict[int, np.ndarray]],
+    watch: Optional[Watch],
+) -> bool:
+    """One round of ``fit(callbacks=...)`` on ``env``: the callbacks before early stopping,
+    early stopping, the callbacks after it, stopping at the first that ends training; whether
+    one did."""
+    from ..callback import is_early_stop
+
+    iteration = env.iteration
+    try:
+        for cb in before:
+            cb(env)
+        if early is not None and env.coef is not None and early.update(iteration, env.coef, now):
+            return True
+        for cb in after:
+            cb(env)
+    except Exception as exc:
+        if not is_early_stop(exc):
+            raise
+        kept = _round_named(exc, iteration, iterates)
+        if watch is not None:
+            watch.early = EarlyStopping.kept_by_callback(kept, (iterates or {})[kept], _best_scores(exc))
+        return True
+    return False
+
+
+def _round_named(exc: Any, iteration: int, iterates: Optional[Dict[int, np.ndarray]]) -> int:
+    """The round an EarlyStopException keeps: its ``best_iteration``, an ``env.iteration``
+    of this fit (checked)."""
+    best = getattr(exc, "best_iteration", None)
+    if isinstance(best, bool) or not isinstance(best, numbers.Integral) or not 1 <= int(best) <= iteration:
+        raise ValueError(
+            f"a callback raised EarlyStopException(best_iteration={best!r}) at round {iteration}: best_iteration "
+            f"must be the env.iteration of a round so far, 1 to {iteration} (svmmap counts rounds from "
+            "env.begin_iteration = 1, LightGBM from 0)"
+        ) from None
+    if iterates is None or int(best) not in iterates:
+        raise ValueError(
+            "a callback raised EarlyStopException, but this fit keeps no iterates to choose from (a loss trained "
+            "in CCCP rounds): stop it with SVMMap(callback=...) returning True instead"
+        ) from None
+    return int(best)
+
+
+def _best_scores(exc: Any) -> Dict[str, Dict[str, float]]:
+    """``best_score_`` from an EarlyStopException's ``best_score``, a list of (dataset_name,
+    metric_name, metric_value, ...) results, as LightGBM builds it."""
+    scores: Dict[str, Dict[str, float]] = {}
+    for result in getattr(exc, "best_score", None) or []:
+        scores.setdefault(str(result[0]), {})[str(result[1])] = float(result[2])
+    return scores

@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from .. import _core
-from .._fit.evaluation_sets import refuse_lightgbm_predict
+from .._fit.lightgbm_args import refuse_lightgbm_predict
 from .._fit.request import FitRequest, fit_doc
 from .._fit.training import FITTED_ATTRIBUTES, Outcome, run_fit
 from .._optional import load
@@ -27,6 +27,7 @@ from ._parts import (
     _predict_block,
     _predict_frame,
     _prepare,
+    _qid_of_group,
     _Rounds,
 )
 
@@ -69,13 +70,14 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
     True
     """
 
-    # Distributed data carries its query ids in its partitions: no group= or sample_weight here.
     def fit(
         self,
         X: Any,
         y: Any,
         qid: Any = None,
         *,
+        group: Any = None,
+        sample_weight: Any = None,
         eval_set: Optional[Sequence[tuple]] = None,
         eval_group: Optional[Sequence[Any]] = None,
         eval_qid: Optional[Sequence[Any]] = None,
@@ -95,7 +97,6 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
     fit.__doc__ = fit_doc(
         "Learn ``coef_`` on the cluster from documents grouped by query.",
         "self : svmmap.dask.SVMMap",
-        omit=("group", "sample_weight"),
         overrides={
             "X": (
                 "dask.array.Array or dask.dataframe.DataFrame of shape (n_documents, n_features)",
@@ -113,6 +114,18 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             "qid": (
                 "dask array or Series, or array-like, of shape (n_documents,)",
                 "Query id of every document, partitioned like ``X``.",
+            ),
+            "group": (
+                "array-like of int, optional",
+                """Instead of ``qid``, LightGBM's query sizes in row order (as in
+                ``svmmap.SVMMap.fit``), for a dask array ``X``: the query ids they make are cut along
+                ``X``'s row chunks, each of which must hold whole queries. A dask DataFrame carries
+                its query ids as a column: give that column as ``qid``.""",
+            ),
+            "sample_weight": (
+                "None",
+                """Not available here (the partitions' cut sums are unweighted): a TypeError says so.
+                Weighted queries train with ``svmmap.SVMMap.fit(..., sample_weight=...)`` in memory.""",
             ),
             "eval_set": (
                 "list of (X, y) tuples, optional",
@@ -141,7 +154,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         dask Series named "score" (for a dask DataFrame, or a `BinnedPartitions` of one)
         or a numpy array (for data in memory), in the row order of ``X``. LightGBM's
         ``predict`` arguments (``num_iteration`` ...) are refused as by ``svmmap.SVMMap``."""
-        refuse_lightgbm_predict(f"svmmap.dask.{type(self).__name__}", lightgbm_kwargs)
+        refuse_lightgbm_predict(f"svmmap.dask.{type(self).__name__}", lightgbm_kwargs, self)
         self._check_fitted()
         coef = self.coef_
         binner = None
@@ -218,6 +231,13 @@ class _OnCluster:
         return f"svmmap.dask.{type(model).__name__}"
 
     def check(self, model: Any, config: "_core.TrainConfig", request: FitRequest) -> None:
+        if request.sample_weight is not None:
+            raise TypeError(
+                f"svmmap.dask.{type(model).__name__}.fit() does not take sample_weight: the partitions' cut sums "
+                "are unweighted; train svmmap.SVMMap(...).fit(X, y, qid=qid, sample_weight=w) on data in memory"
+            )
+        #: The query ids: ``qid``, or those LightGBM's ``group`` makes for a dask array.
+        self.qid = _qid_of_group(request.X, request.qid, request.group)
         if config.latent is not None:
             raise ValueError(
                 f"loss={model.loss!r} is not supported by svmmap.dask.SVMMap (its CCCP rounds run on one "
@@ -229,13 +249,13 @@ class _OnCluster:
         config.require_one_cut(
             "by svmmap.dask.SVMMap, which makes one cut per slack group and iteration", "None (or 1)"
         )
-        if request.qid is None:
+        if self.qid is None:
             check_qid(None, 0, required_by="svmmap.dask.SVMMap.fit")
 
     def load(self, model: Any, config: "_core.TrainConfig", request: FitRequest, threads: int) -> int:
         delayed = load("dask", "svmmap.dask").delayed
         self.client = model._get_client()
-        x_blocks, y_blocks, q_blocks, self.names = _partitions(request.X, request.y, request.qid)
+        x_blocks, y_blocks, q_blocks, self.names = _partitions(request.X, request.y, self.qid)
         tasks = [
             delayed(_prepare, pure=False)(xb, yb, qb, i, config)
             for i, (xb, yb, qb) in enumerate(zip(x_blocks, y_blocks, q_blocks))

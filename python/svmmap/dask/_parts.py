@@ -17,7 +17,7 @@ from .._fit.evaluation_sets import (
     memory_set,
 )
 from .._optional import load
-from .._validation import check_labels, check_matrix, check_qid, n_threads
+from .._validation import check_labels, check_matrix, check_qid, n_threads, qid_of
 from ._binning import BinnedPartitions, _binned_block
 from ._collections import _check_whole_queries, _is_dask_array, _is_dask_frame, _row_blocks, _rows_of, _x_blocks
 
@@ -381,3 +381,23 @@ def _partitions(
     y_blocks = _row_blocks(y, names[0], row_chunks, n_parts, x_name)
     q_blocks = _row_blocks(qid, names[1], row_chunks, n_parts, x_name)
     return x_blocks, y_blocks, q_blocks, columns
+
+
+def _qid_of_group(X: Any, qid: Any, group: Any) -> Any:
+    """``qid``, or the query ids 0, 1, 2, ... that LightGBM's query sizes ``group`` make for
+    the rows of a dask array ``X`` (in memory; `_row_blocks` cuts them along ``X``'s row
+    chunks). A dask DataFrame's query ids are one of its columns, which ``qid`` takes."""
+    if group is None:
+        return qid
+    source = X.source if isinstance(X, BinnedPartitions) else X
+    if not _is_dask_array(source):
+        raise TypeError(
+            "svmmap.dask.SVMMap.fit takes group= (query sizes) with a dask array X only: for a dask DataFrame "
+            "give its query-id column as qid= (partitioned like X)"
+        )
+    n_rows = source.shape[0]
+    if n_rows != n_rows:  # NaN: the row chunks are unknown
+        raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() before fit(..., group=...)")
+    if _is_dask_array(group):
+        group = group.compute()
+    return qid_of(qid, group, int(n_rows))
