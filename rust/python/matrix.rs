@@ -25,6 +25,9 @@ enum Either<A, B> {
     Second(Py<B>),
 }
 
+/// A matrix's column centers (empty for none) and scales.
+type Columns = (Py<PyArray1<f64>>, Py<PyArray1<f64>>);
+
 /// The arrays of a `CoreMatrix` by kind and dtype, as `CoreMatrix.__new__` sorted them.
 enum Stored {
     Dense(Either<PyArray2<f64>, PyArray2<f32>>),
@@ -55,7 +58,7 @@ pub struct CoreMatrix {
     n_rows: usize,
     n_cols: usize,
     missing: bool,
-    columns: Option<(Py<PyArray1<f64>>, Py<PyArray1<f64>>)>,
+    columns: Option<Columns>,
 }
 
 /// `a` as a C-contiguous and aligned array: itself when it is one, else NumPy's copy
@@ -359,8 +362,7 @@ impl CoreMatrix {
     }
     /// The column centers (empty for none) and scales, or None.
     #[getter]
-    #[allow(clippy::type_complexity)]
-    fn columns(&self, py: Python<'_>) -> Option<(Py<PyArray1<f64>>, Py<PyArray1<f64>>)> {
+    fn columns(&self, py: Python<'_>) -> Option<Columns> {
         self.columns
             .as_ref()
             .map(|(c, s)| (c.clone_ref(py), s.clone_ref(py)))
@@ -378,7 +380,7 @@ impl CoreMatrix {
         usize,
         usize,
         bool,
-        Option<(Py<PyArray1<f64>>, Py<PyArray1<f64>>)>,
+        Option<Columns>,
     ) {
         (
             self.kind,
