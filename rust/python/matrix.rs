@@ -96,8 +96,8 @@ where
         .map_err(|_| PyValueError::new_err(message.to_string()))
 }
 
-/// A 1-D array of exactly `T`, or pyo3's error of the conversion that failed (`what` names it
-/// in the messages of `slice`).
+/// A 1-D array of exactly `T` (a threshold or grid array of a binned matrix), or pyo3's error
+/// of the conversion that failed, as the core's calls raised it before.
 fn vector<'py, T: numpy::Element>(a: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, T>> {
     a.extract()
 }
