@@ -33,7 +33,7 @@ seconds of each tuning over the per-feature pipeline's.
 
 The one call (``--search``): ``SVMMapCV(loss="auto", preprocessing="auto")`` with and without
 its "ga2m" candidate on the planted and the pair-free synthetic data, the choice, test NDCG@10
-and the time ratio (median over ``--repeats``).
+and the time ratio (median over ``--repeats``; ``--kinds none`` for the pair-free data alone).
 
 The small-data table (``--small``) draws ``--queries`` (30) of an MQ2008 fold's training
 queries, ``--draws`` (3) times per fold, and compares the per-feature pipeline with the GA2M
@@ -209,7 +209,7 @@ def where_table(folds: List[int]) -> None:
             )
 
 
-def search_table(repeats: int) -> None:
+def search_table(repeats: int, kinds: List[str]) -> None:
     """The one call, ``SVMMapCV(loss="auto", preprocessing="auto")`` (5 query folds of the
     training queries), on the planted and the pair-free synthetic data: its choice, test NDCG@10
     and seconds, against the same search without the "ga2m" candidate (``preprocessing=["none",
@@ -220,6 +220,8 @@ def search_table(repeats: int) -> None:
     print("| data | search | choice | test NDCG@10 | seconds (timing) | with ga2m / without (timing, median) |")
     print("|---|---|---|---:|---:|---:|")
     for kind, planted in (("planted pairs", PLANTED), ("no pairs", None)):
+        if ("planted" if planted else "none") not in kinds:
+            continue
         train, _, test = synthetic(planted)
         rows: Dict[str, Tuple[str, float, List[float]]] = {}
         for _ in range(repeats):
@@ -282,6 +284,7 @@ def main() -> None:
         "--search", action="store_true", help="SVMMapCV(preprocessing='auto') with and without the ga2m candidate"
     )
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats of each search (--search)")
+    parser.add_argument("--kinds", default="planted,none", help="synthetic data of --search: planted, none or both")
     only.add_argument(
         "--small", action="store_true", help="MQ2008 with a few training queries: per feature against the GA2M"
     )
@@ -298,7 +301,7 @@ def main() -> None:
         where_table([int(f) for f in args.folds.split(",")])
         return
     if args.search:
-        search_table(args.repeats)
+        search_table(args.repeats, args.kinds.split(","))
         return
     if args.small:
         small_table([int(f) for f in args.folds.split(",")], args.draws, args.queries)
