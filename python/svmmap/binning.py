@@ -115,10 +115,12 @@ class Binner(TransformerMixin, BaseEstimator):
         ``1[x_i > s and x_j > t]`` on coarse thresholds s of feature i and t of feature j, so
         that a linear model scores a sum of per-feature step functions and per-pair step
         surfaces (`piecewise_scores`). An int k chooses up to k pairs by FAST (Lou et al., KDD
-        2013; ``fit`` then needs ``y`` and should get ``qid``): the pairs whose 2-D cell means
-        best fit the per-query residual of an additive model of the labels, among those that
-        fit it better than chance would let any candidate (none may), see
-        ``docs/guide/binning.md``. A list gives the pairs. None (the default): no pairs,
+        2013; ``fit`` then needs ``y`` and should get ``qid``), judged out of sample: the
+        queries are cut in two halves, each half puts forward the pairs whose 2-D cell means
+        best fit the per-query residual of its additive model of the labels, and a pair is
+        kept only when its cell means reduce that residual on the queries of the other half
+        (in both directions, and over the queries by a t test), so that where no pair helps
+        on queries that did not choose it none is kept; see ``docs/guide/binning.md``. A list gives the pairs. None (the default): no pairs,
         and the binner is exactly as without this parameter.
     interaction_bins : int, default=32
         Coarse thresholds per feature of a pair (1 to 63): every few of the feature's
@@ -146,8 +148,9 @@ class Binner(TransformerMixin, BaseEstimator):
     interaction_thresholds_ : list of (ndarray, ndarray)
         Every pair's coarse thresholds of its two features.
     interaction_scores_ : ndarray
-        With ``interactions=k``, the FAST score of every chosen pair (decreasing); NaN for
-        pairs given by the user.
+        With ``interactions=k``, every chosen pair's reduction of the squared residual of
+        the centred labels on the queries that did not choose it (summed over both halves;
+        decreasing); NaN for pairs given by the user.
 
     See Also
     --------

@@ -16,7 +16,7 @@ from ._fit.latent import refuse_latent_options
 from ._fit.request import FitRequest, fit_doc
 from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting
 from ._fit.watch import lightgbm_eval_set, lightgbm_names
-from ._search.candidates import auto_losses, make_preprocessor, preprocessing_names
+from ._search.candidates import auto_losses, fit_preprocessor, make_preprocessor, preprocessing_names
 from ._search.engine import Candidate, Policy, pair_scale, run
 from ._search.folds import QueryKFold
 from ._search.splits import SplitData, make_splits, validation_split
@@ -97,12 +97,18 @@ class SVMMapCV(BaseEstimator):
     refit : bool, default=True
         Fit the chosen C on all the training data (``best_estimator_``, ``coef_``,
         ``predict`` and ``score``).
-    preprocessing : None, "auto", {"none", "standard", "binned"} or list of them, default=None
+    preprocessing : None, "auto", {"none", "standard", "binned", "ga2m"} or list of them, default=None
         The feature preprocessings to search: "none" (the features as given), "standard"
-        (scikit-learn's ``StandardScaler``; without centering on sparse X) and "binned"
-        (`svmmap.Binner`, Yue et al.'s threshold indicators); "auto" tries all three. Each is
-        fitted on the training rows of each split only, and on all of X for the refit. None
-        (the default) is today's C search on the features as given.
+        (scikit-learn's ``StandardScaler``; without centering on sparse X), "binned"
+        (`svmmap.Binner`, Yue et al.'s threshold indicators) and "ga2m" (the binned
+        indicators with up to 10 pairwise interactions, ``Binner(interactions=10)``, whose
+        pairs are chosen on each split's training queries and kept only where they reduce
+        the residual on queries that did not choose them); "auto" tries all four. Each is
+        fitted on the training rows of each split only, and on all of X for the refit. When
+        "ga2m" keeps no pair on any split and "binned" is searched with the same loss, its
+        rows are not fitted (status "no pairs": they would be "binned"'s models), so that on
+        data without interactions it costs its pair selections alone. None (the default) is
+        today's C search on the features as given.
     losses : list of loss specifications or None, default=None
         With ``loss="auto"``: the losses to search, each one value of ``loss`` (so
         ``["map", ["map", "ndcg@10"]]`` searches map alone and the combination of map and
@@ -198,7 +204,8 @@ class SVMMapCV(BaseEstimator):
         "converged", "stalled", "max_iter", "max_time", or "budget" for a fit cut by
         ``time_budget``; "" where not fitted), "confirmed", "cold_n_evals",
         "total_n_evals", "n_degenerate_splits", "status" ("fitted", "early stop" (left out
-        by ``patience``), "pruned" (left out by the race, see ``prune_margin``; the split
+        by ``patience``), "no pairs" (a "ga2m" candidate without pairs, see
+        ``preprocessing``), "pruned" (left out by the race, see ``prune_margin``; the split
         scores fitted before are kept), "time budget" (left out, or not finished on every split, when
         ``time_budget`` was spent) or "failed" (the candidate's fit was refused on this
         data, e.g. an oracle that cannot run on a query that long; the search goes on
@@ -523,7 +530,8 @@ class SVMMapCV(BaseEstimator):
                 # The steps are fitted one by one rather than by Pipeline.fit(svmmap__qid=...),
                 # which scikit-learn refuses while metadata routing is enabled (the
                 # scikit-learn guide's setting): the preprocessor takes X and y, the SVMMap qid.
-                features = model[:-1].fit_transform(X, y)
+                transformer = fit_preprocessor(self.best_params_["preprocessing"], model[0], X, y, data.qid)
+                features = transformer.transform(X)
                 model[-1].fit(features, y, qid=data.qid, sample_weight=sample_weight)
                 self.coef_ = model[-1].coef_
             self.best_estimator_ = model

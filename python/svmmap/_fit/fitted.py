@@ -402,8 +402,9 @@ def json_value(name: str, value: Any) -> Any:
 def fit_pairs(
     spec: BinningSpec, X: np.ndarray, y: Any, qid: Any, interactions: Any, given: Any, bins: int, threads: int
 ) -> np.ndarray:
-    """Sets the pairs of ``spec`` (given, or chosen by FAST) and their coarse thresholds;
-    returns the FAST scores of the chosen pairs (NaN for given ones)."""
+    """Sets the pairs of ``spec`` (given, or chosen by FAST and judged out of sample) and their
+    coarse thresholds; returns the held-out reductions of the chosen pairs (NaN for given
+    ones)."""
     from .pairs import SELECTION_BINS, coarse_indices, select_pairs
 
     coarse = [coarse_indices(len(k), bins) for k in spec.thresholds]
