@@ -16,16 +16,6 @@ use crate::oracle::registry::LossSpec;
 use crate::solver::latent::{self, LatentOptions};
 use crate::solver::StopReason;
 
-fn stop_name(stop: StopReason) -> &'static str {
-    match stop {
-        StopReason::Converged => "converged",
-        StopReason::MaxIter => "max_iter",
-        StopReason::Callback => "callback",
-        StopReason::Stalled => "stalled",
-        StopReason::MaxTime => "max_time",
-    }
-}
-
 /// (cutoff, graded) of a latent loss's base ("ndcg@10" or "ndcg@10:graded").
 fn base_of(config: &TrainConfig) -> PyResult<(usize, bool)> {
     let base = config.latent.as_deref().ok_or_else(|| {
@@ -129,7 +119,7 @@ pub(super) fn fit_latent<'py>(
         summary,
         fit.objectives,
         fit.exhausted,
-        fit.ended_by.map(stop_name),
+        fit.ended_by.map(StopReason::name),
         zero,
     ))
 }

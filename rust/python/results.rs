@@ -1,11 +1,14 @@
-//! Typed results: the problem summary (query counts, `ProblemSummary`) and the fit summary
-//! (`FitSummary`).
+//! Typed results: the problem summary (query counts, `ProblemSummary`), the fit summary
+//! (`FitSummary`), and the iteration records, with the per-iteration hook that hands them to
+//! Python (`progress_hook`, shared by `training.rs` and `solve.rs`).
 
+use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
+use crate::error::Error;
 use crate::oracle::QueryCounts;
-use crate::solver::{IterationRecord, Summary};
+use crate::solver::{Control, IterationRecord, Summary};
 
 /// How many queries of a data set can contribute to training, and why the others cannot (the
 /// rule is `oracle::usable`). Local, distributed and baseline training report these.
@@ -186,4 +189,45 @@ pub(super) fn record_dict<'py>(
     d.set_item("n_active", r.n_active)?;
     d.set_item("seconds", r.seconds)?;
     Ok(d)
+}
+
+/// The per-iteration hook handed to the solver: stops on Ctrl-C (the cancellation flag set by
+/// `detach`), refuses to grow the working set beyond the memory available (each cut is a dense
+/// vector of `dim` numbers per slack group), and calls the Python callback (if any) with the
+/// iteration's record; a true return value stops training. A Python exception is kept in
+/// `error`, so the caller can re-raise it unchanged. With `with_coef`, the record also holds
+/// the iterate w as "coef" (the estimator scores its validation sets with it).
+pub(super) fn progress_hook<'a>(
+    callback: &'a Option<Py<PyAny>>,
+    error: &'a mut Option<PyErr>,
+    dim: usize,
+    n_groups: usize,
+    with_coef: bool,
+) -> impl FnMut(&IterationRecord, &[f64]) -> crate::Result<Control> + 'a {
+    move |r: &IterationRecord, w: &[f64]| {
+        crate::runtime::cancel::check()?;
+        crate::runtime::memory::check_working_set(dim, n_groups)?;
+        let Some(cb) = callback else {
+            return Ok(Control::Continue);
+        };
+        Python::attach(|py| {
+            let outcome = record_dict(py, r)
+                .and_then(|record| {
+                    if with_coef {
+                        record.set_item("coef", PyArray1::from_slice(py, w))?;
+                    }
+                    cb.call1(py, (record,))
+                })
+                .and_then(|v| v.is_truthy(py));
+            match outcome {
+                Ok(true) => Ok(Control::Stop),
+                Ok(false) => Ok(Control::Continue),
+                Err(e) => {
+                    let msg = e.to_string();
+                    *error = Some(e);
+                    Err(Error::Interrupted(msg))
+                }
+            }
+        })
+    }
 }

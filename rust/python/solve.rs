@@ -8,8 +8,7 @@ use pyo3::prelude::*;
 use super::arrays::slice;
 use super::config::TrainConfig;
 use super::detach;
-use super::results::{FitSummary, ProblemSummary};
-use super::training::progress_hook;
+use super::results::{progress_hook, FitSummary, ProblemSummary};
 use crate::error::Error;
 use crate::solver::{self, CutSource};
 

@@ -1,5 +1,6 @@
 //! The local fit: one model per C of a path on a matrix the core borrows (`fit_path`,
-//! `fit_path_from`), with the per-iteration hook that every training binding hands the solver.
+//! `fit_path_from`). The per-iteration hook that every training binding hands the solver is in
+//! `results.rs`, with the records it passes.
 //! The query counts are in `queries.rs`, the loop over cuts computed in Python in `solve.rs`.
 
 use numpy::{PyArray1, PyReadonlyArray1};
@@ -9,55 +10,13 @@ use pyo3::types::PyList;
 
 use super::arrays::*;
 use super::config::TrainConfig;
-use super::results::{record_dict, FitSummary};
+use super::results::{progress_hook, FitSummary};
 use super::solve::WarmState;
 use crate::data::{QueryGroups, RowMatrix};
-use crate::error::Error;
 use crate::oracle;
 use crate::oracle::QueryCounts;
 use crate::runtime::pool::with_threads;
 use crate::solver::{self, Control, IterationRecord};
-
-/// The per-iteration hook handed to the solver: stops on Ctrl-C (the cancellation flag set by
-/// `detach`), refuses to grow the working set beyond the memory available (each cut is a dense
-/// vector of `dim` numbers per slack group), and calls the Python callback (if any) with the
-/// iteration's record; a true return value stops training. A Python exception is kept in
-/// `error`, so the caller can re-raise it unchanged. With `with_coef`, the record also holds
-/// the iterate w as "coef" (the estimator scores its validation sets with it).
-pub(super) fn progress_hook<'a>(
-    callback: &'a Option<Py<PyAny>>,
-    error: &'a mut Option<PyErr>,
-    dim: usize,
-    n_groups: usize,
-    with_coef: bool,
-) -> impl FnMut(&IterationRecord, &[f64]) -> crate::Result<Control> + 'a {
-    move |r: &IterationRecord, w: &[f64]| {
-        crate::runtime::cancel::check()?;
-        crate::runtime::memory::check_working_set(dim, n_groups)?;
-        let Some(cb) = callback else {
-            return Ok(Control::Continue);
-        };
-        Python::attach(|py| {
-            let outcome = record_dict(py, r)
-                .and_then(|record| {
-                    if with_coef {
-                        record.set_item("coef", PyArray1::from_slice(py, w))?;
-                    }
-                    cb.call1(py, (record,))
-                })
-                .and_then(|v| v.is_truthy(py));
-            match outcome {
-                Ok(true) => Ok(Control::Stop),
-                Ok(false) => Ok(Control::Continue),
-                Err(e) => {
-                    let msg = e.to_string();
-                    *error = Some(e);
-                    Err(Error::Interrupted(msg))
-                }
-            }
-        })
-    }
-}
 
 /// The arrays of a training call as the core borrows them: the matrix (its values are checked
 /// when a fit runs on it), the labels and the query groups of `qid_codes`. The labels and the
@@ -208,7 +167,7 @@ fn path_from<'py>(
     if let Some(base) = &config.latent {
         return Err(PyValueError::new_err(format!(
             "fit_path solves convex problems; a latent-target loss is trained in CCCP rounds of \
-             {base:?} by svmmap._training (SVMMap.fit, svmmap learn, SVMMapCV)"
+             {base:?} by svmmap._fit.training (SVMMap.fit, svmmap learn, SVMMapCV)"
         )));
     }
     let (x, labels, groups) = training_data(x, &y, &qid_codes, n_queries)?;

@@ -80,10 +80,6 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
 
 MAX_TOP_LEVEL_MODULES = 16
 MAX_LINES = 600
-#: Files over the limit whose split is under way elsewhere (file: why), each to be removed with it.
-OVER_THE_LIMIT = {
-    "rust/python/config.rs": "the binding's files are split by issue 44 item 5 (branch bind)",
-}
 
 
 def layer_of(module: str, layers: List[Tuple[str, Tuple[str, ...]]] = LAYERS) -> int:
@@ -200,7 +196,7 @@ def test_no_source_file_over_600_lines(tmp_path):
     assert long_files([ok, long], root=tmp_path) == [f"long.py: {MAX_LINES + 1} lines"]
     sources = sorted(PACKAGE.rglob("*.py")) + sorted(PACKAGE.rglob("*.pyi")) + sorted(RUST.rglob("*.rs"))
     assert len(sources) > 100
-    problems = [p for p in long_files(sources) if p.split(":")[0] not in OVER_THE_LIMIT]
+    problems = long_files(sources)
     assert not problems, "split these files (each file one job):\n" + "\n".join(problems)
 
 
