@@ -12,7 +12,7 @@ about 573,000 documents, the issue's "578k" shape; 31,500 give MSLR-WEB30K's 2.2
 generated once and saved to a temporary directory. Each measurement runs in a fresh
 interpreter that imports svmmap and scikit-learn (and LightGBM for its fit), notes its
 resident memory, loads the saved arrays (``np.load``, no temporary copies), fits and reports
-its peak resident memory (``ru_maxrss``), so that neither the generator's temporaries nor
+its peak resident memory (``VmHWM``), so that neither the generator's temporaries nor
 another measurement count. The table gives the peak against ``X.nbytes`` twice: the whole
 process's peak, and the peak less what the interpreter held before the data was loaded
 (Python, NumPy, SciPy, scikit-learn and the extension), which is what the fit and its data
@@ -40,8 +40,6 @@ import tables  # noqa: E402  (benchmarks/tables.py, beside this script)
 
 
 def child(directory: str, n_jobs: int, what: str, Cs: Optional[List[float]], refit: bool) -> Dict[str, Any]:
-    import resource
-
     import sklearn.preprocessing  # noqa: F401  (imported by the search; counted before the data)
 
     if what == "lightgbm":
@@ -50,8 +48,11 @@ def child(directory: str, n_jobs: int, what: str, Cs: Optional[List[float]], ref
         from svmmap import SVMMapCV
 
     def rss_mb() -> float:
-        # ru_maxrss is in KiB on Linux.
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        # The peak resident memory of this process's own address space (VmHWM, in kB): not
+        # ru_maxrss, which Linux carries over from the parent's at the fork before exec (the
+        # parent held the generated data then).
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
 
     before = rss_mb()
     X = np.load(os.path.join(directory, "X.npy"))
