@@ -13,7 +13,8 @@ benchmarks/auto_search.py by default: 300 queries of 100 documents, 60 features 
 
 Each cell is the seconds of fitting that row, summed over the 5 splits, in full and then as the
 default pays it; a mark after the default's figure says why it paid less: ``p`` the race
-pruned the row on some split, ``e`` the early stop along C left it out, ``-`` it was never fitted.
+pruned the row on some split, ``e`` the early stop along C left it out, ``n`` a "ga2m" row
+whose Binner kept no pair on any split (the "binned" row's model), ``-`` it was never fitted.
 "pairwise:count" is fitted at C times the factor of `pair_scale` in the default (its column
 heads give the nominal C). The last lines give each search's total, its choice and the choice's
 test NDCG@10 after the refit.
@@ -43,7 +44,7 @@ from svmmap._search.candidates import auto_losses  # noqa: E402
 from svmmap.metrics import ndcg  # noqa: E402
 
 #: The status of a row in cv_results_ and the mark it gets in the table.
-MARKS = {"fitted": "", "pruned": " p", "early stop": " e", "time budget": " b", "failed": " f"}
+MARKS = {"fitted": "", "pruned": " p", "early stop": " e", "time budget": " b", "failed": " f", "no pairs": " n"}
 
 
 def search(full: bool, train: Tuple, max_time: float) -> Tuple[SVMMapCV, float]:
