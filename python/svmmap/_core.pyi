@@ -268,6 +268,7 @@ def bin_fit(
     x: Union[npt.NDArray[np.float64], npt.NDArray[np.float32]],
     config: BinnerConfig,
     n_threads: int,
+    rows: Optional[npt.NDArray[np.int64]] = None,
 ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]: ...
 def bin_transform(
     x: Union[npt.NDArray[np.float64], npt.NDArray[np.float32]],

@@ -118,15 +118,18 @@ fn fit_group<T: Scalar, K: OrderKey>(
     x: &[T],
     n_rows: usize,
     n_cols: usize,
+    rows: Option<&[usize]>,
     (j0, j1): (usize, usize),
     buf: &mut ColumnBuffers<K>,
     n_thresholds: usize,
     strategy: Strategy,
 ) -> Vec<Vec<f64>> {
+    // The rows fitted on: all of them, or the given subset (in its order).
+    let n_used = rows.map_or(n_rows, <[usize]>::len);
     buf.keys.resize_with(j1 - j0, Vec::new);
     for keys in &mut buf.keys {
         keys.clear();
-        keys.resize(n_rows, K::default());
+        keys.resize(n_used, K::default());
     }
     // The group's values are first copied out of a block of rows (a short loop, so that the
     // processor has many rows' cache misses in flight), then turned into keys column by column
@@ -136,19 +139,26 @@ fn fit_group<T: Scalar, K: OrderKey>(
     let g = j1 - j0;
     let mut stage: Vec<[T; COLUMN_GROUP]> = Vec::with_capacity(BLOCK);
     let mut any_nan = false;
-    for (b, rows) in x[..n_rows * n_cols].chunks(BLOCK * n_cols).enumerate() {
+    let row_of = |i: usize| {
+        let r = rows.map_or(i, |rows| rows[i]);
+        &x[r * n_cols..(r + 1) * n_cols]
+    };
+    for b in 0..n_used.div_ceil(BLOCK) {
         // A tall group takes seconds; Ctrl-C stops it here (the caller reports it).
         if crate::runtime::cancel::requested() {
             return Vec::new();
         }
+        let block = b * BLOCK..((b + 1) * BLOCK).min(n_used);
         stage.clear();
         if g == COLUMN_GROUP {
             stage.extend(
-                rows.chunks_exact(n_cols)
-                    .map(|row| <[T; COLUMN_GROUP]>::try_from(&row[j0..j1]).expect("a full group")),
+                block.map(|i| {
+                    <[T; COLUMN_GROUP]>::try_from(&row_of(i)[j0..j1]).expect("a full group")
+                }),
             );
         } else {
-            stage.extend(rows.chunks_exact(n_cols).map(|row| {
+            stage.extend(block.map(|i| {
+                let row = row_of(i);
                 let mut lane = [row[j0]; COLUMN_GROUP];
                 lane[..g].copy_from_slice(&row[j0..j1]);
                 lane
@@ -248,10 +258,35 @@ pub fn fit<T: Scalar>(
     strategy: Strategy,
     missing: Missing,
 ) -> Result<Thresholds> {
+    fit_rows(x, n_rows, n_cols, None, n_thresholds, strategy, missing)
+}
+
+/// [`fit`] on the rows `rows` of the matrix alone (all rows when None), without a copy of
+/// them: the thresholds are those `fit` gives on the matrix of those rows, bit for bit (each
+/// column's fit reads its values in the order given). A search fits each split's binning so on
+/// the one matrix it searches on. The rows must be below `n_rows`; every value of the matrix is
+/// checked, as `fit` checks its own.
+pub fn fit_rows<T: Scalar>(
+    x: &[T],
+    n_rows: usize,
+    n_cols: usize,
+    rows: Option<&[usize]>,
+    n_thresholds: usize,
+    strategy: Strategy,
+    missing: Missing,
+) -> Result<Thresholds> {
     check_shape(x, n_rows, n_cols)?;
     if let Some((r, c, v)) = first_bad(x, n_cols, missing) {
         return Err(bad_value_error(r, c, v));
     }
+    if let Some(&r) = rows.and_then(|rows| rows.iter().find(|&&r| r >= n_rows)) {
+        return Err(crate::error::Error::input(format!(
+            "row {r} is outside the {n_rows} rows of the matrix to fit thresholds on"
+        )));
+    }
+    // From here on, `n_rows` counts the rows fitted on, as `fit` on their copy counts them.
+    let n_all = n_rows;
+    let n_rows = rows.map_or(n_all, <[usize]>::len);
     // Quantile thresholds lie between distinct values, so a column has fewer than its rows;
     // uniform ones are placed whether data lies between them or not, so all may be kept.
     let per_column = match strategy {
@@ -324,8 +359,9 @@ pub fn fit<T: Scalar>(
                 let fitted = if is_f32 {
                     fit_group(
                         x,
-                        n_rows,
+                        n_all,
                         n_cols,
+                        rows,
                         groups[g],
                         &mut buf32,
                         n_thresholds,
@@ -334,8 +370,9 @@ pub fn fit<T: Scalar>(
                 } else {
                     fit_group(
                         x,
-                        n_rows,
+                        n_all,
                         n_cols,
+                        rows,
                         groups[g],
                         &mut buf64,
                         n_thresholds,

@@ -2,6 +2,7 @@
 //! fitting, the indicator transform and bin codes.
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 
@@ -150,14 +151,17 @@ impl PyBinnerConfig {
 /// Concatenated thresholds and the offsets of every column's block.
 pub(super) type ThresholdArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<i64>>);
 
-/// Fits binning thresholds per column (the configuration's n_thresholds, strategy and missing).
+/// Fits binning thresholds per column (the configuration's n_thresholds, strategy and missing),
+/// on the rows `rows` of `x` alone when given (as on `x[rows]`, without that copy).
 /// Returns (values, offsets): column j's sorted thresholds are values[offsets[j]:offsets[j + 1]].
 #[pyfunction]
+#[pyo3(signature = (x, config, n_threads, rows=None))]
 pub(super) fn bin_fit<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     config: &Bound<'py, PyBinnerConfig>,
     n_threads: usize,
+    rows: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<ThresholdArrays<'py>> {
     let binning::BinnerConfig {
         n_thresholds,
@@ -165,10 +169,23 @@ pub(super) fn bin_fit<'py>(
         missing,
         ..
     } = config.get().config;
+    let rows: Option<Vec<usize>> = match &rows {
+        None => None,
+        Some(r) => Some(
+            r.as_slice()?
+                .iter()
+                .map(|&i| {
+                    usize::try_from(i).map_err(|_| {
+                        PyValueError::new_err(format!("rows must be row indices >= 0, got {i}"))
+                    })
+                })
+                .collect::<PyResult<_>>()?,
+        ),
+    };
     let x = DenseFloats::extract(x)?;
     let th = with_dense_floats!(py, &x, |s, n, d| {
         with_threads(n_threads, || {
-            binning::fit(s, n, d, n_thresholds, strategy, missing)
+            binning::fit::fit_rows(s, n, d, rows.as_deref(), n_thresholds, strategy, missing)
         })?
     })?;
     let offsets: Vec<i64> = th.offsets.iter().map(|&o| o as i64).collect();

@@ -140,3 +140,62 @@ def test_column_scales_train_as_the_standard_scalers_copy_up_to_rounding(fold1, 
     predicted = _core.predict(cX.with_columns(center, scale), w, 1)
     expected = _core.predict(check_matrix(scaler.transform(X))[0], w, 1)
     np.testing.assert_allclose(predicted, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+
+
+def test_thresholds_of_a_subset_by_hand():
+    # One column 0, 1, ..., 9 and the even rows 0, 2, 4, 6, 8: their values 0, 2, 4, 6, 8 are
+    # five distinct values, fewer than 50 + 1, so every gap gets its midpoint: 1, 3, 5, 7 (on
+    # all ten rows it would be 0.5, 1.5, ..., 8.5).
+    X = np.arange(10, dtype=np.float64).reshape(-1, 1)
+    config = Binner()._check_params()
+    values, offsets = _core.bin_fit(X, config, 1, rows=np.arange(0, 10, 2))
+    np.testing.assert_array_equal(values, [1.0, 3.0, 5.0, 7.0])
+    np.testing.assert_array_equal(offsets, [0, 4])
+    np.testing.assert_array_equal(_core.bin_fit(X, config, 1)[0], np.arange(9) + 0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_thresholds_of_a_subset_are_those_of_its_copy_bit_for_bit(fold1, dtype):
+    # The search bins each split's training rows where they are (`_core.bin_fit` with rows):
+    # the thresholds must be those of the Binner on the copy of the rows, to the bit.
+    X, _, _, rows = fold1
+    X = X.astype(dtype)
+    config = Binner()._check_params()
+    on_copy = _core.bin_fit(np.ascontiguousarray(X[rows]), config, 2)
+    in_place = _core.bin_fit(X, config, 2, rows=rows.astype(np.int64))
+    assert on_copy[0].tobytes() == in_place[0].tobytes()
+    np.testing.assert_array_equal(on_copy[1], in_place[1])
+
+
+def test_thresholds_of_rows_outside_the_matrix_are_refused():
+    X = np.zeros((4, 2))
+    config = Binner()._check_params()
+    with pytest.raises(ValueError, match="row 4 is outside the 4 rows"):
+        _core.bin_fit(X, config, 1, rows=np.array([0, 4]))
+    with pytest.raises(ValueError, match="rows must be row indices >= 0, got -1"):
+        _core.bin_fit(X, config, 1, rows=np.array([-1, 2]))
+
+
+def test_a_binned_split_trains_on_codes_of_all_rows_as_on_its_copies(fold1):
+    # SVMMapCV's "binned" split without a copy of X: the codes of every row under the
+    # thresholds of the split's training rows, with code -1 outside them, train and score as
+    # the Binner fitted on a copy of the training rows and applied to copies of both sets.
+    from svmmap._search.splits import SplitData
+
+    X, y, codes, rows = fold1
+    test = np.setdiff1d(np.arange(len(y)), rows)
+    data = SplitData(X, check_matrix(X)[0], y, codes, None, [(rows, test)], None, 2)
+    assert data._in_place("binned", 0)
+    x_view, y_view, c_view, n_view, w_view = data.fit_inputs("binned", 0)
+    x_copy, x_test = data.matrices("binned", 0)  # the Binner on copies, as before
+    sub, full, n_queries = subset_codes(codes, rows)
+    np.testing.assert_array_equal(c_view, full)
+    assert n_view == n_queries and w_view is None
+    config = SVMMap(loss="map", n_jobs=2)._config()
+    copied = _core.fit_path(x_copy, y[rows], sub, n_queries, config, GRID)
+    viewed = _core.fit_path(x_view, y_view, c_view, n_view, config, GRID)
+    assert_same_fits(copied, viewed, "binned")
+    w = viewed[-1][0]
+    matrix, at, *_ = data.score_inputs("binned", 0)
+    np.testing.assert_array_equal(at, test)
+    assert _core.predict(matrix, w, 1)[at].tobytes() == _core.predict(x_test, w, 1).tobytes()

@@ -9,8 +9,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .. import _core
 from .._fit.evaluation_sets import memory_set
-from .._validation import check_labels, check_matrix, check_qid, invalid_parameter, qid_of, query_weights
+from .._fit.fitted import BinningSpec
+from .._validation import check_labels, check_matrix, check_qid, invalid_parameter, n_threads, qid_of, query_weights
 from .candidates import fit_preprocessor, make_preprocessor
 from .folds import QueryKFold
 
@@ -130,11 +132,13 @@ class SplitData:
     integer a row) are kept. "standard" does the same with the matrix read through the
     split's column centers and scales (`CoreMatrix.with_columns`: the mean and standard
     deviation of its training rows, which StandardScaler would use), which gives the
-    scaler's models up to rounding. Training rows that are not in increasing order (a split
-    given as a list of rows in another order, or with a row twice) cannot be told apart by
-    codes, and are copied (and transformed) as before, as are the bin codes of "binned".
-    Matrices made so are made when first asked for and kept, so that a preprocessing no
-    candidate reaches costs nothing.
+    scaler's models up to rounding. "binned" trains on the bin codes of every row of X under
+    the thresholds fitted on the split's training rows (`_binned_of`), bit for bit the Binner's
+    models on copies, one split's codes at a time. Training rows that are not in increasing
+    order (a split given as a list of rows in another order, or with a row twice) cannot be
+    told apart by codes, and are copied (and transformed) as before, as is sparse X for
+    "binned". Matrices made so are made when first asked for and kept, so that a
+    preprocessing no candidate reaches costs nothing.
 
     ``validation`` is the one validation set of cv="validation" as (X as given, core X,
     labels, query codes), else None."""
@@ -153,6 +157,10 @@ class SplitData:
     )
     _columns: Dict[int, Tuple[Optional[np.ndarray], np.ndarray]] = field(default_factory=dict)
     _pairs: Dict[int, List[Tuple[int, int]]] = field(default_factory=dict)
+    #: The binned matrices of one split at a time (see `_binned_of`): (split, of X, of the
+    #: validation set or None).
+    _binned: Optional[Tuple[int, Any, Any]] = None
+    _thresholds: Dict[int, Any] = field(default_factory=dict)
 
     @property
     def n_splits(self) -> int:
@@ -162,6 +170,7 @@ class SplitData:
         """Split k's training data as the core takes it: (matrix, labels, query codes, number
         of queries, query weights), the transformer of ``preprocessing`` fitted on the split's
         training rows only."""
+        preprocessing = self._effective(preprocessing, k)
         in_place = self._in_place(preprocessing, k)
         x_train = self._viewed(self.core_X, preprocessing, k) if in_place else self.matrices(preprocessing, k)[0]
         return (x_train, *self._training_of(k, in_place))
@@ -171,6 +180,7 @@ class SplitData:
     ) -> Tuple[Any, Optional[np.ndarray], np.ndarray, np.ndarray, Optional[np.ndarray]]:
         """Split k's validation data: (matrix, rows, labels, query codes, document weights);
         the validation predictions are the matrix's at ``rows`` (None: at every row)."""
+        preprocessing = self._effective(preprocessing, k)
         test = self.splits[k][1]
         y, codes, weights = self.scoring(k)
         # Validation rows are read where they are, in any order (a prediction is a row's own):
@@ -196,24 +206,77 @@ class SplitData:
         self.matrices("ga2m", k)
         return self._pairs[k]
 
+    def _effective(self, preprocessing: str, k: int) -> str:
+        """The preprocessing split k trains on: "ga2m" whose Binner keeps no pair on the split
+        is "binned" there (without pairs the GA2M's Binner is the per-feature one, whose
+        thresholds do not depend on the labels), read in place as "binned" is."""
+        if preprocessing == "ga2m" and not self.ga2m_pairs(k):
+            return "binned"
+        return preprocessing
+
     def _in_place(self, preprocessing: str, k: int) -> bool:
         """Whether split k trains on the search's one matrix (read through its column scales
-        for "standard"): its training rows are in increasing order, so that the matrix with
-        codes -1 elsewhere trains on them as a copy of them would."""
-        if preprocessing in ("binned", "ga2m") or (preprocessing == "standard" and self.core_X.kind == "binned"):
+        for "standard", as the bin codes of all its rows for "binned"): its training rows are
+        in increasing order, so that the matrix with codes -1 elsewhere trains on them as a
+        copy of them would."""
+        if preprocessing == "ga2m" or (preprocessing == "standard" and self.core_X.kind == "binned"):
             return False
+        if preprocessing == "binned" and not self._binnable():
+            return False
+        return bool(np.all(np.diff(self._train_rows(k)) > 0))
+
+    def _train_rows(self, k: int) -> np.ndarray:
+        """Split k's training rows as positions 0 .. n - 1 (a split may give them negative)."""
         train = self.splits[k][0]
-        rows = np.where(train < 0, train + self.codes.shape[0], train)
-        return bool(np.all(rows[1:] > rows[:-1]))
+        return np.where(train < 0, train + self.codes.shape[0], train)
+
+    def _binnable(self) -> bool:
+        """Whether "binned" can bin the search's one matrix in place: dense X (and a dense
+        validation set), which the Binner would bin as it is; sparse X is densified by the
+        Binner, which only its per-split copies do."""
+        dense = self.core_X.kind == "dense" and not hasattr(self.X, "tocsr")
+        return dense and (self.validation is None or self.validation[1].kind == "dense")
 
     def _viewed(self, core_X: Any, preprocessing: str, k: int) -> Any:
-        """``core_X`` as split k's fits read it: as it is, or for "standard" through the
-        column centers and scales of the split's training rows."""
+        """``core_X`` as split k's fits read it: as it is, for "standard" through the column
+        centers and scales of the split's training rows, for "binned" as the bin codes of all
+        its rows under the thresholds of the split's training rows."""
         if preprocessing == "none":
             return core_X
+        if preprocessing == "binned":
+            binned = self._binned_of(k)
+            return binned[1] if core_X is self.core_X else binned[2]
         if k not in self._columns:
             self._columns[k] = standard_columns(self.core_X, self.splits[k][0], sparse=hasattr(self.X, "tocsr"))
         return core_X.with_columns(*self._columns[k])
+
+    def _binned_of(self, k: int) -> Tuple[int, Any, Any]:
+        """Split k's binned matrices: the thresholds the Binner fits on the split's training
+        rows (fitted on those rows of X where they are, `_core.bin_fit` with ``rows``, bit
+        for bit as on their copy), and the codes of every row of X under them (and of the
+        validation set with cv="validation"). A split trains on the codes with the query code
+        -1 outside its rows and scores at its validation rows, as on the codes of copies of
+        its rows, which the Binner would give row by row. Only one split's codes are kept (a
+        quarter of a float32 X, an eighth of a float64 one, for each): the search fits all
+        candidates on a split before the next, so they are made again once per split and C
+        (one pass over X; the thresholds are kept), where keeping every split's would take
+        more memory than X."""
+        if self._binned is None or self._binned[0] != k:
+            # The previous split's codes go before the next ones are made, so that they never
+            # take memory together.
+            self._binned = None
+            X, threads = self.core_X.arrays[0], n_threads(self.n_jobs)
+            if k not in self._thresholds:
+                # The thresholds (a few kilobytes) are kept: fitting them sorts every column.
+                binner = make_preprocessor("binned", False, self.n_jobs)
+                config = binner._check_params()
+                values, offsets = _core.bin_fit(X, config, threads, rows=self._train_rows(k).astype(np.int64))
+                thresholds = [values[offsets[j] : offsets[j + 1]].copy() for j in range(X.shape[1])]
+                self._thresholds[k] = BinningSpec(config, binner.get_params(), thresholds, X.shape[1])
+            spec = self._thresholds[k]
+            validation = None if self.validation is None else spec.core_codes(self.validation[1].arrays[0], threads)
+            self._binned = (k, spec.core_codes(X, threads), validation)
+        return self._binned
 
     def _make_matrices(self, preprocessing: str, k: int) -> Tuple[Any, Any]:
         train, test = self.splits[k]
@@ -228,9 +291,9 @@ class SplitData:
         if preprocessing == "ga2m":
             self._pairs[k] = list(transformer.interactions_)
             if not self._pairs[k]:
-                # Without pairs the GA2M's Binner is the per-feature one (its thresholds do not
-                # depend on the labels): "binned"'s matrices, made once for both.
-                return self.matrices("binned", k)
+                # Without pairs the split trains on "binned"'s matrices (`_effective`): none
+                # of its own are kept.
+                return None, None
         x_train = transformer.transform(x_train)
         if not sparse and hasattr(x_test, "tocsr"):
             # A sparse validation set beside dense X (a LETOR file that leaves out its zeros
