@@ -244,6 +244,15 @@ def check_qid(
         raise ValueError(f"{qid_name} has {arr.shape[0]} entries but {rows_name} has {n_rows} rows")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError(f"{qid_name} contains NaN or infinite values")
+    if arr.dtype.kind == "O" and arr.size:
+        # None, pandas' NA or a float NaN among strings is a missing id, not a query: it would
+        # pool every row that lacks one into one made-up query.
+        missing = np.flatnonzero(_missing_ids(arr).astype(bool))
+        if missing.size:
+            raise ValueError(
+                f"{qid_name} contains a missing id: {qid_name}[{missing[0]}] is {arr[missing[0]]!r}, "
+                "and every row needs a query id"
+            )
     if arr.dtype.kind in "iuf" and arr.size and bool(np.all(arr[1:] >= arr[:-1])):
         # Already sorted, as in LETOR files: the codes are the run numbers, found in one
         # vectorized pass instead of np.unique's sort (the same result, several times faster
@@ -263,6 +272,19 @@ def check_qid(
             raise ValueError(f"qid values must be hashable: {exc}") from None
         uniques = _object_array(mapping)
     return contiguous(codes.reshape(-1), dtype=np.int64), uniques
+
+
+def _missing_id(value: Any) -> bool:
+    """Whether one entry of an object array of query ids stands for "no id": None, a NaN or
+    infinite float, pandas' NA or NaT (recognised by type name, so pandas need not be loaded)."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return not np.isfinite(value)
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+_missing_ids = np.frompyfunc(_missing_id, 1, 1)
 
 
 def query_weights(sample_weight: Any, codes: np.ndarray, uniques: np.ndarray) -> "np.ndarray | None":
