@@ -41,6 +41,36 @@ def _canonical_int(text: str) -> bool:
     return _CANONICAL_INT.fullmatch(text) is not None and -(2**63) <= int(text) < 2**63
 
 
+#: A query id that is a decimal number (SVMlight reads the qid: field as a number).
+_NUMBER_ID = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def _refuse_one_number_two_ways(names: Sequence[str], codes: np.ndarray, lines: np.ndarray, path: Any) -> None:
+    """Refuse a file in which one number is written as two query ids ("1" and "01", "+1",
+    "1.0"): SVMlight would read them as one query and trec_eval or RankLib as two, and either
+    silent reading splits or merges a query for someone."""
+    from decimal import Decimal, InvalidOperation
+
+    seen: dict = {}
+    for code, name in enumerate(names):
+        if _NUMBER_ID.fullmatch(name) is None:
+            continue
+        try:
+            value = Decimal(name)
+        except InvalidOperation:  # pragma: no cover - the pattern is Decimal's syntax
+            continue
+        if value in seen:
+            first, other = seen[value], code
+            at = [int(lines[int(np.argmax(codes == c))]) for c in (first, other)]
+            raise _core.DataFormatError(
+                f"{os.fspath(path)}:{at[1]}: the query id {names[other]!r} is the number of the query id "
+                f"{names[first]!r} (line {at[0]}) written another way; query ids are kept as written, as "
+                "trec_eval and RankLib keep them, so they would be two queries: write every id of a query "
+                "the same way"
+            )
+        seen[value] = code
+
+
 def _qid_array(names: Sequence[str], codes: np.ndarray) -> np.ndarray:
     """Query ids as int64 when every id is an integer written canonically (as in LETOR), else
     as strings.
@@ -115,7 +145,9 @@ def load_letor(
     qid : ndarray of shape (n_documents,)
         The query id of every row: the string of the file (as for TREC runs and qrels), held
         as int64 when every id is an integer written as Python writes one (``str(qid)`` gives
-        the string back: "01" and "1" are two queries and make the array str).
+        the string back: ids "01", "02" make the array str). A file that writes one number as
+        two ids ("1" and "01", "+1" or "1.0") is refused: SVMlight would read them as one query,
+        trec_eval and RankLib as two.
     comments : list of str, only with ``return_comments=True``
 
     Raises
@@ -194,7 +226,9 @@ def load_letor(
 
         qid = qid_of(None, sizes[0], n_rows, group_name=sizes[1], rows_name=os.fspath(path))
     else:
-        qid = _qid_array(raw["qid_names"], raw["qid_codes"].astype(np.intp))
+        codes = raw["qid_codes"].astype(np.intp)
+        _refuse_one_number_two_ways(raw["qid_names"], codes, raw["line_numbers"], path)
+        qid = _qid_array(raw["qid_names"], codes)
     if return_comments:
         return X, raw["labels"], qid, raw["comments"]
     return X, raw["labels"], qid

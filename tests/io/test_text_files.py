@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 
 import numpy as np
 import pytest
@@ -121,11 +122,36 @@ def test_a_query_id_is_its_string(tmp_path, ids):
             load_letor(tmp_path / "f.txt")
         return
     (tmp_path / "f.txt").write_text(f"1 qid:{a} 1:1\n0 qid:{a} 1:0\n1 qid:{b} 1:1\n0 qid:{b} 1:0\n")
-    qid = load_letor(tmp_path / "f.txt")[2]
-    assert [str(q) for q in qid] == [a, a, b, b]
-    assert len(set(qid.tolist())) == 2
+    if (a, b) in [("01", "1"), ("1", "+1"), ("-0", "0")]:
+        # One number written two ways in one LETOR file is refused (hostile trial 2, W2):
+        # SVMlight would read one query, trec_eval and RankLib two.
+        with pytest.raises(
+            DataFormatError,
+            match=rf"f\.txt:3: the query id '{re.escape(b)}' is the number of the query id '{re.escape(a)}' \(line 1\)",
+        ):
+            load_letor(tmp_path / "f.txt")
+    else:
+        qid = load_letor(tmp_path / "f.txt")[2]
+        assert [str(q) for q in qid] == [a, a, b, b]
+        assert len(set(qid.tolist())) == 2
     (tmp_path / "run").write_text(f"{a} Q0 d1 1 1 t\n{b} Q0 d1 1 1 t\n")
     assert sorted(read_run(tmp_path / "run").qid.tolist()) == sorted([a, b])
+
+
+@pytest.mark.parametrize("other", ["01", "+1", "1.0", "1e0", "001.00"])
+def test_one_number_written_as_two_query_ids_is_refused_naming_both_lines(tmp_path, other):
+    # Hostile trial 2, W2: "qid:01" beside "qid:1" split query 1 in two (ids are kept as
+    # written), while feature index 01 is feature 1. Decimal's value is the number rule, so
+    # 1e0 and 001.00 are the number 1 as well.
+    (tmp_path / "f.txt").write_text(f"1 qid:1 1:0.5\n0 qid:2 1:0.1\n1 qid:2 1:0.3\n0 qid:{other} 1:0.9\n")
+    with pytest.raises(
+        DataFormatError,
+        match=rf"f\.txt:4: the query id '{re.escape(other)}' is the number of the query id '1' \(line 1\)",
+    ):
+        load_letor(tmp_path / "f.txt")
+    # Ids that are not one number written twice stay as they are: "01" and "02" are strings.
+    (tmp_path / "g.txt").write_text("1 qid:01 1:0.5\n0 qid:01 1:0.1\n1 qid:02 1:0.3\n0 qid:1.5 1:0.9\n")
+    assert load_letor(tmp_path / "g.txt")[2].tolist() == ["01", "01", "02", "1.5"]
 
 
 def test_canonical_integer_ids_stay_int64_and_the_same_in_every_reader(tmp_path):
