@@ -363,12 +363,46 @@ def save_predictions(path: PathLike, scores: np.ndarray) -> None:
     write_atomic(path, "".join(f"{float(s)!r}\n" for s in np.asarray(scores, dtype=np.float64)))
 
 
+def _by_ranklib_index(name: str, values: List[float], lines: List[tuple]) -> List[float]:
+    """The scores of RankLib's ``qid index score`` lines put in the data file's order: the
+    index is the document's position in its query (from 0), so within each run of lines of one
+    query the score of index j belongs to that query's j-th document, whatever the line order.
+    Every index of a query must appear once and lie below the query's number of documents."""
+    from ._core import DataFormatError
+
+    out = list(values)
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and lines[end][0] == lines[start][0]:
+            end += 1
+        size = end - start
+        seen: dict = {}
+        for i in range(start, end):
+            q, index, lineno = lines[i]
+            if index >= size:
+                raise DataFormatError(
+                    f"{name}:{lineno}: field 2 (RankLib's document index) is {index}, but query {q!r} has "
+                    f"{size} lines here, so its indices run from 0 to {size - 1}"
+                )
+            if index in seen:
+                raise DataFormatError(
+                    f"{name}:{lineno}: field 2 (RankLib's document index) {index} of query {q!r} is also on "
+                    f"line {seen[index]}; each document of a query has one score"
+                )
+            seen[index] = lineno
+            out[start + index] = values[i]
+        start = end
+    return out
+
+
 def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any = None) -> np.ndarray:
     """Read the scores of a predictions file, one document per line, in the data file's order.
 
     Three layouts are read, the same on every line: ``score`` (svmmap, SVM^light/rank),
     ``qid score``, and RankLib's ``qid index score`` (``-score`` output); the score is the last
-    field. With ``qid`` (the data file's query ids, one per document), the qid column must
+    field. RankLib's index is the document's position in its query, from 0: the scores of a
+    query are put in that order, whatever the order of its lines. With ``qid`` (the data file's query ids, one per document), the qid column must
     name the same query as the data file's line (the same string), so that a predictions file
     of another data file or order is refused instead of evaluated.
 
@@ -376,7 +410,8 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
     ------
     svmmap.DataFormatError
         With ``file:line`` and the field, for a score that is not a finite number, a line
-        with another number of fields than the first, a non-integer RankLib index, a qid that
+        with another number of fields than the first, a RankLib index that is not an integer,
+        repeated in its query or not below the query's number of lines, a qid that
         differs from the data file's, bytes that are not UTF-8, or the wrong number of lines.
     """
     from ._core import DataFormatError
@@ -385,6 +420,7 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
     layouts = {1: "'score'", 2: "'qid score'", 3: "'qid index score' (RankLib)"}
     expected_qids = None if qid is None else [str(q) for q in np.asarray(qid).tolist()]
     values: List[float] = []
+    ranklib: List[tuple] = []  # (qid, document index, line) of every line in RankLib's layout
     width = None
     first_line = 0
     for lineno, raw in text_lines(name):
@@ -424,6 +460,10 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
                     f"data file belongs to query {want!r}; the predictions are of another file or order"
                 )
         values.append(v)
+        if width == 3:
+            ranklib.append((fields[0], int(fields[1]), lineno))
+    if ranklib:
+        values = _by_ranklib_index(name, values, ranklib)
     if n_expected is None and expected_qids is not None:
         n_expected = len(expected_qids)
     if n_expected is not None and len(values) != n_expected:

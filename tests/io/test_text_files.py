@@ -329,3 +329,38 @@ def test_nul_bytes_in_ids_are_refused_in_every_reader(tmp_path):
     (tmp_path / "qrels").write_bytes(b"1\x00 0 d1 1\n")
     with pytest.raises(DataFormatError, match=r"qrels:1: field 1 contains a NUL byte"):
         read_qrels(tmp_path / "qrels")
+
+
+def test_ranklib_scores_are_placed_by_their_document_index(tmp_path):
+    # Hostile trial 2, W3: the index column was ignored and the scores taken in line order.
+    # RankLib's index is the document's position in its query from 0, so query 1's lines
+    # "index 1: -1" then "index 0: 0.5" give document 1 of query 1 the score 0.5.
+    path = tmp_path / "p.txt"
+    path.write_text("1\t1\t-1\n1\t0\t0.5\n2\t0\t2.25\n")
+    assert load_predictions(path, qid=np.array([1, 1, 2])).tolist() == [0.5, -1.0, 2.25]
+    assert load_predictions(path).tolist() == [0.5, -1.0, 2.25]
+
+
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        (
+            "1\t0\t0.5\n1\t0\t-1\n2\t0\t2.25\n",
+            r"p\.txt:2: field 2 \(RankLib's document index\) 0 of query '1' is also on line 1",
+        ),
+        (
+            "1\t0\t0.5\n1\t2\t-1\n2\t0\t2.25\n",
+            r"p\.txt:2: field 2 \(RankLib's document index\) is 2, but query '1' has 2 lines",
+        ),
+        (
+            "1\t0\t0.5\n1\t1\t-1\n2\t5\t2.25\n",
+            r"p\.txt:3: field 2 \(RankLib's document index\) is 5, but query '2' has 1 lines",
+        ),
+    ],
+    ids=["duplicate", "beyond-the-query", "beyond-the-last-query"],
+)
+def test_ranklib_indices_that_name_no_document_are_refused(tmp_path, text, needle):
+    path = tmp_path / "p.txt"
+    path.write_text(text)
+    with pytest.raises(DataFormatError, match=needle):
+        load_predictions(path, qid=np.array([1, 1, 2]))
