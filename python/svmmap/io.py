@@ -359,8 +359,26 @@ def _group_sizes(path: PathLike, group: Any) -> Optional[tuple]:
 
 
 def save_predictions(path: PathLike, scores: np.ndarray) -> None:
-    """One score per line, exactly (shortest round-trip representation), written atomically."""
-    write_atomic(path, "".join(f"{float(s)!r}\n" for s in np.asarray(scores, dtype=np.float64)))
+    """One score per line, exactly (shortest round-trip representation), written atomically.
+
+    ``scores`` must be a 1-D array-like of finite numbers: `load_predictions` refuses "nan" and
+    "inf", so such a file could not be read back, and a 2-D array has no one score per line.
+    """
+    if np.iscomplexobj(scores):
+        raise ValueError("scores must hold real numbers, got complex values")
+    try:
+        values = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"scores must hold numbers: {exc}") from None
+    if values.ndim != 1:
+        raise ValueError(f"scores must be 1-D (one score per document), got shape {values.shape}")
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise ValueError(
+            f"scores[{bad[0]}] is {values[bad[0]]}: scores must be finite numbers (a predictions file is read back "
+            "only with finite scores)"
+        )
+    write_atomic(path, "".join(f"{float(s)!r}\n" for s in values))
 
 
 def _by_ranklib_index(name: str, values: List[float], lines: List[tuple]) -> List[float]:
@@ -412,10 +430,15 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
         With ``file:line`` and the field, for a score that is not a finite number, a line
         with another number of fields than the first, a RankLib index that is not an integer,
         repeated in its query or not below the query's number of lines, a qid that
-        differs from the data file's, bytes that are not UTF-8, or the wrong number of lines.
+        differs from the data file's, bytes that are not UTF-8, the wrong number of lines, or
+        an empty file.
     """
     from ._core import DataFormatError
 
+    if n_expected is not None and (
+        isinstance(n_expected, bool) or not isinstance(n_expected, (int, np.integer)) or n_expected < 1
+    ):
+        raise invalid_parameter("n_expected", "an integer >= 1 (the number of documents) or None", n_expected)
     name = os.fspath(path)
     layouts = {1: "'score'", 2: "'qid score'", 3: "'qid index score' (RankLib)"}
     expected_qids = None if qid is None else [str(q) for q in np.asarray(qid).tolist()]
@@ -464,6 +487,12 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
             ranklib.append((fields[0], int(fields[1]), lineno))
     if ranklib:
         values = _by_ranklib_index(name, values, ranklib)
+    if not values and width is None:
+        # Every other reader refuses a file without a data line; an empty predictions file is
+        # most often a run that failed before it wrote anything.
+        raise DataFormatError(
+            f"{name}: no data lines: the file is empty or holds only blank lines (expected one score per document)"
+        )
     if n_expected is None and expected_qids is not None:
         n_expected = len(expected_qids)
     if n_expected is not None and len(values) != n_expected:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from svmmap import DataFormatError, load_letor
 from svmmap.cli import main
-from svmmap.io import load_predictions
+from svmmap.io import load_predictions, save_predictions
 from svmmap.ir.trec import read_qrels, read_run
 
 BOM = b"\xef\xbb\xbf"
@@ -364,3 +364,40 @@ def test_ranklib_indices_that_name_no_document_are_refused(tmp_path, text, needl
     path.write_text(text)
     with pytest.raises(DataFormatError, match=needle):
         load_predictions(path, qid=np.array([1, 1, 2]))
+
+
+@pytest.mark.parametrize(
+    "scores,needle",
+    [
+        (np.array([np.nan, 1.0]), r"scores\[0\] is nan: scores must be finite numbers"),
+        (np.array([1.0, -np.inf]), r"scores\[1\] is -inf: scores must be finite numbers"),
+        (np.ones((2, 3)), r"scores must be 1-D \(one score per document\), got shape \(2, 3\)"),
+        (np.array([1 + 2j]), r"scores must hold real numbers"),
+        (["a"], r"scores must hold numbers"),
+    ],
+    ids=["nan", "inf", "2d", "complex", "text"],
+)
+def test_save_predictions_refuses_what_load_predictions_could_not_read(tmp_path, scores, needle):
+    # Hostile trial 2, W4: NaN was written as "nan", which load_predictions refuses, and a 2-D
+    # array failed with NumPy's "only 0-dimensional arrays can be converted". Nothing is written.
+    path = tmp_path / "p.txt"
+    with pytest.raises(ValueError, match=needle):
+        save_predictions(path, scores)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n"], ids=["empty", "blank-lines"])
+def test_an_empty_predictions_file_is_refused(tmp_path, text):
+    # Hostile trial 2, W7: it gave an empty array, while every other reader refuses an empty file.
+    path = tmp_path / "p.txt"
+    path.write_text(text)
+    with pytest.raises(DataFormatError, match=r"p\.txt: no data lines: the file is empty or holds only blank lines"):
+        load_predictions(path)
+
+
+@pytest.mark.parametrize("n_expected", [-1, 0, 2.0, True, "3"])
+def test_load_predictions_refuses_a_count_that_is_not_one(tmp_path, n_expected):
+    path = tmp_path / "p.txt"
+    path.write_text("0.5\n")
+    with pytest.raises(ValueError, match=r"n_expected must be an integer >= 1 \(the number of documents\) or None"):
+        load_predictions(path, n_expected=n_expected)
