@@ -330,6 +330,13 @@ def invalid_parameter(name: str, expected: str, value: Any) -> ValueError:
     return _core.parameter_error(name, expected, value)
 
 
+def refuse_str(value: Any, name: str, expected: str) -> None:
+    """Refuse a str (or bytes) given where a sequence of items is meant: iterating it would
+    take every character for an item ("abc" as the feature names a, b and c)."""
+    if isinstance(value, (str, bytes)):
+        raise invalid_parameter(name, expected, value)
+
+
 def n_threads(n_jobs: int | None) -> int:
     """scikit-learn's n_jobs convention as a thread count for the core (0 means all cores);
     the rule and its error message are the core's (``_core.n_threads``)."""

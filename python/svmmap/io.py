@@ -276,7 +276,11 @@ def letor_docids(comments: Sequence[str], *, path: Optional[PathLike] = None) ->
     ['GX004-93-7097963', 'd2']
     """
     from ._core import DataFormatError
+    from ._validation import refuse_str
 
+    refuse_str(
+        comments, "comments", "the comments of every row (a list of str, from load_letor(..., return_comments=True))"
+    )
     docids = []
     for row, comment in enumerate(comments):
         found = _DOCID.search(comment)

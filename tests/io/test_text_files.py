@@ -401,3 +401,13 @@ def test_load_predictions_refuses_a_count_that_is_not_one(tmp_path, n_expected):
     path.write_text("0.5\n")
     with pytest.raises(ValueError, match=r"n_expected must be an integer >= 1 \(the number of documents\) or None"):
         load_predictions(path, n_expected=n_expected)
+
+
+def test_letor_docids_refuses_a_path_given_for_the_comments(tmp_path):
+    # Hostile trial 2, W5: a str was read one character per row ("row 0: no document id in
+    # the comment '/'"); the comments are a list, one per row.
+    from svmmap.io import letor_docids
+
+    with pytest.raises(ValueError, match=r"comments must be the comments of every row \(a list of str"):
+        letor_docids(str(tmp_path / "file.txt"))
+    assert letor_docids(["docid = d1 inc = 1", "docid=d2"]).tolist() == ["d1", "d2"]
