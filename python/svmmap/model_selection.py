@@ -76,7 +76,9 @@ class SVMMapCV(BaseEstimator):
         chosen C does not depend on the installed scikit-learn). A splitter (e.g.
         ``QueryKFold(k, shuffle=True, random_state=0)``): its ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` and score on
         the one ``eval_set`` given to ``fit``. A split that puts rows of one query both in
-        training and in validation is refused, naming the query.
+        training and in validation is refused, naming the query, as is a split whose rows are
+        not distinct integer row indices 0 <= i < n (a boolean mask, a negative or float
+        index, a row listed twice).
     scoring : str, default="ndcg@10"
         The validation metric, a name of ``svmmap.metrics.evaluate`` ("ndcg@10", "map", ...),
         averaged over the validation queries where it is defined (weighted by
