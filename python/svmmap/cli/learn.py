@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from .._search.defaults import SEARCH_DEFAULTS
 from ._files import data_inputs, refuse_overwriting_inputs, same_file, wrote
+from .parser import GIVEN
 
 if TYPE_CHECKING:
     from .._typing import IterationRecord
@@ -179,6 +180,16 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
     """Refuses an option that this run would not read (``--bins 10`` without ``--missing nan``
     used to train with no binner and say nothing), as ``--early-stopping`` without ``--vali``
     is refused; then fills in the defaults of the options left out."""
+    if args.auto:
+        given = getattr(args, GIVEN, set())
+        for name, option in (("C", "-c"), ("loss", "--loss")):
+            if name in given:
+                # The search chooses them; the model written used to have C 0.01 and loss
+                # pairwise after `--auto -c 5 --loss roc`, without a word.
+                raise ValueError(
+                    f"{option} is chosen by --auto's search (over loss, preprocessing and C); leave {option} out, "
+                    "or train without --auto"
+                )
     if args.bins is not None and (args.auto or args.missing != "nan"):
         raise ValueError("--bins sets the binner of --missing nan (without --auto); give --missing nan too")
     for name, option in (("cv", "--cv"), ("time_budget", "--time-budget"), ("patience", "--patience")):
