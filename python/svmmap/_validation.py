@@ -337,6 +337,14 @@ def refuse_str(value: Any, name: str, expected: str) -> None:
         raise invalid_parameter(name, expected, value)
 
 
+def check_bool(value: Any, name: str) -> bool:
+    """A yes-or-no parameter: True or False (NumPy's too). Any other value is refused, since
+    Python's truth would take "no", "False" or 0.5 for True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise invalid_parameter(name, "True or False", value)
+    return bool(value)
+
+
 def n_threads(n_jobs: int | None) -> int:
     """scikit-learn's n_jobs convention as a thread count for the core (0 means all cores);
     the rule and its error message are the core's (``_core.n_threads``)."""

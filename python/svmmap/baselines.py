@@ -26,7 +26,16 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
 from . import _core
-from ._validation import check_labels, check_matrix, check_qid, forget_fit, invalid_parameter, minmax_scaled, n_threads
+from ._validation import (
+    check_bool,
+    check_labels,
+    check_matrix,
+    check_qid,
+    forget_fit,
+    invalid_parameter,
+    minmax_scaled,
+    n_threads,
+)
 from .estimator import SVMMap
 from .metrics import mean_average_precision, per_query
 
@@ -168,6 +177,7 @@ class SVMAcc(_LinearScorer):
         scaling = self.intercept_scaling
         if isinstance(scaling, bool) or not isinstance(scaling, numbers.Real) or not scaling > 0:
             raise invalid_parameter("intercept_scaling", "a number > 0", scaling)
+        check_bool(self.balanced, "balanced")
         _, n_rows, n_features = check_matrix(X)
         labels = check_labels(y, n_rows)
         # All documents form one query, which trains only with a relevant and a non-relevant
@@ -431,6 +441,7 @@ class AdaRank(_LinearScorer):
         forget_fit(self)
         if self.variant not in ("xu-li", "meng"):
             raise invalid_parameter("variant", '"xu-li" or "meng"', self.variant)
+        check_bool(self.repeat, "repeat")
         T = self.n_estimators
         if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
             raise invalid_parameter("n_estimators", "an integer >= 1", T)

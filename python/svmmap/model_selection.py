@@ -20,6 +20,7 @@ from ._search.splits import SplitData, make_splits
 from ._training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set
 from ._typing import Slack
 from ._validation import (
+    check_bool,
     check_labels,
     check_matrix,
     check_qid,
@@ -327,6 +328,8 @@ class SVMMapCV(BaseEstimator):
         for a, b in zip(grid, grid[1:]):
             if a == b:
                 raise ValueError(f"Cs lists {a:g} twice")
+        check_bool(self.refit, "refit")
+        check_bool(self.warm_start, "warm_start")
         tol = self.score_tolerance
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
             raise invalid_parameter("score_tolerance", "a finite number >= 0", tol)

@@ -10,6 +10,7 @@ import contextlib
 import io
 import os
 
+import numpy as np
 import pytest
 from svmmap.cli import main
 from svmmap.datasets import load_mq2008, make_ranking, write_mq2008
@@ -102,3 +103,34 @@ def test_datasets_refuse_repeated_or_ambiguous_arguments(tmp_path, call, needle)
     assert not any(tmp_path.iterdir()), "nothing is written"
     # The valid spellings still work.
     assert make_ranking(3, 5, 3, label_fractions=[0.5, 0.5], random_state=0)[1].shape == (15,)
+
+
+def _yes_no_cases():
+    from svmmap import SVMMapCV
+    from svmmap.baselines import AdaRank, SVMAcc
+
+    return {
+        "SVMMapCV-refit": (lambda: SVMMapCV(Cs=[1.0], cv=2, refit="no"), "refit must be True or False, got 'no'"),
+        "SVMMapCV-warm_start": (lambda: SVMMapCV(Cs=[1.0], cv=2, warm_start="no"), "warm_start must be True or False"),
+        "search-refit": (
+            lambda: SVMMapCV(Cs=[1.0], cv=2, loss=["map", "roc"], refit=0.5),
+            "refit must be True or False, got 0.5",
+        ),
+        "SVMAcc-balanced": (lambda: SVMAcc(balanced="no"), "balanced must be True or False, got 'no'"),
+        "AdaRank-repeat": (lambda: AdaRank(repeat="False"), "repeat must be True or False, got 'False'"),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_yes_no_cases()))
+def test_yes_no_parameters_take_only_true_or_false(case):
+    # Hostile trial 2, I5: "no" is a true value in Python, so each of these ran as True.
+    make, needle = _yes_no_cases()[case]
+    X = np.tile([[1.0, 0.0], [0.0, 1.0], [0.9, 0.2], [0.1, 0.8]], (4, 1))
+    y = np.tile([1, 0, 1, 0], 4)
+    qid = np.repeat([1, 2, 3, 4], 4)
+    with pytest.raises(ValueError) as info:
+        make().fit(X, y, qid=qid)
+    assert needle in str(info.value)
+    # NumPy's booleans are booleans.
+    model = make().set_params(**{case.split("-")[1]: np.False_})
+    model.fit(X, y, qid=qid)
