@@ -175,8 +175,14 @@ class SVMAcc(_LinearScorer):
         """
         forget_fit(self)
         scaling = self.intercept_scaling
-        if isinstance(scaling, bool) or not isinstance(scaling, numbers.Real) or not scaling > 0:
-            raise invalid_parameter("intercept_scaling", "a number > 0", scaling)
+        if (
+            isinstance(scaling, bool)
+            or not isinstance(scaling, numbers.Real)
+            or not (np.isfinite(scaling) and scaling > 0)
+        ):
+            # An infinite scaling is an infinite constant column, which the core reported as
+            # "X[0, d] is inf" for a column X does not have.
+            raise invalid_parameter("intercept_scaling", "a finite number > 0", scaling)
         check_bool(self.balanced, "balanced")
         _, n_rows, n_features = check_matrix(X)
         labels = check_labels(y, n_rows)

@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._text import BeyondInt64, PathLike, integer, number, split_fields, text_lines, write_atomic
+from ._text import BeyondInt64, PathLike, integer, number, path_name, split_fields, text_lines, write_atomic
 from ._validation import invalid_parameter
 from .persistence import load_model, model_document, save_model
 
@@ -172,6 +172,7 @@ def load_letor(
     """
     from ._validation import n_threads
 
+    path = path_name(path)
     dt = np.dtype(dtype)
     if dt not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dt}")

@@ -1,0 +1,45 @@
+"""A second independent hostile trial, the messages (M4, M6): a bad argument is named as the
+user gave it, not as the internal value it became."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import svmmap
+from svmmap.baselines import SVMAcc
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.tile([1, 0, 0, 1, 0], 8)
+    return X, y, np.repeat(np.arange(8), 5)
+
+
+@pytest.mark.parametrize("scaling", [np.inf, float("nan")])
+def test_an_infinite_intercept_scaling_is_named(scaling):
+    # M4: the core said "X[0, 3] is inf" for a matrix of 3 columns: the constant column of the
+    # intercept, scaled by infinity.
+    X, y, qid = _data()
+    with pytest.raises(ValueError, match=r"intercept_scaling must be a finite number > 0, got (inf|nan)"):
+        SVMAcc(intercept_scaling=scaling).fit(X, y, qid=qid)
+
+
+def test_bytes_and_path_like_paths_are_read(tmp_path):
+    # M6: load_letor(b"/path") failed with "can't concat str to bytes", load_model(b"/path")
+    # with "'bytes' object is not an instance of 'str'"; bytes are file names as os.fsdecode reads them.
+    X, y, qid = _data()
+    path = tmp_path / "train.txt"
+    path.write_text("".join(f"{y[i]} qid:{qid[i]} 1:{float(X[i, 0])!r} 2:{float(X[i, 1])!r} 3:{float(X[i, 2])!r}\n" for i in range(40)))
+    by_str = svmmap.load_letor(str(path))
+    for given in (bytes(path), path):
+        got = svmmap.load_letor(given)
+        np.testing.assert_array_equal(got[0], by_str[0])
+    model = svmmap.SVMMap().fit(X, y, qid=qid)
+    svmmap.save_model(model, tmp_path / "m.json")
+    for given in (bytes(tmp_path / "m.json"), tmp_path / "m.json"):
+        np.testing.assert_array_equal(svmmap.load_model(given).coef_, model.coef_)
+    with pytest.raises(TypeError, match="path must be a file path \\(str, bytes or os.PathLike\\), got int"):
+        svmmap.load_letor(3)
+    with pytest.raises(TypeError, match="path must be a file path \\(str, bytes or os.PathLike\\), got list"):
+        svmmap.load_model(["m.json"])
