@@ -134,3 +134,12 @@ def test_yes_no_parameters_take_only_true_or_false(case):
     # NumPy's booleans are booleans.
     model = make().set_params(**{case.split("-")[1]: np.False_})
     model.fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("value", ["1e400", "1e999", "nan"])
+def test_an_overflowing_number_is_echoed_as_written(files, value):  # noqa: F811
+    # M9: "-c 1e400" was read as inf and refused as "got inf", a value the user never wrote.
+    err = io.StringIO()
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(err):
+        main(["learn", "-c", value, files["train"], files["out"]])
+    assert f"argument -c: expected a finite number, got '{value}'" in err.getvalue()

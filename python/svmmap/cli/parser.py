@@ -226,8 +226,9 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     """One option per training parameter of the core's table (``_core.TRAINING_PARAMETERS``):
     its flag, default and help are the table's, its type the one of its kind."""
     types = {
-        "real": float,
-        "real_or_bool": float,
+        # Finite on the command line: "-c 1e400" was read as inf and refused as "got inf".
+        "real": _finite,
+        "real_or_bool": _finite,
         "count": _at_least(1),
         "optional_count": _or_none(_at_least(1), "integer >= 1"),
         "optional_real": _or_none(_seconds, "seconds > 0"),
