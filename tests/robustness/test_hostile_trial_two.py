@@ -30,7 +30,11 @@ def test_bytes_and_path_like_paths_are_read(tmp_path):
     # with "'bytes' object is not an instance of 'str'"; bytes are file names as os.fsdecode reads them.
     X, y, qid = _data()
     path = tmp_path / "train.txt"
-    path.write_text("".join(f"{y[i]} qid:{qid[i]} 1:{float(X[i, 0])!r} 2:{float(X[i, 1])!r} 3:{float(X[i, 2])!r}\n" for i in range(40)))
+    path.write_text(
+        "".join(
+            f"{y[i]} qid:{qid[i]} 1:{float(X[i, 0])!r} 2:{float(X[i, 1])!r} 3:{float(X[i, 2])!r}\n" for i in range(40)
+        )
+    )
     by_str = svmmap.load_letor(str(path))
     for given in (bytes(path), path):
         got = svmmap.load_letor(given)
@@ -43,3 +47,34 @@ def test_bytes_and_path_like_paths_are_read(tmp_path):
         svmmap.load_letor(3)
     with pytest.raises(TypeError, match="path must be a file path \\(str, bytes or os.PathLike\\), got list"):
         svmmap.load_model(["m.json"])
+
+
+def test_classify_missing_nan_with_a_model_that_cannot_score_missing_values(tmp_path):
+    # M5: "X[0, 0] is NaN: features must be finite numbers" without file or line, and without
+    # saying that only a model trained with --missing nan scores a NULL.
+    import contextlib
+    import io
+
+    from svmmap.cli import main
+
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"{int(d < 2)} qid:{q} 1:{d} 2:{(q * d) % 3}\n" for q in range(1, 5) for d in range(4)))
+    test = tmp_path / "test.txt"
+    test.write_text("1 qid:1 1:NULL 2:1\n0 qid:1 1:0.5 2:0\n")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["learn", str(train), str(tmp_path / "plain.json")]) == 0
+        assert (
+            main(["classify", "--missing", "nan", str(test), str(tmp_path / "plain.json"), str(tmp_path / "out")]) == 2
+        )
+    assert (
+        f"--missing nan reads NULL as a missing value, which only a model with a score for missing values (trained by svmmap learn --missing nan) can score; {tmp_path / 'plain.json'} has none"
+        in err.getvalue()
+    )
+    assert not (tmp_path / "out").exists()
+    # A model trained with --missing nan scores the NULL.
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert main(["learn", "--missing", "nan", str(train), str(tmp_path / "binned.json")]) == 0
+        assert (
+            main(["classify", "--missing", "nan", str(test), str(tmp_path / "binned.json"), str(tmp_path / "out")]) == 0
+        )

@@ -323,6 +323,14 @@ def run_classify(args: argparse.Namespace) -> None:
                 "(usage: svmmap classify TEST MODEL PREDICTIONS)"
             ) from None
         raise
+    if args.missing == "nan" and (model.binning is None or model.binning.missing == "error"):
+        # Said before the file is read: otherwise the first NULL was "X[0, 0] is NaN", with
+        # neither the file nor the line, and not why no NULL can be scored by this model.
+        raise ValueError(
+            f"--missing nan reads NULL as a missing value, which only a model with a score for missing values "
+            f"(trained by svmmap learn --missing nan) can score; {args.model} has none: leave --missing out "
+            "to have every NULL refused with its line"
+        )
     # A binned model takes the binner's input features.
     n_expected = model.n_input_features
     layout = {"group": args.group, "missing": args.missing}
