@@ -451,9 +451,11 @@ class AdaRank(_LinearScorer):
         T = self.n_estimators
         if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
             raise invalid_parameter("n_estimators", "an integer >= 1", T)
+        core_X, _, d = check_matrix(X)
+        # The core's one check of the values (X[i, j] named, as SVMMap names it): a NaN or inf
+        # feature otherwise surfaced as "y_score[2] is NaN" from the measure of that feature.
+        _core.predict(core_X, np.zeros(d), 1)
         X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"X must be a 2-D array (documents x features), got {X.ndim} dimension(s)")
         labels = check_labels(y, X.shape[0])
         check_qid(qid, X.shape[0], required_by="AdaRank")
         d = X.shape[1]

@@ -78,3 +78,14 @@ def test_classify_missing_nan_with_a_model_that_cannot_score_missing_values(tmp_
         assert (
             main(["classify", "--missing", "nan", str(test), str(tmp_path / "binned.json"), str(tmp_path / "out")]) == 0
         )
+
+
+@pytest.mark.parametrize("bad,shown", [(np.nan, "NaN"), (np.inf, "inf")])
+def test_adarank_names_the_feature_value(bad, shown):
+    # M3: AdaRank said "y_score[2] is NaN" (the measure of one feature's scores) for X[2, 1].
+    from svmmap.baselines import AdaRank
+
+    X, y, qid = _data()
+    X[2, 1] = bad
+    with pytest.raises(ValueError, match=rf"X\[2, 1\] is {shown}: features must be finite numbers"):
+        AdaRank().fit(X, y, qid=qid)
