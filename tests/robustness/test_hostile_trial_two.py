@@ -89,3 +89,39 @@ def test_adarank_names_the_feature_value(bad, shown):
     X[2, 1] = bad
     with pytest.raises(ValueError, match=rf"X\[2, 1\] is {shown}: features must be finite numbers"):
         AdaRank().fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("key", ["coef", "version", "C"])
+def test_a_model_file_with_a_key_twice_is_refused(tmp_path, key):
+    # I6: a model file with two "coef" (or two "version") keys was read with the last one.
+    import json
+
+    X, y, qid = _data()
+    path = tmp_path / "m.json"
+    svmmap.save_model(svmmap.SVMMap().fit(X, y, qid=qid), path)
+    text = path.read_text()
+    doc = json.loads(text)
+    where = doc if key in doc else doc["params"]
+    first = json.dumps({key: where[key]})[1:-1]
+    assert first in text.replace("\n", " ") or f'"{key}"' in text
+    # The key written once more, before its first occurrence, in the same object.
+    i = text.index(f'"{key}"')
+    path.write_text(text[:i] + f'"{key}": {json.dumps(where[key])}, ' + text[i:])
+    with pytest.raises(svmmap.ModelFormatError, match=rf'the key "{key}" appears twice in one object'):
+        svmmap.load_model(path)
+
+
+def test_gzip_data_followed_by_other_bytes_is_not_called_truncated(tmp_path):
+    # M8: "the gzip data ends early: the file is truncated" for a complete gzip file with
+    # bytes appended; two gzip members are still one text, as gzip -d reads them.
+    import gzip
+
+    text = b"1 qid:1 1:1\n0 qid:1 1:0\n"
+    path = tmp_path / "f.txt.gz"
+    path.write_bytes(gzip.compress(text) + gzip.compress(text))
+    assert svmmap.load_letor(path)[0].shape == (4, 1)
+    path.write_bytes(gzip.compress(text) + b"appended by mistake\n")
+    with pytest.raises(svmmap.DataFormatError) as info:
+        svmmap.load_letor(path)
+    assert "bytes that are not gzip data follow it" in str(info.value)
+    assert "truncated" not in str(info.value)
