@@ -221,6 +221,9 @@ class Evaluation:
 def _inputs(
     y_true: Any, y_score: Any, qid: Any, float32: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    if np.iscomplexobj(y_score):
+        # NumPy would drop the imaginary part with a warning only; fit refuses complex data too.
+        raise ValueError("Complex data not supported: y_score must hold real scores")
     scores = np.asarray(y_score, dtype=np.float64).reshape(-1)
     labels = check_labels(y_true, scores.shape[0], name="y_true")
     if np.isnan(scores).any():

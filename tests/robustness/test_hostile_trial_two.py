@@ -125,3 +125,13 @@ def test_gzip_data_followed_by_other_bytes_is_not_called_truncated(tmp_path):
         svmmap.load_letor(path)
     assert "bytes that are not gzip data follow it" in str(info.value)
     assert "truncated" not in str(info.value)
+
+
+def test_metric_scores_complex_refused_infinite_ranked():
+    # E4: complex scores lost their imaginary part with a NumPy warning only. E3 (the rule
+    # chosen, docs/guide/conventions.md): infinite scores are ranked, first or last.
+    y = [1, 0, 0, 1]
+    with pytest.raises(ValueError, match="Complex data not supported: y_score must hold real scores"):
+        svmmap.metrics.evaluate(y, np.array([1, 2, 3, 4]) + 1j, None, ["map"])
+    # Relevant documents at ranks 1 (inf) and 4 (-inf): AP = (1/1 + 2/4) / 2 = 0.75.
+    assert svmmap.metrics.evaluate(y, [np.inf, 2.0, 1.0, -np.inf], None, ["map"])["map"] == 0.75
