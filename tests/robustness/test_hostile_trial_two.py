@@ -135,3 +135,13 @@ def test_metric_scores_complex_refused_infinite_ranked():
         svmmap.metrics.evaluate(y, np.array([1, 2, 3, 4]) + 1j, None, ["map"])
     # Relevant documents at ranks 1 (inf) and 4 (-inf): AP = (1/1 + 2/4) / 2 = 0.75.
     assert svmmap.metrics.evaluate(y, [np.inf, 2.0, 1.0, -np.inf], None, ["map"])["map"] == 0.75
+
+
+def test_structured_hinge_names_scores_not_x():
+    # M2: "labels has 40 entries but X has 39 rows" from a function that takes no X, and a 2-D
+    # scores array flattened into "X has 120 rows".
+    y = np.tile([1, 0, 0, 0], 10)
+    with pytest.raises(ValueError, match="labels has 40 entries but scores has 39 rows"):
+        svmmap.structured_hinge(np.zeros(39), y)
+    with pytest.raises(ValueError, match=r"scores must be 1-D \(one score per document\), got shape \(40, 3\)"):
+        svmmap.structured_hinge(np.zeros((40, 3)), y)
