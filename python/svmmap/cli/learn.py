@@ -181,7 +181,7 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
     used to train with no binner and say nothing), as ``--early-stopping`` without ``--vali``
     is refused; then fills in the defaults of the options left out."""
     if args.auto:
-        given = getattr(args, GIVEN, set())
+        given: set = getattr(args, GIVEN, set())
         for name, option in (("C", "-c"), ("loss", "--loss")):
             if name in given:
                 # The search chooses them; the model written used to have C 0.01 and loss
