@@ -337,6 +337,21 @@ def refuse_str(value: Any, name: str, expected: str) -> None:
         raise invalid_parameter(name, expected, value)
 
 
+def densified(X: Any, name: str, advice: str) -> np.ndarray:
+    """``X.toarray()`` of a sparse matrix, with NumPy's bare "Unable to allocate 64.0 GiB" made
+    a MemoryError naming ``name``, the shape and the size, and ``advice`` (what to do instead):
+    a file with one feature index near 2**31 is a dense matrix of billions of columns."""
+    try:
+        return X.toarray()
+    except MemoryError:
+        n, d = X.shape
+        size = n * d * np.dtype(X.dtype).itemsize
+        raise MemoryError(
+            f"{name} as a dense array of {n} x {d} {np.dtype(X.dtype).name} values needs {size / 2**30:.1f} GiB, "
+            f"more memory than is available; {advice}"
+        ) from None
+
+
 def check_bool(value: Any, name: str) -> bool:
     """A yes-or-no parameter: True or False (NumPy's too). Any other value is refused, since
     Python's truth would take "no", "False" or 0.5 for True."""

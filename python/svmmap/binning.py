@@ -36,7 +36,7 @@ from ._fitted import (
 from ._pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
 from ._pairs import check_interactions
 from ._typing import BinStrategy, Missing
-from ._validation import contiguous, forget_fit, n_threads
+from ._validation import contiguous, densified, forget_fit, n_threads
 
 __all__ = [
     "BINNER_DICT_TYPE",
@@ -70,7 +70,11 @@ def _as_dense(X: Any) -> np.ndarray:
         text = re.sub(r"\s*array=.*?\.\n", " ", str(exc), flags=re.S)
         raise ValueError(" ".join(text.split())) from None
     if sp.issparse(arr):
-        arr = arr.toarray()
+        arr = densified(
+            arr,
+            "X",
+            "the Binner takes base features as dense columns; keep only the columns used (a sparse file's largest feature index sets the width)",
+        )
     # Aligned too: a view made by np.frombuffer at an odd offset, or rebuilt from a network
     # frame (a Dask partition), cannot be borrowed by the core.
     return contiguous(arr)

@@ -170,7 +170,7 @@ def load_letor(
     >>> X.tolist(), y.tolist(), qid.tolist(), comments
     ([[0.5, 1.0], [0.1, 0.0], [0.3, 0.2]], [2.0, 0.0, 1.0], [10, 10, 11], ['a', 'b', 'c'])
     """
-    from ._validation import n_threads
+    from ._validation import densified, n_threads
 
     path = path_name(path)
     dt = np.dtype(dtype)
@@ -221,7 +221,7 @@ def load_letor(
 
         X = sp.csr_matrix((raw["values"], raw["indices"], raw["indptr"]), shape=(n_rows, d))
         if sparse is False:
-            X = X.toarray()
+            X = densified(X, path, "read it as a sparse matrix (sparse='auto' or True)")
     if sizes is not None:
         from ._validation import qid_of
 

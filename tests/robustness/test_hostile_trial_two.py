@@ -145,3 +145,30 @@ def test_structured_hinge_names_scores_not_x():
         svmmap.structured_hinge(np.zeros(39), y)
     with pytest.raises(ValueError, match=r"scores must be 1-D \(one score per document\), got shape \(40, 3\)"):
         svmmap.structured_hinge(np.zeros((40, 3)), y)
+
+
+def test_a_dense_copy_too_large_for_memory_names_its_source(tmp_path):
+    # M7: NumPy's bare "Unable to allocate 16.0 GiB" for a file whose one feature index is near
+    # 2**31 read with sparse=False, or densified by the Binner. The index is 2**31 - 1 on one
+    # row: the dense array is 2 x (2**31 - 1) float64, 32 GiB (more than this test machine's
+    # address space under the limit set below).
+    import resource
+
+    from svmmap.binning import Binner
+
+    path = tmp_path / "wide.txt"
+    path.write_text(f"1 qid:1 1:1 {2**31 - 1}:1\n0 qid:1 1:0\n")
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (8 * 2**30, hard))
+    try:
+        with pytest.raises(
+            MemoryError, match=r"wide\.txt as a dense array of 2 x 2147483647 float64 values needs 32\.0 GiB"
+        ):
+            svmmap.load_letor(path, sparse=False)
+        X = svmmap.load_letor(path)[0]
+        with pytest.raises(
+            MemoryError, match=r"X as a dense array of 2 x 2147483647 float64 values needs 32\.0 GiB.*the Binner"
+        ):
+            Binner().fit(X)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
