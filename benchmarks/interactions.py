@@ -26,7 +26,20 @@ pairs), the per-feature pipeline (Binner fit and
 transform, SVMMap fit at C=1) and the GA2M with ``interactions=10`` (pair selection over all
 9,180 pairs included), one after the other in one run, and gives the bytes of their codes.
 
-    python benchmarks/interactions.py [--folds 1,2,3,4,5] [--synthetic-only | --mq2008-only | --cost]
+The table of issue 45 (``--table``): on the planted and the pair-free synthetic data and on
+MQ2008's ``--folds``, the per-feature pipeline, the GA2M with ``interactions=10`` and LightGBM
+with one feature per tree and without constraint, each tuned on vali, with the choices and the
+seconds of each tuning over the per-feature pipeline's.
+
+The one call (``--search``): ``SVMMapCV(loss="auto", preprocessing="auto")`` with and without
+its "ga2m" candidate on the planted and the pair-free synthetic data, the choice, test NDCG@10
+and the time ratio (median over ``--repeats``; ``--kinds none`` for the pair-free data alone).
+
+The small-data table (``--small``) draws ``--queries`` (30) of an MQ2008 fold's training
+queries, ``--draws`` (3) times per fold, and compares the per-feature pipeline with the GA2M
+(``interactions=10``), each tuned over loss and C on the fold's vali split, on its test split.
+
+    python benchmarks/interactions.py [--folds 1,2,3,4,5] [--synthetic-only | --mq2008-only | --cost | --small | --table | --search]
 """
 
 from __future__ import annotations
@@ -126,6 +139,109 @@ def mq2008_table(folds: List[int]) -> None:
     print(f"| mean | {means[0]:.4f} | {means[1]:.4f} | | {means[2]:.1f} |")
 
 
+def small_table(folds: List[int], draws: int, n_queries: int) -> None:
+    """Per MQ2008 fold and draw: ``n_queries`` training queries drawn (a fixed seed per draw),
+    the per-feature pipeline and the GA2M with ``interactions=10``, each at the (loss, C) of
+    its best vali NDCG@10 on the fold's whole vali split, scored on the fold's test split."""
+    print(
+        "| fold | draw | training queries | per feature test NDCG@10 | GA2M test NDCG@10 | GA2M - per feature "
+        "| pairs chosen |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---|")
+    differences: List[float] = []
+    for fold in folds:
+        full, vali, test = (load_mq2008(fold, split) for split in ("train", "vali", "test"))
+        for draw in range(draws):
+            rng = np.random.default_rng(draw)
+            keep = np.isin(full[2], rng.choice(np.unique(full[2]), size=n_queries, replace=False))
+            train = (full[0][keep], full[1][keep], full[2][keep])
+            plain = svmmap_tuned(train, vali, (None,))[0]
+            ga2m = svmmap_tuned(train, vali, (10,))[0]
+            a, b = (ndcg(test[1], m.predict(test[0]), test[2], k=10) for m in (plain, ga2m))
+            differences.append(b - a)
+            print(
+                f"| {fold} | {draw} | {n_queries} | {a:.4f} | {b:.4f} | {b - a:+.4f} | {ga2m[0].interactions_} |",
+                flush=True,
+            )
+    worst = min(differences)
+    print(f"| all | | | | | mean {np.mean(differences):+.4f}, worst {worst:+.4f} | |")
+
+
+def where_table(folds: List[int]) -> None:
+    """Issue 45's table: on the planted and the pair-free synthetic data and on MQ2008's folds,
+    the per-feature pipeline, the GA2M with ``interactions=10`` (pairs kept only where they
+    help on the queries that did not choose them) and LightGBM with one feature per tree and
+    without constraint, each tuned on the vali split; test NDCG@10, the choice (the pairs
+    chosen) and the seconds of the whole tuning (pair selection included), timed one after the
+    other in the same run, as a ratio to the per-feature pipeline's."""
+    makers: List[Tuple[str, Callable[[Split, Split], Tuple[Any, str]]]] = [
+        ("svmmap, per feature", lambda t, v: svmmap_tuned(t, v, (None,))[:2]),
+        ("svmmap GA2M, interactions=10", lambda t, v: svmmap_tuned(t, v, (10,))[:2]),
+        ("LightGBM, one feature per tree", lambda t, v: lightgbm_tuned(t, v, True)),
+        ("LightGBM, full", lambda t, v: lightgbm_tuned(t, v, False)),
+    ]
+    print("| data | model | test NDCG@10 | choice | tuning s (timing) | / per feature (timing) |")
+    print("|---|---|---:|---|---:|---:|")
+    sets: List[Tuple[str, List[Tuple[Split, Split, Split]]]] = [
+        ("planted pairs", [synthetic(PLANTED)]),
+        ("no pairs", [synthetic(None)]),
+        (
+            f"MQ2008, folds {','.join(map(str, folds))} (mean)",
+            [tuple(load_mq2008(f, part) for part in ("train", "vali", "test")) for f in folds],  # type: ignore[misc]
+        ),
+    ]
+    for data_name, splits in sets:
+        base = 0.0
+        for name, make in makers:
+            scores, seconds, choices = [], 0.0, []
+            for train, vali, test in splits:
+                start = time.perf_counter()
+                model, chosen = make(train, vali)
+                seconds += time.perf_counter() - start
+                scores.append(ndcg(test[1], model.predict(test[0]), test[2], k=10))
+                choices.append(chosen)
+            base = base or seconds
+            choice = choices[0] if len(choices) == 1 else "; ".join(choices)
+            print(
+                f"| {data_name} | {name} | {float(np.mean(scores)):.4f} | {choice} | {seconds:.1f} "
+                f"| {seconds / base:.2f} |",
+                flush=True,
+            )
+
+
+def search_table(repeats: int, kinds: List[str]) -> None:
+    """The one call, ``SVMMapCV(loss="auto", preprocessing="auto")`` (5 query folds of the
+    training queries), on the planted and the pair-free synthetic data: its choice, test NDCG@10
+    and seconds, against the same search without the "ga2m" candidate (``preprocessing=["none",
+    "standard", "binned"]``), the two timed one after the other ``repeats`` times (the median of
+    the ratios: the machine is shared)."""
+    from svmmap import SVMMapCV
+
+    print("| data | search | choice | test NDCG@10 | seconds (timing) | with ga2m / without (timing, median) |")
+    print("|---|---|---|---:|---:|---:|")
+    for kind, planted in (("planted pairs", PLANTED), ("no pairs", None)):
+        if ("planted" if planted else "none") not in kinds:
+            continue
+        train, _, test = synthetic(planted)
+        rows: Dict[str, Tuple[str, float, List[float]]] = {}
+        for _ in range(repeats):
+            for name, preprocessing in (("auto", "auto"), ("without ga2m", ["none", "standard", "binned"])):
+                search = SVMMapCV(loss="auto", preprocessing=preprocessing)
+                start = time.perf_counter()
+                search.fit(*train[:2], qid=train[2])
+                seconds = time.perf_counter() - start
+                best = search.best_params_
+                model = search.best_estimator_
+                pairs = f", pairs {model[0].interactions_}" if best["preprocessing"] == "ga2m" else ""
+                choice = f"{best['loss']}/{best['preprocessing']}, C={best['C']:g}{pairs}"
+                score = ndcg(test[1], search.predict(test[0]), test[2], k=10)
+                rows.setdefault(name, (choice, score, []))[2].append(seconds)
+        ratios = [a / b for a, b in zip(rows["auto"][2], rows["without ga2m"][2])]
+        for name, (choice, score, times) in rows.items():
+            ratio = f"{float(np.median(ratios)):.2f}" if name == "auto" else ""
+            print(f"| {kind} | {name} | {choice} | {score:.4f} | {float(np.median(times)):.1f} | {ratio} |", flush=True)
+
+
 def cost_table(sizes: List[int]) -> None:
     print(
         "| documents | features | candidate pairs | per-feature pipeline s (timing) | GA2M pipeline s (timing) "
@@ -161,6 +277,19 @@ def main() -> None:
     only.add_argument("--synthetic-only", action="store_true")
     only.add_argument("--mq2008-only", action="store_true")
     only.add_argument("--cost", action="store_true", help="the cost table only")
+    only.add_argument(
+        "--table", action="store_true", help="per feature, GA2M and LightGBM (with and without a GAM constraint)"
+    )
+    only.add_argument(
+        "--search", action="store_true", help="SVMMapCV(preprocessing='auto') with and without the ga2m candidate"
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="timed repeats of each search (--search)")
+    parser.add_argument("--kinds", default="planted,none", help="synthetic data of --search: planted, none or both")
+    only.add_argument(
+        "--small", action="store_true", help="MQ2008 with a few training queries: per feature against the GA2M"
+    )
+    parser.add_argument("--draws", type=int, default=3, help="training-query draws per fold (--small)")
+    parser.add_argument("--queries", type=int, default=30, help="training queries per draw (--small)")
     parser.add_argument(
         "--cost-docs", default="100000,1000000", help="documents of the cost table's rows (comma-separated)"
     )
@@ -168,6 +297,15 @@ def main() -> None:
     args = parser.parse_args()
     tables.write_on_exit(args, __file__)
     warnings.simplefilter("ignore")
+    if args.table:
+        where_table([int(f) for f in args.folds.split(",")])
+        return
+    if args.search:
+        search_table(args.repeats, args.kinds.split(","))
+        return
+    if args.small:
+        small_table([int(f) for f in args.folds.split(",")], args.draws, args.queries)
+        return
     if args.cost:
         cost_table([int(n) for n in args.cost_docs.split(",")])
         return

@@ -58,7 +58,9 @@ fn main() {
         c: 1.0,
         eps: 1e-3,
         ..Default::default()
-    };
+    }
+    .checked()
+    .expect("the options are valid");
     let (_, summary) = train(&view, &labels, &groups, &oracles, &opts, &mut |_, _| {
         Ok(Control::Continue)
     })

@@ -394,7 +394,8 @@ impl TinyProblem {
             eps: 1e-3,
             max_iter,
             ..Options::default()
-        };
+        }
+        .checked()?;
         pool(n_threads).install(|| {
             solver::train(
                 &x,

@@ -4,9 +4,8 @@ from typing import Any, Callable, ClassVar, Dict, List, Literal, Optional, Seque
 
 import numpy as np
 import numpy.typing as npt
-from typing_extensions import Self
+from typing_extensions import Self, disjoint_base
 
-from svmmap._data import CoreMatrix
 from svmmap._typing import (
     BinStrategy,
     Dtype,
@@ -19,6 +18,46 @@ from svmmap._typing import (
     StopReason,
     Ties,
 )
+
+@disjoint_base
+class CoreMatrix:
+    """A feature matrix as the core borrows it (dense, CSR or bin codes; the kinds are described
+    in svmmap._data, whose CoreMatrix subclasses this one): checked and aligned on construction,
+    immutable."""
+
+    def __new__(
+        cls,
+        kind: Literal["dense", "csr", "binned"],
+        arrays: Sequence[npt.NDArray[Any]],
+        n_rows: int,
+        n_cols: int,
+        missing: bool = False,
+        columns: Optional[Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]] = None,
+    ) -> Self: ...
+    @property
+    def kind(self) -> Literal["dense", "csr", "binned"]: ...
+    @property
+    def arrays(self) -> Tuple[npt.NDArray[Any], ...]: ...
+    @property
+    def n_rows(self) -> int: ...
+    @property
+    def n_cols(self) -> int: ...
+    @property
+    def shape(self) -> Tuple[int, int]: ...
+    @property
+    def missing(self) -> bool: ...
+    @property
+    def columns(self) -> Optional[Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]: ...
+    def __getnewargs__(
+        self,
+    ) -> Tuple[
+        str,
+        Tuple[npt.NDArray[Any], ...],
+        int,
+        int,
+        bool,
+        Optional[Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]],
+    ]: ...
 
 # Every feature matrix crosses into the core as a CoreMatrix (dense, CSR or bin codes).
 _Matrix = CoreMatrix

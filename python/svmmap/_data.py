@@ -1,10 +1,10 @@
 """The one form in which a feature matrix crosses into the Rust core.
 
 Every call of ``_core`` that reads features (fit, predict, cut sums, the structured hinge) takes a
-`CoreMatrix`, and ``rust/python/arrays.rs`` (``Matrix::extract``) is its only reader. Its
+`CoreMatrix`, a class of the extension (``rust/python/matrix.rs``), subclassed here. Its
 arrays are the ones the core borrows without copying: C-contiguous and aligned, of the dtypes the
 core reads, checked once when the matrix is made (``_validation.check_matrix`` makes them from user
-input). Three kinds exist:
+input), after which the matrix cannot be changed. Three kinds exist:
 
 - ``"dense"``: ``arrays = (X,)``, a float32 or float64 array of shape (n_rows, n_cols);
 - ``"csr"``: ``arrays = (data, indices, indptr)`` of a CSR matrix, data float32 or float64,
@@ -32,8 +32,6 @@ import numpy as np
 
 from . import _core
 
-KINDS = ("dense", "csr", "binned")
-
 
 def aligned(a: np.ndarray, dtype: Any = None) -> np.ndarray:
     """``a`` as a C-contiguous and aligned array, copied only when it is neither.
@@ -44,39 +42,24 @@ def aligned(a: np.ndarray, dtype: Any = None) -> np.ndarray:
     return np.require(a, dtype=dtype, requirements=["C", "A"])
 
 
-class CoreMatrix:
+class CoreMatrix(_core.CoreMatrix):
     """A feature matrix as the core borrows it (see the module docstring for the kinds).
 
-    Pickles with its arrays (to Dask workers); arrays rebuilt from network frames are aligned
-    again on unpickling, with a copy only where one is unaligned.
+    The class of the extension (``_core.CoreMatrix``) holds the arrays: it checks the kind, the
+    dtypes and the shape once, when the matrix is made, aligns the arrays (a copy only where one
+    is not C-contiguous and aligned) and is immutable, so that each core call only borrows them.
+    This subclass adds the NumPy helpers of the Python layer. Pickles with its arrays (to Dask
+    workers); arrays rebuilt from network frames are aligned again on unpickling.
     """
 
-    __slots__ = ("kind", "arrays", "n_rows", "n_cols", "missing", "columns")
-
-    def __init__(
-        self,
-        kind: str,
-        arrays: Tuple[np.ndarray, ...],
-        n_rows: int,
-        n_cols: int,
-        missing: bool = False,
-        columns: Optional[Tuple[np.ndarray, np.ndarray]] = None,
-    ) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-        self.kind = kind
-        self.arrays = tuple(aligned(a) for a in arrays)
-        self.n_rows = int(n_rows)
-        self.n_cols = int(n_cols)
-        self.missing = bool(missing)
-        self.columns = None if columns is None else tuple(aligned(a, np.float64) for a in columns)
+    __slots__ = ()
 
     def with_columns(self, center: Optional[np.ndarray], scale: np.ndarray) -> "CoreMatrix":
         """The same arrays (not copied) read with column j as (x_j - center_j) * scale_j
         (``center`` None: scaled only)."""
         empty = np.zeros(0, dtype=np.float64)
         columns = (empty if center is None else center, scale)
-        return CoreMatrix(self.kind, self.arrays, self.n_rows, self.n_cols, self.missing, columns)
+        return type(self)(self.kind, self.arrays, self.n_rows, self.n_cols, self.missing, columns)
 
     @classmethod
     def dense(cls, X: np.ndarray) -> "CoreMatrix":
@@ -98,10 +81,6 @@ class CoreMatrix:
     ) -> "CoreMatrix":
         arrays = (codes, values, offsets) if grids is None else (codes, values, offsets, grids)
         return cls("binned", arrays, codes.shape[0], n_cols, missing)
-
-    @property
-    def shape(self) -> Tuple[int, int]:
-        return self.n_rows, self.n_cols
 
     def take_rows(self, rows: np.ndarray) -> "CoreMatrix":
         """The rows ``rows`` (integer positions) in the same form."""
@@ -171,12 +150,6 @@ class CoreMatrix:
         memory limit), where this raises MemoryError."""
         v = np.require(v, dtype=np.float64, requirements=["C", "A"])
         return _core.transpose_dot(self, v, n_threads)
-
-    def __getstate__(self) -> tuple:
-        return self.kind, self.arrays, self.n_rows, self.n_cols, self.missing, self.columns
-
-    def __setstate__(self, state: tuple) -> None:
-        CoreMatrix.__init__(self, *state)
 
     def __repr__(self) -> str:
         dtypes = ", ".join(str(a.dtype) for a in self.arrays)

@@ -35,8 +35,10 @@ class EarlyStopping:
     set; ``svmmap.early_stopping(N)`` every metric of every watched set, and with
     ``first_metric_only`` the first metric of every watched set, as LightGBM's callback does
     (its rule compares each result's metric name with the first one, on every set).
-    ``verbose``: print LightGBM's lines when training stops, or ends first, keeping a round;
-    ``log``: say the same to the ``svmmap`` logger (a verbose estimator)."""
+    ``verbose``: print LightGBM's lines (its "Training until ..." at the first round, and its
+    verdict when training stops, or ends first, keeping a round); ``log``: say the same to the
+    ``svmmap`` logger (a verbose estimator). ``first_metric_only``: the callback's setting,
+    which LightGBM's lines name ("Evaluated only: ...")."""
 
     def __init__(
         self,
@@ -46,8 +48,12 @@ class EarlyStopping:
         verbose: bool = False,
         min_delta: float = 0.0,
         log: bool = False,
+        first_metric_only: bool = False,
     ) -> None:
         self.rounds = rounds
+        self.first_metric_only = first_metric_only
+        #: Set when a callback's EarlyStopException chose the round (`kept_by_callback`).
+        self.by_callback = False
         self.min_delta = min_delta
         self.watched = watched
         self.all_metrics = all_metrics
@@ -64,8 +70,19 @@ class EarlyStopping:
         #: The pair whose best round is kept.
         self.kept_pair: Optional[Tuple[str, str]] = None
 
+    @classmethod
+    def kept_by_callback(cls, iteration: int, coef: np.ndarray, scores: dict) -> "EarlyStopping":
+        """The record of a round that a callback's EarlyStopException chose: its iteration,
+        iterate and scores, training stopped there."""
+        kept = cls(1, [])
+        kept.best_iteration, kept.best_coef, kept.best_scores = iteration, coef, scores
+        kept.stopped = kept.by_callback = True
+        return kept
+
     def update(self, iteration: int, coef: np.ndarray, scores: dict) -> bool:
         if self.pairs is None:
+            # LightGBM's first line, said at the first round, after that round's log line.
+            self._say(f"Training until validation scores don't improve for {self.rounds} rounds")
             # Every metric of every watched set, or its first metric on every watched set.
             self.pairs = [
                 (name, metric)
@@ -86,7 +103,27 @@ class EarlyStopping:
         if stopped is not None:
             self.stopped = True
             self._say(f"Early stopping, best iteration is:\n[{self.best_iteration}]\t{self._scores_text()}")
+            if self.first_metric_only:
+                self._say(f"Evaluated only: {stopped[1]}")
         return stopped is not None
+
+    def kept_text(self, n_iter: int, stop: str) -> str:
+        """Which round the model is and why, for the verbose fit's summary line."""
+        if self.by_callback:
+            return (
+                f"a callback stopped training after {n_iter} iterations (EarlyStopException) and kept iteration "
+                f"{self.best_iteration}"
+            )
+        name, metric = self.kept_pair or ("", "")
+        if self.stopped:
+            return (
+                f"early stopping after {n_iter} iterations kept iteration {self.best_iteration}, the best {name}'s "
+                f"{metric}, which did not improve in the {self.rounds} rounds after it"
+            )
+        return (
+            f"{_ENDED.get(stop, stop)} after {n_iter} iterations, before early stopping triggered; kept iteration "
+            f"{self.best_iteration}, the best {name}'s {metric}"
+        )
 
     def _scores_text(self) -> str:
         return "\t".join(
@@ -104,7 +141,7 @@ class EarlyStopping:
         not the last, which round is kept and why, as LightGBM's "Did not meet early
         stopping" does, and what the solver's stop means for that round's model: the
         certificate of a converged fit is about the last iterate, not about the kept one."""
-        if self.stopped or self.best_iteration >= n_iter:
+        if self.stopped or self.best_iteration == 0:
             return
         why = {
             "converged": "converged: the duality gap reached its tolerance",
@@ -114,12 +151,28 @@ class EarlyStopping:
             "max_time": "max_time ran out",
         }.get(stop, stop)
         name, metric = self.kept_pair or ("", "")
+        # LightGBM's lines first (it says them at its last round), then why svmmap's ended.
+        self._say(f"Did not meet early stopping. Best iteration is:\n[{self.best_iteration}]\t{self._scores_text()}")
+        if self.first_metric_only:
+            self._say(f"Evaluated only: {metric}")
+        if self.best_iteration >= n_iter:
+            self._say(f"Training ended at iteration {n_iter} ({why}); the model kept is that last iteration's")
+            return
         self._say(
-            f"Did not meet early stopping. Best iteration is:\n[{self.best_iteration}]\t{self._scores_text()}\n"
             f"Training ended at iteration {n_iter} ({why}); the model kept is iteration "
             f"{self.best_iteration}'s, the best {name}'s {metric}, whose duality gap is {kept_gap:.3g} "
             f"(tolerance {tolerance:.3g}): objective_, gap_ and converged_ describe it"
         )
+
+
+#: The solver's stop reasons in words, for the verbose summary after early stopping kept a round.
+_ENDED = {
+    "converged": "converged",
+    "callback": "the callback stopped training",
+    "max_iter": "max_iter reached",
+    "stalled": "stalled",
+    "max_time": "max_time reached",
+}
 
 
 #: LightGBM ``fit`` arguments that PyTerrier's ``fit_kwargs`` may carry, with what to use instead.
@@ -133,7 +186,36 @@ LIGHTGBM_EQUIVALENTS = {
     "categorical_feature": "svmmap's model is linear: encode categorical features as indicator columns",
     "feature_name": "pass a pandas DataFrame to keep feature names (feature_names_in_)",
     "init_model": "svmmap does not continue training from an earlier model",
+    "eval_init_score": "svmmap scores validation sets by X @ coef_ alone; there is no initial score",
 }
+
+
+#: LightGBM's fit arguments that default to asking for nothing (LGBMRanker.fit's signature).
+_FIT_DEFAULTS = (
+    "init_score",
+    "eval_init_score",
+    "eval_sample_weight",
+    "feature_name",
+    "categorical_feature",
+    "init_model",
+)
+
+
+def _no_op(key: str, value: Any) -> bool:
+    """Whether LightGBM's ``fit`` argument ``key`` has a value that asks for nothing svmmap
+    would do differently: its default (None, or "auto" for ``feature_name`` and
+    ``categorical_feature``, as in LGBMRanker.fit's signature), no categorical feature (an
+    empty list), or one None per validation set. A ported script that spells out these
+    defaults runs; any other value is refused with svmmap's way."""
+    if key not in _FIT_DEFAULTS:
+        return False
+    if value is None:
+        return True
+    if key in ("feature_name", "categorical_feature") and isinstance(value, str) and value == "auto":
+        return True
+    if key == "categorical_feature" and isinstance(value, (list, tuple)) and len(value) == 0:
+        return True
+    return key.startswith("eval_") and isinstance(value, (list, tuple)) and all(v is None for v in value)
 
 
 _NO_TREES = "a linear model has no trees; C sets its regularization (SVMMap(C=...))"
@@ -224,9 +306,63 @@ LIGHTGBM_PREDICT = {
 }
 
 
-def refuse_lightgbm_predict(name: str, kwargs: dict) -> None:
-    """LightGBM's predict arguments get svmmap's way; anything else Python's own error."""
-    _refuse_lightgbm(f"{name}.predict()", f"{name}.predict()", LIGHTGBM_PREDICT, kwargs)
+#: LightGBM's predict arguments whose value asks for what svmmap's predict does: LGBMRanker's
+#: defaults, and raw_score=True and validate_features=True too (a ranker's predictions are its
+#: raw scores, and svmmap always checks a DataFrame's columns).
+_PREDICT_NO_OPS = {
+    "raw_score": (False, True),
+    "start_iteration": (0,),
+    "pred_leaf": (False,),
+    "pred_contrib": (False,),
+    "validate_features": (False, True),
+}
+
+
+def _predict_no_op(key: str, value: Any) -> bool:
+    """Whether ``value`` is one of ``_PREDICT_NO_OPS[key]``: a flag given as a bool, the start
+    iteration as the integer 0."""
+    if key == "start_iteration":
+        return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and int(value) == 0
+    return isinstance(value, (bool, np.bool_)) and bool(value) in _PREDICT_NO_OPS[key]
+
+
+def _rounds_of_coef(model: Any, num_iteration: Any) -> bool:
+    """Whether LightGBM's ``predict(num_iteration=...)`` names the model that ``coef_`` is:
+    None (LightGBM's default: the best iteration after early stopping, else all of them);
+    after early stopping, ``best_iteration_`` itself; without it (``best_iteration_`` 0, so
+    ``coef_`` is the last round's), LightGBM's "every iteration": a value <= 0 or one at
+    least ``n_iter_``. So ``predict(X, num_iteration=model.best_iteration_)`` runs either way.
+    An unfitted model accepts it here; predict then says it is not fitted."""
+    if num_iteration is None or not hasattr(model, "coef_"):
+        return True
+    if isinstance(num_iteration, bool) or not isinstance(num_iteration, numbers.Integral):
+        return False
+    best = int(getattr(model, "best_iteration_", 0) or 0)
+    if best > 0:
+        return int(num_iteration) == best
+    return int(num_iteration) <= 0 or int(num_iteration) >= int(getattr(model, "n_iter_", 0))
+
+
+def refuse_lightgbm_predict(name: str, kwargs: dict, model: Any = None) -> None:
+    """LightGBM's predict arguments get svmmap's way, unless their value asks for what
+    svmmap's predict does anyway (``_PREDICT_NO_OPS``, `_rounds_of_coef` for ``model``);
+    anything else Python's own error."""
+    left = {}
+    for key, value in kwargs.items():
+        if key == "num_iteration" and _rounds_of_coef(model, value):
+            continue
+        if key in _PREDICT_NO_OPS and _predict_no_op(key, value):
+            continue
+        left[key] = value
+    if "num_iteration" in left and hasattr(model, "coef_"):
+        best = int(getattr(model, "best_iteration_", 0) or 0)
+        kept = f"iteration {best}'s (best_iteration_)" if best else f"the last iteration's ({model.n_iter_})"
+        raise TypeError(
+            f"{name}.predict() cannot use LightGBM's num_iteration={left['num_iteration']!r}: coef_ is one linear "
+            f"model, {kept}, and no other round's weights are kept (keep one from a callback: env.coef); "
+            "give num_iteration=None or leave it out"
+        )
+    _refuse_lightgbm(f"{name}.predict()", f"{name}.predict()", LIGHTGBM_PREDICT, left)
 
 
 #: LightGBM's fitted attributes that an SVMMap does not have, with what it has instead.
@@ -250,8 +386,11 @@ PIPELINE_HINT = (
 
 
 def refuse_lightgbm_arguments(name: str, kwargs: dict) -> None:
-    """LightGBM's fit arguments get the svmmap equivalent; anything else Python's own error."""
-    for key in kwargs:
+    """LightGBM's fit arguments get the svmmap equivalent, unless their value is LightGBM's
+    no-op default (`_no_op`); anything else Python's own error."""
+    for key, value in kwargs.items():
+        if key in LIGHTGBM_EQUIVALENTS and _no_op(key, value):
+            continue
         if key in LIGHTGBM_EQUIVALENTS:
             raise TypeError(f"{name}.fit() does not take LightGBM's {key!r}: {LIGHTGBM_EQUIVALENTS[key]}")
         raise TypeError(f"{name}.fit() got an unexpected keyword argument {key!r}")
@@ -319,6 +458,7 @@ def validation_sets(
             verbose=verbose,
             min_delta=min_delta,
             log=log and not verbose,
+            first_metric_only=early_callback is not None and early_callback.first_metric_only,
         )
     # The callers take (name, scorer, {metric: values}); the values at w = 0 were for the checks.
     return ([e[:3] for e in evals] if evals is not None else None), early
@@ -352,14 +492,18 @@ def lightgbm_metrics(eval_metric: Any, eval_at: Any) -> List[str]:
     "map" stays MAP over the whole list. Without ``eval_at`` the names are taken as they are,
     and no ``eval_metric`` is "map" (LightGBM's ranker would record ndcg@1 to ndcg@5)."""
     names = _metric_names(eval_metric)
-    if eval_at is None:
-        return ["map"] if eval_metric is None else names
-    if isinstance(eval_at, (str, bytes)) or not (isinstance(eval_at, numbers.Integral) or hasattr(eval_at, "__iter__")):
-        raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
-    cutoffs: List[Any] = [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
-    if not cutoffs or not all(
-        isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs
+    if eval_at is not None and (
+        isinstance(eval_at, (str, bytes)) or not (isinstance(eval_at, numbers.Integral) or hasattr(eval_at, "__iter__"))
     ):
+        raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
+    cutoffs: List[Any] = (
+        [] if eval_at is None else [eval_at] if isinstance(eval_at, numbers.Integral) else list(eval_at)
+    )
+    if not cutoffs:
+        # No cutoff given: LightGBM reads an empty eval_at as its default, and svmmap's default
+        # is no cutoff at all.
+        return ["map"] if eval_metric is None else names
+    if not all(isinstance(k, numbers.Integral) and not isinstance(k, bool) and int(k) >= 1 for k in cutoffs):
         raise invalid_parameter("eval_at", "a list of integers >= 1", eval_at)
     at = [f"ndcg@{k}" for k in sorted({int(k) for k in cutoffs})]
     if eval_metric is None:
@@ -379,13 +523,37 @@ def _metric_names(eval_metric: Any) -> List[str]:
     if eval_metric is None:
         return ["map"]
     if isinstance(eval_metric, str):
-        return [eval_metric]
-    if callable(eval_metric) or not hasattr(eval_metric, "__iter__"):
+        given = [eval_metric]
+    elif callable(eval_metric) or not hasattr(eval_metric, "__iter__"):
         raise TypeError(
             f"eval_metric takes metric names of svmmap.metrics ('map', 'ndcg@10', ...), got {eval_metric!r}; "
             "a custom metric can be computed in a callback from env.coef"
         )
-    return list(eval_metric)
+    else:
+        given = list(eval_metric)
+    # LightGBM's spelling: names in any case, its aliases of MAP and NDCG, each metric once.
+    out: List[Any] = []
+    for name in given:
+        if isinstance(name, str):
+            name = name.strip().lower()
+            name = LIGHTGBM_METRIC_ALIASES.get(name, name)
+        if name not in out:
+            out.append(name)
+    return out
+
+
+#: LightGBM's aliases of its ranking metrics (its parameter docs, "metric"; checked against
+#: LightGBM 4.7 by the tests): "mean_average_precision" is MAP, and the ranking objectives' names
+#: stand for NDCG, their metric.
+LIGHTGBM_METRIC_ALIASES = {
+    "mean_average_precision": "map",
+    "lambdarank": "ndcg",
+    "rank_xendcg": "ndcg",
+    "xendcg": "ndcg",
+    "xe_ndcg": "ndcg",
+    "xe_ndcg_mart": "ndcg",
+    "xendcg_mart": "ndcg",
+}
 
 
 def _check_watchable(watched: tuple, all_metrics: bool = False, what: str = "early_stopping_rounds") -> None:

@@ -48,10 +48,11 @@ from ._validation import (
     forget_fit,
     invalid_parameter,
     n_threads,
+    overflow_named,
     qid_of,
     query_weights,
 )
-from .callback import split_callbacks
+from .callback import any_of_the_user, split_callbacks
 
 __all__ = [
     "CORE_DEFAULTS",
@@ -137,6 +138,8 @@ class BareSVMMap:
     #: With eval_set: the metric values per iteration, and with early stopping the best ones.
     evals_result_: Dict[str, Dict[str, List[float]]]
     best_score_: Dict[str, Dict[str, float]]
+    #: The round early stopping kept, 0 without it (LightGBM's value).
+    best_iteration_: int
 
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(PARAMETER_DEFAULTS))
@@ -315,28 +318,34 @@ def finish(model: Any, outcome: Outcome, *, stacklevel: int = 1) -> None:
         column_std=outcome.column_std,
         best_iteration=early.best_iteration if early is not None else None,
         kept=kept,
+        kept_note=early.kept_text(outcome.summary.n_iter, outcome.summary.stop) if early is not None else None,
         stacklevel=stacklevel + 1,
     )
     set_rounds(
         model, name, outcome.round_objectives, outcome.exhausted, zero_note=outcome.zero_note, stacklevel=stacklevel + 1
     )
-    if outcome.early is not None:
-        model.best_iteration_ = outcome.early.best_iteration
-        model.best_score_ = outcome.early.best_scores
     model.feature_importances_ = feature_importances(model.coef_, outcome.column_std)
     model.degenerate_ = is_degenerate(outcome.coef, outcome.spreads)
     if model.degenerate_:
         text = message(name, model.loss, outcome.coef, outcome.summary, model.C, outcome.zero_note)
         warnings.warn(text, DegenerateModelWarning, stacklevel=stacklevel + 1)
-    if outcome.evals is not None:
-        model.evals_result_ = {set_name: dict(results) for set_name, _, results in outcome.evals}
-        if outcome.early is None:
-            # As LightGBM's: without early stopping, the scores of the model that was kept,
-            # which are the last round's.
-            model.best_score_ = {
-                set_name: {metric: values[-1] for metric, values in results.items() if len(values)}
-                for set_name, _, results in outcome.evals
-            }
+    # LightGBM's three attributes exist after every fit, as LGBMRanker's do (measured with
+    # LightGBM 4.7): best_iteration_ is 0 without early stopping, and best_score_ and
+    # evals_result_ are empty without validation sets, so that a ported script that reads them
+    # unconditionally runs.
+    evals = outcome.evals or []
+    model.evals_result_ = {set_name: dict(results) for set_name, _, results in evals}
+    if outcome.early is not None:
+        model.best_iteration_ = outcome.early.best_iteration
+        model.best_score_ = outcome.early.best_scores
+    else:
+        model.best_iteration_ = 0
+        # As LightGBM's: without early stopping, the scores of the model that was kept,
+        # which are the last round's.
+        model.best_score_ = {
+            set_name: {metric: values[-1] for metric, values in results.items() if len(values)}
+            for set_name, _, results in evals
+        }
 
 
 def train(
@@ -392,7 +401,7 @@ def train(
         if config.latent is not None:
             refuse_latent_options(model.loss, sample_weight=sample_weight, eval_set=watch.evals)
         with progress_logging(model.verbose):
-            outcome = _solve(data, config, watch.on_iteration, threads, with_coef=watch.evals is not None)
+            outcome = _solve(data, config, watch.on_iteration, threads, with_coef=watch.needs_coef)
             outcome.early, outcome.evals = watch.early, watch.evals
             finish(model, outcome, stacklevel=stacklevel + 1)
 
@@ -404,8 +413,14 @@ class Watch:
 
     #: (name, scorer, {metric: values}) per validation set, or None without one.
     evals: Optional[list]
+    #: Early stopping's state; after the fit, the round kept (a callback's EarlyStopException
+    #: replaces it with the round it names).
     early: Optional[EarlyStopping]
-    on_iteration: Optional[Callable[[IterationRecord], bool]]
+    on_iteration: Optional[Callable[[IterationRecord], bool]] = None
+    #: Whether the solver must hand the hook every iterate: to score validation sets, or for
+    #: the callbacks of ``fit(callbacks=...)`` (``env.coef``, the rounds an EarlyStopException
+    #: can keep).
+    needs_coef: bool = False
 
 
 def watching(
@@ -433,26 +448,29 @@ def watching(
     the early stopping asked for, and the solver's per-iteration hook, which scores them and
     calls the callbacks. ``svmmap.dask.SVMMap.fit`` reads them here too."""
     eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
-    check_eval_feature_names(X, eval_set)
     early_callbacks, others = split_callbacks(callbacks)
-    evals, early = validation_sets(
-        eval_set,
-        eval_group,
-        eval_qid,
-        eval_metric,
-        eval_at,
-        early_stopping_rounds,
-        n_features,
-        threads,
-        model.relevance_threshold,
-        names=eval_names,
-        # The training data is recognized by identity, as LightGBM does: the same arrays.
-        training=[pair[0] is X and pair[1] is y for pair in eval_set] if eval_set is not None else None,
-        early_callback=early_callbacks[0] if early_callbacks else None,
-        prepare=prepare,
-        log=model.verbose > 0,
-    )
-    return Watch(evals, early, iteration_callback(model, evals, early, others))
+    with lightgbm_names(eval_X):
+        check_eval_feature_names(X, eval_set)
+        evals, early = validation_sets(
+            eval_set,
+            eval_group,
+            eval_qid,
+            eval_metric,
+            eval_at,
+            early_stopping_rounds,
+            n_features,
+            threads,
+            model.relevance_threshold,
+            names=eval_names,
+            # The training data is recognized by identity, as LightGBM does: the same arrays.
+            training=[pair[0] is X and pair[1] is y for pair in eval_set] if eval_set is not None else None,
+            early_callback=early_callbacks[0] if early_callbacks else None,
+            prepare=prepare,
+            log=model.verbose > 0,
+        )
+    watch = Watch(evals, early, needs_coef=evals is not None or any_of_the_user(others))
+    watch.on_iteration = iteration_callback(model, evals, early, others, watch=watch)
+    return watch
 
 
 def _solve(
@@ -468,21 +486,22 @@ def _solve(
     round_objectives: Optional[List[float]] = None
     exhausted: Union[bool, str] = False
     zero_note: Optional[str] = None
-    if config.latent is not None:
-        coef, summary, round_objectives, exhausted, zero_note = fit_latent(
-            data.core_X, data.labels, data.codes, len(data.uniques), config, on_iteration, threads
-        )
-    else:
-        ((coef, summary),) = _core.fit_path(
-            data.core_X,
-            data.labels,
-            data.codes,
-            len(data.uniques),
-            config,
-            callback=on_iteration,
-            with_coef=with_coef,
-            query_weights=data.query_weights,
-        )
+    with overflow_named(config.C, data.query_weights, lambda: data.core_X.column_std(threads)):
+        if config.latent is not None:
+            coef, summary, round_objectives, exhausted, zero_note = fit_latent(
+                data.core_X, data.labels, data.codes, len(data.uniques), config, on_iteration, threads
+            )
+        else:
+            ((coef, summary),) = _core.fit_path(
+                data.core_X,
+                data.labels,
+                data.codes,
+                len(data.uniques),
+                config,
+                callback=on_iteration,
+                with_coef=with_coef,
+                query_weights=data.query_weights,
+            )
     return Outcome(
         coef,
         summary,
@@ -506,6 +525,29 @@ def feature_importances(coef: np.ndarray, std: np.ndarray) -> np.ndarray:
     return spread / total if total > 0 else np.zeros_like(spread)
 
 
+@contextlib.contextmanager
+def lightgbm_names(eval_X: Any) -> Iterator[None]:
+    """Errors of the validation sets in the words of LightGBM 4.7's spelling when the user
+    gave ``eval_X`` and ``eval_y`` (which `lightgbm_eval_set` turns into ``eval_set``):
+    ``eval_X`` / ``eval_y`` for one matrix, ``eval_X[i]`` / ``eval_y[i]`` for tuples of them,
+    so that the message names the argument the user passed rather than ``eval_set[0] X``."""
+    if eval_X is None:
+        yield
+        return
+    single = not isinstance(eval_X, tuple)
+    try:
+        yield
+    except ValueError as exc:
+        import re
+
+        def name(match: "re.Match[str]") -> str:
+            arg = "eval_X" if match.group(2) != "y" else "eval_y"
+            return arg if single else f"{arg}[{match.group(1)}]"
+
+        text = re.sub(r"eval_set\[(\d+)\](?: (X|y)\b)?", name, str(exc))
+        raise ValueError(text) from None
+
+
 def lightgbm_eval_set(eval_set: Any, eval_X: Any, eval_y: Any) -> Any:
     """``eval_set``, or the list of (X, y) pairs LightGBM 4.7's ``eval_X``, ``eval_y`` spell
     (one matrix and one label array, or tuples of them)."""
@@ -527,38 +569,52 @@ def iteration_callback(
     evals: Optional[list] = None,
     early: Optional[EarlyStopping] = None,
     callbacks: Optional[List[Any]] = None,
+    *,
+    watch: Optional[Watch] = None,
 ) -> Optional[Callable[[IterationRecord], bool]]:
     """The per-iteration hook handed to the solver: scores the validation sets (when
-    given) at the iterate w, logs (when verbose) and calls the model's callback, whose true
-    return value stops training. None when nothing is asked for, so that the solver need
-    not enter Python at every iteration."""
+    given) at the iterate w, logs (when verbose), runs ``callbacks`` (in LightGBM's order,
+    `svmmap.callback.split_callbacks`'s, with early stopping at its place among them) and
+    calls the model's callback, whose true return value stops training. A callback's
+    EarlyStopException stops training too, keeping the round it names: every iterate is kept
+    for that while callbacks of the user's run, and ``watch.early`` becomes that round's
+    record. None when nothing is asked for, so that the solver need not enter Python at every
+    iteration."""
     verbose = model.verbose > 0
     user_callback = model.callback
     callbacks = callbacks or []
     if not verbose and user_callback is None and evals is None and not callbacks:
         return None
+    # LightGBM runs early stopping (order 30) after the log (10) and the record (20), and
+    # callbacks of a higher order after it.
+    before = [cb for cb in callbacks if getattr(cb, "order", -1) < 30]
+    after = [cb for cb in callbacks if getattr(cb, "order", -1) >= 30]
+    # The iterates a callback's EarlyStopException may name, by round.
+    iterates: Optional[Dict[int, np.ndarray]] = {} if any_of_the_user(callbacks) else None
+    end = int(getattr(model, "max_iter", 0)) + 1
+    # LightGBM's env.params: the estimator's parameters, read once.
+    params = model.get_params(deep=False) if hasattr(model, "get_params") else {}
 
     def on_iteration(record: IterationRecord) -> bool:
-        # The core adds the iterate only when validation sets need it; the record the
-        # user's callback sees stays as documented.
+        # The core adds the iterate only when validation sets or callbacks need it; the record
+        # the user's callback sees stays as documented.
         coef = cast(dict, record).pop("coef", None)
+        iteration = int(record["iteration"])
         stop = False
+        now: dict = {}
         if evals is not None and coef is not None:
-            now: dict = {}
             for name, scorer, results in evals:
                 now[name] = scorer(coef)
                 for metric, value in now[name].items():
                     results[metric].append(value)
                     if verbose:
-                        logger.info("iter %4d  %s %s %.6g", record["iteration"], name, metric, value)
-            if early is not None:
-                stop = early.update(record["iteration"], coef, now)
+                        logger.info("iter %4d  %s %s %.6g", iteration, name, metric, value)
             # The user's callback sees the validation metrics too, as LightGBM's callbacks do.
             record["eval"] = now
         if verbose:
             logger.info(
                 "iter %4d  primal %.6g  dual %.6g  gap %.3g  cuts %d/%d  %.2fs",
-                record["iteration"],
+                iteration,
                 record["primal"],
                 record["dual"],
                 record["gap"],
@@ -566,21 +622,86 @@ def iteration_callback(
                 record["n_cuts"],
                 record["seconds"],
             )
-        if callbacks:
-            from .callback import CallbackEnv
-
-            results = [
-                (name, metric, value, True)
-                for name, values in record.get("eval", {}).items()
-                for metric, value in values.items()
-            ]
-            env = CallbackEnv(model, int(record["iteration"]), results, cast(dict, record), coef)
-            for cb in callbacks:
-                cb(env)
+        if iterates is not None and coef is not None:
+            iterates[iteration] = np.array(coef, dtype=np.float64, copy=True)
+        if callbacks or early is not None:
+            env = _environment(model, record, coef, now, iteration, end, params)
+            stop = _run_callbacks(env, now, before, after, early, iterates, watch)
         asked = bool(user_callback(record)) if user_callback is not None else False
         return asked or stop
 
     return on_iteration
+
+
+def _environment(
+    model: Any, record: IterationRecord, coef: Optional[np.ndarray], now: dict, iteration: int, end: int, params: dict
+) -> Any:
+    """The round's `svmmap.callback.CallbackEnv`."""
+    from .callback import CallbackEnv, EvalResult
+
+    results = [
+        EvalResult(name, metric, value, True) for name, values in now.items() for metric, value in values.items()
+    ]
+    return CallbackEnv(model, iteration, results, cast(dict, record), cast(np.ndarray, coef), 1, end, params)
+
+
+def _run_callbacks(
+    env: Any,
+    now: dict,
+    before: List[Any],
+    after: List[Any],
+    early: Optional[EarlyStopping],
+    iterates: Optional[Dict[int, np.ndarray]],
+    watch: Optional[Watch],
+) -> bool:
+    """One round of ``fit(callbacks=...)`` on ``env``: the callbacks before early stopping,
+    early stopping, the callbacks after it, stopping at the first that ends training; whether
+    one did."""
+    from .callback import is_early_stop
+
+    iteration = env.iteration
+    try:
+        for cb in before:
+            cb(env)
+        if early is not None and env.coef is not None and early.update(iteration, env.coef, now):
+            return True
+        for cb in after:
+            cb(env)
+    except Exception as exc:
+        if not is_early_stop(exc):
+            raise
+        kept = _round_named(exc, iteration, iterates)
+        if watch is not None:
+            watch.early = EarlyStopping.kept_by_callback(kept, (iterates or {})[kept], _best_scores(exc))
+        return True
+    return False
+
+
+def _round_named(exc: Any, iteration: int, iterates: Optional[Dict[int, np.ndarray]]) -> int:
+    """The round an EarlyStopException keeps: its ``best_iteration``, an ``env.iteration``
+    of this fit (checked)."""
+    best = getattr(exc, "best_iteration", None)
+    if isinstance(best, bool) or not isinstance(best, numbers.Integral) or not 1 <= int(best) <= iteration:
+        raise ValueError(
+            f"a callback raised EarlyStopException(best_iteration={best!r}) at round {iteration}: best_iteration "
+            f"must be the env.iteration of a round so far, 1 to {iteration} (svmmap counts rounds from "
+            "env.begin_iteration = 1, LightGBM from 0)"
+        ) from None
+    if iterates is None or int(best) not in iterates:
+        raise ValueError(
+            "a callback raised EarlyStopException, but this fit keeps no iterates to choose from (a loss trained "
+            "in CCCP rounds): stop it with SVMMap(callback=...) returning True instead"
+        ) from None
+    return int(best)
+
+
+def _best_scores(exc: Any) -> Dict[str, Dict[str, float]]:
+    """``best_score_`` from an EarlyStopException's ``best_score``, a list of (dataset_name,
+    metric_name, metric_value, ...) results, as LightGBM builds it."""
+    scores: Dict[str, Dict[str, float]] = {}
+    for result in getattr(exc, "best_score", None) or []:
+        scores.setdefault(str(result[0]), {})[str(result[1])] = float(result[2])
+    return scores
 
 
 def set_fitted(
@@ -594,6 +715,7 @@ def set_fitted(
     column_std: Optional[np.ndarray] = None,
     best_iteration: Optional[int] = None,
     kept: Optional[IterationRecord] = None,
+    kept_note: Optional[str] = None,
     stacklevel: int = 1,
 ) -> None:
     """Stores the solver's result as fitted attributes of ``model`` and reports skipped
@@ -601,7 +723,8 @@ def set_fitted(
     features' standard deviations, when given) and (when verbose) the outcome. ``kept``: the
     record of the round whose iterate ``coef`` is, when early stopping kept one (of
     ``best_iteration``); ``objective_``, ``dual_objective_``, ``gap_`` and ``converged_`` are
-    then that round's. ``stacklevel`` as in `train`."""
+    then that round's, and ``kept_note`` (which round and why) opens the verbose summary.
+    ``stacklevel`` as in `train`."""
     model.coef_ = coef
     model.n_features_in_ = n_features
     if feature_names is not None:
@@ -649,10 +772,11 @@ def set_fitted(
 
         warnings.warn(text, ConvergenceWarning, stacklevel=stacklevel + 1)
     if model.verbose > 0:
+        # After early stopping the model is an earlier round's: the summary says which and
+        # why, rather than the solver's stop alone ("converged" described the last round).
         logger.info(
-            "%s after %d iterations: primal %.6g, gap %.3g, %d active cuts, %d queries (%d skipped)",
-            summary.stop,
-            model.n_iter_,
+            "%s: primal %.6g, gap %.3g, %d active cuts, %d queries (%d skipped)",
+            kept_note or f"{summary.stop} after {model.n_iter_} iterations",
             model.objective_,
             model.gap_,
             model.n_cuts_,

@@ -7,8 +7,9 @@ layout or dtype, and then exactly once.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
@@ -50,6 +51,16 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
         return CoreMatrix.csr(data, indices, indptr, (int(n_rows), int(n_cols))), int(n_rows), int(n_cols)
     if hasattr(X, "__dask_graph__"):
         raise TypeError(f"{name} is a dask collection; use svmmap.dask.SVMMap for dask inputs")
+    core = CoreMatrix.dense(dense_numbers(X, name))
+    return core, core.n_rows, core.n_cols
+
+
+def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
+    """THE check of a dense matrix's shape and type (``check_matrix``'s, and ``Binner``'s,
+    which bins dense columns): a 2-D float32 or float64 array with rows and columns, other
+    numbers converted to float64 once, and errors naming ``name``. Its values are not checked
+    here: the core refuses NaN and infinity with their position (Binner accepts NaN as missing
+    with ``missing="indicator"``)."""
     arr = np.asarray(X)
     if arr.ndim != 2:
         raise ValueError(
@@ -74,8 +85,7 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
                 # A TypeError stays one (an object that is no number); a ValueError too (a
                 # string that is no number), as scikit-learn's estimators do.
                 raise type(exc)(f"{name} must hold numbers, got dtype {arr.dtype}: {exc}") from None
-    core = CoreMatrix.dense(arr)
-    return core, core.n_rows, core.n_cols
+    return arr
 
 
 def _check_not_empty_or_complex(arr: Any, name: str) -> None:
@@ -269,7 +279,7 @@ def check_qid(
         try:
             codes = np.fromiter((mapping.setdefault(v, len(mapping)) for v in arr), dtype=np.int64, count=len(arr))
         except TypeError as exc:
-            raise ValueError(f"qid values must be hashable: {exc}") from None
+            raise ValueError(f"{qid_name} values must be hashable: {exc}") from None
         uniques = _object_array(mapping)
     return contiguous(codes.reshape(-1), dtype=np.int64), uniques
 
@@ -480,6 +490,63 @@ def refuse_unrouted_search(required_by: str) -> None:
     )
 
 
+#: What to do instead of routing LightGBM's ``group`` through a scikit-learn search, said by
+#: both refusals below.
+_GROUP_IN_SEARCH = (
+    "scikit-learn cuts arrays of one entry per row into each split's rows, and query sizes cannot be cut "
+    "that way (every split would get the sizes of all the queries): give one query id per row as qid "
+    "instead, with metadata routing on: est.set_fit_request(qid=True), "
+    "scoring=svmmap.metrics.make_ranking_scorer('map').set_score_request(qid=True) and "
+    "params={'qid': qid, 'groups': qid} (a qid from sizes: numpy.repeat(numpy.arange(len(group)), group)); "
+    "the scikit-learn guide shows it, or use svmmap.SVMMapCV"
+)
+
+
+def _in_split_search(first_frame: Any, depth: int = 60) -> bool:
+    """Whether a scikit-learn function that fits on splits of the rows (a search,
+    ``cross_validate`` and the functions built on it, the curves) is on the call stack above
+    ``first_frame``: they all live in ``sklearn.model_selection``."""
+    frame = first_frame
+    for _ in range(depth):
+        if frame is None:
+            return False
+        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection."):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def refuse_group_request_in_search(routing: Any, name: str) -> None:
+    """Refuses, before any fit, a scikit-learn search or cross-validation with metadata routing
+    whose estimator requests LightGBM's ``group`` for ``fit`` (``routing``: its metadata
+    routing, which scikit-learn asks for before it splits): the query sizes would reach every
+    split's fit whole, and each fit would fail, hidden by scikit-learn under "All the N fits
+    failed". Called from the estimator's ``get_metadata_routing``."""
+    fit_requests = getattr(getattr(routing, "fit", None), "requests", {}) or {}
+    if fit_requests.get("group") in (None, False) or not _in_split_search(sys._getframe(1)):
+        return
+    raise ValueError(f"{name} requests group= for fit in a scikit-learn search or cross-validation: {_GROUP_IN_SEARCH}")
+
+
+def refuse_group_in_search(name: str, group: Any) -> None:
+    """Refuses ``group`` handed to ``fit`` by a scikit-learn search or cross-validation (metadata
+    routing off, or a request the routing check above did not see): scikit-learn passes an
+    array whose length is not the number of rows as it is, so every split would get every
+    query's size. scikit-learn records the error as the split's and, when every split fails,
+    quotes it under "All the N fits failed"."""
+    if group is None or "sklearn" not in sys.modules:
+        return
+    frame = sys._getframe(1)
+    for _ in range(30):
+        frame = frame.f_back  # type: ignore[assignment]
+        if frame is None:
+            return
+        if frame.f_code.co_name == "_fit_and_score" and frame.f_globals.get("__name__", "").startswith("sklearn."):
+            raise ValueError(
+                f"{name} was given group= by a scikit-learn search or cross-validation: {_GROUP_IN_SEARCH}"
+            )
+
+
 #: The score functions of scorers that need query ids (``make_ranking_scorer``'s), registered
 #: by the module that defines them (svmmap.metrics, which imports this one, so that this module
 #: need not import it back).
@@ -510,3 +577,50 @@ def _scores_by_query(scorer: Any) -> bool:
         return True
     scorers = getattr(scorer, "_scorers", None)
     return isinstance(scorers, dict) and any(_scores_by_query(s) for s in scorers.values())
+
+
+#: The core's words for a training that overflowed float64 (``solver::progress::out_of_range``).
+_OVERFLOW = "is not a finite float64 number"
+
+
+@contextlib.contextmanager
+def overflow_named(
+    C: float, query_weights: Optional[np.ndarray], column_std: Callable[[], np.ndarray]
+) -> Iterator[None]:
+    """Names the argument that made training overflow float64, when the core says it did.
+
+    The core can only blame the feature values, which it sees. Yet every number of the cutting
+    planes is a feature difference times a query's weight, and the weights ``w`` grow with C
+    (``w = sum a_j g_j`` with ``sum a_j <= C``), so ``C = 1e200`` on unit features, or a weight
+    of 1e306, overflows just as features of 1e160 do. Of the three factors (C, the largest
+    query weight and the squared spread of the features, ``column_std`` called only on
+    failure) the one farthest from 1 in orders of magnitude is named; the features keep the
+    core's message.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        text = str(exc)
+        if _OVERFLOW not in text:
+            raise
+        spread = float(np.max(column_std(), initial=0.0))
+        weight = 1.0 if query_weights is None else float(np.max(query_weights, initial=1.0))
+        # Orders of magnitude of the squared spread, 2 log10(spread), which cannot overflow; a
+        # spread that is itself beyond float64 (or NaN from it) is the features' doing.
+        if not np.isfinite(spread):
+            features = np.inf
+        else:
+            features = 2.0 * abs(float(np.log10(spread))) if spread > 0 else 0.0
+        head = text.split(";")[0]
+        if abs(np.log10(C)) >= max(features, abs(np.log10(weight))) and C > 1:
+            raise ValueError(
+                f"{head}; C = {C:g} is too large for float64 arithmetic (the weights grow with C, and "
+                f"the features spread to {spread:.3g}): lower C"
+            ) from None
+        if weight > 1 and abs(np.log10(weight)) >= features:
+            raise ValueError(
+                f"{head}; sample_weight holds a weight of {weight:g}, too large for float64 arithmetic "
+                f"(the features spread to {spread:.3g}): divide the weights by a constant (multiplying "
+                "every weight by k is multiplying C by k)"
+            ) from None
+        raise ValueError(text.replace("feature values are", "the feature values of X are", 1)) from None

@@ -11,8 +11,6 @@ The threshold fitting and the transform run in the Rust core (``rust/binning/``)
 
 from __future__ import annotations
 
-import inspect
-import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple, Union
 
@@ -20,7 +18,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
-from sklearn.utils import check_array
 
 from . import _core
 from ._binned import BinnedMatrix
@@ -36,7 +33,7 @@ from ._fitted import (
 from ._pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
 from ._pairs import check_interactions
 from ._typing import BinStrategy, Missing
-from ._validation import contiguous, densified, forget_fit, n_threads
+from ._validation import check_labels, check_qid, contiguous, dense_numbers, densified, forget_fit, n_threads
 
 __all__ = [
     "BINNER_DICT_TYPE",
@@ -52,29 +49,18 @@ __all__ = [
 _DEFAULTS = _core.BinnerConfig.DEFAULTS
 
 
-# scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite.
-_ALLOW_NAN = (
-    {"ensure_all_finite": False}
-    if "ensure_all_finite" in inspect.signature(check_array).parameters
-    else {"force_all_finite": False}
-)
-
-
 def _as_dense(X: Any) -> np.ndarray:
     """A C-contiguous float32/float64 2-D array. Sparse input is densified (base features are
     few); NaN and infinity are left for the core, which reports them with their position."""
-    try:
-        arr = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", **_ALLOW_NAN)
-    except ValueError as exc:
-        # scikit-learn's message for 1-D input spans lines and prints the whole array: one line.
-        text = re.sub(r"\s*array=.*?\.\n", " ", str(exc), flags=re.S)
-        raise ValueError(" ".join(text.split())) from None
-    if sp.issparse(arr):
-        arr = densified(
-            arr,
+    if sp.issparse(X):
+        X = densified(
+            X,
             "X",
             "the Binner takes base features as dense columns; keep only the columns used (a sparse file's largest feature index sets the width)",
         )
+    # The estimators' check of a dense matrix, so that a matrix of strings, a scalar or a 1-D
+    # array is refused in the words SVMMap.fit uses, naming X.
+    arr = dense_numbers(X, "X")
     # Aligned too: a view made by np.frombuffer at an odd offset, or rebuilt from a network
     # frame (a Dask partition), cannot be borrowed by the core.
     return contiguous(arr)
@@ -136,10 +122,12 @@ class Binner(TransformerMixin, BaseEstimator):
         ``1[x_i > s and x_j > t]`` on coarse thresholds s of feature i and t of feature j, so
         that a linear model scores a sum of per-feature step functions and per-pair step
         surfaces (`piecewise_scores`). An int k chooses up to k pairs by FAST (Lou et al., KDD
-        2013; ``fit`` then needs ``y`` and should get ``qid``): the pairs whose 2-D cell means
-        best fit the per-query residual of an additive model of the labels, among those that
-        fit it better than chance would let any candidate (none may), see
-        ``docs/guide/binning.md``. A list gives the pairs. None (the default): no pairs,
+        2013; ``fit`` then needs ``y`` and should get ``qid``), judged out of sample: the
+        queries are cut in two halves, each half puts forward the pairs whose 2-D cell means
+        best fit the per-query residual of its additive model of the labels, and a pair is
+        kept only when its cell means reduce that residual on the queries of the other half
+        (in both directions, and over the queries by a t test), so that where no pair helps
+        on queries that did not choose it none is kept; see ``docs/guide/binning.md``. A list gives the pairs. None (the default): no pairs,
         and the binner is exactly as without this parameter.
     interaction_bins : int, default=32
         Coarse thresholds per feature of a pair (1 to 63): every few of the feature's
@@ -167,8 +155,9 @@ class Binner(TransformerMixin, BaseEstimator):
     interaction_thresholds_ : list of (ndarray, ndarray)
         Every pair's coarse thresholds of its two features.
     interaction_scores_ : ndarray
-        With ``interactions=k``, the FAST score of every chosen pair (decreasing); NaN for
-        pairs given by the user.
+        With ``interactions=k``, every chosen pair's reduction of the squared residual of
+        the centred labels on the queries that did not choose it (summed over both halves;
+        decreasing); NaN for pairs given by the user.
 
     See Also
     --------
@@ -382,8 +371,9 @@ class Binner(TransformerMixin, BaseEstimator):
 def _fit_pairs(
     spec: BinningSpec, X: np.ndarray, y: Any, qid: Any, interactions: Any, given: Any, bins: int, threads: int
 ) -> np.ndarray:
-    """Sets the pairs of ``spec`` (given, or chosen by FAST) and their coarse thresholds;
-    returns the FAST scores of the chosen pairs (NaN for given ones)."""
+    """Sets the pairs of ``spec`` (given, or chosen by FAST and judged out of sample) and their
+    coarse thresholds; returns the held-out reductions of the chosen pairs (NaN for given
+    ones)."""
     from ._pairs import SELECTION_BINS, coarse_indices, select_pairs
 
     coarse = [coarse_indices(len(k), bins) for k in spec.thresholds]
@@ -398,9 +388,12 @@ def _fit_pairs(
     else:
         if y is None:
             raise ValueError("interactions=k chooses pairs from the labels: fit(X, y, qid=qid) needs y")
-        y = np.asarray(y, dtype=np.float64).reshape(-1)
-        if y.shape[0] != X.shape[0] or (qid is not None and len(qid) != X.shape[0]):
-            raise ValueError(f"y and qid must have one value per row of X ({X.shape[0]})")
+        # The estimators' checks of labels and query ids: a NaN or infinite label used to make
+        # every pair's score NaN, so that no pair was chosen without a word. The query codes
+        # group the rows as the ids do (numbered in the ids' sorted order).
+        y = check_labels(y, X.shape[0])
+        if qid is not None:
+            qid, _ = check_qid(qid, X.shape[0], required_by="Binner.fit")
         values, offsets = spec.flat()
         codes = _core.bin_codes(X, values, offsets, spec.config, threads)
         counts = [len(k) for k in spec.thresholds]

@@ -8,43 +8,109 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from ._validation import invalid_parameter
 
-__all__ = ["early_stopping", "log_evaluation", "record_evaluation", "CallbackEnv"]
+__all__ = ["early_stopping", "log_evaluation", "record_evaluation", "CallbackEnv", "EarlyStopException", "EvalResult"]
+
+
+class EvalResult(NamedTuple):
+    """One validation score of a round, as LightGBM 4.7's ``EvalResult``: a tuple
+    (dataset_name, metric_name, metric_value, maximize) whose fields are also named."""
+
+    dataset_name: str
+    metric_name: str
+    metric_value: float
+    #: Whether higher is better: True for every svmmap metric.
+    maximize: bool
+
+
+class EarlyStopException(Exception):
+    """Raised by a callback to stop training and keep an earlier round, as LightGBM's
+    ``lightgbm.callback.EarlyStopException`` (which ``fit`` takes too).
+
+    Parameters
+    ----------
+    best_iteration : int
+        The round to keep, as the ``env.iteration`` of that round: svmmap counts rounds from
+        ``env.begin_iteration`` (1), so a callback that saves ``env.iteration`` at its best
+        round and raises this with it keeps that round, as it does in LightGBM (which counts
+        from 0). ``coef_`` is then that round's iterate and ``best_iteration_`` that round.
+    best_score : list of (dataset_name, metric_name, metric_value, maximize)
+        The scores of that round (``env.evaluation_result_list`` at the time), which become
+        ``best_score_``.
+    """
+
+    def __init__(self, best_iteration: int, best_score: Any) -> None:
+        super().__init__(best_iteration, best_score)
+        self.best_iteration = best_iteration
+        self.best_score = best_score
 
 
 @dataclass
 class CallbackEnv:
-    """What a callback receives after every round.
+    """What a callback receives after every round, with the fields of LightGBM's
+    ``CallbackEnv`` (``model``, ``params``, ``iteration``, ``begin_iteration``,
+    ``end_iteration``, ``evaluation_result_list``) and svmmap's own (``record``, ``coef``).
+
+    Callbacks run in LightGBM's order: those without an ``order`` attribute first, in the
+    order given, then `log_evaluation` (order 10), `record_evaluation` (20) and
+    `early_stopping` (30), so a round's log line comes before early stopping's verdict. A
+    callback that raises `EarlyStopException` (svmmap's or LightGBM's) ends training there,
+    the callbacks after it in that order not called for the round.
 
     Attributes
     ----------
     model : SVMMap
-        The estimator being fitted.
+        The estimator being fitted (LightGBM passes its Booster).
     iteration : int
-        The round, counted from 1 (``history_``'s ``"iteration"``).
-    evaluation_result_list : list of (set name, metric, value, is_higher_better)
-        The round's validation scores, in the order of the sets and metrics (every svmmap
-        metric is better when higher).
+        The round, counted from 1 (``history_``'s ``"iteration"``), where LightGBM counts from
+        0: idioms relative to ``begin_iteration`` and ``end_iteration`` mean the same in both.
+    evaluation_result_list : list of EvalResult
+        The round's validation scores, in the order of the sets and metrics: tuples
+        (dataset_name, metric_name, metric_value, maximize), every svmmap metric better when
+        higher.
     record : dict
         The round's progress record (``history_``'s entry: primal, dual, gap, ...).
     coef : ndarray
         The round's iterate w.
+    begin_iteration : int
+        The first round's ``iteration``: 1.
+    end_iteration : int
+        One past the last round training may run: ``max_iter + 1`` (the solver usually
+        converges before), so ``iteration == end_iteration - 1`` is the last possible round.
+    params : dict
+        The estimator's parameters (``model.get_params()``), as LightGBM's ``params``.
     """
 
     model: Any
     iteration: int
-    evaluation_result_list: List[Tuple[str, str, float, bool]]
+    evaluation_result_list: List[EvalResult]
     record: Dict[str, Any]
     coef: np.ndarray = field(repr=False)
+    begin_iteration: int = 1
+    end_iteration: int = 0
+    params: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def is_early_stop(exc: BaseException) -> bool:
+    """Whether ``exc`` is svmmap's `EarlyStopException` or LightGBM's (recognized by its class,
+    so that LightGBM need not be imported: its exception exists only when it is)."""
+    if isinstance(exc, EarlyStopException):
+        return True
+    kind = type(exc)
+    module = getattr(kind, "__module__", "") or ""
+    return kind.__name__ == "EarlyStopException" and (module == "lightgbm" or module.startswith("lightgbm."))
 
 
 class _EarlyStopping:
     """The callback `early_stopping` returns; the fit reads its best round at the end."""
+
+    #: LightGBM's place for early stopping among the callbacks: after the log and the record.
+    order = 30
 
     stopping_rounds: int
     first_metric_only: bool
@@ -114,6 +180,8 @@ def early_stopping(
 
 class _LogEvaluation:
     period: int
+    #: LightGBM's place for its log among the callbacks (see `CallbackEnv`).
+    order = 10
 
     def __init__(self, period: int) -> None:
         if isinstance(period, bool) or not isinstance(period, numbers.Integral):
@@ -133,6 +201,9 @@ def log_evaluation(period: int = 1) -> Any:
 
 
 class _RecordEvaluation:
+    #: LightGBM's place for its record among the callbacks (see `CallbackEnv`).
+    order = 20
+
     def __init__(self, eval_result: Dict[str, Dict[str, List[float]]]) -> None:
         if not isinstance(eval_result, dict):
             raise TypeError(f"eval_result must be a dict, got {type(eval_result).__name__}")
@@ -224,6 +295,12 @@ def _from_lightgbm(i: int, cb: Any, maker: Optional[str]) -> Optional[Any]:
     )
 
 
+def any_of_the_user(callbacks: List[Any]) -> bool:
+    """Whether ``callbacks`` (`split_callbacks`'s others) hold one that is not svmmap's log or
+    record: one that may read ``env.coef`` or raise EarlyStopException."""
+    return any(not isinstance(cb, (_LogEvaluation, _RecordEvaluation)) for cb in callbacks)
+
+
 def split_callbacks(callbacks: Optional[Any]) -> Tuple[List[_EarlyStopping], List[Any]]:
     """``fit``'s ``callbacks`` as (early stoppings, the others), each other one callable.
     LightGBM's ``early_stopping``, ``log_evaluation`` and ``record_evaluation`` become svmmap's
@@ -242,9 +319,18 @@ def split_callbacks(callbacks: Optional[Any]) -> Tuple[List[_EarlyStopping], Lis
         if isinstance(cb, _EarlyStopping):
             early.append(cb)
         elif callable(cb):
+            if getattr(cb, "before_iteration", False):
+                raise ValueError(
+                    f"callbacks[{i}] asks to run before every round (before_iteration=True), which svmmap does not "
+                    "offer: its callbacks run after each round of the solver"
+                )
             others.append(cb)
         else:
             raise ValueError(f"callbacks[{i}] is {cb!r}, which is not callable")
     if len(early) > 1:
         raise ValueError("callbacks hold more than one early_stopping")
+    # LightGBM's order: a callback without an ``order`` attribute gets i - len(callbacks),
+    # which puts the user's own first, in the order given; sorted stably by it.
+    n = len(others)
+    others = [cb for _, _, cb in sorted((getattr(cb, "order", i - n), i, cb) for i, cb in enumerate(others))]
     return early, others

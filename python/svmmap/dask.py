@@ -48,7 +48,16 @@ from ._evaluation_sets import (
 )
 from ._training import Outcome, finish, fitting, watching
 from ._training import progress_logging as _progress_logging
-from ._validation import check_labels, check_matrix, check_qid, feature_names_of, forget_fit, n_threads
+from ._validation import (
+    check_labels,
+    check_matrix,
+    check_qid,
+    feature_names_of,
+    forget_fit,
+    n_threads,
+    overflow_named,
+    qid_of,
+)
 from .binning import Binner as _LocalBinner
 from .binning import _as_dense
 from .estimator import SVMMap as _LocalSVMMap
@@ -225,7 +234,9 @@ def _dask_sets(client: Any, n_jobs: Optional[int], futures: list) -> Callable[..
                 f"eval_set[{i}] is a Dask collection: give its query ids as eval_qid (a dask array or Series "
                 "partitioned like its X), not query sizes as eval_group"
             )
-        x_blocks, y_blocks, q_blocks, _ = _partitions(ex, ey, g, (f"eval_set[{i}] y", f"eval_qid[{i}]"))
+        x_blocks, y_blocks, q_blocks, _ = _partitions(
+            ex, ey, g, (f"eval_set[{i}] y", f"eval_qid[{i}]"), f"eval_set[{i}] X"
+        )
         tasks = [
             delayed(_EvalPart, pure=False)(xb, yb, qb, j, i, metrics, threshold)
             for j, (xb, yb, qb) in enumerate(zip(x_blocks, y_blocks, q_blocks))
@@ -409,14 +420,19 @@ def _is_dask_frame(obj: Any) -> bool:
     return hasattr(obj, "__dask_graph__") and hasattr(obj, "npartitions") and not hasattr(obj, "chunks")
 
 
-def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_parts: int) -> list:
-    """The row partitions of y or qid as a list of Delayed (or plain) objects, aligned with X's."""
+def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_parts: int, x_name: str = "X") -> list:
+    """The row partitions of y or qid as a list of Delayed (or plain) objects, aligned with
+    those of X (named ``x_name`` in messages)."""
     if _is_dask_array(obj):
         if obj.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {obj.shape}")
         if row_chunks is not None and obj.chunks[0] != row_chunks:
             if any(np.isnan(c) for c in obj.chunks[0]):
                 raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() first")
+            if obj.shape[0] != sum(row_chunks):
+                # The lengths, as check_labels and check_qid word them; rechunk would say only
+                # "Chunks do not add up to shape".
+                raise ValueError(f"{name} has {obj.shape[0]} entries but {x_name} has {sum(row_chunks)} rows")
             obj = obj.rechunk((row_chunks,))
         blocks = list(obj.to_delayed().ravel())
     elif _is_dask_frame(obj):
@@ -424,47 +440,67 @@ def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_pa
     else:
         if row_chunks is None:
             raise TypeError(
-                f"{name} must be a dask collection partitioned like X when X is a dask DataFrame, "
+                f"{name} must be a dask collection partitioned like {x_name} when {x_name} is a dask DataFrame, "
                 f"got {type(obj).__name__}"
             )
         arr = np.asarray(obj)
         if arr.ndim != 1 or arr.shape[0] != sum(row_chunks):
             raise ValueError(
-                f"{name} must be 1-D with one entry per row of X ({sum(row_chunks)}), got shape {arr.shape}"
+                f"{name} must be 1-D with one entry per row of {x_name} ({sum(row_chunks)}), got shape {arr.shape}"
             )
         bounds = np.cumsum((0,) + tuple(row_chunks))
         blocks = [arr[bounds[i] : bounds[i + 1]] for i in range(len(row_chunks))]
     if len(blocks) != n_parts:
         raise ValueError(
-            f"{name} has {len(blocks)} partitions but X has {n_parts}; X, y and qid must be "
+            f"{name} has {len(blocks)} partitions but {x_name} has {n_parts}; X, y and qid must be "
             "partitioned alike (e.g. columns of one dask DataFrame, or dask arrays with the same row chunks)"
         )
     return blocks
 
 
 def _partitions(
-    X: Any, y: Any, qid: Any, names: Tuple[str, str] = ("y", "qid")
+    X: Any, y: Any, qid: Any, names: Tuple[str, str] = ("y", "qid"), x_name: str = "X"
 ) -> Tuple[list, list, list, Optional[np.ndarray]]:
-    """X, y and qid (named ``names`` in messages) as three aligned lists of per-partition
-    objects, and X's column names."""
+    """X, y and qid (named ``x_name`` and ``names`` in messages) as three aligned lists of
+    per-partition objects, and X's column names."""
     if isinstance(X, BinnedPartitions):
         from dask import delayed
 
-        raw, row_chunks, _ = _x_blocks(X.source)
+        raw, row_chunks, _ = _x_blocks(X.source, x_name)
         # Each partition is binned by the task that prepares it, on its worker.
         x_blocks = [delayed(_binned_block, pure=True)(b, X.binner) for b in raw]
         columns = None
     elif _is_dask_array(X) or _is_dask_frame(X):
-        x_blocks, row_chunks, columns = _x_blocks(X)
+        x_blocks, row_chunks, columns = _x_blocks(X, x_name)
     else:
         raise TypeError(
             f"svmmap.dask.SVMMap.fit takes a dask array or dask DataFrame X, got {type(X).__name__}; "
             "use svmmap.SVMMap for data in memory"
         )
     n_parts = len(x_blocks)
-    y_blocks = _row_blocks(y, names[0], row_chunks, n_parts)
-    q_blocks = _row_blocks(qid, names[1], row_chunks, n_parts)
+    y_blocks = _row_blocks(y, names[0], row_chunks, n_parts, x_name)
+    q_blocks = _row_blocks(qid, names[1], row_chunks, n_parts, x_name)
     return x_blocks, y_blocks, q_blocks, columns
+
+
+def _qid_of_group(X: Any, qid: Any, group: Any) -> Any:
+    """``qid``, or the query ids 0, 1, 2, ... that LightGBM's query sizes ``group`` make for
+    the rows of a dask array ``X`` (in memory; `_row_blocks` cuts them along ``X``'s row
+    chunks). A dask DataFrame's query ids are one of its columns, which ``qid`` takes."""
+    if group is None:
+        return qid
+    source = X.source if isinstance(X, BinnedPartitions) else X
+    if not _is_dask_array(source):
+        raise TypeError(
+            "svmmap.dask.SVMMap.fit takes group= (query sizes) with a dask array X only: for a dask DataFrame "
+            "give its query-id column as qid= (partitioned like X)"
+        )
+    n_rows = source.shape[0]
+    if n_rows != n_rows:  # NaN: the row chunks are unknown
+        raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() before fit(..., group=...)")
+    if _is_dask_array(group):
+        group = group.compute()
+    return qid_of(qid, group, int(n_rows))
 
 
 def _check_whole_queries(uniques: List[np.ndarray]) -> None:
@@ -577,14 +613,14 @@ def _binned_block(block: Any, binner: "_LocalBinner") -> Any:
     return binner.transform(block)
 
 
-def _x_blocks(X: Any) -> Tuple[list, Optional[Tuple[int, ...]], Optional[np.ndarray]]:
-    """The row partitions of a dask array or DataFrame X as Delayed objects, the row chunk sizes
-    (for an array) and the column names (for a DataFrame)."""
+def _x_blocks(X: Any, name: str = "X") -> Tuple[list, Optional[Tuple[int, ...]], Optional[np.ndarray]]:
+    """The row partitions of a dask array or DataFrame X (named ``name`` in messages) as
+    Delayed objects, the row chunk sizes (for an array) and the column names (for a DataFrame)."""
     if _is_dask_array(X):
         if X.ndim != 2:
-            raise ValueError(f"X must be a 2-D dask array (documents x features), got {X.ndim} dimension(s)")
+            raise ValueError(f"{name} must be a 2-D dask array (documents x features), got {X.ndim} dimension(s)")
         if any(np.isnan(c) for c in X.chunks[0]):
-            raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
+            raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() first")
         if X.numblocks[1] > 1:
             # Whole rows must be on one worker; the feature dimension is never split.
             X = X.rechunk({1: -1})
@@ -781,13 +817,14 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
     True
     """
 
-    # Distributed data carries its query ids in its partitions: no group= or sample_weight here.
     def fit(
         self,
         X: Any,
         y: Any,
         qid: Any = None,
         *,
+        group: Any = None,
+        sample_weight: Any = None,
         eval_set: Optional[Sequence[tuple]] = None,
         eval_group: Optional[Sequence[Any]] = None,
         eval_qid: Optional[Sequence[Any]] = None,
@@ -815,6 +852,14 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             chunks when ``X`` is a dask array).
         qid : dask array or Series, or array-like, of shape (n_documents,)
             Query id of every document, partitioned like ``X``.
+        group : array-like of int, optional
+            Instead of ``qid``, LightGBM's query sizes in row order (as in
+            ``svmmap.SVMMap.fit``), for a dask array ``X``: the query ids they make are cut along
+            ``X``'s row chunks, each of which must hold whole queries. A dask DataFrame carries
+            its query ids as a column: give that column as ``qid``.
+        sample_weight : None
+            Not available here (the partitions' cut sums are unweighted): a TypeError says so.
+            Weighted queries train with ``svmmap.SVMMap.fit(..., sample_weight=...)`` in memory.
         eval_set : list of (X, y) tuples, optional
             Validation sets scored at every round, as in ``svmmap.SVMMap.fit``. A set in memory
             is scored on the client; a set whose ``X`` is a Dask collection (or its
@@ -856,7 +901,12 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         )
         with fitting(self):
             refuse_lightgbm_arguments(f"svmmap.dask.{type(self).__name__}", lightgbm_kwargs)
-            self._fit(X, y, qid, watch_args)
+            if sample_weight is not None:
+                raise TypeError(
+                    f"svmmap.dask.{type(self).__name__}.fit() does not take sample_weight: the partitions' cut sums "
+                    "are unweighted; train svmmap.SVMMap(...).fit(X, y, qid=qid, sample_weight=w) on data in memory"
+                )
+            self._fit(X, y, _qid_of_group(X, qid, group), watch_args)
         return self
 
     def _fit(self, X: Any, y: Any, qid: Any, watch_args: Dict[str, Any]) -> None:
@@ -910,14 +960,15 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
                 **watch_args,
                 prepare=_dask_sets(client, self.n_jobs, eval_parts),
             )
-            with _progress_logging(self.verbose):
+            column_std = _merged_std([(info[1], *info[4]) for info in infos if info[1] > 0])
+            with _progress_logging(self.verbose), overflow_named(config.C, None, lambda: column_std):
                 coef, summary = _core.solve(
                     lambda w: on_parts(_part_cut_sums, w),
                     n_features,
                     config,
                     problem,
                     watch.on_iteration,
-                    with_coef=watch.evals is not None,
+                    with_coef=watch.needs_coef,
                 )
                 outcome = Outcome(
                     coef,
@@ -925,7 +976,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
                     n_features,
                     names,
                     problem.total,
-                    column_std=_merged_std([(info[1], *info[4]) for info in infos if info[1] > 0]),
+                    column_std=column_std,
                     # The degenerate rule of every fit, from each partition's scores on its worker.
                     spreads=lambda w: on_parts(_part_spread, w),
                     early=watch.early,
@@ -940,7 +991,7 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         dask Series named "score" (for a dask DataFrame, or a `BinnedPartitions` of one)
         or a numpy array (for data in memory), in the row order of ``X``. LightGBM's
         ``predict`` arguments (``num_iteration`` ...) are refused as by ``svmmap.SVMMap``."""
-        refuse_lightgbm_predict(f"svmmap.dask.{type(self).__name__}", lightgbm_kwargs)
+        refuse_lightgbm_predict(f"svmmap.dask.{type(self).__name__}", lightgbm_kwargs, self)
         self._check_fitted()
         coef = self.coef_
         binner = None
@@ -975,7 +1026,6 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
         ``group`` (as ``svmmap.SVMMap.score``)."""
         import dask
 
-        from ._validation import qid_of
         from .estimator import query_mean
 
         if qid is None and group is None:

@@ -35,6 +35,8 @@ from ._validation import (
     n_threads,
     qid_of,
     query_weights,
+    refuse_group_in_search,
+    refuse_group_request_in_search,
     refuse_unrouted_search,
 )
 
@@ -57,7 +59,15 @@ def query_mean(
     ``sample_weight`` (per document, constant within a query) when given."""
     from .metrics import per_query
 
-    pq = per_query(metric, y, scores, qid, relevance_threshold=relevance_threshold)
+    try:
+        pq = per_query(metric, y, scores, qid, relevance_threshold=relevance_threshold)
+    except ValueError as exc:
+        # The metric's checks name its arguments y_true and y_score; the user passed
+        # ``score`` its y, and X, whose rows the scores are.
+        text = str(exc)
+        if not text.startswith("y_true"):
+            raise
+        raise ValueError("y" + text[len("y_true") :].replace(" but y_score has ", " but X has ", 1)) from None
     if sample_weight is None:
         return pq.mean()
     codes, uniques = check_qid(qid, scores.shape[0])
@@ -97,7 +107,8 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
     LightGBM's tree parameters (``n_estimators``, ``learning_rate``, ``num_leaves``,
     ``objective``, ``random_state`` ...) are refused with a TypeError that names svmmap's
     counterpart, or says why a linear model needs none; so are LightGBM's ``predict`` arguments
-    (``num_iteration`` ...) and fitted attributes (``booster_`` ...).
+    (``num_iteration`` ...) unless they ask for what ``predict`` does anyway, and its fitted
+    attributes that a linear model lacks (``booster_`` ...).
 
     Parameters
     ----------
@@ -130,8 +141,9 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         1/2 ||w||^2 + sum_l C_l/n sum_q xi_q^l (with L losses of equal weight the total weight
         of the training loss is L times that of one loss; divide C by L to compare). "shared":
         one slack per query that must cover every (weighted) loss,
-        1/2 ||w||^2 + C/n sum_q max_l xi_q^l. Ignored for a single loss. With separate slacks
-        the gap at exit is at most L * C * eps.
+        1/2 ||w||^2 + C/n sum_q max_l xi_q^l. For a single loss the two are one objective (the
+        max of one slack is that slack). With separate slacks the gap at exit is at most
+        L * C * eps.
     eps : float, default=0.001
         Tolerance in slack units, as SVM^struct's ``-e``: training stops when no constraint is
         violated by more than ``eps`` beyond the working set's slack. The duality gap at exit,
@@ -232,17 +244,18 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         With ``loss="ndcg@k:latent"``: its (non-convex) objective, 1/2 ||w||^2 + C/n times the
         sum of the latent hinges, at the "map" start and after every kept round, decreasing.
     best_iteration_ : int
-        With early stopping (``fit(..., early_stopping_rounds=N)`` or an ``early_stopping``
-        callback): the iteration whose iterate is ``coef_``, and whose figures ``objective_``,
-        ``dual_objective_`` and ``gap_`` are.
+        With early stopping (``fit(..., early_stopping_rounds=N)``, an ``early_stopping``
+        callback, or a callback's ``EarlyStopException``): the iteration whose iterate is
+        ``coef_``, and whose figures ``objective_``, ``dual_objective_`` and ``gap_`` are.
+        0 without early stopping, as LightGBM's.
     best_score_ : dict
         With early stopping: the validation metrics of that iterate, {set name: {metric: value}}.
         With validation sets and no early stopping: their metrics at ``coef_`` (the last
-        entries of ``evals_result_``), as LightGBM's.
+        entries of ``evals_result_``), as LightGBM's; ``{}`` without validation sets.
     evals_result_ : dict
-        Only after a fit with ``eval_set``: ``{"valid_0": {"map": [...]}, ...}``, the
-        ``eval_metric`` of every validation set at the w of every iteration (as LightGBM's
-        ``evals_result_``); the last entry is the metric of ``coef_``.
+        ``{"valid_0": {"map": [...]}, ...}``: the ``eval_metric`` of every validation set at the
+        w of every iteration (as LightGBM's ``evals_result_``); the last entry is the metric of
+        ``coef_``. ``{}`` after a fit without ``eval_set``.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -353,8 +366,10 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
             The query ids of every validation set, as ``qid`` (instead of ``eval_group``).
         eval_metric : str or list of str, optional
             Metric names of ``svmmap.metrics.evaluate`` ("map", "ndcg@10", ...), computed with
-            this estimator's ``relevance_threshold``. None (the default, as in LightGBM's
-            signature) records "map", or with ``eval_at`` NDCG at its cutoffs only.
+            this estimator's ``relevance_threshold``, read as LightGBM reads names: in any case
+            (recorded in lower case) and with LightGBM's aliases ("mean_average_precision" for
+            "map"; "lambdarank", "rank_xendcg", "xendcg" ... for "ndcg"). None (the default, as
+            in LightGBM's signature) records "map", or with ``eval_at`` NDCG at its cutoffs only.
         eval_at : list of int, optional
             As LightGBM's ``eval_at``, by its rule: the metrics of ``eval_metric`` in their
             order, then NDCG unless they name it, NDCG ("ndcg") being evaluated at each of
@@ -362,7 +377,8 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
             alone records ndcg@5 and ndcg@10, ndcg@5 first (the metric ``first_metric_only``
             and ``early_stopping_rounds`` watch), and ``eval_metric="ndcg"`` means NDCG at
             these cutoffs. LightGBM cuts "map" at them too; svmmap has no MAP at a cutoff, so
-            "map" stays MAP over the whole list.
+            "map" stays MAP over the whole list. An empty list is the default (no cutoff), as
+            LightGBM reads an empty ``eval_at`` as its default.
         early_stopping_rounds : int, optional
             Stop when the first metric on the first validation set has not improved for this
             many cutting-plane iterations, and keep the iterate where it was best: ``coef_`` is
@@ -387,12 +403,21 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
             LightGBM's training callbacks, called after every round (one solver iteration):
             ``svmmap.early_stopping(n, first_metric_only=...)``, ``svmmap.log_evaluation(period)``,
             ``svmmap.record_evaluation(result)``, or any callable taking a
-            ``svmmap.callback.CallbackEnv``. LightGBM's own ``lightgbm.early_stopping``,
+            ``svmmap.callback.CallbackEnv`` (which has LightGBM's fields: a callback written for
+            LightGBM runs). LightGBM's own ``lightgbm.early_stopping``,
             ``lightgbm.log_evaluation`` and ``lightgbm.record_evaluation`` are taken as these,
-            with their settings; LightGBM's other callbacks are refused before training.
+            with their settings; LightGBM's other callbacks are refused before training. They
+            run in LightGBM's order (those without an ``order`` attribute first, then the log,
+            the record and early stopping), and one that raises ``EarlyStopException``
+            (LightGBM's or ``svmmap.callback``'s) ends training keeping the round it names; for
+            that, a fit with a callback of the user's keeps every round's w until it ends (8
+            bytes per feature and round).
         **lightgbm_kwargs
             LightGBM's other ``fit`` arguments (``verbose``, ``init_model`` ...), as PyTerrier's
-            ``fit_kwargs`` pass them, are refused with the svmmap equivalent.
+            ``fit_kwargs`` pass them, are refused with the svmmap equivalent, unless their value
+            is LightGBM's default, which asks for nothing (``init_score=None``,
+            ``eval_init_score=None``, ``eval_sample_weight=None``, ``init_model=None``,
+            ``feature_name="auto"``, ``categorical_feature="auto"``).
 
         Returns
         -------
@@ -400,6 +425,7 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         """
         # Inside a scikit-learn search without metadata routing, qid reaches fit but not score:
         # stop before training rather than let every split score NaN.
+        refuse_group_in_search(f"{type(self).__name__}.fit", group)
         refuse_unrouted_search(f"{type(self).__name__}.fit")
         # The one training routine, which ``svmmap learn`` runs too (without scikit-learn).
         train(
@@ -437,14 +463,18 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         ----------
         X : array-like or sparse matrix of shape (n_documents, n_features)
         **lightgbm_kwargs
-            LightGBM's ``predict`` arguments (``num_iteration``, ``raw_score``,
-            ``pred_contrib`` ...) are refused with svmmap's way.
+            LightGBM's ``predict`` arguments are accepted when they ask for what this predict
+            does: their defaults, ``raw_score=True`` (a ranker's scores are raw),
+            ``validate_features=True`` (a DataFrame's columns are always checked) and
+            ``num_iteration`` naming the round ``coef_`` is (``best_iteration_`` after early
+            stopping; without it, a value <= 0 or at least ``n_iter_``, LightGBM's "every
+            round"); other values are refused with svmmap's way.
 
         Returns
         -------
         scores : ndarray of shape (n_documents,), float64, in the row order of ``X``.
         """
-        refuse_lightgbm_predict(type(self).__name__, lightgbm_kwargs)
+        refuse_lightgbm_predict(type(self).__name__, lightgbm_kwargs, self)
         self._check_fitted()
         check_feature_names(self, X)
         core_X, _, n_features = check_matrix(X)
@@ -476,6 +506,15 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         ``svmmap.load_model``. ``svmmap classify`` reads it too.
         """
         write_model(path, svm_document(self))
+
+    def get_metadata_routing(self) -> Any:
+        """scikit-learn's metadata routing of this estimator (``set_fit_request`` ...). A search
+        or cross-validation asks for it before its first fit, so a request of LightGBM's
+        ``group`` there is refused now, naming ``qid``, rather than failing every split's
+        fit under scikit-learn's "All the N fits failed"."""
+        routing = super().get_metadata_routing()
+        refuse_group_request_in_search(routing, type(self).__name__)
+        return routing
 
     def __getattr__(self, name: str) -> Any:
         # Called only for attributes that are not there: LightGBM's fitted attributes that a

@@ -224,8 +224,15 @@ def _inputs(
     if np.iscomplexobj(y_score):
         # NumPy would drop the imaginary part with a warning only; fit refuses complex data too.
         raise ValueError("Complex data not supported: y_score must hold real scores")
-    scores = np.asarray(y_score, dtype=np.float64).reshape(-1)
-    labels = check_labels(y_true, scores.shape[0], name="y_true")
+    if np.ndim(y_score) == 0:
+        raise ValueError(
+            f"y_score must hold one score per document (a 1-D array-like), got the single value {y_score!r}"
+        )
+    try:
+        scores = np.asarray(y_score, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"y_score must hold numbers: {exc}") from None
+    labels = check_labels(y_true, scores.shape[0], name="y_true", rows_name="y_score")
     if np.isnan(scores).any():
         raise ValueError(f"y_score[{int(np.flatnonzero(np.isnan(scores))[0])}] is NaN")
     if float32:

@@ -10,14 +10,14 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._evaluation_sets import check_eval_feature_names
+from ._evaluation_sets import check_eval_feature_names, memory_set
 from ._folds import QueryKFold
 from ._latent import refuse_latent_options
-from ._search.candidates import auto_losses, make_preprocessor, preprocessing_names
+from ._search.candidates import auto_losses, fit_preprocessor, make_preprocessor, preprocessing_names
 from ._search.defaults import SEARCH_DEFAULTS as _SEARCH_DEFAULTS
 from ._search.engine import Candidate, Policy, pair_scale, run
 from ._search.splits import SplitData, make_splits
-from ._training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set
+from ._training import TRAINING_PARAMETERS, check_inputs, fitting, lightgbm_eval_set, lightgbm_names
 from ._typing import Slack
 from ._validation import (
     check_bool,
@@ -101,12 +101,18 @@ class SVMMapCV(BaseEstimator):
     refit : bool, default=True
         Fit the chosen C on all the training data (``best_estimator_``, ``coef_``,
         ``predict`` and ``score``).
-    preprocessing : None, "auto", {"none", "standard", "binned"} or list of them, default=None
+    preprocessing : None, "auto", {"none", "standard", "binned", "ga2m"} or list of them, default=None
         The feature preprocessings to search: "none" (the features as given), "standard"
-        (scikit-learn's ``StandardScaler``; without centering on sparse X) and "binned"
-        (`svmmap.Binner`, Yue et al.'s threshold indicators); "auto" tries all three. Each is
-        fitted on the training rows of each split only, and on all of X for the refit. None
-        (the default) is today's C search on the features as given.
+        (scikit-learn's ``StandardScaler``; without centering on sparse X), "binned"
+        (`svmmap.Binner`, Yue et al.'s threshold indicators) and "ga2m" (the binned
+        indicators with up to 10 pairwise interactions, ``Binner(interactions=10)``, whose
+        pairs are chosen on each split's training queries and kept only where they reduce
+        the residual on queries that did not choose them); "auto" tries all four. Each is
+        fitted on the training rows of each split only, and on all of X for the refit. When
+        "ga2m" keeps no pair on any split and "binned" is searched with the same loss, its
+        rows are not fitted (status "no pairs": they would be "binned"'s models), so that on
+        data without interactions it costs its pair selections alone. None (the default) is
+        today's C search on the features as given.
     losses : list of loss specifications or None, default=None
         With ``loss="auto"``: the losses to search, each one value of ``loss`` (so
         ``["map", ["map", "ndcg@10"]]`` searches map alone and the combination of map and
@@ -119,12 +125,15 @@ class SVMMapCV(BaseEstimator):
         averages it, so that it is then on the other losses' scale of C (pairwise weighted
         by each query's pairs) rather than M / 4 times less regularized, where its fits are
         the slowest of the search and rarely chosen. ``cv_results_`` shows the C values used.
+        A loss listed twice, in any spelling that trains the same model (``["map", "map"]``,
+        ``["map", "1*map"]``), is refused rather than fitted twice.
     patience : int or None, default=1
         In the search (``loss="auto"`` or a ``preprocessing``): a (loss, preprocessing) pair's
         C path, fitted from the smallest C up, stops after this many consecutive C values
         whose mean validation score does not exceed the best of the smaller ones, so that the
         slow large-C fits are made only where they still help; the C values left out are
-        listed with status "early stop". None fits every C. Not used by the C search alone.
+        listed with status "early stop". None fits every C. The C search alone fits every C on
+        every split: there a value other than the default and None is refused.
         The default 1 stops a path at its first C that does not improve: on MQ2008's five
         folds it chose the same candidate as 2 in every fold, with 5 splits and with the
         vali split, in fewer fits (benchmarks/auto_search.py counts them); a larger value
@@ -146,7 +155,8 @@ class SVMMapCV(BaseEstimator):
         the same splits, so what one split's queries favour is shared. On MQ2008's five folds
         and two generated kinds of data (benchmarks/auto_search.py) 0.02 chose what the full
         search chose in 2 to 5 times less time. None: every candidate is fitted on every
-        split.
+        split. The C search alone has one candidate and no race: there a value other than
+        the default and None is refused.
     verbose : int, default=0
         1: a line on stderr per candidate and C fitted on every split (fits done of those
         left at most, its mean score, the best so far, the time spent and an estimate of the
@@ -198,7 +208,8 @@ class SVMMapCV(BaseEstimator):
         "converged", "stalled", "max_iter", "max_time", or "budget" for a fit cut by
         ``time_budget``; "" where not fitted), "confirmed", "cold_n_evals",
         "total_n_evals", "n_degenerate_splits", "status" ("fitted", "early stop" (left out
-        by ``patience``), "pruned" (left out by the race, see ``prune_margin``; the split
+        by ``patience``), "no pairs" (a "ga2m" candidate without pairs, see
+        ``preprocessing``), "pruned" (left out by the race, see ``prune_margin``; the split
         scores fitted before are kept), "time budget" (left out, or not finished on every split, when
         ``time_budget`` was spent) or "failed" (the candidate's fit was refused on this
         data, e.g. an oracle that cannot run on a query that long; the search goes on
@@ -313,6 +324,21 @@ class SVMMapCV(BaseEstimator):
                 f'losses must be a non-empty list of losses, e.g. ["map", "pairwise"], got {self.losses!r}'
             )
 
+    def _refuse_search_only_params(self) -> None:
+        """Refuses the search's own parameters in the C search alone, which fits every C on
+        every split: ``patience`` (the early stop along a candidate's C path) and
+        ``prune_margin`` (the race between candidates, of which there is one) would otherwise
+        be ignored without a word. Their defaults and None (what the C search alone does)
+        are accepted."""
+        for name in ("patience", "prune_margin"):
+            value = getattr(self, name)
+            if value is not None and value != _SEARCH_DEFAULTS[name]:
+                raise ValueError(
+                    f'{name}={value!r} applies to the search over losses and preprocessings (loss="auto" or '
+                    f"preprocessing=...); the C search alone fits every C on every split: leave {name} at its "
+                    "default or None, or search"
+                )
+
     def _check_params(self) -> List[float]:
         """The C grid in ascending order; one-line errors for bad parameters."""
         Cs = self.Cs
@@ -369,6 +395,7 @@ class SVMMapCV(BaseEstimator):
         eval_qid: Optional[Sequence[Any]] = None,
         eval_X: Any = None,
         eval_y: Any = None,
+        **lightgbm_kwargs: Any,
     ) -> "SVMMapCV":
         """Score every C of ``Cs`` on every split, choose C, and refit it on all of X.
 
@@ -383,6 +410,14 @@ class SVMMapCV(BaseEstimator):
         eval_X, eval_y : array-like, optional
             LightGBM 4.7's spelling of ``eval_set=[(eval_X, eval_y)]``, as in
             `svmmap.SVMMap.fit`.
+        **lightgbm_kwargs
+            LightGBM's ``fit`` arguments of a single model are refused with the search's way,
+            unless they ask for nothing (None, LightGBM's defaults): ``eval_metric`` and
+            ``eval_at`` (the search chooses by ``scoring``, which the message computes from them),
+            ``early_stopping_rounds`` and ``callbacks`` (the search fits every C to its
+            tolerance; ``patience``, ``prune_margin`` and ``time_budget`` save its time,
+            ``verbose=1`` logs it and ``cv_results_`` records it), and the others as
+            `svmmap.SVMMap.fit` refuses them.
 
         Returns
         -------
@@ -390,11 +425,14 @@ class SVMMapCV(BaseEstimator):
         """
         # A failed fit must not leave the previous fit's choice and scores behind (issue 36).
         with fitting(self):
+            refuse_single_fit_arguments(type(self).__name__, lightgbm_kwargs)
             grid = self._check_params()
             eval_set = lightgbm_eval_set(eval_set, eval_X, eval_y)
-            check_eval_feature_names(X, eval_set)
-            args = _FitArguments(X, y, qid, group, sample_weight, eval_set, eval_group, eval_qid)
-            self._fit(grid, args)
+            # The validation set's errors name eval_X and eval_y when the user spelled it so.
+            with lightgbm_names(eval_X):
+                check_eval_feature_names(X, eval_set)
+                args = _FitArguments(X, y, qid, group, sample_weight, eval_set, eval_group, eval_qid)
+                self._fit(grid, args)
         return self
 
     def _fit(self, grid: List[float], args: "_FitArguments") -> None:
@@ -409,10 +447,21 @@ class SVMMapCV(BaseEstimator):
             )
             preprocessings = preprocessing_names("none" if self.preprocessing is None else self.preprocessing)
         else:
+            self._refuse_search_only_params()
             losses, preprocessings = [self.loss], ["none"]
         candidates: List[Candidate] = []
+        # Each loss by the model it trains (its canonical losses, weights, slack and latent
+        # target), so that a loss listed twice, in any spelling, is refused as a preprocessing
+        # listed twice is, rather than fitted twice as two candidates of one model.
+        seen: dict = {}
         for loss in losses:
             config = self._estimator(grid[0]).set_params(loss=loss)._config()
+            key = (sorted(tuple(group) for group in config.losses), config.slack, config.latent)
+            if repr(key) in seen:
+                raise ValueError(
+                    f"losses lists one loss twice: {seen[repr(key)]!r} and {loss!r} train the same model; list it once"
+                )
+            seen[repr(key)] = loss
             if config.latent is not None:
                 if searching:
                     raise ValueError(
@@ -472,7 +521,8 @@ class SVMMapCV(BaseEstimator):
                 # The steps are fitted one by one rather than by Pipeline.fit(svmmap__qid=...),
                 # which scikit-learn refuses while metadata routing is enabled (the
                 # scikit-learn guide's setting): the preprocessor takes X and y, the SVMMap qid.
-                features = model[:-1].fit_transform(X, y)
+                transformer = fit_preprocessor(self.best_params_["preprocessing"], model[0], X, y, data.qid)
+                features = transformer.transform(X)
                 model[-1].fit(features, y, qid=data.qid, sample_weight=sample_weight)
                 self.coef_ = model[-1].coef_
             self.best_estimator_ = model
@@ -520,9 +570,22 @@ class SVMMapCV(BaseEstimator):
         pair = eval_set[0]
         if len(pair) != 2:
             raise ValueError("eval_set[0] must be an (X, y) tuple")
-        v_core, v_rows, v_features = check_matrix(pair[0], name="eval_set[0] X")
-        if v_features != n_features:
-            raise ValueError(f"eval_set[0] has {v_features} features, but X has {n_features}")
+        # The one check of a validation set, SVMMap.fit's eval_set's: it scores the set once
+        # at w = 0 with this search's metric, so that NaN or infinite features, and labels the
+        # metric cannot grade, are refused here in the validation set's names ("eval_set[0] X
+        # [4, 1] is NaN") rather than by the first fit in the training data's ("X[4, 1]").
+        memory_set(
+            0,
+            pair[0],
+            pair[1],
+            grouping[0],
+            "eval_group" if eval_group is not None else "eval_qid",
+            [self.scoring],
+            n_features,
+            n_threads(self.n_jobs),
+            self.relevance_threshold,
+        )
+        v_core, v_rows, _ = check_matrix(pair[0], name="eval_set[0] X")
         v_y = check_labels(pair[1], v_rows, name="eval_set[0] y", rows_name="eval_set[0] X")
         if eval_group is not None:
             v_qid = qid_of(None, eval_group[0], v_rows, "eval_qid[0]", "eval_group[0]", rows_name="eval_set[0] X")
@@ -562,6 +625,39 @@ class SVMMapCV(BaseEstimator):
 
     def _more_tags(self) -> dict:
         return {"requires_y": True}
+
+
+def refuse_single_fit_arguments(name: str, kwargs: dict) -> None:
+    """``SVMMap.fit``'s LightGBM arguments given to a search's fit: refused, each with what the
+    search does instead, unless its value asks for nothing (None, an empty ``eval_at`` or
+    list of callbacks); LightGBM's other fit arguments as ``SVMMap.fit`` refuses them."""
+    from ._evaluation_sets import lightgbm_metrics, refuse_lightgbm_arguments
+
+    given = {k: v for k, v in kwargs.items() if not (v is None or (isinstance(v, (list, tuple)) and len(v) == 0))}
+    if "eval_metric" in given or "eval_at" in given:
+        try:
+            first = lightgbm_metrics(kwargs.get("eval_metric"), kwargs.get("eval_at"))[0]
+            hint = f"{name}(scoring={first!r}), the first of these metrics, which LightGBM's early stopping watches"
+        except (TypeError, ValueError):
+            hint = f"{name}(scoring='ndcg@10') or another name of svmmap.metrics"
+        shown = ", ".join(f"{k}={kwargs[k]!r}" for k in ("eval_metric", "eval_at") if k in given)
+        raise TypeError(
+            f"{name}.fit() does not take {shown}: the search chooses its candidate by one validation metric, "
+            f"its scoring parameter; give {hint}"
+        )
+    for key in ("early_stopping_rounds", "callbacks"):
+        if key in given:
+            raise TypeError(
+                f"{name}.fit() does not take {key}: the search fits every C to its tolerance on every split; "
+                "patience= and prune_margin= stop the candidates that cannot win, time_budget= bounds the "
+                "search, verbose=1 logs its progress and cv_results_ records every fit. Early stopping on "
+                "a validation set is SVMMap.fit's: SVMMap(C=search.best_C_).fit(X, y, qid=qid, "
+                f"eval_set=[(X_val, y_val)], eval_qid=[qid_val], {key}=...)"
+            )
+    refuse_lightgbm_arguments(
+        name,
+        {k: v for k, v in kwargs.items() if k not in ("eval_metric", "eval_at", "early_stopping_rounds", "callbacks")},
+    )
 
 
 @dataclass

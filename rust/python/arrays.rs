@@ -5,9 +5,8 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 
 use crate::binning::Missing;
 use crate::data::BinnedView;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
 use super::detach;
 use crate::data::{CsrView, DenseView, QueryGroups, RowMatrix, Scalar, SparseIndex};
@@ -20,13 +19,13 @@ pub(super) enum Check {
     Shape,
 }
 
-/// A feature matrix as the Python layer hands it over: a `svmmap._data.CoreMatrix`, the one
-/// object for this (its docstring states the kinds and their arrays). `extract` is its only
-/// reader.
+/// A feature matrix borrowed for one call of the core, from a `CoreMatrix` (`matrix.rs`, whose
+/// `Matrix::extract` is the only maker of one).
 pub(super) enum Matrix<'py> {
     Binned {
         codes: Codes<'py>,
-        thresholds: crate::binning::Thresholds,
+        /// Parsed once, when the `CoreMatrix` was made.
+        thresholds: std::sync::Arc<crate::binning::Thresholds>,
         missing: Missing,
         /// The coarse threshold counts of every pair column after the base features (see
         /// `crate::data::binned`); empty without pairs.
@@ -90,123 +89,8 @@ pub(super) fn rows<'a, T: numpy::Element>(
     Ok((s, a.shape()[0], a.shape()[1]))
 }
 
-/// The first of two array types that `obj` is, or the error `message`.
-fn either<'py, A, B>(obj: &Bound<'py, PyAny>, message: &str) -> PyResult<Result<A, B>>
-where
-    A: for<'a> FromPyObject<'a, 'py>,
-    B: for<'a> FromPyObject<'a, 'py>,
-{
-    if let Ok(a) = obj.extract::<A>() {
-        return Ok(Ok(a));
-    }
-    obj.extract::<B>()
-        .map(Err)
-        .map_err(|_| PyValueError::new_err(message.to_string()))
-}
-
 impl<'py> Matrix<'py> {
-    pub(super) fn extract(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
-        let core_matrix = obj.py().import("svmmap._data")?.getattr("CoreMatrix")?;
-        if !obj.is_instance(&core_matrix)? {
-            return Err(PyTypeError::new_err(format!(
-                "the core takes a svmmap._data.CoreMatrix (see svmmap._validation.check_matrix), got {}",
-                obj.get_type().name()?
-            )));
-        }
-        let kind: String = obj.getattr("kind")?.extract()?;
-        let arrays = obj.getattr("arrays")?;
-        let arrays = arrays.cast::<PyTuple>()?;
-        let shape: (usize, usize) = (
-            obj.getattr("n_rows")?.extract()?,
-            obj.getattr("n_cols")?.extract()?,
-        );
-        let matrix = match (kind.as_str(), arrays.len()) {
-            ("dense", 1) => match either(
-                &arrays.get_item(0)?,
-                "X must be a 2-D float32 or float64 array",
-            )? {
-                Ok(a) => Matrix::DenseF64(a),
-                Err(a) => Matrix::DenseF32(a),
-            },
-            ("csr", 3) => {
-                let data = match either(
-                    &arrays.get_item(0)?,
-                    "sparse X.data must be float32 or float64",
-                )? {
-                    Ok(a) => Floats::F64(a),
-                    Err(a) => Floats::F32(a),
-                };
-                let ints = |i: usize, what: &str| -> PyResult<Ints<'py>> {
-                    let message = format!("sparse X.{what} must be int32 or int64");
-                    Ok(match either(&arrays.get_item(i)?, &message)? {
-                        Ok(a) => Ints::I32(a),
-                        Err(a) => Ints::I64(a),
-                    })
-                };
-                Matrix::Csr {
-                    data,
-                    indices: ints(1, "indices")?,
-                    indptr: ints(2, "indptr")?,
-                    shape,
-                }
-            }
-            ("binned", 3 | 4) => {
-                let codes = match either(
-                    &arrays.get_item(0)?,
-                    "bin codes must be a 2-D uint8 or uint16 array",
-                )? {
-                    Ok(a) => Codes::U8(a),
-                    Err(a) => Codes::U16(a),
-                };
-                let values: PyReadonlyArray1<'py, f64> = arrays.get_item(1)?.extract()?;
-                let offsets: PyReadonlyArray1<'py, i64> = arrays.get_item(2)?.extract()?;
-                let missing = if obj.getattr("missing")?.extract::<bool>()? {
-                    Missing::Indicator
-                } else {
-                    Missing::Error
-                };
-                let grids = if arrays.len() == 4 {
-                    let g: PyReadonlyArray1<'py, i64> = arrays.get_item(3)?.extract()?;
-                    grids_from(slice(&g, "pair grids")?)?
-                } else {
-                    Vec::new()
-                };
-                Matrix::Binned {
-                    codes,
-                    thresholds: thresholds_from(&values, &offsets)?,
-                    missing,
-                    grids,
-                }
-            }
-            (other, n) => {
-                return Err(PyValueError::new_err(format!(
-                    "a CoreMatrix of kind {other:?} with {n} arrays is not one the core reads"
-                )))
-            }
-        };
-        // Binned codes have one column per base feature, not per indicator.
-        let (rows, cols) = matrix.shape();
-        if rows != shape.0
-            || (matches!(matrix, Matrix::DenseF64(_) | Matrix::DenseF32(_)) && cols != shape.1)
-        {
-            return Err(PyValueError::new_err(format!(
-                "the CoreMatrix says {shape:?} but its array has shape {:?}",
-                (rows, cols)
-            )));
-        }
-        let columns: Option<(PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>)> =
-            obj.getattr("columns")?.extract()?;
-        Ok(match columns {
-            Some((center, scale)) => Matrix::Scaled {
-                inner: Box::new(matrix),
-                center,
-                scale,
-            },
-            None => matrix,
-        })
-    }
-
-    fn shape(&self) -> (usize, usize) {
+    pub(super) fn shape(&self) -> (usize, usize) {
         let of = |s: &[usize]| (s[0], s[1]);
         match self {
             Matrix::DenseF64(a) => of(a.shape()),
@@ -442,7 +326,7 @@ pub(super) fn thresholds_from(
 }
 
 /// The pairs' coarse threshold counts (a_0, b_0, a_1, b_1, ...) as (a, b) per pair.
-fn grids_from(flat: &[i64]) -> PyResult<Vec<(usize, usize)>> {
+pub(super) fn grids_from(flat: &[i64]) -> PyResult<Vec<(usize, usize)>> {
     if flat.len() % 2 != 0 {
         return Err(PyValueError::new_err(
             "pair grids must hold two threshold counts per pair",

@@ -6,8 +6,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 
 use super::arrays::*;
-use super::config::{param_error, Arg};
 use super::detach;
+use super::params::{param_error, Arg};
 use crate::binning;
 use crate::error::Error;
 use crate::runtime::pool::with_threads;

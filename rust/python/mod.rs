@@ -1,7 +1,9 @@
-//! All PyO3 code (module `svmmap._core`), split by concern: `arrays` (borrowed views),
-//! `training`, `evaluation`, `io` and `binning`. Each binding borrows the numpy buffers, builds a
-//! view, releases the GIL, calls the core and converts its error. Nothing here computes anything
-//! itself.
+//! All PyO3 code (module `svmmap._core`), split by concern: `matrix` (the CoreMatrix class,
+//! checked once) and `arrays` (its views, borrowed per call); `config`, `params`, `losses` and
+//! `tables` (the training configuration, validated once); `training`, `solve`, `queries`,
+//! `latent`, `partition` and `results`; `evaluation`, `io` and `binning`. Each binding borrows the
+//! numpy buffers, builds a view, releases the GIL, calls the core and converts its error. Nothing
+//! here computes anything itself.
 
 mod arrays;
 mod binning;
@@ -9,8 +11,14 @@ mod config;
 mod evaluation;
 mod io;
 mod latent;
+mod losses;
+mod matrix;
+mod params;
 mod partition;
+mod queries;
 mod results;
+mod solve;
+mod tables;
 mod training;
 
 use pyo3::create_exception;
@@ -243,24 +251,25 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(io::write_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(binning::bin_fit, m)?)?;
     m.add_function(wrap_pyfunction!(binning::bin_transform, m)?)?;
-    m.add_function(wrap_pyfunction!(training::solve, m)?)?;
-    m.add_function(wrap_pyfunction!(training::solve_warm, m)?)?;
-    m.add_function(wrap_pyfunction!(training::problem_summary, m)?)?;
-    m.add_function(wrap_pyfunction!(training::query_kinds, m)?)?;
-    m.add_function(wrap_pyfunction!(training::n_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(config::parameter_error, m)?)?;
+    m.add_function(wrap_pyfunction!(solve::solve, m)?)?;
+    m.add_function(wrap_pyfunction!(solve::solve_warm, m)?)?;
+    m.add_function(wrap_pyfunction!(queries::problem_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(queries::query_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(queries::n_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(params::parameter_error, m)?)?;
     m.add_class::<config::TrainConfig>()?;
     m.add_class::<binning::PyBinnerConfig>()?;
     m.add_class::<results::ProblemSummary>()?;
     m.add_class::<results::FitSummary>()?;
     m.add_class::<partition::Partition>()?;
-    m.add_class::<training::WarmState>()?;
-    m.add("LOSSES", config::losses_table(m.py())?)?;
-    m.add("TRAINING_PARAMETERS", config::parameters_table(m.py())?)?;
-    m.add("SPELLINGS", config::spellings(m.py())?)?;
+    m.add_class::<solve::WarmState>()?;
+    m.add_class::<matrix::CoreMatrix>()?;
+    m.add("LOSSES", tables::losses_table(m.py())?)?;
+    m.add("TRAINING_PARAMETERS", tables::parameters_table(m.py())?)?;
+    m.add("SPELLINGS", tables::spellings(m.py())?)?;
     m.add(
         "LOSS_COMBINATION_EXAMPLES",
-        config::combination_examples(m.py())?,
+        tables::combination_examples(m.py())?,
     )?;
     Ok(())
 }

@@ -1,11 +1,12 @@
-//! The solver's entry points. `train` and `train_path` check the options and the data, prepare
+//! The solver's entry points. `train` and `train_path` take options validated once, where they
+//! were made (`ValidOptions`), check the data, prepare
 //! a `RankingProblem` once (usable queries, weights) and solve it at one C or at every C of a
 //! path, each C warm-started from the one before or not; `solve` and `solve_from` run the method
 //! of `Options::method` (ocas.rs or plain.rs) on any `CutSource`, such as the sum of the parts
 //! of several machines.
 
 use super::ocas::{solve_ocas, WarmStart};
-use super::options::{Method, Options};
+use super::options::{Method, ValidOptions};
 use super::plain::solve_plain;
 use super::problem::{CutSource, QueryCuts, RankingProblem};
 use super::progress::{Control, IterationRecord, Summary};
@@ -22,7 +23,7 @@ pub fn train<M: RowMatrix + ?Sized>(
     labels: &[f64],
     groups: &QueryGroups,
     oracles: &[&dyn Oracle],
-    opts: &Options,
+    opts: &ValidOptions,
     on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
 ) -> Result<(Vec<f64>, Summary)> {
     let mut path = train_path(
@@ -51,7 +52,7 @@ pub fn train_path<M: RowMatrix + ?Sized>(
     groups: &QueryGroups,
     weights: Option<&[f64]>,
     oracles: &[&dyn Oracle],
-    opts: &Options,
+    opts: &ValidOptions,
     cs: &[f64],
     warm: bool,
     on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
@@ -83,20 +84,20 @@ pub fn train_path_from<M: RowMatrix + ?Sized>(
     groups: &QueryGroups,
     weights: Option<&[f64]>,
     oracles: &[&dyn Oracle],
-    opts: &Options,
+    opts: &ValidOptions,
     cs: &[f64],
     warm: bool,
     start: Option<WarmStart>,
     on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
 ) -> Result<(Path, Option<WarmStart>)> {
-    opts.validate()?;
     if cs.is_empty() {
         return Err(Error::param("Cs", "a non-empty list of numbers > 0", "[]"));
     }
-    let all: Vec<Options> = cs.iter().map(|&c| Options { c, ..opts.clone() }).collect();
-    for o in &all {
-        o.validate()?;
-    }
+    // The options were validated when made; each C of the path is the one value to check.
+    let all = cs
+        .iter()
+        .map(|&c| opts.with("C", |o| o.c = c))
+        .collect::<Result<Vec<_>>>()?;
     if oracles.is_empty() {
         return Err(Error::input("at least one loss is needed"));
     }
@@ -129,7 +130,7 @@ pub fn train_path_from<M: RowMatrix + ?Sized>(
 /// The cutting-plane loop on any source of cuts (the query counts of the summary are left 0).
 pub fn solve(
     source: &mut dyn CutSource,
-    opts: &Options,
+    opts: &ValidOptions,
     on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
 ) -> Result<(Vec<f64>, Summary)> {
     let (w, summary, _) = solve_from(source, opts, None, on_iteration)?;
@@ -140,7 +141,7 @@ pub fn solve(
 /// another C can start from (None from the plain method).
 pub fn solve_from(
     source: &mut dyn CutSource,
-    opts: &Options,
+    opts: &ValidOptions,
     warm: Option<&WarmStart>,
     on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
 ) -> Result<(Vec<f64>, Summary, Option<WarmStart>)> {
@@ -167,6 +168,7 @@ mod tests {
     use crate::solver::problem::tests::problem;
     use crate::solver::progress::StopReason;
     use crate::solver::qp::dot;
+    use crate::solver::Options;
 
     /// A warm-started path must give, at every C, a model certified within eps C of the
     /// optimum like a cold solve: the two objectives then differ by at most eps C (each is at
@@ -181,7 +183,7 @@ mod tests {
         let x = DenseView::new(&data, n, d).unwrap();
         let map = from_name("map").unwrap();
         let oracles = [map.as_ref()];
-        let opts = Options::default();
+        let opts = Options::default().checked().unwrap();
         let cs = [0.01, 0.1, 1.0, 10.0, 100.0];
         let run = |warm: bool| {
             train_path(
@@ -217,10 +219,7 @@ mod tests {
             &labels,
             &groups,
             &oracles,
-            &Options {
-                c: cs[2],
-                ..opts.clone()
-            },
+            &opts.with("C", |o| o.c = cs[2]).unwrap(),
             &mut |_, _| Ok(Control::Continue),
         )
         .unwrap();
@@ -239,7 +238,7 @@ mod tests {
         let x = DenseView::new(&data, n, d).unwrap();
         let map = from_name("map").unwrap();
         let oracles = [map.as_ref()];
-        let opts = Options::default();
+        let opts = Options::default().checked().unwrap();
         let cs = [0.01, 1.0, 100.0];
         let go = &mut |_: &IterationRecord, _: &[f64]| Ok(Control::Continue);
         let whole = train_path(&x, &labels, &groups, None, &oracles, &opts, &cs, true, go).unwrap();
@@ -316,7 +315,9 @@ mod tests {
             let opts = Options {
                 c,
                 ..Options::default()
-            };
+            }
+            .checked()
+            .unwrap();
             let go = |_: &IterationRecord, _: &[f64]| Ok(Control::Continue);
             let (w_a, _, state) = solve_from(&mut base, &opts, None, &mut go.clone()).unwrap();
             let state = state.unwrap();
@@ -401,7 +402,9 @@ mod tests {
                         c,
                         cut_blocks: blocks,
                         ..Options::default()
-                    };
+                    }
+                    .checked()
+                    .unwrap();
                     with_threads(threads, || {
                         train(x, &labels, &groups, &oracles, &opts, &mut |_, _| {
                             Ok(Control::Continue)
@@ -451,7 +454,9 @@ mod tests {
         let opts = Options {
             c: 10.0,
             ..Options::default()
-        };
+        }
+        .checked()
+        .unwrap();
         let ones = vec![1.0; 50];
         let run = |weights: Option<&[f64]>| {
             train_path(
@@ -481,10 +486,7 @@ mod tests {
             &groups,
             None,
             &oracles,
-            &Options {
-                c: 20.0,
-                ..opts.clone()
-            },
+            &opts.with("C", |o| o.c = 20.0).unwrap(),
             &[20.0],
             false,
             &mut |_, _| Ok(Control::Continue),

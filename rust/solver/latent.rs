@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use super::api::{solve_from, train_path_from};
 use super::ocas::WarmStart;
-use super::options::Options;
+use super::options::ValidOptions;
 use super::problem::{CutSource, RankingProblem};
 use super::progress::{Control, IterationRecord, StopReason, Summary};
 use crate::data::kernels::{matvec, transpose_dot};
@@ -317,16 +317,13 @@ impl Deadline {
     }
 
     /// `o` with the time left as its limit (none when the fit has none).
-    fn options(&self, o: Options) -> Options {
+    fn options(&self, o: &ValidOptions) -> Result<ValidOptions> {
         if !self.seconds.is_finite() {
-            return o;
+            return Ok(o.clone());
         }
         let limit = Duration::from_secs_f64(self.seconds);
         let left = limit.saturating_sub(self.began.elapsed()).as_secs_f64();
-        Options {
-            max_seconds: left.max(1e-9),
-            ..o
-        }
+        o.with("max_time", |o| o.max_seconds = left.max(1e-9))
     }
 }
 
@@ -383,7 +380,7 @@ pub fn fit_latent<M: RowMatrix + ?Sized>(
     groups: &QueryGroups,
     start: &dyn Oracle,
     base: &dyn Oracle,
-    opts: &Options,
+    opts: &ValidOptions,
     latent: &LatentOptions,
     on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
 ) -> Result<LatentFit> {
@@ -395,7 +392,7 @@ pub fn fit_latent<M: RowMatrix + ?Sized>(
         groups,
         None,
         &[start],
-        &deadline.options(opts.clone()),
+        &deadline.options(opts)?,
         &[opts.c],
         true,
         None,
@@ -425,10 +422,6 @@ pub fn fit_latent<M: RowMatrix + ?Sized>(
     let mut round_counts = None;
     let mut state: Option<WarmStart> = None;
     let mut state_shift: Vec<f64> = Vec::new();
-    let round_opts = Options {
-        eps: opts.eps * latent.round_eps_factor,
-        ..opts.clone()
-    };
     for _ in 0..latent.max_rounds {
         if summary.stop != StopReason::Converged {
             exhausted = false;
@@ -447,7 +440,7 @@ pub fn fit_latent<M: RowMatrix + ?Sized>(
         crate::runtime::memory::check_working_set(x.n_cols(), 1)?;
         let (new_coef, new_summary, new_state) = solve_from(
             &mut source,
-            &deadline.options(round_opts.clone()),
+            &deadline.options(&opts.with("eps", |o| o.eps *= latent.round_eps_factor)?)?,
             state.as_ref(),
             on_iteration,
         )?;

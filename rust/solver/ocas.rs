@@ -39,7 +39,7 @@
 
 use std::time::Instant;
 
-use super::options::{Options, QP_TOL_FACTOR};
+use super::options::{Options, ValidOptions, QP_TOL_FACTOR};
 use super::problem::CutSource;
 use super::progress::{out_of_range, Control, IterationRecord, Progress, Summary};
 use super::qp::{dot, Cut, WorkingSet};
@@ -188,11 +188,10 @@ fn evaluate(source: &mut dyn CutSource, w: &[f64], c: f64, iteration: usize) -> 
 /// are taken at w_c and at that point.
 pub(super) fn solve_ocas(
     source: &mut dyn CutSource,
-    opts: &Options,
+    opts: &ValidOptions,
     warm: Option<&WarmStart>,
     on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
 ) -> Result<(Vec<f64>, Summary, WarmStart)> {
-    opts.validate()?;
     let d = source.dim();
     let n_groups = source.n_groups();
     // Every cut block of every group has its own slack, capped by C in the dual (the risk

@@ -234,6 +234,32 @@ pub struct Options {
     pub max_seconds: f64,
 }
 
+/// Options that `Options::validate` accepted, the only options the solver's entry points
+/// take: a fit's options are validated once, where they are made (`Options::checked`, or the
+/// binding's `TrainConfig` on construction), and not again by each layer they pass through.
+/// A changed copy (`with`) checks the one parameter it changes.
+#[derive(Debug, Clone)]
+pub struct ValidOptions(Options);
+
+impl std::ops::Deref for ValidOptions {
+    type Target = Options;
+
+    fn deref(&self) -> &Options {
+        &self.0
+    }
+}
+
+impl ValidOptions {
+    /// A copy with `change` made to the parameter `name` alone (a path's C, a deadline's time
+    /// left, the cutting-plane method), checking that parameter's value.
+    pub fn with(&self, name: &str, change: impl FnOnce(&mut Options)) -> Result<ValidOptions> {
+        let mut options = self.0.clone();
+        change(&mut options);
+        options.check(name)?;
+        Ok(ValidOptions(options))
+    }
+}
+
 /// `Options::cut_blocks` for one block per usable query (the n-slack model's risk terms).
 pub const PER_QUERY: usize = usize::MAX;
 
@@ -306,22 +332,31 @@ impl Options {
     /// Checks the values against the table's rules, naming the first parameter (in the
     /// table's order) that breaks one, with the table's words.
     pub fn validate(&self) -> Result<()> {
-        for p in PARAMETERS {
-            let bad = match p.name {
-                "C" => !(self.c.is_finite() && self.c > 0.0),
-                "eps" => !(self.eps.is_finite() && self.eps > 0.0),
-                "max_iter" => self.max_iter == 0,
-                "relevance_threshold" => !self.relevance_threshold.is_finite(),
-                "cut_blocks" => self.cut_blocks == 0,
-                "max_time" => self.max_seconds.is_nan() || self.max_seconds <= 0.0,
-                // Not the solver's: the binding checks the loss, slack and thread count.
-                _ => false,
-            };
-            if bad {
-                return Err(Error::param(p.name, p.expected, self.get(p.name)));
-            }
+        PARAMETERS.iter().try_for_each(|p| self.check(p.name))
+    }
+
+    /// Checks the value of the one parameter `name` against the table's rule.
+    pub fn check(&self, name: &str) -> Result<()> {
+        let bad = match name {
+            "C" => !(self.c.is_finite() && self.c > 0.0),
+            "eps" => !(self.eps.is_finite() && self.eps > 0.0),
+            "max_iter" => self.max_iter == 0,
+            "relevance_threshold" => !self.relevance_threshold.is_finite(),
+            "cut_blocks" => self.cut_blocks == 0,
+            "max_time" => self.max_seconds.is_nan() || self.max_seconds <= 0.0,
+            // Not the solver's: the binding checks the loss, slack and thread count.
+            _ => false,
+        };
+        match parameter(name) {
+            Some(p) if bad => Err(Error::param(p.name, p.expected, self.get(p.name))),
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// These options as `ValidOptions`, once `validate` accepted them.
+    pub fn checked(self) -> Result<ValidOptions> {
+        self.validate()?;
+        Ok(ValidOptions(self))
     }
 
     /// The value of a parameter the options hold, as text for an error message.

@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use super::options::{Options, QP_TOL_FACTOR};
+use super::options::{ValidOptions, QP_TOL_FACTOR};
 use super::problem::CutSource;
 use super::progress::{out_of_range, Control, IterationRecord, Progress, Summary};
 use super::qp::{dot, Cut, WorkingSet};
@@ -21,10 +21,9 @@ use crate::error::{Error, Result};
 /// The plain 1-slack cutting plane (the method before OCAS, kept for comparison).
 pub(super) fn solve_plain(
     source: &mut dyn CutSource,
-    opts: &Options,
+    opts: &ValidOptions,
     on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
 ) -> Result<(Vec<f64>, Summary)> {
-    opts.validate()?;
     let d = source.dim();
     let n_groups = source.n_groups();
     // The outer stopping test would be satisfied by a QP solved to eps/100, but a loosely

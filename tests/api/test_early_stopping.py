@@ -55,11 +55,11 @@ def test_bad_early_stopping_arguments(data):
         SVMMap().fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], eval_at=[0])
 
 
-@pytest.mark.parametrize("key", ["verbose", "init_model"])
-def test_lightgbm_fit_arguments_name_the_svmmap_equivalent(data, key):
+@pytest.mark.parametrize("key, value", [("verbose", None), ("verbose", 1), ("init_model", "model.txt")])
+def test_lightgbm_fit_arguments_name_the_svmmap_equivalent(data, key, value):
     (X, y, qid), _ = data
     with pytest.raises(TypeError, match=f"does not take LightGBM's '{key}'"):
-        SVMMap().fit(X, y, qid=qid, **{key: None})
+        SVMMap().fit(X, y, qid=qid, **{key: value})
     with pytest.raises(TypeError, match="unexpected keyword argument 'nonsense'"):
         SVMMap().fit(X, y, qid=qid, nonsense=1)
 

@@ -98,9 +98,10 @@ def test_lightgbm_callbacks_work_as_svmmap_s_with_their_settings(data, capsys):
     assert theirs == ours == by_lightgbm.evals_result_
     assert by_lightgbm.best_iteration_ == by_svmmap.best_iteration_
     np.testing.assert_array_equal(by_lightgbm.coef_, by_svmmap.coef_)
-    # LightGBM's early_stopping(0) turns early stopping off, and so it does here.
+    # LightGBM's early_stopping(0) turns early stopping off, and so it does here: no round is
+    # kept, best_iteration_ 0 as LightGBM's without early stopping.
     off = SVMMap(C=1.0).fit(X, y, callbacks=[lgb.early_stopping(0)], **kw)
-    assert not hasattr(off, "best_iteration_")
+    assert off.best_iteration_ == 0 and off.stop_reason_ != "callback"
 
 
 def test_other_lightgbm_callbacks_are_refused_before_training(data):
@@ -266,12 +267,15 @@ def test_after_early_stopping_the_objective_and_gap_are_those_of_the_weights_kep
     best = int(np.argmax(curve)) + 1
     assert model.best_iteration_ == best
     line = f"[{best}]\tvalid_0's ndcg@5: {curve[best - 1]:g}"
+    # LightGBM's first line, then its verdict (tests/api/test_lightgbm_parity.py compares
+    # the whole log with LightGBM's own).
+    until = f"Training until validation scores don't improve for {rounds} rounds\n"
     if rounds == 3:
         assert model.stop_reason_ == "callback"
-        assert out == f"Early stopping, best iteration is:\n{line}\n"
+        assert out == f"{until}Early stopping, best iteration is:\n{line}\n"
     else:
         assert model.stop_reason_ == "converged"
-        assert out.startswith(f"Did not meet early stopping. Best iteration is:\n{line}\n")
+        assert out.startswith(f"{until}Did not meet early stopping. Best iteration is:\n{line}\n")
         assert f"Training ended at iteration {model.n_iter_} (converged" in out
         assert f"the model kept is iteration {best}'s" in out
 
@@ -333,10 +337,18 @@ def test_lightgbm_s_predict_arguments_and_attributes_name_svmmap_s_way(small):
     (X, y, qid), (Xv, yv, qv) = small
     model = SVMMap(C=10.0).fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv], early_stopping_rounds=3)
     names = lightgbm_only(lgb.LGBMRanker.predict, SVMMap.predict)
-    assert "num_iteration" in names
-    for name in names:
+    # Values that ask for something a linear model cannot do; LightGBM's defaults (and
+    # raw_score=True, validate_features=True: what svmmap's predict does) are accepted, see
+    # test_lightgbm_parity.py.
+    refused = {"start_iteration": 1, "pred_leaf": True, "pred_contrib": True}
+    assert set(names) == {*refused, "num_iteration", "raw_score", "validate_features"}
+    for name, value in refused.items():
         with pytest.raises(TypeError, match=rf"^SVMMap\.predict\(\) does not take LightGBM's '{name}': \S"):
-            model.predict(Xv, **{name: 1})
+            model.predict(Xv, **{name: value})
+    with pytest.raises(
+        TypeError, match=r"^SVMMap\.predict\(\) cannot use LightGBM's num_iteration=\d+: .*best_iteration_"
+    ):
+        model.predict(Xv, num_iteration=model.best_iteration_ + 1)
     # LightGBM's fitted attributes that a fitted SVMMap lacks say what it has instead
     # (feature_names_in_ is scikit-learn's, set by both after a fit on a DataFrame only).
     missing = [

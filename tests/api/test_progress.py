@@ -19,6 +19,8 @@ def data():
     return load_mq2008(fold=1, split="vali")
 
 
+# A fresh interpreter importing scikit-learn, over about 5 s (the slow marker's rule).
+@pytest.mark.slow
 def test_verbose_lines_reach_stderr_without_any_logging_configuration():
     # A fresh interpreter, so that nothing (not even pytest) has configured logging: Python's
     # last-resort handler would drop INFO records, yet verbose=1 must show the lines.

@@ -32,11 +32,16 @@ def independent(loss, preprocessing, C):
     model = SVMMap(C=C, loss=loss, n_jobs=1)
     if preprocessing == "none":
         return model
-    return Pipeline([("p", StandardScaler() if preprocessing == "standard" else Binner(n_jobs=1)), ("m", model)])
+    if preprocessing == "standard":
+        return Pipeline([("p", StandardScaler()), ("m", model)])
+    pairs = 10 if preprocessing == "ga2m" else None
+    return Pipeline([("p", Binner(n_jobs=1, interactions=pairs)), ("m", model)])
 
 
 def fit_independent(model, X, y, qid):
     if isinstance(model, Pipeline):
+        if model[0].get_params().get("interactions") is not None:
+            return model.fit(X, y, p__qid=qid, m__qid=qid)
         return model.fit(X, y, m__qid=qid)
     return model.fit(X, y, qid=qid)
 
@@ -59,21 +64,25 @@ def test_one_row_per_candidate_and_the_best_is_the_best_mean(data):
     )
     search.fit(X, y, qid=qid)
     r = search.cv_results_
-    # Four losses x three preprocessings x four C values, every one fitted (no patience).
-    assert len(r["param_C"]) == 4 * 3 * len(CS)
-    assert set(r["status"]) == {"fitted"}
+    # Four losses x four preprocessings x four C values, every one fitted (no patience) but
+    # "ga2m"'s: these queries have no interaction, so its Binner keeps no pair on any split and
+    # its models would be "binned"'s.
+    assert len(r["param_C"]) == 4 * 4 * len(CS)
+    ga2m = np.asarray(r["param_preprocessing"]) == "ga2m"
+    assert set(r["status"][~ga2m]) == {"fitted"} and set(r["status"][ga2m]) == {"no pairs"}
     seen = {(p["loss"], p["preprocessing"], p["C"]) for p in r["params"]}
     # pairwise:count's C values are the grid's times pair_scale (tests/api/test_search_engine.py).
     scale = pair_scale(np.asarray(y, dtype=np.float64), np.unique(qid, return_inverse=True)[1])
     assert seen == {
         (l, p, C * scale if l == "pairwise:count" else C)
         for l in auto_losses("ndcg@10")
-        for p in ("none", "standard", "binned")
+        for p in ("none", "standard", "binned", "ga2m")
         for C in CS
     }
     split_scores = np.array([r[f"split{k}_test_score"] for k in range(3)])
-    means = split_scores.mean(axis=0)
-    np.testing.assert_allclose(r["mean_test_score"], means, rtol=0, atol=1e-15)
+    assert np.isnan(split_scores[:, ga2m]).all()
+    means = np.where(ga2m, -np.inf, split_scores.mean(axis=0))
+    np.testing.assert_allclose(r["mean_test_score"][~ga2m], means[~ga2m], rtol=0, atol=1e-15)
     assert not r["n_degenerate_splits"].any()
     # The best mean (ties: the row listed first, which argmax returns).
     assert search.best_index_ == int(np.argmax(means))
@@ -108,7 +117,7 @@ def test_split_scores_are_fits_on_the_training_rows_alone(data, preprocessing):
     assert isinstance(search.best_estimator_, Pipeline)
 
 
-@pytest.mark.parametrize("preprocessing", ["none", "standard", "binned"])
+@pytest.mark.parametrize("preprocessing", ["none", "standard", "binned", "ga2m"])
 def test_the_refitted_model_saves_loads_and_predicts(data, preprocessing, tmp_path):
     X, y, qid = data
     search = SVMMapCV(
@@ -121,7 +130,7 @@ def test_the_refitted_model_saves_loads_and_predicts(data, preprocessing, tmp_pa
     np.testing.assert_allclose(load_model(path).predict(X), search.predict(X), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("preprocessing", ["standard", "binned"])
+@pytest.mark.parametrize("preprocessing", ["standard", "binned", "ga2m"])
 def test_the_refit_works_with_metadata_routing_enabled(data, preprocessing):
     """The scikit-learn guide enables metadata routing; the refit of a preprocessing Pipeline
     used to pass svmmap__qid to Pipeline.fit, which scikit-learn then refuses ("not routed to
@@ -228,8 +237,12 @@ def test_validation_set_scores_fits_on_all_training_rows(data):
     assert search.n_splits_ == 1
     # At the smallest C each path's model is the cold fit on all the training rows, scored on
     # the eval_set (with the preprocessing fitted on the training rows).
+    # (A "ga2m" path whose Binner kept no pair is not fitted: its models would be "binned"'s.)
     for i in np.flatnonzero(r["param_C"] == CS[0]):
         p = r["params"][i]
+        if p["preprocessing"] == "ga2m" and r["status"][i] == "no pairs":
+            assert np.isnan(r["split0_test_score"][i])
+            continue
         model = fit_independent(independent(p["loss"], p["preprocessing"], p["C"]), X[train], y[train], qid[train])
         expected = per_query("ndcg@10", y[vali], model.predict(X[vali]), qid[vali]).mean()
         assert r["split0_test_score"][i] == pytest.approx(expected, abs=1e-12), p
@@ -395,3 +408,30 @@ def test_learn_auto_verbose_prints_the_search_s_progress(data, tmp_path):
     )
     assert quiet.returncode == 0, quiet.stderr
     assert "[SVMMapCV]" not in quiet.stderr
+
+
+def test_the_search_tries_pairs_and_chooses_them_only_where_they_help():
+    # One strong planted pair: the GA2M candidate ranks the validation queries far better than
+    # the per-feature binned model (the pair is worth 2 label units where both features are
+    # high), so it is chosen, and its refit is the pipeline fitted by hand on all the rows.
+    X, y, qid = make_ranking(n_queries=120, docs_per_query=30, n_features=6, interactions=[(0, 1, 2.0)], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = SVMMapCV([1.0, 10.0], preprocessing=["binned", "ga2m"], cv=3, n_jobs=1).fit(X, y, qid=qid)
+        assert search.best_params_["preprocessing"] == "ga2m"
+        assert search.best_estimator_[0].interactions_ == [(0, 1)]
+        by_hand = fit_independent(independent("map", "ga2m", search.best_C_), X, y, qid)
+    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, by_hand[-1].coef_)
+    # Without the pair no split's Binner keeps one: the GA2M rows are left out ("no pairs")
+    # and the binned rows are bit for bit those of the search without the GA2M candidate.
+    X, y, qid = make_ranking(n_queries=120, docs_per_query=30, n_features=6, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both = SVMMapCV([1.0, 10.0], preprocessing=["binned", "ga2m"], cv=3, n_jobs=1).fit(X, y, qid=qid)
+        alone = SVMMapCV([1.0, 10.0], preprocessing=["binned"], cv=3, n_jobs=1).fit(X, y, qid=qid)
+    r, a = both.cv_results_, alone.cv_results_
+    assert list(r["status"]) == ["fitted", "fitted", "no pairs", "no pairs"]
+    for k in range(3):
+        np.testing.assert_array_equal(r[f"split{k}_test_score"][:2], a[f"split{k}_test_score"])
+    assert both.best_params_ == alone.best_params_
+    np.testing.assert_array_equal(both.coef_, alone.coef_)

@@ -121,6 +121,8 @@ def vali_model(fold_files, tmp_path_factory):
     return path
 
 
+# Over about 5 s (the marker's rule), measured with --durations=0.
+@pytest.mark.slow
 def test_classify_writes_a_trec_run_named_by_the_letor_docids(fold_files, vali_model, tmp_path, capsys):
     test = fold_files / "test.txt"
     pred, run_path = tmp_path / "pred.txt", tmp_path / "test.run"

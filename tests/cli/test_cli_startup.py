@@ -191,6 +191,8 @@ def test_import_svmmap_and_its_light_names_import_no_heavy_library():
     assert out.stdout.strip() == "[]"
 
 
+# A fresh interpreter importing scikit-learn (the slow marker's rule).
+@pytest.mark.slow
 def test_learn_imports_scikit_learn_only_to_raise_its_convergence_warning(files):
     # ConvergenceWarning is scikit-learn's class (users filter it by that class): a fit that
     # stops at max_iter imports it, and nothing else does.

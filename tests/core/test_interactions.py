@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.pipeline import make_pipeline
 from svmmap import Binner, SVMMap, load_model, piecewise_scores, save_model
-from svmmap._pairs import coarse_indices, interaction_scores
+from svmmap._pairs import coarse_indices, interaction_scores, query_halves
 from svmmap.binning import StepSurface
 from svmmap.datasets import make_ranking
 
@@ -76,15 +76,51 @@ def test_fast_recovers_planted_pairs(seed):
     X, y, qid = make_ranking(
         n_queries=200, docs_per_query=50, n_features=30, interactions=planted, random_state=seed, shuffle=True
     )
-    # Up to 4 pairs asked for: the two planted ones clear the bar, no other does.
+    # Up to 4 pairs asked for: the two planted ones help on the queries that did not choose
+    # them, no other does; the stronger planted pair reduces the held-out residual more.
     binner = Binner(interactions=4).fit(X, y, qid=qid)
-    assert sorted(binner.interactions_) == [(3, 17), (8, 25)]
-    assert np.all(np.diff(binner.interaction_scores_) <= 0)
-    # Without planted pairs, what clears the bar (the labels' cut of the utility is not
-    # additive either) scores far below the planted pairs.
+    assert binner.interactions_ == [(3, 17), (8, 25)]
+    assert np.all(np.diff(binner.interaction_scores_) <= 0) and np.all(binner.interaction_scores_ > 0)
+    # Without planted pairs no pair helps out of sample, so none is kept.
     X0, y0, q0 = make_ranking(n_queries=200, docs_per_query=50, n_features=30, random_state=seed)
     none = Binner(interactions=4).fit(X0, y0, qid=q0)
-    assert none.interaction_scores_.max(initial=0.0) < 0.1 * binner.interaction_scores_.min()
+    assert none.interactions_ == [] and none.interaction_scores_.shape == (0,)
+    assert none.n_output_features_ == Binner().fit(X0).n_output_features_
+
+
+def test_a_pair_that_helps_one_query_alone_is_not_kept():
+    # Query 0 (400 documents) is all interaction: label 4 where features 0 and 1 are both
+    # positive, else 0. In the other 40 queries (30 documents each) the label is feature 2's
+    # step alone. On all queries at once the pair (0, 1) reduces the residual far beyond
+    # chance (the earlier in-sample rule kept it), but it helps only the one query: the half
+    # that holds query 0 chooses it, and the other half, judging it, has no interaction for
+    # it to fit (nor does a t test over queries pass on one query's gain).
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(41), [400] + [30] * 40)
+    X = rng.normal(size=(qid.size, 6))
+    y = (X[:, 2] > 0.5).astype(np.float64)
+    one = qid == 0
+    y[one] = 4.0 * ((X[one, 0] > 0) & (X[one, 1] > 0))
+    assert Binner(interactions=3).fit(X, y, qid=qid).interactions_ == []
+    # The same interaction (half the size) in every query is kept.
+    y_all = (X[:, 2] > 0.5) + 2.0 * ((X[:, 0] > 0) & (X[:, 1] > 0))
+    assert Binner(interactions=3).fit(X, y_all, qid=qid).interactions_ == [(0, 1)]
+
+
+def test_query_halves_keep_queries_whole_and_balanced():
+    qid = np.repeat(np.array([7, 3, 9, 1, 5]), [4, 1, 3, 2, 6])[::-1]
+    half = query_halves(qid, qid.size)
+    for q in np.unique(qid):
+        assert np.unique(half[qid == q]).size == 1
+    # Five queries: two in one half, three in the other.
+    per_query = [int(half[qid == q][0]) for q in np.unique(qid)]
+    assert sorted([per_query.count(0), per_query.count(1)]) == [2, 3]
+    assert (
+        Binner(interactions=2)
+        .fit(np.ones((6, 2)) * np.arange(6)[:, None], np.arange(6) % 2, qid=np.zeros(6))
+        .interactions_
+        == []
+    )
 
 
 def test_model_on_pair_codes_is_the_model_on_indicators():

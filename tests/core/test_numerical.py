@@ -81,7 +81,7 @@ def test_converges_or_warns_never_nan(loss, kind, C):
 @pytest.mark.parametrize("scale", [1e160, 1e300])
 def test_astronomical_features_are_an_error_not_nan(scale):
     X, y, qid = problem("plain")
-    with pytest.raises(ValueError, match="not a finite float64 number; feature values are too large"):
+    with pytest.raises(ValueError, match="not a finite float64 number; the feature values of X are too large"):
         SVMMap().fit(X * scale, y, qid=qid)
 
 

@@ -120,6 +120,28 @@ def test_numpy_labels_are_cut_like_X(client, fold):
     assert_same_model(svmmap.dask.SVMMap(C=1.0).fit(dX, y, qid=qid), local)
 
 
+def test_lightgbm_s_group_and_sample_weight(client, fold):
+    """fit(group=...) and fit(sample_weight=...) gave Python's bare "unexpected keyword
+    argument". LightGBM's query sizes now make the query ids of a dask array's rows, the same
+    model as the in-memory fit with group; sample_weight is refused saying where it works."""
+    X, y, qid, chunks = fold
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    sizes = np.diff(np.r_[starts, len(qid)])  # LightGBM's group: the query sizes in row order
+    dX, dy, dqid = as_dask_arrays(X, y, qid, chunks)
+    local = svmmap.SVMMap(C=10.0).fit(X, y, group=sizes)
+    assert_same_model(svmmap.dask.SVMMap(C=10.0).fit(dX, dy, group=sizes), local)
+    assert_same_model(svmmap.dask.SVMMap(C=10.0).fit(dX, dy, group=da.from_array(sizes)), local)
+    with pytest.raises(ValueError, match="not both"):
+        svmmap.dask.SVMMap(C=10.0).fit(dX, dy, qid=dqid, group=sizes)
+    with pytest.raises(
+        TypeError, match=r"does not take sample_weight: .*svmmap\.SVMMap\(\.\.\.\)\.fit\(.*sample_weight=w\)"
+    ):
+        svmmap.dask.SVMMap(C=10.0).fit(dX, dy, qid=dqid, sample_weight=np.ones(len(y)))
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=1)
+    with pytest.raises(TypeError, match=r"group= .*with a dask array X only: for a dask DataFrame give .* as qid="):
+        svmmap.dask.SVMMap(C=10.0).fit(frame, dy, group=sizes)
+
+
 def test_a_query_split_across_partitions_is_an_error(client, fold):
     X, y, qid, chunks = fold
     # Move the first boundary one row into the next query.

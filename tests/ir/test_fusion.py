@@ -167,6 +167,8 @@ def test_run_fusion_fit_then_fuse_end_to_end(tmp_path):
     assert mean_ap(fused) > mean_ap(best_on_test)
 
 
+# Over about 5 s (the marker's rule): item 6 of issue 47 measured it with --durations=0.
+@pytest.mark.slow
 def test_cli_fuse_writes_a_valid_run(tmp_path, capsys):
     runs, qrels = synthetic_runs(n_queries=12, seed=1)
     paths = []
@@ -378,6 +380,8 @@ def test_rrf_refuses_a_bad_k(k):
         reciprocal_rank_fusion([run], k=k)
 
 
+# The slowest test of the quick run (about 80 s of CPU by --durations=0): five folds of fusion.
+@pytest.mark.slow
 def test_cross_fuse_reports_the_baselines_on_the_fused_queries():
     runs, qrels = synthetic_runs(n_queries=12, seed=3)
     result = cross_fuse(runs, qrels, n_folds=3, C=1.0, n_thresholds=4)

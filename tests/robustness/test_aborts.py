@@ -192,6 +192,8 @@ def test_ctrl_c_after_classify_wrote_its_predictions_says_so(tmp_path):
     assert len(scores.read_text().splitlines()) == 16
 
 
+# A child process interrupted for real (the slow marker's rule).
+@pytest.mark.slow
 def test_an_interrupt_while_numpy_is_set_up_is_a_keyboard_interrupt():
     # The numpy crate's first use of NumPy's C API runs Python code (numpy.lib.NumpyVersion);
     # a Ctrl-C landing there made the crate panic and pyo3 raise PanicException from whatever
@@ -375,6 +377,9 @@ SMALL_CALLS = """
 """
 
 
+# Ten child processes run out of memory for real, about 80 s of CPU together (--durations=0):
+# the slow marker's rule.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name", ["ndcg", "map", "hinge", "fit", "fit-sparse", "fit-binned", "predict", "binner", "load_letor", "cv"]
 )

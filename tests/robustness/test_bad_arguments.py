@@ -319,7 +319,7 @@ API_CASES = [
         "binner-1d",
         lambda X, y: svmmap.Binner().fit(X[:, 0]),
         ValueError,
-        "Expected 2D array, got 1D array instead: Reshape your data",
+        "X must be a 2-D array (documents x features), got 1 dimension(s). Reshape your data",
     ),
     (
         "evaluate-metric-string",

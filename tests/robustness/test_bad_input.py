@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import pickle
 import re
 import warnings
 
@@ -326,19 +327,54 @@ def test_non_contiguous_and_other_layouts_give_the_same_model(variant):
     np.testing.assert_array_equal(SVMMap(n_jobs=1).fit(reference_X, yy, qid=qq).coef_, expected.coef_)
 
 
+def test_a_core_matrix_is_checked_once_when_made():
+    # The kind, the dtypes and the stated shape are checked when the matrix is made (the core's
+    # calls then only borrow its arrays), in the words the core's calls used for them.
+    with pytest.raises(ValueError, match="kind must be one of"):
+        CoreMatrix("sparse", (X4,), 6, 2)
+    with pytest.raises(ValueError, match="X must be a 2-D float32 or float64 array"):
+        CoreMatrix.dense(X4.astype(np.int64))
+    with pytest.raises(ValueError, match=r"says \(6, 3\) but its array has shape \(6, 2\)"):
+        CoreMatrix("dense", (X4,), 6, 3)
+    with pytest.raises(ValueError, match="must have the same integer type"):
+        CoreMatrix.csr(np.ones(2), np.array([0, 1], np.int32), np.array([0, 1, 2], np.int64), (2, 2))
+    # An unaligned view (np.frombuffer at an odd offset, as arrays rebuilt from network frames
+    # can be) is copied once, aligned; pickled (to Dask workers), the matrix comes back as the
+    # same class with its columns. Scaled by 2 and scored with coef (1, 0), row i scores
+    # 2 * X4[i, 0].
+    buffer = np.zeros(X4.size * 8 + 1, dtype=np.uint8)
+    view = np.frombuffer(buffer[1:].data, dtype=np.float64).reshape(X4.shape)
+    view[...] = X4
+    assert not view.flags.aligned
+    matrix = CoreMatrix.dense(view)
+    assert matrix.arrays[0].flags.aligned
+    back = pickle.loads(pickle.dumps(matrix.with_columns(None, np.full(2, 2.0))))
+    assert type(back) is CoreMatrix and back.shape == (6, 2)
+    np.testing.assert_array_equal(back.arrays[0], X4)
+    np.testing.assert_array_equal(_core.predict(back, np.array([1.0, 0.0]), 1), 2 * X4[:, 0])
+
+
 def test_the_core_refuses_what_it_cannot_borrow():
     # The Python layer always hands over C-contiguous arrays; called directly, the core
     # refuses other layouts instead of reading the memory in the wrong order.
     codes = np.array([0, 0, 0, 1, 1, 1], dtype=np.int64)
     core = CoreMatrix.dense(X4)
-    # A CoreMatrix copies what the core cannot borrow when it is made; one changed afterwards
-    # still cannot make the core read memory in the wrong order.
-    fortran = CoreMatrix.dense(X4)
-    fortran.arrays = (np.asfortranarray(X4),)
-    with pytest.raises(TypeError, match="takes a svmmap._data.CoreMatrix"):
+    # A CoreMatrix copies what the core cannot borrow when it is made (here a Fortran-ordered
+    # array, the same values in C order) and cannot be changed afterwards.
+    fortran = CoreMatrix.dense(np.asfortranarray(X4))
+    assert fortran.arrays[0].flags.c_contiguous
+    np.testing.assert_array_equal(fortran.arrays[0], X4)
+    with pytest.raises(AttributeError):
+        fortran.arrays = (np.asfortranarray(X4),)  # type: ignore[misc]
+    # An array reshaped in place after the matrix was made (6 x 2 read as 3 x 4) is refused at
+    # the call instead of read past its rows.
+    reshaped = X4.copy()
+    stale = CoreMatrix.dense(reshaped)
+    reshaped.shape = (3, 4)
+    with pytest.raises(ValueError, match=r"says \(6, 2\) but its array has shape \(3, 4\)"):
+        _core.fit_path(stale, Y, codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
+    with pytest.raises(TypeError, match="takes a svmmap._core.CoreMatrix"):
         _core.fit_path(X4, Y, codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
-    with pytest.raises(ValueError, match=r"X must be a C-contiguous \(row-major\) array"):
-        _core.fit_path(fortran, Y, codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     with pytest.raises(ValueError, match="y must be a contiguous array"):
         _core.fit_path(core, np.repeat(Y, 2)[::2], codes, 2, _core.TrainConfig(C=1.0, eps=1e-3, max_iter=10, n_jobs=1))
     with pytest.raises(TypeError):

@@ -6,12 +6,24 @@ from __future__ import annotations
 import re
 from typing import Any, List, Optional
 
-__all__ = ["PREPROCESSINGS", "auto_losses", "preprocessing_names", "make_preprocessor"]
+__all__ = [
+    "GA2M_PAIRS",
+    "PREPROCESSINGS",
+    "auto_losses",
+    "fit_preprocessor",
+    "make_preprocessor",
+    "preprocessing_names",
+]
 
 #: The preprocessings ``preprocessing="auto"`` tries, in this order: the features as given,
-#: standardized columns (scikit-learn's StandardScaler) and Yue et al.'s binned indicators
-#: (`svmmap.Binner`).
-PREPROCESSINGS = ("none", "standard", "binned")
+#: standardized columns (scikit-learn's StandardScaler), Yue et al.'s binned indicators
+#: (`svmmap.Binner`) and the binned indicators with pairwise interactions (a GA2M,
+#: ``Binner(interactions=GA2M_PAIRS)``). Ties go to the earlier, so to the simpler model.
+PREPROCESSINGS = ("none", "standard", "binned", "ga2m")
+
+#: The most pairs the "ga2m" preprocessing's Binner keeps (those that reduce the residual on
+#: the queries that did not choose them, often none; see `svmmap.Binner`'s ``interactions``).
+GA2M_PAIRS = 10
 
 
 def auto_losses(scoring: str) -> List[str]:
@@ -53,4 +65,14 @@ def make_preprocessor(name: str, sparse: bool, n_jobs: Optional[int]) -> Any:
         return StandardScaler(with_mean=not sparse)
     from ..binning import Binner
 
+    if name == "ga2m":
+        return Binner(n_jobs=n_jobs, interactions=GA2M_PAIRS)
     return Binner(n_jobs=n_jobs)
+
+
+def fit_preprocessor(name: str, transformer: Any, X: Any, y: Any, qid: Any) -> Any:
+    """``transformer`` (of `make_preprocessor`) fitted on X: "ga2m"'s Binner chooses its pairs
+    from the labels and query ids, the others read X alone."""
+    if name == "ga2m":
+        return transformer.fit(X, y, qid=qid)
+    return transformer.fit(X)

@@ -25,9 +25,21 @@ import numpy as np
 from .. import _core
 from .._degenerate import is_degenerate, score_spread
 from .._latent import latent_path
-from .._validation import check_qid
+from .._validation import check_qid, overflow_named
 from ..estimator import query_mean
-from .results import EARLY_STOP, FAILED, FITTED, NOT_FITTED, PRUNED, TIME_BUDGET, Outcome, Table, build_results, choose
+from .results import (
+    EARLY_STOP,
+    FAILED,
+    FITTED,
+    NO_PAIRS,
+    NOT_FITTED,
+    PRUNED,
+    TIME_BUDGET,
+    Outcome,
+    Table,
+    build_results,
+    choose,
+)
 from .splits import SplitData
 
 __all__ = ["Candidate", "Policy", "pair_scale", "run"]
@@ -158,9 +170,10 @@ class _Search:
             ((coef, summary),) = latent_path(X_train, y, codes, n_queries, config, [C], self.policy.threads)
             return coef, summary, None, capped
         state = None if (cold or not self.policy.warm) else warm_state
-        result, state = _core.fit_path_from(
-            X_train, y, codes, n_queries, config, [C], warm_state=state, query_weights=weights
-        )
+        with overflow_named(C, weights, lambda: self.data.core_X.column_std(self.policy.threads)):
+            result, state = _core.fit_path_from(
+                X_train, y, codes, n_queries, config, [C], warm_state=state, query_weights=weights
+            )
         ((coef, summary),) = result
         return coef, summary, state, capped
 
@@ -221,6 +234,8 @@ class _Search:
         if left is not None and left <= 0 and not first:
             self.out_of_time = True
             return
+        if j == 0 and k == 0 and self._no_pairs(path):
+            return
         C = self.table.params[row]["C"]
         try:
             # Capped like every fit: once the budget is spent, the first row's remaining splits
@@ -273,6 +288,29 @@ class _Search:
             table.stops[row, k + 1 :] = "pruned"
             if self.policy.verbose >= 1:
                 self._report(row, "pruned")
+
+    def _no_pairs(self, path: _Path) -> bool:
+        """Before a "ga2m" path's first fit: when its Binner keeps no pair on any split's
+        training rows and "binned" with the same loss is a candidate too, the path would fit
+        that candidate's models again, so it stops (status "no pairs") at the cost of the pair
+        selections alone; returns whether it did."""
+        candidate = path.candidate
+        if candidate.preprocessing != "ga2m":
+            return False
+        if not any(p.candidate.preprocessing == "binned" and p.candidate.loss == candidate.loss for p in self.paths):
+            return False
+        if any(self.data.ga2m_pairs(k) for k in range(self.data.n_splits)):
+            return False
+        path.stopped = True
+        last = path.first_row + len(self.policy.grid)
+        for row in range(path.first_row, last):
+            self.table.status[row] = NO_PAIRS
+            self.table.notes[row] = (
+                "Binner(interactions=...) kept no pair on any split's training queries: the model is the binned one"
+            )
+        if self.policy.verbose >= 1:
+            self._report(path.first_row, "left out, no pair kept on any split")
+        return True
 
     def _fail(self, path: _Path, row: int, error: BaseException) -> None:
         """A candidate whose fit is refused on this data is left out, with the reason."""

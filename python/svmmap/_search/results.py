@@ -21,6 +21,8 @@ EARLY_STOP = "early stop"
 TIME_BUDGET = "time budget"
 FAILED = "failed"
 PRUNED = "pruned"
+#: A "ga2m" candidate whose Binner kept no pair on any split: the "binned" candidate's models.
+NO_PAIRS = "no pairs"
 
 
 class Table:

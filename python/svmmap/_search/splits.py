@@ -10,7 +10,7 @@ import numpy as np
 
 from .._folds import QueryKFold
 from .._validation import check_matrix, check_qid, invalid_parameter, query_weights
-from .candidates import make_preprocessor
+from .candidates import fit_preprocessor, make_preprocessor
 
 __all__ = ["Split", "SplitData", "make_splits"]
 
@@ -171,6 +171,7 @@ class SplitData:
         default_factory=dict
     )
     _columns: Dict[int, Tuple[Optional[np.ndarray], np.ndarray]] = field(default_factory=dict)
+    _pairs: Dict[int, List[Tuple[int, int]]] = field(default_factory=dict)
 
     @property
     def n_splits(self) -> int:
@@ -208,11 +209,17 @@ class SplitData:
             self._matrices[key] = self._make_matrices(preprocessing, k)
         return self._matrices[key]
 
+    def ga2m_pairs(self, k: int) -> List[Tuple[int, int]]:
+        """The pairs that "ga2m"'s Binner keeps on split k's training rows (its matrices are
+        made for it, if they were not yet)."""
+        self.matrices("ga2m", k)
+        return self._pairs[k]
+
     def _in_place(self, preprocessing: str, k: int) -> bool:
         """Whether split k trains on the search's one matrix (read through its column scales
         for "standard"): its training rows are in increasing order, so that the matrix with
         codes -1 elsewhere trains on them as a copy of them would."""
-        if preprocessing == "binned" or (preprocessing == "standard" and self.core_X.kind == "binned"):
+        if preprocessing in ("binned", "ga2m") or (preprocessing == "standard" and self.core_X.kind == "binned"):
             return False
         train = self.splits[k][0]
         rows = np.where(train < 0, train + self.codes.shape[0], train)
@@ -236,7 +243,14 @@ class SplitData:
         x_train = _rows(self.X, train)
         x_test = self.validation[0] if test is None else _rows(self.X, test)  # type: ignore[index]
         transformer = make_preprocessor(preprocessing, sparse, self.n_jobs)
-        x_train = transformer.fit_transform(x_train)
+        fit_preprocessor(preprocessing, transformer, x_train, self.labels[train], self.codes[train])
+        if preprocessing == "ga2m":
+            self._pairs[k] = list(transformer.interactions_)
+            if not self._pairs[k]:
+                # Without pairs the GA2M's Binner is the per-feature one (its thresholds do not
+                # depend on the labels): "binned"'s matrices, made once for both.
+                return self.matrices("binned", k)
+        x_train = transformer.transform(x_train)
         if not sparse and hasattr(x_test, "tocsr"):
             # A sparse validation set beside dense X (a LETOR file that leaves out its zeros
             # reads as CSR): the scaler fitted on dense X centers, which scikit-learn refuses

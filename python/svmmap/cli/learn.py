@@ -158,9 +158,10 @@ def run_learn(args: argparse.Namespace) -> None:
     if validation is not None:
         metric = args.scoring
         scores = model.evals_result_["valid_0"][metric]
-        best = getattr(model, "best_iteration_", None)
-        kept = f"kept iteration {best} of {len(scores)}" if best is not None else f"{len(scores)} iterations"
-        value = model.best_score_["valid_0"][metric] if best is not None else scores[-1]
+        # best_iteration_ is 0 when no early stopping kept a round (LightGBM's value).
+        best = model.best_iteration_
+        kept = f"kept iteration {best} of {len(scores)}" if best else f"{len(scores)} iterations"
+        value = model.best_score_["valid_0"][metric] if best else scores[-1]
         print(f"validation {metric} {value:.4f} ({kept}) on {args.vali}", file=sys.stderr)
     print(
         f"trained on {model.n_queries_} queries in {time.perf_counter() - start:.2f}s: "

@@ -276,7 +276,7 @@ def _learn(sub: Any) -> None:
         "--auto",
         action="store_true",
         help="search loss (map, pairwise, pairwise:count, graded NDCG at the cutoff of --scoring), "
-        "preprocessing (none, standardized, binned) and C (SVMMapCV(loss='auto', preprocessing='auto')) and "
+        "preprocessing (none, standardized, binned, binned with pairwise interactions) and C (SVMMapCV(loss='auto', preprocessing='auto')) and "
         "write the best model refitted on TRAIN; -c and --loss, which it chooses, are then refused",
     )
     learn.add_argument(

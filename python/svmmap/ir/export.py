@@ -636,7 +636,22 @@ def to_onnx(
     constants: List[Any] = []
 
     def constant(label: str, values: Any, kind: Any = np_type) -> str:
-        constants.append(numpy_helper.from_array(np.asarray(values, dtype=kind), label))
+        given = np.asarray(values, dtype=np.float64) if kind is np.float32 else None
+        with np.errstate(over="ignore"):
+            array = np.asarray(values, dtype=kind)
+        if given is not None:
+            # A float64 number beyond float32's range becomes infinity in a float32 graph,
+            # which would score every row inf or NaN: refused, as the engines' exports refuse
+            # it (`_engine_number`). Thresholds never get here beyond the range (each is the
+            # largest float32 at or below it, which is finite or -inf as the comparison needs).
+            wrong = np.flatnonzero(np.isfinite(given) & ~np.isfinite(array))
+            if wrong.size:
+                raise ValueError(
+                    f"to_onnx(dtype='float32'): {label}[{int(wrong[0])}] is {float(given.flat[wrong[0]])!r}, beyond "
+                    f"the float32 range (+-{_FLOAT32_MAX:.4g}), so the graph would hold infinity; export with "
+                    "dtype='float64', or refit on scaled features"
+                )
+        constants.append(numpy_helper.from_array(array, label))
         return label
 
     def node(op: str, inputs: List[str], label: str, **attrs: Any) -> str:

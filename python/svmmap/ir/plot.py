@@ -147,8 +147,9 @@ def plot_metric(model: Any, metric: Optional[str] = None, ax: Any = None) -> Any
             raise ValueError(f"metric {name!r} was not recorded; recorded: {', '.join(values)}")
         curve = values[name]
         ax.plot(np.arange(1, len(curve) + 1), curve, marker="o", markersize=3, label=set_name)
+    # best_iteration_ is 0 when no early stopping kept a round (LightGBM's value).
     best = None if isinstance(model, dict) else getattr(_ranker(model), "best_iteration_", None)
-    if best is not None:
+    if best:
         ax.axvline(best, color="tab:red", linestyle="--", label=f"best iteration {best}")
     ax.set_xlabel("cutting-plane iteration")
     ax.set_ylabel(name)
