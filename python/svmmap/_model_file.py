@@ -29,6 +29,7 @@ from ._fitted import (
     scaler_to_dict,
     show,
 )
+from ._text import path_name
 
 __all__ = ["ModelDocument", "read_model", "svm_document", "write_model"]
 
@@ -164,7 +165,7 @@ def read_model(path: Any) -> ModelDocument:
     """
     from ._core import ModelFormatError
 
-    name = os.fspath(path)
+    name = path_name(path)
     doc = json.loads(_core.load_model_json(name))
     try:
         return check_document(doc, name)

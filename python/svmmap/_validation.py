@@ -254,6 +254,15 @@ def check_qid(
         raise ValueError(f"{qid_name} has {arr.shape[0]} entries but {rows_name} has {n_rows} rows")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError(f"{qid_name} contains NaN or infinite values")
+    if arr.dtype.kind == "O" and arr.size:
+        # None, pandas' NA or a float NaN among strings is a missing id, not a query: it would
+        # pool every row that lacks one into one made-up query.
+        missing = np.flatnonzero(_missing_ids(arr).astype(bool))
+        if missing.size:
+            raise ValueError(
+                f"{qid_name} contains a missing id: {qid_name}[{missing[0]}] is {arr[missing[0]]!r}, "
+                "and every row needs a query id"
+            )
     if arr.dtype.kind in "iuf" and arr.size and bool(np.all(arr[1:] >= arr[:-1])):
         # Already sorted, as in LETOR files: the codes are the run numbers, found in one
         # vectorized pass instead of np.unique's sort (the same result, several times faster
@@ -273,6 +282,19 @@ def check_qid(
             raise ValueError(f"{qid_name} values must be hashable: {exc}") from None
         uniques = _object_array(mapping)
     return contiguous(codes.reshape(-1), dtype=np.int64), uniques
+
+
+def _missing_id(value: Any) -> bool:
+    """Whether one entry of an object array of query ids stands for "no id": None, a NaN or
+    infinite float, pandas' NA or NaT (recognised by type name, so pandas need not be loaded)."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return not np.isfinite(value)
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+_missing_ids = np.frompyfunc(_missing_id, 1, 1)
 
 
 def query_weights(sample_weight: Any, codes: np.ndarray, uniques: np.ndarray) -> "np.ndarray | None":
@@ -316,6 +338,36 @@ def invalid_parameter(name: str, expected: str, value: Any) -> ValueError:
     from . import _core
 
     return _core.parameter_error(name, expected, value)
+
+
+def refuse_str(value: Any, name: str, expected: str) -> None:
+    """Refuse a str (or bytes) given where a sequence of items is meant: iterating it would
+    take every character for an item ("abc" as the feature names a, b and c)."""
+    if isinstance(value, (str, bytes)):
+        raise invalid_parameter(name, expected, value)
+
+
+def densified(X: Any, name: str, advice: str) -> np.ndarray:
+    """``X.toarray()`` of a sparse matrix, with NumPy's bare "Unable to allocate 64.0 GiB" made
+    a MemoryError naming ``name``, the shape and the size, and ``advice`` (what to do instead):
+    a file with one feature index near 2**31 is a dense matrix of billions of columns."""
+    try:
+        return X.toarray()
+    except MemoryError:
+        n, d = X.shape
+        size = n * d * np.dtype(X.dtype).itemsize
+        raise MemoryError(
+            f"{name} as a dense array of {n} x {d} {np.dtype(X.dtype).name} values needs {size / 2**30:.1f} GiB, "
+            f"more memory than is available; {advice}"
+        ) from None
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """A yes-or-no parameter: True or False (NumPy's too). Any other value is refused, since
+    Python's truth would take "no", "False" or 0.5 for True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise invalid_parameter(name, "True or False", value)
+    return bool(value)
 
 
 def n_threads(n_jobs: int | None) -> int:

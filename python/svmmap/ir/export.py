@@ -78,6 +78,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._fitted import folded_linear, raw_thresholds, scaler_spec
+from .._validation import refuse_str
 
 __all__ = ["to_solr", "to_elasticsearch", "to_onnx", "score_offset", "SOLR_SPLIT_SLACK"]
 
@@ -171,10 +172,25 @@ def _surfaces(steps: list) -> Tuple[list, list]:
     return functions, surfaces
 
 
+def engine_name(value: Any, what: str) -> str:
+    """A name the engines store (a model's, a feature store's): a str that is not blank. The
+    one rule of the Python API and of ``svmmap export --name/--store``; ``what`` names the
+    argument. ``str(None)`` used to be exported as the model "None"."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{what}: the engine needs a non-empty name, got {value!r}")
+    return value
+
+
 def _names(given: Optional[Sequence[str]], fitted: Any, n: int, what: str) -> List[str]:
     if given is None:
         given = [f"f{j + 1}" for j in range(n)] if fitted is None else [str(f) for f in fitted]
+    refuse_str(given, "feature_names", "a list of feature names (str), one per input feature")
     names = [str(f) for f in given]
+    blank = [j for j, f in enumerate(names) if not f.strip()]
+    if blank:
+        raise ValueError(
+            f"feature_names[{blank[0]}] is {names[blank[0]]!r}: the engines identify features by a non-empty name"
+        )
     if len(names) != n:
         raise ValueError(f"{len(names)} feature names given for {n} {what}")
     if len(set(names)) != len(names):
@@ -366,7 +382,7 @@ def to_solr(
         names = _names(feature_names, fitted, weights.shape[0], "weights")
         doc = {
             "class": _SOLR_LINEAR,
-            "name": str(name),
+            "name": engine_name(name, "name"),
             "features": [{"name": f} for f in names],
             "params": {"weights": _engine_weights(names, weights)},
         }
@@ -383,12 +399,12 @@ def to_solr(
             trees.append({"weight": "1.0", "root": _solr_pair_tree(pair, p, 0, len(p.thresholds[0]))})
         doc = {
             "class": _SOLR_TREES,
-            "name": str(name),
+            "name": engine_name(name, "name"),
             "features": [{"name": f} for f in names],
             "params": {"trees": trees},
         }
     if store is not None:
-        doc["store"] = str(store)
+        doc["store"] = engine_name(store, "store")
     return doc
 
 
@@ -503,7 +519,7 @@ def to_elasticsearch(
             pair = (names[p.index[0]], names[p.index[1]])
             trees.append(_xgb_pair_tree(pair, p, 0, len(p.thresholds[0]), 0, [0]))
         definition = json.dumps(trees)
-    return {"model": {"name": str(name), "model": {"type": kind, "definition": definition}}}
+    return {"model": {"name": engine_name(name, "name"), "model": {"type": kind, "definition": definition}}}
 
 
 def _onnx_pairs(binner: Any, spec: Any, coef: np.ndarray, dtype: str, constant: Any, node: Any, elem: Any) -> str:
