@@ -50,14 +50,19 @@ impl ModelFile {
     pub fn from_json(text: &str, source: &str) -> Result<Self> {
         // Look at the header first, so that a newer version is reported as such even when the
         // rest of its layout has changed.
-        let header: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        let not_json = |e: serde_json::Error| {
             let what = if e.is_eof() {
                 "the file ends early (truncated?)"
             } else {
                 "not valid JSON"
             };
             Error::Model(format!("{source}:{}: {what}: {e}", e.line()))
-        })?;
+        };
+        // JSON leaves repeated keys to the reader, and serde_json keeps the last one: a file
+        // with two "coef" (a hand edit, two documents merged) would score with either
+        // without a word, so a repeated key anywhere is refused first.
+        serde_json::from_str::<UniqueKeys>(text).map_err(not_json)?;
+        let header: serde_json::Value = serde_json::from_str(text).map_err(not_json)?;
         let format = header.get("format").and_then(|v| v.as_str());
         if format != Some(FORMAT_NAME) {
             return Err(Error::Model(format!(
@@ -234,6 +239,68 @@ fn check_parse_memory(path: &str, text: &[u8]) -> Result<()> {
             "free memory, or load it on a machine with more".to_string(),
         )
     })
+}
+
+/// A JSON document walked only to check that no object repeats a key; its error (with
+/// serde_json's line and column) names the key.
+struct UniqueKeys;
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(UniqueKeysVisitor)
+    }
+}
+
+struct UniqueKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeysVisitor {
+    type Value = UniqueKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<UniqueKeys, A::Error> {
+        while seq.next_element::<UniqueKeys>()?.is_some() {}
+        Ok(UniqueKeys)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<UniqueKeys, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key {key:?} appears twice in one object (a JSON reader would keep \
+                     either); keep one"
+                )));
+            }
+            map.next_value::<UniqueKeys>()?;
+        }
+        Ok(UniqueKeys)
+    }
 }
 
 fn json_kind(v: &serde_json::Value) -> &'static str {

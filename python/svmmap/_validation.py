@@ -7,9 +7,8 @@ layout or dtype, and then exactly once.
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -254,6 +253,15 @@ def check_qid(
         raise ValueError(f"{qid_name} has {arr.shape[0]} entries but {rows_name} has {n_rows} rows")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError(f"{qid_name} contains NaN or infinite values")
+    if arr.dtype.kind == "O" and arr.size:
+        # None, pandas' NA or a float NaN among strings is a missing id, not a query: it would
+        # pool every row that lacks one into one made-up query.
+        missing = np.flatnonzero(_missing_ids(arr).astype(bool))
+        if missing.size:
+            raise ValueError(
+                f"{qid_name} contains a missing id: {qid_name}[{missing[0]}] is {arr[missing[0]]!r}, "
+                "and every row needs a query id"
+            )
     if arr.dtype.kind in "iuf" and arr.size and bool(np.all(arr[1:] >= arr[:-1])):
         # Already sorted, as in LETOR files: the codes are the run numbers, found in one
         # vectorized pass instead of np.unique's sort (the same result, several times faster
@@ -273,6 +281,19 @@ def check_qid(
             raise ValueError(f"{qid_name} values must be hashable: {exc}") from None
         uniques = _object_array(mapping)
     return contiguous(codes.reshape(-1), dtype=np.int64), uniques
+
+
+def _missing_id(value: Any) -> bool:
+    """Whether one entry of an object array of query ids stands for "no id": None, a NaN or
+    infinite float, pandas' NA or NaT (recognised by type name, so pandas need not be loaded)."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return not np.isfinite(value)
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+_missing_ids = np.frompyfunc(_missing_id, 1, 1)
 
 
 def query_weights(sample_weight: Any, codes: np.ndarray, uniques: np.ndarray) -> "np.ndarray | None":
@@ -316,6 +337,36 @@ def invalid_parameter(name: str, expected: str, value: Any) -> ValueError:
     from . import _core
 
     return _core.parameter_error(name, expected, value)
+
+
+def refuse_str(value: Any, name: str, expected: str) -> None:
+    """Refuse a str (or bytes) given where a sequence of items is meant: iterating it would
+    take every character for an item ("abc" as the feature names a, b and c)."""
+    if isinstance(value, (str, bytes)):
+        raise invalid_parameter(name, expected, value)
+
+
+def densified(X: Any, name: str, advice: str) -> np.ndarray:
+    """``X.toarray()`` of a sparse matrix, with NumPy's bare "Unable to allocate 64.0 GiB" made
+    a MemoryError naming ``name``, the shape and the size, and ``advice`` (what to do instead):
+    a file with one feature index near 2**31 is a dense matrix of billions of columns."""
+    try:
+        return X.toarray()
+    except MemoryError:
+        n, d = X.shape
+        size = n * d * np.dtype(X.dtype).itemsize
+        raise MemoryError(
+            f"{name} as a dense array of {n} x {d} {np.dtype(X.dtype).name} values needs {size / 2**30:.1f} GiB, "
+            f"more memory than is available; {advice}"
+        ) from None
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """A yes-or-no parameter: True or False (NumPy's too). Any other value is refused, since
+    Python's truth would take "no", "False" or 0.5 for True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise invalid_parameter(name, "True or False", value)
+    return bool(value)
 
 
 def n_threads(n_jobs: int | None) -> int:
@@ -525,50 +576,3 @@ def _scores_by_query(scorer: Any) -> bool:
         return True
     scorers = getattr(scorer, "_scorers", None)
     return isinstance(scorers, dict) and any(_scores_by_query(s) for s in scorers.values())
-
-
-#: The core's words for a training that overflowed float64 (``solver::progress::out_of_range``).
-_OVERFLOW = "is not a finite float64 number"
-
-
-@contextlib.contextmanager
-def overflow_named(
-    C: float, query_weights: Optional[np.ndarray], column_std: Callable[[], np.ndarray]
-) -> Iterator[None]:
-    """Names the argument that made training overflow float64, when the core says it did.
-
-    The core can only blame the feature values, which it sees. Yet every number of the cutting
-    planes is a feature difference times a query's weight, and the weights ``w`` grow with C
-    (``w = sum a_j g_j`` with ``sum a_j <= C``), so ``C = 1e200`` on unit features, or a weight
-    of 1e306, overflows just as features of 1e160 do. Of the three factors (C, the largest
-    query weight and the squared spread of the features, ``column_std`` called only on
-    failure) the one farthest from 1 in orders of magnitude is named; the features keep the
-    core's message.
-    """
-    try:
-        yield
-    except ValueError as exc:
-        text = str(exc)
-        if _OVERFLOW not in text:
-            raise
-        spread = float(np.max(column_std(), initial=0.0))
-        weight = 1.0 if query_weights is None else float(np.max(query_weights, initial=1.0))
-        # Orders of magnitude of the squared spread, 2 log10(spread), which cannot overflow; a
-        # spread that is itself beyond float64 (or NaN from it) is the features' doing.
-        if not np.isfinite(spread):
-            features = np.inf
-        else:
-            features = 2.0 * abs(float(np.log10(spread))) if spread > 0 else 0.0
-        head = text.split(";")[0]
-        if abs(np.log10(C)) >= max(features, abs(np.log10(weight))) and C > 1:
-            raise ValueError(
-                f"{head}; C = {C:g} is too large for float64 arithmetic (the weights grow with C, and "
-                f"the features spread to {spread:.3g}): lower C"
-            ) from None
-        if weight > 1 and abs(np.log10(weight)) >= features:
-            raise ValueError(
-                f"{head}; sample_weight holds a weight of {weight:g}, too large for float64 arithmetic "
-                f"(the features spread to {spread:.3g}): divide the weights by a constant (multiplying "
-                "every weight by k is multiplying C by k)"
-            ) from None
-        raise ValueError(text.replace("feature values are", "the feature values of X are", 1)) from None

@@ -27,7 +27,17 @@ from sklearn.exceptions import NotFittedError
 
 from . import _core
 from ._fit.defaults import TRAINING_DEFAULTS
-from ._validation import check_labels, check_matrix, check_qid, forget_fit, invalid_parameter, minmax_scaled, n_threads
+from ._fit.training import SOLVER_FIGURES
+from ._validation import (
+    check_bool,
+    check_labels,
+    check_matrix,
+    check_qid,
+    forget_fit,
+    invalid_parameter,
+    minmax_scaled,
+    n_threads,
+)
 from .estimator import SVMMap
 from .metrics import mean_average_precision, per_query
 
@@ -74,17 +84,7 @@ class _LinearScorer(BaseEstimator):
 
 
 def _copy_fit(target: Any, model: SVMMap) -> None:
-    for name in (
-        "objective_",
-        "dual_objective_",
-        "gap_",
-        "tolerance_",
-        "degenerate_",
-        "n_iter_",
-        "n_cuts_",
-        "converged_",
-        "history_",
-    ):
+    for name in SOLVER_FIGURES:
         setattr(target, name, getattr(model, name))
 
 
@@ -164,8 +164,15 @@ class SVMAcc(_LinearScorer):
         """
         forget_fit(self)
         scaling = self.intercept_scaling
-        if isinstance(scaling, bool) or not isinstance(scaling, numbers.Real) or not scaling > 0:
-            raise invalid_parameter("intercept_scaling", "a number > 0", scaling)
+        if (
+            isinstance(scaling, bool)
+            or not isinstance(scaling, numbers.Real)
+            or not (np.isfinite(scaling) and scaling > 0)
+        ):
+            # An infinite scaling is an infinite constant column, which the core reported as
+            # "X[0, d] is inf" for a column X does not have.
+            raise invalid_parameter("intercept_scaling", "a finite number > 0", scaling)
+        check_bool(self.balanced, "balanced")
         _, n_rows, n_features = check_matrix(X)
         labels = check_labels(y, n_rows)
         # All documents form one query, which trains only with a relevant and a non-relevant
@@ -429,12 +436,15 @@ class AdaRank(_LinearScorer):
         forget_fit(self)
         if self.variant not in ("xu-li", "meng"):
             raise invalid_parameter("variant", '"xu-li" or "meng"', self.variant)
+        check_bool(self.repeat, "repeat")
         T = self.n_estimators
         if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
             raise invalid_parameter("n_estimators", "an integer >= 1", T)
+        core_X, _, d = check_matrix(X)
+        # The core's one check of the values (X[i, j] named, as SVMMap names it): a NaN or inf
+        # feature otherwise surfaced as "y_score[2] is NaN" from the measure of that feature.
+        _core.predict(core_X, np.zeros(d), 1)
         X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"X must be a 2-D array (documents x features), got {X.ndim} dimension(s)")
         labels = check_labels(y, X.shape[0])
         check_qid(qid, X.shape[0], required_by="AdaRank")
         d = X.shape[1]

@@ -33,7 +33,7 @@ from ._fit.pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
 from ._fit.pairs import check_interactions
 from ._fit.scaler import SCALER_TYPES, raw_thresholds, scaler_spec
 from ._typing import BinStrategy, Missing
-from ._validation import contiguous, dense_numbers, forget_fit, n_threads
+from ._validation import contiguous, dense_numbers, densified, forget_fit, n_threads
 
 __all__ = [
     "BINNER_DICT_TYPE",
@@ -50,7 +50,11 @@ def _as_dense(X: Any) -> np.ndarray:
     """A C-contiguous float32/float64 2-D array. Sparse input is densified (base features are
     few); NaN and infinity are left for the core, which reports them with their position."""
     if sp.issparse(X):
-        X = X.toarray()
+        X = densified(
+            X,
+            "X",
+            "the Binner takes base features as dense columns; keep only the columns used (a sparse file's largest feature index sets the width)",
+        )
     # The estimators' check of a dense matrix, so that a matrix of strings, a scalar or a 1-D
     # array is refused in the words SVMMap.fit uses, naming X.
     arr = dense_numbers(X, "X")

@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._files.text import BeyondInt64, PathLike, integer, number, split_fields, text_lines, write_atomic
+from ._files.text import BeyondInt64, PathLike, integer, number, path_name, split_fields, text_lines, write_atomic
 from ._validation import invalid_parameter
 from .persistence import load_model, model_document, save_model
 
@@ -39,6 +39,36 @@ _CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]{0,18}")
 def _canonical_int(text: str) -> bool:
     """Whether ``int(text)`` is an int64 whose ``str`` gives back ``text`` exactly."""
     return _CANONICAL_INT.fullmatch(text) is not None and -(2**63) <= int(text) < 2**63
+
+
+#: A query id that is a decimal number (SVMlight reads the qid: field as a number).
+_NUMBER_ID = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def _refuse_one_number_two_ways(names: Sequence[str], codes: np.ndarray, lines: np.ndarray, path: Any) -> None:
+    """Refuse a file in which one number is written as two query ids ("1" and "01", "+1",
+    "1.0"): SVMlight would read them as one query and trec_eval or RankLib as two, and either
+    silent reading splits or merges a query for someone."""
+    from decimal import Decimal, InvalidOperation
+
+    seen: dict = {}
+    for code, name in enumerate(names):
+        if _NUMBER_ID.fullmatch(name) is None:
+            continue
+        try:
+            value = Decimal(name)
+        except InvalidOperation:  # pragma: no cover - the pattern is Decimal's syntax
+            continue
+        if value in seen:
+            first, other = seen[value], code
+            at = [int(lines[int(np.argmax(codes == c))]) for c in (first, other)]
+            raise _core.DataFormatError(
+                f"{os.fspath(path)}:{at[1]}: the query id {names[other]!r} is the number of the query id "
+                f"{names[first]!r} (line {at[0]}) written another way; query ids are kept as written, as "
+                "trec_eval and RankLib keep them, so they would be two queries: write every id of a query "
+                "the same way"
+            )
+        seen[value] = code
 
 
 def _qid_array(names: Sequence[str], codes: np.ndarray) -> np.ndarray:
@@ -115,7 +145,9 @@ def load_letor(
     qid : ndarray of shape (n_documents,)
         The query id of every row: the string of the file (as for TREC runs and qrels), held
         as int64 when every id is an integer written as Python writes one (``str(qid)`` gives
-        the string back: "01" and "1" are two queries and make the array str).
+        the string back: ids "01", "02" make the array str). A file that writes one number as
+        two ids ("1" and "01", "+1" or "1.0") is refused: SVMlight would read them as one query,
+        trec_eval and RankLib as two.
     comments : list of str, only with ``return_comments=True``
 
     Raises
@@ -138,8 +170,9 @@ def load_letor(
     >>> X.tolist(), y.tolist(), qid.tolist(), comments
     ([[0.5, 1.0], [0.1, 0.0], [0.3, 0.2]], [2.0, 0.0, 1.0], [10, 10, 11], ['a', 'b', 'c'])
     """
-    from ._validation import n_threads
+    from ._validation import densified, n_threads
 
+    path = path_name(path)
     dt = np.dtype(dtype)
     if dt not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dt}")
@@ -188,13 +221,15 @@ def load_letor(
 
         X = sp.csr_matrix((raw["values"], raw["indices"], raw["indptr"]), shape=(n_rows, d))
         if sparse is False:
-            X = X.toarray()
+            X = densified(X, path, "read it as a sparse matrix (sparse='auto' or True)")
     if sizes is not None:
         from ._validation import qid_of
 
         qid = qid_of(None, sizes[0], n_rows, group_name=sizes[1], rows_name=os.fspath(path))
     else:
-        qid = _qid_array(raw["qid_names"], raw["qid_codes"].astype(np.intp))
+        codes = raw["qid_codes"].astype(np.intp)
+        _refuse_one_number_two_ways(raw["qid_names"], codes, raw["line_numbers"], path)
+        qid = _qid_array(raw["qid_names"], codes)
     if return_comments:
         return X, raw["labels"], qid, raw["comments"]
     return X, raw["labels"], qid
@@ -242,7 +277,11 @@ def letor_docids(comments: Sequence[str], *, path: Optional[PathLike] = None) ->
     ['GX004-93-7097963', 'd2']
     """
     from ._core import DataFormatError
+    from ._validation import refuse_str
 
+    refuse_str(
+        comments, "comments", "the comments of every row (a list of str, from load_letor(..., return_comments=True))"
+    )
     docids = []
     for row, comment in enumerate(comments):
         found = _DOCID.search(comment)
@@ -325,8 +364,59 @@ def _group_sizes(path: PathLike, group: Any) -> Optional[tuple]:
 
 
 def save_predictions(path: PathLike, scores: np.ndarray) -> None:
-    """One score per line, exactly (shortest round-trip representation), written atomically."""
-    write_atomic(path, "".join(f"{float(s)!r}\n" for s in np.asarray(scores, dtype=np.float64)))
+    """One score per line, exactly (shortest round-trip representation), written atomically.
+
+    ``scores`` must be a 1-D array-like of finite numbers: `load_predictions` refuses "nan" and
+    "inf", so such a file could not be read back, and a 2-D array has no one score per line.
+    """
+    if np.iscomplexobj(scores):
+        raise ValueError("scores must hold real numbers, got complex values")
+    try:
+        values = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"scores must hold numbers: {exc}") from None
+    if values.ndim != 1:
+        raise ValueError(f"scores must be 1-D (one score per document), got shape {values.shape}")
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise ValueError(
+            f"scores[{bad[0]}] is {values[bad[0]]}: scores must be finite numbers (a predictions file is read back "
+            "only with finite scores)"
+        )
+    write_atomic(path, "".join(f"{float(s)!r}\n" for s in values))
+
+
+def _by_ranklib_index(name: str, values: List[float], lines: List[tuple]) -> List[float]:
+    """The scores of RankLib's ``qid index score`` lines put in the data file's order: the
+    index is the document's position in its query (from 0), so within each run of lines of one
+    query the score of index j belongs to that query's j-th document, whatever the line order.
+    Every index of a query must appear once and lie below the query's number of documents."""
+    from ._core import DataFormatError
+
+    out = list(values)
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and lines[end][0] == lines[start][0]:
+            end += 1
+        size = end - start
+        seen: dict = {}
+        for i in range(start, end):
+            q, index, lineno = lines[i]
+            if index >= size:
+                raise DataFormatError(
+                    f"{name}:{lineno}: field 2 (RankLib's document index) is {index}, but query {q!r} has "
+                    f"{size} lines here, so its indices run from 0 to {size - 1}"
+                )
+            if index in seen:
+                raise DataFormatError(
+                    f"{name}:{lineno}: field 2 (RankLib's document index) {index} of query {q!r} is also on "
+                    f"line {seen[index]}; each document of a query has one score"
+                )
+            seen[index] = lineno
+            out[start + index] = values[i]
+        start = end
+    return out
 
 
 def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any = None) -> np.ndarray:
@@ -334,7 +424,8 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
 
     Three layouts are read, the same on every line: ``score`` (svmmap, SVM^light/rank),
     ``qid score``, and RankLib's ``qid index score`` (``-score`` output); the score is the last
-    field. With ``qid`` (the data file's query ids, one per document), the qid column must
+    field. RankLib's index is the document's position in its query, from 0: the scores of a
+    query are put in that order, whatever the order of its lines. With ``qid`` (the data file's query ids, one per document), the qid column must
     name the same query as the data file's line (the same string), so that a predictions file
     of another data file or order is refused instead of evaluated.
 
@@ -342,15 +433,22 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
     ------
     svmmap.DataFormatError
         With ``file:line`` and the field, for a score that is not a finite number, a line
-        with another number of fields than the first, a non-integer RankLib index, a qid that
-        differs from the data file's, bytes that are not UTF-8, or the wrong number of lines.
+        with another number of fields than the first, a RankLib index that is not an integer,
+        repeated in its query or not below the query's number of lines, a qid that
+        differs from the data file's, bytes that are not UTF-8, the wrong number of lines, or
+        an empty file.
     """
     from ._core import DataFormatError
 
+    if n_expected is not None and (
+        isinstance(n_expected, bool) or not isinstance(n_expected, (int, np.integer)) or n_expected < 1
+    ):
+        raise invalid_parameter("n_expected", "an integer >= 1 (the number of documents) or None", n_expected)
     name = os.fspath(path)
     layouts = {1: "'score'", 2: "'qid score'", 3: "'qid index score' (RankLib)"}
     expected_qids = None if qid is None else [str(q) for q in np.asarray(qid).tolist()]
     values: List[float] = []
+    ranklib: List[tuple] = []  # (qid, document index, line) of every line in RankLib's layout
     width = None
     first_line = 0
     for lineno, raw in text_lines(name):
@@ -390,6 +488,16 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
                     f"data file belongs to query {want!r}; the predictions are of another file or order"
                 )
         values.append(v)
+        if width == 3:
+            ranklib.append((fields[0], int(fields[1]), lineno))
+    if ranklib:
+        values = _by_ranklib_index(name, values, ranklib)
+    if not values and width is None:
+        # Every other reader refuses a file without a data line; an empty predictions file is
+        # most often a run that failed before it wrote anything.
+        raise DataFormatError(
+            f"{name}: no data lines: the file is empty or holds only blank lines (expected one score per document)"
+        )
     if n_expected is None and expected_qids is not None:
         n_expected = len(expected_qids)
     if n_expected is not None and len(values) != n_expected:

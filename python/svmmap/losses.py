@@ -150,8 +150,12 @@ def structured_hinge(
     >>> round(value, 6), np.round(grad, 6).tolist()
     (1.333333, [-1.333333, 0.666667, 0.666667, 0.0])
     """
-    s = np.ascontiguousarray(np.asarray(scores, dtype=np.float64).reshape(-1))
-    y = check_labels(labels, s.shape[0], name="labels")
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim != 1:
+        # A 2-D array was flattened and reported as rows of an X this function does not take.
+        raise ValueError(f"scores must be 1-D (one score per document), got shape {s.shape}")
+    s = np.ascontiguousarray(s)
+    y = check_labels(labels, s.shape[0], name="labels", rows_name="scores")
     if not np.all(np.isfinite(s)):
         bad = int(np.flatnonzero(~np.isfinite(s))[0])
         raise ValueError(f"scores[{bad}] is {s[bad]}: scores must be finite numbers")

@@ -222,6 +222,9 @@ class Evaluation:
 def _inputs(
     y_true: Any, y_score: Any, qid: Any, float32: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    if np.iscomplexobj(y_score):
+        # NumPy would drop the imaginary part with a warning only; fit refuses complex data too.
+        raise ValueError("Complex data not supported: y_score must hold real scores")
     if np.ndim(y_score) == 0:
         raise ValueError(
             f"y_score must hold one score per document (a 1-D array-like), got the single value {y_score!r}"

@@ -22,6 +22,7 @@ from ._search.folds import QueryKFold
 from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
 from ._validation import (
+    check_bool,
     check_qid,
     invalid_parameter,
     n_threads,
@@ -75,7 +76,9 @@ class SVMMapCV(BaseEstimator):
         chosen C does not depend on the installed scikit-learn). A splitter (e.g.
         ``QueryKFold(k, shuffle=True, random_state=0)``): its ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` and score on
         the one ``eval_set`` given to ``fit``. A split that puts rows of one query both in
-        training and in validation is refused, naming the query.
+        training and in validation is refused, naming the query, as is a split whose rows are
+        not distinct integer row indices 0 <= i < n (a boolean mask, a negative or float
+        index, a row listed twice).
     scoring : str, default="ndcg@10"
         The validation metric, a name of ``svmmap.metrics.evaluate`` ("ndcg@10", "map", ...),
         averaged over the validation queries where it is defined (weighted by
@@ -350,6 +353,8 @@ class SVMMapCV(BaseEstimator):
         for a, b in zip(grid, grid[1:]):
             if a == b:
                 raise ValueError(f"Cs lists {a:g} twice")
+        check_bool(self.refit, "refit")
+        check_bool(self.warm_start, "warm_start")
         tol = self.score_tolerance
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
             raise invalid_parameter("score_tolerance", "a finite number >= 0", tol)

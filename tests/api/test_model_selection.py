@@ -413,3 +413,37 @@ def test_a_failed_refit_leaves_no_previous_choice_and_eval_errors_name_the_eval_
         SVMMapCV(Cs=[1.0], cv="validation", scoring="map").fit(
             X, y, qid=qid, eval_set=[(X[:5], y[:5])], eval_qid=[qid[:4]]
         )
+
+
+def _hostile_splits():
+    # 40 rows, 8 queries of 5 rows; the valid split trains on queries 0-5 and validates on 6-7.
+    train, test = np.arange(30), np.arange(30, 40)
+    mask = np.zeros(40, dtype=bool)
+    mask[30:] = True
+    return {
+        # A mask read as indices is the rows 0 and 1 (False, True).
+        "mask": ([(~mask, mask)], r"split 0 of cv: the training rows are a boolean mask"),
+        # -1 is the last row (of query 7, in validation) under NumPy's wrap-around.
+        "negative": ([(np.r_[train, -1], test)], r"split 0 of cv has row indices outside the 40 rows of X \(0 to 39\)"),
+        "float": (
+            [(train.astype(float), test)],
+            r"split 0 of cv: the training rows must be integer row indices, got dtype float64",
+        ),
+        "twice": ([(np.r_[train, 3], test)], r"split 0 of cv lists row 3 twice among its training rows"),
+        "twice-validation": ([(train, np.r_[test, 39])], r"split 0 of cv lists row 39 twice among its validation rows"),
+        "2d": ([(train.reshape(5, 6), test)], r"split 0 of cv: the training rows must be a 1-D list of row indices"),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_hostile_splits()))
+def test_malformed_splits_given_as_cv_are_refused_naming_cv(case):
+    # Hostile trial 2, W6: every one of these was accepted and trained on other rows than meant.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.tile([1, 0, 0, 1, 0], 8)
+    qid = np.repeat(np.arange(8), 5)
+    cv, needle = _hostile_splits()[case]
+    with pytest.raises(ValueError, match=needle):
+        SVMMapCV(Cs=[1.0], cv=cv).fit(X, y, qid=qid)
+    # The same split written as distinct row indices is accepted.
+    SVMMapCV(Cs=[1.0], cv=[(np.arange(30), np.arange(30, 40))]).fit(X, y, qid=qid)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 
 import numpy as np
 import pytest
 from svmmap import DataFormatError, load_letor
 from svmmap.cli import main
-from svmmap.io import load_predictions
+from svmmap.io import load_predictions, save_predictions
 from svmmap.ir.trec import read_qrels, read_run
 
 BOM = b"\xef\xbb\xbf"
@@ -121,11 +122,36 @@ def test_a_query_id_is_its_string(tmp_path, ids):
             load_letor(tmp_path / "f.txt")
         return
     (tmp_path / "f.txt").write_text(f"1 qid:{a} 1:1\n0 qid:{a} 1:0\n1 qid:{b} 1:1\n0 qid:{b} 1:0\n")
-    qid = load_letor(tmp_path / "f.txt")[2]
-    assert [str(q) for q in qid] == [a, a, b, b]
-    assert len(set(qid.tolist())) == 2
+    if (a, b) in [("01", "1"), ("1", "+1"), ("-0", "0")]:
+        # One number written two ways in one LETOR file is refused (hostile trial 2, W2):
+        # SVMlight would read one query, trec_eval and RankLib two.
+        with pytest.raises(
+            DataFormatError,
+            match=rf"f\.txt:3: the query id '{re.escape(b)}' is the number of the query id '{re.escape(a)}' \(line 1\)",
+        ):
+            load_letor(tmp_path / "f.txt")
+    else:
+        qid = load_letor(tmp_path / "f.txt")[2]
+        assert [str(q) for q in qid] == [a, a, b, b]
+        assert len(set(qid.tolist())) == 2
     (tmp_path / "run").write_text(f"{a} Q0 d1 1 1 t\n{b} Q0 d1 1 1 t\n")
     assert sorted(read_run(tmp_path / "run").qid.tolist()) == sorted([a, b])
+
+
+@pytest.mark.parametrize("other", ["01", "+1", "1.0", "1e0", "001.00"])
+def test_one_number_written_as_two_query_ids_is_refused_naming_both_lines(tmp_path, other):
+    # Hostile trial 2, W2: "qid:01" beside "qid:1" split query 1 in two (ids are kept as
+    # written), while feature index 01 is feature 1. Decimal's value is the number rule, so
+    # 1e0 and 001.00 are the number 1 as well.
+    (tmp_path / "f.txt").write_text(f"1 qid:1 1:0.5\n0 qid:2 1:0.1\n1 qid:2 1:0.3\n0 qid:{other} 1:0.9\n")
+    with pytest.raises(
+        DataFormatError,
+        match=rf"f\.txt:4: the query id '{re.escape(other)}' is the number of the query id '1' \(line 1\)",
+    ):
+        load_letor(tmp_path / "f.txt")
+    # Ids that are not one number written twice stay as they are: "01" and "02" are strings.
+    (tmp_path / "g.txt").write_text("1 qid:01 1:0.5\n0 qid:01 1:0.1\n1 qid:02 1:0.3\n0 qid:1.5 1:0.9\n")
+    assert load_letor(tmp_path / "g.txt")[2].tolist() == ["01", "01", "02", "1.5"]
 
 
 def test_canonical_integer_ids_stay_int64_and_the_same_in_every_reader(tmp_path):
@@ -303,3 +329,85 @@ def test_nul_bytes_in_ids_are_refused_in_every_reader(tmp_path):
     (tmp_path / "qrels").write_bytes(b"1\x00 0 d1 1\n")
     with pytest.raises(DataFormatError, match=r"qrels:1: field 1 contains a NUL byte"):
         read_qrels(tmp_path / "qrels")
+
+
+def test_ranklib_scores_are_placed_by_their_document_index(tmp_path):
+    # Hostile trial 2, W3: the index column was ignored and the scores taken in line order.
+    # RankLib's index is the document's position in its query from 0, so query 1's lines
+    # "index 1: -1" then "index 0: 0.5" give document 1 of query 1 the score 0.5.
+    path = tmp_path / "p.txt"
+    path.write_text("1\t1\t-1\n1\t0\t0.5\n2\t0\t2.25\n")
+    assert load_predictions(path, qid=np.array([1, 1, 2])).tolist() == [0.5, -1.0, 2.25]
+    assert load_predictions(path).tolist() == [0.5, -1.0, 2.25]
+
+
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        (
+            "1\t0\t0.5\n1\t0\t-1\n2\t0\t2.25\n",
+            r"p\.txt:2: field 2 \(RankLib's document index\) 0 of query '1' is also on line 1",
+        ),
+        (
+            "1\t0\t0.5\n1\t2\t-1\n2\t0\t2.25\n",
+            r"p\.txt:2: field 2 \(RankLib's document index\) is 2, but query '1' has 2 lines",
+        ),
+        (
+            "1\t0\t0.5\n1\t1\t-1\n2\t5\t2.25\n",
+            r"p\.txt:3: field 2 \(RankLib's document index\) is 5, but query '2' has 1 lines",
+        ),
+    ],
+    ids=["duplicate", "beyond-the-query", "beyond-the-last-query"],
+)
+def test_ranklib_indices_that_name_no_document_are_refused(tmp_path, text, needle):
+    path = tmp_path / "p.txt"
+    path.write_text(text)
+    with pytest.raises(DataFormatError, match=needle):
+        load_predictions(path, qid=np.array([1, 1, 2]))
+
+
+@pytest.mark.parametrize(
+    "scores,needle",
+    [
+        (np.array([np.nan, 1.0]), r"scores\[0\] is nan: scores must be finite numbers"),
+        (np.array([1.0, -np.inf]), r"scores\[1\] is -inf: scores must be finite numbers"),
+        (np.ones((2, 3)), r"scores must be 1-D \(one score per document\), got shape \(2, 3\)"),
+        (np.array([1 + 2j]), r"scores must hold real numbers"),
+        (["a"], r"scores must hold numbers"),
+    ],
+    ids=["nan", "inf", "2d", "complex", "text"],
+)
+def test_save_predictions_refuses_what_load_predictions_could_not_read(tmp_path, scores, needle):
+    # Hostile trial 2, W4: NaN was written as "nan", which load_predictions refuses, and a 2-D
+    # array failed with NumPy's "only 0-dimensional arrays can be converted". Nothing is written.
+    path = tmp_path / "p.txt"
+    with pytest.raises(ValueError, match=needle):
+        save_predictions(path, scores)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n"], ids=["empty", "blank-lines"])
+def test_an_empty_predictions_file_is_refused(tmp_path, text):
+    # Hostile trial 2, W7: it gave an empty array, while every other reader refuses an empty file.
+    path = tmp_path / "p.txt"
+    path.write_text(text)
+    with pytest.raises(DataFormatError, match=r"p\.txt: no data lines: the file is empty or holds only blank lines"):
+        load_predictions(path)
+
+
+@pytest.mark.parametrize("n_expected", [-1, 0, 2.0, True, "3"])
+def test_load_predictions_refuses_a_count_that_is_not_one(tmp_path, n_expected):
+    path = tmp_path / "p.txt"
+    path.write_text("0.5\n")
+    with pytest.raises(ValueError, match=r"n_expected must be an integer >= 1 \(the number of documents\) or None"):
+        load_predictions(path, n_expected=n_expected)
+
+
+def test_letor_docids_refuses_a_path_given_for_the_comments(tmp_path):
+    # Hostile trial 2, W5: a str was read one character per row ("row 0: no document id in
+    # the comment '/'"); the comments are a list, one per row.
+    from svmmap.io import letor_docids
+
+    with pytest.raises(ValueError, match=r"comments must be the comments of every row \(a list of str"):
+        letor_docids(str(tmp_path / "file.txt"))
+    assert letor_docids(["docid = d1 inc = 1", "docid=d2"]).tolist() == ["d1", "d2"]

@@ -254,3 +254,33 @@ def test_cli_export(linear, tmp_path, capsys):
     assert list(json.loads(body["model"]["model"]["definition"]))[:2] == ["q0", "q1"]
     assert main(["export", "--to", "elasticsearch", "--feature-names", "a,b", str(model), str(out)]) == 2
     assert "2 feature names given for 46 weights" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def small_linear_model():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.tile([1, 0, 0, 1, 0], 8)
+    return SVMMap().fit(X, y, qid=np.repeat(np.arange(8), 5))
+
+
+@pytest.mark.parametrize(
+    "export,needle",
+    [
+        # A str is not a list of names: "abc" was exported as the three features a, b and c.
+        (lambda m: to_solr(m, "x", feature_names="abc"), "feature_names must be a list of feature names (str)"),
+        (lambda m: to_elasticsearch(m, "x", feature_names="abc"), "feature_names must be a list of feature names"),
+        (lambda m: to_solr(m, "x", feature_names=["a", "", "c"]), "feature_names[1] is '': the engines identify"),
+        (lambda m: to_elasticsearch(m, "x", feature_names=["a", "b", " "]), "feature_names[2] is ' '"),
+        # The model's name: None was exported as the model "None", "" as a model without a name.
+        (lambda m: to_solr(m, None), "name: the engine needs a non-empty name, got None"),
+        (lambda m: to_elasticsearch(m, ""), "name: the engine needs a non-empty name, got ''"),
+        (lambda m: to_solr(m, "x", store=" "), "store: the engine needs a non-empty name, got ' '"),
+    ],
+    ids=["solr-str-names", "es-str-names", "solr-empty-name", "es-blank-name", "solr-none", "es-empty", "solr-store"],
+)
+def test_names_the_engines_cannot_use_are_refused(small_linear_model, export, needle):
+    # Hostile trial 2, W5 and E6: the CLI refused `--name ""`, the Python API accepted it.
+    with pytest.raises(ValueError) as info:
+        export(small_linear_model)
+    assert needle in str(info.value)

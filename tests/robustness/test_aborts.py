@@ -501,3 +501,32 @@ def test_the_first_threads_of_a_process_start_or_raise_memory_error_at_every_hea
     failed = [r for r in results if r[1] != 0 or r[2] not in ("ok", "MemoryError")]
     assert not failed, failed[:5]
     assert {r[2] for r in results} >= {"MemoryError"}
+
+
+@pytest.mark.parametrize("measure", ["P@0", "P_0", "ndcg_cut_0", "recall_0", "R@0", "map_cut_0", "p@0", "ndcg@0"])
+def test_a_cutoff_of_zero_is_refused_not_an_abort(tmp_path, measure):
+    # Hostile trial 2, C1: pytrec_eval aborted the interpreter (SIGABRT) on P_0 or ndcg_cut_0,
+    # and svmmap's own p@0 was an "unknown measure". Both calls run in a child, which would die
+    # with -SIGABRT without the check.
+    (tmp_path / "r.run").write_text("1 Q0 d1 1 0.9 t\n1 Q0 d2 2 0.5 t\n")
+    (tmp_path / "q.qrels").write_text("1 0 d1 1\n1 0 d2 0\n")
+    code, out, err = _child(
+        f"""
+        from svmmap.ir.trec import evaluate_run, read_qrels, read_run
+        try:
+            evaluate_run(read_run({str(tmp_path / "r.run")!r}), read_qrels({str(tmp_path / "q.qrels")!r}), {measure!r})
+        except ValueError as e:
+            print(e)
+        """
+    )
+    assert code == 0, err
+    assert f"measure {measure!r}: the cutoff must be an integer >= 1, got 0" in out
+    proc = subprocess.run(
+        [sys.executable, "-m", "svmmap", "evaluate", "--run", str(tmp_path / "r.run"), "--qrels"]
+        + [str(tmp_path / "q.qrels"), "--metrics", measure],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode not in (0, -signal.SIGABRT), proc.stderr
+    assert "the cutoff must be an integer >= 1" in proc.stderr

@@ -216,6 +216,20 @@ def test_arrays(case):
     assert needle in str(info.value), str(info.value)
 
 
+@pytest.mark.parametrize("missing", [None, "pd.NA", float("nan"), float("inf")], ids=["None", "NA", "nan", "inf"])
+def test_a_missing_query_id_in_an_object_array_is_refused(missing):
+    # Hostile trial 2, W1: a float NaN qid was refused, but None, pandas' NA or a NaN among
+    # string ids were taken as one more query, pooling the rows that lack an id (here rows 3 to
+    # 5, which with ids "1", "1", "1" would be the second query of Q).
+    if missing == "pd.NA":
+        missing = pytest.importorskip("pandas").NA
+    qid = np.array(["1", "1", "1", missing, missing, missing], dtype=object)
+    with pytest.raises(ValueError, match=r"qid contains a missing id: qid\[3\] is .*every row needs a query id"):
+        SVMMap().fit(X4, Y, qid=qid)
+    with pytest.raises(ValueError, match=r"qid contains a missing id: qid\[3\]"):
+        svmmap.metrics.evaluate(Y, X4[:, 0], qid, ["map"])
+
+
 def test_qid_of_mixed_types_is_accepted():
     # Query ids may be any hashable values; ids that cannot be sorted are numbered in order of
     # first appearance. The grouping is what matters: the same model as with integer ids.

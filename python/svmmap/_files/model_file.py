@@ -28,6 +28,7 @@ from .._fit.fitted import (
     show,
 )
 from .._fit.scaler import ScalerSpec, scaler_from_dict, scaler_to_dict
+from .text import path_name
 
 __all__ = ["ModelDocument", "read_model", "svm_document", "write_model"]
 
@@ -163,7 +164,7 @@ def read_model(path: Any) -> ModelDocument:
     """
     from .._core import ModelFormatError
 
-    name = os.fspath(path)
+    name = path_name(path)
     doc = json.loads(_core.load_model_json(name))
     try:
         return check_document(doc, name)

@@ -17,9 +17,30 @@ from typing import Any, Iterator, List, Tuple, Union
 
 from .. import _core
 
-__all__ = ["PathLike", "text_lines", "split_fields", "number", "integer", "BeyondInt64", "check_ids", "write_atomic"]
+__all__ = [
+    "PathLike",
+    "path_name",
+    "text_lines",
+    "split_fields",
+    "number",
+    "integer",
+    "BeyondInt64",
+    "check_ids",
+    "write_atomic",
+]
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+
+def path_name(path: Any, name: str = "path") -> str:
+    """A file's path as the str the core opens: a str, bytes (decoded as ``os.fsdecode``
+    decodes file names) or a path-like object; any other value is a TypeError naming the
+    argument (bytes used to fail with "can't concat str to bytes")."""
+    try:
+        return os.fsdecode(path)
+    except TypeError:
+        raise TypeError(f"{name} must be a file path (str, bytes or os.PathLike), got {type(path).__name__}") from None
+
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 

@@ -8,12 +8,16 @@ its tolerance, closed too slowly to reach the tolerance by ``max_iter``. Its usu
 measured here, from what the fit already computed: features whose scales span many orders of
 magnitude (the column standard deviations), and a loss that counts pairs (``pairwise:count``),
 whose C multiplies the number of pairs of a query.
+
+A fit that ends because float64 overflowed is named here too (`overflow_named`): its error
+names the factor (C, ``sample_weight`` or the features) farthest from 1 in orders of magnitude.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -118,3 +122,50 @@ def stop_message(
             f"{kept}. Likely cause: {_causes(model, summary, column_std)}"
         )
     return None
+
+
+#: The core's words for a training that overflowed float64 (``solver::progress::out_of_range``).
+_OVERFLOW = "is not a finite float64 number"
+
+
+@contextlib.contextmanager
+def overflow_named(
+    C: float, query_weights: Optional[np.ndarray], column_std: Callable[[], np.ndarray]
+) -> Iterator[None]:
+    """Names the argument that made training overflow float64, when the core says it did.
+
+    The core can only blame the feature values, which it sees. Yet every number of the cutting
+    planes is a feature difference times a query's weight, and the weights ``w`` grow with C
+    (``w = sum a_j g_j`` with ``sum a_j <= C``), so ``C = 1e200`` on unit features, or a weight
+    of 1e306, overflows just as features of 1e160 do. Of the three factors (C, the largest
+    query weight and the squared spread of the features, ``column_std`` called only on
+    failure) the one farthest from 1 in orders of magnitude is named; the features keep the
+    core's message.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        text = str(exc)
+        if _OVERFLOW not in text:
+            raise
+        spread = float(np.max(column_std(), initial=0.0))
+        weight = 1.0 if query_weights is None else float(np.max(query_weights, initial=1.0))
+        # Orders of magnitude of the squared spread, 2 log10(spread), which cannot overflow; a
+        # spread that is itself beyond float64 (or NaN from it) is the features' doing.
+        if not np.isfinite(spread):
+            features = np.inf
+        else:
+            features = 2.0 * abs(float(np.log10(spread))) if spread > 0 else 0.0
+        head = text.split(";")[0]
+        if abs(np.log10(C)) >= max(features, abs(np.log10(weight))) and C > 1:
+            raise ValueError(
+                f"{head}; C = {C:g} is too large for float64 arithmetic (the weights grow with C, and "
+                f"the features spread to {spread:.3g}): lower C"
+            ) from None
+        if weight > 1 and abs(np.log10(weight)) >= features:
+            raise ValueError(
+                f"{head}; sample_weight holds a weight of {weight:g}, too large for float64 arithmetic "
+                f"(the features spread to {spread:.3g}): divide the weights by a constant (multiplying "
+                "every weight by k is multiplying C by k)"
+            ) from None
+        raise ValueError(text.replace("feature values are", "the feature values of X are", 1)) from None

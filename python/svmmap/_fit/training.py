@@ -38,11 +38,10 @@ from .._validation import (
     forget_fit,
     invalid_parameter,
     n_threads,
-    overflow_named,
     qid_of,
     query_weights,
 )
-from .convergence import stop_message
+from .convergence import overflow_named, stop_message
 from .defaults import TRAINING_DEFAULTS
 from .degenerate import DegenerateModelWarning, is_degenerate, message, score_spread
 from .evaluation_sets import EarlyStopping, SetPreparer
@@ -56,6 +55,7 @@ __all__ = [
     "PARAMETER_DEFAULTS",
     "TRAINING_PARAMETERS",
     "FITTED_ATTRIBUTES",
+    "SOLVER_FIGURES",
     "BareSVMMap",
     "InMemory",
     "Inputs",
@@ -112,6 +112,8 @@ FITTED_ATTRIBUTES = (
     "n_features_in_",
     "feature_names_in_",
 )
+#: The solver's figures among them, which a model that wraps an SVMMap (the baselines) copies.
+SOLVER_FIGURES = FITTED_ATTRIBUTES[1:9] + ("history_",)
 
 
 class SkippedQueriesWarning(UserWarning):

@@ -23,9 +23,10 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
+from .._fit.convergence import overflow_named
 from .._fit.degenerate import is_degenerate, score_spread
 from .._fit.latent import latent_path
-from .._validation import check_qid, overflow_named
+from .._validation import check_qid
 from ..estimator import query_mean
 from .results import (
     EARLY_STOP,

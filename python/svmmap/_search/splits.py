@@ -51,12 +51,7 @@ def make_splits(
         raise invalid_parameter("cv", 'an integer >= 2, a splitter, a list of splits or "validation"', cv)
     out: List[Split] = []
     for k, (train, test) in enumerate(pairs):
-        train, test = np.asarray(train, dtype=np.int64), np.asarray(test, dtype=np.int64)
-        if train.size == 0 or test.size == 0:
-            raise ValueError("every split of cv needs training and validation rows")
-        for rows in (train, test):
-            if rows.ndim != 1 or np.any((rows < -n_rows) | (rows >= n_rows)):
-                raise ValueError(f"split {k} of cv has row indices outside the {n_rows} rows of X")
+        train, test = _split_rows(train, k, "training", n_rows), _split_rows(test, k, "validation", n_rows)
         # A query is the unit of ranking: part of it in training and part in validation
         # would score rankings of a query the model has partly seen.
         shared = np.intersect1d(codes[train], codes[test])
@@ -70,6 +65,32 @@ def make_splits(
     if not out:
         raise ValueError("cv gave no split")
     return out
+
+
+def _split_rows(rows: Any, k: int, part: str, n_rows: int) -> np.ndarray:
+    """The ``part`` rows of split ``k`` of a ``cv`` given as splits, as int64, checked to be
+    what scikit-learn's splitters yield: distinct integer positions 0 <= i < n_rows. A boolean
+    mask would otherwise be read as the rows 0 and 1, a negative index wrap around to the last
+    rows, a float be truncated, and a row given twice be trained on twice."""
+    arr = np.asarray(rows)
+    if arr.size == 0:
+        raise ValueError("every split of cv needs training and validation rows")
+    if arr.ndim != 1:
+        raise ValueError(f"split {k} of cv: the {part} rows must be a 1-D list of row indices, got shape {arr.shape}")
+    if arr.dtype.kind == "b":
+        raise ValueError(
+            f"split {k} of cv: the {part} rows are a boolean mask; give the row indices (np.flatnonzero(mask))"
+        )
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"split {k} of cv: the {part} rows must be integer row indices, got dtype {arr.dtype}")
+    if np.any((arr < 0) | (arr >= n_rows)):
+        raise ValueError(f"split {k} of cv has row indices outside the {n_rows} rows of X (0 to {n_rows - 1})")
+    arr = arr.astype(np.int64)
+    if np.unique(arr).size != arr.size:
+        sorted_rows = np.sort(arr)
+        twice = sorted_rows[1:][sorted_rows[1:] == sorted_rows[:-1]][0]
+        raise ValueError(f"split {k} of cv lists row {twice} twice among its {part} rows; each row is used once")
+    return arr
 
 
 def _rows(X: Any, rows: np.ndarray) -> Any:
@@ -135,7 +156,7 @@ class SplitData:
     scaler's models up to rounding. "binned" trains on the bin codes of every row of X under
     the thresholds fitted on the split's training rows (`_binned_of`), bit for bit the Binner's
     models on copies, one split's codes at a time. Training rows that are not in increasing
-    order (a split given as a list of rows in another order, or with a row twice) cannot be
+    order (a split given as a list of rows in another order) cannot be
     told apart by codes, and are copied (and transformed) as before, as is sparse X for
     "binned". Matrices made so are made when first asked for and kept, so that a
     preprocessing no candidate reaches costs nothing.

@@ -63,20 +63,30 @@ def _feature_columns(spec: Optional[str], n_features: int) -> Optional[List[int]
     items = [t.strip() for t in spec.split(",")]
     if any(not t for t in items):
         raise ValueError(f"--features: expected comma-separated features without empty items, got {spec!r}")
+    named_by: dict = {}  # column -> the item that listed it
     for item in items:
         if item == "retrieval":
-            cols.extend(LETOR4_RETRIEVAL_FUNCTIONS.values())
+            listed = list(LETOR4_RETRIEVAL_FUNCTIONS.values())
         elif item.isdigit():
             if not 1 <= int(item) <= n_features:
                 raise ValueError(f"--features: feature {item} is outside 1..{n_features}")
-            cols.append(int(item) - 1)
+            listed = [int(item) - 1]
         elif item in LETOR4_FEATURE_NAMES:
-            cols.append(LETOR4_FEATURE_NAMES.index(item))
+            listed = [LETOR4_FEATURE_NAMES.index(item)]
         else:
             raise ValueError(
                 f"--features: {item!r} is neither a 1-based index, a LETOR 4.0 feature name nor 'retrieval'"
             )
-    return list(dict.fromkeys(cols))
+        for col in listed:
+            if col in named_by:
+                # A feature listed twice ("1,1", or "retrieval" and one of its features) is most
+                # likely a typo for another feature; it is refused rather than dropped silently.
+                raise ValueError(
+                    f"--features: feature {col + 1} is given twice ({named_by[col]!r} and {item!r}); list each once"
+                )
+            named_by[col] = item
+            cols.append(col)
+    return cols
 
 
 def _protocol_methods(spec: str, *, eps: float, n_jobs: Optional[int], bin_thresholds: Optional[int]) -> dict:

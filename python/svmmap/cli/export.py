@@ -14,13 +14,13 @@ def run_export(args: argparse.Namespace) -> None:
     import json
 
     from .._files.text import write_atomic
-    from ..ir.export import score_offset, to_elasticsearch, to_onnx, to_solr
+    from ..ir.export import engine_name, score_offset, to_elasticsearch, to_onnx, to_solr
     from ..persistence import load_model
 
     refuse_overwriting_inputs("OUT", args.out, [("MODEL", args.model)])
     for option, value in (("--name", args.name), ("--store", args.store)):
-        if value is not None and not value.strip():
-            raise ValueError(f"{option}: the engine needs a non-empty name, got {value!r}")
+        if value is not None:
+            engine_name(value, option)
     model = load_model(args.model)
     names = None if args.feature_names is None else [n.strip() for n in args.feature_names.split(",")]
     if names is not None and any(not n for n in names):

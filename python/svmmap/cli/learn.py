@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from .._fit.defaults import LEARN_DEFAULTS
 from ._files import data_inputs, refuse_overwriting_inputs, same_file, wrote
+from .parser import GIVEN
 
 if TYPE_CHECKING:
     from .._typing import IterationRecord
@@ -174,6 +175,16 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
     """Refuses an option that this run would not read (``--bins 10`` without ``--missing nan``
     used to train with no binner and say nothing), as ``--early-stopping`` without ``--vali``
     is refused; then fills in the defaults of the options left out."""
+    if args.auto:
+        given: set = getattr(args, GIVEN, set())
+        for name, option in (("C", "-c"), ("loss", "--loss")):
+            if name in given:
+                # The search chooses them; the model written used to have C 0.01 and loss
+                # pairwise after `--auto -c 5 --loss roc`, without a word.
+                raise ValueError(
+                    f"{option} is chosen by --auto's search (over loss, preprocessing and C); leave {option} out, "
+                    "or train without --auto"
+                )
     if args.bins is not None and (args.auto or args.missing != "nan"):
         raise ValueError("--bins sets the binner of --missing nan (without --auto); give --missing nan too")
     for name, option in (("cv", "--cv"), ("time_budget", "--time-budget"), ("patience", "--patience")):
@@ -307,6 +318,14 @@ def run_classify(args: argparse.Namespace) -> None:
                 "(usage: svmmap classify TEST MODEL PREDICTIONS)"
             ) from None
         raise
+    if args.missing == "nan" and (model.binning is None or model.binning.missing == "error"):
+        # Said before the file is read: otherwise the first NULL was "X[0, 0] is NaN", with
+        # neither the file nor the line, and not why no NULL can be scored by this model.
+        raise ValueError(
+            f"--missing nan reads NULL as a missing value, which only a model with a score for missing values "
+            f"(trained by svmmap learn --missing nan) can score; {args.model} has none: leave --missing out "
+            "to have every NULL refused with its line"
+        )
     # A binned model takes the binner's input features.
     n_expected = model.n_input_features
     layout = {"group": args.group, "missing": args.missing}

@@ -41,6 +41,9 @@ def _floats(text: str) -> List[float]:
             raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {t!r} in {text!r}") from None
         if not (v > 0 and v != float("inf")):
             raise argparse.ArgumentTypeError(f"every C must be a finite number > 0, got {t!r} in {text!r}")
+        if v in values:
+            # As SVMMapCV(Cs=[1, 1]) is refused: a C given twice would be fitted twice.
+            raise argparse.ArgumentTypeError(f"every C once: {t!r} is {v:g}, given twice in {text!r}")
         values.append(v)
     return values
 
@@ -156,9 +159,39 @@ def _data_layout_options(parser: argparse.ArgumentParser, data: str, missing_hel
     )
 
 
+#: The attribute of the parsed arguments that lists the options given on the command line (by
+#: their ``dest``), so that a command can tell an option given with its default value from one
+#: left out (``learn --auto -c 1`` is refused, as -c is not read with --auto).
+GIVEN = "options_given"
+
+
+class _StoreOnce(argparse._StoreAction):
+    """argparse's ``store``, refusing an option given twice: ``learn -c 1 -c 10`` trained with
+    C 10 and said nothing, and a script that appends its options to a default command line
+    would silently override them."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        given = namespace.__dict__.setdefault(GIVEN, set())
+        if option_string is not None:
+            if self.dest in given:
+                parser.error(f"{'/'.join(self.option_strings)} is given twice; give it once")
+            given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _Parser(argparse.ArgumentParser):
+    """The parser of svmmap and of each command (argparse makes the commands' parsers of the
+    same class): every plain option is stored once."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command; ``main`` dispatches on its ``command``."""
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="svmmap",
         description="Structural SVMs that optimize ranking metrics (MAP, ...) directly.",
     )
@@ -190,8 +223,9 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     """One option per training parameter of the core's table (``_core.TRAINING_PARAMETERS``):
     its flag, default and help are the table's, its type the one of its kind."""
     types = {
-        "real": float,
-        "real_or_bool": float,
+        # Finite on the command line: "-c 1e400" was read as inf and refused as "got inf".
+        "real": _finite,
+        "real_or_bool": _finite,
         "count": _at_least(1),
         "optional_count": _or_none(_at_least(1), "integer >= 1"),
         "optional_real": _or_none(_seconds, "seconds > 0"),
@@ -240,7 +274,7 @@ def _learn(sub: Any) -> None:
         action="store_true",
         help="search loss (map, pairwise, pairwise:count, graded NDCG at the cutoff of --scoring), "
         "preprocessing (none, standardized, binned, binned with pairwise interactions) and C (SVMMapCV(loss='auto', preprocessing='auto')) and "
-        "write the best model refitted on TRAIN; -c and --loss are then not used",
+        "write the best model refitted on TRAIN; -c and --loss, which it chooses, are then refused",
     )
     learn.add_argument(
         "--vali",

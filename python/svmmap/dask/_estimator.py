@@ -8,12 +8,13 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from .. import _core
+from .._fit.convergence import overflow_named
 from .._fit.lightgbm_args import refuse_lightgbm_predict
 from .._fit.request import FitRequest, fit_doc
 from .._fit.training import FITTED_ATTRIBUTES, Outcome, run_fit
 from .._optional import load
 from .._typing import IterationRecord
-from .._validation import check_qid, overflow_named
+from .._validation import check_qid
 from ..estimator import SVMMap as _LocalSVMMap
 from ._binning import BinnedPartitions
 from ._collections import _check_whole_queries, _ClientMixin, _is_dask_array, _is_dask_frame

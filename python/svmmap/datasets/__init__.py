@@ -12,7 +12,7 @@ from typing import Any, Iterable, Iterator, List, NamedTuple, Optional
 
 import numpy as np
 
-from .._validation import invalid_parameter
+from .._validation import invalid_parameter, refuse_str
 from ..io import letor_docids, load_letor
 from ._synthetic import MSLR_LABEL_FRACTIONS, RankingData, make_ranking
 
@@ -79,6 +79,12 @@ def _concat(parts: list) -> Split:
     return Split(*(np.concatenate([getattr(p, f) for p in parts]) for f in Split._fields))
 
 
+def _check_fold(fold: Any) -> None:
+    """An MQ2008 fold number, 1 to 5: an int (True is not fold 1, as "1" is not)."""
+    if isinstance(fold, bool) or not isinstance(fold, (int, np.integer)) or fold not in MQ2008_FOLDS:
+        raise ValueError(f"MQ2008 has folds 1..5, got {fold!r}")
+
+
 def load_mq2008(fold: int = 1, split: str = "train", *, dtype: Any = np.float64) -> Split:
     """One split of one MQ2008 fold: ``(X, y, qid)`` with 46 features and labels 0, 1, 2.
 
@@ -89,8 +95,7 @@ def load_mq2008(fold: int = 1, split: str = "train", *, dtype: Any = np.float64)
     >>> X.shape, len(set(qid))
     ((2874, 46), 156)
     """
-    if fold not in MQ2008_FOLDS:
-        raise ValueError(f"MQ2008 has folds 1..5, got {fold!r}")
+    _check_fold(fold)
     if split not in ("train", "vali", "test"):
         raise invalid_parameter("split", '"train", "vali" or "test"', split)
     name = np.dtype(dtype).name
@@ -132,10 +137,13 @@ def write_mq2008(directory: Any, *, folds: Optional[Iterable[int]] = None) -> Li
     ...     [os.path.relpath(p, root) for p in paths]
     ['Fold1/train.txt', 'Fold1/vali.txt', 'Fold1/test.txt']
     """
-    chosen = list(MQ2008_FOLDS) if folds is None else [int(k) for k in folds]
+    if folds is not None:
+        refuse_str(folds, "folds", "a list of MQ2008 fold numbers (1 to 5)")
+    chosen = list(MQ2008_FOLDS) if folds is None else list(folds)
     for k in chosen:
-        if k not in MQ2008_FOLDS:
-            raise ValueError(f"MQ2008 has folds 1..5, got {k!r}")
+        _check_fold(k)
+    if len(set(chosen)) != len(chosen):
+        raise ValueError(f"folds lists a fold twice: {chosen!r}; each fold is written once")
     written = []
     for k in chosen:
         fold_dir = os.path.join(os.fspath(directory), f"Fold{k}")

@@ -30,6 +30,28 @@ def _query_sizes(rng: np.random.Generator, n_queries: int, mean: float, spread: 
     return np.maximum(sizes, min_size)
 
 
+def _label_fractions(label_fractions: Sequence[float]) -> np.ndarray:
+    """``make_ranking``'s label fractions, checked: two or more numbers >= 0 that add up to 1."""
+    fractions = np.asarray(label_fractions, dtype=np.float64)
+    if (
+        fractions.ndim != 1
+        or fractions.size < 2
+        or np.any(fractions < 0)
+        or not np.isfinite(fractions).all()
+        or fractions.sum() <= 0
+    ):
+        raise ValueError(f"label_fractions must be at least two non-negative numbers, got {label_fractions!r}")
+    if abs(fractions.sum() - 1.0) > 1e-6:
+        # Fractions that do not add up to 1 ([0.5, 0.6]) are most likely a typo in one of them;
+        # normalizing them silently would generate other proportions than those written.
+        raise ValueError(
+            f"label_fractions must add up to 1 (the fraction of documents with each label), got {label_fractions!r}, "
+            f"which adds up to {fractions.sum():g}"
+        )
+    fractions = fractions / fractions.sum()
+    return fractions
+
+
 def make_ranking(
     n_queries: int = 100,
     docs_per_query: float = 120,
@@ -66,7 +88,8 @@ def make_ranking(
     n_features : int
         Number of features (MSLR: 136).
     label_fractions : sequence of float
-        Fraction of documents with label 0, 1, 2, ...; normalized to sum to 1.
+        Fraction of documents with label 0, 1, 2, ...; they must add up to 1 (up to 1e-6,
+        the rounding of written decimals).
     size_spread : float
         Standard deviation of the log of the query sizes; 0 gives every query
         ``docs_per_query`` documents.
@@ -128,16 +151,7 @@ def make_ranking(
     for name, number in (("query_effect", query_effect), ("label_noise", label_noise)):
         if not (np.isfinite(number) and number >= 0):
             raise ValueError(f"{name} must be a number >= 0, got {number!r}")
-    fractions = np.asarray(label_fractions, dtype=np.float64)
-    if (
-        fractions.ndim != 1
-        or fractions.size < 2
-        or np.any(fractions < 0)
-        or not np.isfinite(fractions).all()
-        or fractions.sum() <= 0
-    ):
-        raise ValueError(f"label_fractions must be at least two non-negative numbers, got {label_fractions!r}")
-    fractions = fractions / fractions.sum()
+    fractions = _label_fractions(label_fractions)
     planted = _planted_pairs(interactions, int(n_features))
 
     rng = np.random.default_rng(random_state)

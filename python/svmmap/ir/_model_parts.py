@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._fit.scaler import folded_linear, raw_thresholds, scaler_spec
+from .._validation import refuse_str
 
 
 def _parts(model: Any) -> Tuple[Any, Any, Any]:
@@ -99,7 +100,13 @@ def _surfaces(steps: list) -> Tuple[list, list]:
 def _names(given: Optional[Sequence[str]], fitted: Any, n: int, what: str) -> List[str]:
     if given is None:
         given = [f"f{j + 1}" for j in range(n)] if fitted is None else [str(f) for f in fitted]
+    refuse_str(given, "feature_names", "a list of feature names (str), one per input feature")
     names = [str(f) for f in given]
+    blank = [j for j, f in enumerate(names) if not f.strip()]
+    if blank:
+        raise ValueError(
+            f"feature_names[{blank[0]}] is {names[blank[0]]!r}: the engines identify features by a non-empty name"
+        )
     if len(names) != n:
         raise ValueError(f"{len(names)} feature names given for {n} {what}")
     if len(set(names)) != len(names):

@@ -66,6 +66,10 @@ def parse_measure(name: str) -> Any:
         )
     measure = _parse_measure(name)
     cutoff = getattr(measure, "params", {}).get("cutoff")
+    if isinstance(cutoff, int) and cutoff < 1:
+        # pytrec_eval aborts the interpreter (SIGABRT) on a cutoff of 0 (P_0, ndcg_cut_0, R@0),
+        # so it is refused here, as svmmap.metrics refuses ndcg@0.
+        raise ValueError(f"measure {name!r}: the cutoff must be an integer >= 1, got {cutoff}")
     if isinstance(cutoff, int) and cutoff > _MAX_CUTOFF:
         # trec_eval reads cutoffs as C longs and names its results after what it read, so a
         # larger one came back under another name (KeyError 'P_9223372036854775807').
@@ -89,7 +93,7 @@ def _parse_measure(name: str) -> Any:
     if low in _PLAIN_NAMES:
         return ir_measures.parse_measure(_PLAIN_NAMES[low])
     base, at, cutoff = low.partition("@")
-    if at and base in _CUTOFF_NAMES and cutoff.isdigit() and int(cutoff) > 0:
+    if at and base in _CUTOFF_NAMES and cutoff.isdigit():
         return ir_measures.parse_measure(f"{_CUTOFF_NAMES[base]}@{int(cutoff)}")
     try:
         return ir_measures.parse_measure(text)

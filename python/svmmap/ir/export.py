@@ -102,6 +102,15 @@ _SOLR_LINEAR = "org.apache.solr.ltr.model.LinearModel"
 _SOLR_TREES = "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
 
 
+def engine_name(value: Any, what: str) -> str:
+    """A name the engines store (a model's, a feature store's): a str that is not blank. The
+    one rule of the Python API and of ``svmmap export --name/--store``; ``what`` names the
+    argument. ``str(None)`` used to be exported as the model "None"."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{what}: the engine needs a non-empty name, got {value!r}")
+    return value
+
+
 def _solr_threshold(t: float) -> str:
     """A threshold string x for Solr's test ``v <= float(x) + 1e-6f`` (in float32).
 
@@ -232,7 +241,7 @@ def to_solr(
         names = _names(feature_names, fitted, weights.shape[0], "weights")
         doc = {
             "class": _SOLR_LINEAR,
-            "name": str(name),
+            "name": engine_name(name, "name"),
             "features": [{"name": f} for f in names],
             "params": {"weights": _engine_weights(names, weights)},
         }
@@ -249,12 +258,12 @@ def to_solr(
             trees.append({"weight": "1.0", "root": _solr_pair_tree(pair, p, 0, len(p.thresholds[0]))})
         doc = {
             "class": _SOLR_TREES,
-            "name": str(name),
+            "name": engine_name(name, "name"),
             "features": [{"name": f} for f in names],
             "params": {"trees": trees},
         }
     if store is not None:
-        doc["store"] = str(store)
+        doc["store"] = engine_name(store, "store")
     return doc
 
 
@@ -369,7 +378,7 @@ def to_elasticsearch(
             pair = (names[p.index[0]], names[p.index[1]])
             trees.append(_xgb_pair_tree(pair, p, 0, len(p.thresholds[0]), 0, [0]))
         definition = json.dumps(trees)
-    return {"model": {"name": str(name), "model": {"type": kind, "definition": definition}}}
+    return {"model": {"name": engine_name(name, "name"), "model": {"type": kind, "definition": definition}}}
 
 
 def _onnx_pairs(binner: Any, spec: Any, coef: np.ndarray, dtype: str, constant: Any, node: Any, elem: Any) -> str:

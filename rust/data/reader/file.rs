@@ -107,7 +107,11 @@ pub fn text_of<'a>(
 ) -> Result<Box<dyn Read + Send + 'a>> {
     let mut text: Box<dyn Read + Send + 'a> = if gzip {
         Box::new(GzipText {
-            inner: flate2::read::MultiGzDecoder::new(source),
+            inner: GzipMembers {
+                current: Some(flate2::bufread::GzDecoder::new(std::io::BufReader::new(
+                    source,
+                ))),
+            },
             lines: 0,
         })
     } else {
@@ -191,12 +195,63 @@ fn gzip_text_size(file: &std::fs::File, len: u64) -> u64 {
     0
 }
 
+/// The members of gzip data one after the other (gzip's concatenation, as `gzip -d` reads
+/// it); bytes after a member that do not start another one are a `TrailingData` error, not
+/// the start of a member that "ends early" (which called the file truncated).
+struct GzipMembers<'a> {
+    current: Option<flate2::bufread::GzDecoder<std::io::BufReader<Box<dyn Read + Send + 'a>>>>,
+}
+
+/// Bytes after the end of the gzip data that are not gzip data.
+#[derive(Debug)]
+struct TrailingData;
+
+impl std::fmt::Display for TrailingData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("bytes that are not gzip data follow the gzip data")
+    }
+}
+
+impl std::error::Error for TrailingData {}
+
+impl Read for GzipMembers<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::BufRead;
+        loop {
+            let Some(member) = self.current.as_mut() else {
+                return Ok(0);
+            };
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This member has ended: another may follow, or nothing.
+            let mut rest = self
+                .current
+                .take()
+                .map(|m| m.into_inner())
+                .expect("a member");
+            let next = rest.fill_buf()?;
+            if next.is_empty() {
+                return Ok(0);
+            }
+            if !next.starts_with(&[0x1f, 0x8b]) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    TrailingData,
+                ));
+            }
+            self.current = Some(flate2::bufread::GzDecoder::new(rest));
+        }
+    }
+}
+
 /// Decompressed gzip text that names what went wrong: data that ends before the end of its
 /// stream (a truncated file) or that does not decompress becomes a `Damaged` error with the
 /// line reached. Errors of the file itself (with an OS error number) and failed allocations
 /// pass through unchanged.
 struct GzipText<R: Read> {
-    inner: flate2::read::MultiGzDecoder<R>,
+    inner: R,
     /// Line breaks (LF) read so far.
     lines: u64,
 }
@@ -218,9 +273,14 @@ impl<R: Read> Read for GzipText<R> {
                 Err(e)
             }
             Err(e) => {
+                let trailing = e.get_ref().is_some_and(|inner| inner.is::<TrailingData>());
                 let truncated = e.kind() == std::io::ErrorKind::UnexpectedEof
                     || e.to_string().contains("incomplete");
-                let message = if truncated {
+                let message = if trailing {
+                    "the gzip data is complete but bytes that are not gzip data follow it \
+                     (something was appended to the file?); remove them"
+                        .to_string()
+                } else if truncated {
                     "the gzip data ends early: the file is truncated (an interrupted download or \
                      copy?)"
                         .to_string()
@@ -329,5 +389,13 @@ mod tests {
                 && e.to_string().contains("the gzip data ends early"),
             "{e}"
         );
+        // Two members are one text, as gzip -d reads them; bytes after the last member that
+        // are not gzip data are named as such, not as a truncated file.
+        let twice = [packed.clone(), packed.clone()].concat();
+        assert_eq!(text(&twice).unwrap().len(), 2 * 12 * 500);
+        for tail in [&b"garbage after the end"[..], &b"\n"[..], &b"\x1f"[..]] {
+            let e = text(&[&packed[..], tail].concat()).unwrap_err().to_string();
+            assert!(e.contains("bytes that are not gzip data follow it"), "{e}");
+        }
     }
 }
