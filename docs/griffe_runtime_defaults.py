@@ -49,7 +49,15 @@ class RuntimeDefaults(griffe.Extension):
         ):
             doc = getattr(griffe.dynamic_import(func.path), "__doc__", None)
             if doc:
-                func.docstring = griffe.Docstring(inspect.cleandoc(doc), parent=func)
+                # A docstring made here has no parser of its own; without the one the site's
+                # other docstrings get (the agent's, mkdocs.yml's docstring_style: numpy), its
+                # Parameters and Returns would render as Markdown headings.
+                agent = kwargs.get("agent")
+                parser = getattr(agent, "docstring_parser", None) or "numpy"
+                options = getattr(agent, "docstring_options", None)
+                func.docstring = griffe.Docstring(
+                    inspect.cleandoc(doc), parent=func, parser=parser, parser_options=options
+                )
         private = [p for p in func.parameters if names_private_object(p.default)]
         if not private:
             return
