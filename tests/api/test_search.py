@@ -300,6 +300,7 @@ def write_letor(path, X, y, qid):
 
 
 @pytest.mark.parametrize("validation", [True, False])
+@pytest.mark.slow
 def test_learn_auto_writes_the_best_model(data, tmp_path, validation):
     X, y, qid = data
     train, vali = qid < 20, qid >= 20
@@ -391,6 +392,7 @@ def test_cv_validation_takes_eval_x_and_eval_y(data):
         )
 
 
+@pytest.mark.slow
 def test_learn_auto_verbose_prints_the_search_s_progress(data, tmp_path):
     # svmmap learn --auto -v: SVMMapCV(verbose=1)'s lines, one per candidate and C fitted on
     # every split, before the summary line; without -v, none.

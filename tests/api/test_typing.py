@@ -29,6 +29,7 @@ def test_mypy_accepts_the_package():
 # Quick (about 5 s, most of it mypy's start), so it runs with every `pytest -m "not slow"`: a
 # binding changed without its stub fails at once.
 @pytest.mark.typing
+@pytest.mark.slow
 def test_extension_stub_matches_the_extension(tmp_path):
     # From a directory outside the checkout, so that the installed extension is inspected.
     code, output = run(

@@ -251,6 +251,7 @@ def test_combo_at_the_tie_point_needs_few_oracle_passes(monkeypatch, seed):
     assert combo_passes <= 2.5 * map_passes, (combo_passes, map_passes)
 
 
+@pytest.mark.slow
 def test_combo_on_rescaled_columns_at_large_c_converges(monkeypatch):
     # SVM-combo with separate slacks, MQ2008 Fold 1 with rescaled columns, C = 10^4: with the
     # one-pass null steps and the working-set QP's rounding floor at 1,024 units it stalled at

@@ -33,6 +33,7 @@ print(before, after_none, after_minus_one, os.cpu_count(), len(os.sched_getaffin
 
 
 @pytest.mark.parametrize("rayon", [None, "7", "1"])
+@pytest.mark.slow
 def test_none_and_minus_one_start_the_same_threads_whatever_rayon_num_threads_says(rayon):
     env = {k: v for k, v in os.environ.items() if k != "RAYON_NUM_THREADS"}
     if rayon is not None:

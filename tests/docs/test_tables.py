@@ -202,6 +202,7 @@ def test_rows_of_the_criteria_table_are_the_codes():
     assert_same_figures(page.body, script.format_table(results), only_computed=True)
 
 
+@pytest.mark.slow
 def test_the_make_ranking_rows_of_the_combo_weights_table_are_the_codes():
     script = load("combo_weights")
     text = script.format_table(script.measure([0.1, 1.0, 10.0], data="make_ranking"))
@@ -283,6 +284,7 @@ def scale_tables(only: str) -> List[str]:
     return tables.table_chunks(out)
 
 
+@pytest.mark.slow
 def test_each_scale_section_prints_the_tables_of_its_own_block():
     """`--only threads` once printed the fit table too, which --write put into its block."""
     for only in ("fit", "threads"):

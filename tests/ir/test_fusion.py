@@ -126,6 +126,7 @@ def test_fused_mq2008_runs_beat_the_best_single_run(seed):
     assert "| **fused (SVM-map)** |" in result.table()
 
 
+@pytest.mark.slow
 def test_run_fusion_fit_then_fuse_end_to_end(tmp_path):
     # The Python API's two steps: learn on runs and qrels of some queries, then fuse runs of
     # new queries (here the same retrieval functions on MQ2008's subsets 4 and 5), written as

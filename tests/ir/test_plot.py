@@ -62,6 +62,7 @@ def test_convergence_plot_of_a_loaded_model_and_of_records(model, tmp_path):
     assert len(ax.get_lines()) == 1  # no target line without C and eps
 
 
+@pytest.mark.slow
 def test_weights_plot(model, tmp_path):
     ax = plot_weights(model)
     heights = np.array([p.get_height() for p in ax.patches])

@@ -419,6 +419,7 @@ def test_a_call_that_could_not_start_its_threads_works_once_memory_is_back(tmp_p
     assert lines[-1] == "unlimited ok", out
 
 
+@pytest.mark.slow
 def test_no_public_call_starts_rayons_global_pool(tmp_path):
     # Every parallel step runs on a pool the call leases (runtime::pool::with_threads): rayon's
     # global pool, started lazily by a parallel step outside such a pool, is never started

@@ -34,6 +34,7 @@ def test_minus_zero_ties_with_zero(ties):
     assert metrics.mean_average_precision([0, 1], [-0.0, 0.0], ties="input") == 0.5
 
 
+@pytest.mark.slow
 def test_signed_zeros_are_one_score_in_every_metric_and_convention():
     # Generated: queries with many zero scores of random sign (as X @ w gives them). Turning
     # every -0.0 into +0.0 must change no metric under any convention.
