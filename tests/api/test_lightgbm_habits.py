@@ -333,6 +333,51 @@ def test_every_lightgbm_constructor_parameter_is_refused_with_svmmap_s_counterpa
     )
 
 
+def test_a_ported_constructor_learns_every_refused_lightgbm_parameter_in_one_run():
+    # The constructor of a typical LambdaRank script: five LightGBM parameters svmmap has no use
+    # for, and verbose=-1, which it reads as LightGBM does. One run must name all five (it
+    # named the first only, so the port took five runs), each with its counterpart, in the
+    # order written; verbose is not among them.
+    lightgbm_call = {"objective": "lambdarank", "n_estimators": 300, "learning_rate": 0.05, "num_leaves": 31}
+    with pytest.raises(TypeError) as refused:
+        SVMMap(**lightgbm_call, random_state=0, verbose=-1)
+    message = str(refused.value)
+    head = (
+        "SVMMap() does not take LightGBM's 'objective', 'n_estimators', 'learning_rate', 'num_leaves', 'random_state'"
+    )
+    assert message.startswith(head) and "verbose" not in message
+    for name, counterpart in [
+        ("objective", "loss='ndcg@10'"),
+        ("n_estimators", "max_iter"),
+        ("learning_rate", "C=..."),
+        ("num_leaves", "no trees"),
+        ("random_state", "no seed"),
+    ]:
+        assert any(line.startswith(f"  '{name}': ") and counterpart in line for line in message.splitlines())
+    # Python's own error still comes for a name that is nobody's, once LightGBM's are gone.
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'nope'"):
+        SVMMap(nope=1, verbose=-1)
+
+
+def test_svmmapcv_refuses_lightgbm_s_constructor_parameters_with_its_own_counterparts():
+    # SVMMapCV is what the README offers a LightGBM user for tuning; it gave Python's bare
+    # "unexpected keyword argument 'n_estimators'". It has no C but a grid Cs, which its
+    # messages name where SVMMap's name C.
+    from svmmap import SVMMapCV
+
+    with pytest.raises(
+        TypeError, match=r"^SVMMapCV\(\) does not take LightGBM's 'n_estimators': .*SVMMapCV\(max_iter="
+    ):
+        SVMMapCV(n_estimators=10)
+    with pytest.raises(TypeError, match=r"^SVMMapCV\(\) does not take LightGBM's 'learning_rate': .*SVMMapCV\(Cs="):
+        SVMMapCV(learning_rate=0.1)
+    with pytest.raises(TypeError, match=r"^SVMMapCV\(\) does not take LightGBM's 'objective', 'num_threads'"):
+        SVMMapCV(objective="lambdarank", num_threads=2)
+    # scikit-learn reads the parameters from __init__'s signature, which stays svmmap's own.
+    assert "n_estimators" not in inspect.signature(SVMMapCV).parameters
+    assert list(inspect.signature(SVMMapCV).parameters) == list(inspect.signature(SVMMapCV.__init__).parameters)[1:]
+
+
 def test_lightgbm_s_predict_arguments_and_attributes_name_svmmap_s_way(small):
     (X, y, qid), (Xv, yv, qv) = small
     model = SVMMap(C=10.0).fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv], early_stopping_rounds=3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import re
 from typing import Any
 
 import numpy as np
@@ -110,18 +111,39 @@ LIGHTGBM_PARAMETERS = {
 
 
 def _refuse_lightgbm(call: str, own: str, known: dict, kwargs: dict) -> None:
-    """The first of ``kwargs``: LightGBM's (a key of ``known``) gets svmmap's way; anything else
-    Python's own error (``own``: the function Python would name)."""
+    """LightGBM's arguments among ``kwargs`` (keys of ``known``) get svmmap's way, all of them in
+    one message, so that a ported call with five LightGBM parameters is fixed in one run rather
+    than five; anything else gets Python's own error (``own``: the function Python would name)."""
+    refused = [key for key in kwargs if key in known]
+    if len(refused) == 1:
+        key = refused[0]
+        raise TypeError(f"{call} does not take LightGBM's {key!r}: {known[key]}")
+    if refused:
+        names = ", ".join(repr(key) for key in refused)
+        lines = "".join(f"\n  {key!r}: {known[key]}" for key in refused)
+        raise TypeError(f"{call} does not take LightGBM's {names}; leave them out:{lines}")
     for key in kwargs:
-        if key in known:
-            raise TypeError(f"{call} does not take LightGBM's {key!r}: {known[key]}")
         raise TypeError(f"{own} got an unexpected keyword argument {key!r}")
+
+
+#: The svmmap parameters that SVMMap and SVMMapCV share, which the counterparts above name as
+#: ``SVMMap(...=...)``; SVMMapCV's refusal names them as its own.
+_SHARED_PARAMETER = re.compile(r"SVMMap\((?=(?:eps|max_iter|max_time|loss|n_jobs|verbose)=)")
 
 
 def refuse_lightgbm_parameters(name: str, kwargs: dict) -> None:
     """LightGBM's constructor parameters get svmmap's counterpart; anything else Python's own
-    error, as a constructor without them would give."""
-    _refuse_lightgbm(f"{name}()", f"{name}.__init__()", LIGHTGBM_PARAMETERS, kwargs)
+    error, as a constructor without them would give. SVMMapCV has no C of its own but chooses it
+    among ``Cs``, so its messages say that where SVMMap's say ``C=``."""
+    known = LIGHTGBM_PARAMETERS
+    if name == "SVMMapCV":
+        known = {
+            key: _SHARED_PARAMETER.sub("SVMMapCV(", text).replace(
+                "SVMMap(C=...)", "SVMMapCV(Cs=[...]), the values of C it chooses among by cross-validation"
+            )
+            for key, text in LIGHTGBM_PARAMETERS.items()
+        }
+    _refuse_lightgbm(f"{name}()", f"{name}.__init__()", known, kwargs)
 
 
 #: LightGBM's predict arguments, with what svmmap's linear model does instead.
