@@ -421,3 +421,34 @@ def test_score_takes_lightgbm_s_group_as_fit_does():
     assert model.score(X, y, group=sizes) == model.score(X, y, qid=qid)
     with pytest.raises(ValueError, match="not both"):
         model.score(X, y, qid=qid, group=sizes)
+
+
+# --- 4. a pandas frame with a categorical column -----------------------------------------------
+
+
+def test_a_categorical_column_is_refused_by_name_with_the_indicator_columns_way():
+    pd = pytest.importorskip("pandas")
+    X, y, qid = make_ranking(n_queries=12, docs_per_query=10, n_features=3, random_state=0)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    source = np.where(X[:, 0] > np.median(X[:, 0]), "news", "web")
+    for categories in (pd.Categorical(source), pd.Categorical((source == "news").astype(int) + 1)):
+        frame["src"] = categories
+        # LightGBM takes the column as a categorical feature, text or integer categories alike
+        # (its Booster records the categories of every such column).
+        ranker = lgb.LGBMRanker(n_estimators=2, min_child_samples=1, verbose=-1).fit(frame, y, group=group_sizes(qid))
+        assert ranker.booster_.pandas_categorical == [list(categories.categories)]
+        # svmmap has no categories: the column is named with the way to indicator columns.
+        # Integer categories were read as numbers before, silently; text ones failed naming
+        # neither the column nor categories ("could not convert string to float: 'web'").
+        for fit in (lambda: SVMMap().fit(frame, y, qid=qid), lambda: svmmap.Binner().fit(frame, y, qid=qid)):
+            with pytest.raises(
+                ValueError, match=r"^X has categorical column\(s\) 'src' .*pandas\.get_dummies\(X, columns=\['src'\]"
+            ):
+                fit()
+    # The way the message names trains: one indicator column per category.
+    encoded = pd.get_dummies(frame, columns=["src"], dtype=float)
+    assert SVMMap().fit(encoded, y, qid=qid).coef_.shape == (5,)
+    # A column of text without the category dtype is named as well.
+    frame["src"] = source.astype(object)
+    with pytest.raises(ValueError, match=r"got dtype object in column\(s\) 'src' .*get_dummies"):
+        SVMMap().fit(frame, y, qid=qid)
