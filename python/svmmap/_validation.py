@@ -503,7 +503,7 @@ def queries_with_relevant(y: Any, qid: Any, relevance_threshold: float) -> list:
     return uniques[kinds != 1].tolist()
 
 
-def refuse_unrouted_search(required_by: str) -> None:
+def refuse_unrouted_search(required_by: str, qid_given: bool = True) -> None:
     """Refuses a fit inside a scikit-learn search or cross-validation whose scoring will get no
     qid: metadata routing off, and a scorer that ranks by query (the estimator's own ``score``
     or a ``make_ranking_scorer`` scorer).
@@ -530,6 +530,18 @@ def refuse_unrouted_search(required_by: str) -> None:
         return
     if not _scores_by_query(frame.f_locals.get("scorer")):
         return
+    if not qid_given:
+        # The call gave no qid at all (``cross_val_score(SVMMap(), X, y, groups=qid)``): saying
+        # it "was given qid" would send the user looking for a qid they never passed.
+        raise ValueError(
+            f"{required_by} was called by a scikit-learn search or cross-validation "
+            "(GridSearchCV, cross_val_score, ...) without qid: a ranker needs one query id per row "
+            "to fit and to score each held-out part, and scikit-learn passes it only with metadata "
+            "routing on: sklearn.set_config(enable_metadata_routing=True), .set_fit_request(qid=True) "
+            "on the estimator, scoring=svmmap.metrics.make_ranking_scorer('map').set_score_request(qid=True), "
+            "and qid given to the call (params={'qid': qid, 'groups': qid} for cross_val_score, "
+            "fit(X, y, qid=qid, groups=qid) for a search), or use svmmap.SVMMapCV"
+        )
     raise ValueError(
         f"{required_by} was given qid by a scikit-learn search or cross-validation "
         "(GridSearchCV, cross_val_score, ...) with metadata routing off, so the held-out scoring "

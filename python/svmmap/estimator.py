@@ -324,7 +324,7 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         # Inside a scikit-learn search without metadata routing, qid reaches fit but not score:
         # stop before training rather than let every split score NaN.
         refuse_group_in_search(f"{type(self).__name__}.fit", group)
-        refuse_unrouted_search(f"{type(self).__name__}.fit")
+        refuse_unrouted_search(f"{type(self).__name__}.fit", qid_given=qid is not None)
         # The one orchestrator with the in-memory solve, which ``svmmap learn`` runs too.
         run_fit(self, FitRequest.of(locals()), InMemory(), stacklevel=2)
         return self

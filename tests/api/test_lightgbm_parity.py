@@ -379,6 +379,24 @@ def test_group_in_cross_validation_without_routing_names_qid(data):
             )
 
 
+def test_cross_validation_without_any_qid_says_qid_is_missing_not_given(data):
+    """A LightGBM habit, cross_val_score(ranker, X, y, groups=qid, cv=GroupKFold(3)), gives no
+    qid at all; the refusal said "SVMMap.fit was given qid by a scikit-learn search", which
+    sends the user looking for a qid they never passed. It now says qid is missing and how to
+    route it; a qid given without routing keeps its own message."""
+    from sklearn.model_selection import GroupKFold
+
+    (X, y, qid), _ = data
+    with pytest.raises(ValueError) as missing:
+        cross_val_score(SVMMap(C=1.0), X, y, groups=qid, cv=GroupKFold(3), error_score="raise")
+    message = str(missing.value)
+    assert message.startswith("SVMMap.fit was called by a scikit-learn search or cross-validation")
+    assert "without qid" in message and "was given qid" not in message
+    assert "params={'qid': qid, 'groups': qid}" in message and "set_fit_request(qid=True)" in message
+    with pytest.raises(ValueError, match=r"^SVMMap\.fit was given qid by a scikit-learn search"):
+        GridSearchCV(SVMMap(), {"C": [1.0]}, cv=GroupKFold(3), error_score="raise").fit(X, y, groups=qid, qid=qid)
+
+
 # --- the verbose summary after early stopping --------------------------------------------------
 
 
