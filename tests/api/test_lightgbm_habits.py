@@ -354,6 +354,10 @@ def test_a_ported_constructor_learns_every_refused_lightgbm_parameter_in_one_run
         ("random_state", "no seed"),
     ]:
         assert any(line.startswith(f"  '{name}': ") and counterpart in line for line in message.splitlines())
+    # Where the script tuned trees (num_leaves x learning_rate), svmmap's tuning is SVMMapCV.
+    for name in ("num_leaves", "learning_rate"):
+        with pytest.raises(TypeError, match=rf"'{name}': .*svmmap\.SVMMapCV chooses C by cross-validation"):
+            SVMMap(**{name: 1})
     # Python's own error still comes for a name that is nobody's, once LightGBM's are gone.
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'nope'"):
         SVMMap(nope=1, verbose=-1)
@@ -371,6 +375,9 @@ def test_svmmapcv_refuses_lightgbm_s_constructor_parameters_with_its_own_counter
         SVMMapCV(n_estimators=10)
     with pytest.raises(TypeError, match=r"^SVMMapCV\(\) does not take LightGBM's 'learning_rate': .*SVMMapCV\(Cs="):
         SVMMapCV(learning_rate=0.1)
+    with pytest.raises(TypeError) as refused:
+        SVMMapCV(num_leaves=31)
+    assert "SVMMapCV(Cs=[...])" in str(refused.value) and "svmmap.SVMMapCV chooses" not in str(refused.value)
     with pytest.raises(TypeError, match=r"^SVMMapCV\(\) does not take LightGBM's 'objective', 'num_threads'"):
         SVMMapCV(objective="lambdarank", num_threads=2)
     # scikit-learn reads the parameters from __init__'s signature, which stays svmmap's own.

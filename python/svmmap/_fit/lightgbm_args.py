@@ -51,7 +51,12 @@ def _no_op(key: str, value: Any) -> bool:
     return key.startswith("eval_") and isinstance(value, (list, tuple)) and all(v is None for v in value)
 
 
-_NO_TREES = "a linear model has no trees; C sets its regularization (SVMMap(C=...))"
+#: Where a LightGBM user tuned trees (num_leaves x learning_rate), svmmap's search chooses C.
+_CHOOSE_C = (
+    "; svmmap.SVMMapCV chooses C by cross-validation (with loss='auto', the loss and the preprocessing too), "
+    "as a grid over num_leaves and learning_rate would"
+)
+_NO_TREES = "a linear model has no trees; C sets its regularization (SVMMap(C=...))" + _CHOOSE_C
 _NO_SAMPLING = "svmmap trains on every query and every feature at every iteration; nothing is sampled"
 _NO_SEED = "svmmap's training draws no random numbers (the same data gives the same model), so it needs no seed"
 _ROUNDS = (
@@ -69,7 +74,8 @@ LIGHTGBM_PARAMETERS = {
     "min_child_weight": _NO_TREES,
     "min_child_samples": _NO_TREES,
     "min_data_in_leaf": _NO_TREES,
-    "learning_rate": "the cutting-plane solver takes no step size; C sets the regularization (SVMMap(C=...))",
+    "learning_rate": "the cutting-plane solver takes no step size; C sets the regularization (SVMMap(C=...))"
+    + _CHOOSE_C,
     "n_estimators": _ROUNDS,
     "num_iterations": _ROUNDS,
     "num_boost_round": _ROUNDS,
@@ -138,7 +144,7 @@ def refuse_lightgbm_parameters(name: str, kwargs: dict) -> None:
     known = LIGHTGBM_PARAMETERS
     if name == "SVMMapCV":
         known = {
-            key: _SHARED_PARAMETER.sub("SVMMapCV(", text).replace(
+            key: _SHARED_PARAMETER.sub("SVMMapCV(", text.replace(_CHOOSE_C, "")).replace(
                 "SVMMap(C=...)", "SVMMapCV(Cs=[...]), the values of C it chooses among by cross-validation"
             )
             for key, text in LIGHTGBM_PARAMETERS.items()
