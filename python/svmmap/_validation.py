@@ -60,6 +60,7 @@ def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
     numbers converted to float64 once, and errors naming ``name``. Its values are not checked
     here: the core refuses NaN and infinity with their position (Binner accepts NaN as missing
     with ``missing="indicator"``)."""
+    _refuse_categorical_columns(X, name)
     arr = np.asarray(X)
     if arr.ndim != 2:
         raise ValueError(
@@ -83,8 +84,59 @@ def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
             except (TypeError, ValueError) as exc:
                 # A TypeError stays one (an object that is no number); a ValueError too (a
                 # string that is no number), as scikit-learn's estimators do.
-                raise type(exc)(f"{name} must hold numbers, got dtype {arr.dtype}: {exc}") from None
+                raise type(exc)(
+                    f"{name} must hold numbers, got dtype {arr.dtype}{_text_columns(X, name)}: {exc}"
+                ) from None
     return arr
+
+
+#: svmmap's way with a categorical feature, said wherever one is refused.
+ENCODE_CATEGORIES = (
+    "svmmap's model is linear, one weight per column, and reads no categories (LightGBM splits on them): "
+    "encode them as indicator columns first, e.g. pandas.get_dummies(X, columns={columns}, dtype=float) "
+    "or sklearn.preprocessing.OneHotEncoder"
+)
+
+
+def _pandas_frame(X: Any) -> Any:
+    """pandas, when ``X`` is one of its DataFrames (pandas is not imported for anything else)."""
+    pandas = sys.modules.get("pandas")
+    return pandas if pandas is not None and isinstance(X, pandas.DataFrame) else None
+
+
+def _refuse_categorical_columns(X: Any, name: str) -> None:
+    """Refuses a DataFrame's columns of pandas' category dtype, naming them. LightGBM takes such
+    a column as a categorical feature; numpy would read it as its categories (an error for
+    text, and, for categories that are numbers, those numbers as an ordered feature, silently),
+    so a ported script would either fail without a word on categories or learn one weight for
+    an unordered code."""
+    pandas = _pandas_frame(X)
+    if pandas is None:
+        return
+    columns = [c for c, dtype in X.dtypes.items() if isinstance(dtype, pandas.CategoricalDtype)]
+    if columns:
+        raise ValueError(
+            f"{name} has categorical column(s) {', '.join(map(repr, columns))} (pandas category dtype): "
+            + ENCODE_CATEGORIES.format(columns=columns)
+            + " (to use the category codes as numbers, give X[col].cat.codes)"
+        )
+
+
+def _text_columns(X: Any, name: str) -> str:
+    """For a DataFrame whose values numpy could not read as numbers, the columns that hold them
+    and svmmap's way, so that the error names what the user wrote rather than a value."""
+    pandas = _pandas_frame(X)
+    if pandas is None:
+        return ""
+    columns = []
+    for column, values in X.items():
+        try:
+            np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            columns.append(column)
+    if not columns:
+        return ""
+    return f" in column(s) {', '.join(map(repr, columns))} ({ENCODE_CATEGORIES.format(columns=columns)})"
 
 
 def _check_not_empty_or_complex(arr: Any, name: str) -> None:
@@ -451,7 +503,7 @@ def queries_with_relevant(y: Any, qid: Any, relevance_threshold: float) -> list:
     return uniques[kinds != 1].tolist()
 
 
-def refuse_unrouted_search(required_by: str) -> None:
+def refuse_unrouted_search(required_by: str, qid_given: bool = True) -> None:
     """Refuses a fit inside a scikit-learn search or cross-validation whose scoring will get no
     qid: metadata routing off, and a scorer that ranks by query (the estimator's own ``score``
     or a ``make_ranking_scorer`` scorer).
@@ -478,6 +530,18 @@ def refuse_unrouted_search(required_by: str) -> None:
         return
     if not _scores_by_query(frame.f_locals.get("scorer")):
         return
+    if not qid_given:
+        # The call gave no qid at all (``cross_val_score(SVMMap(), X, y, groups=qid)``): saying
+        # it "was given qid" would send the user looking for a qid they never passed.
+        raise ValueError(
+            f"{required_by} was called by a scikit-learn search or cross-validation "
+            "(GridSearchCV, cross_val_score, ...) without qid: a ranker needs one query id per row "
+            "to fit and to score each held-out part, and scikit-learn passes it only with metadata "
+            "routing on: sklearn.set_config(enable_metadata_routing=True), .set_fit_request(qid=True) "
+            "on the estimator, scoring=svmmap.metrics.make_ranking_scorer('map').set_score_request(qid=True), "
+            "and qid given to the call (params={'qid': qid, 'groups': qid} for cross_val_score, "
+            "fit(X, y, qid=qid, groups=qid) for a search), or use svmmap.SVMMapCV"
+        )
     raise ValueError(
         f"{required_by} was given qid by a scikit-learn search or cross-validation "
         "(GridSearchCV, cross_val_score, ...) with metadata routing off, so the held-out scoring "

@@ -206,9 +206,10 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
     converged_ : bool
         Whether training converged with ``coef_`` certified: ``gap_`` within ``tolerance_``.
     stop_reason_ : str
-        Why training stopped: "converged", "max_iter", "callback", "stalled" (the gap, far
-        above its tolerance, stopped closing; a ConvergenceWarning names the likely cause) or
-        "max_time". After early stopping, ``coef_`` is the iterate of ``best_iteration_``: when
+        Why training stopped: "converged", "max_iter", "callback" (a callback ended it, or
+        early stopping did, ``early_stopping_rounds`` as well as ``svmmap.early_stopping``),
+        "stalled" (the gap, far above its tolerance, stopped closing; a ConvergenceWarning
+        names the likely cause) or "max_time". After early stopping, ``coef_`` is the iterate of ``best_iteration_``: when
         that is an earlier round than ``n_iter_``, "converged" says that training ended by
         converging, not that ``coef_`` did (``converged_`` is then False unless its own round's
         gap was within the tolerance).
@@ -324,7 +325,7 @@ class SVMMap(BaseEstimator, _RefusesLightGBMParameters):
         # Inside a scikit-learn search without metadata routing, qid reaches fit but not score:
         # stop before training rather than let every split score NaN.
         refuse_group_in_search(f"{type(self).__name__}.fit", group)
-        refuse_unrouted_search(f"{type(self).__name__}.fit")
+        refuse_unrouted_search(f"{type(self).__name__}.fit", qid_given=qid is not None)
         # The one orchestrator with the in-memory solve, which ``svmmap learn`` runs too.
         run_fit(self, FitRequest.of(locals()), InMemory(), stacklevel=2)
         return self

@@ -27,7 +27,7 @@ from ._validation import (
     invalid_parameter,
     n_threads,
 )
-from .estimator import SVMMap, query_mean
+from .estimator import SVMMap, _RefusesLightGBMParameters, query_mean
 
 __all__ = ["SVMMapCV", "QueryKFold", "DEFAULT_CS"]
 
@@ -35,7 +35,7 @@ __all__ = ["SVMMapCV", "QueryKFold", "DEFAULT_CS"]
 DEFAULT_CS = SEARCH_DEFAULTS["Cs"]
 
 
-class SVMMapCV(BaseEstimator):
+class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
     """`SVMMap` with C chosen by query-grouped cross-validation or on a
     validation set, fitting each split's C values as one warm-started path.
 
@@ -49,6 +49,10 @@ class SVMMapCV(BaseEstimator):
 
     The chosen C is the smallest C whose mean validation score is within ``score_tolerance``
     of the best mean score (with the default 0, the best score, ties going to the smaller C).
+
+    LightGBM's constructor parameters (``n_estimators``, ``learning_rate``, ``num_leaves`` ...)
+    are refused as `SVMMap` refuses them, every one given in one TypeError naming its
+    counterpart (the grid ``Cs`` where `SVMMap` has ``C``).
 
     Two models that both stop on the certificate can differ in validation score by a little
     (up to 0.008 MAP between warm and cold fits on whole MQ2008 folds at eps=1e-3, 0.015 on

@@ -333,6 +333,58 @@ def test_every_lightgbm_constructor_parameter_is_refused_with_svmmap_s_counterpa
     )
 
 
+def test_a_ported_constructor_learns_every_refused_lightgbm_parameter_in_one_run():
+    # The constructor of a typical LambdaRank script: five LightGBM parameters svmmap has no use
+    # for, and verbose=-1, which it reads as LightGBM does. One run must name all five (it
+    # named the first only, so the port took five runs), each with its counterpart, in the
+    # order written; verbose is not among them.
+    lightgbm_call = {"objective": "lambdarank", "n_estimators": 300, "learning_rate": 0.05, "num_leaves": 31}
+    with pytest.raises(TypeError) as refused:
+        SVMMap(**lightgbm_call, random_state=0, verbose=-1)
+    message = str(refused.value)
+    head = (
+        "SVMMap() does not take LightGBM's 'objective', 'n_estimators', 'learning_rate', 'num_leaves', 'random_state'"
+    )
+    assert message.startswith(head) and "verbose" not in message
+    for name, counterpart in [
+        ("objective", "loss='ndcg@10'"),
+        ("n_estimators", "max_iter"),
+        ("learning_rate", "C=..."),
+        ("num_leaves", "no trees"),
+        ("random_state", "no seed"),
+    ]:
+        assert any(line.startswith(f"  '{name}': ") and counterpart in line for line in message.splitlines())
+    # Where the script tuned trees (num_leaves x learning_rate), svmmap's tuning is SVMMapCV.
+    for name in ("num_leaves", "learning_rate"):
+        with pytest.raises(TypeError, match=rf"'{name}': .*svmmap\.SVMMapCV chooses C by cross-validation"):
+            SVMMap(**{name: 1})
+    # Python's own error still comes for a name that is nobody's, once LightGBM's are gone.
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'nope'"):
+        SVMMap(nope=1, verbose=-1)
+
+
+def test_svmmapcv_refuses_lightgbm_s_constructor_parameters_with_its_own_counterparts():
+    # SVMMapCV is what the README offers a LightGBM user for tuning; it gave Python's bare
+    # "unexpected keyword argument 'n_estimators'". It has no C but a grid Cs, which its
+    # messages name where SVMMap's name C.
+    from svmmap import SVMMapCV
+
+    with pytest.raises(
+        TypeError, match=r"^SVMMapCV\(\) does not take LightGBM's 'n_estimators': .*SVMMapCV\(max_iter="
+    ):
+        SVMMapCV(n_estimators=10)
+    with pytest.raises(TypeError, match=r"^SVMMapCV\(\) does not take LightGBM's 'learning_rate': .*SVMMapCV\(Cs="):
+        SVMMapCV(learning_rate=0.1)
+    with pytest.raises(TypeError) as refused:
+        SVMMapCV(num_leaves=31)
+    assert "SVMMapCV(Cs=[...])" in str(refused.value) and "svmmap.SVMMapCV chooses" not in str(refused.value)
+    with pytest.raises(TypeError, match=r"^SVMMapCV\(\) does not take LightGBM's 'objective', 'num_threads'"):
+        SVMMapCV(objective="lambdarank", num_threads=2)
+    # scikit-learn reads the parameters from __init__'s signature, which stays svmmap's own.
+    assert "n_estimators" not in inspect.signature(SVMMapCV).parameters
+    assert list(inspect.signature(SVMMapCV).parameters) == list(inspect.signature(SVMMapCV.__init__).parameters)[1:]
+
+
 def test_lightgbm_s_predict_arguments_and_attributes_name_svmmap_s_way(small):
     (X, y, qid), (Xv, yv, qv) = small
     model = SVMMap(C=10.0).fit(X, y, qid=qid, eval_X=Xv, eval_y=yv, eval_qid=[qv], early_stopping_rounds=3)
@@ -376,3 +428,34 @@ def test_score_takes_lightgbm_s_group_as_fit_does():
     assert model.score(X, y, group=sizes) == model.score(X, y, qid=qid)
     with pytest.raises(ValueError, match="not both"):
         model.score(X, y, qid=qid, group=sizes)
+
+
+# --- 4. a pandas frame with a categorical column -----------------------------------------------
+
+
+def test_a_categorical_column_is_refused_by_name_with_the_indicator_columns_way():
+    pd = pytest.importorskip("pandas")
+    X, y, qid = make_ranking(n_queries=12, docs_per_query=10, n_features=3, random_state=0)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    source = np.where(X[:, 0] > np.median(X[:, 0]), "news", "web")
+    for categories in (pd.Categorical(source), pd.Categorical((source == "news").astype(int) + 1)):
+        frame["src"] = categories
+        # LightGBM takes the column as a categorical feature, text or integer categories alike
+        # (its Booster records the categories of every such column).
+        ranker = lgb.LGBMRanker(n_estimators=2, min_child_samples=1, verbose=-1).fit(frame, y, group=group_sizes(qid))
+        assert ranker.booster_.pandas_categorical == [list(categories.categories)]
+        # svmmap has no categories: the column is named with the way to indicator columns.
+        # Integer categories were read as numbers before, silently; text ones failed naming
+        # neither the column nor categories ("could not convert string to float: 'web'").
+        for fit in (lambda: SVMMap().fit(frame, y, qid=qid), lambda: svmmap.Binner().fit(frame, y, qid=qid)):
+            with pytest.raises(
+                ValueError, match=r"^X has categorical column\(s\) 'src' .*pandas\.get_dummies\(X, columns=\['src'\]"
+            ):
+                fit()
+    # The way the message names trains: one indicator column per category.
+    encoded = pd.get_dummies(frame, columns=["src"], dtype=float)
+    assert SVMMap().fit(encoded, y, qid=qid).coef_.shape == (5,)
+    # A column of text without the category dtype is named as well.
+    frame["src"] = source.astype(object)
+    with pytest.raises(ValueError, match=r"got dtype object in column\(s\) 'src' .*get_dummies"):
+        SVMMap().fit(frame, y, qid=qid)

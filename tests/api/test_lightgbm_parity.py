@@ -379,6 +379,61 @@ def test_group_in_cross_validation_without_routing_names_qid(data):
             )
 
 
+def test_cross_validation_without_any_qid_says_qid_is_missing_not_given(data):
+    """A LightGBM habit, cross_val_score(ranker, X, y, groups=qid, cv=GroupKFold(3)), gives no
+    qid at all; the refusal said "SVMMap.fit was given qid by a scikit-learn search", which
+    sends the user looking for a qid they never passed. It now says qid is missing and how to
+    route it; a qid given without routing keeps its own message."""
+    from sklearn.model_selection import GroupKFold
+
+    (X, y, qid), _ = data
+    with pytest.raises(ValueError) as missing:
+        cross_val_score(SVMMap(C=1.0), X, y, groups=qid, cv=GroupKFold(3), error_score="raise")
+    message = str(missing.value)
+    assert message.startswith("SVMMap.fit was called by a scikit-learn search or cross-validation")
+    assert "without qid" in message and "was given qid" not in message
+    assert "params={'qid': qid, 'groups': qid}" in message and "set_fit_request(qid=True)" in message
+    with pytest.raises(ValueError, match=r"^SVMMap\.fit was given qid by a scikit-learn search"):
+        GridSearchCV(SVMMap(), {"C": [1.0]}, cv=GroupKFold(3), error_score="raise").fit(X, y, groups=qid, qid=qid)
+
+
+def test_eval_at_records_svmmap_s_ndcg_and_evaluate_gives_lightgbm_s_as_the_guide_says():
+    """docs/guide/early-stopping.md: for the same scores LightGBM's ndcg@k counts a query without
+    a relevant document as 1 and breaks ties by input order, and evaluate(..., no_relevant=1,
+    ties="input") gives its number. LightGBM's number is LightGBM's own: a lambdarank Booster
+    started from the scores (init_score) and trained one round that cannot split (every leaf
+    needs more rows than there are) and adds a near-zero constant, which reorders nothing."""
+    from svmmap.datasets import load_mq2008
+    from svmmap.metrics import evaluate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", svmmap.SkippedQueriesWarning)
+        X, y, qid = load_mq2008(fold=1, split="train")
+        Xv, yv, qv = load_mq2008(fold=1, split="vali")
+        model = SVMMap(C=10.0).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], eval_at=[1, 10])
+    scores = model.predict(Xv)
+    lgb = pytest.importorskip("lightgbm")
+    data = lgb.Dataset(Xv, yv, group=np.unique(qv, return_counts=True)[1], init_score=scores)
+    params = {"objective": "lambdarank", "metric": "ndcg", "eval_at": [1, 10], "learning_rate": 1e-12}
+    recorded = {}
+    lgb.train(
+        {**params, "min_data_in_leaf": len(yv) + 1, "verbose": -1},
+        data,
+        num_boost_round=1,
+        valid_sets=[data],
+        valid_names=["v"],
+        callbacks=[lgb.record_evaluation(recorded)],
+    )
+    theirs = {name: values[-1] for name, values in recorded["v"].items()}
+    ours = {name: values[-1] for name, values in model.evals_result_["valid_0"].items()}
+    as_lightgbm = evaluate(yv, scores, qv, ["ndcg@1", "ndcg@10"], no_relevant=1, ties="input").means
+    assert as_lightgbm == pytest.approx(theirs, abs=1e-12)
+    # The figures the guide prints, and the gap it warns about: 37 of vali's 157 queries have
+    # no relevant document, so LightGBM's mean is (120 * ours + 37) / 157 up to ties.
+    assert round(ours["ndcg@1"], 4) == 0.5778 and round(theirs["ndcg@1"], 4) == 0.6773
+    assert theirs["ndcg@1"] == pytest.approx((120 * ours["ndcg@1"] + 37) / 157, abs=1e-12)
+
+
 # --- the verbose summary after early stopping --------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import re
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,12 @@ def _no_op(key: str, value: Any) -> bool:
     return key.startswith("eval_") and isinstance(value, (list, tuple)) and all(v is None for v in value)
 
 
-_NO_TREES = "a linear model has no trees; C sets its regularization (SVMMap(C=...))"
+#: Where a LightGBM user tuned trees (num_leaves x learning_rate), svmmap's search chooses C.
+_CHOOSE_C = (
+    "; svmmap.SVMMapCV chooses C by cross-validation (with loss='auto', the loss and the preprocessing too), "
+    "as a grid over num_leaves and learning_rate would"
+)
+_NO_TREES = "a linear model has no trees; C sets its regularization (SVMMap(C=...))" + _CHOOSE_C
 _NO_SAMPLING = "svmmap trains on every query and every feature at every iteration; nothing is sampled"
 _NO_SEED = "svmmap's training draws no random numbers (the same data gives the same model), so it needs no seed"
 _ROUNDS = (
@@ -68,7 +74,8 @@ LIGHTGBM_PARAMETERS = {
     "min_child_weight": _NO_TREES,
     "min_child_samples": _NO_TREES,
     "min_data_in_leaf": _NO_TREES,
-    "learning_rate": "the cutting-plane solver takes no step size; C sets the regularization (SVMMap(C=...))",
+    "learning_rate": "the cutting-plane solver takes no step size; C sets the regularization (SVMMap(C=...))"
+    + _CHOOSE_C,
     "n_estimators": _ROUNDS,
     "num_iterations": _ROUNDS,
     "num_boost_round": _ROUNDS,
@@ -110,18 +117,39 @@ LIGHTGBM_PARAMETERS = {
 
 
 def _refuse_lightgbm(call: str, own: str, known: dict, kwargs: dict) -> None:
-    """The first of ``kwargs``: LightGBM's (a key of ``known``) gets svmmap's way; anything else
-    Python's own error (``own``: the function Python would name)."""
+    """LightGBM's arguments among ``kwargs`` (keys of ``known``) get svmmap's way, all of them in
+    one message, so that a ported call with five LightGBM parameters is fixed in one run rather
+    than five; anything else gets Python's own error (``own``: the function Python would name)."""
+    refused = [key for key in kwargs if key in known]
+    if len(refused) == 1:
+        key = refused[0]
+        raise TypeError(f"{call} does not take LightGBM's {key!r}: {known[key]}")
+    if refused:
+        names = ", ".join(repr(key) for key in refused)
+        lines = "".join(f"\n  {key!r}: {known[key]}" for key in refused)
+        raise TypeError(f"{call} does not take LightGBM's {names}; leave them out:{lines}")
     for key in kwargs:
-        if key in known:
-            raise TypeError(f"{call} does not take LightGBM's {key!r}: {known[key]}")
         raise TypeError(f"{own} got an unexpected keyword argument {key!r}")
+
+
+#: The svmmap parameters that SVMMap and SVMMapCV share, which the counterparts above name as
+#: ``SVMMap(...=...)``; SVMMapCV's refusal names them as its own.
+_SHARED_PARAMETER = re.compile(r"SVMMap\((?=(?:eps|max_iter|max_time|loss|n_jobs|verbose)=)")
 
 
 def refuse_lightgbm_parameters(name: str, kwargs: dict) -> None:
     """LightGBM's constructor parameters get svmmap's counterpart; anything else Python's own
-    error, as a constructor without them would give."""
-    _refuse_lightgbm(f"{name}()", f"{name}.__init__()", LIGHTGBM_PARAMETERS, kwargs)
+    error, as a constructor without them would give. SVMMapCV has no C of its own but chooses it
+    among ``Cs``, so its messages say that where SVMMap's say ``C=``."""
+    known = LIGHTGBM_PARAMETERS
+    if name == "SVMMapCV":
+        known = {
+            key: _SHARED_PARAMETER.sub("SVMMapCV(", text.replace(_CHOOSE_C, "")).replace(
+                "SVMMap(C=...)", "SVMMapCV(Cs=[...]), the values of C it chooses among by cross-validation"
+            )
+            for key, text in LIGHTGBM_PARAMETERS.items()
+        }
+    _refuse_lightgbm(f"{name}()", f"{name}.__init__()", known, kwargs)
 
 
 #: LightGBM's predict arguments, with what svmmap's linear model does instead.
