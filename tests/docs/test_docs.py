@@ -177,6 +177,18 @@ def test_the_command_line_page_runs_the_bundled_data_walkthrough():
     assert blocks and "write_mq2008" in blocks[0] and "svmmap experiment --data" in blocks[0]
 
 
+def test_the_readme_opens_with_the_main_job_and_the_test_commands():
+    """The project's rule for the README: its first code block gives the command that installs
+    svmmap and runs the main job on the bundled data, and the commands that install and run the
+    tests (the quick run and the whole suite), so a reader of the first screen has both."""
+    first = re.search(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert first is not None
+    lines = [line.split("#")[0].strip() for line in first.group(1).splitlines()]
+    assert any("pip install" in line and "svmmap experiment" in line for line in lines), lines
+    assert any("pip install" in line and 'pytest -m "not slow"' in line for line in lines), lines
+    assert any("pip install" in line and line.endswith("&& pytest") for line in lines), lines
+
+
 def test_index_quick_start_is_the_readme_s(tmp_path, monkeypatch):
     """docs/index.md's quick start is README.md's block (docs/quick_start.py copies it), and a
     change to README's block shows in what the script would write."""
