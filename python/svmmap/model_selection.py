@@ -17,7 +17,7 @@ from ._fit.request import FitRequest, fit_doc
 from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting
 from ._fit.watch import lightgbm_eval_set, lightgbm_names
 from ._search.candidates import auto_losses, fit_preprocessor, make_preprocessor, preprocessing_names
-from ._search.engine import Candidate, Policy, pair_scale, run
+from ._search.engine import RANKING_EPS, Candidate, Policy, pair_scale, run
 from ._search.folds import QueryKFold
 from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
@@ -516,6 +516,9 @@ class SVMMapCV(BaseEstimator):
             verbose=int(self.verbose),
             # The race is the search's; the C search alone fits every C on every split.
             prune_margin=self.prune_margin if searching else None,
+            # The search's fits only rank candidates; the C search alone keeps the eps given,
+            # so that its split scores are those of SVMMap(C).fit.
+            ranking_eps=RANKING_EPS if searching else 1.0,
         )
         outcome = run(candidates, split_data, policy)
         self.search_seconds_ = outcome.seconds
