@@ -176,6 +176,14 @@ class SVMMapCV(BaseEstimator):
     ranks on every validation split when there are any. ``warm_start=False`` and
     ``confirm_tolerance`` are not available in the search.
 
+    The search's fits only rank the candidates, and the chosen one is fitted again at the
+    ``eps`` given (the refit): they stop at 10 times ``eps``, and those of "pairwise:count" on
+    the other losses' scale of C (see ``losses``) at the duality gap that "pairwise" would
+    reach at the nominal C, 4 C ``eps`` in its units, rather than M times tighter (M its mean
+    pairs per query). On the raw-scale kind of benchmarks/auto_search.py this took the search
+    from 47.5 to 29.0 CPU seconds, with test NDCG@10 within 0.003 of the search before on
+    every kind of data there. The C search alone fits at the ``eps`` given.
+
     Attributes
     ----------
     best_C_ : float
