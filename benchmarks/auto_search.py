@@ -22,7 +22,10 @@ For each fold (or seed), on its train split:
 All run single-threaded (``n_jobs=1``; ``num_threads=1``), one after the other per fold. The
 first table gives, per fold and method and their means, the test NDCG@10 and MAP
 (svmmap.metrics: over the test queries with a relevant document), the seconds of each search
-(tuning and the final model, wall clock) and their ratio to LightGBM's in the same fold. The
+(tuning and the final model, wall clock) and their ratio to LightGBM's in the same fold, then
+the same in CPU seconds (``time.process_time`` around each search; every run is
+single-threaded, so they are its own seconds on a core, which a loaded machine inflates far
+less than its wall clock, and LightGBM's wall clock more than svmmap's). The
 second gives Wilcoxon signed-rank tests (scipy.stats.wilcoxon, two-sided, zero differences
 dropped) over the per-query test NDCG@10 and average precision of all folds of a kind together.
 With --patience-table, a third compares the default call's patience (1) with patience 2 on
@@ -65,8 +68,8 @@ def group_sizes(qid: np.ndarray) -> np.ndarray:
 
 def svmmap_search(
     train: Tuple, vali: Tuple, budget: Any, validation: bool, patience: int = 1
-) -> Tuple[Any, str, float]:
-    start = time.perf_counter()
+) -> Tuple[Any, str, float, float]:
+    start, cpu = time.perf_counter(), time.process_time()
     search = SVMMapCV(
         loss="auto",
         preprocessing="auto",
@@ -80,12 +83,12 @@ def svmmap_search(
         search.fit(*train[:2], qid=train[2], eval_set=[vali[:2]], eval_qid=[vali[2]])
     else:
         search.fit(*train[:2], qid=train[2])
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     p = search.best_params_
     status = search.cv_results_["status"]
     fitted = int((status == "fitted").sum())
     chosen = f"{p['loss']}, {p['preprocessing']}, C={p['C']:g} ({fitted}/{len(status)} fitted)"
-    return search, chosen, seconds
+    return search, chosen, seconds, cpu
 
 
 def lightgbm_tuned(train: Tuple, vali: Tuple, **extra: Any) -> Tuple[Any, str]:
@@ -121,10 +124,10 @@ def lightgbm_tuned(train: Tuple, vali: Tuple, **extra: Any) -> Tuple[Any, str]:
     return best[1], best[2]
 
 
-def lightgbm_search(train: Tuple, vali: Tuple) -> Tuple[Any, str, float]:
-    start = time.perf_counter()
+def lightgbm_search(train: Tuple, vali: Tuple) -> Tuple[Any, str, float, float]:
+    start, cpu = time.perf_counter(), time.process_time()
     model, chosen = lightgbm_tuned(train, vali)
-    return model, chosen, time.perf_counter() - start
+    return model, chosen, time.perf_counter() - start, time.process_time() - cpu
 
 
 METHODS = ("svmmap, default (5 folds of train)", "svmmap, cv=validation (vali)", "LightGBM (vali)")
@@ -182,9 +185,12 @@ def main() -> None:
     folds = [int(f) for f in args.folds.split(",")]
     kinds = args.kinds.split(",")
     seeds = [int(s) for s in args.seeds.split(",")]
-    print("| data | fold | method | test NDCG@10 | test MAP | search s (timing) | / LightGBM's (timing) | choice |")
-    print("|---|---|---|---:|---:|---:|---:|---|")
-    figures: Dict[Tuple[str, str], List[Tuple[float, float, float]]] = {}
+    print(
+        "| data | fold | method | test NDCG@10 | test MAP | search s (timing) | / LightGBM's (timing) "
+        "| search CPU s (timing) | CPU / LightGBM's (timing) | choice |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
+    figures: Dict[Tuple[str, str], List[Tuple[float, float, float, float]]] = {}
     per_query_values: Dict[Tuple[str, str], Dict[str, List[np.ndarray]]] = {}
     patience_rows = []
     for kind, fold, (train, vali, test) in data_sets(kinds, folds, seeds):
@@ -194,28 +200,31 @@ def main() -> None:
             METHODS[1]: svmmap_search(train, vali, args.time_budget, validation=True),
             METHODS[2]: lightgbm_search(train, vali),
         }
-        lightgbm_seconds = runs[METHODS[2]][2]
-        for method, (model, chosen, seconds) in runs.items():
+        lightgbm_seconds, lightgbm_cpu = runs[METHODS[2]][2:]
+        for method, (model, chosen, seconds, cpu) in runs.items():
             scores = model.predict(X_test)
             values = {name: per_query(name, y_test, scores, qid_test).values for name in ("ndcg@10", "map")}
             for name, v in values.items():
                 per_query_values.setdefault((kind, method), {"ndcg@10": [], "map": []})[name].append(v)
-            figures.setdefault((kind, method), []).append((values["ndcg@10"].mean(), values["map"].mean(), seconds))
+            figures.setdefault((kind, method), []).append(
+                (values["ndcg@10"].mean(), values["map"].mean(), seconds, cpu)
+            )
             print(
                 f"| {kind} | {fold} | {method} | {values['ndcg@10'].mean():.4f} | {values['map'].mean():.4f} "
-                f"| {seconds:.1f} | {seconds / lightgbm_seconds:.2f} | {chosen} |",
+                f"| {seconds:.1f} | {seconds / lightgbm_seconds:.2f} | {cpu:.1f} | {cpu / lightgbm_cpu:.2f} | {chosen} |",
                 flush=True,
             )
         if args.patience_table and kind == "mq2008":
             patient = svmmap_search(train, vali, args.time_budget, validation=False, patience=2)
             patience_rows.append((runs[METHODS[0]], patient))
     for kind in kinds:
-        lightgbm_total = np.array(figures[(kind, METHODS[2])])[:, 2].sum()
+        lightgbm_total = np.array(figures[(kind, METHODS[2])])[:, 2:].sum(axis=0)
         for method in METHODS:
             f = np.array(figures[(kind, method)])
             print(
                 f"| {kind} | mean | {method} | {f[:, 0].mean():.4f} | {f[:, 1].mean():.4f} | {f[:, 2].mean():.1f} "
-                f"| {f[:, 2].sum() / lightgbm_total:.2f} | |"
+                f"| {f[:, 2].sum() / lightgbm_total[0]:.2f} | {f[:, 3].mean():.1f} "
+                f"| {f[:, 3].sum() / lightgbm_total[1]:.2f} | |"
             )
     wilcoxon_table(per_query_values, kinds)
     if patience_rows:
@@ -244,7 +253,7 @@ def wilcoxon_table(per_query_values: Dict[Tuple[str, str], Dict[str, List[np.nda
                 )
 
 
-def patience_table(rows: List[Tuple[Tuple[Any, str, float], Tuple[Any, str, float]]]) -> None:
+def patience_table(rows: List[Tuple[Tuple[Any, str, float, float], Tuple[Any, str, float, float]]]) -> None:
     print()
     print(
         "| default call, all folds | same choice as patience 2 | fits, patience 1 | fits, patience 2 | seconds, 1 / 2 (timing) |"

@@ -11,13 +11,26 @@ from sklearn.model_selection import GroupKFold
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from svmmap import Binner, SVMMap, SVMMapCV, _core, load_model, save_model
+from svmmap._fit.defaults import TRAINING_DEFAULTS
 from svmmap._search.candidates import auto_losses
-from svmmap._search.engine import pair_scale
+from svmmap._search.engine import RANKING_EPS, pair_scale
 from svmmap._validation import check_matrix, check_qid
 from svmmap.datasets import make_ranking
 from svmmap.metrics import per_query
 
 CS = [0.01, 0.1, 1.0, 10.0]
+
+#: The eps of the fits of a search over losses and preprocessings, which only rank candidates
+#: (the refit keeps the eps given): RANKING_EPS times the default.
+SEARCH_EPS = RANKING_EPS * TRAINING_DEFAULTS["eps"]
+
+
+def search_eps(loss, scale):
+    """The eps of a search fit of ``loss``; ``scale``: pair_scale of the data. By hand:
+    pairwise:count at C * scale is 4 times pairwise's objective at C (w = 2v,
+    tests/api/test_search_engine.py), so that the tolerance of pairwise at C, C * eps, is
+    4 C eps in its units: eps times 4 / scale at C * scale."""
+    return SEARCH_EPS * 4 / scale if loss == "pairwise:count" else SEARCH_EPS
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +40,9 @@ def data():
     return np.asarray(d[0], dtype=np.float64), np.asarray(d[1]), np.asarray(d[2])
 
 
-def independent(loss, preprocessing, C):
+def independent(loss, preprocessing, C, eps=TRAINING_DEFAULTS["eps"]):
     """The candidate built by hand, as a user would: an SVMMap, or a Pipeline in front of it."""
-    model = SVMMap(C=C, loss=loss, n_jobs=1)
+    model = SVMMap(C=C, loss=loss, n_jobs=1, eps=eps)
     if preprocessing == "none":
         return model
     if preprocessing == "standard":
@@ -110,7 +123,9 @@ def test_split_scores_are_fits_on_the_training_rows_alone(data, preprocessing):
     r = search.cv_results_
     assert list(r["param_preprocessing"]) == [preprocessing] * len(CS)
     for k, (train, test) in enumerate(splits):
-        model = fit_independent(independent("map", preprocessing, CS[0]), X[train], y[train], qid[train])
+        model = fit_independent(
+            independent("map", preprocessing, CS[0], eps=SEARCH_EPS), X[train], y[train], qid[train]
+        )
         expected = per_query("map", y[test], model.predict(X[test]), qid[test]).mean()
         assert r[f"split{k}_test_score"][0] == pytest.approx(expected, abs=1e-12)
     # The refit is a Pipeline that is saved and loaded with its preprocessing.
@@ -235,15 +250,17 @@ def test_validation_set_scores_fits_on_all_training_rows(data):
     search.fit(X[train], y[train], qid=qid[train], eval_set=[(X[vali], y[vali])], eval_qid=[qid[vali]])
     r = search.cv_results_
     assert search.n_splits_ == 1
-    # At the smallest C each path's model is the cold fit on all the training rows, scored on
-    # the eval_set (with the preprocessing fitted on the training rows).
+    # At the smallest C each path's model is the cold fit on all the training rows at the
+    # search's eps, scored on the eval_set (with the preprocessing fitted on the training rows).
+    scale = pair_scale(y[train], np.unique(qid[train], return_inverse=True)[1])
     # (A "ga2m" path whose Binner kept no pair is not fitted: its models would be "binned"'s.)
     for i in np.flatnonzero(r["param_C"] == CS[0]):
         p = r["params"][i]
         if p["preprocessing"] == "ga2m" and r["status"][i] == "no pairs":
             assert np.isnan(r["split0_test_score"][i])
             continue
-        model = fit_independent(independent(p["loss"], p["preprocessing"], p["C"]), X[train], y[train], qid[train])
+        eps = search_eps(p["loss"], scale)
+        model = fit_independent(independent(p["loss"], p["preprocessing"], p["C"], eps), X[train], y[train], qid[train])
         expected = per_query("ndcg@10", y[vali], model.predict(X[vali]), qid[vali]).mean()
         assert r["split0_test_score"][i] == pytest.approx(expected, abs=1e-12), p
 
@@ -334,7 +351,7 @@ def test_sample_weights_weight_the_fits_and_the_split_means(data):
     search = SVMMapCV(CS, loss="auto", losses=["map"], preprocessing="standard", cv=splits, n_jobs=1, scoring="map")
     search.fit(X, y, qid=qid, sample_weight=weights)
     for k, (train, test) in enumerate(splits):
-        model = independent("map", "standard", CS[0])
+        model = independent("map", "standard", CS[0], eps=SEARCH_EPS)
         model.fit(X[train], y[train], m__qid=qid[train], m__sample_weight=weights[train])
         pq = per_query("map", y[test], model.predict(X[test]), qid[test])
         w = np.array([weights[test][qid[test] == q][0] for q in pq.qids])
@@ -437,3 +454,29 @@ def test_the_search_tries_pairs_and_chooses_them_only_where_they_help():
         np.testing.assert_array_equal(r[f"split{k}_test_score"][:2], a[f"split{k}_test_score"])
     assert both.best_params_ == alone.best_params_
     np.testing.assert_array_equal(both.coef_, alone.coef_)
+
+
+def test_the_search_ranks_at_a_looser_eps_and_the_refit_keeps_the_eps_given(data):
+    # With eps=2e-3 the search's fits are made at RANKING_EPS times it (10 times: 2e-2), the
+    # refit at 2e-3; the C search alone keeps 2e-3 in its fits too. At the one C (0.1) a split's
+    # model is the cold fit, so its score is that of SVMMap at the eps named.
+    X, y, qid = data
+    splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
+    train, test = splits[0]
+    assert RANKING_EPS == 10.0
+
+    def split_score(eps):
+        model = SVMMap(C=0.1, loss="map", eps=eps, n_jobs=1).fit(X[train], y[train], qid=qid[train])
+        return per_query("map", y[test], model.predict(X[test]), qid[test]).mean()
+
+    loose, given = split_score(2e-2), split_score(2e-3)
+    # The two differ, so that the test can tell which eps the search used.
+    assert loose != given
+    common = dict(cv=splits, n_jobs=1, scoring="map", eps=2e-3)
+    search = SVMMapCV([0.1], loss="auto", losses=["map"], preprocessing="none", **common).fit(X, y, qid=qid)
+    assert search.cv_results_["split0_test_score"][0] == pytest.approx(loose, abs=1e-12)
+    assert search.best_estimator_.eps == 2e-3
+    refit = SVMMap(C=0.1, loss="map", eps=2e-3, n_jobs=1).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(search.coef_, refit.coef_)
+    alone = SVMMapCV([0.1], loss="map", **common).fit(X, y, qid=qid)
+    assert alone.cv_results_["split0_test_score"][0] == pytest.approx(given, abs=1e-12)

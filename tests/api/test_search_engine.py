@@ -329,3 +329,22 @@ def test_an_error_that_is_no_refusal_of_the_candidate_ends_the_search(data, monk
     monkeypatch.setattr(engine._core, "fit_path_from", failing)
     with pytest.raises(ValueError, match="query code -1"):
         SVMMapCV([1.0], cv=2, loss="auto", losses=["map", "pairwise"], n_jobs=1).fit(X, y, qid=qid)
+
+
+def test_the_search_fits_pairwise_count_at_the_tolerance_of_pairwise_at_the_nominal_c():
+    # By hand: with pair_scale 4 / 15 (15 pairs a query), pairwise:count at C * 4 / 15 has 4
+    # times pairwise's objective at C, so pairwise's tolerance C * eps is 4 C eps in its units,
+    # which C * 4 / 15 * eps' reaches at eps' = 15 eps; the search's factor (10) on top: 150 eps.
+    from svmmap._search.engine import Candidate, Policy, ranking_config
+
+    policy = Policy(
+        name="t", grid=[1.0], scoring="map", relevance_threshold=0.0, score_tolerance=0.0, threads=1, ranking_eps=10.0
+    )
+    config = SVMMap(loss="pairwise:count", eps=1e-3, n_jobs=1)._config()
+    count = ranking_config(Candidate("pairwise:count", "none", config, C_scale=4 / 15), policy)
+    assert count.config.kwargs()["eps"] == pytest.approx(0.15, rel=1e-12)
+    other = ranking_config(Candidate("map", "none", SVMMap(loss="map", eps=1e-3, n_jobs=1)._config()), policy)
+    assert other.config.kwargs()["eps"] == pytest.approx(0.01, rel=1e-12)
+    # A factor of 1 and no scale leave the candidate as given.
+    plain = Candidate("map", "none", config)
+    assert ranking_config(plain, Policy(**{**policy.__dict__, "ranking_eps": 1.0})) is plain
