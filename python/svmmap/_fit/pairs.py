@@ -227,6 +227,9 @@ def main_effects(codes: np.ndarray, r: np.ndarray, n_codes: Sequence[int]) -> Tu
     part, which moves the part of bin c by the mean residual of bin c: the residual drops by
     that mean in every row of the bin."""
     r = r.copy()
+    # Codes as the index type once: np.bincount and indexing would otherwise convert the
+    # uint8 codes of a feature on each of the sweeps' calls.
+    codes = codes.astype(np.intp)
     parts = [np.zeros(size) for size in n_codes]
     sizes = [np.maximum(np.bincount(c, minlength=size), 1) for c, size in zip(codes, n_codes)]
     for _ in range(BACKFIT_SWEEPS):
