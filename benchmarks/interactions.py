@@ -35,11 +35,16 @@ The one call (``--search``): ``SVMMapCV(loss="auto", preprocessing="auto")`` wit
 its "ga2m" candidate on the planted and the pair-free synthetic data, the choice, test NDCG@10
 and the time ratio (median over ``--repeats``; ``--kinds none`` for the pair-free data alone).
 
+The C path of the GA2M (``--c-path``): on the planted data, the pipeline with
+``interactions=10`` (pairs chosen once on train) at each loss of LOSSES and pairwise and each C
+of CS, its vali and test NDCG@10, solver iterations and fit seconds: whether the accuracy the
+one call reaches needs its path up to C=1000.
+
 The small-data table (``--small``) draws ``--queries`` (30) of an MQ2008 fold's training
 queries, ``--draws`` (3) times per fold, and compares the per-feature pipeline with the GA2M
 (``interactions=10``), each tuned over loss and C on the fold's vali split, on its test split.
 
-    python benchmarks/interactions.py [--folds 1,2,3,4,5] [--synthetic-only | --mq2008-only | --cost | --small | --table | --search]
+    python benchmarks/interactions.py [--folds 1,2,3,4,5] [--synthetic-only | --mq2008-only | --cost | --small | --table | --search | --c-path]
 """
 
 from __future__ import annotations
@@ -242,6 +247,27 @@ def search_table(repeats: int, kinds: List[str]) -> None:
             print(f"| {kind} | {name} | {choice} | {score:.4f} | {float(np.median(times)):.1f} | {ratio} |", flush=True)
 
 
+def c_path_table() -> None:
+    """The GA2M pipeline along C on the planted data (see the module docstring)."""
+    train, vali, test = synthetic(PLANTED)
+    binner = Binner(interactions=10).fit(train[0], train[1], qid=train[2])
+    codes = [binner.transform(part[0]) for part in (train, vali, test)]
+    print("| loss | C | pairs | vali NDCG@10 | test NDCG@10 | iterations | fit s (timing) |")
+    print("|---|---:|---|---:|---:|---:|---:|")
+    for loss in (*LOSSES, "pairwise"):
+        for C in CS:
+            start = time.perf_counter()
+            model = SVMMap(C=C, loss=loss).fit(codes[0], train[1], qid=train[2])
+            seconds = time.perf_counter() - start
+            vali_score = ndcg(vali[1], model.predict(codes[1]), vali[2], k=10)
+            test_score = ndcg(test[1], model.predict(codes[2]), test[2], k=10)
+            print(
+                f"| {loss} | {C:g} | {binner.interactions_} | {vali_score:.4f} | {test_score:.4f} "
+                f"| {model.n_iter_} | {seconds:.1f} |",
+                flush=True,
+            )
+
+
 def cost_table(sizes: List[int]) -> None:
     print(
         "| documents | features | candidate pairs | per-feature pipeline s (timing) | GA2M pipeline s (timing) "
@@ -285,6 +311,7 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats of each search (--search)")
     parser.add_argument("--kinds", default="planted,none", help="synthetic data of --search: planted, none or both")
+    only.add_argument("--c-path", action="store_true", help="the GA2M pipeline along C on the planted data")
     only.add_argument(
         "--small", action="store_true", help="MQ2008 with a few training queries: per feature against the GA2M"
     )
@@ -302,6 +329,9 @@ def main() -> None:
         return
     if args.search:
         search_table(args.repeats, args.kinds.split(","))
+        return
+    if args.c_path:
+        c_path_table()
         return
     if args.small:
         small_table([int(f) for f in args.folds.split(",")], args.draws, args.queries)

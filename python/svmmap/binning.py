@@ -21,6 +21,7 @@ from sklearn.exceptions import NotFittedError
 
 from . import _core
 from ._binned import BinnedMatrix
+from ._fit.binner_input import as_dense, column_names, validation_set
 from ._fit.defaults import BINNING_DEFAULTS
 from ._fit.fitted import (
     BINNER_DICT_TYPE,
@@ -33,7 +34,7 @@ from ._fit.pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
 from ._fit.pairs import check_interactions
 from ._fit.scaler import SCALER_TYPES, raw_thresholds, scaler_spec
 from ._typing import BinStrategy, Missing
-from ._validation import contiguous, dense_numbers, densified, forget_fit, n_threads
+from ._validation import forget_fit, n_threads
 
 __all__ = [
     "BINNER_DICT_TYPE",
@@ -44,34 +45,6 @@ __all__ = [
     "StepSurface",
     "piecewise_scores",
 ]
-
-
-def _as_dense(X: Any) -> np.ndarray:
-    """A C-contiguous float32/float64 2-D array. Sparse input is densified (base features are
-    few); NaN and infinity are left for the core, which reports them with their position."""
-    if sp.issparse(X):
-        X = densified(
-            X,
-            "X",
-            "the Binner takes base features as dense columns; keep only the columns used (a sparse file's largest feature index sets the width)",
-        )
-    # The estimators' check of a dense matrix, so that a matrix of strings, a scalar or a 1-D
-    # array is refused in the words SVMMap.fit uses, naming X.
-    arr = dense_numbers(X, "X")
-    # Aligned too: a view made by np.frombuffer at an odd offset, or rebuilt from a network
-    # frame (a Dask partition), cannot be borrowed by the core.
-    return contiguous(arr)
-
-
-def _column_names(X: Any) -> Optional[np.ndarray]:
-    """Column names of a dataframe when they are all strings (scikit-learn's convention)."""
-    columns = getattr(X, "columns", None)
-    if columns is None or sp.issparse(X):
-        return None
-    names = list(columns)
-    if names and all(isinstance(c, str) for c in names):
-        return np.asarray(names, dtype=object)
-    return None
 
 
 class Binner(TransformerMixin, BaseEstimator):
@@ -124,7 +97,9 @@ class Binner(TransformerMixin, BaseEstimator):
         best fit the per-query residual of its additive model of the labels, and a pair is
         kept only when its cell means reduce that residual on the queries of the other half
         (in both directions, and over the queries by a t test), so that where no pair helps
-        on queries that did not choose it none is kept; see ``docs/guide/binning.md``. A list gives the pairs. None (the default): no pairs,
+        on queries that did not choose it none is kept; with ``fit(eval_set=...)`` all the
+        training queries choose and the validation queries judge; see
+        ``docs/guide/binning.md``. A list gives the pairs. None (the default): no pairs,
         and the binner is exactly as without this parameter.
     interaction_bins : int, default=32
         Coarse thresholds per feature of a pair (1 to 63): every few of the feature's
@@ -176,9 +151,10 @@ class Binner(TransformerMixin, BaseEstimator):
     ['x0>0.5', 'x0>2.0', 'x1>6.0']
     """
 
-    # fit's qid is not requested by default under metadata routing, so that pipelines that
-    # route qid to the final step only work as before; ``set_fit_request(qid=True)`` asks for it.
-    __metadata_request__fit = {"qid": False}
+    # fit's qid and validation set are not requested by default under metadata routing, so that
+    # pipelines that route them to the final step only work as before;
+    # ``set_fit_request(qid=True)`` asks for qid (and likewise eval_set, eval_qid, eval_group).
+    __metadata_request__fit = {"qid": False, "eval_set": False, "eval_group": False, "eval_qid": False}
 
     def __init__(
         self,
@@ -210,7 +186,15 @@ class Binner(TransformerMixin, BaseEstimator):
             n_thresholds=self.n_thresholds, strategy=self.strategy, missing=self.missing, output=self.output
         )
 
-    def fit(self, X: Any, y: Any = None, qid: Any = None) -> "Binner":
+    def fit(
+        self,
+        X: Any,
+        y: Any = None,
+        qid: Any = None,
+        eval_set: Optional[List[Tuple[Any, Any]]] = None,
+        eval_group: Optional[List[Any]] = None,
+        eval_qid: Optional[List[Any]] = None,
+    ) -> "Binner":
         """Fit the thresholds of every column of ``X`` (and choose the pairs).
 
         Parameters
@@ -225,6 +209,15 @@ class Binner(TransformerMixin, BaseEstimator):
             Query ids, read by ``interactions=k`` only: the labels are centred per query
             before pair selection (without qid, over all documents). In a Pipeline, pass it
             as ``binner__qid=qid`` (or request it with ``set_fit_request(qid=True)``).
+        eval_set : list of one (X, y) tuple, optional
+            A validation set, read by ``interactions=k`` only (as ``SVMMap.fit``'s
+            ``eval_set`` is written): the pairs are then put forward by all the training
+            queries and a pair is kept only when it reduces the residual on the validation
+            queries (by the same t test over queries), instead of each half of the training
+            queries judging the other's. The thresholds are fitted on ``X`` alone.
+        eval_group, eval_qid : list of one array-like, optional
+            The queries of ``eval_set``, as ``SVMMap.fit`` takes them: query sizes in row
+            order or one query id per row (one of the two, with ``eval_set``).
 
         Returns
         -------
@@ -233,15 +226,24 @@ class Binner(TransformerMixin, BaseEstimator):
         forget_fit(self)
         config = self._check_params()
         pairs_given = check_interactions(self.interactions, self.interaction_bins)
-        names = _column_names(X)
-        arr = _as_dense(X)
+        names = column_names(X)
+        arr = as_dense(X)
         # The one fitting routine, which ``svmmap learn --missing nan`` runs too (without
         # scikit-learn).
         spec = BinningSpec.fit(arr, config, self.get_params(), n_threads(self.n_jobs))
+        validation = validation_set(eval_set, eval_group, eval_qid, arr.shape[1])
         scores = np.zeros(0)
         if self.interactions is not None:
             scores = fit_pairs(
-                spec, arr, y, qid, self.interactions, pairs_given, self.interaction_bins, n_threads(self.n_jobs)
+                spec,
+                arr,
+                y,
+                qid,
+                self.interactions,
+                pairs_given,
+                self.interaction_bins,
+                n_threads(self.n_jobs),
+                validation=validation,
             )
         self.thresholds_ = spec.thresholds
         self.n_features_in_ = spec.n_features_in
@@ -278,13 +280,13 @@ class Binner(TransformerMixin, BaseEstimator):
         """
         self._check_fitted()
         config = self._check_params()
-        names = _column_names(X)
+        names = column_names(X)
         fitted_names = getattr(self, "feature_names_in_", None)
         if names is not None and fitted_names is not None and list(names) != list(fitted_names):
             raise ValueError(
                 f"X has columns {list(names)}, but {type(self).__name__} was fitted with {list(fitted_names)}"
             )
-        arr = _as_dense(X)
+        arr = as_dense(X)
         if arr.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {arr.shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} features as input"

@@ -110,7 +110,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         (`svmmap.Binner`, Yue et al.'s threshold indicators) and "ga2m" (the binned
         indicators with up to 10 pairwise interactions, ``Binner(interactions=10)``, whose
         pairs are chosen on each split's training queries and kept only where they reduce
-        the residual on queries that did not choose them); "auto" tries all four. Each is
+        the residual on queries that did not choose them: the other half of the training
+        queries, or with ``cv="validation"`` the queries of ``eval_set``, as
+        ``Binner.fit(eval_set=...)`` does); "auto" tries all four. Each is
         fitted on the training rows of each split only, and on all of X for the refit. When
         "ga2m" keeps no pair on any split and "binned" is searched with the same loss, its
         rows are not fitted (status "no pairs": they would be "binned"'s models), so that on
@@ -550,7 +552,11 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
                 # The steps are fitted one by one rather than by Pipeline.fit(svmmap__qid=...),
                 # which scikit-learn refuses while metadata routing is enabled (the
                 # scikit-learn guide's setting): the preprocessor takes X and y, the SVMMap qid.
-                transformer = fit_preprocessor(self.best_params_["preprocessing"], model[0], X, y, data.qid)
+                # With cv="validation" the refit trains on the one split's rows, and "ga2m"'s
+                # Binner judges its pairs on the same validation set, so that it keeps the
+                # pairs of the model the search scored.
+                judged = None if validation is None else (args.eval_set[0][0], *validation[1:])  # type: ignore[index]
+                transformer = fit_preprocessor(self.best_params_["preprocessing"], model[0], X, y, data.qid, judged)
                 features = transformer.transform(X)
                 model[-1].fit(features, y, qid=data.qid, sample_weight=sample_weight)
                 self.coef_ = model[-1].coef_

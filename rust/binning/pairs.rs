@@ -57,6 +57,11 @@ pub fn pair_histograms(
     let blocks: Vec<(Vec<f64>, Vec<f64>)> = pairs
         .par_iter()
         .map(|&(i, j)| {
+            // Ctrl-C: every pair left is skipped (empty), and the call fails below, so that
+            // a scan of many pairs stops within one pair's pass over the rows.
+            if crate::runtime::cancel::requested() {
+                return (Vec::new(), Vec::new());
+            }
             let (ci, cj) = (
                 &coarse[i * n_rows..(i + 1) * n_rows],
                 &coarse[j * n_rows..(j + 1) * n_rows],
@@ -72,6 +77,7 @@ pub fn pair_histograms(
             (sums, counts.into_iter().map(f64::from).collect())
         })
         .collect();
+    crate::runtime::cancel::check()?;
     let (mut sums, mut counts) = (Vec::with_capacity(at), Vec::with_capacity(at));
     for (s, c) in blocks {
         sums.extend(s);

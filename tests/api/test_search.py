@@ -265,6 +265,37 @@ def test_validation_set_scores_fits_on_all_training_rows(data):
         assert r["split0_test_score"][i] == pytest.approx(expected, abs=1e-12), p
 
 
+@pytest.mark.parametrize("validation_strength", [0.0, 2.0])
+def test_with_cv_validation_ga2m_judges_its_pairs_on_the_eval_set(validation_strength):
+    """The training queries carry an interaction of features 0 and 1 (so the halves of the
+    training queries keep it); with cv="validation" the ga2m candidate keeps it only when the
+    validation queries carry it too, and the refit keeps the pairs the search scored (tests/
+    core/test_interactions.py derives the rule on the same kind of data)."""
+    from tests.core.test_interactions import _steps_and_pair
+
+    rng = np.random.default_rng(3)
+    X, y, qid = _steps_and_pair(rng, 40, 2.0)
+    Xv, yv, qv = _steps_and_pair(rng, 40, validation_strength)
+    search = SVMMapCV(
+        [1.0], loss="auto", losses=["map"], preprocessing=["binned", "ga2m"], cv="validation", n_jobs=1, scoring="map"
+    )
+    search.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv])
+    r = search.cv_results_
+    ga2m = list(r["param_preprocessing"]).index("ga2m")
+    by_hand = Binner(n_jobs=1, interactions=10).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv])
+    assert by_hand.interactions_ == ([(0, 1)] if validation_strength else [])
+    if not validation_strength:
+        assert r["status"][ga2m] == "no pairs"
+        return
+    assert r["status"][ga2m] == "fitted" and search.best_params_["preprocessing"] == "ga2m"
+    # The refit is the pipeline with the validation-judged Binner, fitted by hand.
+    assert search.best_estimator_[0].interactions_ == [(0, 1)]
+    model = SVMMap(C=1.0, loss="map", n_jobs=1).fit(by_hand.transform(X), y, qid=qid)
+    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, model.coef_)
+    expected = per_query("map", yv, model.predict(by_hand.transform(Xv)), qv).mean()
+    assert r["split0_test_score"][ga2m] == pytest.approx(expected, abs=1e-12)
+
+
 def test_a_path_fitted_in_pieces_is_the_path_fitted_at_once(data):
     X, y, qid = data
     cX = check_matrix(X)[0]

@@ -269,3 +269,65 @@ def test_the_dask_binner_refuses_pairs_on_dask_collections():
     X = da.from_array(np.random.default_rng(0).normal(size=(40, 3)), chunks=(20, 3))
     with pytest.raises(ValueError, match="does not fit pairwise interactions on Dask collections"):
         svmmap.dask.Binner(interactions=1).fit(X)
+
+
+def _steps_and_pair(rng, n_queries, pair_strength):
+    """Queries of 30 documents: the label is feature 2's step, plus ``pair_strength`` where
+    features 0 and 1 are both positive (an interaction no per-feature model can fit)."""
+    qid = np.repeat(np.arange(n_queries), 30)
+    X = rng.normal(size=(qid.size, 6))
+    y = (X[:, 2] > 0.5) + pair_strength * ((X[:, 0] > 0) & (X[:, 1] > 0))
+    return X, y.astype(np.float64), qid
+
+
+@pytest.mark.parametrize("validation_strength", [0.0, 2.0])
+def test_with_a_validation_set_a_pair_must_help_on_its_queries(validation_strength):
+    # The training queries all carry the interaction of features 0 and 1, so the halves of
+    # the training queries keep the pair. Judged on a validation set, the pair is kept only
+    # when the validation labels carry it too: there the training cells' means g, taken off
+    # a residual r that holds the same interaction, reduce r^2 by 2 g r - g^2 > 0 in every
+    # query; on validation labels without it (r the per-feature noise, uncorrelated with g)
+    # the reduction is -g^2 on average, below 0.
+    rng = np.random.default_rng(3)
+    X, y, qid = _steps_and_pair(rng, 40, 2.0)
+    Xv, yv, qv = _steps_and_pair(rng, 40, validation_strength)
+    assert Binner(interactions=3).fit(X, y, qid=qid).interactions_ == [(0, 1)]
+    judged = Binner(interactions=3).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv])
+    assert judged.interactions_ == ([(0, 1)] if validation_strength else [])
+    # The thresholds are the training rows' alone, whatever the validation set.
+    for a, b in zip(judged.thresholds_, Binner().fit(X).thresholds_):
+        np.testing.assert_array_equal(a, b)
+    # eval_group (query sizes in row order) says the same as eval_qid.
+    by_group = Binner(interactions=3).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_group=[np.full(40, 30)])
+    assert by_group.interactions_ == judged.interactions_
+    np.testing.assert_array_equal(by_group.interaction_scores_, judged.interaction_scores_)
+
+
+def test_a_validation_set_reaches_the_binner_in_a_pipeline():
+    rng = np.random.default_rng(4)
+    X, y, qid = _steps_and_pair(rng, 40, 2.0)
+    Xv, yv, qv = _steps_and_pair(rng, 40, 0.0)
+    model = make_pipeline(Binner(interactions=3), SVMMap(C=1.0))
+    model.fit(X, y, binner__qid=qid, binner__eval_set=[(Xv, yv)], binner__eval_qid=[qv], svmmap__qid=qid)
+    assert model[0].interactions_ == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"eval_qid": [np.zeros(4)]}, "eval_group and eval_qid describe eval_set, which was not given"),
+        ({"eval_set": [(np.ones((4, 3)), np.ones(4))]}, "eval_set needs its queries"),
+        ({"eval_set": (np.ones((4, 3)), np.ones(4)), "eval_qid": [np.zeros(4)]}, "must be a list of one"),
+        ({"eval_set": [(np.ones((4, 2)), np.ones(4))], "eval_qid": [np.zeros(4)]}, "eval_set\\[0\\] X has 2 features"),
+        ({"eval_set": [(np.ones((4, 3)), np.ones(3))], "eval_qid": [np.zeros(4)]}, "eval_set\\[0\\] y"),
+        ({"eval_set": [(np.ones((4, 3)), np.ones(4))], "eval_qid": [np.zeros(3)]}, "eval_qid\\[0\\]"),
+        (
+            {"eval_set": [(np.array([[0.0, 1.0, np.nan]] * 4), np.ones(4))], "eval_qid": [np.zeros(4)]},
+            "eval_set\\[0\\] X\\[0, 2\\] is NaN",
+        ),
+    ],
+)
+def test_a_bad_validation_set_is_refused_naming_it(kwargs, message):
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match=message):
+        Binner(interactions=2).fit(X, np.arange(20) % 2, qid=np.arange(20) // 5, **kwargs)

@@ -153,6 +153,12 @@ LONG_CALLS = {
         "X = np.random.default_rng(0).random((2_000_000, 8)); b = svmmap.Binner(n_thresholds=20).fit(X[:1000])\n"
         "work = lambda: [b.transform(X) for _ in range(10**6)]"
     ),
+    "Binner pair selection": (
+        # The GA2M's pair selection (FAST over all 780 pairs of 40 features, judged on the
+        # other half of the queries), as the one call's "ga2m" candidate makes it per split.
+        "X, y, qid = make_ranking(1000, 60, 40, random_state=0)\n"
+        "work = lambda: [svmmap.Binner(interactions=10, n_jobs=1).fit(X, y, qid=qid) for _ in range(10**6)]"
+    ),
     "Pipeline predict": (
         "X = np.random.default_rng(0).random((2_000_000, 8)); b = svmmap.Binner(n_thresholds=20).fit(X[:1000])\n"
         "m = svmmap.SVMMap().fit(b.transform(X[:4]), [1, 0, 1, 0], qid=[1, 1, 2, 2])\n"
@@ -170,6 +176,33 @@ def test_ctrl_c_stops_every_kind_of_long_call(name):
     status, out, err, seconds = interrupt(code, wait=2.0)
     assert status == 7, (name, out, err)
     assert seconds < 10, (name, seconds)
+
+
+def test_ctrl_c_stops_one_scan_of_many_pairs_within_about_a_second():
+    # One call of the pair histograms over 44,850 pairs (300 features) and 60,000 rows, one
+    # thread: billions of cell updates, many seconds in one call, which stopped only at its end
+    # before the scan looked at the stop request between pairs (one pair's pass over the rows
+    # is a fraction of a millisecond).
+    status, out, err, seconds = interrupt(
+        """
+        from svmmap import _core
+        rng = np.random.default_rng(0)
+        d, n = 300, 60_000
+        codes = rng.integers(0, 9, size=(d, n), dtype=np.uint8)
+        sizes = np.full(d, 9, dtype=np.int64)
+        pairs = np.array([(i, j) for i in range(d) for j in range(i + 1, d)], dtype=np.int64)
+        residual = rng.normal(size=n)
+        print("started", flush=True)
+        try:
+            while True:
+                _core.pair_histograms(codes, sizes, pairs, residual, 1)
+        except KeyboardInterrupt:
+            sys.exit(7)
+        """,
+        wait=1.0,
+    )
+    assert status == 7, (out, err)
+    assert seconds < 3, seconds
 
 
 def test_svmmap_learn_interrupted_says_so_and_writes_nothing(tmp_path):

@@ -400,11 +400,20 @@ def json_value(name: str, value: Any) -> Any:
 
 
 def fit_pairs(
-    spec: BinningSpec, X: np.ndarray, y: Any, qid: Any, interactions: Any, given: Any, bins: int, threads: int
+    spec: BinningSpec,
+    X: np.ndarray,
+    y: Any,
+    qid: Any,
+    interactions: Any,
+    given: Any,
+    bins: int,
+    threads: int,
+    validation: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None,
 ) -> np.ndarray:
-    """Sets the pairs of ``spec`` (given, or chosen by FAST and judged out of sample) and their
-    coarse thresholds; returns the held-out reductions of the chosen pairs (NaN for given
-    ones)."""
+    """Sets the pairs of ``spec`` (given, or chosen by FAST and judged out of sample: on the
+    validation set's queries when ``validation``, a checked (X, labels, query codes), is
+    given) and their coarse thresholds; returns the held-out reductions of the chosen pairs
+    (NaN for given ones)."""
     from .pairs import SELECTION_BINS, coarse_indices, select_pairs
 
     coarse = [coarse_indices(len(k), bins) for k in spec.thresholds]
@@ -428,8 +437,16 @@ def fit_pairs(
         values, offsets = spec.flat()
         codes = _core.bin_codes(X, values, offsets, spec.config, threads)
         counts = [len(k) for k in spec.thresholds]
+        judged = None
+        if validation is not None:
+            try:
+                v_codes = _core.bin_codes(validation[0], values, offsets, spec.config, threads)
+            except ValueError as error:
+                # The core names the matrix it bins "X"; this one is the validation set.
+                raise ValueError(f"eval_set[0] {error}") from None
+            judged = (v_codes, validation[1], validation[2])
         pairs, scores = select_pairs(
-            codes, counts, scan, spec.missing == "indicator", y, qid, int(interactions), threads
+            codes, counts, scan, spec.missing == "indicator", y, qid, int(interactions), threads, judged
         )
     # A pair of a constant feature has no cell: it is kept (the user named it) with no columns.
     spec.pairs = [(int(i), int(j)) for i, j in pairs]

@@ -41,6 +41,14 @@ FAST, as implemented here for ranking, with every pair judged on queries it was 
    price is power on few queries: of that script's three planted pairs (its generator with
    60 and with 120 queries in all), two are kept from 60 queries and all three from 120,
    where the earlier rule kept all three from 60.
+
+With a validation set (``Binner.fit(eval_set=...)``, and ``SVMMapCV(cv="validation")``'s
+"ga2m" candidate) there is one round instead of the two halves: all the training queries
+choose (step 2 and 3 on all of them) and the validation queries judge (step 4 on their
+centred labels less the training rows' additive model), and step 5's rule reads over the
+validation queries: a pair is kept when its total reduction there is positive and its t
+statistic over them is above `HELD_OUT_T`. The search then keeps a pair only when it helps on
+the queries it chooses models by, as EBM's validation-based stopping does.
 """
 
 from __future__ import annotations
@@ -219,6 +227,9 @@ def main_effects(codes: np.ndarray, r: np.ndarray, n_codes: Sequence[int]) -> Tu
     part, which moves the part of bin c by the mean residual of bin c: the residual drops by
     that mean in every row of the bin."""
     r = r.copy()
+    # Codes as the index type once: np.bincount and indexing would otherwise convert the
+    # uint8 codes of a feature on each of the sweeps' calls.
+    codes = codes.astype(np.intp)
     parts = [np.zeros(size) for size in n_codes]
     sizes = [np.maximum(np.bincount(c, minlength=size), 1) for c, size in zip(codes, n_codes)]
     for _ in range(BACKFIT_SWEEPS):
@@ -251,9 +262,14 @@ def select_pairs(
     qid: Any,
     k: int,
     n_threads: int,
+    validation: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None,
 ) -> Tuple[List[Tuple[int, int]], np.ndarray]:
     """The (at most) k pairs that reduce the squared residual on the queries they were not
-    chosen on (see the module docstring), best first, and those held-out reductions."""
+    chosen on (see the module docstring), best first, and those held-out reductions.
+
+    ``validation`` is a validation set's (bin codes, labels, query codes): the pairs are then
+    put forward by all the training rows and judged on the validation queries alone (one
+    round instead of the two halves), under the same rule."""
     rows = selection_rows(qid, codes.shape[0])
     codes = codes[rows]
     y = np.asarray(y, dtype=np.float64)[rows]
@@ -263,33 +279,73 @@ def select_pairs(
     usable = [f for f in range(d) if len(coarse[f]) > 0]
     extra = 1 if missing else 0
     sizes = np.array([len(coarse[f]) + 1 + extra for f in range(d)], dtype=np.int64)
-    coarse_codes = np.empty((d, codes.shape[0]), dtype=np.uint8)
-    for f in range(d):
-        coarse_codes[f] = coarse_map(counts[f], coarse[f], missing)[by_feature[f]]
+    maps = [coarse_map(counts[f], coarse[f], missing) for f in range(d)]
+
+    def coarse_of(feature_major: np.ndarray) -> np.ndarray:
+        out = np.empty(feature_major.shape, dtype=np.uint8)
+        for f in range(d):
+            out[f] = maps[f][feature_major[f]]
+        return out
+
+    coarse_codes = coarse_of(by_feature)
     candidates = [(i, j) for a, i in enumerate(usable) for j in usable[a + 1 :]]
-    half = query_halves(qid, codes.shape[0])
-    if not candidates or k == 0 or np.unique(half).size < 2:
-        # No pair, or too few queries to choose on some and judge on others.
-        return [], np.zeros(0)
+    # The rounds of choosing and judging: (the training rows that choose, the judged rows'
+    # feature-major bin codes, coarse codes, labels, query ids and numbers among the judged
+    # queries). Without a validation set each half chooses and the other half is judged.
+    rounds: List[Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray]] = []
+    if validation is None:
+        half = query_halves(qid, codes.shape[0])
+        if not candidates or k == 0 or np.unique(half).size < 2:
+            # No pair, or too few queries to choose on some and judge on others.
+            return [], np.zeros(0)
+        _, query = np.unique(np.arange(codes.shape[0]) if qid is None else qid, return_inverse=True)
+        for h in (0, 1):
+            judge = half == h
+            rounds.append(
+                (
+                    half != h,
+                    by_feature[:, judge],
+                    coarse_codes[:, judge],
+                    y[judge],
+                    None if qid is None else qid[judge],
+                    query[judge],
+                )
+            )
+    else:
+        v_codes, v_y, v_qid = validation
+        v_rows = selection_rows(v_qid, v_codes.shape[0])
+        v_by_feature = np.ascontiguousarray(v_codes[v_rows].T)
+        v_qid = np.asarray(v_qid)[v_rows]
+        if not candidates or k == 0:
+            return [], np.zeros(0)
+        _, query = np.unique(v_qid, return_inverse=True)
+        rounds.append(
+            (
+                np.ones(codes.shape[0], dtype=bool),
+                v_by_feature,
+                coarse_of(v_by_feature),
+                np.asarray(v_y, dtype=np.float64)[v_rows],
+                v_qid,
+                query,
+            )
+        )
     pairs = np.asarray(candidates, dtype=np.int64).reshape(-1, 2)
     shapes = [(int(sizes[i]), int(sizes[j])) for i, j in candidates]
     n_codes = [int(c) + 2 for c in counts]
-    _, query = np.unique(np.arange(codes.shape[0]) if qid is None else qid, return_inverse=True)
     n_queries = int(query.max()) + 1
-    # Per pair put forward and query: the reduction of the query's squared residual by the
-    # correction chosen on the other half (each query is judged once, by its own half).
+    # Per pair put forward and judged query: the reduction of the query's squared residual by
+    # the correction chosen on other queries (each query is judged once).
     per_query: Dict[int, np.ndarray] = {}
-    put_forward = np.zeros((2, len(candidates)), dtype=bool)
-    for h in (0, 1):
-        chose, judge = half != h, half == h
+    put_forward = np.zeros((len(rounds), len(candidates)), dtype=bool)
+    for h, (chose, j_codes, j_coarse, j_y, j_qid, j_query) in enumerate(rounds):
         q_chose = None if qid is None else qid[chose]
-        q_judge = None if qid is None else qid[judge]
-        # The additive model is fitted on the choosing half alone and taken off the judging
-        # half, so that nothing the judging half holds has shaped the residual it is judged on.
+        # The additive model is fitted on the choosing rows alone and taken off the judged
+        # ones, so that nothing the judged queries hold has shaped the residual they are
+        # judged on.
         r_chose, parts = main_effects(by_feature[:, chose], centred_labels(y[chose], q_chose), n_codes)
-        r_judge = centred_labels(y[judge], q_judge)
+        r_judge = centred_labels(j_y, j_qid)
         for f in range(d):
-            r_judge -= parts[f][by_feature[f, judge]]
+            r_judge -= parts[f][j_codes[f]]
         chose_codes = np.ascontiguousarray(coarse_codes[:, chose])
         sums, cnt = _core.pair_histograms(chose_codes, sizes, pairs, r_chose, n_threads)
         scores, _ = interaction_scores(sums, cnt, shapes, float(np.mean(r_chose**2)))
@@ -299,23 +355,24 @@ def select_pairs(
         chosen_sums, chosen_cnt = _blocks(sums, shapes), _blocks(cnt, shapes)
         for p in pool.tolist():
             i, j = candidates[p]
-            # The correction is the choosing half's cell means (0 in an empty cell); it
+            # The correction is the choosing rows' cell means (0 in an empty cell); it
             # changes a judged document's squared residual r^2 to (r - g)^2, by 2 g r - g^2.
             n_chose = chosen_cnt[p]
             g = np.where(n_chose > 0, chosen_sums[p] / np.where(n_chose > 0, n_chose, 1.0), 0.0).ravel()
-            cell = coarse_codes[i, judge].astype(np.int64) * shapes[p][1] + coarse_codes[j, judge]
+            cell = j_coarse[i].astype(np.int64) * shapes[p][1] + j_coarse[j]
             gain = 2.0 * g[cell] * r_judge - g[cell] ** 2
             per_query.setdefault(p, np.zeros(n_queries))
-            per_query[p] += np.bincount(query[judge], weights=gain, minlength=n_queries)
-    both = [p for p in per_query if put_forward[0, p] and put_forward[1, p]]
+            per_query[p] += np.bincount(j_query, weights=gain, minlength=n_queries)
+    judged = [np.unique(r[5]) for r in rounds]
+    every = [p for p in per_query if put_forward[:, p].all()]
     kept, totals = [], []
-    for p in both:
+    for p in every:
         g = per_query[p]
-        halves = [float(g[np.unique(query[half == h])].sum()) for h in (0, 1)]
+        by_round = [float(g[queries].sum()) for queries in judged]
         # A one-sided test over queries of the mean reduction: t = mean / (sd / sqrt(n)).
         spread = float(np.std(g, ddof=1)) if n_queries > 1 else 0.0
         t = float(np.mean(g)) / (spread / np.sqrt(n_queries)) if spread > 0 else 0.0
-        if min(halves) > 0 and t > HELD_OUT_T:
+        if min(by_round) > 0 and t > HELD_OUT_T:
             kept.append(p)
             totals.append(float(g.sum()))
     order = np.argsort(-np.asarray(totals), kind="stable")[:k]

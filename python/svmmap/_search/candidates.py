@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 __all__ = [
     "GA2M_PAIRS",
@@ -70,9 +70,16 @@ def make_preprocessor(name: str, sparse: bool, n_jobs: Optional[int]) -> Any:
     return Binner(n_jobs=n_jobs)
 
 
-def fit_preprocessor(name: str, transformer: Any, X: Any, y: Any, qid: Any) -> Any:
+def fit_preprocessor(
+    name: str, transformer: Any, X: Any, y: Any, qid: Any, validation: Optional[Tuple[Any, Any, Any]] = None
+) -> Any:
     """``transformer`` (of `make_preprocessor`) fitted on X: "ga2m"'s Binner chooses its pairs
-    from the labels and query ids, the others read X alone."""
+    from the labels and query ids, and judges them on ``validation`` (X, labels, query ids)
+    when the search scores on one validation set (cv="validation"), so that a pair is kept
+    only when it helps on the queries the search chooses by; the others read X alone."""
     if name == "ga2m":
-        return transformer.fit(X, y, qid=qid)
+        if validation is None:
+            return transformer.fit(X, y, qid=qid)
+        v_X, v_y, v_qid = validation
+        return transformer.fit(X, y, qid=qid, eval_set=[(v_X, v_y)], eval_qid=[v_qid])
     return transformer.fit(X)

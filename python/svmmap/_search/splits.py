@@ -308,7 +308,9 @@ class SplitData:
         x_train = _rows(self.X, train)
         x_test = self.validation[0] if test is None else _rows(self.X, test)  # type: ignore[index]
         transformer = make_preprocessor(preprocessing, sparse, self.n_jobs)
-        fit_preprocessor(preprocessing, transformer, x_train, self.labels[train], self.codes[train])
+        # With cv="validation", "ga2m"'s pairs are judged on the validation set's queries.
+        judged = None if (test is not None or self.validation is None) else (x_test, *self.validation[2:])
+        fit_preprocessor(preprocessing, transformer, x_train, self.labels[train], self.codes[train], judged)
         if preprocessing == "ga2m":
             self._pairs[k] = list(transformer.interactions_)
             if not self._pairs[k]:

@@ -9,10 +9,10 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from .. import _core
+from .._fit.binner_input import as_dense
 from .._optional import load
 from .._validation import forget_fit, n_threads
 from ..binning import Binner as _LocalBinner
-from ..binning import _as_dense
 from ._collections import _block_shape, _ClientMixin, _is_dask_array, _is_dask_frame, _rows_of, _x_blocks
 
 #: Values (distinct values and counts) gathered on the client per round of the threshold fit:
@@ -29,7 +29,7 @@ def _bin_block(block: Any, index: int, first_row: Optional[int], missing: str) -
     if _rows_of(block) == 0:
         return np.zeros((0, int(block.shape[1])))
     try:
-        arr = _as_dense(block)
+        arr = as_dense(block)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"partition {index}: {exc}") from None
     bad = np.isinf(arr) if missing == "indicator" else ~np.isfinite(arr)
@@ -120,15 +120,23 @@ class Binner(_ClientMixin, _LocalBinner):
     True
     """
 
-    def fit(self, X: Any, y: Any = None, qid: Any = None) -> "Binner":
+    def fit(
+        self,
+        X: Any,
+        y: Any = None,
+        qid: Any = None,
+        eval_set: Any = None,
+        eval_group: Any = None,
+        eval_qid: Any = None,
+    ) -> "Binner":
         """Fit the thresholds of every column of ``X`` (a Dask collection or in-memory data).
 
         Parameters
         ----------
         X : dask.array.Array, dask.dataframe.DataFrame or array-like of shape (n_documents, n_base_features)
             Base feature values, partitioned by rows for Dask input.
-        y, qid : ignored for Dask input (pairwise interactions are refused there); for
-            in-memory data, as ``svmmap.Binner.fit``.
+        y, qid, eval_set, eval_group, eval_qid : ignored for Dask input (pairwise
+            interactions are refused there); for in-memory data, as ``svmmap.Binner.fit``.
 
         Returns
         -------
@@ -136,7 +144,7 @@ class Binner(_ClientMixin, _LocalBinner):
         """
         forget_fit(self)
         if not (_is_dask_array(X) or _is_dask_frame(X)):
-            return super().fit(X, y, qid=qid)
+            return super().fit(X, y, qid=qid, eval_set=eval_set, eval_group=eval_group, eval_qid=eval_qid)
         delayed = load("dask", "svmmap.dask").delayed
 
         config = self._check_params()
