@@ -192,3 +192,16 @@ def test_classify_tag_without_trec_run_is_refused(tmp_path):
         )
         assert code == 0
         assert {line.split()[5] for line in run.read_text().splitlines()} == {tag}
+
+
+def test_score_with_every_weight_zero_is_not_told_it_trains():
+    # N10: SVMMap.score(..., sample_weight=0) said "there is nothing to train on": the fit's
+    # words, from the one check of weights that fit and score share.
+    X, y, qid = _data()
+    model = svmmap.SVMMap().fit(X, y, qid=qid)
+    for call in (
+        lambda: model.score(X, y, qid=qid, sample_weight=np.zeros(40)),
+        lambda: svmmap.SVMMap().fit(X, y, qid=qid, sample_weight=np.zeros(40)),
+    ):
+        with pytest.raises(ValueError, match=r"^sample_weight is 0 for every query: no query has any weight$"):
+            call()
