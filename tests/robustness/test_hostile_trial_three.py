@@ -205,3 +205,35 @@ def test_score_with_every_weight_zero_is_not_told_it_trains():
     ):
         with pytest.raises(ValueError, match=r"^sample_weight is 0 for every query: no query has any weight$"):
             call()
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_a_run_or_qrels_file_too_large_for_memory_names_the_file_and_line(tmp_path, monkeypatch, kind):
+    # N6: under a memory limit (ulimit -v 300 MB, a 19 MB run) read_run raised a bare
+    # MemoryError from a list's append, or NumPy's "Unable to allocate 29.8 MiB ... <U13",
+    # naming no file. The memory runs out here at the third entry, as it may at any.
+    import svmmap.ir._trec_files as files
+    from svmmap.ir.trec import read_qrels, read_run
+
+    path = tmp_path / f"big.{kind}"
+    if kind == "run":
+        path.write_text("".join(f"1 Q0 d{i} {i + 1} {10 - i} t\n" for i in range(5)))
+        patched, read, what = "number", read_run, "run"
+    else:
+        path.write_text("".join(f"1 0 d{i} {i % 2}\n" for i in range(5)))
+        patched, read, what = "integer", read_qrels, "qrels file"
+    original = getattr(files, patched)
+    calls = []
+
+    def runs_out(text):
+        calls.append(text)
+        if len(calls) == 3:
+            raise MemoryError
+        return original(text)
+
+    monkeypatch.setattr(files, patched, runs_out)
+    # By hand: lines 1 and 2 are read, and the memory runs out on the third line's number.
+    with pytest.raises(
+        MemoryError, match=rf"^reading the {what} {path} \(at line 3\) needs more memory than is available: "
+    ):
+        read(path)
