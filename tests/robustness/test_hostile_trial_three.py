@@ -1,6 +1,6 @@
-"""A third independent hostile trial (attack3): parameters silently ignored, and refusals that
-did not name the argument the user gave. Each test failed before its fix; the report is
-/work/prompts/attack3_report.md (I1-I3, I5, N1-N4, N7, K1)."""
+"""A third independent hostile trial (attack3): a crash on a subnormal C, parameters silently
+ignored, and refusals that did not name the argument the user gave. Each test failed before
+its fix; the report is /work/prompts/attack3_report.md (C1, I1-I3, I5, N1-N4, N6, N7, N10, K1)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,39 @@ def _cli(argv):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = main(argv)
     return code, err.getvalue()
+
+
+@pytest.mark.parametrize("C", [5e-324, 1e-322])
+def test_a_c_whose_tolerance_underflows_to_zero_is_refused_naming_c(C):
+    # C1: eps * C = 1e-3 * 5e-324 is 0.0 in float64, so the fit could never meet its tolerance,
+    # and the ConvergenceWarning divided the gap by it: ZeroDivisionError from SVMMap, SVMMapCV
+    # and svmmap learn (a traceback, exit 1). 1e-322 * 1e-3 = 1e-325 underflows too.
+    assert 1e-3 * C == 0.0
+    X, y, qid = _data()
+    with pytest.raises(ValueError, match=r"^C must be large enough that the tolerance eps \* C is above 0"):
+        svmmap.SVMMap(C=C).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match=r"^C must be large enough"):
+        svmmap.SVMMapCV(Cs=[C], cv=2).fit(X, y, qid=qid)
+
+
+def test_a_tiny_c_whose_tolerance_is_still_positive_trains():
+    # The boundary of C1: 1e-310 * 1e-3 = 1e-313 is a subnormal float64 above 0, which the
+    # solver can stop at; such a C is refused by nothing and learns w = 0 (the margin term
+    # dominates), with the DegenerateModelWarning that says so.
+    assert 1e-3 * 1e-310 > 0.0
+    X, y, qid = _data()
+    with pytest.warns(svmmap.DegenerateModelWarning):
+        model = svmmap.SVMMap(C=1e-310).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(model.coef_, 0.0)
+
+
+def test_learn_with_a_c_whose_tolerance_underflows_is_an_error_not_a_traceback(tmp_path):
+    train = _letor(tmp_path / "train.txt")
+    code, err = _cli(["learn", "-c", "5e-324", str(train), str(tmp_path / "m.json")])
+    assert code == 2
+    assert "error: C must be large enough that the tolerance eps * C is above 0" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "m.json").exists()
 
 
 @pytest.mark.parametrize("given", [True, np.True_])
