@@ -379,7 +379,9 @@ def query_weights(sample_weight: Any, codes: np.ndarray, uniques: np.ndarray) ->
             f"but query {ident!r} has weights {arr[r]:g} and {per_query[q]:g}"
         )
     if not np.any(per_query > 0):
-        raise ValueError("sample_weight is 0 for every query: there is nothing to train on")
+        # One wording for fit and score (score's sample_weight weighs the mean over queries,
+        # which trains nothing: "nothing to train on" was the fit's word in both).
+        raise ValueError("sample_weight is 0 for every query: no query has any weight")
     return contiguous(per_query)
 
 

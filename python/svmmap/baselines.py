@@ -173,6 +173,16 @@ class SVMAcc(_LinearScorer):
             # "X[0, d] is inf" for a column X does not have.
             raise invalid_parameter("intercept_scaling", "a finite number > 0", scaling)
         check_bool(self.balanced, "balanced")
+        # The training parameters are checked by the core's one rule before the data is asked
+        # whether it has relevant documents: that question, asked with relevance_threshold=nan,
+        # blamed the data ("label > nan; got 0 relevant").
+        _core.TrainConfig(
+            C=self.C,
+            eps=self.eps,
+            max_iter=self.max_iter,
+            relevance_threshold=self.relevance_threshold,
+            n_jobs=self.n_jobs,
+        )
         _, n_rows, n_features = check_matrix(X)
         labels = check_labels(y, n_rows)
         # All documents form one query, which trains only with a relevant and a non-relevant
@@ -267,11 +277,12 @@ class _QueryTransformer(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def _dense(X: Any) -> np.ndarray:
+        # The shared checks of X, as AdaRank's: check_matrix (shape and type: strings were
+        # parsed as numbers here, which SVMMap refuses), then the core's finite check, which
+        # names the entry ("X[3, 0] is NaN"; this said "X contains NaN or infinite values").
+        core_X, _, d = check_matrix(X)
+        _core.predict(core_X, np.zeros(d), 1)
         arr = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-        if arr.ndim != 2:
-            raise ValueError(f"X must be a 2-D array (documents x features), got {arr.ndim} dimension(s)")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError("X contains NaN or infinite values")
         return np.asarray(arr, dtype=np.float64)
 
     def transform(self, X: Any, qid: Any = None) -> np.ndarray:

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from ._validation import invalid_parameter
+from ._validation import check_bool, invalid_parameter
 
 __all__ = ["early_stopping", "log_evaluation", "record_evaluation", "CallbackEnv", "EarlyStopException", "EvalResult"]
 
@@ -125,7 +125,9 @@ class _EarlyStopping:
         ):
             raise invalid_parameter("stopping_rounds", "an integer >= 1", stopping_rounds)
         self.stopping_rounds = int(stopping_rounds)
-        self.first_metric_only = bool(first_metric_only)
+        # check_bool, as every other yes-or-no parameter: bool() took "yes", "no" and "False"
+        # for True.
+        self.first_metric_only = check_bool(first_metric_only, "first_metric_only")
         self.verbose = bool(verbose)
         if (
             isinstance(min_delta, bool)

@@ -170,14 +170,20 @@ def load_letor(
     >>> X.tolist(), y.tolist(), qid.tolist(), comments
     ([[0.5, 1.0], [0.1, 0.0], [0.3, 0.2]], [2.0, 0.0, 1.0], [10, 10, 11], ['a', 'b', 'c'])
     """
-    from ._validation import densified, n_threads
+    from ._validation import check_bool, densified, n_threads
 
     path = path_name(path)
     dt = np.dtype(dtype)
     if dt not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dt}")
-    if sparse not in ("auto", True, False):
+    if isinstance(sparse, (bool, np.bool_)):
+        # NumPy's True is True; 1 and 0 are refused as check_bool refuses them: they passed
+        # a test of membership in ("auto", True, False), but not the "is True" below, so
+        # sparse=1 and np.True_ returned a dense array.
+        sparse = bool(sparse)
+    elif not (isinstance(sparse, str) and sparse == "auto"):
         raise invalid_parameter("sparse", '"auto", True or False', sparse)
+    return_comments = check_bool(return_comments, "return_comments")
     if n_features is not None and (
         isinstance(n_features, bool)
         or not isinstance(n_features, (int, np.integer))

@@ -332,7 +332,26 @@ impl Options {
     /// Checks the values against the table's rules, naming the first parameter (in the
     /// table's order) that breaks one, with the table's words.
     pub fn validate(&self) -> Result<()> {
-        PARAMETERS.iter().try_for_each(|p| self.check(p.name))
+        PARAMETERS.iter().try_for_each(|p| self.check(p.name))?;
+        // Each of C and eps can be positive while their product, the tolerance the fit stops
+        // at, underflows to 0 (C = 5e-324): such a fit could never certify its optimum, and
+        // the reports that divide the gap by the tolerance divided by zero. C is the one
+        // named, since eps is the tolerance in slack units and C scales it.
+        if self.eps * self.c > 0.0 {
+            Ok(())
+        } else {
+            Err(Error::param(
+                "C",
+                &format!(
+                    "large enough that the tolerance eps * C is above 0 in float64 (eps = {:e}: C = {:.1e} or more)",
+                    self.eps,
+                    // The smallest normal float64 over eps: a C from which the tolerance is
+                    // a normal number, far from the underflow.
+                    f64::MIN_POSITIVE / self.eps
+                ),
+                self.c,
+            ))
+        }
     }
 
     /// Checks the value of the one parameter `name` against the table's rule.

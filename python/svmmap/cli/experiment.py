@@ -177,6 +177,22 @@ def protocol_result(args: argparse.Namespace) -> Tuple[Any, str]:
     from ..io import load_letor
     from ..ir.protocol import DEFAULT_PROTOCOL_C_GRID, given_folds, random_splits
 
+    # The options of the random splits default to None in the parser, so that the folds
+    # design can tell them given: it used to ignore --trials, --train, --vali, --test and
+    # --seed, printing the folds' table as if they had been read.
+    split_options = {
+        "--trials": args.trials,
+        "--train": args.train,
+        "--vali": args.vali,
+        "--test": args.test,
+        "--seed": args.seed,
+    }
+    if args.design == "folds":
+        given = [flag for flag, value in split_options.items() if value is not None]
+        if given:
+            raise ValueError(
+                f"{given[0]} is for --design random; --design folds trains, validates and tests on the data's own folds"
+            )
     say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     grid = DEFAULT_PROTOCOL_C_GRID if args.C_grid is None else args.C_grid
     methods = _protocol_methods(args.methods, eps=args.eps, n_jobs=args.n_jobs, bin_thresholds=args.bin)
@@ -201,12 +217,13 @@ def protocol_result(args: argparse.Namespace) -> Tuple[Any, str]:
             y,
             qid,
             methods,
-            n_trials=args.trials,
-            n_train=args.train,
-            n_vali=args.vali,
+            # The parser's None is the help's default, which is random_splits' own.
+            n_trials=50 if args.trials is None else args.trials,
+            n_train=10 if args.train is None else args.train,
+            n_vali=5 if args.vali is None else args.vali,
             n_test=args.test,
             C_grid=grid,
-            random_state=args.seed,
+            random_state=0 if args.seed is None else args.seed,
             progress=say,
         )
     else:

@@ -300,6 +300,12 @@ def run_classify(args: argparse.Namespace) -> None:
 
     inputs = data_inputs("TEST", args.test, args.group) + [("MODEL", args.model)]
     refuse_overwriting_inputs("PREDICTIONS", args.predictions, inputs)
+    if args.tag is not None and args.trec_run is None:
+        # The tag is the run's (default svmmap, set below): without --trec-run it used to be
+        # ignored, exit 0.
+        raise ValueError("--tag names the TREC run of --trec-run; give --trec-run RUN too, or leave --tag out")
+    if args.tag is None:
+        args.tag = "svmmap"
     if args.trec_run is not None:
         refuse_overwriting_inputs("--trec-run", args.trec_run, inputs)
         if args.trec_run == args.predictions or same_file(args.trec_run, args.predictions):

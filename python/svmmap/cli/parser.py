@@ -336,7 +336,7 @@ def _classify(sub: Any) -> None:
         help="also write the scores as a TREC run (qid Q0 docno rank score tag, in trec_eval's order), "
         "each document named by its LETOR comment '# docid = ...'; evaluate it with svmmap evaluate --run",
     )
-    classify.add_argument("--tag", default="svmmap", help="run tag of --trec-run (default svmmap)")
+    classify.add_argument("--tag", default=None, help="run tag of --trec-run (default svmmap)")
     classify.add_argument("test", metavar="TEST", help="data to score: a LETOR/svmlight file (.gz too)")
     classify.add_argument("model", metavar="MODEL", help="a model written by svmmap learn or save_model")
     classify.add_argument("predictions", metavar="PREDICTIONS", help="where to write one score per line")
@@ -513,9 +513,9 @@ def _protocol(sub: Any) -> None:
         "queries), feature:N (feature N, 1-based), or LABEL=module:callable (called with C=...). "
         "Default map,roc,best",
     )
-    prot.add_argument("--trials", type=_at_least(1), default=50, help="random splits (default 50)")
-    prot.add_argument("--train", type=_at_least(1), default=10, help="training queries per trial (default 10)")
-    prot.add_argument("--vali", type=_at_least(1), default=5, help="validation queries per trial (default 5)")
+    prot.add_argument("--trials", type=_at_least(1), default=None, help="random splits (default 50)")
+    prot.add_argument("--train", type=_at_least(1), default=None, help="training queries per trial (default 10)")
+    prot.add_argument("--vali", type=_at_least(1), default=None, help="validation queries per trial (default 5)")
     prot.add_argument("--test", type=_at_least(1), default=None, help="test queries per trial (default: all the rest)")
     prot.add_argument(
         "--C", type=_floats, default=None, dest="C_grid", help="comma-separated C grid (default 0.01,0.1,1,10,100,1000)"
@@ -533,7 +533,7 @@ def _protocol(sub: Any) -> None:
         metavar="N",
         help="bin the features into N thresholds each (Yue et al. 4.2) for the learned methods",
     )
-    prot.add_argument("--seed", type=_at_least(0), default=0, help="seed of the random splits (default 0)")
+    prot.add_argument("--seed", type=_at_least(0), default=None, help="seed of the random splits (default 0)")
     prot.add_argument("--eps", type=float, default=TRAINING_DEFAULTS["eps"], help=EPS_HELP)
     prot.add_argument("--show-p", action="store_true", help="add a column of Wilcoxon p-values")
     prot.add_argument("--n-jobs", type=_n_jobs, default=TRAINING_DEFAULTS["n_jobs"], help=N_JOBS_HELP)

@@ -28,6 +28,17 @@ def _open_lines(path: PathLike) -> Iterable[tuple]:
         yield name, lineno, split_fields(name, lineno, raw)
 
 
+def _out_of_memory(kind: str, fname: str, lineno: int) -> MemoryError:
+    """The MemoryError of a run or qrels file too large for the memory left: Python's lists of
+    its entries take about 15 times the text's size, so a file the opener let through can
+    still exhaust the memory, and the bare MemoryError (or NumPy's "Unable to allocate ...
+    <U13") named no file."""
+    return MemoryError(
+        f"reading the {kind} {fname} (at line {lineno}) needs more memory than is available: "
+        "free memory, or evaluate the file in parts (split by query)"
+    )
+
+
 def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
     """Read a TREC run file ``qid Q0 docno rank score tag``.
 
@@ -49,6 +60,16 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
     >>> len(run), run.tag, run.queries(), run.to_dict()["1"]
     (3, 'bm25', ['1', '2'], {'d1': 2.5, 'd2': 1.5})
     """
+    fname = os.fspath(path)
+    at = [0]
+    try:
+        return _read_run(path, name, at)
+    except MemoryError:
+        raise _out_of_memory("run", fname, at[0]) from None
+
+
+def _read_run(path: PathLike, name: Optional[str], at: List[int]) -> Run:
+    """`read_run`'s work; ``at[0]`` is the line being read, for the caller's MemoryError."""
     qid: List[str] = []
     docno: List[str] = []
     rank: List[int] = []
@@ -57,6 +78,7 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
     tag = None
     fname = os.fspath(path)
     for fname, lineno, fields in _open_lines(path):
+        at[0] = lineno
         if not fields:
             continue
         if len(fields) != 6:
@@ -124,12 +146,23 @@ def read_qrels(path: PathLike) -> Qrels:
     >>> qrels.to_dict(), qrels.n_relevant(["1", "2"]).tolist()  # d2 is judged, but not relevant
     ({'1': {'d1': 2, 'd2': 0}, '2': {'d7': 1}}, [1.0, 1.0])
     """
+    fname = os.fspath(path)
+    at = [0]
+    try:
+        return _read_qrels(path, at)
+    except MemoryError:
+        raise _out_of_memory("qrels file", fname, at[0]) from None
+
+
+def _read_qrels(path: PathLike, at: List[int]) -> Qrels:
+    """`read_qrels`'s work; ``at[0]`` is the line being read, for the caller's MemoryError."""
     qid: List[str] = []
     docno: List[str] = []
     rel: List[int] = []
     seen: Dict[tuple, int] = {}
     fname = os.fspath(path)
     for fname, lineno, fields in _open_lines(path):
+        at[0] = lineno
         if not fields:
             continue
         if len(fields) != 4:

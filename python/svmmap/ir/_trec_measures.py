@@ -112,6 +112,18 @@ def _parse_measure(name: str) -> Any:
     )
 
 
+def _check_run_and_qrels(run: Any, qrels: Any) -> None:
+    """A Run and a Qrels, in this order: given the other way round (or a path, or a dict),
+    the measures failed deep inside with "'Run' object has no attribute 'rel'"."""
+    for name, value, kind, reader in (("run", run, Run, "read_run"), ("qrels", qrels, Qrels, "read_qrels")):
+        if not isinstance(value, kind):
+            swapped = " (run and qrels are swapped?)" if isinstance(value, (Run, Qrels)) else ""
+            raise TypeError(
+                f"{name} must be a svmmap.ir.trec.{kind.__name__} (read a file with {reader}), "
+                f"got {type(value).__name__}{swapped}"
+            )
+
+
 def _check_conventions(conventions: str) -> None:
     if conventions not in RUN_CONVENTIONS:
         raise invalid_parameter("conventions", '"svmmap" or "trec_eval" for runs', conventions)
@@ -235,6 +247,7 @@ def evaluate_measures(
     """
     import ir_measures
 
+    _check_run_and_qrels(run, qrels)
     _check_conventions(conventions)
     names = [measures] if isinstance(measures, str) else list(measures)
     if not names:

@@ -488,6 +488,10 @@ def to_onnx(
     if dtype not in types:
         raise ValueError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
     np_type, elem = types[dtype]
+    # The graph's name by the engines' one rule, as svmmap export --to onnx --name checks it:
+    # onnx's own checker refused name="" with "Field 'name' of 'graph' is required to be
+    # non-empty", naming no argument of this call.
+    name = engine_name(name, "name")
     spec, binner, svm = _parts(model)
     coef = np.asarray(svm.coef_, dtype=np.float64)
     n_in = spec.n_features_in if spec is not None else (binner.n_features_in_ if binner is not None else coef.shape[0])
