@@ -19,6 +19,7 @@ from ._fit.watch import lightgbm_eval_set, lightgbm_names
 from ._search.candidates import auto_losses, fit_preprocessor, make_preprocessor, preprocessing_names
 from ._search.engine import Candidate, Policy, pair_scale, run
 from ._search.folds import QueryKFold
+from ._search.size import limit_training_queries
 from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
 from ._validation import (
@@ -255,6 +256,7 @@ class SVMMapCV(BaseEstimator):
         patience: Optional[int] = SEARCH_DEFAULTS["patience"],
         time_budget: Optional[float] = None,
         prune_margin: Optional[float] = SEARCH_DEFAULTS["prune_margin"],
+        max_train_queries: Optional[int] = SEARCH_DEFAULTS["max_train_queries"],
         verbose: int = 0,
         loss: Union[str, Sequence[str], Mapping[str, float]] = TRAINING_DEFAULTS["loss"],
         slack: Slack = TRAINING_DEFAULTS["slack"],
@@ -278,6 +280,7 @@ class SVMMapCV(BaseEstimator):
         self.patience = patience
         self.time_budget = time_budget
         self.prune_margin = prune_margin
+        self.max_train_queries = max_train_queries
         self.verbose = verbose
         self.loss = loss
         self.slack = slack
@@ -313,6 +316,9 @@ class SVMMapCV(BaseEstimator):
             isinstance(m, bool) or not isinstance(m, numbers.Real) or not (np.isfinite(m) and m >= 0)
         ):
             raise invalid_parameter("prune_margin", "a finite number >= 0 or None", m)
+        q = self.max_train_queries
+        if q is not None and (isinstance(q, bool) or not isinstance(q, numbers.Integral) or q < 1):
+            raise invalid_parameter("max_train_queries", "an integer >= 1 or None", q)
         if not self.warm_start or self.confirm_tolerance is not None:
             raise ValueError(
                 "the search over losses and preprocessings fits warm C paths: warm_start=False and "
@@ -329,7 +335,7 @@ class SVMMapCV(BaseEstimator):
         ``prune_margin`` (the race between candidates, of which there is one) would otherwise
         be ignored without a word. Their defaults and None (what the C search alone does)
         are accepted."""
-        for name in ("patience", "prune_margin"):
+        for name in ("patience", "prune_margin", "max_train_queries"):
             value = getattr(self, name)
             if value is not None and value != SEARCH_DEFAULTS[name]:
                 raise ValueError(
@@ -491,6 +497,9 @@ class SVMMapCV(BaseEstimator):
             self.relevance_threshold,
         )
         splits = make_splits(self.cv, data.n_rows, data.labels, data.codes, data.uniques, validation is not None)
+        if searching:
+            # The large-data rule (`limit_training_queries`): the C search alone trains on every split's rows.
+            splits = limit_training_queries(splits, data.codes, self.max_train_queries)
         split_data = SplitData(
             args.X,
             data.core_X,
