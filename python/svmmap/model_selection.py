@@ -19,6 +19,7 @@ from ._fit.watch import lightgbm_eval_set, lightgbm_names
 from ._search.candidates import auto_losses, fit_preprocessor, make_preprocessor, preprocessing_names
 from ._search.engine import RANKING_EPS, Candidate, Policy, pair_scale, run
 from ._search.folds import QueryKFold
+from ._search.size import limit_training_queries
 from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
 from ._validation import (
@@ -78,8 +79,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         query ids in sorted order cut into k consecutive blocks; the same folds with every
         scikit-learn version, so no query is split between training and validation and the
         chosen C does not depend on the installed scikit-learn). A splitter (e.g.
-        ``QueryKFold(k, shuffle=True, random_state=0)``): its ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` and score on
-        the one ``eval_set`` given to ``fit``. A split that puts rows of one query both in
+        ``QueryKFold(k, shuffle=True, random_state=0)``): its ``split(X, y, groups=qid)`` is used. "validation": train on all of ``X`` (in the search:
+        at most ``max_train_queries`` of its queries) and score on the one ``eval_set`` given to
+        ``fit``. A split that puts rows of one query both in
         training and in validation is refused, naming the query, as is a split whose rows are
         not distinct integer row indices 0 <= i < n (a boolean mask, a negative or float
         index, a row listed twice).
@@ -162,6 +164,19 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         search chose in 2 to 5 times less time. None: every candidate is fitted on every
         split. The C search alone has one candidate and no race: there a value other than
         the default and None is refused.
+    max_train_queries : int or None, default=500
+        In the search (not the C search alone): the large-data rule. A split whose training
+        part has more queries than this trains on this many of them, evenly spread over its
+        training queries in the order of their ids (those at positions ``floor(i * m / max)``
+        of its m training queries), and scores on all its validation queries; the refit
+        trains on all of X. Splits only rank the candidates, and C multiplies the mean loss
+        over queries, so a C means the same per query at any number of queries. On data with
+        at most this many training queries per split (MQ2008's folds, about 380 of 470 queries
+        in 5 folds) nothing changes; at the 573k-document shape of
+        ``benchmarks/search_memory.py`` (3,840 training queries per split) each fit of the
+        search trains on 7.7 times fewer documents. ``cv_results_``'s
+        "split{k}_train_queries" gives what each row was fitted on. None: every split trains
+        on all its training queries.
     verbose : int, default=0
         1: a line on stderr per candidate and C fitted on every split (fits done of those
         left at most, its mean score, the best so far, the time spent and an estimate of the
@@ -217,9 +232,11 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         single candidate) has the same keys: "param_loss", "param_preprocessing",
         "param_C", "params", the split scores, "mean_test_score", "std_test_score",
         "rank_test_score", "mean_fit_time", "mean_n_iter", "mean_n_evals", per split
-        "split{k}_fit_time", "split{k}_n_iter" and "split{k}_stop_reason" (the solver's:
+        "split{k}_fit_time", "split{k}_n_iter", "split{k}_stop_reason" (the solver's:
         "converged", "stalled", "max_iter", "max_time", or "budget" for a fit cut by
-        ``time_budget``; "" where not fitted), "confirmed", "cold_n_evals",
+        ``time_budget``; "" where not fitted) and "split{k}_train_queries" (the number of
+        training queries the row's fit on split k trained on, see ``max_train_queries``; 0
+        where not fitted), "confirmed", "cold_n_evals",
         "total_n_evals", "n_degenerate_splits", "status" ("fitted", "early stop" (left out
         by ``patience``), "no pairs" (a "ga2m" candidate without pairs, see
         ``preprocessing``), "pruned" (left out by the race, see ``prune_margin``; the split
@@ -269,6 +286,7 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         patience: Optional[int] = SEARCH_DEFAULTS["patience"],
         time_budget: Optional[float] = None,
         prune_margin: Optional[float] = SEARCH_DEFAULTS["prune_margin"],
+        max_train_queries: Optional[int] = SEARCH_DEFAULTS["max_train_queries"],
         verbose: int = 0,
         loss: Union[str, Sequence[str], Mapping[str, float]] = TRAINING_DEFAULTS["loss"],
         slack: Slack = TRAINING_DEFAULTS["slack"],
@@ -292,6 +310,7 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         self.patience = patience
         self.time_budget = time_budget
         self.prune_margin = prune_margin
+        self.max_train_queries = max_train_queries
         self.verbose = verbose
         self.loss = loss
         self.slack = slack
@@ -327,6 +346,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
             isinstance(m, bool) or not isinstance(m, numbers.Real) or not (np.isfinite(m) and m >= 0)
         ):
             raise invalid_parameter("prune_margin", "a finite number >= 0 or None", m)
+        q = self.max_train_queries
+        if q is not None and (isinstance(q, bool) or not isinstance(q, numbers.Integral) or q < 1):
+            raise invalid_parameter("max_train_queries", "an integer >= 1 or None", q)
         if not self.warm_start or self.confirm_tolerance is not None:
             raise ValueError(
                 "the search over losses and preprocessings fits warm C paths: warm_start=False and "
@@ -340,10 +362,11 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
     def _refuse_search_only_params(self) -> None:
         """Refuses the search's own parameters in the C search alone, which fits every C on
         every split: ``patience`` (the early stop along a candidate's C path) and
-        ``prune_margin`` (the race between candidates, of which there is one) would otherwise
-        be ignored without a word. Their defaults and None (what the C search alone does)
+        ``prune_margin`` (the race between candidates, of which there is one) and
+        ``max_train_queries`` (the search's large-data rule) would otherwise be ignored
+        without a word. Their defaults and None (what the C search alone does)
         are accepted."""
-        for name in ("patience", "prune_margin"):
+        for name in ("patience", "prune_margin", "max_train_queries"):
             value = getattr(self, name)
             if value is not None and value != SEARCH_DEFAULTS[name]:
                 raise ValueError(
@@ -505,6 +528,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
             self.relevance_threshold,
         )
         splits = make_splits(self.cv, data.n_rows, data.labels, data.codes, data.uniques, validation is not None)
+        if searching:
+            # The large-data rule (`limit_training_queries`): the C search alone trains on every split's rows.
+            splits = limit_training_queries(splits, data.codes, self.max_train_queries)
         split_data = SplitData(
             args.X,
             data.core_X,

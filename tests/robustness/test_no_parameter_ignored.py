@@ -114,14 +114,24 @@ def test_an_overflow_from_sample_weight_names_it_and_one_from_features_names_x()
         SVMMap().fit(X * 1e160, Y, qid=Q)
 
 
-@pytest.mark.parametrize("name, value", [("patience", 3), ("patience", 0), ("prune_margin", 0.5)])
+@pytest.mark.parametrize(
+    "name, value", [("patience", 3), ("patience", 0), ("prune_margin", 0.5), ("max_train_queries", 5)]
+)
 def test_search_only_parameters_are_refused_by_the_c_search_alone(name, value):
     with pytest.raises(ValueError, match=rf"{name}={value!r} applies to the search over losses and preprocessings"):
         SVMMapCV(Cs=[1.0], cv=2, **{name: value}).fit(X, Y, qid=Q)
 
 
 @pytest.mark.parametrize(
-    "name, value", [("patience", None), ("prune_margin", None), ("patience", 1), ("prune_margin", 0.02)]
+    "name, value",
+    [
+        ("patience", None),
+        ("prune_margin", None),
+        ("max_train_queries", None),
+        ("patience", 1),
+        ("prune_margin", 0.02),
+        ("max_train_queries", 500),
+    ],
 )
 def test_the_c_search_alone_accepts_the_defaults_and_none(name, value):
     # None is what the C search alone does (every C on every split), and the defaults are the

@@ -41,6 +41,7 @@ from .results import (
     build_results,
     choose,
 )
+from .size import training_queries
 from .splits import SplitData
 
 __all__ = ["RANKING_EPS", "Candidate", "Policy", "pair_scale", "ranking_config", "run"]
@@ -160,6 +161,7 @@ class _Search:
             for C in grid
         ]
         self.table = Table(params, data.n_splits)
+        self.table.train_queries = training_queries(data.splits, data.codes)
         self.paths = [_Path(c, i * len(grid), data.n_splits) for i, c in enumerate(candidates)]
         self.start = time.perf_counter()
         self.out_of_time = False

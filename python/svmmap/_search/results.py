@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -42,6 +42,9 @@ class Table:
         self.confirmed = np.zeros(n, dtype=bool)
         self.status = np.full(n, NOT_FITTED, dtype=object)
         self.notes = np.full(n, "", dtype=object)
+        #: The number of training queries of each split (`size.limit_training_queries` may
+        #: have cut a split's training part); None: not known, left out of cv_results_.
+        self.train_queries: Optional[List[int]] = None
 
     @property
     def fitted(self) -> np.ndarray:
@@ -180,6 +183,11 @@ def build_results(table: Table, scored: np.ndarray) -> Dict[str, Any]:
         results[f"split{k}_fit_time"] = table.seconds[:, k].copy()
         results[f"split{k}_n_iter"] = table.iters[:, k].copy()
         results[f"split{k}_stop_reason"] = table.stops[:, k].copy()
+        if table.train_queries is not None:
+            # What each row was fitted on: the split's training queries where the row has a
+            # fit on the split, 0 where it has none.
+            fitted_on = ~np.isnan(table.seconds[:, k])
+            results[f"split{k}_train_queries"] = np.where(fitted_on, table.train_queries[k], 0).astype(np.int64)
     results["confirmed"] = table.confirmed.copy()
     results["cold_n_evals"] = table.cold_evals.sum(axis=1)
     results["total_n_evals"] = table.evals.sum(axis=1) + table.cold_evals.sum(axis=1)
