@@ -45,6 +45,50 @@ pub struct ModelFile {
     pub scaler: Option<serde_json::Value>,
 }
 
+/// serde_json's words for a `\\uD800`-`\\uDFFF` escape without its other half ("lone
+/// leading surrogate in hex escape", "unexpected end of hex escape") name neither the field nor
+/// what is wrong with the text. Such an escape is half of a UTF-16 pair and no character, so no
+/// string of a model (a feature name, a loss) can hold it; the error names the field whose
+/// string does, read from the nearest key before the error's position.
+fn lone_surrogate(text: &str, e: &serde_json::Error) -> Option<String> {
+    let said = e.to_string();
+    if !(said.contains("surrogate") || said.contains("hex escape")) {
+        return None;
+    }
+    let offset: usize = text
+        .split_inclusive('\n')
+        .take(e.line().saturating_sub(1))
+        .map(str::len)
+        .sum::<usize>()
+        + e.column();
+    let field = nearest_key(&text.as_bytes()[..offset.min(text.len())])
+        .map_or_else(String::new, |key| format!(" of field \"{key}\""));
+    Some(format!(
+        "a string{field} holds a \\u escape of half a UTF-16 surrogate pair (\\ud800 to \\udfff \
+         without its other half, column {}), which is no character: write the character itself or \
+         both halves of its pair",
+        e.column()
+    ))
+}
+
+/// The last object key (`"key":`) that starts before the end of `before`.
+fn nearest_key(before: &[u8]) -> Option<String> {
+    let mut i = before.len();
+    while i > 0 {
+        i -= 1;
+        if before[i] != b':' {
+            continue;
+        }
+        let head = before[..i].trim_ascii_end();
+        if let Some(inner) = head.strip_suffix(b"\"") {
+            if let Some(start) = inner.iter().rposition(|&b| b == b'"') {
+                return Some(String::from_utf8_lossy(&inner[start + 1..]).into_owned());
+            }
+        }
+    }
+    None
+}
+
 impl ModelFile {
     /// Parses and checks a model document; `source` names it in errors.
     pub fn from_json(text: &str, source: &str) -> Result<Self> {
@@ -56,6 +100,9 @@ impl ModelFile {
             } else {
                 "not valid JSON"
             };
+            if let Some(message) = lone_surrogate(text, &e) {
+                return Error::Model(format!("{source}:{}: {message}", e.line()));
+            }
             Error::Model(format!("{source}:{}: {what}: {e}", e.line()))
         };
         // JSON leaves repeated keys to the reader, and serde_json keeps the last one: a file

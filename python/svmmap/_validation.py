@@ -401,18 +401,52 @@ def refuse_str(value: Any, name: str, expected: str) -> None:
 
 
 def densified(X: Any, name: str, advice: str) -> np.ndarray:
-    """``X.toarray()`` of a sparse matrix, with NumPy's bare "Unable to allocate 64.0 GiB" made
-    a MemoryError naming ``name``, the shape and the size, and ``advice`` (what to do instead):
-    a file with one feature index near 2**31 is a dense matrix of billions of columns."""
+    """``X.toarray()`` of a sparse matrix, refused with a MemoryError naming ``name``, the shape
+    and the size, and ``advice`` (what to do instead), when the dense copy would not fit the
+    memory available: a file with one feature index near 2**31 is a dense matrix of billions of
+    columns. The size is checked before NumPy allocates (``_core.check_memory``, the core's
+    guard): NumPy gets zeroed pages from the system, which claims them only when written, so a
+    copy larger than the memory could be allocated and kill the process while it is filled.
+    NumPy's own refusal ("Unable to allocate 64.0 GiB") is worded the same way."""
+    from . import _core
+
+    n, d = X.shape
+    size = int(n) * int(d) * np.dtype(X.dtype).itemsize
+    what = f"{name} as a dense array of {n} x {d} {np.dtype(X.dtype).name} values"
+    _core.check_memory(size, what, advice)
     try:
         return X.toarray()
     except MemoryError:
-        n, d = X.shape
-        size = n * d * np.dtype(X.dtype).itemsize
-        raise MemoryError(
-            f"{name} as a dense array of {n} x {d} {np.dtype(X.dtype).name} values needs {size / 2**30:.1f} GiB, "
-            f"more memory than is available; {advice}"
-        ) from None
+        raise MemoryError(f"{what} needs {size / 2**30:.1f} GiB, more memory than is available; {advice}") from None
+
+
+def check_spelling(names: Any, argument: str) -> None:
+    """Refuses a loss or metric name with whitespace at either end, or with whitespace other
+    than a plain space inside (a tab, a newline, a no-break space). The core reads " map" as
+    "map", but the name given is what keys the results (``evaluate``'s means, ``evals_result_``,
+    ``cv_results_``), so " map" would train or score MAP under a key no one looks up; the
+    refusal is the one rule for every way a name enters (``SVMMap(loss=)``, ``SVMMapCV(losses=,
+    scoring=)``, ``eval_metric``, the metrics). Plain spaces inside stay legal, as in
+    "max(map, ndcg@10)" and "0.5 * map". ``names`` is a name, a list of names or a dict whose
+    keys are names; other values are left to the argument's own check."""
+    if isinstance(names, str):
+        items: list = [names]
+    elif isinstance(names, dict):
+        items = list(names)
+    elif isinstance(names, (list, tuple)):
+        items = list(names)
+    else:
+        return
+    for item in items:
+        if not isinstance(item, str):
+            continue
+        odd = [c for c in item if c.isspace() and c != " "]
+        if item != item.strip() or odd:
+            where = "whitespace at its ends" if item != item.strip() else f"the whitespace character {odd[0]!r}"
+            raise ValueError(
+                f"{argument} names {item!r}, which holds {where}: write the name without it "
+                f"({' '.join(item.split())!r}); a name is the key of its results, and whitespace would stay in it"
+            )
 
 
 def check_bool(value: Any, name: str) -> bool:
@@ -450,7 +484,23 @@ def feature_names_of(X: Any) -> "np.ndarray | None":
             f"X's column names must be all strings or all non-strings, got a mix of {kinds}; "
             "convert them with X.columns = X.columns.astype(str)"
         )
+    for j, name in enumerate(names):
+        check_characters(name, f"X's column {j} name", "rename the column")
     return names
+
+
+def check_characters(text: str, name: str, advice: str) -> None:
+    """Refuses a str holding a lone surrogate ("\\ud800", what Python's surrogateescape makes of
+    an undecodable byte): it is half of a UTF-16 pair and no character, so the model file,
+    every export and the core, all UTF-8, cannot hold it, and the failure would come from a
+    codec without the name of what held it (``name``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{name} {text!r} holds a lone surrogate at character {exc.start} ({text[exc.start]!r}, half of a "
+            f"UTF-16 pair), which is no character and cannot be written to a file: {advice}"
+        ) from None
 
 
 def check_feature_names(estimator: Any, X: Any) -> None:

@@ -33,6 +33,7 @@ from ._validation import (
     check_labels,
     check_matrix,
     check_qid,
+    densified,
     forget_fit,
     invalid_parameter,
     minmax_scaled,
@@ -75,9 +76,13 @@ class _LinearScorer(BaseEstimator):
         """Mean average precision of the predicted ranking (svmmap.metrics conventions)."""
         if qid is None:
             check_qid(None, 0, required_by=f"{type(self).__name__}.score")
+        scores = self.predict(X)
+        # The labels are checked here, in the names of this call ("y[1] is NaN"): the metric
+        # would name them its own way, y_true.
+        labels = check_labels(y, len(scores))
         return mean_average_precision(
-            y,
-            self.predict(X),
+            labels,
+            scores,
             qid=qid,
             relevance_threshold=getattr(self, "relevance_threshold", TRAINING_DEFAULTS["relevance_threshold"]),
         )
@@ -279,10 +284,15 @@ class _QueryTransformer(TransformerMixin, BaseEstimator):
     def _dense(X: Any) -> np.ndarray:
         # The shared checks of X, as AdaRank's: check_matrix (shape and type: strings were
         # parsed as numbers here, which SVMMap refuses), then the core's finite check, which
-        # names the entry ("X[3, 0] is NaN"; this said "X contains NaN or infinite values").
+        # names the entry ("X[3, 0] is NaN"; this said "X contains NaN or infinite values"),
+        # and a sparse X made dense only once the memory guard allows it.
         core_X, _, d = check_matrix(X)
         _core.predict(core_X, np.zeros(d), 1)
-        arr = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        arr = (
+            densified(X, "X", "the per-query scalers work on dense columns: keep only the columns used")
+            if sp.issparse(X)
+            else np.asarray(X, dtype=np.float64)
+        )
         return np.asarray(arr, dtype=np.float64)
 
     def transform(self, X: Any, qid: Any = None) -> np.ndarray:
@@ -455,7 +465,11 @@ class AdaRank(_LinearScorer):
         # The core's one check of the values (X[i, j] named, as SVMMap names it): a NaN or inf
         # feature otherwise surfaced as "y_score[2] is NaN" from the measure of that feature.
         _core.predict(core_X, np.zeros(d), 1)
-        X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        X = (
+            densified(X, "X", "AdaRank measures each feature as a dense column: keep only the columns used")
+            if sp.issparse(X)
+            else np.asarray(X, dtype=np.float64)
+        )
         labels = check_labels(y, X.shape[0])
         check_qid(qid, X.shape[0], required_by="AdaRank")
         d = X.shape[1]

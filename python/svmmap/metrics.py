@@ -53,7 +53,7 @@ import numpy as np
 from . import _core
 from ._optional import load
 from ._typing import Gain, Ties
-from ._validation import check_labels, check_qid, contiguous, invalid_parameter, ranks_by_query
+from ._validation import check_labels, check_qid, check_spelling, contiguous, invalid_parameter, ranks_by_query
 
 __all__ = [
     "PerQuery",
@@ -323,6 +323,7 @@ def per_query(
     >>> round(per_query("map", y, scores, qid, conventions="trec_eval").mean(), 4)  # (5/6 + 0) / 2
     0.4167
     """
+    check_spelling(metric, "metric")
     result = evaluate(
         y_true,
         y_score,
@@ -367,6 +368,7 @@ def evaluate(
     # A single name would otherwise be taken apart into its letters.
     if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics) or len(metrics) == 0:
         raise invalid_parameter("metrics", "a non-empty list of metric names, e.g. ['map', 'ndcg@10']", metrics)
+    check_spelling(list(metrics), "metrics")
     labels, scores, codes, uniques = _inputs(y_true, y_score, qid, conv["float32"])
     pq = {
         m: _per_query(

@@ -25,6 +25,7 @@ from ._typing import Slack
 from ._validation import (
     check_bool,
     check_qid,
+    check_spelling,
     invalid_parameter,
     n_threads,
 )
@@ -412,6 +413,7 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
             raise invalid_parameter("time_budget", "a number of seconds > 0 or None", b)
         if not isinstance(self.scoring, str):
             raise invalid_parameter("scoring", "a metric name such as 'map' or 'ndcg@10'", self.scoring)
+        check_spelling(self.scoring, "scoring")
         from .metrics import evaluate
 
         # The metric name is checked on a one-query example before any training.
@@ -497,6 +499,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         # target), so that a loss listed twice, in any spelling, is refused as a preprocessing
         # listed twice is, rather than fitted twice as two candidates of one model.
         seen: dict = {}
+        if self.losses is not None:
+            for i, loss in enumerate(losses):
+                check_spelling(loss, f"losses[{i}]")
         for loss in losses:
             config = self._estimator(grid[0]).set_params(loss=loss)._config()
             key = (sorted(tuple(group) for group in config.losses), config.slack, config.latent)

@@ -64,8 +64,14 @@ impl<'a, T: Scalar, I: SparseIndex> CsrView<'a, T, I> {
             )));
         }
         if let Some(pos) = first_non_finite(data) {
+            // Named by its row and column, as a dense X's value is ("X[4, 1] is NaN"), so that
+            // the Python layer can put the name of the argument the user passed in front of it
+            // (`eval_set[0] X[4, 1]`); indptr was checked above, so its row is found by bisection.
+            let row = indptr[1..].partition_point(|p| p.to_usize().is_some_and(|p| p <= pos));
+            let col = indices[pos].to_usize().unwrap_or(usize::MAX);
             return Err(Error::input(format!(
-                "stored value {pos} of the sparse matrix is {}: features must be finite numbers",
+                "X[{row}, {col}] (stored value {pos} of the sparse matrix) is {}: features must be \
+                 finite numbers",
                 data[pos].to_f64()
             )));
         }

@@ -118,6 +118,16 @@ pub(super) fn save_model_json(py: Python<'_>, path: &str, text: &str) -> PyResul
     .map_err(PyErr::from)
 }
 
+/// `runtime::memory::check` for the Python layer: a MemoryError "{what} needs N, but only M of
+/// memory is available; {advice}" when `bytes` exceed the memory the process can still use.
+/// It is asked before NumPy allocates a dense copy of a sparse matrix, since NumPy's zeroed
+/// pages are only claimed when written, so an allocation beyond the memory succeeds and the
+/// process is killed later, while it fills or converts the copy.
+#[pyfunction]
+pub(super) fn check_memory(bytes: u64, what: String, advice: String) -> PyResult<()> {
+    crate::runtime::memory::check(bytes, || (what, advice)).map_err(PyErr::from)
+}
+
 /// Writes bytes to `path` atomically (temporary file, fsync, rename).
 #[pyfunction]
 pub(super) fn write_atomic(py: Python<'_>, path: &str, data: &[u8]) -> PyResult<()> {

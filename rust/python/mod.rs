@@ -249,6 +249,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(io::read_text_file, m)?)?;
     m.add_function(wrap_pyfunction!(io::save_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(io::write_atomic, m)?)?;
+    m.add_function(wrap_pyfunction!(io::check_memory, m)?)?;
     m.add_function(wrap_pyfunction!(binning::bin_fit, m)?)?;
     m.add_function(wrap_pyfunction!(binning::bin_transform, m)?)?;
     m.add_function(wrap_pyfunction!(solve::solve, m)?)?;

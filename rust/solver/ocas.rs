@@ -163,7 +163,7 @@ fn evaluate(source: &mut dyn CutSource, w: &[f64], c: f64, iteration: usize) -> 
     let mut cuts = Vec::with_capacity(n_groups);
     for (s, (b, g)) in new_cuts.into_iter().enumerate() {
         if !(b.is_finite() && dot(&g, &g).is_finite()) {
-            return Err(out_of_range(iteration, "the new cutting plane"));
+            return Err(out_of_range(iteration, "the new cutting plane", c));
         }
         let violation = (b - dot(w, &g)).max(0.0);
         violation_total += c * violation;
@@ -173,7 +173,7 @@ fn evaluate(source: &mut dyn CutSource, w: &[f64], c: f64, iteration: usize) -> 
     }
     let primal = 0.5 * dot(w, w) + violation_total;
     if !primal.is_finite() {
-        return Err(out_of_range(iteration, "the primal objective"));
+        return Err(out_of_range(iteration, "the primal objective", c));
     }
     Ok(Evaluation {
         cuts,
@@ -231,7 +231,7 @@ pub(super) fn solve_ocas(
         }
         state.solve(opts.eps, qp_tol);
         if state.w_c.iter().any(|v| !v.is_finite()) {
-            return Err(out_of_range(iteration, "the weight vector"));
+            return Err(out_of_range(iteration, "the weight vector", opts.c));
         }
         state.dual = state.dual.max(state.ws.dual_objective_at(&state.w_c));
         if retire {

@@ -58,7 +58,7 @@ pub(super) fn solve_plain(
         for (s, (b, g)) in new_cuts.into_iter().enumerate() {
             // The Gram matrix holds g.g; if it overflows, every later number is inf or NaN.
             if !(b.is_finite() && dot(&g, &g).is_finite()) {
-                return Err(out_of_range(iteration, "the new cutting plane"));
+                return Err(out_of_range(iteration, "the new cutting plane", opts.c));
             }
             violation_total += opts.c * (b - dot(&w, &g)).max(0.0);
             loss_total += b;
@@ -66,7 +66,7 @@ pub(super) fn solve_plain(
         }
         let primal = 0.5 * dot(&w, &w) + violation_total;
         if !primal.is_finite() {
-            return Err(out_of_range(iteration, "the primal objective"));
+            return Err(out_of_range(iteration, "the primal objective", opts.c));
         }
         let dual = ws.dual_objective();
         let record = IterationRecord {
@@ -99,7 +99,7 @@ pub(super) fn solve_plain(
         qp_seconds += qp_start.elapsed().as_secs_f64();
         w = ws.weights();
         if w.iter().any(|v| !v.is_finite()) {
-            return Err(out_of_range(iteration, "the weight vector"));
+            return Err(out_of_range(iteration, "the weight vector", opts.c));
         }
         ws.drop_idle(opts.max_idle);
     }

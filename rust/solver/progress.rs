@@ -232,17 +232,47 @@ impl Progress {
     }
 }
 
-pub(super) fn out_of_range(iteration: usize, what: &str) -> Error {
+/// The error of a training whose numbers left float64. Every number of a cutting plane is a
+/// feature difference times a query's weight, and the weights `w` grow with C (`w = sum a_j
+/// g_j`, `sum a_j <= C`): the features, the query weights and C can each be the cause, and the
+/// solver sees only C among them, so the message names all three with what to do about each.
+/// The Python layer (`_fit.convergence.overflow_named`) replaces everything after the first
+/// ';' with the one factor it measures to be the cause.
+pub(super) fn out_of_range(iteration: usize, what: &str, c: f64) -> Error {
+    // Rust's Display writes 1e200 with all its 201 digits; a C that far from 1 reads as 1e200.
+    let c = if (1e-3..1e6).contains(&c) {
+        format!("{c}")
+    } else {
+        format!("{c:e}")
+    };
     Error::Numerical(format!(
         "training stopped at iteration {iteration}: {what} is not a finite float64 number; \
-         feature values are too large for float64 arithmetic (squares of feature values, \
-         summed over the features, must stay below 1.8e308): scale the features"
+         the features, the query weights or C = {c} are too large for float64 arithmetic \
+         (a cutting plane is feature differences times a query's weight, and the weights grow \
+         with C): scale the features (squares of feature values, summed over the features, \
+         must stay below 1.8e308), divide the query weights by a constant or lower C"
     ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The solver cannot tell which factor overflowed, so the message must offer the remedy of
+    /// each (issue 46: it used to say only "scale the features", also when C = 1e200 on unit
+    /// features was the cause), and write C as the user would (1e200, not its 201 digits).
+    #[test]
+    fn an_overflow_names_the_features_the_query_weights_and_c_with_their_remedies() {
+        let text = out_of_range(6, "the primal objective", 1e200).to_string();
+        assert!(text.contains("iteration 6: the primal objective is not a finite"));
+        assert!(text.contains("C = 1e200"), "{text}");
+        for remedy in ["scale the features", "divide the query weights", "lower C"] {
+            assert!(text.contains(remedy), "{remedy}: {text}");
+        }
+        assert!(out_of_range(1, "the weight vector", 10.0)
+            .to_string()
+            .contains("C = 10 "));
+    }
 
     /// Records with the given (primal, dual) per iteration, from iteration 1.
     fn history(points: &[(f64, f64)]) -> Vec<IterationRecord> {

@@ -114,7 +114,10 @@ def test_eval_group_is_lightgbm_style():
     [
         ({"eval_group": [[12] * 5]}, "eval_group and eval_qid describe eval_set, which was not given"),
         # Neither given: the message asks for one and does not say "not both" (it used to).
-        ({"eval_set": "pair"}, r"give eval_qid \(query ids\) or eval_group \(query sizes\)$"),
+        (
+            {"eval_set": "pair"},
+            r"pass eval_qid=\[qid_val\], .*, or LightGBM's eval_group=\[sizes_val\], .*as group is to X\)$",
+        ),
         ({"eval_set": "pair", "eval_group": [[12] * 5], "eval_qid": [None]}, "not both"),
         (
             {"eval_set": "pair", "eval_group": [[12] * 4]},

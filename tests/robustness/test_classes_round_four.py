@@ -161,16 +161,18 @@ def test_integer_fields_beyond_int64_are_a_line_error_not_an_overflow(tmp_path):
 
 def _spellings(name: str) -> list:
     base, at, k = name.partition("@")
-    out = [name, name.upper(), name.title(), f" {name} ", name.swapcase()]
+    # A padded name (" map ") is refused since issue 46's leftovers (the results kept the padding
+    # in their key): tests/robustness/test_gate_leftovers.py, and the end of the test below.
+    out = [name, name.upper(), name.title(), name.swapcase()]
     if at:
         out += [f"{base}@0{k}", f"{base.upper()}@+{k}"]
     return out
 
 
 def test_every_spelling_of_a_metric_is_the_same_metric_under_every_convention():
-    """Generated: upper, mixed and padded case and zero-padded cutoffs of every metric, under
-    every preset, give the lower-case name's values (LETOR's NDCG@2 used to be svmmap's for
-    "NDCG@2" and LETOR's for "ndcg@2")."""
+    """Generated: upper and mixed case and zero-padded cutoffs of every metric, under every
+    preset, give the lower-case name's values (LETOR's NDCG@2 used to be svmmap's for "NDCG@2"
+    and LETOR's for "ndcg@2"); a name padded with spaces is refused naming the argument."""
     rng = np.random.default_rng(1)
     y = rng.integers(0, 3, size=60).astype(float)
     s = rng.random(60)
@@ -181,6 +183,8 @@ def test_every_spelling_of_a_metric_is_the_same_metric_under_every_convention():
             for spelled in _spellings(name):
                 got = metrics.evaluate(y, s, q, [spelled], conventions=conv)[spelled]
                 assert got == want, (name, spelled, conv, got, want)
+            with pytest.raises(ValueError, match=r"^metrics names ' .*', which holds whitespace at its ends"):
+                metrics.evaluate(y, s, q, [f" {name} "], conventions=conv)
 
 
 def test_letor_ndcg_does_not_depend_on_the_names_case():

@@ -533,6 +533,210 @@ def _fitted_on_frame():
 
 
 # ----------------------------------------------------------------------------------------------
+# Sparse and binned X, the baselines and fusion in memory.
+
+RANKS_BY_FEATURES = "AdaRank weighs each feature by the MAP of its ranking: features of 1e300 rank as any others"
+NAN_IS_NOT_RETURNED = "NaN is a run that did not return the document: the Binner's missing indicator"
+
+
+def _sparse(fmt: str) -> Callable[[Any], Any]:
+    """A hostile matrix as a scipy.sparse matrix of format ``fmt``. Strings cannot be held by
+    a sparse matrix, so the ``type`` class is complex numbers there, the numbers svmmap cannot
+    rank by; a scalar stays a scalar."""
+    import scipy.sparse as sp
+
+    def make(value: Any) -> Any:
+        value = np.asarray(value)
+        if value.ndim != 2:
+            return value if value.ndim else float(value)
+        if value.dtype == object:
+            value = np.full(value.shape, 1 + 2j)
+        return getattr(sp, f"{fmt}_matrix")(value)
+
+    return make
+
+
+def _more_ways() -> list:
+    from svmmap import baselines
+    from svmmap.ir.fusion import RunFusion
+
+    fitted = _fitted()
+    binner = _quiet(lambda: _binner(n_thresholds=4).fit(X))
+    binned_fitted = _quiet(lambda: _svmmap().fit(binner.transform(X), Y, qid=Q))
+    any_ids = {"huge": IDS_ARE_ANY_VALUES, "type": IDS_ARE_ANY_VALUES}
+    score_names = r"(^|\W)X\W|score of row"
+    ways = []
+    for fmt in ("csr", "csc", "coo"):
+        sparse = _sparse(fmt)
+        ways += [
+            Way(
+                f"`SVMMap.fit`, scipy.sparse {fmt.upper()} `X`",
+                "X",
+                "`check_matrix` (as CSR), then the core's finite check",
+                "matrix",
+                lambda v, sparse=sparse: _svmmap().fit(sparse(v), Y, qid=Q),
+                X,
+            ),
+            Way(
+                f"`SVMMap.predict`, scipy.sparse {fmt.upper()} `X`",
+                "X",
+                "`check_matrix` (as CSR); a score beyond float64 by the core",
+                "matrix",
+                lambda v, sparse=sparse: fitted.predict(sparse(v)),
+                X,
+                {"huge": SCORES_ARE_FINITE},
+                alone=True,
+                names=score_names,
+            ),
+        ]
+    ways += [
+        Way(
+            "`SVMMap.fit` of `Binner` codes",
+            "X",
+            "`Binner.transform`'s; the codes by `check_matrix`",
+            "matrix",
+            lambda v: _svmmap().fit(binner.transform(v), Y, qid=Q),
+            X,
+            {"huge": BINNED_BY_THRESHOLDS},
+        ),
+        Way(
+            "`SVMMap.predict` of `Binner` codes",
+            "X",
+            "`Binner.transform`'s; the codes' width by `check_matrix`",
+            "matrix",
+            lambda v: binned_fitted.predict(binner.transform(v)),
+            X,
+            {"huge": BINNED_BY_THRESHOLDS},
+            alone=True,
+        ),
+    ]
+    for name in ("SVMAcc", "SVMAcc2", "DORM", "AdaRank"):
+        cls = getattr(baselines, name)
+        # AdaRank measures every feature by MAP: its y must have a relevant document.
+        base = _quiet(lambda cls=cls: cls().fit(X, Y, Q))
+        qid_matters = name != "SVMAcc" and name != "SVMAcc2"
+        ways += [
+            Way(
+                f"`baselines.{name}.fit`",
+                "X",
+                "`check_matrix`",
+                "matrix",
+                lambda v, c=cls: c().fit(v, Y, Q),
+                X,
+                {"huge": RANKS_BY_FEATURES} if name == "AdaRank" else {},
+            ),
+            Way(
+                f"`baselines.{name}.fit`",
+                "y",
+                "`check_labels`",
+                "labels",
+                lambda v, c=cls: c().fit(X, v, Q),
+                Y,
+                {"huge": LABELS_ARE_THRESHOLDED},
+            ),
+            Way(
+                f"`baselines.{name}.predict`",
+                "X",
+                "`check_matrix`",
+                "matrix",
+                lambda v, b=base: b.predict(v),
+                X,
+                {"huge": SCORES_ARE_FINITE},
+                alone=True,
+                names=score_names,
+            ),
+            Way(
+                f"`baselines.{name}.score`",
+                "y",
+                "`check_labels`",
+                "labels",
+                lambda v, b=base: b.score(X, v, Q),
+                Y,
+                {"huge": LABELS_ARE_THRESHOLDED},
+            ),
+            Way(
+                f"`baselines.{name}.score`", "qid", "`check_qid`", "qid", lambda v, b=base: b.score(X, Y, v), Q, any_ids
+            ),
+        ]
+        if qid_matters:
+            ways.append(
+                Way(
+                    f"`baselines.{name}.fit`",
+                    "qid",
+                    "`check_qid`",
+                    "qid",
+                    lambda v, c=cls: c().fit(X, Y, v),
+                    Q,
+                    any_ids,
+                )
+            )
+    for name in ("QueryMinMaxScaler", "QueryPercentileTransformer"):
+        cls = getattr(baselines, name)
+        ways += [
+            Way(
+                f"`baselines.{name}.fit_transform`",
+                "X",
+                "`dense_numbers`, then its finite check",
+                "matrix",
+                lambda v, c=cls: c().fit_transform(v, qid=Q),
+                X,
+                {"huge": "the transform is per query and feature: values of 1e300 scale as any others"},
+            ),
+            Way(
+                f"`baselines.{name}.fit_transform`",
+                "qid",
+                "`check_qid`",
+                "qid",
+                lambda v, c=cls: c().fit_transform(X, qid=v),
+                Q,
+                any_ids,
+            ),
+        ]
+    fusion = lambda: RunFusion(C=1.0, n_thresholds=4)  # noqa: E731
+    fused = _quiet(lambda: fusion().fit_features(X, Y, Q))
+    ways += [
+        Way(
+            "`svmmap.ir.fusion.RunFusion.fit_features`",
+            "X",
+            "`Binner.fit`'s (`dense_numbers`, the core's finite check)",
+            "matrix",
+            lambda v: fusion().fit_features(v, Y, Q),
+            X,
+            {"nan": NAN_IS_NOT_RETURNED, "huge": BINNED_BY_THRESHOLDS},
+        ),
+        Way(
+            "`svmmap.ir.fusion.RunFusion.fit_features`",
+            "y",
+            "`check_labels`",
+            "labels",
+            lambda v: fusion().fit_features(X, v, Q),
+            Y,
+            {"huge": LABELS_ARE_THRESHOLDED},
+        ),
+        Way(
+            "`svmmap.ir.fusion.RunFusion.fit_features`",
+            "qid",
+            "`check_qid`",
+            "qid",
+            lambda v: fusion().fit_features(X, Y, v),
+            Q,
+            any_ids,
+        ),
+        Way(
+            "`svmmap.ir.fusion.RunFusion.predict_features`",
+            "X",
+            "`Binner.transform`'s",
+            "matrix",
+            lambda v: fused.predict_features(v),
+            X,
+            {"nan": NAN_IS_NOT_RETURNED, "huge": BINNED_BY_THRESHOLDS},
+            alone=True,
+        ),
+    ]
+    return ways
+
+
+# ----------------------------------------------------------------------------------------------
 # Files: each reader gets a file whose number or id field is hostile, or a UTF-16 file.
 
 LETOR = "1 qid:1 1:0.5 2:0.25\n0 qid:1 1:0.125 2:VALUE\n1 qid:2 1:0.5 2:0.5\n0 qid:ID 1:0.25 2:0.75\n"
@@ -707,6 +911,59 @@ def _file_ways() -> list:
             names=cli_named,
         ),
         Way(
+            "`svmmap fuse --runs`",
+            "RUN",
+            "`read_run`'s",
+            "file",
+            _cli(
+                lambda p: [
+                    "fuse",
+                    "--qrels",
+                    _TMP / "good.qrels",
+                    "--runs",
+                    p,
+                    _TMP / "good.run",
+                    "--C",
+                    "1",
+                    "--folds",
+                    "2",
+                    "--out",
+                    _TMP / "fused.run",
+                    "--quiet",
+                ],
+                ".run",
+                lambda c: _file_text(RUN, c),
+            ),
+            {"huge": "trec_eval reads scores as C floats: 1e400 is +inf, ranked first"},
+            names=cli_named,
+        ),
+        Way(
+            "`svmmap fuse --qrels`",
+            "QRELS",
+            "`read_qrels`'s",
+            "file",
+            _cli(
+                lambda p: [
+                    "fuse",
+                    "--qrels",
+                    p,
+                    "--runs",
+                    _TMP / "good.run",
+                    _TMP / "other.run",
+                    "--C",
+                    "1",
+                    "--folds",
+                    "2",
+                    "--out",
+                    _TMP / "fused.run",
+                    "--quiet",
+                ],
+                ".qrels",
+                lambda c: _file_text(QRELS, c),
+            ),
+            names=cli_named,
+        ),
+        Way(
             "`svmmap evaluate --qrels`",
             "QRELS",
             "`read_qrels`'s",
@@ -742,6 +999,16 @@ def _dask_ways() -> list:
     @functools.lru_cache(maxsize=None)
     def fitted() -> Any:
         return _quiet(lambda: DaskSVMMap().fit(dX, dY, dQ))
+
+    @functools.lru_cache(maxsize=None)
+    def dask_binner() -> Any:
+        return _quiet(lambda: DaskBinner(n_thresholds=4).fit(dX))
+
+    @functools.lru_cache(maxsize=None)
+    def binned_fitted() -> Any:
+        # The transform is lazy (its blocks are binned where they are used), so its refusals
+        # come from the use: a predict, computed.
+        return _quiet(lambda: DaskSVMMap().fit(dask_binner().transform(dX), dY, dQ))
 
     def dask_x(v: Any) -> Any:
         return v.array if isinstance(v, _Unknown) else arr(v)
@@ -808,6 +1075,57 @@ def _dask_ways() -> list:
             {"huge": BINNED_BY_THRESHOLDS, "length": NO_LENGTH},
         ),
         Way(
+            "`svmmap.dask.SVMMap.score`",
+            "X",
+            "`SVMMap.predict`'s on each block",
+            "dask matrix",
+            lambda v: fitted().score(dask_x(v), dY, dQ),
+            X,
+            {
+                "huge": SCORES_ARE_FINITE,
+                "chunks": "each block is scored as it comes, and the scores are computed before they are matched to y",
+            },
+            alone=True,
+            names=r"(^|\W)X\W|score of row",
+        ),
+        Way(
+            "`svmmap.dask.SVMMap.score`",
+            "y",
+            "`check_labels`, as `SVMMap.score`",
+            "labels",
+            lambda v: fitted().score(dX, arr(v), dQ),
+            Y,
+            {"huge": LABELS_ARE_THRESHOLDED},
+        ),
+        Way(
+            "`svmmap.dask.SVMMap.score`",
+            "qid",
+            "`check_qid`, as `SVMMap.score`",
+            "qid",
+            lambda v: fitted().score(dX, dY, arr(v)),
+            Q,
+            {"huge": IDS_ARE_ANY_VALUES, "type": IDS_ARE_ANY_VALUES},
+        ),
+        Way(
+            "`svmmap.dask.SVMMap.score`",
+            "sample_weight",
+            "`query_weights`, as `SVMMap.score`",
+            "weights",
+            lambda v: fitted().score(dX, dY, dQ, sample_weight=arr(v)),
+            W,
+            {"huge": "weights only weigh the mean over queries: 1e306 on every query is the unweighted mean"},
+        ),
+        Way(
+            "`svmmap.dask.Binner.transform`",
+            "X",
+            "`Binner.transform`'s on each block, where the codes are used (here by `predict`)",
+            "dask matrix",
+            lambda v: _compute(binned_fitted().predict(dask_binner().transform(dask_x(v)))),
+            X,
+            {"huge": BINNED_BY_THRESHOLDS},
+            alone=True,
+        ),
+        Way(
             "`svmmap.dask.SVMMap.fit` eval set of Dask collections",
             "eval_set[0] X",
             "`_dask_sets`: `memory_set`'s checks on each partition",
@@ -844,7 +1162,7 @@ def _compute(value: Any) -> Any:
 
 
 def _all_ways() -> list:
-    return _build() + _file_ways() + _dask_ways()
+    return _build() + _more_ways() + _file_ways() + _dask_ways()
 
 
 def render(ways: list) -> str:
@@ -876,6 +1194,7 @@ def ways(tmp_path_factory):
     _TMP = tmp_path_factory.mktemp("gate")
     (_TMP / "test.txt").write_text(LETOR.replace("VALUE", "1").replace("ID", "3"))
     (_TMP / "good.run").write_text(RUN.replace("VALUE", "1").replace("ID", "3"))
+    (_TMP / "other.run").write_text(RUN.replace("VALUE", "3").replace("ID", "3").replace("2.5", "0.5"))
     (_TMP / "good.qrels").write_text(QRELS.replace("VALUE", "1").replace("ID", "3"))
     from svmmap import save_model
 

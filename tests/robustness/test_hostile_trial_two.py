@@ -150,8 +150,9 @@ def test_structured_hinge_names_scores_not_x():
 def test_a_dense_copy_too_large_for_memory_names_its_source(tmp_path):
     # M7: NumPy's bare "Unable to allocate 16.0 GiB" for a file whose one feature index is near
     # 2**31 read with sparse=False, or densified by the Binner. The index is 2**31 - 1 on one
-    # row: the dense array is 2 x (2**31 - 1) float64, 32 GiB (more than this test machine's
-    # address space under the limit set below).
+    # row: the dense array is 2 x (2**31 - 1) float64, 34,359,738,352 bytes = 34.4 GB (32 GiB;
+    # more than this test machine's address space under the limit set below). The size is now
+    # checked before NumPy allocates, by the core's guard, which counts in GB.
     import resource
 
     from svmmap.binning import Binner
@@ -162,12 +163,13 @@ def test_a_dense_copy_too_large_for_memory_names_its_source(tmp_path):
     resource.setrlimit(resource.RLIMIT_AS, (8 * 2**30, hard))
     try:
         with pytest.raises(
-            MemoryError, match=r"wide\.txt as a dense array of 2 x 2147483647 float64 values needs 32\.0 GiB"
+            MemoryError, match=r"wide\.txt as a dense array of 2 x 2147483647 float64 values needs 34\.4 GB, but only"
         ):
             svmmap.load_letor(path, sparse=False)
         X = svmmap.load_letor(path)[0]
         with pytest.raises(
-            MemoryError, match=r"X as a dense array of 2 x 2147483647 float64 values needs 32\.0 GiB.*the Binner"
+            MemoryError,
+            match=r"X as a dense array of 2 x 2147483647 float64 values needs 34\.4 GB, but only.*the Binner",
         ):
             Binner().fit(X)
     finally:

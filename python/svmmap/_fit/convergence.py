@@ -134,7 +134,7 @@ def overflow_named(
 ) -> Iterator[None]:
     """Names the argument that made training overflow float64, when the core says it did.
 
-    The core can only blame the feature values, which it sees. Yet every number of the cutting
+    The core cannot tell which factor overflowed, and names all three. Every number of the cutting
     planes is a feature difference times a query's weight, and the weights ``w`` grow with C
     (``w = sum a_j g_j`` with ``sum a_j <= C``), so ``C = 1e200`` on unit features, or a weight
     of 1e306, overflows just as features of 1e160 do. Of the three factors (C, the largest
@@ -168,4 +168,7 @@ def overflow_named(
                 f"(the features spread to {spread:.3g}): divide the weights by a constant (multiplying "
                 "every weight by k is multiplying C by k)"
             ) from None
-        raise ValueError(text.replace("feature values are", "the feature values of X are", 1)) from None
+        raise ValueError(
+            f"{head}; the feature values of X are too large for float64 arithmetic (squares of feature values, "
+            "summed over the features, must stay below 1.8e308): scale the features"
+        ) from None

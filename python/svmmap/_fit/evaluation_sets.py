@@ -15,6 +15,7 @@ from .._validation import (
     check_labels,
     check_matrix,
     check_qid,
+    check_spelling,
     feature_names_mismatch,
     feature_names_of,
     invalid_parameter,
@@ -312,10 +313,12 @@ def _metric_names(eval_metric: Any) -> List[str]:
     else:
         given = list(eval_metric)
     # LightGBM's spelling: names in any case, its aliases of MAP and NDCG, each metric once.
+    # Whitespace is refused, not stripped (`check_spelling`), as in every other metric name.
+    check_spelling(given, "eval_metric")
     out: List[Any] = []
     for name in given:
         if isinstance(name, str):
-            name = name.strip().lower()
+            name = name.lower()
             name = LIGHTGBM_METRIC_ALIASES.get(name, name)
         if name not in out:
             out.append(name)
@@ -364,6 +367,19 @@ def _check_watchable(watched: tuple, all_metrics: bool = False, what: str = "ear
         )
 
 
+def missing_queries_message(n_sets: int) -> str:
+    """What a user who gave eval_set without its queries must pass, in both spellings: svmmap's
+    eval_qid (one array of query ids per set, as qid is to X) and LightGBM's eval_group (one
+    array of query sizes per set, as LGBMRanker.fit takes it), each a list in eval_set's order."""
+    ids = ", ".join(f"qid_val{i}" for i in range(n_sets)) if n_sets > 1 else "qid_val"
+    sizes = ", ".join(f"sizes_val{i}" for i in range(n_sets)) if n_sets > 1 else "sizes_val"
+    return (
+        f"eval_set has {n_sets} set(s) but not their queries: pass eval_qid=[{ids}], a list with, for each "
+        "set, the query id of every row of its X (as qid is to X), or LightGBM's eval_group=[" + sizes + "], a "
+        "list with, for each set, the number of rows of each query (its rows adjacent, as group is to X)"
+    )
+
+
 def _eval_arguments(
     eval_set: Sequence[tuple],
     eval_group: Optional[Sequence[Any]],
@@ -379,9 +395,7 @@ def _eval_arguments(
     if not metrics or not all(isinstance(m, str) for m in metrics):
         raise invalid_parameter("eval_metric", "a metric name or a list of them", eval_metric)
     if eval_group is None and eval_qid is None:
-        raise ValueError(
-            "eval_set needs the queries of each set: give eval_qid (query ids) or eval_group (query sizes)"
-        )
+        raise ValueError(missing_queries_message(len(eval_set) if isinstance(eval_set, (list, tuple)) else 1))
     if eval_group is not None and eval_qid is not None:
         raise ValueError("eval_set's queries are given twice: give eval_qid or eval_group, not both")
     if names is not None:

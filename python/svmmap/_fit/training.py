@@ -34,6 +34,7 @@ from .._validation import (
     check_labels,
     check_matrix,
     check_qid,
+    check_spelling,
     feature_names_of,
     forget_fit,
     invalid_parameter,
@@ -236,6 +237,7 @@ def train_config(model: Any) -> "_core.TrainConfig":
     """The training configuration of ``model``'s parameters, validated by the core (one error
     line per bad parameter, naming it); the callback and verbose are checked here, as they
     never reach the core."""
+    check_spelling(model.loss, "loss")
     config = _core.TrainConfig(**{p["name"]: getattr(model, p["name"]) for p in TRAINING_PARAMETERS})
     if model.callback is not None and not callable(model.callback):
         raise invalid_parameter("callback", "callable or None", model.callback)

@@ -178,12 +178,15 @@ class _Search:
         """One fit of split k at C: (coef, summary, warm state, whether the budget capped it)."""
         X_train, y, codes, n_queries, weights = self.data.fit_inputs(candidate.preprocessing, k)
         config, capped = self._capped(candidate.config)
+        spread = lambda: self.data.core_X.column_std(self.policy.threads)  # noqa: E731
         if config.latent is not None:
-            # CCCP rounds from the map model at each C: no warm start along the path.
-            ((coef, summary),) = latent_path(X_train, y, codes, n_queries, config, [C], self.policy.threads)
+            # CCCP rounds from the map model at each C: no warm start along the path. An
+            # overflow is blamed as in the convex branch (its rounds take no query weights).
+            with overflow_named(C, None, spread):
+                ((coef, summary),) = latent_path(X_train, y, codes, n_queries, config, [C], self.policy.threads)
             return coef, summary, None, capped
         state = None if (cold or not self.policy.warm) else warm_state
-        with overflow_named(C, weights, lambda: self.data.core_X.column_std(self.policy.threads)):
+        with overflow_named(C, weights, spread):
             result, state = _core.fit_path_from(
                 X_train, y, codes, n_queries, config, [C], warm_state=state, query_weights=weights
             )

@@ -10,9 +10,18 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
-from .._fit.evaluation_sets import memory_set
+from .._fit.evaluation_sets import memory_set, missing_queries_message
 from .._fit.fitted import BinningSpec
-from .._validation import check_labels, check_matrix, check_qid, invalid_parameter, n_threads, qid_of, query_weights
+from .._validation import (
+    check_labels,
+    check_matrix,
+    check_qid,
+    densified,
+    invalid_parameter,
+    n_threads,
+    qid_of,
+    query_weights,
+)
 from .candidates import fit_preprocessor, make_preprocessor
 from .folds import QueryKFold
 
@@ -322,7 +331,7 @@ class SplitData:
             # A sparse validation set beside dense X (a LETOR file that leaves out its zeros
             # reads as CSR): the scaler fitted on dense X centers, which scikit-learn refuses
             # on a sparse matrix.
-            x_test = x_test.toarray()
+            x_test = densified(x_test, "eval_set[0] X", "pass the validation set dense or sparse as X is")
         x_test = transformer.transform(x_test)
         return check_matrix(x_train)[0], check_matrix(x_test, name="validation X")[0]
 
@@ -370,8 +379,10 @@ def validation_split(
         return None
     if not isinstance(eval_set, (list, tuple)) or len(eval_set) != 1 or not isinstance(eval_set[0], (tuple, list)):
         raise ValueError("SVMMapCV's eval_set must be a list of one (X, y) tuple, e.g. eval_set=[(X_val, y_val)]")
-    if (eval_group is None) == (eval_qid is None):
-        raise ValueError("eval_set needs its queries: give eval_group (query sizes) or eval_qid, not both")
+    if eval_group is None and eval_qid is None:
+        raise ValueError(missing_queries_message(1))
+    if eval_group is not None and eval_qid is not None:
+        raise ValueError("eval_set's queries are given twice: give eval_qid or eval_group, not both")
     grouping = eval_group if eval_group is not None else eval_qid
     if grouping is None or len(grouping) != 1:
         raise ValueError("give the queries of the one eval_set as a list of one array")

@@ -79,7 +79,7 @@ def run_learn(args: argparse.Namespace) -> None:
     from .._files.model_file import svm_document, write_model
     from .._fit.fitted import BinningSpec
     from .._fit.training import TRAINING_PARAMETERS, BareSVMMap, train, train_config
-    from .._validation import n_threads
+    from .._validation import densified, n_threads
     from ..io import load_letor
 
     if args.auto and args.early_stopping is not None:
@@ -127,12 +127,14 @@ def run_learn(args: argparse.Namespace) -> None:
                 params = {"n_thresholds": args.bins, "missing": "indicator", "n_jobs": args.n_jobs}
                 config = _core.BinnerConfig(n_thresholds=args.bins, missing="indicator")
                 # The reader gives float64 rows; a sparse file's are densified, as Binner does.
-                features = contiguous(X.toarray() if hasattr(X, "toarray") else X)
+                advice = "--missing nan bins dense columns: keep only the feature indices used"
+                features = contiguous(densified(X, args.train, advice) if hasattr(X, "toarray") else X)
                 binning = BinningSpec.fit(features, config, params, n_threads(args.n_jobs))
                 if validation is not None:
                     X_val = validation[0]
                     binned_val = binning.binned(
-                        contiguous(X_val.toarray() if hasattr(X_val, "toarray") else X_val), n_threads(args.n_jobs)
+                        contiguous(densified(X_val, args.vali, advice) if hasattr(X_val, "toarray") else X_val),
+                        n_threads(args.n_jobs),
                     )
                     validation = (binned_val, *validation[1:])
                 train(

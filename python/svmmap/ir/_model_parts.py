@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._fit.scaler import folded_linear, raw_thresholds, scaler_spec
-from .._validation import refuse_str
+from .._validation import check_characters, refuse_str
 
 
 def _parts(model: Any) -> Tuple[Any, Any, Any]:
@@ -107,6 +107,8 @@ def _names(given: Optional[Sequence[str]], fitted: Any, n: int, what: str) -> Li
         raise ValueError(
             f"feature_names[{blank[0]}] is {names[blank[0]]!r}: the engines identify features by a non-empty name"
         )
+    for j, f in enumerate(names):
+        check_characters(f, f"feature_names[{j}]", "give names of characters")
     if len(names) != n:
         raise ValueError(f"{len(names)} feature names given for {n} {what}")
     if len(set(names)) != len(names):

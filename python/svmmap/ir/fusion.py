@@ -31,7 +31,7 @@ from sklearn.pipeline import Pipeline
 from .._fit.defaults import BINNING_DEFAULTS, TRAINING_DEFAULTS
 from .._search.selection import Selection, choose_C, ranks_nothing
 from .._typing import BinStrategy
-from .._validation import forget_fit, invalid_parameter, queries_with_relevant
+from .._validation import dense_numbers, forget_fit, invalid_parameter, queries_with_relevant
 from ..binning import Binner
 from ..estimator import SVMMap
 from ._runs import RunFeatures, _make_run, comb_mnz, comb_sum, reciprocal_rank_fusion, run_features
@@ -227,8 +227,11 @@ class RunFusion:
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("This RunFusion instance is not fitted yet; call fit(runs, qrels) first")
+        # NaN stays legal (a run that did not return the document), so the values are left to
+        # the Binner; only the shape and the type are checked here, in the argument's name.
+        X = dense_numbers(X, "X")
         if X.shape[1] != self.n_runs_:
-            raise ValueError(f"{X.shape[1]} runs given, but the fusion was fitted on {self.n_runs_}")
+            raise ValueError(f"X has {X.shape[1]} columns (runs), but the fusion was fitted on {self.n_runs_} runs")
         return self.pipeline_.predict(X)
 
     def fuse(self, runs: Sequence[Run], *, tag: str = "svmmap-fusion") -> Run:
