@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -400,11 +400,21 @@ def json_value(name: str, value: Any) -> Any:
 
 
 def fit_pairs(
-    spec: BinningSpec, X: np.ndarray, y: Any, qid: Any, interactions: Any, given: Any, bins: int, threads: int
+    spec: BinningSpec,
+    X: Optional[np.ndarray],
+    y: Any,
+    qid: Any,
+    interactions: Any,
+    given: Any,
+    bins: int,
+    threads: int,
+    codes_at: Optional[Callable[[np.ndarray], np.ndarray]] = None,
 ) -> np.ndarray:
     """Sets the pairs of ``spec`` (given, or chosen by FAST and judged out of sample) and their
     coarse thresholds; returns the held-out reductions of the chosen pairs (NaN for given
-    ones)."""
+    ones). ``codes_at`` (with X None): the base codes under ``spec`` of the data's rows it is
+    asked for (`select_pairs` reads a sample of them), for data that are rows of a larger
+    matrix that is not copied (SVMMapCV's splits)."""
     from .pairs import SELECTION_BINS, coarse_indices, select_pairs
 
     coarse = [coarse_indices(len(k), bins) for k in spec.thresholds]
@@ -422,14 +432,17 @@ def fit_pairs(
         # The estimators' checks of labels and query ids: a NaN or infinite label used to make
         # every pair's score NaN, so that no pair was chosen without a word. The query codes
         # group the rows as the ids do (numbered in the ids' sorted order).
-        y = check_labels(y, X.shape[0])
+        n = len(y) if X is None else X.shape[0]
+        y = check_labels(y, n)
         if qid is not None:
-            qid, _ = check_qid(qid, X.shape[0], required_by="Binner.fit")
-        values, offsets = spec.flat()
-        codes = _core.bin_codes(X, values, offsets, spec.config, threads)
+            qid, _ = check_qid(qid, n, required_by="Binner.fit")
+        codes = None
+        if codes_at is None:
+            values, offsets = spec.flat()
+            codes = _core.bin_codes(X, values, offsets, spec.config, threads)
         counts = [len(k) for k in spec.thresholds]
         pairs, scores = select_pairs(
-            codes, counts, scan, spec.missing == "indicator", y, qid, int(interactions), threads
+            codes, counts, scan, spec.missing == "indicator", y, qid, int(interactions), threads, codes_at=codes_at
         )
     # A pair of a constant feature has no cell: it is kept (the user named it) with no columns.
     spec.pairs = [(int(i), int(j)) for i, j in pairs]

@@ -45,7 +45,7 @@ FAST, as implemented here for ranking, with every pair judged on queries it was 
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -243,7 +243,7 @@ def pool_size(k: int) -> int:
 
 
 def select_pairs(
-    codes: np.ndarray,
+    codes: Optional[np.ndarray],
     counts: Sequence[int],
     coarse: Sequence[np.ndarray],
     missing: bool,
@@ -251,11 +251,14 @@ def select_pairs(
     qid: Any,
     k: int,
     n_threads: int,
+    codes_at: Optional[Callable[[np.ndarray], np.ndarray]] = None,
 ) -> Tuple[List[Tuple[int, int]], np.ndarray]:
     """The (at most) k pairs that reduce the squared residual on the queries they were not
-    chosen on (see the module docstring), best first, and those held-out reductions."""
-    rows = selection_rows(qid, codes.shape[0])
-    codes = codes[rows]
+    chosen on (see the module docstring), best first, and those held-out reductions.
+    ``codes_at`` (with ``codes`` None) gives the base codes of the rows it is asked for, so
+    that only the selection rows are binned (SVMMapCV's splits, whose rows are not copied)."""
+    rows = selection_rows(qid, len(y) if codes is None else codes.shape[0])
+    codes = codes[rows] if codes_at is None else codes_at(rows)
     y = np.asarray(y, dtype=np.float64)[rows]
     qid = None if qid is None else np.asarray(qid)[rows]
     by_feature = np.ascontiguousarray(codes.T)
