@@ -44,6 +44,10 @@ BINNER_DICT_VERSION = 1
 BINNER_PAIRS_VERSION = 2
 
 
+#: Rows per chunk when `BinningSpec.codes` bins X with pairs.
+CODE_CHUNK = 65536
+
+
 @dataclass
 class BinningSpec:
     """Fitted binning thresholds: the Binner's checked configuration, its parameters as given,
@@ -109,9 +113,23 @@ class BinningSpec:
 
     def codes(self, X: np.ndarray, n_threads: int) -> np.ndarray:
         """The bin codes of a dense, C-contiguous ``X`` (uint8 or uint16, see BinnedMatrix),
-        followed by the pair codes when there are pairs."""
+        followed by the pair codes when there are pairs. With pairs they are made a chunk of
+        `CODE_CHUNK` rows at a time, so that the base codes of all of X (a quarter of a float32
+        X) are never held beside the codes with the pairs' columns: the same codes, row by row."""
         values, offsets = self.flat()
-        return self.with_pair_codes(_core.bin_codes(X, values, offsets, self.config, n_threads))
+        if not self.pairs or X.shape[0] <= CODE_CHUNK:
+            return self.with_pair_codes(_core.bin_codes(X, values, offsets, self.config, n_threads))
+        out: Optional[np.ndarray] = None
+        for start in range(0, X.shape[0], CODE_CHUNK):
+            chunk = self.with_pair_codes(
+                _core.bin_codes(X[start : start + CODE_CHUNK], values, offsets, self.config, n_threads)
+            )
+            if out is None:
+                # Every chunk has the dtype of the thresholds' and grids' largest code.
+                out = np.empty((X.shape[0], chunk.shape[1]), dtype=chunk.dtype)
+            out[start : start + CODE_CHUNK] = chunk
+        assert out is not None
+        return out
 
     def core_codes(self, X: np.ndarray, n_threads: int) -> CoreMatrix:
         """The binned matrix of ``X`` as ``_core.predict`` and ``_core.fit_path`` take it."""
@@ -438,6 +456,7 @@ def fit_pairs(
             qid, _ = check_qid(qid, n, required_by="Binner.fit")
         codes = None
         if codes_at is None:
+            assert X is not None
             values, offsets = spec.flat()
             codes = _core.bin_codes(X, values, offsets, spec.config, threads)
         counts = [len(k) for k in spec.thresholds]

@@ -258,7 +258,11 @@ def select_pairs(
     ``codes_at`` (with ``codes`` None) gives the base codes of the rows it is asked for, so
     that only the selection rows are binned (SVMMapCV's splits, whose rows are not copied)."""
     rows = selection_rows(qid, len(y) if codes is None else codes.shape[0])
-    codes = codes[rows] if codes_at is None else codes_at(rows)
+    if codes_at is not None:
+        codes = codes_at(rows)
+    else:
+        assert codes is not None
+        codes = codes[rows]
     y = np.asarray(y, dtype=np.float64)[rows]
     qid = None if qid is None else np.asarray(qid)[rows]
     by_feature = np.ascontiguousarray(codes.T)

@@ -10,7 +10,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
-from .._data import CoreMatrix
 from .._fit.evaluation_sets import memory_set
 from .._fit.fitted import BinningSpec, fit_pairs
 from .._fit.pairs import check_interactions
@@ -167,25 +166,6 @@ def fit_scaler_in_chunks(scaler: Any, X: Any, core_X: Any) -> Any:
     return scaler
 
 
-#: Rows per chunk when `_codes` bins X with pairs (the base codes of a chunk at a time).
-CODE_CHUNK = 65536
-
-
-def _codes(spec: BinningSpec, X: np.ndarray, threads: int) -> Any:
-    """``spec.core_codes(X)`` made a chunk of rows at a time when ``spec`` has pairs, so that
-    the base codes of X (a quarter of a float32 X) are never held beside the codes with the
-    pairs' columns: the same codes, row by row."""
-    if not spec.pairs:
-        return spec.core_codes(X, threads)
-    first = spec.codes(X[:CODE_CHUNK], threads)
-    out = np.empty((X.shape[0], first.shape[1]), dtype=first.dtype)
-    out[: first.shape[0]] = first
-    for start in range(CODE_CHUNK, X.shape[0], CODE_CHUNK):
-        out[start : start + CODE_CHUNK] = spec.codes(X[start : start + CODE_CHUNK], threads)
-    values, offsets = spec.flat()
-    return CoreMatrix.binned(out, values, offsets, spec.n_output, spec.missing == "indicator", spec.grids())
-
-
 @dataclass
 class SplitData:
     """The data of a search, checked, and its splits: what every fit of the search trains and
@@ -337,8 +317,8 @@ class SplitData:
             self._binned = None
             threads = n_threads(self.n_jobs)
             spec = self._thresholds_of(k) if preprocessing == "binned" else self._ga2m_spec(k)
-            validation = None if self.validation is None else _codes(spec, self.validation[1].arrays[0], threads)
-            self._binned = (k, preprocessing, _codes(spec, self.core_X.arrays[0], threads), validation)
+            validation = None if self.validation is None else spec.core_codes(self.validation[1].arrays[0], threads)
+            self._binned = (k, preprocessing, spec.core_codes(self.core_X.arrays[0], threads), validation)
         return self._binned
 
     def _thresholds_of(self, k: int) -> BinningSpec:
