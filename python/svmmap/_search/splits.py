@@ -122,7 +122,9 @@ def standard_columns(core_X: Any, rows: np.ndarray, sparse: bool) -> Tuple[Optio
             total += X[chunk].sum(axis=0, dtype=np.float64)
         mean = total / n
         for chunk in chunks:
-            deviation = X[chunk].astype(np.float64) - mean
+            # In place: one float64 copy of the chunk, not two.
+            deviation = X[chunk].astype(np.float64)
+            deviation -= mean
             square += np.einsum("ij,ij->j", deviation, deviation)
     else:
         stored = np.zeros(d)
