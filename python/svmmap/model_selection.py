@@ -14,12 +14,13 @@ from ._fit.defaults import SEARCH_DEFAULTS, TRAINING_DEFAULTS
 from ._fit.evaluation_sets import check_eval_feature_names, refuse_single_fit_arguments
 from ._fit.latent import refuse_latent_options
 from ._fit.request import FitRequest, fit_doc
-from ._fit.training import TRAINING_PARAMETERS, Checked, check_inputs, fitting, run_fit
+from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting
 from ._fit.watch import lightgbm_eval_set, lightgbm_names
 from ._search.candidates import auto_losses, fit_preprocessor, make_preprocessor, preprocessing_names
 from ._search.engine import Candidate, Policy, pair_scale, run
 from ._search.folds import QueryKFold
-from ._search.splits import SplitData, fit_scaler_in_chunks, make_splits, validation_split
+from ._search.refit import refit_standard
+from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
 from ._validation import (
     check_bool,
@@ -525,9 +526,7 @@ class SVMMapCV(BaseEstimator):
         self.best_C_ = float(self.best_params_["C"])
         self.best_score_ = float(outcome.results["mean_test_score"][outcome.best])
         self._set_data_attributes(len(splits), data.n_features, data.names)
-        # The search's per-split matrices and codes go before the refit, so that they never
-        # take memory beside the refit's.
-        del split_data
+        del split_data  # The search's per-split codes go before the refit, never beside its.
         if self.refit:
             X, y, sample_weight = args.X, args.y, args.sample_weight
             preprocessing = self.best_params_["preprocessing"]
@@ -536,15 +535,7 @@ class SVMMapCV(BaseEstimator):
                 model.fit(X, y, qid=data.qid, sample_weight=sample_weight)
                 self.coef_ = model.coef_
             elif preprocessing == "standard" and data.core_X.kind != "binned":
-                # As the search reads "standard": the one checked matrix through the scaler's
-                # column centers and scales (`CoreMatrix.with_columns`), without the scaler's
-                # float64 copy of X and scaled copy. The scaler, fitted in chunks to the same
-                # statistics, is the Pipeline's first step, so that predict, save_model and
-                # the exports read the model as they read Pipeline(StandardScaler(), SVMMap).
-                scaler = fit_scaler_in_chunks(model[0], X, data.core_X)
-                center = None if hasattr(X, "tocsr") else scaler.mean_
-                scaled = replace(data, core_X=data.core_X.with_columns(center, 1.0 / scaler.scale_), names=None)
-                run_fit(model[-1], FitRequest(X, y, data.qid, sample_weight=sample_weight), Checked(scaled))
+                refit_standard(model, X, y, sample_weight, data)  # As the search reads "standard".
                 self.coef_ = model[-1].coef_
             else:
                 # The steps are fitted one by one rather than by Pipeline.fit(svmmap__qid=...),

@@ -57,7 +57,6 @@ __all__ = [
     "FITTED_ATTRIBUTES",
     "SOLVER_FIGURES",
     "BareSVMMap",
-    "Checked",
     "InMemory",
     "Inputs",
     "Outcome",
@@ -502,19 +501,6 @@ class InMemory:
             exhausted=exhausted,
             zero_note=zero_note,
         )
-
-
-class Checked(InMemory):
-    """The `InMemory` solve of data already checked by `check_inputs`, trained on as given:
-    SVMMapCV's refit of a "standard" winner trains on the search's one checked matrix read
-    through the scaler's column statistics (`CoreMatrix.with_columns`), where a fit on the
-    scaler's output would need a scaled copy of X (and the scaler's fit a float64 one)."""
-
-    def __init__(self, data: Inputs) -> None:
-        self.data = data
-
-    def load(self, model: Any, config: "_core.TrainConfig", request: FitRequest, threads: int) -> int:
-        return self.data.n_features
 
 
 def feature_importances(coef: np.ndarray, std: np.ndarray) -> np.ndarray:
