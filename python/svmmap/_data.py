@@ -106,6 +106,29 @@ class CoreMatrix(_core.CoreMatrix):
         stored values (CSR), or the counts of every bin code (binned: an indicator column set
         in a share p of the rows has the mean p and the variance p (1 - p))."""
         n = max(self.n_rows, 1)
+        if self.columns is not None:
+            # Read through column centers and scales: the moments of the stored columns, moved
+            # and scaled as each value is (a mean by the same map, a variance by the scale
+            # squared), as SVMMapCV's refit of a "standard" winner reports its importances.
+            center, scale = self.columns
+            if self.kind == "dense":
+                # Two passes over chunks of rows, the deviations taken from the mean in
+                # float64: a column whose spread is tiny against its mean (which the scale
+                # blows up to 1) keeps its variance, where E[x^2] - E[x]^2 would lose it.
+                X, step = self.arrays[0], 8192
+                shift = center if center.size else np.zeros(self.n_cols)
+                total = np.zeros(self.n_cols)
+                for i in range(0, self.n_rows, step):
+                    total += (X[i : i + step] - shift).sum(axis=0)
+                shifted_mean = total / n
+                square = np.zeros(self.n_cols)
+                for i in range(0, self.n_rows, step):
+                    deviation = X[i : i + step] - shift - shifted_mean
+                    square += np.einsum("ij,ij->j", deviation, deviation)
+                return shifted_mean * scale, square / n * scale * scale
+            raw = type(self)(self.kind, self.arrays, self.n_rows, self.n_cols, self.missing)
+            mean, variance = raw.column_moments(n_threads)
+            return (mean - center if center.size else mean) * scale, variance * scale * scale
         if self.kind == "dense":
             moments = _core.column_moments(self, n_threads)
             assert moments is not None

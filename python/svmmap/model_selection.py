@@ -19,6 +19,7 @@ from ._fit.watch import lightgbm_eval_set, lightgbm_names
 from ._search.candidates import auto_losses, fit_preprocessor, make_preprocessor, preprocessing_names
 from ._search.engine import RANKING_EPS, Candidate, Policy, pair_scale, run
 from ._search.folds import QueryKFold
+from ._search.refit import refit_standard
 from ._search.size import limit_training_queries
 from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
@@ -573,12 +574,17 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         self.best_C_ = float(self.best_params_["C"])
         self.best_score_ = float(outcome.results["mean_test_score"][outcome.best])
         self._set_data_attributes(len(splits), data.n_features, data.names)
+        del split_data  # The search's per-split codes go before the refit, never beside its.
         if self.refit:
             X, y, sample_weight = args.X, args.y, args.sample_weight
+            preprocessing = self.best_params_["preprocessing"]
             model = self._candidate(**self.best_params_, sparse=hasattr(X, "tocsr"))
             if isinstance(model, SVMMap):
                 model.fit(X, y, qid=data.qid, sample_weight=sample_weight)
                 self.coef_ = model.coef_
+            elif preprocessing == "standard" and data.core_X.kind != "binned":
+                refit_standard(model, X, y, sample_weight, data)  # As the search reads "standard".
+                self.coef_ = model[-1].coef_
             else:
                 # The steps are fitted one by one rather than by Pipeline.fit(svmmap__qid=...),
                 # which scikit-learn refuses while metadata routing is enabled (the

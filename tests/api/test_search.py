@@ -156,7 +156,13 @@ def test_the_refit_works_with_metadata_routing_enabled(data, preprocessing):
     with sklearn.config_context(enable_metadata_routing=True):
         search = SVMMapCV([0.1, 1.0], preprocessing=preprocessing, cv=3, n_jobs=1, scoring="map").fit(X, y, qid=qid)
     expected = fit_independent(independent("map", preprocessing, search.best_C_), X, y, qid)
-    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, expected[-1].coef_)
+    if preprocessing == "standard":
+        # Read through the scaler's statistics rather than trained on its scaled copy: equal
+        # up to rounding (see test_the_standard_refit_reads_X_through_the_scalers_statistics).
+        coef = expected[-1].coef_
+        np.testing.assert_allclose(search.best_estimator_[-1].coef_, coef, rtol=0, atol=1e-7 * np.abs(coef).max())
+    else:
+        np.testing.assert_array_equal(search.best_estimator_[-1].coef_, expected[-1].coef_)
 
 
 class Scripted(SVMMapCV):
@@ -399,7 +405,10 @@ def test_sparse_features_are_scaled_without_centering(data):
     C = search.best_params_["C"]
     by_hand = Pipeline([("p", StandardScaler(with_mean=False)), ("m", SVMMap(C=C, n_jobs=1))])
     by_hand.fit(sp.csr_matrix(X), y, m__qid=qid)
-    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, by_hand[-1].coef_)
+    assert search.best_estimator_[0].mean_ is not None and not search.best_estimator_[0].with_mean
+    # Equal up to rounding (see test_the_standard_refit_reads_X_through_the_scalers_statistics).
+    coef = by_hand[-1].coef_
+    np.testing.assert_allclose(search.best_estimator_[-1].coef_, coef, rtol=0, atol=1e-7 * np.abs(coef).max())
 
 
 @pytest.mark.parametrize("preprocessing", ["standard", "binned"])
@@ -511,3 +520,135 @@ def test_the_search_ranks_at_a_looser_eps_and_the_refit_keeps_the_eps_given(data
     np.testing.assert_array_equal(search.coef_, refit.coef_)
     alone = SVMMapCV([0.1], loss="map", **common).fit(X, y, qid=qid)
     assert alone.cv_results_["split0_test_score"][0] == pytest.approx(given, abs=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["float64", "float32", "dataframe", "csr"])
+def test_the_standard_refit_reads_X_through_the_scalers_statistics(data, kind, monkeypatch):
+    """The refit of a "standard" winner trains on X read through the scaler's column centers
+    and scales (`CoreMatrix.with_columns`), as the search does, instead of fitting the
+    StandardScaler on X (a float64 copy of it) and training on its scaled copy; the Pipeline
+    it returns holds a StandardScaler fitted in chunks, with the attributes of one fitted on X.
+
+    Expected values come from scikit-learn itself: StandardScaler().fit(X) and
+    Pipeline(StandardScaler(), SVMMap).fit. The two computations differ only by rounding: the
+    mean and variance are summed in float64 in chunks (Chan et al.'s pairwise update) instead
+    of at once, relative differences of a few ulps (1e-12 leaves a thousand times that), and
+    the view multiplies by 1 / scale_ in float64 where transform divides by scale_ (in
+    float32 for float32 X, a relative change of up to 6e-8 in every value). The solver is
+    deterministic and, away from ties, moves its iterates continuously with the data, so the
+    weights agree to about the standardized values' relative rounding times the problem's
+    conditioning (the tolerance below)."""
+    import pandas as pd
+    from scipy import sparse
+    from svmmap._search import splits
+
+    X, y, qid = data
+    # A near-constant column and a constant one: the scaler's own rule keeps their scale
+    # (scale_ 1 for the constant one), which the chunked fit must follow.
+    X = np.column_stack([X, np.full(len(y), 3.0), 5.0 + 1e-9 * (np.arange(len(y)) % 2)])
+    names = [f"f{j}" for j in range(X.shape[1])]
+    given = {
+        "float64": X,
+        "float32": X.astype(np.float32),
+        "dataframe": pd.DataFrame(X, columns=names),
+        "csr": sparse.csr_matrix(X),
+    }[kind]
+    # Chunks of 7 rows, so that the 600 rows take many partial fits, one of them short.
+    monkeypatch.setattr(splits, "MOMENT_CHUNK", 7)
+    fitted_on_X = []
+    original_fit = StandardScaler.fit
+
+    def counting_fit(self, *args, **kwargs):
+        fitted_on_X.append(args[0].shape)
+        return original_fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(StandardScaler, "fit", counting_fit)
+    search = SVMMapCV([0.1, 1.0], preprocessing="standard", cv=3, n_jobs=1, scoring="map").fit(given, y, qid=qid)
+    monkeypatch.undo()
+    # The refit never fitted a scaler on X whole (the search fits none).
+    assert fitted_on_X == []
+    scaler = search.best_estimator_[0]
+    expected = StandardScaler(with_mean=kind != "csr").fit(given)
+    np.testing.assert_allclose(scaler.mean_, expected.mean_, rtol=1e-12, atol=0)
+    # Each deviation from the mean carries a rounding error of about eps |mean|, so the
+    # variance one of about 2 eps |mean| std (all of it for the near-constant column, whose
+    # deviations are 1e-9 of its mean) and the standard deviation one of eps |mean|.
+    eps, mean, std = np.finfo(np.float64).eps, np.abs(expected.mean_), np.sqrt(expected.var_)
+    var_error = np.abs(scaler.var_ - expected.var_) - 1e-12 * expected.var_
+    assert (var_error <= 4 * eps * mean * std).all(), var_error
+    scale_error = np.abs(scaler.scale_ - expected.scale_) - 1e-12 * expected.scale_
+    assert (scale_error <= 2 * eps * mean).all(), scale_error
+    assert scaler.scale_[-2] == 1.0
+    assert scaler.n_samples_seen_ == expected.n_samples_seen_ == len(y)
+    assert type(scaler.n_samples_seen_) is type(expected.n_samples_seen_)
+    assert scaler.n_features_in_ == X.shape[1]
+    if kind == "dataframe":
+        assert list(scaler.feature_names_in_) == names
+    else:
+        assert not hasattr(scaler, "feature_names_in_")
+    by_hand = Pipeline([("s", StandardScaler(with_mean=kind != "csr")), ("m", SVMMap(C=search.best_C_, n_jobs=1))])
+    by_hand.fit(given, y, m__qid=qid)
+    coef, hand = search.best_estimator_[-1].coef_, by_hand[-1].coef_
+    # The standardized values' relative rounding: the dtype's unit roundoff, or for a column
+    # whose spread is tiny against its mean, eps |mean| / std (2e-6 for the near-constant
+    # column in float64; in float32 it rounds to a constant). Ten times it, of the largest
+    # weight, leaves room for the solver's conditioning.
+    spread = std > 0
+    rel = max(np.finfo(np.float32 if kind == "float32" else np.float64).eps, (eps * mean[spread] / std[spread]).max())
+    tolerance = 10 * rel * np.abs(hand).max()
+    np.testing.assert_allclose(coef, hand, rtol=0, atol=tolerance)
+    assert search.best_estimator_[-1].objective_ == pytest.approx(by_hand[-1].objective_, rel=1e-3)
+    # The weights are on the standardized columns: predict runs the scaler's transform first,
+    # and the importances are the weights times the standardized columns' spread (1, and 0 for
+    # the constant column). Sparse columns are scaled, not centered: the near-constant one
+    # becomes values near 1e10 whose spread of 1 E[x^2] - E[x]^2 cannot resolve, on either
+    # side, so its importances are not compared.
+    np.testing.assert_allclose(search.predict(given), by_hand.predict(given), rtol=100 * rel, atol=1e3 * tolerance)
+    if kind != "csr":
+        np.testing.assert_allclose(
+            search.best_estimator_[-1].feature_importances_, by_hand[-1].feature_importances_, rtol=0, atol=1e-3
+        )
+
+
+def test_ga2m_splits_bin_X_where_it_is():
+    """ "ga2m" trains each split on the codes (with the pairs' columns) of every row of X under
+    the thresholds and pairs of the split's training rows, with the query code -1 outside
+    them, as "binned" does: no copy of the split's rows, and one code matrix (and one split's
+    query codes) kept at a time. The pairs are chosen from the base codes of the rows the
+    Binner's selection reads, binned where they are. Expected: the split's score of
+    Pipeline(Binner(interactions=10), SVMMap) fitted by hand on the copied training rows (the
+    same codes row by row, so the same model), and the scores of the same splits given with
+    their training rows reversed, which the search copies and fits as that Pipeline does."""
+    import svmmap.model_selection as model_selection
+    from svmmap._search import engine
+
+    X, y, qid = make_ranking(n_queries=120, docs_per_query=30, n_features=6, interactions=[(0, 1, 2.0)], random_state=0)
+    splits = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
+    kept = []
+
+    def run(candidates, split_data, policy):
+        kept.append(split_data)
+        return engine.run(candidates, split_data, policy)
+
+    scores = []
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        patch.setattr(model_selection, "run", run)
+        for cv in (splits, [(train[::-1], test) for train, test in splits]):
+            search = SVMMapCV(
+                [1.0], preprocessing=["binned", "ga2m"], cv=cv, n_jobs=1, scoring="map", refit=False, prune_margin=None
+            )
+            r = search.fit(X, y, qid=qid).cv_results_
+            assert list(r["status"]) == ["fitted", "fitted"]
+            scores.append(np.array([r[f"split{k}_test_score"][1] for k in range(3)]))
+    in_place, copied = kept
+    assert in_place._matrices == {}
+    assert in_place._binned is not None and in_place._binned[:2] == (2, "ga2m")
+    assert [key for key in in_place._training if key[0]] == [(True, 2)]
+    assert set(copied._matrices) == {(p, k) for p in ("binned", "ga2m") for k in range(3)}
+    for k, (train, test) in enumerate(splits):
+        assert in_place.ga2m_pairs(k) == copied.ga2m_pairs(k) and (0, 1) in in_place.ga2m_pairs(k)
+        model = fit_independent(independent("map", "ga2m", 1.0), X[train], y[train], qid[train])
+        expected = per_query("map", y[test], model.predict(X[test]), qid[test]).mean()
+        assert scores[0][k] == pytest.approx(expected, abs=1e-12)
+    np.testing.assert_allclose(scores[0], scores[1], rtol=0, atol=1e-12)

@@ -331,3 +331,21 @@ def test_a_bad_validation_set_is_refused_naming_it(kwargs, message):
     X = np.random.default_rng(0).normal(size=(20, 3))
     with pytest.raises(ValueError, match=message):
         Binner(interactions=2).fit(X, np.arange(20) % 2, qid=np.arange(20) // 5, **kwargs)
+
+
+def test_codes_with_pairs_made_in_chunks_are_the_codes_made_at_once(monkeypatch):
+    # With pairs, BinningSpec.codes bins X a chunk of rows at a time (so that the base codes of
+    # all of X are never held beside the codes with the pairs' columns); a code is a row's own,
+    # so the chunks must give the codes made at once, whatever the chunk size (7 rows: 86
+    # chunks, the last one of 5 rows; by default the 600 rows are one chunk).
+    from svmmap._fit import fitted
+
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=30, n_features=4, random_state=1)
+    X[::5, 2] = np.nan
+    binner = Binner(interactions=[(0, 1), (2, 3)], missing="indicator").fit(X, y, qid=qid)
+    at_once = binner.transform(X)
+    monkeypatch.setattr(fitted, "CODE_CHUNK", 7)
+    chunked = binner.transform(X)
+    assert chunked.codes.dtype == at_once.codes.dtype
+    np.testing.assert_array_equal(chunked.codes, at_once.codes)
+    assert chunked.codes.shape == (len(y), 4 + 2)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -42,6 +42,10 @@ __all__ = [
 BINNER_DICT_TYPE = "svmmap.Binner"
 BINNER_DICT_VERSION = 1
 BINNER_PAIRS_VERSION = 2
+
+
+#: Rows per chunk when `BinningSpec.codes` bins X with pairs.
+CODE_CHUNK = 65536
 
 
 @dataclass
@@ -109,9 +113,23 @@ class BinningSpec:
 
     def codes(self, X: np.ndarray, n_threads: int) -> np.ndarray:
         """The bin codes of a dense, C-contiguous ``X`` (uint8 or uint16, see BinnedMatrix),
-        followed by the pair codes when there are pairs."""
+        followed by the pair codes when there are pairs. With pairs they are made a chunk of
+        `CODE_CHUNK` rows at a time, so that the base codes of all of X (a quarter of a float32
+        X) are never held beside the codes with the pairs' columns: the same codes, row by row."""
         values, offsets = self.flat()
-        return self.with_pair_codes(_core.bin_codes(X, values, offsets, self.config, n_threads))
+        if not self.pairs or X.shape[0] <= CODE_CHUNK:
+            return self.with_pair_codes(_core.bin_codes(X, values, offsets, self.config, n_threads))
+        out: Optional[np.ndarray] = None
+        for start in range(0, X.shape[0], CODE_CHUNK):
+            chunk = self.with_pair_codes(
+                _core.bin_codes(X[start : start + CODE_CHUNK], values, offsets, self.config, n_threads)
+            )
+            if out is None:
+                # Every chunk has the dtype of the thresholds' and grids' largest code.
+                out = np.empty((X.shape[0], chunk.shape[1]), dtype=chunk.dtype)
+            out[start : start + CODE_CHUNK] = chunk
+        assert out is not None
+        return out
 
     def core_codes(self, X: np.ndarray, n_threads: int) -> CoreMatrix:
         """The binned matrix of ``X`` as ``_core.predict`` and ``_core.fit_path`` take it."""
@@ -401,7 +419,7 @@ def json_value(name: str, value: Any) -> Any:
 
 def fit_pairs(
     spec: BinningSpec,
-    X: np.ndarray,
+    X: Optional[np.ndarray],
     y: Any,
     qid: Any,
     interactions: Any,
@@ -409,11 +427,14 @@ def fit_pairs(
     bins: int,
     threads: int,
     validation: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None,
+    codes_at: Optional[Callable[[np.ndarray], np.ndarray]] = None,
 ) -> np.ndarray:
     """Sets the pairs of ``spec`` (given, or chosen by FAST and judged out of sample: on the
     validation set's queries when ``validation``, a checked (X, labels, query codes), is
     given) and their coarse thresholds; returns the held-out reductions of the chosen pairs
-    (NaN for given ones)."""
+    (NaN for given ones). ``codes_at`` (with X None): the base codes under ``spec`` of the
+    data's rows it is asked for (`select_pairs` reads a sample of them), for data that are rows
+    of a larger matrix that is not copied (SVMMapCV's splits)."""
     from .pairs import SELECTION_BINS, coarse_indices, select_pairs
 
     coarse = [coarse_indices(len(k), bins) for k in spec.thresholds]
@@ -431,11 +452,15 @@ def fit_pairs(
         # The estimators' checks of labels and query ids: a NaN or infinite label used to make
         # every pair's score NaN, so that no pair was chosen without a word. The query codes
         # group the rows as the ids do (numbered in the ids' sorted order).
-        y = check_labels(y, X.shape[0])
+        n = len(y) if X is None else X.shape[0]
+        y = check_labels(y, n)
         if qid is not None:
-            qid, _ = check_qid(qid, X.shape[0], required_by="Binner.fit")
+            qid, _ = check_qid(qid, n, required_by="Binner.fit")
+        codes = None
         values, offsets = spec.flat()
-        codes = _core.bin_codes(X, values, offsets, spec.config, threads)
+        if codes_at is None:
+            assert X is not None
+            codes = _core.bin_codes(X, values, offsets, spec.config, threads)
         counts = [len(k) for k in spec.thresholds]
         judged = None
         if validation is not None:
@@ -446,7 +471,16 @@ def fit_pairs(
                 raise ValueError(f"eval_set[0] {error}") from None
             judged = (v_codes, validation[1], validation[2])
         pairs, scores = select_pairs(
-            codes, counts, scan, spec.missing == "indicator", y, qid, int(interactions), threads, judged
+            codes,
+            counts,
+            scan,
+            spec.missing == "indicator",
+            y,
+            qid,
+            int(interactions),
+            threads,
+            judged,
+            codes_at=codes_at,
         )
     # A pair of a constant feature has no cell: it is kept (the user named it) with no columns.
     spec.pairs = [(int(i), int(j)) for i, j in pairs]

@@ -53,7 +53,7 @@ the queries it chooses models by, as EBM's validation-based stopping does.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -254,7 +254,7 @@ def pool_size(k: int) -> int:
 
 
 def select_pairs(
-    codes: np.ndarray,
+    codes: Optional[np.ndarray],
     counts: Sequence[int],
     coarse: Sequence[np.ndarray],
     missing: bool,
@@ -263,15 +263,22 @@ def select_pairs(
     k: int,
     n_threads: int,
     validation: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None,
+    codes_at: Optional[Callable[[np.ndarray], np.ndarray]] = None,
 ) -> Tuple[List[Tuple[int, int]], np.ndarray]:
     """The (at most) k pairs that reduce the squared residual on the queries they were not
     chosen on (see the module docstring), best first, and those held-out reductions.
 
     ``validation`` is a validation set's (bin codes, labels, query codes): the pairs are then
     put forward by all the training rows and judged on the validation queries alone (one
-    round instead of the two halves), under the same rule."""
-    rows = selection_rows(qid, codes.shape[0])
-    codes = codes[rows]
+    round instead of the two halves), under the same rule. ``codes_at`` (with ``codes`` None)
+    gives the base codes of the rows it is asked for, so that only the selection rows are
+    binned (SVMMapCV's splits, whose rows are not copied)."""
+    rows = selection_rows(qid, len(y) if codes is None else codes.shape[0])
+    if codes_at is not None:
+        codes = codes_at(rows)
+    else:
+        assert codes is not None
+        codes = codes[rows]
     y = np.asarray(y, dtype=np.float64)[rows]
     qid = None if qid is None else np.asarray(qid)[rows]
     by_feature = np.ascontiguousarray(codes.T)

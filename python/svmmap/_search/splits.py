@@ -11,7 +11,8 @@ import numpy as np
 
 from .. import _core
 from .._fit.evaluation_sets import memory_set, missing_queries_message
-from .._fit.fitted import BinningSpec
+from .._fit.fitted import BinningSpec, fit_pairs
+from .._fit.pairs import check_interactions
 from .._validation import (
     check_labels,
     check_matrix,
@@ -25,7 +26,7 @@ from .._validation import (
 from .candidates import fit_preprocessor, make_preprocessor
 from .folds import QueryKFold
 
-__all__ = ["Split", "SplitData", "make_splits", "validation_split"]
+__all__ = ["Split", "SplitData", "fit_scaler_in_chunks", "make_splits", "validation_split"]
 
 #: (training rows, validation rows); validation rows None: the one validation set given.
 Split = Tuple[np.ndarray, Optional[np.ndarray]]
@@ -130,7 +131,9 @@ def standard_columns(core_X: Any, rows: np.ndarray, sparse: bool) -> Tuple[Optio
             total += X[chunk].sum(axis=0, dtype=np.float64)
         mean = total / n
         for chunk in chunks:
-            deviation = X[chunk].astype(np.float64) - mean
+            # In place: one float64 copy of the chunk, not two.
+            deviation = X[chunk].astype(np.float64)
+            deviation -= mean
             square += np.einsum("ij,ij->j", deviation, deviation)
     else:
         stored = np.zeros(d)
@@ -150,6 +153,30 @@ def standard_columns(core_X: Any, rows: np.ndarray, sparse: bool) -> Tuple[Optio
     return (None if sparse else mean), 1.0 / std
 
 
+def fit_scaler_in_chunks(scaler: Any, X: Any, core_X: Any) -> Any:
+    """``scaler`` (an unfitted StandardScaler) fitted on every row of X by ``partial_fit`` over
+    chunks of `MOMENT_CHUNK` rows: the same attributes as its ``fit`` (mean_, var_, scale_,
+    n_samples_seen_, n_features_in_ and a DataFrame's feature_names_in_, by scikit-learn's own
+    rules, constant columns included), equal up to rounding (Chan, Golub and LeVeque's
+    pairwise update), with a float64 copy of one chunk at a time where ``fit`` makes one of X.
+    The chunks are read from the checked matrix ``core_X`` (a view of each dense chunk, a
+    copy of each CSR one), or from a DataFrame X itself, whose column names the scaler keeps."""
+    n = core_X.n_rows
+    if hasattr(X, "iloc"):
+        chunks: Any = (X.iloc[i : i + MOMENT_CHUNK] for i in range(0, n, MOMENT_CHUNK))
+    elif core_X.kind == "dense":
+        dense = core_X.arrays[0]
+        chunks = (dense[i : i + MOMENT_CHUNK] for i in range(0, n, MOMENT_CHUNK))
+    else:
+        from scipy import sparse
+
+        csr = sparse.csr_matrix(tuple(core_X.arrays), shape=core_X.shape, copy=False)
+        chunks = (csr[i : i + MOMENT_CHUNK] for i in range(0, n, MOMENT_CHUNK))
+    for chunk in chunks:
+        scaler.partial_fit(chunk)
+    return scaler
+
+
 @dataclass
 class SplitData:
     """The data of a search, checked, and its splits: what every fit of the search trains and
@@ -162,13 +189,13 @@ class SplitData:
     integer a row) are kept. "standard" does the same with the matrix read through the
     split's column centers and scales (`CoreMatrix.with_columns`: the mean and standard
     deviation of its training rows, which StandardScaler would use), which gives the
-    scaler's models up to rounding. "binned" trains on the bin codes of every row of X under
-    the thresholds fitted on the split's training rows (`_binned_of`), bit for bit the Binner's
-    models on copies, one split's codes at a time. Training rows that are not in increasing
-    order (a split given as a list of rows in another order) cannot be
-    told apart by codes, and are copied (and transformed) as before, as is sparse X for
-    "binned". Matrices made so are made when first asked for and kept, so that a
-    preprocessing no candidate reaches costs nothing.
+    scaler's models up to rounding. "binned" and "ga2m" train on the bin codes of every row
+    of X under the thresholds (and "ga2m"'s pairs) fitted on the split's training rows
+    (`_binned_of`), bit for bit the Binner's models on copies, one code matrix at a time.
+    Training rows that are not in increasing order (a split given as a list of rows in
+    another order) cannot be told apart by codes, and are copied (and transformed) as
+    before, as is sparse X for "binned" and "ga2m". Matrices made so are made when first
+    asked for and kept, so that a preprocessing no candidate reaches costs nothing.
 
     ``validation`` is the one validation set of cv="validation" as (X as given, core X,
     labels, query codes), else None."""
@@ -187,10 +214,11 @@ class SplitData:
     )
     _columns: Dict[int, Tuple[Optional[np.ndarray], np.ndarray]] = field(default_factory=dict)
     _pairs: Dict[int, List[Tuple[int, int]]] = field(default_factory=dict)
-    #: The binned matrices of one split at a time (see `_binned_of`): (split, of X, of the
-    #: validation set or None).
-    _binned: Optional[Tuple[int, Any, Any]] = None
+    #: The binned matrices of one split and preprocessing at a time (see `_binned_of`):
+    #: (split, "binned" or "ga2m", of X, of the validation set or None).
+    _binned: Optional[Tuple[int, str, Any, Any]] = None
     _thresholds: Dict[int, Any] = field(default_factory=dict)
+    _ga2m: Dict[int, Any] = field(default_factory=dict)
 
     @property
     def n_splits(self) -> int:
@@ -231,8 +259,11 @@ class SplitData:
         return self._matrices[key]
 
     def ga2m_pairs(self, k: int) -> List[Tuple[int, int]]:
-        """The pairs that "ga2m"'s Binner keeps on split k's training rows (its matrices are
-        made for it, if they were not yet)."""
+        """The pairs that "ga2m"'s Binner keeps on split k's training rows (chosen on a sample
+        of the rows where they are, `_ga2m_spec`, or, for a split whose rows are copied, by
+        the Binner fitted on the copy when its matrices are made)."""
+        if self._in_place("ga2m", k):
+            return list(self._ga2m_spec(k).pairs or [])
         self.matrices("ga2m", k)
         return self._pairs[k]
 
@@ -246,12 +277,12 @@ class SplitData:
 
     def _in_place(self, preprocessing: str, k: int) -> bool:
         """Whether split k trains on the search's one matrix (read through its column scales
-        for "standard", as the bin codes of all its rows for "binned"): its training rows are
-        in increasing order, so that the matrix with codes -1 elsewhere trains on them as a
-        copy of them would."""
-        if preprocessing == "ga2m" or (preprocessing == "standard" and self.core_X.kind == "binned"):
+        for "standard", as the bin codes of all its rows for "binned" and "ga2m"): its
+        training rows are in increasing order, so that the matrix with codes -1 elsewhere
+        trains on them as a copy of them would."""
+        if preprocessing == "standard" and self.core_X.kind == "binned":
             return False
-        if preprocessing == "binned" and not self._binnable():
+        if preprocessing in ("binned", "ga2m") and not self._binnable():
             return False
         return bool(np.all(np.diff(self._train_rows(k)) > 0))
 
@@ -269,44 +300,83 @@ class SplitData:
 
     def _viewed(self, core_X: Any, preprocessing: str, k: int) -> Any:
         """``core_X`` as split k's fits read it: as it is, for "standard" through the column
-        centers and scales of the split's training rows, for "binned" as the bin codes of all
-        its rows under the thresholds of the split's training rows."""
+        centers and scales of the split's training rows, for "binned" and "ga2m" as the bin
+        codes of all its rows under the thresholds (and pairs) of the split's training rows."""
         if preprocessing == "none":
             return core_X
-        if preprocessing == "binned":
-            binned = self._binned_of(k)
-            return binned[1] if core_X is self.core_X else binned[2]
+        if preprocessing in ("binned", "ga2m"):
+            binned = self._binned_of(k, preprocessing)
+            return binned[2] if core_X is self.core_X else binned[3]
         if k not in self._columns:
             self._columns[k] = standard_columns(self.core_X, self.splits[k][0], sparse=hasattr(self.X, "tocsr"))
         return core_X.with_columns(*self._columns[k])
 
-    def _binned_of(self, k: int) -> Tuple[int, Any, Any]:
-        """Split k's binned matrices: the thresholds the Binner fits on the split's training
-        rows (fitted on those rows of X where they are, `_core.bin_fit` with ``rows``, bit
-        for bit as on their copy), and the codes of every row of X under them (and of the
-        validation set with cv="validation"). A split trains on the codes with the query code
-        -1 outside its rows and scores at its validation rows, as on the codes of copies of
-        its rows, which the Binner would give row by row. Only one split's codes are kept (a
-        quarter of a float32 X, an eighth of a float64 one, for each): the search fits all
-        candidates on a split before the next, so they are made again once per split and C
-        (one pass over X; the thresholds are kept), where keeping every split's would take
-        more memory than X."""
-        if self._binned is None or self._binned[0] != k:
-            # The previous split's codes go before the next ones are made, so that they never
-            # take memory together.
+    def _binned_of(self, k: int, preprocessing: str = "binned") -> Tuple[int, str, Any, Any]:
+        """Split k's matrices of ``preprocessing`` ("binned" or "ga2m"): the codes of every
+        row of X (and of the validation set with cv="validation") under the thresholds the
+        Binner fits on the split's training rows (`_thresholds_of`), with "ga2m"'s pair codes
+        after them (`_ga2m_spec`). A split trains on the codes with the query code -1 outside
+        its rows and scores at its validation rows, as on the codes of copies of its rows,
+        which the Binner would give row by row. Only one such matrix is kept (a quarter of a
+        float32 X, an eighth of a float64 one): the search fits all candidates of a split
+        before the next, so they are made again when the split or the preprocessing changes
+        (one pass over X; the thresholds and pairs are kept), where keeping every split's, or
+        a split's "binned" and "ga2m" codes together, would take more memory than X."""
+        if self._binned is None or self._binned[:2] != (k, preprocessing):
+            # The previous codes go before the next ones are made, so that they never take
+            # memory together.
             self._binned = None
-            X, threads = self.core_X.arrays[0], n_threads(self.n_jobs)
-            if k not in self._thresholds:
-                # The thresholds (a few kilobytes) are kept: fitting them sorts every column.
-                binner = make_preprocessor("binned", False, self.n_jobs)
-                config = binner._check_params()
-                values, offsets = _core.bin_fit(X, config, threads, rows=self._train_rows(k).astype(np.int64))
-                thresholds = [values[offsets[j] : offsets[j + 1]].copy() for j in range(X.shape[1])]
-                self._thresholds[k] = BinningSpec(config, binner.get_params(), thresholds, X.shape[1])
-            spec = self._thresholds[k]
+            threads = n_threads(self.n_jobs)
+            spec = self._thresholds_of(k) if preprocessing == "binned" else self._ga2m_spec(k)
             validation = None if self.validation is None else spec.core_codes(self.validation[1].arrays[0], threads)
-            self._binned = (k, spec.core_codes(X, threads), validation)
+            self._binned = (k, preprocessing, spec.core_codes(self.core_X.arrays[0], threads), validation)
         return self._binned
+
+    def _thresholds_of(self, k: int) -> BinningSpec:
+        """The thresholds the Binner fits on split k's training rows, fitted on those rows of X
+        where they are (`_core.bin_fit` with ``rows``, bit for bit as on their copy) and kept
+        (a few kilobytes; fitting them sorts every column)."""
+        if k not in self._thresholds:
+            X = self.core_X.arrays[0]
+            binner = make_preprocessor("binned", False, self.n_jobs)
+            config = binner._check_params()
+            rows = self._train_rows(k).astype(np.int64)
+            values, offsets = _core.bin_fit(X, config, n_threads(self.n_jobs), rows=rows)
+            thresholds = [values[offsets[j] : offsets[j + 1]].copy() for j in range(X.shape[1])]
+            self._thresholds[k] = BinningSpec(config, binner.get_params(), thresholds, X.shape[1])
+        return self._thresholds[k]
+
+    def _ga2m_spec(self, k: int) -> BinningSpec:
+        """The Binner of "ga2m" fitted on split k's training rows, without a copy of them: the
+        thresholds are "binned"'s (the same Binner parameters), and the pairs are chosen as
+        `Binner.fit` chooses them (`fit_pairs`) from the base codes of the sample of training
+        rows it reads, binned where they are. Kept (thresholds and pairs)."""
+        if k not in self._ga2m:
+            base = self._thresholds_of(k)
+            binner = make_preprocessor("ga2m", False, self.n_jobs)
+            spec = BinningSpec(base.config, binner.get_params(), base.thresholds, base.n_features_in)
+            train = self._train_rows(k)
+            X, threads = self.core_X.arrays[0], n_threads(self.n_jobs)
+            values, offsets = base.flat()
+
+            def codes_at(rows: np.ndarray) -> np.ndarray:
+                return _core.bin_codes(np.ascontiguousarray(X[train[rows]]), values, offsets, base.config, threads)
+
+            pairs_given = check_interactions(binner.interactions, binner.interaction_bins)
+            fit_pairs(
+                spec,
+                None,
+                self.labels[train],
+                self.codes[train],
+                binner.interactions,
+                pairs_given,
+                binner.interaction_bins,
+                threads,
+                codes_at=codes_at,
+            )
+            self._ga2m[k] = spec
+            self._pairs[k] = list(spec.pairs or [])
+        return self._ga2m[k]
 
     def _make_matrices(self, preprocessing: str, k: int) -> Tuple[Any, Any]:
         train, test = self.splits[k]
@@ -337,9 +407,14 @@ class SplitData:
 
     def _training_of(self, k: int, in_place: bool) -> Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
         """Split k's training labels, query codes, number of queries and query weights: of
-        its rows (``in_place`` False), or of every row of X with the code -1 outside them."""
+        its rows (``in_place`` False), or of every row of X with the code -1 outside them.
+        The codes of every row (8 bytes a row) are kept for one split at a time, as the bin
+        codes are (`_binned_of`): the search fits a split's candidates before the next."""
         key = (in_place, k)
         if key not in self._training:
+            if in_place:
+                for other in [key for key in self._training if key[0]]:
+                    del self._training[other]
             train = self.splits[k][0]
             train_codes, train_ids = check_qid(self.codes[train], train.size)
             doc_weights = self.doc_weights

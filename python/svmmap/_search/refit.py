@@ -1,0 +1,40 @@
+"""Private: SVMMapCV's refit of a "standard" winner on X read through the scaler's statistics."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from .._fit.request import FitRequest
+from .._fit.training import InMemory, Inputs, run_fit
+from .splits import fit_scaler_in_chunks
+
+__all__ = ["Checked", "refit_standard"]
+
+
+class Checked(InMemory):
+    """The `InMemory` solve of data already checked by `check_inputs`, trained on as given:
+    the refit of a "standard" winner trains on the search's one checked matrix read through
+    the scaler's column statistics (`CoreMatrix.with_columns`), where a fit on the scaler's
+    output would need a scaled copy of X (and the scaler's fit a float64 one)."""
+
+    def __init__(self, data: Inputs) -> None:
+        self.data = data
+
+    def load(self, model: Any, config: Any, request: FitRequest, threads: int) -> int:
+        return self.data.n_features
+
+
+def refit_standard(model: Any, X: Any, y: Any, sample_weight: Any, data: Inputs) -> None:
+    """Fits ``model``, Pipeline(StandardScaler, SVMMap), on all of X as the search reads
+    "standard": the SVMMap on the one checked matrix ``data.core_X`` through the scaler's
+    column centers and scales, without the scaler's float64 copy of X and scaled copy. The
+    scaler, fitted in chunks to the same statistics (`fit_scaler_in_chunks`), stays the
+    Pipeline's first step, so that predict, save_model and the exports read the model as they
+    read Pipeline(StandardScaler(), SVMMap) fitted on X; the weights are that Pipeline's up to
+    rounding."""
+    scaler = fit_scaler_in_chunks(model[0], X, data.core_X)
+    # Sparse X is scaled, not centered, as the scaler (with_mean=False) does.
+    center = None if hasattr(X, "tocsr") else scaler.mean_
+    scaled = replace(data, core_X=data.core_X.with_columns(center, 1.0 / scaler.scale_), names=None)
+    run_fit(model[-1], FitRequest(X, y, data.qid, sample_weight=sample_weight), Checked(scaled), stacklevel=2)
