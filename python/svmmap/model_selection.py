@@ -3,7 +3,6 @@ the one before, and keeps the C with the best validation score."""
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import replace
 from typing import Any, List, Mapping, Optional, Sequence, Union
 
@@ -16,18 +15,16 @@ from ._fit.latent import refuse_latent_options
 from ._fit.request import FitRequest, fit_doc
 from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting
 from ._fit.watch import lightgbm_eval_set, lightgbm_names
-from ._search.candidates import auto_losses, fit_preprocessor, make_preprocessor, preprocessing_names
-from ._search.engine import RANKING_EPS, Candidate, Policy, pair_scale, run
+from ._search.candidates import auto_losses, make_preprocessor, preprocessing_names
+from ._search.checks import check_params, check_search_params, refuse_search_only_params
+from ._search.engine import RANKING_EPS, Policy, candidate_list, pair_scale, run
 from ._search.folds import QueryKFold
-from ._search.refit import refit_standard
+from ._search.refit import refit_best
 from ._search.size import limit_training_queries
 from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
 from ._validation import (
-    check_bool,
     check_qid,
-    check_spelling,
-    invalid_parameter,
     n_threads,
 )
 from .estimator import SVMMap, _RefusesLightGBMParameters, query_mean
@@ -339,87 +336,14 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         return (isinstance(self.loss, str) and self.loss == "auto") or self.preprocessing is not None
 
     def _check_search_params(self) -> None:
-        """One-line errors for the parameters of the search."""
-        p = self.patience
-        if p is not None and (isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1):
-            raise invalid_parameter("patience", "an integer >= 1 or None", p)
-        m = self.prune_margin
-        if m is not None and (
-            isinstance(m, bool) or not isinstance(m, numbers.Real) or not (np.isfinite(m) and m >= 0)
-        ):
-            raise invalid_parameter("prune_margin", "a finite number >= 0 or None", m)
-        q = self.max_train_queries
-        if q is not None and (isinstance(q, bool) or not isinstance(q, numbers.Integral) or q < 1):
-            raise invalid_parameter("max_train_queries", "an integer >= 1 or None", q)
-        if not self.warm_start or self.confirm_tolerance is not None:
-            raise ValueError(
-                "the search over losses and preprocessings fits warm C paths: warm_start=False and "
-                "confirm_tolerance are only available for the C search alone"
-            )
-        if self.losses is not None and (isinstance(self.losses, (str, bytes)) or not list(self.losses)):
-            raise ValueError(
-                f'losses must be a non-empty list of losses, e.g. ["map", "pairwise"], got {self.losses!r}'
-            )
+        check_search_params(vars(self))
 
     def _refuse_search_only_params(self) -> None:
-        """Refuses the search's own parameters in the C search alone, which fits every C on
-        every split: ``patience`` (the early stop along a candidate's C path) and
-        ``prune_margin`` (the race between candidates, of which there is one) and
-        ``max_train_queries`` (the search's large-data rule) would otherwise be ignored
-        without a word. Their defaults and None (what the C search alone does)
-        are accepted."""
-        for name in ("patience", "prune_margin", "max_train_queries"):
-            value = getattr(self, name)
-            if value is not None and value != SEARCH_DEFAULTS[name]:
-                raise ValueError(
-                    f'{name}={value!r} applies to the search over losses and preprocessings (loss="auto" or '
-                    f"preprocessing=...); the C search alone fits every C on every split: leave {name} at its "
-                    "default or None, or search"
-                )
+        refuse_search_only_params(vars(self))
 
     def _check_params(self) -> List[float]:
         """The C grid in ascending order; one-line errors for bad parameters."""
-        Cs = self.Cs
-        if isinstance(Cs, (str, bytes)) or not hasattr(Cs, "__iter__"):
-            raise invalid_parameter("Cs", "a list of numbers > 0", Cs)
-        values = list(Cs)
-        if not values:
-            raise ValueError("Cs must be a non-empty list of numbers > 0, got an empty list")
-        for c in values:
-            if isinstance(c, bool) or not isinstance(c, numbers.Real) or not (np.isfinite(c) and c > 0):
-                raise ValueError(f"Cs must hold finite numbers > 0, got {c!r}")
-        grid = sorted(float(c) for c in values)
-        for a, b in zip(grid, grid[1:]):
-            if a == b:
-                raise ValueError(f"Cs lists {a:g} twice")
-        check_bool(self.refit, "refit")
-        check_bool(self.warm_start, "warm_start")
-        tol = self.score_tolerance
-        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
-            raise invalid_parameter("score_tolerance", "a finite number >= 0", tol)
-        confirm = self.confirm_tolerance
-        if confirm is not None and (
-            isinstance(confirm, bool)
-            or not isinstance(confirm, numbers.Real)
-            or not (np.isfinite(confirm) and confirm >= 0)
-        ):
-            raise invalid_parameter("confirm_tolerance", "a finite number >= 0 or None", confirm)
-        v = self.verbose
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < -1:
-            raise invalid_parameter(
-                "verbose", "an integer: 0 (or LightGBM's -1) silent, 1 a line per candidate and C, 2 per split", v
-            )
-        b = self.time_budget
-        if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(b) and b > 0)):
-            raise invalid_parameter("time_budget", "a number of seconds > 0 or None", b)
-        if not isinstance(self.scoring, str):
-            raise invalid_parameter("scoring", "a metric name such as 'map' or 'ndcg@10'", self.scoring)
-        check_spelling(self.scoring, "scoring")
-        from .metrics import evaluate
-
-        # The metric name is checked on a one-query example before any training.
-        evaluate([1, 0], [1.0, 0.0], None, [self.scoring])
-        return grid
+        return check_params(vars(self))
 
     def fit(
         self,
@@ -495,30 +419,14 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         else:
             self._refuse_search_only_params()
             losses, preprocessings = [self.loss], ["none"]
-        candidates: List[Candidate] = []
-        # Each loss by the model it trains (its canonical losses, weights, slack and latent
-        # target), so that a loss listed twice, in any spelling, is refused as a preprocessing
-        # listed twice is, rather than fitted twice as two candidates of one model.
-        seen: dict = {}
-        if self.losses is not None:
-            for i, loss in enumerate(losses):
-                check_spelling(loss, f"losses[{i}]")
-        for loss in losses:
-            config = self._estimator(grid[0]).set_params(loss=loss)._config()
-            key = (sorted(tuple(group) for group in config.losses), config.slack, config.latent)
-            if repr(key) in seen:
-                raise ValueError(
-                    f"losses lists one loss twice: {seen[repr(key)]!r} and {loss!r} train the same model; list it once"
-                )
-            seen[repr(key)] = loss
-            if config.latent is not None:
-                if searching:
-                    raise ValueError(
-                        f"the search fits warm C paths of convex losses; {loss!r} is a latent-target loss "
-                        "(trained in CCCP rounds): fit it with loss=... and preprocessing=None"
-                    )
-                refuse_latent_options(self.loss, sample_weight=args.sample_weight, eval_set=None)
-            candidates.extend(Candidate(loss, name, config) for name in preprocessings)
+        candidates = candidate_list(
+            losses,
+            preprocessings,
+            lambda loss: self._estimator(grid[0]).set_params(loss=loss)._config(),
+            searching,
+            listed=self.losses is not None,
+            refuse_latent=lambda: refuse_latent_options(self.loss, sample_weight=args.sample_weight, eval_set=None),
+        )
         data = check_inputs(type(self).__name__, args.X, args.y, args.qid, args.group, args.sample_weight)
         if searching and self.losses is None and isinstance(self.loss, str) and self.loss == "auto":
             # The default list's pairwise:count on the other losses' scale of C (`pair_scale`).
@@ -576,27 +484,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         self._set_data_attributes(len(splits), data.n_features, data.names)
         del split_data  # The search's per-split codes go before the refit, never beside its.
         if self.refit:
-            X, y, sample_weight = args.X, args.y, args.sample_weight
-            preprocessing = self.best_params_["preprocessing"]
-            model = self._candidate(**self.best_params_, sparse=hasattr(X, "tocsr"))
-            if isinstance(model, SVMMap):
-                model.fit(X, y, qid=data.qid, sample_weight=sample_weight)
-                self.coef_ = model.coef_
-            elif preprocessing == "standard" and data.core_X.kind != "binned":
-                refit_standard(model, X, y, sample_weight, data)  # As the search reads "standard".
-                self.coef_ = model[-1].coef_
-            else:
-                # The steps are fitted one by one rather than by Pipeline.fit(svmmap__qid=...),
-                # which scikit-learn refuses while metadata routing is enabled (the
-                # scikit-learn guide's setting): the preprocessor takes X and y, the SVMMap qid.
-                # With cv="validation" the refit trains on the one split's rows, and "ga2m"'s
-                # Binner judges its pairs on the same validation set, so that it keeps the
-                # pairs of the model the search scored.
-                judged = None if validation is None else (args.eval_set[0][0], *validation[1:])  # type: ignore[index]
-                transformer = fit_preprocessor(self.best_params_["preprocessing"], model[0], X, y, data.qid, judged)
-                features = transformer.transform(X)
-                model[-1].fit(features, y, qid=data.qid, sample_weight=sample_weight)
-                self.coef_ = model[-1].coef_
+            model = self._candidate(**self.best_params_, sparse=hasattr(args.X, "tocsr"))
+            judged = None if validation is None else (args.eval_set[0][0], *validation[1:])  # type: ignore[index]
+            self.coef_ = refit_best(model, self.best_params_["preprocessing"], args, data, judged)
             self.best_estimator_ = model
 
     def _candidate(self, loss: Any, preprocessing: str, C: float, sparse: bool = False) -> Any:

@@ -298,7 +298,9 @@ def test_with_cv_validation_ga2m_judges_its_pairs_on_the_eval_set(validation_str
     assert search.best_estimator_[0].interactions_ == [(0, 1)]
     model = SVMMap(C=1.0, loss="map", n_jobs=1).fit(by_hand.transform(X), y, qid=qid)
     np.testing.assert_array_equal(search.best_estimator_[-1].coef_, model.coef_)
-    expected = per_query("map", yv, model.predict(by_hand.transform(Xv)), qv).mean()
+    # The search's split fit ranks at RANKING_EPS times the eps given (the refit at the eps).
+    ranked = SVMMap(C=1.0, loss="map", n_jobs=1, eps=model.eps * RANKING_EPS).fit(by_hand.transform(X), y, qid=qid)
+    expected = per_query("map", yv, ranked.predict(by_hand.transform(Xv)), qv).mean()
     assert r["split0_test_score"][ga2m] == pytest.approx(expected, abs=1e-12)
 
 
@@ -648,7 +650,7 @@ def test_ga2m_splits_bin_X_where_it_is():
     assert set(copied._matrices) == {(p, k) for p in ("binned", "ga2m") for k in range(3)}
     for k, (train, test) in enumerate(splits):
         assert in_place.ga2m_pairs(k) == copied.ga2m_pairs(k) and (0, 1) in in_place.ga2m_pairs(k)
-        model = fit_independent(independent("map", "ga2m", 1.0), X[train], y[train], qid[train])
+        model = fit_independent(independent("map", "ga2m", 1.0, eps=SEARCH_EPS), X[train], y[train], qid[train])
         expected = per_query("map", y[test], model.predict(X[test]), qid[test]).mean()
         assert scores[0][k] == pytest.approx(expected, abs=1e-12)
     np.testing.assert_allclose(scores[0], scores[1], rtol=0, atol=1e-12)

@@ -7,9 +7,10 @@ from typing import Any
 
 from .._fit.request import FitRequest
 from .._fit.training import InMemory, Inputs, run_fit
+from .candidates import fit_preprocessor
 from .splits import fit_scaler_in_chunks
 
-__all__ = ["Checked", "refit_standard"]
+__all__ = ["Checked", "refit_best", "refit_standard"]
 
 
 class Checked(InMemory):
@@ -38,3 +39,25 @@ def refit_standard(model: Any, X: Any, y: Any, sample_weight: Any, data: Inputs)
     center = None if hasattr(X, "tocsr") else scaler.mean_
     scaled = replace(data, core_X=data.core_X.with_columns(center, 1.0 / scaler.scale_), names=None)
     run_fit(model[-1], FitRequest(X, y, data.qid, sample_weight=sample_weight), Checked(scaled), stacklevel=2)
+
+
+def refit_best(model: Any, preprocessing: str, args: FitRequest, data: Inputs, judged: Any) -> Any:
+    """Fits ``model``, the search's chosen candidate (an SVMMap or a Pipeline of its
+    preprocessing and the SVMMap), on all the data of the fit request; returns its weights.
+    ``judged`` is the validation set (X, labels, query codes) of ``cv="validation"``, or None."""
+    X, y, sample_weight = args.X, args.y, args.sample_weight
+    if not hasattr(model, "steps"):
+        model.fit(X, y, qid=data.qid, sample_weight=sample_weight)
+        return model.coef_
+    if preprocessing == "standard" and data.core_X.kind != "binned":
+        refit_standard(model, X, y, sample_weight, data)  # As the search reads "standard".
+        return model[-1].coef_
+    # The steps are fitted one by one rather than by Pipeline.fit(svmmap__qid=...), which
+    # scikit-learn refuses while metadata routing is enabled (the scikit-learn guide's
+    # setting): the preprocessor takes X and y, the SVMMap qid. "ga2m"'s Binner judges its
+    # pairs on the validation set of cv="validation", so that the refit keeps the pairs of the
+    # model the search scored.
+    transformer = fit_preprocessor(preprocessing, model[0], X, y, data.qid, judged)
+    features = transformer.transform(X)
+    model[-1].fit(features, y, qid=data.qid, sample_weight=sample_weight)
+    return model[-1].coef_

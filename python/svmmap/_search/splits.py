@@ -363,6 +363,11 @@ class SplitData:
                 return _core.bin_codes(np.ascontiguousarray(X[train[rows]]), values, offsets, base.config, threads)
 
             pairs_given = check_interactions(binner.interactions, binner.interaction_bins)
+            # With cv="validation" (the one split, with no validation rows of X), the pairs are
+            # judged on the validation set's queries, as `_make_matrices`'s Binner judges them.
+            judged = None
+            if self.splits[k][1] is None and self.validation is not None:
+                judged = (self.validation[1].arrays[0], self.validation[2], self.validation[3])
             fit_pairs(
                 spec,
                 None,
@@ -372,6 +377,7 @@ class SplitData:
                 pairs_given,
                 binner.interaction_bins,
                 threads,
+                judged,
                 codes_at=codes_at,
             )
             self._ga2m[k] = spec
