@@ -149,7 +149,7 @@ class EarlyStopping:
             "callback": "the callback asked to stop",
             "max_iter": "max_iter was reached",
             "stalled": "the solver stalled",
-            "max_time": "max_time ran out",
+            _core.TIME_LIMIT: f"{_core.TIME_LIMIT} ran out",
         }.get(stop, stop)
         name, metric = self.kept_pair or ("", "")
         # LightGBM's lines first (it says them at its last round), then why svmmap's ended.
@@ -172,7 +172,7 @@ _ENDED = {
     "callback": "the callback stopped training",
     "max_iter": "max_iter reached",
     "stalled": "stalled",
-    "max_time": "max_time reached",
+    _core.TIME_LIMIT: f"{_core.TIME_LIMIT} reached",
 }
 
 
