@@ -28,6 +28,7 @@ from ._validation import (
     n_threads,
 )
 from .estimator import SVMMap, query_mean
+from .metrics import evaluate
 
 __all__ = ["SVMMapCV", "QueryKFold", "DEFAULT_CS"]
 
@@ -375,8 +376,6 @@ class SVMMapCV(BaseEstimator):
             raise invalid_parameter("time_budget", "a number of seconds > 0 or None", b)
         if not isinstance(self.scoring, str):
             raise invalid_parameter("scoring", "a metric name such as 'map' or 'ndcg@10'", self.scoring)
-        from .metrics import evaluate
-
         # The metric name is checked on a one-query example before any training.
         evaluate([1, 0], [1.0, 0.0], None, [self.scoring])
         return grid
