@@ -74,6 +74,8 @@ LOSSES: Tuple[LossInfo, ...]
 TRAINING_PARAMETERS: Tuple[ParameterInfo, ...]
 # The spellings of every option value, by the name of its Literal type in svmmap._typing.
 SPELLINGS: Dict[str, Tuple[str, ...]]
+# The training parameter that bounds a fit's seconds, and the stop reason of a fit it ended.
+TIME_LIMIT: str
 LOSS_COMBINATION_EXAMPLES: Tuple[List[str], ...]
 
 @final

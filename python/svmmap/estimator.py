@@ -36,6 +36,7 @@ from ._validation import (
     refuse_group_request_in_search,
     refuse_unrouted_search,
 )
+from .metrics import per_query
 
 __all__ = [
     "SkippedQueriesWarning",
@@ -48,8 +49,6 @@ def query_mean(
 ) -> float:
     """``metric`` averaged over the queries where it is defined, weighted by the queries'
     ``sample_weight`` (per document, constant within a query) when given."""
-    from .metrics import per_query
-
     try:
         pq = per_query(metric, y, scores, qid, relevance_threshold=relevance_threshold)
     except ValueError as exc:

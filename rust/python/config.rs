@@ -97,7 +97,7 @@ fn set_optional(
         let refused = |_| param_error(p.name, &expected_words(p), v);
         if v.is_none() {
             options = options
-                .with(p.name, |o| {
+                .with(|o| {
                     o.set_none(p.name);
                 })
                 .map_err(refused)?;
@@ -108,7 +108,7 @@ fn set_optional(
             match count(p, v) {
                 Ok(k) if k >= 1 => {
                     options = options
-                        .with(p.name, |o| {
+                        .with(|o| {
                             o.set_count(p.name, k);
                         })
                         .map_err(refused)?;
@@ -124,7 +124,7 @@ fn set_optional(
                 return Err(param_error(p.name, &expected_words(p), v));
             }
             options = options
-                .with(p.name, |o| {
+                .with(|o| {
                     o.set_float(p.name, x);
                 })
                 .map_err(refused)?;

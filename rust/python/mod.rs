@@ -268,6 +268,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LOSSES", tables::losses_table(m.py())?)?;
     m.add("TRAINING_PARAMETERS", tables::parameters_table(m.py())?)?;
     m.add("SPELLINGS", tables::spellings(m.py())?)?;
+    // The parameter that bounds a fit's seconds, also the name of the stop it causes: the
+    // Python layer reads its name here rather than spelling it.
+    m.add("TIME_LIMIT", crate::solver::name_of::max_seconds)?;
     m.add(
         "LOSS_COMBINATION_EXAMPLES",
         tables::combination_examples(m.py())?,

@@ -179,7 +179,7 @@ fn path_from<'py>(
     // The cutting-plane method is an internal switch (benchmarks/solver.py times the plain one).
     let method = solver::Method::from_name(method)?;
     // The method is no parameter of the table, so the copy checks nothing again.
-    let options = config.options.with("method", |o| o.method = method)?;
+    let options = config.options.with(|o| o.method = method)?;
     let cs = cs.unwrap_or_else(|| vec![options.c]);
     let opts = &options;
     let hook = (

@@ -96,7 +96,7 @@ pub fn train_path_from<M: RowMatrix + ?Sized>(
     // The options were validated when made; each C of the path is the one value to check.
     let all = cs
         .iter()
-        .map(|&c| opts.with("C", |o| o.c = c))
+        .map(|&c| opts.with(|o| o.c = c))
         .collect::<Result<Vec<_>>>()?;
     if oracles.is_empty() {
         return Err(Error::input("at least one loss is needed"));
@@ -105,7 +105,7 @@ pub fn train_path_from<M: RowMatrix + ?Sized>(
     let mut problem = RankingProblem::new(x, labels, groups, opts.relevance_threshold)?;
     problem.check_labels(oracles)?;
     problem.admit(oracles);
-    problem.split_into_blocks(opts.cut_blocks);
+    problem.split_into_blocks(opts.n_blocks);
     crate::runtime::memory::check_working_set(x.n_cols(), oracles.len() * problem.n_blocks())?;
     if let Some(s) = weights {
         problem.set_weights(s)?;
@@ -219,7 +219,7 @@ mod tests {
             &labels,
             &groups,
             &oracles,
-            &opts.with("C", |o| o.c = cs[2]).unwrap(),
+            &opts.with(|o| o.c = cs[2]).unwrap(),
             &mut |_, _| Ok(Control::Continue),
         )
         .unwrap();
@@ -400,7 +400,7 @@ mod tests {
                 let solve = |blocks: usize, threads: usize| {
                     let opts = Options {
                         c,
-                        cut_blocks: blocks,
+                        n_blocks: blocks,
                         ..Options::default()
                     }
                     .checked()
@@ -486,7 +486,7 @@ mod tests {
             &groups,
             None,
             &oracles,
-            &opts.with("C", |o| o.c = 20.0).unwrap(),
+            &opts.with(|o| o.c = 20.0).unwrap(),
             &[20.0],
             false,
             &mut |_, _| Ok(Control::Continue),

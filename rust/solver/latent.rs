@@ -80,7 +80,7 @@ pub struct LatentFit {
     pub objectives: Vec<f64>,
     /// The rounds stopped at `max_rounds` with F still decreasing.
     pub exhausted: bool,
-    /// The limit (max_time, a stall, ...) that ended a round that was not kept.
+    /// The limit (the time limit, a stall, ...) that ended a round that was not kept.
     pub ended_by: Option<StopReason>,
     pub zero: Option<ZeroRay>,
 }
@@ -302,7 +302,8 @@ fn moved(state: &WarmStart, before: &[f64], shift: &[f64], n: f64) -> Result<War
     state.shifted(&delta)
 }
 
-/// max_time bounds the whole fit: each solve gets what is left of it.
+/// The time limit (`Options::max_seconds`) bounds the whole fit: each solve gets what is left
+/// of it.
 struct Deadline {
     began: Instant,
     seconds: f64,
@@ -323,7 +324,7 @@ impl Deadline {
         }
         let limit = Duration::from_secs_f64(self.seconds);
         let left = limit.saturating_sub(self.began.elapsed()).as_secs_f64();
-        o.with("max_time", |o| o.max_seconds = left.max(1e-9))
+        o.with(|o| o.max_seconds = left.max(1e-9))
     }
 }
 
@@ -440,7 +441,7 @@ pub fn fit_latent<M: RowMatrix + ?Sized>(
         crate::runtime::memory::check_working_set(x.n_cols(), 1)?;
         let (new_coef, new_summary, new_state) = solve_from(
             &mut source,
-            &deadline.options(&opts.with("eps", |o| o.eps *= latent.round_eps_factor)?)?,
+            &deadline.options(&opts.with(|o| o.eps *= latent.round_eps_factor)?)?,
             state.as_ref(),
             on_iteration,
         )?;

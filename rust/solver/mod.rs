@@ -56,8 +56,8 @@ pub mod qp;
 pub use api::{solve, solve_from, train, train_path, train_path_from};
 pub use ocas::WarmStart;
 pub use options::{
-    expected, parameter, text_default, Kind, Method, Options, Parameter, ValidOptions, Value,
-    PARAMETERS, PER_QUERY,
+    expected, name_of, parameter, text_default, Kind, Method, Options, Parameter, ValidOptions,
+    Value, PARAMETERS, PER_QUERY,
 };
 pub use problem::{CutSource, QueryCuts, RankingProblem};
 pub use progress::{Control, IterationRecord, StopReason, Summary};

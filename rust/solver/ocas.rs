@@ -41,7 +41,7 @@ use std::time::Instant;
 
 use super::options::{Options, ValidOptions, QP_TOL_FACTOR};
 use super::problem::CutSource;
-use super::progress::{out_of_range, Control, IterationRecord, Progress, Summary};
+use super::progress::{out_of_range, Control, IterationRecord, Limits, Progress, Summary};
 use super::qp::{dot, Cut, WorkingSet};
 use crate::error::{Error, Result};
 
@@ -203,7 +203,7 @@ pub(super) fn solve_ocas(
 
     let start = Instant::now();
     let mut state = OcasState::new(d, opts.c, n_slacks);
-    let mut progress = Progress::new(opts.limits(n_groups));
+    let mut progress = Progress::new(Limits::of(opts, n_groups));
     if let Some(warm) = warm {
         state.warm_start(warm, n_slacks, opts, qp_tol)?;
     }

@@ -1,6 +1,7 @@
-//! The training parameters: their one table (`PARAMETERS`: name, default, check, doc line),
-//! the solver's `Options` and `Method` built from it, and the precision to which both methods
-//! solve the working-set QP (a fraction of `eps`).
+//! The training parameters: their one declaration (`training_parameters!` below, one entry per
+//! parameter), from which the table (`PARAMETERS`: name, default, check, doc line), the solver's
+//! `Options` fields, their defaults, checks and setters are generated; `Method`; and the
+//! precision to which both methods solve the working-set QP (a fraction of `eps`).
 
 use crate::error::{Error, Result};
 
@@ -39,9 +40,10 @@ pub enum Kind {
 }
 
 /// One training parameter: everything the bindings, the estimators, the command line, the
-/// model files and the docs say about it. Adding a parameter is one entry here, its field in
-/// `Options` (when the solver reads it) and its line in the estimators' signatures and
-/// docstrings, which tests/api/test_parameters.py checks against this table.
+/// model files and the docs say about it. Adding a parameter is one entry of
+/// `training_parameters!` (its field in `Options` too, when the solver reads it) and its line
+/// in the estimators' signatures and docstrings, which tests/api/test_parameters.py checks
+/// against this table.
 #[derive(Debug, Clone, Copy)]
 pub struct Parameter {
     pub name: &'static str,
@@ -60,96 +62,296 @@ pub struct Parameter {
     pub doc: &'static str,
 }
 
-/// The training parameters, in the order in which they are checked (so the first bad one is
-/// the one an error names) and in which `TrainConfig.kwargs()` lists them.
-pub static PARAMETERS: &[Parameter] = &[
-    Parameter {
-        name: "C",
+/// A solver field's type: how the binding's values and the table's default become its value.
+/// The `f64` fields take the real parameters, the `usize` fields the counts.
+trait Field: Sized + std::fmt::Display {
+    fn from_float(x: f64) -> Option<Self>;
+    fn from_count(k: usize) -> Option<Self>;
+    /// The table's default; its None is `none`, the meaning the parameter's doc line states.
+    fn from_default(default: Value, none: Option<Self>) -> Self;
+}
+
+impl Field for f64 {
+    fn from_float(x: f64) -> Option<Self> {
+        Some(x)
+    }
+    fn from_count(_: usize) -> Option<Self> {
+        None
+    }
+    fn from_default(default: Value, none: Option<Self>) -> Self {
+        match (default, none) {
+            (Value::Float(x), _) => x,
+            (Value::Null, Some(none)) => none,
+            other => unreachable!("a real parameter has the default {other:?}"),
+        }
+    }
+}
+
+impl Field for usize {
+    fn from_float(_: f64) -> Option<Self> {
+        None
+    }
+    fn from_count(k: usize) -> Option<Self> {
+        Some(k)
+    }
+    fn from_default(default: Value, none: Option<Self>) -> Self {
+        match (default, none) {
+            (Value::Int(k), _) => k,
+            (Value::Null, Some(none)) => none,
+            other => unreachable!("a count parameter has the default {other:?}"),
+        }
+    }
+}
+
+/// The one declaration of the training parameters. An entry is the parameter's name, then,
+/// when the solver holds its value, `: type` (a field of `Options` of the parameter's name) or
+/// `=> field: type` (a field of another name), then its table entry; a solver-held entry ends
+/// with `valid`, its check on the field's value, and an optional one with `none`, the value
+/// that None means (which its doc line states). The parameters that the solver does not hold
+/// (the loss, the slack, the thread count) are checked by the binding. After the entries,
+/// `other` lists the fields of `Options` that are not parameters of the API.
+///
+/// The `@norm` rules give every entry one shape (`[field type [none] valid]`, or `[]`), and
+/// `@emit` generates `PARAMETERS`, `Options`, its `Default`, `check` and the setters from it.
+macro_rules! training_parameters {
+    (@norm [$($done:tt)*] other { $($other:tt)* }) => {
+        training_parameters!(@emit [$($done)*] other { $($other)* });
+    };
+    (@norm [$($done:tt)*]
+        $(#[$fdoc:meta])* $name:ident => $field:ident : $ty:ty { $($entry:tt)* }
+        $($rest:tt)*
+    ) => {
+        training_parameters!(@split [$($done)*] $name [$(#[$fdoc])* $field $ty] { $($entry)* }
+            $($rest)*);
+    };
+    (@norm [$($done:tt)*]
+        $(#[$fdoc:meta])* $name:ident : $ty:ty { $($entry:tt)* }
+        $($rest:tt)*
+    ) => {
+        training_parameters!(@split [$($done)*] $name [$(#[$fdoc])* $name $ty] { $($entry)* }
+            $($rest)*);
+    };
+    (@norm [$($done:tt)*] $name:ident { $($entry:tt)* } $($rest:tt)*) => {
+        training_parameters!(@norm [$($done)* ($name [] { $($entry)* })] $($rest)*);
+    };
+    // A solver-held entry: its table part, then `none` (optional) and `valid`.
+    (@split [$($done:tt)*] $name:ident [$($field:tt)*] {
+        default: $default:expr, kind: $kind:ident, choices: $choices:expr,
+        expected: $expected:expr, python_type: $python_type:expr, flag: $flag:expr,
+        doc: $doc:expr, $(none: $none:expr,)? valid: |$v:ident| $valid:expr,
+    } $($rest:tt)*) => {
+        training_parameters!(@norm [$($done)* ($name [$($field)* [$($none)?] |$v| $valid] {
+            default: $default, kind: $kind, choices: $choices, expected: $expected,
+            python_type: $python_type, flag: $flag, doc: $doc,
+        })] $($rest)*);
+    };
+    (@emit [$((
+        $name:ident
+        [$($(#[$fdoc:meta])* $field:ident $ty:ty [$($none:expr)?] |$v:ident| $valid:expr)?]
+        {
+            default: $default:expr, kind: $kind:ident, choices: $choices:expr,
+            expected: $expected:expr, python_type: $python_type:expr, flag: $flag:expr,
+            doc: $doc:expr,
+        }
+    ))*]
+    other { $($(#[$odoc:meta])* $other:ident : $oty:ty = $odefault:expr,)* }) => {
+        /// The training parameters, in the order in which they are checked (so the first bad
+        /// one is the one an error names) and in which `TrainConfig.kwargs()` lists them.
+        pub static PARAMETERS: &[Parameter] = &[$(
+            Parameter {
+                name: stringify!($name),
+                default: $default,
+                kind: Kind::$kind,
+                choices: $choices,
+                expected: $expected,
+                python_type: $python_type,
+                flag: $flag,
+                doc: $doc,
+            },
+        )*];
+
+        /// The solver's options: the values of the training parameters that it holds, and the
+        /// internal ones.
+        #[derive(Debug, Clone)]
+        pub struct Options {
+            $($($(#[$fdoc])* pub $field: $ty,)?)*
+            $($(#[$odoc])* pub $other: $oty,)*
+        }
+
+        /// Each solver field's parameter name, for the messages and the stop reasons named
+        /// after a parameter (`name_of::max_seconds` is the time limit's).
+        #[allow(non_upper_case_globals)]
+        pub mod name_of {
+            $($(pub const $field: &str = stringify!($name);)?)*
+        }
+
+        impl Default for Options {
+            fn default() -> Self {
+                Options {
+                    $($($field: Field::from_default($default, None $(.or(Some($none)))?),)?)*
+                    $($other: $odefault,)*
+                }
+            }
+        }
+
+        impl Options {
+            /// Checks the value of the one parameter `name` against the table's rule (Ok for
+            /// the parameters that the binding checks).
+            pub fn check(&self, name: &str) -> Result<()> {
+                $($(
+                    if name == stringify!($name) {
+                        let $v = self.$field;
+                        let passed: bool = $valid;
+                        if !passed {
+                            return Err(Error::param(name, $expected, self.$field));
+                        }
+                    }
+                )?)*
+                Ok(())
+            }
+
+            /// Sets a real parameter that the options hold; false for the others (the counts
+            /// and the binding's).
+            pub fn set_float(&mut self, name: &str, value: f64) -> bool {
+                $($(
+                    if name == stringify!($name) {
+                        if let Some(x) = <$ty as Field>::from_float(value) {
+                            self.$field = x;
+                            return true;
+                        }
+                    }
+                )?)*
+                false
+            }
+
+            /// As `set_float`, for the counts.
+            pub fn set_count(&mut self, name: &str, value: usize) -> bool {
+                $($(
+                    if name == stringify!($name) {
+                        if let Some(k) = <$ty as Field>::from_count(value) {
+                            self.$field = k;
+                            return true;
+                        }
+                    }
+                )?)*
+                false
+            }
+
+            /// Sets an optional parameter to None, whose meaning its doc line states (the
+            /// entry's `none`); false for the others.
+            pub fn set_none(&mut self, name: &str) -> bool {
+                $($($(
+                    if name == stringify!($name) {
+                        self.$field = $none;
+                        return true;
+                    }
+                )?)?)*
+                false
+            }
+        }
+    };
+    ($($entries:tt)*) => {
+        training_parameters!(@norm [] $($entries)*);
+    };
+}
+
+training_parameters! {
+    /// The regularization trade-off of OP 1 (per slack group).
+    C => c: f64 {
         default: Value::Float(1.0),
-        kind: Kind::Real,
+        kind: Real,
         choices: &[],
         expected: "a finite number > 0",
         python_type: "float",
         flag: "-c",
         doc: "Trade-off between the margin and the training loss (> 0).",
-    },
-    Parameter {
-        name: "eps",
+        valid: |c| c.is_finite() && c > 0.0,
+    }
+    /// Tolerance on the violation of the most violated constraint, in slack units.
+    eps: f64 {
         default: Value::Float(1e-3),
-        kind: Kind::Real,
+        kind: Real,
         choices: &[],
         expected: "a finite number > 0",
         python_type: "float",
         flag: "-e",
         doc: "Tolerance in slack units, as SVM^struct's ``-e``: training stops when no \
               constraint is violated by more than ``eps`` beyond the working set's slack.",
-    },
-    Parameter {
-        name: "max_iter",
+        valid: |e| e.is_finite() && e > 0.0,
+    }
+    /// Maximum number of cutting-plane iterations (oracle passes).
+    max_iter: usize {
         default: Value::Int(10_000),
-        kind: Kind::Count,
+        kind: Count,
         choices: &[],
         expected: "an integer >= 1",
         python_type: "int",
         flag: "--max-iter",
         doc: "Maximum number of cutting-plane iterations.",
-    },
-    Parameter {
-        name: "relevance_threshold",
+        valid: |k| k >= 1,
+    }
+    /// A document is relevant when its label is above this value.
+    relevance_threshold: f64 {
         default: Value::Float(0.0),
-        kind: Kind::RealOrBool,
+        kind: RealOrBool,
         choices: &[],
         expected: "a finite number",
         python_type: "float",
         flag: "--relevance-threshold",
         doc: "A document is relevant when its label is above this value.",
-    },
-    Parameter {
-        name: "loss",
+        valid: |t| t.is_finite(),
+    }
+    loss {
         default: Value::Text("map"),
-        kind: Kind::Loss,
+        kind: Loss,
         choices: &[],
         expected: "a loss name, a list of loss names or a dict of loss names to weights",
         python_type: "str, list of str or dict of str to float",
         flag: "--loss",
         doc: "The metric whose loss ``Delta`` is optimized, or a combination of several.",
-    },
-    Parameter {
-        name: "slack",
+    }
+    slack {
         default: Value::Text("separate"),
-        kind: Kind::Choice,
+        kind: Choice,
         choices: &["separate", "shared"],
         expected: "\"separate\" or \"shared\"",
         python_type: "{\"separate\", \"shared\"}",
         flag: "--slack",
         doc: "How a list of losses is combined.",
-    },
-    Parameter {
-        name: "n_jobs",
+    }
+    n_jobs {
         default: Value::Null,
-        kind: Kind::Threads,
+        kind: Threads,
         choices: &[],
         expected: crate::runtime::pool::N_JOBS_EXPECTED,
         python_type: "int or None",
         flag: "--n-jobs",
         doc: "Threads for the oracles, scoring and cut sums; None (the default) uses every \
               core.",
-    },
-    Parameter {
-        name: "cut_blocks",
+    }
+    /// The cuts per slack group and iteration: the usable queries are cut into this many
+    /// consecutive blocks and each block's risk gets its own cut and slack (see
+    /// `RankingProblem::split_into_blocks`); 1 is the 1-slack model, `PER_QUERY` one block per
+    /// usable query. The table's None is the core's choice, one block (the 1-slack model), the
+    /// fastest in the measurements of the guide's "Cut blocks".
+    cut_blocks => n_blocks: usize {
         default: Value::Null,
-        kind: Kind::OptionalCount,
+        kind: OptionalCount,
         choices: &[],
         expected: "an integer >= 1",
         python_type: "int or None",
         flag: "--cut-blocks",
         doc: "Cuts per slack group and iteration, one per block of consecutive training \
               queries; None is the core's default, today 1.",
-    },
-    Parameter {
-        name: "n_iter_no_change",
+        none: 1,
+        valid: |k| k >= 1,
+    }
+    /// A fit stops as stalled when its gap has not closed over this many iterations at a
+    /// rate that reaches the tolerance by `max_iter` (`progress::stalled`); 0 (the table's
+    /// None) never stops so.
+    n_iter_no_change => stall_window: usize {
         default: Value::Int(50),
-        kind: Kind::OptionalCount,
+        kind: OptionalCount,
         choices: &[],
         expected: "an integer >= 1",
         python_type: "int or None",
@@ -157,19 +359,31 @@ pub static PARAMETERS: &[Parameter] = &[
         doc: "Stop as stalled when, over this many iterations, the duality gap (above ten \
               times its tolerance) closed too slowly to reach it by ``max_iter``; None trains \
               on.",
-    },
-    Parameter {
-        name: "max_time",
+        none: 0,
+        // The binding refuses 0 as a given count; 0 is None's meaning, which set_none sets.
+        valid: |_k| true,
+    }
+    /// The fit stops after the first iteration that ends this many seconds after its start
+    /// (infinity, the table's None: no limit).
+    max_time => max_seconds: f64 {
         default: Value::Null,
-        kind: Kind::OptionalReal,
+        kind: OptionalReal,
         choices: &[],
         expected: "a number of seconds > 0",
         python_type: "float or None",
         flag: "--max-time",
         doc: "Stop after the first iteration that ends this many seconds after the start; \
               None (the default) sets no limit.",
-    },
-];
+        none: f64::INFINITY,
+        valid: |s| s > 0.0,
+    }
+    other {
+        /// Cuts whose dual variable stayed zero for this many iterations are dropped.
+        max_idle: usize = 50,
+        /// The outer method (internal: the plain method is kept for comparison).
+        method: Method = Method::default(),
+    }
+}
 
 /// The table's entry of `name` (a name of `PARAMETERS`).
 pub fn parameter(name: &str) -> Option<&'static Parameter> {
@@ -180,20 +394,6 @@ pub fn parameter(name: &str) -> Option<&'static Parameter> {
 /// it).
 pub fn expected(name: &str) -> &'static str {
     parameter(name).map_or("a valid value", |p| p.expected)
-}
-
-fn float_default(name: &str) -> f64 {
-    match parameter(name).map(|p| p.default) {
-        Some(Value::Float(v)) => v,
-        other => unreachable!("{name} has no float default: {other:?}"),
-    }
-}
-
-fn int_default(name: &str) -> usize {
-    match parameter(name).map(|p| p.default) {
-        Some(Value::Int(v)) => v,
-        other => unreachable!("{name} has no integer default: {other:?}"),
-    }
 }
 
 /// The default of a text parameter (the loss, the slack).
@@ -207,37 +407,9 @@ pub fn text_default(name: &str) -> &'static str {
 /// The working-set QP is solved to this fraction of `eps` (see `solve_plain` in plain.rs).
 pub(super) const QP_TOL_FACTOR: f64 = 1e-9;
 
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// The regularization trade-off of OP 1 (per slack group).
-    pub c: f64,
-    /// Tolerance on the violation of the most violated constraint, in slack units.
-    pub eps: f64,
-    /// Maximum number of cutting-plane iterations (oracle passes).
-    pub max_iter: usize,
-    /// Cuts whose dual variable stayed zero for this many iterations are dropped.
-    pub max_idle: usize,
-    /// A document is relevant when its label is above this value.
-    pub relevance_threshold: f64,
-    /// The outer method (internal: the plain method is kept for comparison).
-    pub method: Method,
-    /// The cuts per slack group and iteration: the usable queries are cut into this many
-    /// consecutive blocks and each block's risk gets its own cut and slack (see
-    /// `RankingProblem::set_cut_blocks`); 1 is the 1-slack model, `PER_QUERY` one block per
-    /// usable query.
-    pub cut_blocks: usize,
-    /// A fit stops as stalled when its gap has not closed over this many iterations at a
-    /// rate that reaches the tolerance by `max_iter` (`progress::stalled`); 0 never stops so.
-    pub n_iter_no_change: usize,
-    /// The fit stops after the first iteration that ends this many seconds after its start
-    /// (infinity: no limit).
-    pub max_seconds: f64,
-}
-
 /// Options that `Options::validate` accepted, the only options the solver's entry points
 /// take: a fit's options are validated once, where they are made (`Options::checked`, or the
 /// binding's `TrainConfig` on construction), and not again by each layer they pass through.
-/// A changed copy (`with`) checks the one parameter it changes.
 #[derive(Debug, Clone)]
 pub struct ValidOptions(Options);
 
@@ -250,17 +422,17 @@ impl std::ops::Deref for ValidOptions {
 }
 
 impl ValidOptions {
-    /// A copy with `change` made to the parameter `name` alone (a path's C, a deadline's time
-    /// left, the cutting-plane method), checking that parameter's value.
-    pub fn with(&self, name: &str, change: impl FnOnce(&mut Options)) -> Result<ValidOptions> {
+    /// A copy with `change` made (a path's C, a deadline's time left, the cutting-plane
+    /// method), checked again: the other values passed before, so an error names the changed
+    /// parameter, and the callers need not name it.
+    pub fn with(&self, change: impl FnOnce(&mut Options)) -> Result<ValidOptions> {
         let mut options = self.0.clone();
         change(&mut options);
-        options.check(name)?;
-        Ok(ValidOptions(options))
+        options.checked()
     }
 }
 
-/// `Options::cut_blocks` for one block per usable query (the n-slack model's risk terms).
+/// `Options::n_blocks` for one block per usable query (the n-slack model's risk terms).
 pub const PER_QUERY: usize = usize::MAX;
 
 /// The outer loop of the solver.
@@ -285,25 +457,6 @@ impl Method {
     }
 }
 
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            c: float_default("C"),
-            eps: float_default("eps"),
-            max_iter: int_default("max_iter"),
-            max_idle: 50,
-            relevance_threshold: float_default("relevance_threshold"),
-            method: Method::default(),
-            // The table's None: the core's choice, one block (the 1-slack model), the fastest
-            // in the measurements of the guide's "Cut blocks".
-            cut_blocks: 1,
-            n_iter_no_change: int_default("n_iter_no_change"),
-            // The table's None: no time limit.
-            max_seconds: f64::INFINITY,
-        }
-    }
-}
-
 impl Options {
     /// The stopping tolerance: training stops when the duality gap is at most eps times the
     /// sum of the slack groups' C (every group has this C). The one place it is computed: the
@@ -313,20 +466,10 @@ impl Options {
         self.eps * (self.c * n_groups as f64)
     }
 
-    /// When the loop stops besides convergence and the hook.
-    pub(super) fn limits(&self, n_groups: usize) -> super::progress::Limits {
-        super::progress::Limits {
-            max_iter: self.max_iter,
-            tolerance: self.tolerance(n_groups),
-            stall_window: self.n_iter_no_change,
-            max_seconds: self.max_seconds,
-        }
-    }
-
     /// The cuts an iteration adds at most: one per cut block of every slack group, and no
     /// more blocks than queries.
     pub fn max_cuts_per_iteration(&self, n_groups: usize, n_queries: usize) -> usize {
-        n_groups * self.cut_blocks.min(n_queries.max(1))
+        n_groups * self.n_blocks.min(n_queries.max(1))
     }
 
     /// Checks the values against the table's rules, naming the first parameter (in the
@@ -354,153 +497,24 @@ impl Options {
         }
     }
 
-    /// Checks the value of the one parameter `name` against the table's rule.
-    pub fn check(&self, name: &str) -> Result<()> {
-        let bad = match name {
-            "C" => !(self.c.is_finite() && self.c > 0.0),
-            "eps" => !(self.eps.is_finite() && self.eps > 0.0),
-            "max_iter" => self.max_iter == 0,
-            "relevance_threshold" => !self.relevance_threshold.is_finite(),
-            "cut_blocks" => self.cut_blocks == 0,
-            "max_time" => self.max_seconds.is_nan() || self.max_seconds <= 0.0,
-            // Not the solver's: the binding checks the loss, slack and thread count.
-            _ => false,
-        };
-        match parameter(name) {
-            Some(p) if bad => Err(Error::param(p.name, p.expected, self.get(p.name))),
-            _ => Ok(()),
-        }
-    }
-
     /// These options as `ValidOptions`, once `validate` accepted them.
     pub fn checked(self) -> Result<ValidOptions> {
         self.validate()?;
         Ok(ValidOptions(self))
     }
 
-    /// The value of a parameter the options hold, as text for an error message.
-    fn get(&self, name: &str) -> String {
-        match name {
-            "C" => self.c.to_string(),
-            "eps" => self.eps.to_string(),
-            "max_iter" => self.max_iter.to_string(),
-            "relevance_threshold" => self.relevance_threshold.to_string(),
-            "cut_blocks" => self.cut_blocks.to_string(),
-            "n_iter_no_change" => self.n_iter_no_change.to_string(),
-            "max_time" => self.max_seconds.to_string(),
-            _ => String::new(),
-        }
-    }
-
-    /// Sets a parameter of the table that the options hold (a `Kind::Real`, `RealOrBool` or
-    /// `Count` one, or `cut_blocks`); false for the others, which the binding keeps.
-    pub fn set_float(&mut self, name: &str, value: f64) -> bool {
-        match name {
-            "C" => self.c = value,
-            "eps" => self.eps = value,
-            "relevance_threshold" => self.relevance_threshold = value,
-            "max_time" => self.max_seconds = value,
-            _ => return false,
-        }
-        true
-    }
-
-    /// As `set_float`, for the integer parameters.
-    pub fn set_count(&mut self, name: &str, value: usize) -> bool {
-        match name {
-            "max_iter" => self.max_iter = value,
-            "cut_blocks" => self.cut_blocks = value,
-            "n_iter_no_change" => self.n_iter_no_change = value,
-            _ => return false,
-        }
-        true
-    }
-
-    /// Sets an optional parameter of the table to None, whose meaning its doc line states:
-    /// the core's one block for `cut_blocks`, no stall rule for `n_iter_no_change`, no time
-    /// limit for `max_time`; false for the others.
-    pub fn set_none(&mut self, name: &str) -> bool {
-        match name {
-            "cut_blocks" => self.cut_blocks = 1,
-            "n_iter_no_change" => self.n_iter_no_change = 0,
-            "max_time" => self.max_seconds = f64::INFINITY,
-            _ => return false,
-        }
-        true
-    }
-
     /// The error of a cut-block count that a trainer making one cut per slack group and
     /// iteration cannot honour (the latent-target rounds, the distributed trainer); `who` says
     /// which trainer and why, `leave` what to pass instead. None for one block, the default.
     pub fn one_cut_only(&self, who: &str, leave: &str) -> Option<Error> {
-        let k = self.cut_blocks;
+        let (k, name) = (self.n_blocks, name_of::n_blocks);
         (k != 1).then(|| {
             Error::InvalidInput(format!(
-                "cut_blocks={k} is not supported {who}; leave cut_blocks={leave}"
+                "{name}={k} is not supported {who}; leave {name}={leave}"
             ))
         })
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_defaults_are_the_options_defaults_and_pass_the_checks() {
-        let o = Options::default();
-        assert!(o.validate().is_ok());
-        assert_eq!(parameter("C").map(|p| p.default), Some(Value::Float(o.c)));
-        assert_eq!(
-            parameter("eps").map(|p| p.default),
-            Some(Value::Float(o.eps))
-        );
-        assert_eq!(
-            parameter("max_iter").map(|p| p.default),
-            Some(Value::Int(o.max_iter))
-        );
-        // None in the table is the core's choice of one block.
-        assert_eq!(o.cut_blocks, 1);
-    }
-
-    /// A parameter's name and a change of the default options that its check refuses.
-    type Spoiled = (&'static str, fn(&mut Options));
-
-    #[test]
-    fn every_check_speaks_in_the_table_words() {
-        let cases: [Spoiled; 5] = [
-            ("C", |o| o.c = 0.0),
-            ("eps", |o| o.eps = f64::NAN),
-            ("max_iter", |o| o.max_iter = 0),
-            ("relevance_threshold", |o| {
-                o.relevance_threshold = f64::INFINITY
-            }),
-            ("cut_blocks", |o| o.cut_blocks = 0),
-        ];
-        for (name, spoil) in cases {
-            let mut o = Options::default();
-            spoil(&mut o);
-            match o.validate() {
-                Err(Error::InvalidParameter {
-                    name: n, expected, ..
-                }) => {
-                    assert_eq!(n, name);
-                    assert_eq!(expected, super::expected(name));
-                }
-                other => panic!("{name}: {other:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn one_cut_only_refuses_more_blocks() {
-        let mut o = Options::default();
-        assert!(o.one_cut_only("by X", "None").is_none());
-        o.cut_blocks = 3;
-        let e = o.one_cut_only("by X", "None").map(|e| e.to_string());
-        assert_eq!(
-            e.as_deref(),
-            Some("cut_blocks=3 is not supported by X; leave cut_blocks=None")
-        );
-    }
-}
+mod tests;

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use super::options::{ValidOptions, QP_TOL_FACTOR};
 use super::problem::CutSource;
-use super::progress::{out_of_range, Control, IterationRecord, Progress, Summary};
+use super::progress::{out_of_range, Control, IterationRecord, Limits, Progress, Summary};
 use super::qp::{dot, Cut, WorkingSet};
 use crate::error::{Error, Result};
 
@@ -40,7 +40,7 @@ pub(super) fn solve_plain(
     let n_slacks = n_groups * source.n_blocks();
     let mut ws = WorkingSet::new(d, vec![opts.c; n_slacks]);
     let mut w = vec![0.0; d];
-    let mut progress = Progress::new(opts.limits(n_groups));
+    let mut progress = Progress::new(Limits::of(opts, n_groups));
     let mut qp_seconds = 0.0;
     let mut qp_fallbacks = 0;
 

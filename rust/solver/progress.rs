@@ -4,6 +4,7 @@
 //! within eps * sum_s C_s, the hook's Stop, a stall (`stalled`), the time limit, or
 //! `max_iter`). Also the error both methods return when a number leaves the float64 range.
 
+use super::options::{name_of, Options};
 use super::qp::WorkingSet;
 use crate::error::{Error, Result};
 
@@ -46,9 +47,15 @@ impl StopReason {
         StopReason::Stalled,
         StopReason::MaxTime,
     ];
-    /// The spellings the Python API and model files use (`FitSummary.stop`).
-    pub const NAMES: [&'static str; 5] =
-        ["converged", "max_iter", "callback", "stalled", "max_time"];
+    /// The spellings the Python API and model files use (`FitSummary.stop`); a limit's stop
+    /// is named after the training parameter that set it.
+    pub const NAMES: [&'static str; 5] = [
+        "converged",
+        name_of::max_iter,
+        "callback",
+        "stalled",
+        name_of::max_seconds,
+    ];
 
     pub fn name(self) -> &'static str {
         let i = Self::ALL
@@ -108,7 +115,8 @@ pub const STALL_DUAL_GROWTH: f64 = 10.0;
 /// while it is more than `STALL_GAP_FACTOR` times the tolerance and the dual did not grow by
 /// `STALL_DUAL_GROWTH`. A heuristic: a gap that closed slowly usually goes on so (the
 /// cutting plane's bound is O(1/t)), but it can stay flat and then drop, which is why the
-/// dual's growth is read too and why `n_iter_no_change` can turn the rule off.
+/// dual's growth is read too and why the parameter that sets `stall_window` can turn the rule
+/// off.
 ///
 /// Chosen by measurement (`benchmarks/stalls.py`): with a window of 50 the rule fired on
 /// none of 130 fits that converge while it was developed (MQ2008 Fold 1 as shipped, rescaled,
@@ -149,6 +157,18 @@ pub(super) struct Limits {
     pub(super) tolerance: f64,
     pub(super) stall_window: usize,
     pub(super) max_seconds: f64,
+}
+
+impl Limits {
+    /// The limits that `options` set for a fit of `n_groups` slack groups.
+    pub(super) fn of(options: &Options, n_groups: usize) -> Self {
+        Limits {
+            max_iter: options.max_iter,
+            tolerance: options.tolerance(n_groups),
+            stall_window: options.stall_window,
+            max_seconds: options.max_seconds,
+        }
+    }
 }
 
 /// The iterations reported so far and why the loop stopped; shared by both outer methods.

@@ -1,5 +1,5 @@
 """Why a fit stopped before its certificate, in words: the ConvergenceWarning of a fit that
-reached ``max_iter``, stalled or ran out of ``max_time``, with the cause measured from the data
+reached ``max_iter``, stalled or ran out of its time limit, with the cause measured from the data
 and the remedy.
 
 A stall (``stop_reason_ == "stalled"``) is the core's rule (rust/solver/progress.rs,
@@ -20,6 +20,8 @@ import math
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
+
+from .._core import TIME_LIMIT
 
 __all__ = ["SCALE_SPAN_ORDERS", "scale_span", "stop_message"]
 
@@ -81,10 +83,18 @@ def _causes(model: Any, summary: Any, column_std: Optional[np.ndarray]) -> str:
             )
         else:
             # A limit reached is not a cause measured in the data: nothing else is claimed.
-            limit = f"max_iter={model.max_iter}" if summary.stop == "max_iter" else f"max_time={model.max_time:g} s"
+            limit = _limit(model, summary.stop)
             scales = "" if span is None else f" (the features' scales span {span[0]:.1f} orders of magnitude)"
             causes.append(f"none measured in the data{scales}; {limit} was reached first")
     return "; ".join(causes)
+
+
+def _limit(model: Any, stop: str) -> str:
+    """The limit that ended a fit, as "name=value": its stop reason is named after the
+    parameter that set it (the time limit's name is the core's ``TIME_LIMIT``)."""
+    if stop == TIME_LIMIT:
+        return f"{stop}={getattr(model, stop):g} s"
+    return f"{stop}={getattr(model, stop)}"
 
 
 def _estimator(model: Any) -> str:
@@ -96,7 +106,7 @@ def stop_message(
     name: str, model: Any, summary: Any, column_std: Optional[np.ndarray], best_iteration: Optional[int] = None
 ) -> Optional[str]:
     """The ConvergenceWarning's text for a fit that stopped at max_iter, stalled or ran out of
-    max_time; None for a fit that converged or that the callback stopped. ``best_iteration``:
+    its time limit; None for a fit that converged or that the callback stopped. ``best_iteration``:
     the iteration early stopping kept, whose model is not the solver's best iterate."""
     stop = summary.stop
     gap = f"duality gap {summary.gap:.3g}, {summary.gap / summary.tolerance:.3g} times its tolerance {summary.tolerance:.3g}"
@@ -106,7 +116,7 @@ def stop_message(
         kept = f"the model is the best iterate (objective {summary.primal:.6g}, at most the gap above the optimum)"
     if stop == "max_iter":
         return (
-            f"{name} stopped at max_iter={model.max_iter} with {gap}; {kept}. Raise max_iter or eps. Likely cause: "
+            f"{name} stopped at {_limit(model, stop)} with {gap}; {kept}. Raise max_iter or eps. Likely cause: "
             f"{_causes(model, summary, column_std)}"
         )
     if stop == "stalled":
@@ -114,11 +124,11 @@ def stop_message(
             f"{name} stalled at iteration {summary.n_iter}: over the last {model.n_iter_no_change} iterations the "
             f"{gap} closed too slowly to reach it by max_iter={model.max_iter}; {kept}. Likely cause: "
             f"{_causes(model, summary, column_std)}. To train on regardless, pass n_iter_no_change=None "
-            "(max_time= bounds the time)"
+            f"({TIME_LIMIT}= bounds the time)"
         )
-    if stop == "max_time":
+    if stop == TIME_LIMIT:
         return (
-            f"{name} stopped at max_time={model.max_time:g} s after {summary.n_iter} iterations with {gap}; "
+            f"{name} stopped at {_limit(model, stop)} after {summary.n_iter} iterations with {gap}; "
             f"{kept}. Likely cause: {_causes(model, summary, column_std)}"
         )
     return None

@@ -21,6 +21,7 @@ from .._validation import (
     invalid_parameter,
     qid_of,
 )
+from ..metrics import evaluate, per_query
 from .lightgbm_args import PIPELINE_HINT, refuse_lightgbm_arguments
 
 logger = logging.getLogger("svmmap")
@@ -150,7 +151,7 @@ class EarlyStopping:
             "callback": "the callback asked to stop",
             "max_iter": "max_iter was reached",
             "stalled": "the solver stalled",
-            "max_time": "max_time ran out",
+            _core.TIME_LIMIT: f"{_core.TIME_LIMIT} ran out",
         }.get(stop, stop)
         name, metric = self.kept_pair or ("", "")
         # LightGBM's lines first (it says them at its last round), then why svmmap's ended.
@@ -173,7 +174,7 @@ _ENDED = {
     "callback": "the callback stopped training",
     "max_iter": "max_iter reached",
     "stalled": "stalled",
-    "max_time": "max_time reached",
+    _core.TIME_LIMIT: f"{_core.TIME_LIMIT} reached",
 }
 
 
@@ -470,8 +471,6 @@ def memory_set(
     threshold: float,
 ) -> Tuple[Callable[[np.ndarray], dict], dict, Callable[[], bool]]:
     """Validation set i in memory, checked and scored here (see `SetPreparer`)."""
-    from ..metrics import evaluate
-
     # Every message names the argument the user passed (eval_set[0] X, eval_qid[0]), not
     # the training data's X, y and qid, which the shared checks name by default.
     x_name, y_name = f"eval_set[{i}] X", f"eval_set[{i}] y"
@@ -513,8 +512,6 @@ def labels_vary(metric: str, y: Any, qid: Any, threshold: float) -> bool:
     value with the labels as scores and its worst with their negation, so if the two agree on
     every query, every ranking scores the same (every document relevant, or relevant labels 1
     and 2 under a binary metric)."""
-    from ..metrics import per_query
-
     labels = np.asarray(y, dtype=np.float64)
     best = per_query(metric, y, labels, qid, relevance_threshold=threshold)
     worst = per_query(metric, y, -labels, qid, relevance_threshold=threshold)

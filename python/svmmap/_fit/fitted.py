@@ -14,9 +14,19 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from .. import _core
+from .._binned import BinnedMatrix
 from .._data import CoreMatrix
 from .._validation import check_labels, check_qid
 from .defaults import BINNING_DEFAULTS
+from .pairs import (
+    DEFAULT_PAIR_BINS,
+    MAX_PAIR_BINS,
+    SELECTION_BINS,
+    check_interactions,
+    coarse_indices,
+    pair_codes,
+    select_pairs,
+)
 
 __all__ = [
     "BINNER_DICT_TYPE",
@@ -91,7 +101,6 @@ class BinningSpec:
         """The base bin codes followed by the pair codes (the codes alone without pairs)."""
         if not self.pairs:
             return codes
-        from .pairs import pair_codes
 
         counts = [len(k) for k in self.thresholds]
         extra = pair_codes(codes, self.pairs, self.pair_indices(), counts, self.missing == "indicator")
@@ -158,7 +167,6 @@ class BinningSpec:
     def binned(self, X: np.ndarray, n_threads: int) -> Any:
         """The BinnedMatrix of a dense, C-contiguous ``X`` (``Binner.transform`` with
         ``output="codes"``)."""
-        from .._binned import BinnedMatrix
 
         return BinnedMatrix._trusted(
             self.codes(X, n_threads), list(self.thresholds), self.missing, self.pairs, self.pair_thresholds
@@ -194,7 +202,6 @@ class BinningSpec:
             if given is not None and not isinstance(given, (int, np.integer)):
                 given = [[int(v) for v in p] for p in given]
             out["params"]["interactions"] = None if given is None else json_value("interactions", given)
-            from .pairs import DEFAULT_PAIR_BINS
 
             out["params"]["interaction_bins"] = int(self.params.get("interaction_bins", DEFAULT_PAIR_BINS))
             out["interactions"] = [
@@ -298,7 +305,6 @@ def _check_pair_params(params: Dict[str, Any]) -> None:
     """The pair parameters of a Binner dict ("interactions", "interaction_bins"), checked as
     ``Binner.fit`` checks them: a binner loaded with ``"interactions": "all"`` or
     ``"interaction_bins": null`` would predict, and then fail to be saved or refitted."""
-    from .pairs import DEFAULT_PAIR_BINS, check_interactions
 
     if "interactions" not in params and "interaction_bins" not in params:
         return
@@ -313,7 +319,6 @@ def _check_pair_params(params: Dict[str, Any]) -> None:
 def _pairs_from_dict(raw: Any, thresholds: List[np.ndarray]) -> Tuple[List[Tuple[int, int]], List[Any]]:
     """The "interactions" of a version-2 Binner dict, checked: two different features each, and
     coarse thresholds that are some of their features' thresholds (which the codes rely on)."""
-    from .pairs import MAX_PAIR_BINS
 
     if not isinstance(raw, list) or not raw:
         raise ValueError(f'"interactions" must be a non-empty list of pairs, got {show(raw)}')
@@ -435,7 +440,6 @@ def fit_pairs(
     (NaN for given ones). ``codes_at`` (with X None): the base codes under ``spec`` of the
     data's rows it is asked for (`select_pairs` reads a sample of them), for data that are rows
     of a larger matrix that is not copied (SVMMapCV's splits)."""
-    from .pairs import SELECTION_BINS, coarse_indices, select_pairs
 
     coarse = [coarse_indices(len(k), bins) for k in spec.thresholds]
     # FAST scores pairs on a grid of its own, so that its histograms stay small for all pairs.

@@ -137,11 +137,11 @@ def fit_latent(
     instead took 7 and 13 rounds at C = 10^4 on the synthetic data of
     benchmarks/cutoff_losses.py, short of the training NDCG@10 that further rounds reach
     (docs/guide/losses.md). A round that raises F is not kept. They also stop after a solve
-    that did not converge (max_iter, max_time, a stall or the callback), after
+    that did not converge (max_iter, the time limit, a stall or the callback), after
     ``LATENT_MAX_ROUNDS`` rounds, and before a round whose model is w = 0 when the model before
     it ranks (``LATENT_STOP_BEFORE_ZERO``): on queries with many relevant documents and weak
     features w = 0 can have the lower F, but it ranks nothing, and starting elsewhere on the
-    map model's ray did not avoid it (docs/guide/losses.md). ``max_time`` bounds the whole fit.
+    map model's ray did not avoid it (docs/guide/losses.md). The time limit bounds the whole fit.
     """
     coef, summary, objectives, exhausted, ended_by, zero = _core.fit_latent(
         core_X,

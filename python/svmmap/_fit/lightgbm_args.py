@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from .._core import TIME_LIMIT
+
 #: LightGBM ``fit`` arguments that PyTerrier's ``fit_kwargs`` may carry, with what to use instead.
 LIGHTGBM_EQUIVALENTS = {
     "verbose": "give verbosity to the estimator: SVMMap(verbose=1)",
@@ -61,7 +63,7 @@ _NO_SAMPLING = "svmmap trains on every query and every feature at every iteratio
 _NO_SEED = "svmmap's training draws no random numbers (the same data gives the same model), so it needs no seed"
 _ROUNDS = (
     "svmmap has no number of rounds to set: training ends when the duality gap reaches C * eps "
-    "(SVMMap(eps=...)), bounded by SVMMap(max_iter=...) and SVMMap(max_time=...)"
+    f"(SVMMap(eps=...)), bounded by SVMMap(max_iter=...) and SVMMap({TIME_LIMIT}=...)"
 )
 
 #: LightGBM's constructor parameters (LGBMRanker's signature and the aliases LightGBM scripts

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, cast
 import numpy as np
 
 from .._typing import IterationRecord
-from ..callback import any_of_the_user, split_callbacks
+from ..callback import CallbackEnv, EvalResult, any_of_the_user, is_early_stop, split_callbacks
 from .evaluation_sets import (
     EarlyStopping,
     SetPreparer,
@@ -195,8 +195,6 @@ def _environment(
     model: Any, record: IterationRecord, coef: Optional[np.ndarray], now: dict, iteration: int, end: int, params: dict
 ) -> Any:
     """The round's `svmmap.callback.CallbackEnv`."""
-    from ..callback import CallbackEnv, EvalResult
-
     results = [
         EvalResult(name, metric, value, True) for name, values in now.items() for metric, value in values.items()
     ]
@@ -215,8 +213,6 @@ def _run_callbacks(
     """One round of ``fit(callbacks=...)`` on ``env``: the callbacks before early stopping,
     early stopping, the callbacks after it, stopping at the first that ends training; whether
     one did."""
-    from ..callback import is_early_stop
-
     iteration = env.iteration
     try:
         for cb in before:

@@ -232,14 +232,14 @@ class _Search:
         return coef, summary, state, capped
 
     def _capped(self, config: Any) -> Tuple[Any, bool]:
-        """The configuration with its max_time cut to the budget left, and whether it was."""
+        """The configuration with its time limit cut to the budget left, and whether it was."""
         left = self.remaining()
         if left is None:
             return config, False
-        own = config.kwargs().get("max_time")
+        own = config.kwargs().get(_core.TIME_LIMIT)
         if own is not None and own <= left:
             return config, False
-        return _core.TrainConfig(**{**config.kwargs(), "max_time": max(left, 1e-3)}), True
+        return _core.TrainConfig(**{**config.kwargs(), _core.TIME_LIMIT: max(left, 1e-3)}), True
 
     def score(self, row: int, k: int, coef: np.ndarray, summary: Any, capped: bool, cold: bool = False) -> None:
         table = self.table
@@ -252,7 +252,7 @@ class _Search:
         table.iters[row, k] = summary.n_iter
         table.evals[row, k] = summary.n_evals
         stop = summary.stop
-        table.stops[row, k] = "budget" if (capped and stop == "max_time") else stop
+        table.stops[row, k] = "budget" if (capped and stop == _core.TIME_LIMIT) else stop
 
     # --- the loop -------------------------------------------------------------------------
 
