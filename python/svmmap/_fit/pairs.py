@@ -253,6 +253,18 @@ def pool_size(k: int) -> int:
     return max(2 * k, POOL_MIN)
 
 
+def _selected(codes: Optional[np.ndarray], codes_at: Any, y: Any, qid: Any) -> Tuple[np.ndarray, np.ndarray, Any]:
+    """The base codes, labels and query ids of the rows pair selection reads
+    (`selection_rows`): rows of ``codes``, or binned by ``codes_at`` when ``codes`` is None."""
+    rows = selection_rows(qid, len(y) if codes is None else codes.shape[0])
+    if codes_at is not None:
+        codes = codes_at(rows)
+    else:
+        assert codes is not None
+        codes = codes[rows]
+    return codes, np.asarray(y, dtype=np.float64)[rows], None if qid is None else np.asarray(qid)[rows]
+
+
 def select_pairs(
     codes: Optional[np.ndarray],
     counts: Sequence[int],
@@ -273,14 +285,7 @@ def select_pairs(
     round instead of the two halves), under the same rule. ``codes_at`` (with ``codes`` None)
     gives the base codes of the rows it is asked for, so that only the selection rows are
     binned (SVMMapCV's splits, whose rows are not copied)."""
-    rows = selection_rows(qid, len(y) if codes is None else codes.shape[0])
-    if codes_at is not None:
-        codes = codes_at(rows)
-    else:
-        assert codes is not None
-        codes = codes[rows]
-    y = np.asarray(y, dtype=np.float64)[rows]
-    qid = None if qid is None else np.asarray(qid)[rows]
+    codes, y, qid = _selected(codes, codes_at, y, qid)
     by_feature = np.ascontiguousarray(codes.T)
     d = codes.shape[1]
     usable = [f for f in range(d) if len(coarse[f]) > 0]
