@@ -22,8 +22,6 @@ pub enum Value {
 pub enum Kind {
     /// A float (an int is converted; a bool is refused, as C=True is surely a mistake).
     Real,
-    /// A float, a bool counting as 0 or 1 (labels are often bools).
-    RealOrBool,
     /// A non-negative integer (a bool is refused).
     Count,
     /// None or a `Count` of at least 1.
@@ -97,7 +95,7 @@ pub static PARAMETERS: &[Parameter] = &[
     Parameter {
         name: "relevance_threshold",
         default: Value::Float(0.0),
-        kind: Kind::RealOrBool,
+        kind: Kind::Real,
         choices: &[],
         expected: "a finite number",
         python_type: "float",
@@ -392,7 +390,7 @@ impl Options {
         }
     }
 
-    /// Sets a parameter of the table that the options hold (a `Kind::Real`, `RealOrBool` or
+    /// Sets a parameter of the table that the options hold (a `Kind::Real` or
     /// `Count` one, or `cut_blocks`); false for the others, which the binding keeps.
     pub fn set_float(&mut self, name: &str, value: f64) -> bool {
         match name {
