@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator
 from ._fit.defaults import SEARCH_DEFAULTS, TRAINING_DEFAULTS
 from ._fit.evaluation_sets import check_eval_feature_names, refuse_single_fit_arguments
 from ._fit.latent import refuse_latent_options
+from ._fit.naming import called_as
 from ._fit.request import FitRequest, fit_doc
 from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting
 from ._fit.watch import lightgbm_eval_set, lightgbm_names
@@ -545,21 +546,24 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         if self.refit:
             X, y, sample_weight = args.X, args.y, args.sample_weight
             model = self._candidate(**self.best_params_, sparse=hasattr(X, "tocsr"))
-            if isinstance(model, SVMMap):
-                model.fit(X, y, qid=data.qid, sample_weight=sample_weight)
-                self.coef_ = model.coef_
-            else:
-                # The steps are fitted one by one rather than by Pipeline.fit(svmmap__qid=...),
-                # which scikit-learn refuses while metadata routing is enabled (the
-                # scikit-learn guide's setting): the preprocessor takes X and y, the SVMMap qid.
-                # With cv="validation" the refit trains on the one split's rows, and "ga2m"'s
-                # Binner judges its pairs on the same validation set, so that it keeps the
-                # pairs of the model the search scored.
-                judged = None if validation is None else (args.eval_set[0][0], *validation[1:])  # type: ignore[index]
-                transformer = fit_preprocessor(self.best_params_["preprocessing"], model[0], X, y, data.qid, judged)
-                features = transformer.transform(X)
-                model[-1].fit(features, y, qid=data.qid, sample_weight=sample_weight)
-                self.coef_ = model[-1].coef_
+            # The refit's warnings name SVMMapCV, the estimator the user called, not the
+            # SVMMap it fits ("SVMMap stopped at max_iter=1" came out of SVMMapCV.fit).
+            with called_as(type(self).__name__):
+                if isinstance(model, SVMMap):
+                    model.fit(X, y, qid=data.qid, sample_weight=sample_weight)
+                    self.coef_ = model.coef_
+                else:
+                    # The steps are fitted one by one rather than by Pipeline.fit(svmmap__qid=...),
+                    # which scikit-learn refuses while metadata routing is enabled (the
+                    # scikit-learn guide's setting): the preprocessor takes X and y, the SVMMap qid.
+                    # With cv="validation" the refit trains on the one split's rows, and "ga2m"'s
+                    # Binner judges its pairs on the same validation set, so that it keeps the
+                    # pairs of the model the search scored.
+                    judged = None if validation is None else (args.eval_set[0][0], *validation[1:])  # type: ignore[index]
+                    transformer = fit_preprocessor(self.best_params_["preprocessing"], model[0], X, y, data.qid, judged)
+                    features = transformer.transform(X)
+                    model[-1].fit(features, y, qid=data.qid, sample_weight=sample_weight)
+                    self.coef_ = model[-1].coef_
             self.best_estimator_ = model
 
     def _candidate(self, loss: Any, preprocessing: str, C: float, sparse: bool = False) -> Any:
