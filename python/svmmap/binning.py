@@ -238,7 +238,9 @@ class Binner(TransformerMixin, BaseEstimator):
             # a mistake (a misaligned split, another data set's labels) that SVMMap would
             # refuse one step later in a Pipeline, so it is refused here by the same checks.
             if y is not None:
-                check_labels(y, arr.shape[0])
+                # As an array first: scikit-learn's checks pass y as an object that refuses
+                # NumPy's functions (np.iscomplexobj) but converts by np.asarray.
+                check_labels(np.asarray(y), arr.shape[0])
             if qid is not None:
                 check_qid(qid, arr.shape[0], required_by="Binner.fit")
         validation = validation_set(eval_set, eval_group, eval_qid, arr.shape[1])
