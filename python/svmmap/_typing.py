@@ -27,7 +27,7 @@ Gain = Literal["exp", "linear"]
 BinStrategy = Literal["quantile", "uniform"]
 Missing = Literal["error", "indicator"]
 Dtype = Literal["float32", "float64"]
-ParameterKind = Literal["real", "real_or_bool", "count", "optional_count", "optional_real", "loss", "choice", "threads"]
+ParameterKind = Literal["real", "count", "optional_count", "optional_real", "loss", "choice", "threads"]
 # Each Literal above copies the spellings of the core, which exports them as _core.SPELLINGS
 # (tests/api/test_typing.py checks that they agree, in order).
 

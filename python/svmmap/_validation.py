@@ -449,6 +449,15 @@ def check_spelling(names: Any, argument: str) -> None:
             )
 
 
+def check_memory(n_bytes: float, what: str, advice: str) -> None:
+    """The core's memory guard (``_core.check_allocation``) for an allocation made in Python from
+    a parameter: a MemoryError "{what} needs about N, but only M of memory is available;
+    {advice}" when ``n_bytes`` exceed the memory available, before the allocation is tried."""
+    from . import _core
+
+    _core.check_allocation(float(n_bytes), what, advice)
+
+
 def check_bool(value: Any, name: str) -> bool:
     """A yes-or-no parameter: True or False (NumPy's too). Any other value is refused, since
     Python's truth would take "no", "False" or 0.5 for True."""
@@ -486,6 +495,24 @@ def feature_names_of(X: Any) -> "np.ndarray | None":
         )
     for j, name in enumerate(names):
         check_characters(name, f"X's column {j} name", "rename the column")
+    return unique_column_names(names)
+
+
+def unique_column_names(names: np.ndarray, name: str = "X") -> np.ndarray:
+    """The column names of ``name`` as given, refused when one is repeated: a name must pick
+    one column at predict time and in the exports (which refused them only there, long after
+    the fit had kept them in ``feature_names_in_``)."""
+    seen: set = set()
+    repeated = []
+    for n in names:
+        if n in seen and n not in repeated:
+            repeated.append(n)
+        seen.add(n)
+    if repeated:
+        raise ValueError(
+            f"{name}'s column names must be unique, but {repeated[:5]} occur more than once; "
+            "rename the columns so that each name picks one column"
+        )
     return names
 
 

@@ -32,6 +32,7 @@ from ._validation import (
     check_bool,
     check_labels,
     check_matrix,
+    check_memory,
     check_qid,
     densified,
     forget_fit,
@@ -41,6 +42,10 @@ from ._validation import (
 )
 from .estimator import SVMMap
 from .metrics import mean_average_precision, per_query
+
+#: Bytes a NumPy array object takes besides its data (the header of one coef copy in AdaRank's
+#: path, about 112 bytes on 64-bit CPython, rounded up).
+_ARRAY_OVERHEAD = 128
 
 __all__ = ["SVMAcc", "SVMAcc2", "QueryPercentileTransformer", "QueryMinMaxScaler", "AdaRank", "DORM"]
 
@@ -462,6 +467,14 @@ class AdaRank(_LinearScorer):
         if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
             raise invalid_parameter("n_estimators", "an integer >= 1", T)
         core_X, _, d = check_matrix(X)
+        # coef_path_ keeps one copy of coef per round (then stacks them into one array): with no
+        # bound on n_estimators, 10**12 rounds grew the path until the process was killed. The
+        # core's memory guard refuses a path that cannot fit before the first round.
+        check_memory(
+            float(T) * (2 * 8 * d + _ARRAY_OVERHEAD),
+            f"AdaRank's coef_path_ of n_estimators={T} rounds x {d} features (float64)",
+            "lower n_estimators",
+        )
         # The core's one check of the values (X[i, j] named, as SVMMap names it): a NaN or inf
         # feature otherwise surfaced as "y_score[2] is NaN" from the measure of that feature.
         _core.predict(core_X, np.zeros(d), 1)

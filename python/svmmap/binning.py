@@ -34,7 +34,7 @@ from ._fit.pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
 from ._fit.pairs import check_interactions
 from ._fit.scaler import SCALER_TYPES, raw_thresholds, scaler_spec
 from ._typing import BinStrategy, Missing
-from ._validation import forget_fit, n_threads
+from ._validation import check_labels, check_qid, forget_fit, n_threads
 
 __all__ = [
     "BINNER_DICT_TYPE",
@@ -203,11 +203,13 @@ class Binner(TransformerMixin, BaseEstimator):
             Base feature values (scores of retrieval functions, ...). Sparse input is
             densified. NaN marks a missing value when ``missing="indicator"``.
         y : array-like of shape (n_documents,), optional
-            Relevance labels: needed by ``interactions=k`` to choose the pairs, ignored
-            otherwise (present so that the binner fits in a Pipeline).
+            Relevance labels: needed by ``interactions=k`` to choose the pairs, otherwise
+            only checked (one finite number per row of ``X``) and not used (present so that
+            the binner fits in a Pipeline).
         qid : array-like of shape (n_documents,), optional
             Query ids, read by ``interactions=k`` only: the labels are centred per query
-            before pair selection (without qid, over all documents). In a Pipeline, pass it
+            before pair selection (without qid, over all documents). Otherwise only checked
+            (one id per row of ``X``). In a Pipeline, pass it
             as ``binner__qid=qid`` (or request it with ``set_fit_request(qid=True)``).
         eval_set : list of one (X, y) tuple, optional
             A validation set, read by ``interactions=k`` only (as ``SVMMap.fit``'s
@@ -231,6 +233,16 @@ class Binner(TransformerMixin, BaseEstimator):
         # The one fitting routine, which ``svmmap learn --missing nan`` runs too (without
         # scikit-learn).
         spec = BinningSpec.fit(arr, config, self.get_params(), n_threads(self.n_jobs))
+        if self.interactions is None:
+            # Unused without interactions, yet given: a y or qid of another length than X is
+            # a mistake (a misaligned split, another data set's labels) that SVMMap would
+            # refuse one step later in a Pipeline, so it is refused here by the same checks.
+            if y is not None:
+                # As an array first: scikit-learn's checks pass y as an object that refuses
+                # NumPy's functions (np.iscomplexobj) but converts by np.asarray.
+                check_labels(np.asarray(y), arr.shape[0])
+            if qid is not None:
+                check_qid(qid, arr.shape[0], required_by="Binner.fit")
         validation = validation_set(eval_set, eval_group, eval_qid, arr.shape[1])
         scores = np.zeros(0)
         if self.interactions is not None:

@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator
 from ._fit.defaults import SEARCH_DEFAULTS, TRAINING_DEFAULTS
 from ._fit.evaluation_sets import check_eval_feature_names, refuse_single_fit_arguments
 from ._fit.latent import refuse_latent_options
+from ._fit.naming import called_as
 from ._fit.request import FitRequest, fit_doc
 from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting
 from ._fit.watch import lightgbm_eval_set, lightgbm_names
@@ -486,7 +487,10 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         if self.refit:
             model = self._candidate(**self.best_params_, sparse=hasattr(args.X, "tocsr"))
             judged = None if validation is None else (args.eval_set[0][0], *validation[1:])  # type: ignore[index]
-            self.coef_ = refit_best(model, self.best_params_["preprocessing"], args, data, judged)
+            # The refit's warnings name SVMMapCV, the estimator the user called, not the
+            # SVMMap it fits ("SVMMap stopped at max_iter=1" came out of SVMMapCV.fit).
+            with called_as(type(self).__name__):
+                self.coef_ = refit_best(model, self.best_params_["preprocessing"], args, data, judged)
             self.best_estimator_ = model
 
     def _candidate(self, loss: Any, preprocessing: str, C: float, sparse: bool = False) -> Any:

@@ -54,8 +54,8 @@ fn set_numbers(
             continue;
         };
         match p.kind {
-            Kind::Real | Kind::RealOrBool => {
-                let x = real(p, v, p.kind == Kind::RealOrBool)?;
+            Kind::Real => {
+                let x = real(p, v)?;
                 options.set_float(p.name, x);
                 kept[i] = x.into_pyobject(py)?.into_any().unbind();
             }
@@ -117,7 +117,7 @@ fn set_optional(
                 _ => return Err(param_error(p.name, &expected_words(p), v)),
             }
         } else {
-            let x = real(p, v, false)?;
+            let x = real(p, v)?;
             // A given limit is a finite number of seconds; no limit is None (infinity
             // would not be written to a model file).
             if !x.is_finite() {

@@ -258,6 +258,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(queries::query_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(queries::n_threads, m)?)?;
     m.add_function(wrap_pyfunction!(params::parameter_error, m)?)?;
+    m.add_function(wrap_pyfunction!(params::check_allocation, m)?)?;
     m.add_class::<config::TrainConfig>()?;
     m.add_class::<binning::PyBinnerConfig>()?;
     m.add_class::<results::ProblemSummary>()?;

@@ -30,8 +30,42 @@ pub(super) fn parameter_error(
     param_error(name, expected, value).into_value(py)
 }
 
-pub(super) fn real(p: &Parameter, value: &Bound<'_, PyAny>, allow_bool: bool) -> PyResult<f64> {
-    if !allow_bool && value.is_instance_of::<PyBool>() {
+/// The core's memory guard for calls (`runtime::memory::check_call`; `check_memory` is the
+/// readers' guard, for dense copies) for an allocation that Python is
+/// about to make from a parameter (AdaRank's path of `n_estimators` rounds, `make_ranking`'s
+/// matrix): a MemoryError reading "{what} needs about N, but only M of memory is available;
+/// {advice}" when `n_bytes` exceed the memory available, before NumPy allocates or a loop
+/// grows for ever. One guard, so that Python and the core refuse the same sizes.
+#[pyfunction]
+pub(super) fn check_allocation(n_bytes: f64, what: &str, advice: &str) -> PyResult<()> {
+    // A float, so that a size beyond u64 (1e12 rounds of 1e9 features) is still a size:
+    // the conversion saturates at u64::MAX, which no machine has.
+    let bytes = if n_bytes.is_nan() || n_bytes < 0.0 {
+        0
+    } else {
+        n_bytes as u64
+    };
+    crate::runtime::memory::check_call(bytes, || (what.to_string(), advice.to_string()))?;
+    Ok(())
+}
+
+/// Whether a value is a bool, Python's or NumPy's: a numeric training parameter refuses both
+/// (one rule for every number of the table: `relevance_threshold=True` was taken as 1 while
+/// `C=True` was refused), since a bool given for a number is surely a mistake.
+fn is_bool(value: &Bound<'_, PyAny>) -> bool {
+    if value.is_instance_of::<PyBool>() {
+        return true;
+    }
+    // NumPy's bool (`numpy.bool_`, named `numpy.bool` since NumPy 2) converts to a float
+    // and an index without complaint, so it is recognised by its type.
+    let ty = value.get_type();
+    let module = ty.module().map(|m| m.to_string()).unwrap_or_default();
+    let name = ty.name().map(|n| n.to_string()).unwrap_or_default();
+    module == "numpy" && (name == "bool_" || name == "bool")
+}
+
+pub(super) fn real(p: &Parameter, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    if is_bool(value) {
         return Err(param_error(p.name, &expected_words(p), value));
     }
     value
@@ -40,7 +74,7 @@ pub(super) fn real(p: &Parameter, value: &Bound<'_, PyAny>, allow_bool: bool) ->
 }
 
 pub(super) fn count(p: &Parameter, value: &Bound<'_, PyAny>) -> PyResult<usize> {
-    if value.is_instance_of::<PyBool>() {
+    if is_bool(value) {
         return Err(param_error(p.name, &expected_words(p), value));
     }
     value

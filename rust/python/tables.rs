@@ -84,9 +84,8 @@ pub(super) fn parameters_table(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
 }
 
 /// Every kind of parameter, in the order of `kind_name`'s spellings.
-const KINDS: [Kind; 8] = [
+const KINDS: [Kind; 7] = [
     Kind::Real,
-    Kind::RealOrBool,
     Kind::Count,
     Kind::OptionalCount,
     Kind::OptionalReal,
@@ -124,7 +123,6 @@ pub(super) fn spellings(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Real => "real",
-        Kind::RealOrBool => "real_or_bool",
         Kind::Count => "count",
         Kind::OptionalCount => "optional_count",
         Kind::OptionalReal => "optional_real",

@@ -23,8 +23,6 @@ pub enum Value {
 pub enum Kind {
     /// A float (an int is converted; a bool is refused, as C=True is surely a mistake).
     Real,
-    /// A float, a bool counting as 0 or 1 (labels are often bools).
-    RealOrBool,
     /// A non-negative integer (a bool is refused).
     Count,
     /// None or a `Count` of at least 1.
@@ -293,7 +291,7 @@ training_parameters! {
     /// A document is relevant when its label is above this value.
     relevance_threshold: f64 {
         default: Value::Float(0.0),
-        kind: RealOrBool,
+        kind: Real,
         choices: &[],
         expected: "a finite number",
         python_type: "float",

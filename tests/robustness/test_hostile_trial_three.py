@@ -1,6 +1,7 @@
 """A third independent hostile trial (attack3): a crash on a subnormal C, parameters silently
 ignored, and refusals that did not name the argument the user gave. Each test failed before
-its fix; the report is /work/prompts/attack3_report.md (C1, I1-I3, I5, N1-N4, N6, N7, N10, K1)."""
+its fix; the report is /work/prompts/attack3_report.md (C1, I1-I3, I5, N1-N4, N6, N7, N10, K1),
+and the defects it left that branch fix3 fixed (C2, I6, K3, K4, K5, K7, N9; I7 kept as documented)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import svmmap
-from svmmap.baselines import QueryMinMaxScaler, QueryPercentileTransformer, SVMAcc
+from svmmap.baselines import AdaRank, QueryMinMaxScaler, QueryPercentileTransformer, SVMAcc
 
 
 def _data():
@@ -270,3 +271,140 @@ def test_a_run_or_qrels_file_too_large_for_memory_names_the_file_and_line(tmp_pa
         MemoryError, match=rf"^reading the {what} {path} \(at line 3\) needs more memory than is available: "
     ):
         read(path)
+
+
+# --- The defects the trial left, fixed on branch fix3 ---------------------------------------
+
+
+@pytest.mark.parametrize("argument", ["y", "qid"])
+def test_binner_without_interactions_refuses_y_or_qid_of_another_length(argument):
+    # I6: without interactions y and qid are unused, yet one of 39 entries for 40 rows was
+    # accepted silently; SVMMap one step later in a Pipeline refuses it with these words.
+    X, y, qid = _data()
+    given = {"y": y, "qid": qid}
+    given[argument] = given[argument][:-1]
+    with pytest.raises(ValueError, match=rf"^{argument} has 39 entries but X has 40 rows$"):
+        svmmap.Binner().fit(X, given["y"], qid=given["qid"])
+    # The boundary: the right lengths, or none given, fit as before.
+    assert svmmap.Binner().fit(X, y, qid=qid).n_features_in_ == 3
+    assert svmmap.Binner().fit(X).n_features_in_ == 3
+
+
+def _frame_with_repeated_names():
+    pd = pytest.importorskip("pandas")
+    X, y, qid = _data()
+    return pd.DataFrame(X, columns=["a", "a", "c"]), y, qid
+
+
+@pytest.mark.parametrize("fit", ["SVMMap", "SVMMapCV", "Binner"])
+def test_repeated_column_names_are_refused_at_fit_naming_them(fit):
+    # K3: the names were kept in feature_names_in_ and refused only by the exports, long after
+    # the fit ("feature names must be unique"); a repeated name cannot pick one column.
+    X, y, qid = _frame_with_repeated_names()
+    estimator = {"SVMMap": svmmap.SVMMap(), "SVMMapCV": svmmap.SVMMapCV(Cs=[1.0], cv=2), "Binner": svmmap.Binner()}[fit]
+    with pytest.raises(ValueError, match=r"^X's column names must be unique, but \['a'\] occur more than once"):
+        estimator.fit(X, y, qid=qid)
+
+
+def test_unique_column_names_still_fit_and_are_kept():
+    # The boundary of K3: distinct names are kept as given.
+    X, y, qid = _frame_with_repeated_names()
+    X.columns = ["a", "b", "c"]
+    assert list(svmmap.SVMMap().fit(X, y, qid=qid).feature_names_in_) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_, np.False_])
+@pytest.mark.parametrize("name", ["relevance_threshold", "C", "eps", "max_iter"])
+def test_bools_are_refused_for_every_numeric_training_parameter(name, value):
+    # K5: relevance_threshold=True was taken as 1 while C=True was refused; NumPy's bool passed
+    # every numeric parameter (it converts to a float and an index). One rule for all numbers.
+    X, y, qid = _data()
+    with pytest.raises(ValueError, match=rf"^{name} must be .*, got {value!r}$"):
+        svmmap.SVMMap(**{name: value}).fit(X, y, qid=qid)
+
+
+def test_a_threshold_of_one_still_trains():
+    # The boundary of K5: the number 1 (what True stood for) is still a threshold; with the
+    # labels 0 and 2, label 2 is above it and every query has a relevant document.
+    X, y, qid = _data()
+    y = y * 2
+    assert svmmap.SVMMap(relevance_threshold=1).fit(X, y, qid=qid).coef_.shape == (3,)
+
+
+def test_cli_list_options_refuse_a_repeated_value(tmp_path):
+    # K4: --folds 1,1 ran fold 1 once and --metrics map,map printed map twice, silently, while
+    # --runs a a, --methods map,map and SVMMapCV(Cs=[1, 1]) refuse a repeat.
+    # --folds is parsed by argparse, whose error exits 2 before any data is read.
+    from svmmap.cli import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exited:
+        main(["experiment", "--folds", "1,01"])
+    assert exited.value.code == 2
+    assert "error: argument --folds: '01' is given twice in '1,01'" in err.getvalue()
+    data = _letor(tmp_path / "d.txt")
+    predictions = tmp_path / "p.txt"
+    predictions.write_text("".join(f"{s}\n" for s in (3, 2, 1, 1, 2, 3)))
+    code, err = _cli(["evaluate", "--metrics", "map, map", str(data), str(predictions)])
+    assert code == 2
+    assert "error: --metrics: 'map' is given twice in 'map, map'" in err
+    # The boundary: distinct metrics are evaluated.
+    assert _cli(["evaluate", "--metrics", "map,mrr", str(data), str(predictions)])[0] == 0
+
+
+def test_warnings_of_svmmapcv_name_svmmapcv():
+    # K7: the refit of SVMMapCV warned "SVMMap stopped at max_iter=1 ...", naming an estimator
+    # the user never called; after it, a plain SVMMap's warnings name SVMMap again.
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, qid = _data()
+    with pytest.warns(ConvergenceWarning) as record:
+        svmmap.SVMMapCV(Cs=[1.0], cv=2, max_iter=1).fit(X, y, qid=qid)
+    texts = [str(w.message) for w in record if issubclass(w.category, ConvergenceWarning)]
+    assert any(t.startswith("SVMMapCV stopped at max_iter=1 ") for t in texts), texts
+    assert not any(t.startswith("SVMMap ") for t in texts), texts
+    with pytest.warns(ConvergenceWarning, match=r"^SVMMap stopped at max_iter=1 "):
+        svmmap.SVMMap(max_iter=1).fit(X, y, qid=qid)
+
+
+def test_adaranks_path_that_cannot_fit_in_memory_is_refused_up_front():
+    # C2: n_estimators=10**12 ran for ever while coef_path_ grew by 3 floats a round; the path
+    # of 10**12 rounds x 3 features is 24 TB of float64 at least, which no test machine has.
+    X, y, qid = _data()
+    with pytest.raises(MemoryError, match=r"^AdaRank's coef_path_ of n_estimators=1000000000000 rounds x 3 features"):
+        AdaRank(n_estimators=10**12).fit(X, y, qid=qid)
+    # The boundary: a path that fits trains, one row per round.
+    assert AdaRank(n_estimators=5, variant="meng").fit(X, y, qid=qid).coef_path_.shape == (5, 3)
+
+
+def test_make_ranking_checks_its_size_and_seed_up_front():
+    # N9: numpy's bare "Unable to allocate 3.64 TiB" and "SeedSequence expects int" named no
+    # argument of make_ranking.
+    from svmmap.datasets import make_ranking
+
+    with pytest.raises(MemoryError, match=r"^make_ranking's X of \d+ documents x n_features=1000000000000 \(float32\)"):
+        make_ranking(n_queries=3, n_features=10**12)
+    with pytest.raises(ValueError, match=r"^random_state must be an integer >= 0, a numpy Generator or None, got 'x'$"):
+        make_ranking(n_queries=3, n_features=2, random_state="x")
+    # The boundary: a size that fits is generated, the same for the same seed.
+    a = make_ranking(n_queries=3, n_features=2, random_state=1)
+    assert np.array_equal(a.X, make_ranking(n_queries=3, n_features=2, random_state=1).X)
+
+
+def test_load_model_ignores_unknown_parameters_as_the_format_documents(tmp_path):
+    # I7, kept: docs/model-format.md promises "fields may be added within a version (readers
+    # ignore unknown fields and parameters)", and unknown top-level keys are ignored likewise;
+    # refusing "params"."bogus" would break that promise for files of a later svmmap.
+    import json
+
+    X, y, qid = _data()
+    path = tmp_path / "m.json"
+    model = svmmap.SVMMap().fit(X, y, qid=qid)
+    model.save(path)
+    doc = json.loads(path.read_text())
+    doc["params"]["bogus"] = 3
+    doc["bogus"] = 3
+    path.write_text(json.dumps(doc))
+    loaded = svmmap.load_model(path)
+    assert np.array_equal(loaded.predict(X), model.predict(X))
+    assert "bogus" not in loaded.get_params()

@@ -9,7 +9,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_labels, check_qid, contiguous, dense_numbers, densified, qid_of
+from .._validation import check_labels, check_qid, contiguous, dense_numbers, densified, qid_of, unique_column_names
 
 __all__ = ["as_dense", "column_names", "validation_set"]
 
@@ -38,7 +38,7 @@ def column_names(X: Any) -> Optional[np.ndarray]:
         return None
     names = list(columns)
     if names and all(isinstance(c, str) for c in names):
-        return np.asarray(names, dtype=object)
+        return unique_column_names(np.asarray(names, dtype=object))
     return None
 
 

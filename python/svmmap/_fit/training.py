@@ -48,6 +48,7 @@ from .degenerate import DegenerateModelWarning, is_degenerate, message, score_sp
 from .evaluation_sets import EarlyStopping, SetPreparer
 from .latent import fit_latent, refuse_latent_options, set_rounds
 from .lightgbm_args import refuse_lightgbm_arguments
+from .naming import estimator_name
 from .once import first_in_search
 from .request import FitRequest
 from .watch import watching
@@ -181,11 +182,6 @@ class BareSVMMap:
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):
             raise ValueError(f"This {self.display_name} is not fitted yet; train it first")
-
-
-def estimator_name(model: Any) -> str:
-    """What messages call the model: its class name, or SVMMap for a BareSVMMap."""
-    return str(getattr(model, "display_name", type(model).__name__))
 
 
 _LOG_FORMAT = "[svmmap] %(message)s"

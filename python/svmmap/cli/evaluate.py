@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import List, Optional
 
+from .parser import refuse_repeated
+
 __all__ = ["run_evaluate"]
 
 
@@ -12,6 +14,7 @@ def _metric_list(text: Optional[str], default: str) -> List[str]:
     metrics = [m.strip() for m in (default if text is None else text).split(",")]
     if any(not m for m in metrics):
         raise ValueError(f"--metrics: expected comma-separated metric names without empty items, got {text!r}")
+    refuse_repeated(metrics, metrics, text or default, "--metrics")
     return metrics
 
 

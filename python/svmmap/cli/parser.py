@@ -111,12 +111,31 @@ def _n_jobs(text: str) -> int:
     return v
 
 
+def refuse_repeated(values: List[Any], items: List[str], text: str, option: str) -> None:
+    """The command line's one rule for a list option: each value once. ``values`` are the
+    parsed ``items`` of ``text`` (so "1,01" repeats fold 1); a repeat ran a fold once while it
+    was asked twice, or printed a metric twice, as ``SVMMapCV(Cs=[1, 1])`` and ``--runs a a``
+    are refused instead."""
+    seen: List[Any] = []
+    for value, item in zip(values, items):
+        if value in seen:
+            prefix = f"{option}: " if option else ""
+            raise ValueError(f"{prefix}{item!r} is given twice in {text!r}; list each value once")
+        seen.append(value)
+
+
 def _fold_numbers(text: str) -> List[int]:
-    """--folds of `svmmap experiment`: comma-separated fold numbers >= 1, at least one."""
+    """--folds of `svmmap experiment`: comma-separated fold numbers >= 1, at least one, each once."""
     items = [t.strip() for t in text.split(",")]
     if not all(t.isdigit() and int(t) >= 1 for t in items):
         raise argparse.ArgumentTypeError(f"expected comma-separated fold numbers >= 1, got {text!r}")
-    return [int(t) for t in items]
+    folds = [int(t) for t in items]
+    try:
+        # argparse names the option ("argument --folds: ...").
+        refuse_repeated(folds, items, text, "")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return folds
 
 
 def _loss_spec(text: str):
@@ -225,7 +244,6 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     types = {
         # Finite on the command line: "-c 1e400" was read as inf and refused as "got inf".
         "real": _finite,
-        "real_or_bool": _finite,
         "count": _at_least(1),
         "optional_count": _or_none(_at_least(1), "integer >= 1"),
         "optional_real": _or_none(_seconds, "seconds > 0"),

@@ -6,6 +6,8 @@ from typing import Any, NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from .._validation import check_memory, invalid_parameter
+
 #: Label fractions of MSLR-WEB30K's 3,771,125 documents (labels 0, 1, 2, 3, 4): about half are
 #: not relevant, a third marginally relevant and very few perfect.
 MSLR_LABEL_FRACTIONS = (0.514, 0.325, 0.134, 0.019, 0.008)
@@ -154,9 +156,23 @@ def make_ranking(
     fractions = _label_fractions(label_fractions)
     planted = _planted_pairs(interactions, int(n_features))
 
-    rng = np.random.default_rng(random_state)
+    try:
+        rng = np.random.default_rng(random_state)
+    except (TypeError, ValueError):
+        # NumPy's words ("SeedSequence expects int or sequence of ints") named no argument.
+        raise invalid_parameter("random_state", "an integer >= 0, a numpy Generator or None", random_state) from None
     sizes = _query_sizes(rng, int(n_queries), float(docs_per_query), float(size_spread), int(min_docs))
     n = int(sizes.sum())
+    # The core's memory guard before the first array of n_features values: X (n x d), the
+    # per-query shifts (n_queries x d, float32), a block of float32 temporaries and a few
+    # float32 / int64 values per feature. NumPy's bare "Unable to allocate 3.64 TiB" named
+    # no argument.
+    d = int(n_features)
+    check_memory(
+        float(n) * d * dtype.itemsize + float(n_queries) * d * 4 + float(min(n, _BLOCK_ROWS)) * d * 8 + 40.0 * d,
+        f"make_ranking's X of {n} documents x n_features={d} ({dtype.name})",
+        "lower n_features, n_queries or docs_per_query",
+    )
     qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
     pair_features = sorted({f for i, j, _ in planted for f in (i, j)})
     # Drawn only with planted pairs, so that data without them is as it always was.
@@ -176,7 +192,6 @@ def make_ranking(
 
     # Per feature: signal strength (0 for the uninformative ones), per-query shift scale, noise
     # scale and shape (0 Gaussian, 1 exp, 2 non-negative with zeros).
-    d = int(n_features)
     n_informative = max(1, int(round(informative_fraction * d)))
     strength = np.zeros(d, dtype=np.float32)
     informative = rng.choice(d, size=n_informative, replace=False)

@@ -68,7 +68,7 @@ fn the_generated_setters_take_the_kinds_of_their_parameters() {
         // None is accepted exactly by the optional parameters that the solver holds (n_jobs,
         // also None by default, is the binding's).
         assert_eq!(o.set_none(p.name), optional, "{}", p.name);
-        let real = matches!(p.kind, Kind::Real | Kind::RealOrBool | Kind::OptionalReal);
+        let real = matches!(p.kind, Kind::Real | Kind::OptionalReal);
         assert_eq!(o.set_float(p.name, 2.5), real, "{}", p.name);
         let count = matches!(p.kind, Kind::Count | Kind::OptionalCount);
         assert_eq!(o.set_count(p.name, 3), count, "{}", p.name);
