@@ -23,6 +23,7 @@ from ._fit.lightgbm_args import (
     refuse_lightgbm_predict,
 )
 from ._fit.request import FitRequest, fit_doc
+from ._fit.routing import refuse_group_in_search, refuse_group_request_in_search, refuse_unrouted_search
 from ._fit.training import InMemory, SkippedQueriesWarning, run_fit, train_config
 from ._typing import IterationRecord, Slack
 from ._validation import (
@@ -32,9 +33,6 @@ from ._validation import (
     n_threads,
     qid_of,
     query_weights,
-    refuse_group_in_search,
-    refuse_group_request_in_search,
-    refuse_unrouted_search,
 )
 from .metrics import per_query
 
