@@ -408,3 +408,17 @@ def test_load_model_ignores_unknown_parameters_as_the_format_documents(tmp_path)
     loaded = svmmap.load_model(path)
     assert np.array_equal(loaded.predict(X), model.predict(X))
     assert "bogus" not in loaded.get_params()
+
+
+def test_an_overflow_from_a_loss_weight_names_the_loss_weight_not_the_features():
+    # N5: X holds values below 4 in magnitude, so the features cannot be what overflowed; the
+    # weight 1e300 on map multiplies its loss (and so the cutting planes) past float64's range.
+    X, y, qid = _data()
+    assert np.abs(X).max() < 10
+    with pytest.raises(ValueError) as error:
+        svmmap.SVMMap(loss={"map": 1e300, "roc": 1}).fit(X, y, qid=qid)
+    message = str(error.value)
+    assert "loss weight 1e+300 of 'map'" in message
+    assert "feature values of X" not in message
+    # The same combination at ordinary weights trains.
+    svmmap.SVMMap(loss={"map": 1.0, "roc": 1}).fit(X, y, qid=qid)

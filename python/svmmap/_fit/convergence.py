@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -140,7 +140,10 @@ _OVERFLOW = "is not a finite float64 number"
 
 @contextlib.contextmanager
 def overflow_named(
-    C: float, query_weights: Optional[np.ndarray], column_std: Callable[[], np.ndarray]
+    C: float,
+    query_weights: Optional[np.ndarray],
+    column_std: Callable[[], np.ndarray],
+    losses: Optional[List[List[Tuple[float, str]]]] = None,
 ) -> Iterator[None]:
     """Names the argument that made training overflow float64, when the core says it did.
 
@@ -150,7 +153,8 @@ def overflow_named(
     of 1e306, overflows just as features of 1e160 do. Of the three factors (C, the largest
     query weight and the squared spread of the features, ``column_std`` called only on
     failure) the one farthest from 1 in orders of magnitude is named; the features keep the
-    core's message.
+    core's message. A loss weight (``losses``, the config's groups of (weight, name)) multiplies
+    its loss as C does, and is named when it is the largest factor.
     """
     try:
         yield
@@ -167,6 +171,13 @@ def overflow_named(
         else:
             features = 2.0 * abs(float(np.log10(spread))) if spread > 0 else 0.0
         head = text.split(";")[0]
+        loss_weight, loss = max(((abs(w), n) for group in (losses or []) for w, n in group), default=(1.0, ""))
+        if loss_weight > 1 and abs(np.log10(loss_weight)) >= max(features, abs(np.log10(weight)), abs(np.log10(C))):
+            raise ValueError(
+                f"{head}; the loss weight {loss_weight:g} of {loss!r} is too large for float64 arithmetic (a loss "
+                f"weight multiplies its loss as C does; the features spread to {spread:.3g}): divide the loss "
+                "weights by a constant and multiply C by it"
+            ) from None
         if abs(np.log10(C)) >= max(features, abs(np.log10(weight))) and C > 1:
             raise ValueError(
                 f"{head}; C = {C:g} is too large for float64 arithmetic (the weights grow with C, and "

@@ -471,7 +471,7 @@ class InMemory:
         round_objectives: Optional[List[float]] = None
         exhausted: Union[bool, str] = False
         zero_note: Optional[str] = None
-        with overflow_named(config.C, data.query_weights, lambda: data.core_X.column_std(threads)):
+        with overflow_named(config.C, data.query_weights, lambda: data.core_X.column_std(threads), config.losses):
             if config.latent is not None:
                 coef, summary, round_objectives, exhausted, zero_note = fit_latent(
                     data.core_X, data.labels, data.codes, len(data.uniques), config, on_iteration, threads
