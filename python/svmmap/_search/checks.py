@@ -21,7 +21,7 @@ def check_search_params(params: Mapping[str, Any]) -> None:
     if p is not None and (isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1):
         raise invalid_parameter("patience", "an integer >= 1 or None", p)
     m = params["prune_margin"]
-    if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Real) or not (np.isfinite(m) and m >= 0)):
+    if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Real) or not (np.isfinite(float(m)) and float(m) >= 0)):
         raise invalid_parameter("prune_margin", "a finite number >= 0 or None", m)
     q = params["max_train_queries"]
     if q is not None and (isinstance(q, bool) or not isinstance(q, numbers.Integral) or q < 1):
@@ -63,7 +63,7 @@ def check_params(params: Mapping[str, Any]) -> List[float]:
     if not values:
         raise ValueError("Cs must be a non-empty list of numbers > 0, got an empty list")
     for c in values:
-        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not (np.isfinite(c) and c > 0):
+        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not (np.isfinite(float(c)) and float(c) > 0):
             raise ValueError(f"Cs must hold finite numbers > 0, got {c!r}")
     grid = sorted(float(c) for c in values)
     for a, b in zip(grid, grid[1:]):
@@ -72,13 +72,13 @@ def check_params(params: Mapping[str, Any]) -> List[float]:
     check_bool(params["refit"], "refit")
     check_bool(params["warm_start"], "warm_start")
     tol = params["score_tolerance"]
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(float(tol)) and float(tol) >= 0):
         raise invalid_parameter("score_tolerance", "a finite number >= 0", tol)
     confirm = params["confirm_tolerance"]
     if confirm is not None and (
         isinstance(confirm, bool)
         or not isinstance(confirm, numbers.Real)
-        or not (np.isfinite(confirm) and confirm >= 0)
+        or not (np.isfinite(float(confirm)) and float(confirm) >= 0)
     ):
         raise invalid_parameter("confirm_tolerance", "a finite number >= 0 or None", confirm)
     v = params["verbose"]
@@ -87,7 +87,7 @@ def check_params(params: Mapping[str, Any]) -> List[float]:
             "verbose", "an integer: 0 (or LightGBM's -1) silent, 1 a line per candidate and C, 2 per split", v
         )
     b = params["time_budget"]
-    if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(b) and b > 0)):
+    if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(float(b)) and float(b) > 0)):
         raise invalid_parameter("time_budget", "a number of seconds > 0 or None", b)
     if not isinstance(params["scoring"], str):
         raise invalid_parameter("scoring", "a metric name such as 'map' or 'ndcg@10'", params["scoring"])
