@@ -21,7 +21,9 @@ def check_search_params(params: Mapping[str, Any]) -> None:
     if p is not None and (isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1):
         raise invalid_parameter("patience", "an integer >= 1 or None", p)
     m = params["prune_margin"]
-    if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Real) or not (np.isfinite(float(m)) and float(m) >= 0)):
+    if m is not None and (
+        isinstance(m, bool) or not isinstance(m, numbers.Real) or not (np.isfinite(float(m)) and float(m) >= 0)
+    ):
         raise invalid_parameter("prune_margin", "a finite number >= 0 or None", m)
     q = params["max_train_queries"]
     if q is not None and (isinstance(q, bool) or not isinstance(q, numbers.Integral) or q < 1):
@@ -87,7 +89,9 @@ def check_params(params: Mapping[str, Any]) -> List[float]:
             "verbose", "an integer: 0 (or LightGBM's -1) silent, 1 a line per candidate and C, 2 per split", v
         )
     b = params["time_budget"]
-    if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(float(b)) and float(b) > 0)):
+    if b is not None and (
+        isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(float(b)) and float(b) > 0)
+    ):
         raise invalid_parameter("time_budget", "a number of seconds > 0 or None", b)
     if not isinstance(params["scoring"], str):
         raise invalid_parameter("scoring", "a metric name such as 'map' or 'ndcg@10'", params["scoring"])
