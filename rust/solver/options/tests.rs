@@ -99,8 +99,10 @@ fn a_field_knows_its_parameter_name() {
 #[test]
 fn a_time_limit_must_be_positive() {
     for bad in [0.0, -1.0, f64::NAN] {
-        let mut o = Options::default();
-        o.max_seconds = bad;
+        let o = Options {
+            max_seconds: bad,
+            ..Default::default()
+        };
         assert!(matches!(
             o.validate(),
             Err(Error::InvalidParameter { ref name, .. }) if name == "max_time"
