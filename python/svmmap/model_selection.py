@@ -163,10 +163,10 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         and two generated kinds of data (benchmarks/auto_search.py) 0.02 chose what the full
         search chose in 2 to 5 times less time. A candidate whose fits at this C took more
         than 5 times the median iterations of the candidates fitted on the same splits (of
-        three or more), and whose mean is below the best by any amount, stops as well (on
-        raw-scale features, the unscaled candidates; benchmarks/race_cost.py). None: every
-        candidate is fitted on every split. The C search alone has one candidate and no race:
-        there a value other than the default and None is refused.
+        three or more), and whose mean is below the best by any amount, stops from the first
+        split on (on raw-scale features, the unscaled candidates; benchmarks/race_cost.py).
+        None: every candidate is fitted on every split. The C search alone has one candidate
+        and no race: there a value other than the default and None is refused.
     max_train_queries : int or None, default=500
         In the search (not the C search alone): the large-data rule. A split whose training
         part has more queries than this trains on this many of them, evenly spread over its

@@ -6,11 +6,12 @@ split, warm-started from its own model at the C before (``_core.fit_path_from``,
 the warm state from one call to the next and so gives the models of a path fitted in one
 call bit for bit), before the next C: with a time budget every candidate thus gets its cheap
 small-C fits first. After each split the candidates race (`_Search._race`): one far below the
-best over the same splits stops there, and so does one below the best by any amount whose
-fits took many times the iterations of the others' at that C. A path stops when its mean validation score has not
-improved for ``patience`` C values; a candidate whose fit the core refuses on this data (an
-oracle that cannot run on a query of this size, say) is left out with the reason; the time
-budget caps the fit under way as well as the fits to come.
+best over the same splits stops there (from the second split on), and so does one below
+the best by any amount whose fits took many times the iterations of the others' at that C
+(from the first). A path stops when its mean validation score has not improved for
+``patience`` C values; a candidate whose fit the core refuses on this data (an oracle that
+cannot run on a query of this size, say) is left out with the reason; the time budget caps
+the fit under way as well as the fits to come.
 """
 
 from __future__ import annotations
@@ -45,7 +46,17 @@ from .results import (
 from .size import training_queries
 from .splits import SplitData
 
-__all__ = ["RANKING_EPS", "SLOW_FACTOR", "Candidate", "Policy", "candidate_list", "pair_scale", "ranking_config", "run"]
+__all__ = [
+    "RANKING_EPS",
+    "SLOW_AFTER",
+    "SLOW_FACTOR",
+    "Candidate",
+    "Policy",
+    "candidate_list",
+    "pair_scale",
+    "ranking_config",
+    "run",
+]
 
 #: The factor on ``eps`` of the fits of a search over losses and preprocessings, which only
 #: rank candidates: the chosen one is fitted again at the ``eps`` given. On the raw-scale kind
@@ -61,6 +72,11 @@ RANKING_EPS = 10.0
 #: at the first C against a median of 4-5, and cost about half the search's CPU time without
 #: being chosen; on MQ2008 no fit of the search took more than 3 times the median.
 SLOW_FACTOR = 5.0
+
+#: The cost rule starts after this many splits of a C. The race by score alone waits for two
+#: (after one it pruned winners on MQ2008); a candidate that is slow as well as behind after
+#: one split costs the most of any to keep, and on MQ2008 no fit is slow.
+SLOW_AFTER = 1
 
 
 def pair_scale(labels: np.ndarray, codes: np.ndarray) -> float:
@@ -160,6 +176,8 @@ class Policy:
     #: times the median iterations of the rows fitted at the same C over the same splits, and
     #: whose mean is below the best, stops. None: no cost rule.
     slow_factor: Optional[float] = SLOW_FACTOR
+    #: The cost rule starts once this many splits of a row are fitted (see `SLOW_AFTER`).
+    slow_after: int = SLOW_AFTER
 
 
 def _refused_on_this_data(error: BaseException) -> bool:
@@ -333,8 +351,10 @@ class _Search:
         whose fits are slow (`_slow_rows`) stops when it is below the best by any amount: the
         splits and C values left would cost it the most, for a candidate not in the lead."""
         margin = self.policy.prune_margin
-        if margin is None or k + 1 < self.policy.prune_after:
+        if margin is None or k + 1 < min(self.policy.prune_after, self.policy.slow_after):
             return
+        # Before ``prune_after`` splits only the cost rule stops a path.
+        by_score = k + 1 >= self.policy.prune_after
         table = self.table
         seen = table.scores[:, : k + 1]
         done = ~np.isnan(seen).any(axis=1)
@@ -348,7 +368,7 @@ class _Search:
             row = path.first_row + j
             if path.stopped or not done[row]:
                 continue
-            if means[row] < best - margin:
+            if by_score and means[row] < best - margin:
                 why = f"{best - means[row]:.4f} below the best over the same splits"
             elif row in slow and means[row] < best:
                 why = (
@@ -373,7 +393,7 @@ class _Search:
         costs about what one of another on the same data does (an oracle pass and a solve)."""
         factor = self.policy.slow_factor
         rows = [path.first_row + j for path in active if done[path.first_row + j]]
-        if factor is None or len(rows) < 3:
+        if factor is None or k + 1 < self.policy.slow_after or len(rows) < 3:
             return {}
         iters = self.table.iters[rows, : k + 1].mean(axis=1)
         median = max(float(np.median(iters)), 1.0)
