@@ -68,14 +68,17 @@ RANKING_EPS = 10.0
 #: The race's cost rule: a candidate whose fits at one C take more than this many times the
 #: median iterations of that C's candidates over the same splits, and whose mean score there
 #: is below the best, stops (`_Search._slow_rows`). On the raw-scale kind of
-#: benchmarks/auto_search.py the four losses on unscaled features took 58-78 iterations a fit
-#: at the first C against a median of 4-5, and cost about half the search's CPU time without
-#: being chosen; on MQ2008 no fit of the search took more than 3 times the median.
+#: benchmarks/auto_search.py the four losses on unscaled features took 58-75 iterations a fit
+#: at the first C against a median of 4-5 and cost about 40% of the search's CPU time without
+#: being chosen; on MQ2008's five folds and the many-relevant kind the rule stops nothing
+#: (benchmarks/race_cost.py).
 SLOW_FACTOR = 5.0
 
 #: The cost rule starts after this many splits of a C. The race by score alone waits for two
 #: (after one it pruned winners on MQ2008); a candidate that is slow as well as behind after
-#: one split costs the most of any to keep, and on MQ2008 no fit is slow.
+#: one split costs the most of any to keep. On the raw-scale kind starting after one split
+#: rather than two chose the same model in 5% less CPU time (benchmarks/race_cost.py
+#: --settings off,5:2,default).
 SLOW_AFTER = 1
 
 
