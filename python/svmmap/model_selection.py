@@ -161,9 +161,12 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         row and the larger C values listed with status "pruned". Candidates are compared on
         the same splits, so what one split's queries favour is shared. On MQ2008's five folds
         and two generated kinds of data (benchmarks/auto_search.py) 0.02 chose what the full
-        search chose in 2 to 5 times less time. None: every candidate is fitted on every
-        split. The C search alone has one candidate and no race: there a value other than
-        the default and None is refused.
+        search chose in 2 to 5 times less time. A candidate whose fits at this C took more
+        than 5 times the median iterations of the candidates fitted on the same splits, and
+        whose mean is below the best by any amount, stops from the first split on (on
+        raw-scale features, the unscaled candidates; benchmarks/race_cost.py). None: every
+        candidate is fitted on every split. The C search alone has one candidate
+        and no race: there a value other than the default and None is refused.
     max_train_queries : int or None, default=500
         In the search (not the C search alone): the large-data rule. A split whose training
         part has more queries than this trains on this many of them, evenly spread over its

@@ -267,6 +267,53 @@ def test_without_the_race_every_candidate_is_fitted(data, monkeypatch):
     assert len(calls) == 2 * 2 * 3
 
 
+def scripted_iterations(monkeypatch, iterations):
+    """Every fit of loss L reports ``iterations[L]`` iterations to the search's table."""
+    from svmmap._search import engine
+
+    original = engine._Search.score
+
+    def score(self, row, k, coef, summary, capped, cold=False):
+        original(self, row, k, coef, summary, capped, cold=cold)
+        self.table.iters[row, k] = iterations[self.table.params[row]["loss"]]
+
+    monkeypatch.setattr(engine._Search, "score", score)
+
+
+@pytest.mark.parametrize("lead", [False, True])
+def test_the_race_stops_a_slow_candidate_below_the_best(data, monkeypatch, lead):
+    # Three splits, two C values, four candidates of 4, 4, 5 and 60 iterations a fit: the
+    # median over the four is 4.5, and 60 is more than 5 times that (22.5), 5 not. The slow
+    # one, pairwise, scores 0.79, 0.01 below map's 0.80 (within the margin 0.02, so the race
+    # by score keeps it, and it waits for two splits): it stops after split 0, its row and
+    # the next "pruned". map-greedy at 0.79 too, but fast, and roc (5 iterations) run on. In
+    # the lead (0.81) pairwise runs on.
+    X, y, qid = data
+    Cs = [0.1, 1.0]
+    losses = ["map", "pairwise", "map-greedy", "roc"]
+    value = {"map": 0.80, "pairwise": 0.81 if lead else 0.79, "map-greedy": 0.79, "roc": 0.795}
+    script = {(loss, j, k): value[loss] for loss in losses for j in range(2) for k in range(3)}
+    search, calls = scripted_search(
+        monkeypatch, script, Cs=Cs, cv=3, loss="auto", losses=losses, patience=None, refit=False, n_jobs=1
+    )
+    scripted_iterations(monkeypatch, {"map": 4, "pairwise": 60, "map-greedy": 4, "roc": 5})
+    search.fit(X, y, qid=qid)
+    r = search.cv_results_
+    status = dict(zip(zip(r["param_loss"], r["param_C"]), r["status"]))
+    for loss in ("map", "map-greedy", "roc"):
+        assert status[(loss, 0.1)] == status[(loss, 1.0)] == "fitted"
+    if lead:
+        assert status[("pairwise", 0.1)] == status[("pairwise", 1.0)] == "fitted"
+        return
+    assert status[("pairwise", 0.1)] == status[("pairwise", 1.0)] == "pruned"
+    assert [c for c in calls if c[0] == "pairwise"] == [("pairwise", 0, 0)]
+    row = int(np.flatnonzero((r["param_loss"] == "pairwise") & (r["param_C"] == 0.1))[0])
+    # 60 / 4.5 = 13.3 times the median; 0.80 - 0.79 = 0.01 below the best.
+    assert "pruned after 1 of 3 splits" in r["note"][row]
+    assert "0.0100 below the best" in r["note"][row]
+    assert "13.3 times the median iterations" in r["note"][row]
+
+
 @pytest.mark.parametrize("bad", [-0.1, float("nan"), "0.02", True])
 def test_prune_margin_is_checked(data, bad):
     X, y, qid = data

@@ -6,10 +6,12 @@ split, warm-started from its own model at the C before (``_core.fit_path_from``,
 the warm state from one call to the next and so gives the models of a path fitted in one
 call bit for bit), before the next C: with a time budget every candidate thus gets its cheap
 small-C fits first. After each split the candidates race (`_Search._race`): one far below the
-best over the same splits stops there. A path stops when its mean validation score has not
-improved for ``patience`` C values; a candidate whose fit the core refuses on this data (an
-oracle that cannot run on a query of this size, say) is left out with the reason; the time
-budget caps the fit under way as well as the fits to come.
+best over the same splits stops there (from the second split on), and so does one below
+the best by any amount whose fits took many times the iterations of the others' at that C
+(from the first). A path stops when its mean validation score has not improved for
+``patience`` C values; a candidate whose fit the core refuses on this data (an oracle that
+cannot run on a query of this size, say) is left out with the reason; the time budget caps
+the fit under way as well as the fits to come.
 """
 
 from __future__ import annotations
@@ -44,7 +46,17 @@ from .results import (
 from .size import training_queries
 from .splits import SplitData
 
-__all__ = ["RANKING_EPS", "Candidate", "Policy", "candidate_list", "pair_scale", "ranking_config", "run"]
+__all__ = [
+    "RANKING_EPS",
+    "SLOW_AFTER",
+    "SLOW_FACTOR",
+    "Candidate",
+    "Policy",
+    "candidate_list",
+    "pair_scale",
+    "ranking_config",
+    "run",
+]
 
 #: The factor on ``eps`` of the fits of a search over losses and preprocessings, which only
 #: rank candidates: the chosen one is fitted again at the ``eps`` given. On the raw-scale kind
@@ -52,6 +64,22 @@ __all__ = ["RANKING_EPS", "Candidate", "Policy", "candidate_list", "pair_scale",
 #: pairwise / standard at C = 0.1 (test NDCG@10 0.6706) over C = 1 (0.6724), and its choice on
 #: MQ2008 and the many-relevant kind held test NDCG@10 (the table of docs/benchmarks.md).
 RANKING_EPS = 10.0
+
+#: The race's cost rule: a candidate whose fits at one C take more than this many times the
+#: median iterations of that C's candidates over the same splits, and whose mean score there
+#: is below the best, stops (`_Search._slow_rows`). On the raw-scale kind of
+#: benchmarks/auto_search.py the four losses on unscaled features took 58-75 iterations a fit
+#: at the first C against a median of 4-5 and cost about 40% of the search's CPU time without
+#: being chosen; on MQ2008's five folds and the many-relevant kind the rule stops nothing
+#: (benchmarks/race_cost.py).
+SLOW_FACTOR = 5.0
+
+#: The cost rule starts after this many splits of a C. The race by score alone waits for two
+#: (after one it pruned winners on MQ2008); a candidate that is slow as well as behind after
+#: one split costs the most of any to keep. On the raw-scale kind starting after one split
+#: rather than two chose the same model in 5% less CPU time (benchmarks/race_cost.py
+#: --settings off,5:2,default).
+SLOW_AFTER = 1
 
 
 def pair_scale(labels: np.ndarray, codes: np.ndarray) -> float:
@@ -147,6 +175,12 @@ class Policy:
     #: The factor on ``eps`` of the search's fits, which only rank candidates (see
     #: `ranking_config`); 1: the fits of the configuration given.
     ranking_eps: float = 1.0
+    #: The race's cost rule (`_Search._slow_rows`): a row whose fits took more than this many
+    #: times the median iterations of the rows fitted at the same C over the same splits, and
+    #: whose mean is below the best, stops. None: no cost rule.
+    slow_factor: Optional[float] = SLOW_FACTOR
+    #: The cost rule starts once this many splits of a row are fitted (see `SLOW_AFTER`).
+    slow_after: int = SLOW_AFTER
 
 
 def _refused_on_this_data(error: BaseException) -> bool:
@@ -316,10 +350,14 @@ class _Search:
         """After split k of row j: a path whose mean over splits 0..k is below the best such
         mean of any row (this C's or an earlier one's) by more than ``prune_margin`` stops
         here, its row and the later ones marked "pruned". The rows are compared on the same
-        splits, so the query-to-query noise that a single split carries is shared."""
+        splits, so the query-to-query noise that a single split carries is shared. A path
+        whose fits are slow (`_slow_rows`) stops when it is below the best by any amount: the
+        splits and C values left would cost it the most, for a candidate not in the lead."""
         margin = self.policy.prune_margin
-        if margin is None or k + 1 < self.policy.prune_after:
+        if margin is None or k + 1 < min(self.policy.prune_after, self.policy.slow_after):
             return
+        # Before ``prune_after`` splits only the cost rule stops a path.
+        by_score = k + 1 >= self.policy.prune_after
         table = self.table
         seen = table.scores[:, : k + 1]
         done = ~np.isnan(seen).any(axis=1)
@@ -328,20 +366,43 @@ class _Search:
         means = np.full(len(table.params), -np.inf)
         means[done] = seen[done].mean(axis=1)
         best = float(means.max())
+        slow = self._slow_rows(active, j, k, done)
         for path in active:
             row = path.first_row + j
-            if path.stopped or not done[row] or means[row] >= best - margin:
+            if path.stopped or not done[row]:
+                continue
+            if by_score and means[row] < best - margin:
+                why = f"{best - means[row]:.4f} below the best over the same splits"
+            elif row in slow and means[row] < best:
+                why = (
+                    f"{best - means[row]:.4f} below the best over the same splits, with "
+                    f"{slow[row]:.1f} times the median iterations of this C's fits"
+                )
+            else:
                 continue
             path.stopped = True
             for later in range(row, path.first_row + len(self.policy.grid)):
                 table.status[later] = PRUNED
-            table.notes[row] = (
-                f"pruned after {k + 1} of {self.data.n_splits} splits: mean {means[row]:.4f}, "
-                f"{best - means[row]:.4f} below the best over the same splits"
-            )
+            table.notes[row] = f"pruned after {k + 1} of {self.data.n_splits} splits: mean {means[row]:.4f}, {why}"
             table.stops[row, k + 1 :] = "pruned"
             if self.policy.verbose >= 1:
                 self._report(row, "pruned")
+
+    def _slow_rows(self, active: List[_Path], j: int, k: int, done: np.ndarray) -> Dict[int, float]:
+        """The rows of C index j, among those of ``active`` fitted on splits 0..k, whose mean
+        iterations over these splits exceed ``slow_factor`` times the median of those rows',
+        each with its ratio to the median. Iterations, not seconds, measure the cost, so that
+        the search's choices do not depend on the machine's load; they undercount the fits of
+        a loss whose oracle pass costs more (ndcg@10:graded's), which the rule then stops
+        less often, never more. Of one or two rows none exceeds twice the median, so the rule
+        (of a factor of 2 or more) needs three candidates to stop one."""
+        factor = self.policy.slow_factor
+        rows = [path.first_row + j for path in active if done[path.first_row + j]]
+        if factor is None or k + 1 < self.policy.slow_after or not rows:
+            return {}
+        iters = self.table.iters[rows, : k + 1].mean(axis=1)
+        median = max(float(np.median(iters)), 1.0)
+        return {row: float(n) / median for row, n in zip(rows, iters) if n > factor * median}
 
     def _no_pairs(self, path: _Path) -> bool:
         """Before a "ga2m" path's first fit: when its Binner keeps no pair on any split's
