@@ -8,19 +8,20 @@ layout or dtype, and then exactly once.
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
-from ._data import CoreMatrix
+from ._data import (  # noqa: F401 (the column-name checks, imported by callers from here)
+    CoreMatrix,
+    check_characters,
+    check_feature_names,
+    feature_names_mismatch,
+    feature_names_of,
+    issparse,
+    unique_column_names,
+)
 from ._data import aligned as contiguous
-
-
-def issparse(X: Any) -> bool:
-    """scipy.sparse.issparse without importing SciPy: an object cannot be a SciPy sparse
-    matrix unless SciPy was imported, so the command line stays quick to start."""
-    sparse = sys.modules.get("scipy.sparse")
-    return sparse is not None and bool(sparse.issparse(X))
 
 
 def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
@@ -472,102 +473,6 @@ def n_threads(n_jobs: int | None) -> int:
     from . import _core
 
     return _core.n_threads(n_jobs)
-
-
-def feature_names_of(X: Any) -> "np.ndarray | None":
-    """The string column names of a DataFrame-like ``X`` (pandas, polars ...), else None.
-
-    Names are kept only when every column name is a string, as scikit-learn does; a mix of
-    strings and other names is an error because it cannot be checked reliably later.
-    """
-    columns = getattr(X, "columns", None)
-    if columns is None or issparse(X) or isinstance(X, np.ndarray):
-        return None
-    names = np.asarray(list(columns), dtype=object)
-    is_str = np.array([isinstance(n, str) for n in names], dtype=bool)
-    if names.size == 0 or not is_str.any():
-        return None
-    if not is_str.all():
-        kinds = sorted({type(n).__name__ for n in names})
-        raise TypeError(
-            f"X's column names must be all strings or all non-strings, got a mix of {kinds}; "
-            "convert them with X.columns = X.columns.astype(str)"
-        )
-    for j, name in enumerate(names):
-        check_characters(name, f"X's column {j} name", "rename the column")
-    return unique_column_names(names)
-
-
-def unique_column_names(names: np.ndarray, name: str = "X") -> np.ndarray:
-    """The column names of ``name`` as given, refused when one is repeated: a name must pick
-    one column at predict time and in the exports (which refused them only there, long after
-    the fit had kept them in ``feature_names_in_``)."""
-    seen: set = set()
-    repeated = []
-    for n in names:
-        if n in seen and n not in repeated:
-            repeated.append(n)
-        seen.add(n)
-    if repeated:
-        raise ValueError(
-            f"{name}'s column names must be unique, but {repeated[:5]} occur more than once; "
-            "rename the columns so that each name picks one column"
-        )
-    return names
-
-
-def check_characters(text: str, name: str, advice: str) -> None:
-    """Refuses a str holding a lone surrogate ("\\ud800", what Python's surrogateescape makes of
-    an undecodable byte): it is half of a UTF-16 pair and no character, so the model file,
-    every export and the core, all UTF-8, cannot hold it, and the failure would come from a
-    codec without the name of what held it (``name``)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(
-            f"{name} {text!r} holds a lone surrogate at character {exc.start} ({text[exc.start]!r}, half of a "
-            f"UTF-16 pair), which is no character and cannot be written to a file: {advice}"
-        ) from None
-
-
-def check_feature_names(estimator: Any, X: Any) -> None:
-    """Checks X's column names against those seen in ``fit`` (scikit-learn's convention:
-    different names are an error; names present on one side only get a warning)."""
-    import warnings
-
-    fitted = getattr(estimator, "feature_names_in_", None)
-    given = feature_names_of(X)
-    name = type(estimator).__name__
-    if fitted is None and given is None:
-        return
-    if fitted is not None and given is None:
-        warnings.warn(
-            f"X does not have valid feature names, but {name} was fitted with feature names", UserWarning, stacklevel=3
-        )
-        return
-    if fitted is None or given is None:
-        warnings.warn(f"X has feature names, but {name} was fitted without feature names", UserWarning, stacklevel=3)
-        return
-    detail = feature_names_mismatch(fitted, given)
-    if detail is not None:
-        raise ValueError("The feature names should match those that were passed during fit; " + detail)
-
-
-def feature_names_mismatch(fitted: np.ndarray, given: np.ndarray) -> Optional[str]:
-    """How the column names ``given`` differ from those of the training data (``fitted``),
-    or None when they are the same names in the same order."""
-    if len(fitted) == len(given) and np.array_equal(fitted, given):
-        return None
-    unexpected = [n for n in given if n not in set(fitted)]
-    missing = [n for n in fitted if n not in set(given)]
-    detail = []
-    if unexpected:
-        detail.append(f"names unseen at fit time: {unexpected[:5]}")
-    if missing:
-        detail.append(f"names seen at fit time, yet now missing: {missing[:5]}")
-    if not detail:
-        detail.append("the same names in a different order")
-    return "; ".join(detail)
 
 
 def queries_with_relevant(y: Any, qid: Any, relevance_threshold: float) -> list:
