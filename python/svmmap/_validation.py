@@ -7,7 +7,9 @@ layout or dtype, and then exactly once.
 
 from __future__ import annotations
 
+import os
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -185,6 +187,61 @@ def forget_fit(model: Any) -> None:
         delattr(model, name)
 
 
+def _outside_svmmap() -> int:
+    """The ``stacklevel`` of a warning issued by the caller of this function that points at the
+    first frame outside the svmmap package: the user's line, however deep the check sits."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(2), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def one_column(values: Any, name: str) -> np.ndarray:
+    """``values`` (named ``name``) as a 1-D float64 array: THE rule of every array of numbers
+    with one entry per row (labels, scores, per-query counts). Numbers written as strings are
+    refused, as a numeric array check refuses them ("1" is text, and NumPy's conversion would
+    read "1e400" as inf and "nan" as NaN without a word); a column vector of shape (n, 1) is
+    read as its n entries with scikit-learn's DataConversionWarning (its ``column_or_1d``), and
+    any other shape is refused naming it."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must hold numbers: {exc}") from None
+    text = next((v for v in raw.flat if isinstance(v, (str, bytes))), None) if raw.dtype.kind in "OSU" else None
+    if text is not None:
+        text = str(text) if isinstance(text, str) else bytes(text)  # NumPy's str_ repr is noisy
+        raise ValueError(
+            f"{name} must hold numbers, got the string {text!r}: convert the strings to numbers first "
+            f"(np.asarray({name}, dtype=float))"
+        )
+    try:
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must hold numbers: {exc}") from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn(
+            f"A column-vector {name} of shape {arr.shape} was passed when a 1-D array was expected; it is read "
+            f"as its {arr.shape[0]} entries: give {name}.ravel() to silence this",
+            DataConversionWarning,
+            stacklevel=_outside_svmmap(),
+        )
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    return arr
+
+
+def warn_unused(given: str, why: str) -> None:
+    """A UserWarning that the argument ``given`` ("eval_metric='map'") is ignored, and ``why``:
+    the rule of "no parameter silently ignored" for an argument that is harmless without what
+    it describes (``eval_metric`` without an ``eval_set``, which LightGBM ignores without a
+    word), where a refusal would break scripts that LightGBM runs. Points at the user's line."""
+    warnings.warn(f"{given} is ignored: {why}", UserWarning, stacklevel=_outside_svmmap())
+
+
 def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X") -> np.ndarray:
     """A 1-D float64 array of finite labels, one per row."""
     if y is None:
@@ -193,14 +250,7 @@ def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X") -> 
         )
     if np.iscomplexobj(y):
         raise ValueError(f"Complex data not supported: {name} must hold real relevance labels")
-    try:
-        arr = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must hold numbers: {exc}") from None
-    if arr.ndim != 1:
-        arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    arr = one_column(y, name)
     if arr.shape[0] != n_rows:
         raise ValueError(f"{name} has {arr.shape[0]} entries but {rows_name} has {n_rows} rows")
     bad = np.flatnonzero(~np.isfinite(arr))
@@ -399,6 +449,27 @@ def refuse_str(value: Any, name: str, expected: str) -> None:
     take every character for an item ("abc" as the feature names a, b and c)."""
     if isinstance(value, (str, bytes)):
         raise invalid_parameter(name, expected, value)
+
+
+def check_str(value: Any, name: str) -> str:
+    """A text parameter (a name shown in messages and tables): a str, else refused naming
+    ``name``; an int or a path kept as given would break every message and table that joins it
+    as text later."""
+    if not isinstance(value, str):
+        raise invalid_parameter(name, "a str", value)
+    return value
+
+
+def refuse_bools(values: Any, name: str, expected: str) -> None:
+    """Refuses True and False (Python's and NumPy's) among the 1-D ``values`` (named ``name``),
+    where numbers are meant: NumPy takes them as 1 and 0 without a word, and the package's rule
+    for numbers refuses them (as every numeric training parameter does), naming the entry."""
+    arr = values if isinstance(values, np.ndarray) or not hasattr(values, "dtype") else np.asarray(values)
+    if isinstance(arr, np.ndarray) and arr.dtype.kind not in "bO":
+        return
+    for i, v in enumerate(arr.reshape(-1) if isinstance(arr, np.ndarray) else arr):
+        if isinstance(v, (bool, np.bool_)):
+            raise invalid_parameter(f"{name}[{i}]", expected, bool(v))
 
 
 def densified(X: Any, name: str, advice: str) -> np.ndarray:
