@@ -191,7 +191,8 @@ def _outside_svmmap() -> int:
     """The ``stacklevel`` of a warning issued by the caller of this function that points at the
     first frame outside the svmmap package: the user's line, however deep the check sits."""
     package = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(2), 2
+    frame: Any = sys._getframe(2)
+    level = 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
         frame, level = frame.f_back, level + 1
     return level

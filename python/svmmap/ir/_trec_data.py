@@ -337,8 +337,9 @@ class Qrels:
         rows = [(q, d, r) for q, docs in judgments.items() for d, r in docs.items()]
         qid, docno, rel = zip(*rows) if rows else ((), (), ())
         # Object arrays: the ids are checked as given (see Run.from_dict).
-        # The relevances as given, so that a bool among integers is seen before NumPy makes it one.
-        return cls(np.asarray(qid, dtype=object), np.asarray(docno, dtype=object), list(rel), name)
+        # A bool among integers is refused before NumPy makes it one ([1, True] is [1, 1]).
+        refuse_bools(rel, f"{name}: rel", "an integer")
+        return cls(np.asarray(qid, dtype=object), np.asarray(docno, dtype=object), np.asarray(rel), name)
 
     @classmethod
     def from_frame(cls, frame: Any, *, name: Optional[str] = None) -> "Qrels":
