@@ -319,6 +319,48 @@ def test_dask_svmmap_warns_of_eval_metric_without_an_eval_set(dask_client):
     assert [r.filename for r in w] == [__file__]
 
 
+@pytest.mark.parametrize("given", ["y numpy", "y dask", "qid numpy", "qid dask"])
+def test_dask_binner_refuses_y_or_qid_of_another_length_as_in_memory(dask_client, given):
+    # I6 on the Dask entry point (the in-memory Binner got it last round): svmmap.dask.Binner
+    # does not read y and qid on Dask input, and accepted one of 39 entries for 40 rows
+    # silently; the in-memory check now reads them, in its words.
+    da = pytest.importorskip("dask.array")
+    import svmmap.dask
+
+    dX, _, _ = _dask_data()
+    _, y, qid = _data()
+    argument, where = given.split()
+    short = {"y": y, "qid": qid}[argument][:-1]
+    kwargs = {argument: da.from_array(short, chunks=20) if where == "dask" else short}
+    with pytest.raises(ValueError, match=rf"^{argument} has 39 entries but X has 40 rows$"):
+        svmmap.dask.Binner().fit(dX, **kwargs)
+    # The boundary: the right lengths, Dask or not, fit the same thresholds as without them.
+    plain = svmmap.dask.Binner().fit(dX)
+    fitted = svmmap.dask.Binner().fit(dX, da.from_array(y, chunks=20), qid=qid)
+    assert all(np.array_equal(a, b) for a, b in zip(plain.thresholds_, fitted.thresholds_))
+
+
+def test_a_binner_warns_of_a_validation_set_it_does_not_read(dask_client):
+    # I4's rule for the binners: without interactions (and on Dask input, where they are
+    # refused) eval_set was checked and then ignored without a word.
+    import svmmap.dask
+
+    X, y, qid = _data()
+    with pytest.warns(UserWarning, match=r"^eval_set is ignored: only interactions=k reads it") as w:
+        svmmap.Binner().fit(X, y, eval_set=[(X, y)], eval_qid=[qid])
+    assert [r.filename for r in w] == [__file__]
+    dX, dy, dq = _dask_data()
+    with pytest.warns(UserWarning, match=r"^eval_set is ignored: a validation set judges pairwise interactions"):
+        svmmap.dask.Binner().fit(dX, eval_set=[(X, y)], eval_qid=[qid])
+    # Its queries without it are refused on Dask input too, as in memory.
+    with pytest.raises(ValueError, match=r"^eval_group and eval_qid describe eval_set, which was not given$"):
+        svmmap.dask.Binner().fit(dX, eval_qid=[qid])
+    # The boundary: with interactions the set is read (it judges the pairs), without a word.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        svmmap.Binner(interactions=1).fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid])
+
+
 # --- I7: unknown keys of a model file ---------------------------------------------------------
 
 
