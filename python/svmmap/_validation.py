@@ -221,6 +221,8 @@ def one_column(values: Any, name: str) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must hold numbers: {exc}") from None
     if arr.ndim == 2 and arr.shape[1] == 1:
+        # scikit-learn's own class, so that its users' filters apply; imported only here, so
+        # that the command line reads labels without importing scikit-learn.
         from sklearn.exceptions import DataConversionWarning
 
         warnings.warn(

@@ -1,8 +1,11 @@
 """Issue 46's leftovers (one gate for every way in): parameters of validation sets given without
 one (I4), numbers written as strings and column vectors given to the metrics (K1, K2), a
 non-str name or bool relevances in the TREC containers (K6), the checks of the Dask entry
-points (K3, K7 on svmmap.dask) and unknown parameters of a model file (I7). Each test failed
-before its fix, except where it pins documented behaviour (I7) or a check already in place."""
+points (K3, K7 and I6 on svmmap.dask) and unknown parameters of a model file (I7). Each test
+failed before its fix (measured against 494220f), except the boundaries and these pins: a Dask
+DataFrame's repeated column name was already refused (K3), unknown model-file keys were
+already dropped (I7, now written on the page), early stopping without an eval set and SVMMapCV's
+eval_metric were already refused, and y_true of shape (2, 2) or (4, 1, 1) already refused."""
 
 from __future__ import annotations
 

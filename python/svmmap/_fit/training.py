@@ -421,8 +421,9 @@ def run_fit(model: Any, request: FitRequest, solve: Solve, *, stacklevel: int = 
     # Every message of the fit names the estimator the user called, as its solve names it
     # (svmmap.dask.SVMMap's warnings said "SVMMap stopped at max_iter=1" where its errors say
     # "svmmap.dask.SVMMap"); for a fit in memory that is the name it already had.
-    with fitting(model), called_as(solve.name(model)):
-        refuse_lightgbm_arguments(solve.name(model), dict(request.lightgbm_kwargs))
+    name = solve.name(model)
+    with fitting(model), called_as(name):
+        refuse_lightgbm_arguments(name, dict(request.lightgbm_kwargs))
         config = train_config(model)
         solve.check(model, config, request)
         threads = n_threads(model.n_jobs)
