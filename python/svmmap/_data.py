@@ -1,4 +1,5 @@
-"""The one form in which a feature matrix crosses into the Rust core.
+"""The one form in which a feature matrix crosses into the Rust core, and the column names of
+DataFrame inputs (`feature_names_of` and its comparisons, at the end).
 
 Every call of ``_core`` that reads features (fit, predict, cut sums, the structured hinge) takes a
 `CoreMatrix`, a class of the extension (``rust/python/matrix.rs``), subclassed here. Its
@@ -26,11 +27,19 @@ each split's training rows (`with_columns`).
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from . import _core
+
+
+def issparse(X: Any) -> bool:
+    """scipy.sparse.issparse without importing SciPy: an object cannot be a SciPy sparse
+    matrix unless SciPy was imported, so the command line stays quick to start."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(X))
 
 
 def aligned(a: np.ndarray, dtype: Any = None) -> np.ndarray:
@@ -177,3 +186,104 @@ class CoreMatrix(_core.CoreMatrix):
     def __repr__(self) -> str:
         dtypes = ", ".join(str(a.dtype) for a in self.arrays)
         return f"CoreMatrix({self.kind!r}, shape={self.shape}, dtypes=({dtypes}))"
+
+
+# The column names of DataFrame inputs: read once at fit (`feature_names_of`, which refuses a
+# repeated name or one that no file can hold) and compared at predict and for eval sets, in
+# scikit-learn's words. Callers import them through ``_validation``, the one place of the checks.
+
+
+def feature_names_of(X: Any) -> "np.ndarray | None":
+    """The string column names of a DataFrame-like ``X`` (pandas, polars ...), else None.
+
+    Names are kept only when every column name is a string, as scikit-learn does; a mix of
+    strings and other names is an error because it cannot be checked reliably later.
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None or issparse(X) or isinstance(X, np.ndarray):
+        return None
+    names = np.asarray(list(columns), dtype=object)
+    is_str = np.array([isinstance(n, str) for n in names], dtype=bool)
+    if names.size == 0 or not is_str.any():
+        return None
+    if not is_str.all():
+        kinds = sorted({type(n).__name__ for n in names})
+        raise TypeError(
+            f"X's column names must be all strings or all non-strings, got a mix of {kinds}; "
+            "convert them with X.columns = X.columns.astype(str)"
+        )
+    for j, name in enumerate(names):
+        check_characters(name, f"X's column {j} name", "rename the column")
+    return unique_column_names(names)
+
+
+def unique_column_names(names: np.ndarray, name: str = "X") -> np.ndarray:
+    """The column names of ``name`` as given, refused when one is repeated: a name must pick
+    one column at predict time and in the exports (which refused them only there, long after
+    the fit had kept them in ``feature_names_in_``)."""
+    seen: set = set()
+    repeated = []
+    for n in names:
+        if n in seen and n not in repeated:
+            repeated.append(n)
+        seen.add(n)
+    if repeated:
+        raise ValueError(
+            f"{name}'s column names must be unique, but {repeated[:5]} occur more than once; "
+            "rename the columns so that each name picks one column"
+        )
+    return names
+
+
+def check_characters(text: str, name: str, advice: str) -> None:
+    """Refuses a str holding a lone surrogate ("\\ud800", what Python's surrogateescape makes of
+    an undecodable byte): it is half of a UTF-16 pair and no character, so the model file,
+    every export and the core, all UTF-8, cannot hold it, and the failure would come from a
+    codec without the name of what held it (``name``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{name} {text!r} holds a lone surrogate at character {exc.start} ({text[exc.start]!r}, half of a "
+            f"UTF-16 pair), which is no character and cannot be written to a file: {advice}"
+        ) from None
+
+
+def check_feature_names(estimator: Any, X: Any) -> None:
+    """Checks X's column names against those seen in ``fit`` (scikit-learn's convention:
+    different names are an error; names present on one side only get a warning)."""
+    import warnings
+
+    fitted = getattr(estimator, "feature_names_in_", None)
+    given = feature_names_of(X)
+    name = type(estimator).__name__
+    if fitted is None and given is None:
+        return
+    if fitted is not None and given is None:
+        warnings.warn(
+            f"X does not have valid feature names, but {name} was fitted with feature names", UserWarning, stacklevel=3
+        )
+        return
+    if fitted is None or given is None:
+        warnings.warn(f"X has feature names, but {name} was fitted without feature names", UserWarning, stacklevel=3)
+        return
+    detail = feature_names_mismatch(fitted, given)
+    if detail is not None:
+        raise ValueError("The feature names should match those that were passed during fit; " + detail)
+
+
+def feature_names_mismatch(fitted: np.ndarray, given: np.ndarray) -> Optional[str]:
+    """How the column names ``given`` differ from those of the training data (``fitted``),
+    or None when they are the same names in the same order."""
+    if len(fitted) == len(given) and np.array_equal(fitted, given):
+        return None
+    unexpected = [n for n in given if n not in set(fitted)]
+    missing = [n for n in fitted if n not in set(given)]
+    detail = []
+    if unexpected:
+        detail.append(f"names unseen at fit time: {unexpected[:5]}")
+    if missing:
+        detail.append(f"names seen at fit time, yet now missing: {missing[:5]}")
+    if not detail:
+        detail.append("the same names in a different order")
+    return "; ".join(detail)

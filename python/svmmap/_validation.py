@@ -7,20 +7,23 @@ layout or dtype, and then exactly once.
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Any, Optional
+import warnings
+from typing import Any
 
 import numpy as np
 
-from ._data import CoreMatrix
+from ._data import (  # noqa: F401 (the column-name checks, imported by callers from here)
+    CoreMatrix,
+    check_characters,
+    check_feature_names,
+    feature_names_mismatch,
+    feature_names_of,
+    issparse,
+    unique_column_names,
+)
 from ._data import aligned as contiguous
-
-
-def issparse(X: Any) -> bool:
-    """scipy.sparse.issparse without importing SciPy: an object cannot be a SciPy sparse
-    matrix unless SciPy was imported, so the command line stays quick to start."""
-    sparse = sys.modules.get("scipy.sparse")
-    return sparse is not None and bool(sparse.issparse(X))
 
 
 def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
@@ -184,6 +187,64 @@ def forget_fit(model: Any) -> None:
         delattr(model, name)
 
 
+def _outside_svmmap() -> int:
+    """The ``stacklevel`` of a warning issued by the caller of this function that points at the
+    first frame outside the svmmap package: the user's line, however deep the check sits."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame: Any = sys._getframe(2)
+    level = 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def one_column(values: Any, name: str) -> np.ndarray:
+    """``values`` (named ``name``) as a 1-D float64 array: THE rule of every array of numbers
+    with one entry per row (labels, scores, per-query counts). Numbers written as strings are
+    refused, as a numeric array check refuses them ("1" is text, and NumPy's conversion would
+    read "1e400" as inf and "nan" as NaN without a word); a column vector of shape (n, 1) is
+    read as its n entries with scikit-learn's DataConversionWarning (its ``column_or_1d``), and
+    any other shape is refused naming it."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must hold numbers: {exc}") from None
+    text = next((v for v in raw.flat if isinstance(v, (str, bytes))), None) if raw.dtype.kind in "OSU" else None
+    if text is not None:
+        text = str(text) if isinstance(text, str) else bytes(text)  # NumPy's str_ repr is noisy
+        raise ValueError(
+            f"{name} must hold numbers, got the string {text!r}: convert the strings to numbers first "
+            f"(np.asarray({name}, dtype=float))"
+        )
+    try:
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must hold numbers: {exc}") from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        # scikit-learn's own class, so that its users' filters apply; imported only here, so
+        # that the command line reads labels without importing scikit-learn.
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn(
+            f"A column-vector {name} of shape {arr.shape} was passed when a 1-D array was expected; it is read "
+            f"as its {arr.shape[0]} entries: give {name}.ravel() to silence this",
+            DataConversionWarning,
+            stacklevel=_outside_svmmap(),
+        )
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    return arr
+
+
+def warn_unused(given: str, why: str) -> None:
+    """A UserWarning that the argument ``given`` ("eval_metric='map'") is ignored, and ``why``:
+    the rule of "no parameter silently ignored" for an argument that is harmless without what
+    it describes (``eval_metric`` without an ``eval_set``, which LightGBM ignores without a
+    word), where a refusal would break scripts that LightGBM runs. Points at the user's line."""
+    warnings.warn(f"{given} is ignored: {why}", UserWarning, stacklevel=_outside_svmmap())
+
+
 def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X") -> np.ndarray:
     """A 1-D float64 array of finite labels, one per row."""
     if y is None:
@@ -192,14 +253,7 @@ def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X") -> 
         )
     if np.iscomplexobj(y):
         raise ValueError(f"Complex data not supported: {name} must hold real relevance labels")
-    try:
-        arr = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must hold numbers: {exc}") from None
-    if arr.ndim != 1:
-        arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    arr = one_column(y, name)
     if arr.shape[0] != n_rows:
         raise ValueError(f"{name} has {arr.shape[0]} entries but {rows_name} has {n_rows} rows")
     bad = np.flatnonzero(~np.isfinite(arr))
@@ -400,6 +454,27 @@ def refuse_str(value: Any, name: str, expected: str) -> None:
         raise invalid_parameter(name, expected, value)
 
 
+def check_str(value: Any, name: str) -> str:
+    """A text parameter (a name shown in messages and tables): a str, else refused naming
+    ``name``; an int or a path kept as given would break every message and table that joins it
+    as text later."""
+    if not isinstance(value, str):
+        raise invalid_parameter(name, "a str", value)
+    return value
+
+
+def refuse_bools(values: Any, name: str, expected: str) -> None:
+    """Refuses True and False (Python's and NumPy's) among the 1-D ``values`` (named ``name``),
+    where numbers are meant: NumPy takes them as 1 and 0 without a word, and the package's rule
+    for numbers refuses them (as every numeric training parameter does), naming the entry."""
+    arr = values if isinstance(values, np.ndarray) or not hasattr(values, "dtype") else np.asarray(values)
+    if isinstance(arr, np.ndarray) and arr.dtype.kind not in "bO":
+        return
+    for i, v in enumerate(arr.reshape(-1) if isinstance(arr, np.ndarray) else arr):
+        if isinstance(v, (bool, np.bool_)):
+            raise invalid_parameter(f"{name}[{i}]", expected, bool(v))
+
+
 def densified(X: Any, name: str, advice: str) -> np.ndarray:
     """``X.toarray()`` of a sparse matrix, refused with a MemoryError naming ``name``, the shape
     and the size, and ``advice`` (what to do instead), when the dense copy would not fit the
@@ -472,102 +547,6 @@ def n_threads(n_jobs: int | None) -> int:
     from . import _core
 
     return _core.n_threads(n_jobs)
-
-
-def feature_names_of(X: Any) -> "np.ndarray | None":
-    """The string column names of a DataFrame-like ``X`` (pandas, polars ...), else None.
-
-    Names are kept only when every column name is a string, as scikit-learn does; a mix of
-    strings and other names is an error because it cannot be checked reliably later.
-    """
-    columns = getattr(X, "columns", None)
-    if columns is None or issparse(X) or isinstance(X, np.ndarray):
-        return None
-    names = np.asarray(list(columns), dtype=object)
-    is_str = np.array([isinstance(n, str) for n in names], dtype=bool)
-    if names.size == 0 or not is_str.any():
-        return None
-    if not is_str.all():
-        kinds = sorted({type(n).__name__ for n in names})
-        raise TypeError(
-            f"X's column names must be all strings or all non-strings, got a mix of {kinds}; "
-            "convert them with X.columns = X.columns.astype(str)"
-        )
-    for j, name in enumerate(names):
-        check_characters(name, f"X's column {j} name", "rename the column")
-    return unique_column_names(names)
-
-
-def unique_column_names(names: np.ndarray, name: str = "X") -> np.ndarray:
-    """The column names of ``name`` as given, refused when one is repeated: a name must pick
-    one column at predict time and in the exports (which refused them only there, long after
-    the fit had kept them in ``feature_names_in_``)."""
-    seen: set = set()
-    repeated = []
-    for n in names:
-        if n in seen and n not in repeated:
-            repeated.append(n)
-        seen.add(n)
-    if repeated:
-        raise ValueError(
-            f"{name}'s column names must be unique, but {repeated[:5]} occur more than once; "
-            "rename the columns so that each name picks one column"
-        )
-    return names
-
-
-def check_characters(text: str, name: str, advice: str) -> None:
-    """Refuses a str holding a lone surrogate ("\\ud800", what Python's surrogateescape makes of
-    an undecodable byte): it is half of a UTF-16 pair and no character, so the model file,
-    every export and the core, all UTF-8, cannot hold it, and the failure would come from a
-    codec without the name of what held it (``name``)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(
-            f"{name} {text!r} holds a lone surrogate at character {exc.start} ({text[exc.start]!r}, half of a "
-            f"UTF-16 pair), which is no character and cannot be written to a file: {advice}"
-        ) from None
-
-
-def check_feature_names(estimator: Any, X: Any) -> None:
-    """Checks X's column names against those seen in ``fit`` (scikit-learn's convention:
-    different names are an error; names present on one side only get a warning)."""
-    import warnings
-
-    fitted = getattr(estimator, "feature_names_in_", None)
-    given = feature_names_of(X)
-    name = type(estimator).__name__
-    if fitted is None and given is None:
-        return
-    if fitted is not None and given is None:
-        warnings.warn(
-            f"X does not have valid feature names, but {name} was fitted with feature names", UserWarning, stacklevel=3
-        )
-        return
-    if fitted is None or given is None:
-        warnings.warn(f"X has feature names, but {name} was fitted without feature names", UserWarning, stacklevel=3)
-        return
-    detail = feature_names_mismatch(fitted, given)
-    if detail is not None:
-        raise ValueError("The feature names should match those that were passed during fit; " + detail)
-
-
-def feature_names_mismatch(fitted: np.ndarray, given: np.ndarray) -> Optional[str]:
-    """How the column names ``given`` differ from those of the training data (``fitted``),
-    or None when they are the same names in the same order."""
-    if len(fitted) == len(given) and np.array_equal(fitted, given):
-        return None
-    unexpected = [n for n in given if n not in set(fitted)]
-    missing = [n for n in fitted if n not in set(given)]
-    detail = []
-    if unexpected:
-        detail.append(f"names unseen at fit time: {unexpected[:5]}")
-    if missing:
-        detail.append(f"names seen at fit time, yet now missing: {missing[:5]}")
-    if not detail:
-        detail.append("the same names in a different order")
-    return "; ".join(detail)
 
 
 def queries_with_relevant(y: Any, qid: Any, relevance_threshold: float) -> list:

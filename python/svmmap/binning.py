@@ -21,7 +21,7 @@ from sklearn.exceptions import NotFittedError
 
 from . import _core
 from ._binned import BinnedMatrix
-from ._fit.binner_input import as_dense, column_names, validation_set
+from ._fit.binner_input import as_dense, check_unread, column_names, validation_set
 from ._fit.defaults import BINNING_DEFAULTS
 from ._fit.fitted import (
     BINNER_DICT_TYPE,
@@ -34,7 +34,7 @@ from ._fit.pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
 from ._fit.pairs import check_interactions
 from ._fit.scaler import SCALER_TYPES, raw_thresholds, scaler_spec
 from ._typing import BinStrategy, Missing
-from ._validation import check_labels, check_qid, forget_fit, n_threads
+from ._validation import forget_fit, n_threads
 
 __all__ = [
     "BINNER_DICT_TYPE",
@@ -216,7 +216,8 @@ class Binner(TransformerMixin, BaseEstimator):
             ``eval_set`` is written): the pairs are then put forward by all the training
             queries and a pair is kept only when it reduces the residual on the validation
             queries (by the same t test over queries), instead of each half of the training
-            queries judging the other's. The thresholds are fitted on ``X`` alone.
+            queries judging the other's. The thresholds are fitted on ``X`` alone; without
+            ``interactions`` the set is checked and not read, with a UserWarning saying so.
         eval_group, eval_qid : list of one array-like, optional
             The queries of ``eval_set``, as ``SVMMap.fit`` takes them: query sizes in row
             order or one query id per row (one of the two, with ``eval_set``).
@@ -233,17 +234,17 @@ class Binner(TransformerMixin, BaseEstimator):
         # The one fitting routine, which ``svmmap learn --missing nan`` runs too (without
         # scikit-learn).
         spec = BinningSpec.fit(arr, config, self.get_params(), n_threads(self.n_jobs))
-        if self.interactions is None:
-            # Unused without interactions, yet given: a y or qid of another length than X is
-            # a mistake (a misaligned split, another data set's labels) that SVMMap would
-            # refuse one step later in a Pipeline, so it is refused here by the same checks.
-            if y is not None:
-                # As an array first: scikit-learn's checks pass y as an object that refuses
-                # NumPy's functions (np.iscomplexobj) but converts by np.asarray.
-                check_labels(np.asarray(y), arr.shape[0])
-            if qid is not None:
-                check_qid(qid, arr.shape[0], required_by="Binner.fit")
         validation = validation_set(eval_set, eval_group, eval_qid, arr.shape[1])
+        if self.interactions is None:
+            # Unused without interactions, yet given: checked, and a validation set warned of.
+            check_unread(
+                "Binner",
+                y,
+                qid,
+                validation is not None,
+                arr.shape[0],
+                "only interactions=k reads it, to judge its pairs; without them the thresholds are fitted on X alone",
+            )
         scores = np.zeros(0)
         if self.interactions is not None:
             scores = fit_pairs(

@@ -184,6 +184,9 @@ class _LogEvaluation:
     period: int
     #: LightGBM's place for its log among the callbacks (see `CallbackEnv`).
     order = 10
+    #: What it is called by: it reads the validation sets' scores, so fit warns when it is given
+    #: without an eval_set (it would do nothing).
+    reads_eval_sets = "log_evaluation"
 
     def __init__(self, period: int) -> None:
         if isinstance(period, bool) or not isinstance(period, numbers.Integral):
@@ -205,6 +208,9 @@ def log_evaluation(period: int = 1) -> Any:
 class _RecordEvaluation:
     #: LightGBM's place for its record among the callbacks (see `CallbackEnv`).
     order = 20
+    #: What it is called by: it reads the validation sets' scores, so fit warns when it is given
+    #: without an eval_set (it would do nothing).
+    reads_eval_sets = "record_evaluation"
 
     def __init__(self, eval_result: Dict[str, Dict[str, List[float]]]) -> None:
         if not isinstance(eval_result, dict):

@@ -53,7 +53,15 @@ import numpy as np
 from . import _core
 from ._optional import load
 from ._typing import Gain, Ties
-from ._validation import check_labels, check_qid, check_spelling, contiguous, invalid_parameter, ranks_by_query
+from ._validation import (
+    check_labels,
+    check_qid,
+    check_spelling,
+    contiguous,
+    invalid_parameter,
+    one_column,
+    ranks_by_query,
+)
 
 __all__ = [
     "PerQuery",
@@ -229,10 +237,9 @@ def _inputs(
         raise ValueError(
             f"y_score must hold one score per document (a 1-D array-like), got the single value {y_score!r}"
         )
-    try:
-        scores = np.asarray(y_score, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"y_score must hold numbers: {exc}") from None
+    # The one rule of every array of numbers, as y_true's (check_labels): strings refused, a
+    # column vector read with scikit-learn's DataConversionWarning, another shape refused.
+    scores = one_column(y_score, "y_score")
     labels = check_labels(y_true, scores.shape[0], name="y_true", rows_name="y_score")
     if np.isnan(scores).any():
         raise ValueError(f"y_score[{int(np.flatnonzero(np.isnan(scores))[0])}] is NaN")
@@ -275,7 +282,7 @@ def _per_query(
     fill = _check_policy(no_relevant)
     nr = None
     if n_relevant is not None:
-        nr = contiguous(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
+        nr = contiguous(one_column(n_relevant, "n_relevant"))
         if nr.shape[0] != len(uniques):
             raise ValueError(f"n_relevant has {nr.shape[0]} entries for {len(uniques)} queries")
     # LETOR 4.0's NDCG (letor_ndcg) is a convention of the core's NDCG (rust/metrics.rs,

@@ -500,7 +500,7 @@ def _build() -> list:
         Way(
             "`svmmap.metrics.evaluate`",
             "y_score",
-            "its finite check",
+            "`one_column` (the rule of `check_labels`), then its finite check",
             "labels",
             lambda v: _evaluate(y_score=v),
             Y,

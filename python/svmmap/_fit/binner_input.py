@@ -9,9 +9,18 @@ from typing import Any, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_labels, check_qid, contiguous, dense_numbers, densified, qid_of, unique_column_names
+from .._validation import (
+    check_labels,
+    check_qid,
+    contiguous,
+    dense_numbers,
+    densified,
+    qid_of,
+    unique_column_names,
+    warn_unused,
+)
 
-__all__ = ["as_dense", "column_names", "validation_set"]
+__all__ = ["as_dense", "check_unread", "column_names", "validation_set"]
 
 
 def as_dense(X: Any, name: str = "X") -> np.ndarray:
@@ -74,3 +83,22 @@ def validation_set(
         q, n_rows, required_by="Binner.fit's eval_set", qid_name="eval_qid[0]", rows_name="eval_set[0] X"
     )
     return X_val, y_val, codes
+
+
+def check_unread(
+    name: str, y: Any, qid: Any, eval_given: bool, n_rows: int, why: str = "only interactions=k reads it"
+) -> None:
+    """The arguments of ``name`` (a Binner's fit) that a fit without pair selection does not
+    read, given all the same: ``y`` and ``qid`` (what a Pipeline passes) are checked by the
+    estimators' checks, one entry per row of X, since one of another length is a mistake (a
+    misaligned split, another data set's labels) that SVMMap would refuse one step later; a
+    validation set (``eval_given``), which a user must route to the binner on purpose, gets a
+    warning saying ``why`` it is not read, as every argument that is given and ignored does."""
+    if y is not None:
+        # As an array first: scikit-learn's checks pass y as an object that refuses NumPy's
+        # functions (np.iscomplexobj) but converts by np.asarray.
+        check_labels(np.asarray(y), n_rows)
+    if qid is not None:
+        check_qid(qid, n_rows, required_by=f"{name}.fit")
+    if eval_given:
+        warn_unused("eval_set", why)

@@ -106,7 +106,9 @@ FIT_ARGUMENTS: Dict[str, "tuple[str, str]"] = {
         this estimator's ``relevance_threshold``, read as LightGBM reads names: in any case
         (recorded in lower case) and with LightGBM's aliases ("mean_average_precision" for
         "map"; "lambdarank", "rank_xendcg", "xendcg" ... for "ndcg"). None (the default, as
-        in LightGBM's signature) records "map", or with ``eval_at`` NDCG at its cutoffs only.""",
+        in LightGBM's signature) records "map", or with ``eval_at`` NDCG at its cutoffs only.
+        Needs ``eval_set``: without one it is not read, and a UserWarning says so (LightGBM
+        ignores it without a word); so are ``eval_at`` and ``eval_names``.""",
     ),
     "eval_at": (
         "list of int, optional",
@@ -158,7 +160,9 @@ FIT_ARGUMENTS: Dict[str, "tuple[str, str]"] = {
         the record and early stopping), and one that raises ``EarlyStopException``
         (LightGBM's or ``svmmap.callback``'s) ends training keeping the round it names; for
         that, a fit with a callback of the user's keeps every round's w until it ends (8
-        bytes per feature and round).""",
+        bytes per feature and round). ``log_evaluation`` and ``record_evaluation`` read the
+        validation sets' scores: without ``eval_set`` they warn that they do nothing, and
+        ``early_stopping`` is refused.""",
     ),
     "**lightgbm_kwargs": (
         "",

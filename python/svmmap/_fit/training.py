@@ -48,7 +48,7 @@ from .degenerate import DegenerateModelWarning, is_degenerate, message, score_sp
 from .evaluation_sets import EarlyStopping, SetPreparer
 from .latent import fit_latent, refuse_latent_options, set_rounds
 from .lightgbm_args import refuse_lightgbm_arguments
-from .naming import estimator_name
+from .naming import called_as, estimator_name
 from .once import first_in_search
 from .request import FitRequest
 from .watch import watching
@@ -418,8 +418,12 @@ def run_fit(model: Any, request: FitRequest, solve: Solve, *, stacklevel: int = 
     ``stacklevel`` is the one a warning issued in the caller would use, so that the warnings
     point at the line that called the caller (the user's ``fit``).
     """
-    with fitting(model):
-        refuse_lightgbm_arguments(solve.name(model), dict(request.lightgbm_kwargs))
+    # Every message of the fit names the estimator the user called, as its solve names it
+    # (svmmap.dask.SVMMap's warnings said "SVMMap stopped at max_iter=1" where its errors say
+    # "svmmap.dask.SVMMap"); for a fit in memory that is the name it already had.
+    name = solve.name(model)
+    with fitting(model), called_as(name):
+        refuse_lightgbm_arguments(name, dict(request.lightgbm_kwargs))
         config = train_config(model)
         solve.check(model, config, request)
         threads = n_threads(model.n_jobs)

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, cast
 import numpy as np
 
 from .._typing import IterationRecord
+from .._validation import warn_unused
 from ..callback import CallbackEnv, EvalResult, any_of_the_user, is_early_stop, split_callbacks
 from .evaluation_sets import (
     EarlyStopping,
@@ -78,9 +79,30 @@ def watching(
             prepare=prepare,
             log=model.verbose > 0,
         )
+    if eval_set is None:
+        _warn_without_eval_set(r, others)
     watch = Watch(evals, early, needs_coef=evals is not None or any_of_the_user(others))
     watch.on_iteration = iteration_callback(model, evals, early, others, watch=watch)
     return watch
+
+
+#: Why the arguments that describe validation sets do nothing without one.
+_NO_EVAL_SET = (
+    "it needs an eval_set, and fit was given none; give eval_set=[(X_val, y_val)] with "
+    "eval_qid=[qid_val] (or eval_X, eval_y) to have them scored"
+)
+
+
+def _warn_without_eval_set(r: FitRequest, callbacks: List[Any]) -> None:
+    """Warns of every argument of ``r`` that only describes validation sets, and of every
+    callback that only reads their scores, when no validation set is given: LightGBM ignores
+    them without a word, and issue 46 asks that no parameter be. ``early_stopping_rounds`` and
+    an ``early_stopping`` callback are refused instead (`validation_sets`), as LightGBM does."""
+    described = {"eval_metric": r.eval_metric, "eval_at": r.eval_at, "eval_names": r.eval_names}
+    given = [f"{k}={v!r}" for k, v in described.items() if v is not None]
+    given += [f"callbacks=[{cb.reads_eval_sets}(...)]" for cb in callbacks if hasattr(cb, "reads_eval_sets")]
+    for what in given:
+        warn_unused(what, _NO_EVAL_SET)
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from .. import _core
-from .._fit.binner_input import as_dense
+from .._fit.binner_input import as_dense, check_unread, validation_set
 from .._optional import load
 from .._validation import forget_fit, n_threads
 from ..binning import Binner as _LocalBinner
@@ -135,8 +135,11 @@ class Binner(_ClientMixin, _LocalBinner):
         ----------
         X : dask.array.Array, dask.dataframe.DataFrame or array-like of shape (n_documents, n_base_features)
             Base feature values, partitioned by rows for Dask input.
-        y, qid, eval_set, eval_group, eval_qid : ignored for Dask input (pairwise
-            interactions are refused there); for in-memory data, as ``svmmap.Binner.fit``.
+        y, qid, eval_set, eval_group, eval_qid : not read for Dask input (pairwise
+            interactions are refused there), but checked as ``svmmap.Binner.fit`` checks them
+            without interactions: ``y`` and ``qid`` (Dask collections or arrays) must have one
+            entry per row of X, and an ``eval_set`` is warned of; for in-memory data, as
+            ``svmmap.Binner.fit``.
 
         Returns
         -------
@@ -173,6 +176,7 @@ class Binner(_ClientMixin, _LocalBinner):
                 raise ValueError(f"the partitions of X have different numbers of features: {sorted(widths)}")
             n_features = widths.pop()
             n_rows = sum(n for n, _ in shapes)
+            self._check_unread(y, qid, eval_set, eval_group, eval_qid, n_rows, n_features)
             parts = [p for p, (n, _) in zip(parts, shapes) if n > 0]
             batch = max(1, _FIT_BATCH_VALUES // max(n_rows, 1))
             values: List[np.ndarray] = []
@@ -191,6 +195,27 @@ class Binner(_ClientMixin, _LocalBinner):
             del self.feature_names_in_
         self.n_output_features_ = self._spec(config).n_output
         return self
+
+    def _check_unread(
+        self, y: Any, qid: Any, eval_set: Any, eval_group: Any, eval_qid: Any, n_rows: int, n_features: int
+    ) -> None:
+        """The checks of ``svmmap.Binner.fit`` without interactions, for the arguments a fit on
+        Dask collections does not read (issue 46: a y of another length was accepted silently,
+        and a validation set ignored): ``y`` and ``qid`` are brought to the client (one number
+        per row, no more than the thresholds' exchange of a continuous feature) and checked
+        against the rows of X; ``eval_set`` warns, and its queries without it are refused."""
+        if eval_set is None:
+            # Its queries without it are refused, in the words of the in-memory fit.
+            validation_set(None, eval_group, eval_qid, n_features)
+        y, qid = load("dask", "svmmap.dask").compute(y, qid)
+        check_unread(
+            "svmmap.dask.Binner",
+            y,
+            qid,
+            eval_set is not None,
+            n_rows,
+            "a validation set judges pairwise interactions, which svmmap.dask.Binner does not fit on Dask collections",
+        )
 
     def _fit_column(self, parts: List[Tuple[np.ndarray, np.ndarray]], config: _core.BinnerConfig) -> np.ndarray:
         """The thresholds of one feature from its partitions' distinct values and counts."""

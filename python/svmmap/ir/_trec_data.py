@@ -10,6 +10,7 @@ import numpy as np
 
 from .._files.text import check_ids
 from .._optional import load
+from .._validation import check_str, refuse_bools
 from ._trec_order import sort_qids, trec_ranks
 
 __all__ = ["Run", "Qrels"]
@@ -40,6 +41,9 @@ def _column(values: Any, what: str, dtype: Any, name: str) -> np.ndarray:
         # ids that a run or qrels file can carry and give back.
         check_ids(values, f"{name}: {what}", first_field=what == "qid")
         return np.asarray(values, dtype=str)
+    if dtype is np.int64:
+        # Before NumPy's conversion, which makes [1, True] the integers [1, 1].
+        refuse_bools(values, f"{name}: {what}", "an integer")
     arr = np.asarray(values)
     first = arr.reshape(-1)[:1].tolist()
     if dtype is np.int64:
@@ -85,6 +89,7 @@ class Run:
     name: str = "run"
 
     def __post_init__(self) -> None:
+        check_str(self.name, "name")
         self.qid = _column(self.qid, "qid", str, self.name)
         self.docno = _column(self.docno, "docno", str, self.name)
         self.score = _column(self.score, "score", np.float64, self.name)
@@ -303,6 +308,7 @@ class Qrels:
     _lookup: Optional[Dict[tuple, int]] = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        check_str(self.name, "name")
         self.qid = _column(self.qid, "qid", str, self.name)
         self.docno = _column(self.docno, "docno", str, self.name)
         self.rel = _column(self.rel, "rel", np.int64, self.name)
@@ -331,6 +337,8 @@ class Qrels:
         rows = [(q, d, r) for q, docs in judgments.items() for d, r in docs.items()]
         qid, docno, rel = zip(*rows) if rows else ((), (), ())
         # Object arrays: the ids are checked as given (see Run.from_dict).
+        # A bool among integers is refused before NumPy makes it one ([1, True] is [1, 1]).
+        refuse_bools(rel, f"{name}: rel", "an integer")
         return cls(np.asarray(qid, dtype=object), np.asarray(docno, dtype=object), np.asarray(rel), name)
 
     @classmethod
@@ -349,10 +357,11 @@ class Qrels:
         qid = _frame_ids(frame, name, "query", "query_id", "qid")
         docno = _frame_ids(frame, name, "document", "doc_id", "docno")
         rel = _frame_column(frame, name, "relevance", "relevance", "label")
+        refuse_bools(rel, f"{name}: relevance", "an integer")
         if rel.dtype.kind == "f":
             if not np.all(np.isfinite(rel) & (rel == np.round(rel))):
                 raise ValueError(f"{name}: relevance values must be whole numbers")
-        elif rel.dtype.kind not in "iub":
+        elif rel.dtype.kind not in "iu":
             raise ValueError(f"{name}: relevance values must be integers, got dtype {rel.dtype}")
         _refuse_duplicates(qid, docno, name, "is judged")
         return cls(qid, docno, rel.astype(np.int64), name)
