@@ -94,7 +94,35 @@ def page_sections():
     return [(p.relative_to(ROOT).as_posix(), h, b) for p in PAGES for h, b in readme_sections(p)]
 
 
-@pytest.mark.parametrize("page,heading,blocks", page_sections(), ids=[f"{p}: {h}" for p, h, _ in page_sections()])
+def is_slow_section(page, heading):
+    """The sections the quick run (`-m "not slow"`) leaves to the full run: docs/index.md's
+    quick start is README.md's block (test_index_quick_start_is_the_readme_s), which runs
+    there; the Dask page starts clusters, as the slow marker says; the plots import matplotlib
+    and fit all of MQ2008's fold, and tests/ir/test_plot.py draws every plot."""
+    return (
+        (page == "docs/index.md" and heading == "Quick start")
+        or page == "docs/guide/dask.md"
+        or (page == "docs/guide/sklearn.md" and heading == "Plots")
+    )
+
+
+def section_params():
+    return [
+        pytest.param(p, h, b, id=f"{p}: {h}", marks=[pytest.mark.slow] if is_slow_section(p, h) else [])
+        for p, h, b in page_sections()
+    ]
+
+
+def test_the_slow_sections_are_sections_of_the_pages():
+    # Each rule above names a section that exists, so that a renamed heading cannot move a
+    # slow section into the quick run unnoticed.
+    sections = {(p, h) for p, h, _ in page_sections()}
+    assert ("docs/index.md", "Quick start") in sections and ("docs/guide/sklearn.md", "Plots") in sections
+    assert any(p == "docs/guide/dask.md" for p, _ in sections)
+    assert sum(is_slow_section(p, h) for p, h in sections) < len(sections) // 4
+
+
+@pytest.mark.parametrize("page,heading,blocks", section_params())
 def test_readme_snippets(page, heading, blocks, tmp_path, monkeypatch):
     for module in ("matplotlib", "distributed", "pandas", "lightgbm", "pyterrier"):
         if any(module in b for b in blocks):
