@@ -377,6 +377,19 @@ def test_the_pages_restate_the_search_s_constants_as_the_code_holds_them():
                     ok = said == str(value)
             if not ok:
                 wrong.append(f"{page.relative_to(ROOT)}: {name} is said to be {said}, the code has {value}")
+    # The API reference, rendered from the docstrings: "prune_margin : float or None, default=0.02".
+    for cls in (SVMMap, SVMMapCV):
+        for m in re.finditer(r"^\s*(\w+) : [^\n]*default=([\w.+-]+)\s*$", cls.__doc__ or "", re.M):
+            name, said = m.group(1), m.group(2)
+            if name in cls().get_params() and said != repr(cls().get_params()[name]).strip("'\""):
+                try:
+                    if float(said) == float(cls().get_params()[name]):
+                        continue
+                except (TypeError, ValueError):
+                    pass
+                wrong.append(
+                    f"{cls.__name__}'s docstring: {name} is said to be {said}, the code has {cls().get_params()[name]}"
+                )
     assert not wrong, "\n".join(wrong)
     # The pages do restate each of them (so this test is not vacuous): the guide's page on the
     # search and the benchmarks say all three.
