@@ -94,7 +94,35 @@ def page_sections():
     return [(p.relative_to(ROOT).as_posix(), h, b) for p in PAGES for h, b in readme_sections(p)]
 
 
-@pytest.mark.parametrize("page,heading,blocks", page_sections(), ids=[f"{p}: {h}" for p, h, _ in page_sections()])
+def is_slow_section(page, heading):
+    """The sections the quick run (`-m "not slow"`) leaves to the full run: docs/index.md's
+    quick start is README.md's block (test_index_quick_start_is_the_readme_s), which runs
+    there; the Dask page starts clusters, as the slow marker says; the plots import matplotlib
+    and fit all of MQ2008's fold, and tests/ir/test_plot.py draws every plot."""
+    return (
+        (page == "docs/index.md" and heading == "Quick start")
+        or page == "docs/guide/dask.md"
+        or (page == "docs/guide/sklearn.md" and heading == "Plots")
+    )
+
+
+def section_params():
+    return [
+        pytest.param(p, h, b, id=f"{p}: {h}", marks=[pytest.mark.slow] if is_slow_section(p, h) else [])
+        for p, h, b in page_sections()
+    ]
+
+
+def test_the_slow_sections_are_sections_of_the_pages():
+    # Each rule above names a section that exists, so that a renamed heading cannot move a
+    # slow section into the quick run unnoticed.
+    sections = {(p, h) for p, h, _ in page_sections()}
+    assert ("docs/index.md", "Quick start") in sections and ("docs/guide/sklearn.md", "Plots") in sections
+    assert any(p == "docs/guide/dask.md" for p, _ in sections)
+    assert sum(is_slow_section(p, h) for p, h in sections) < len(sections) // 4
+
+
+@pytest.mark.parametrize("page,heading,blocks", section_params())
 def test_readme_snippets(page, heading, blocks, tmp_path, monkeypatch):
     for module in ("matplotlib", "distributed", "pandas", "lightgbm", "pyterrier"):
         if any(module in b for b in blocks):
@@ -227,3 +255,157 @@ def test_api_page_documents_every_public_module():
         if not any(entry == name or entry.startswith(name + ".") for entry in entries):
             missing.append(name)
     assert not missing, f"docs/api.md has no entry for {missing}"
+
+
+#: The pages written for contributors, which may name the tests that check a claim; every other
+#: page is a user's, and speaks of what svmmap does, not of how its work was organized.
+CONTRIBUTOR_PAGES = ("docs/development.md",)
+#: What a user page must not name: the project's issue numbers, its test files and the names of
+#: the rounds and trials of testing that found a defect (a user cannot look any of them up).
+INTERNAL_NAMES = (
+    (re.compile(r"\bissues? #?\d+", re.I), "an issue number"),
+    (re.compile(r"\btests/[\w./*-]*"), "a path under tests/"),
+    (re.compile(r"\btest_\w+\.py\b"), "a test file"),
+    (re.compile(r"\bround[ _-](one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I), "a round name"),
+    (
+        re.compile(r"\b(first|second|third|fourth|independent|hostile|the same) (trial|probe)\b", re.I),
+        "a trial's name",
+    ),
+)
+
+
+def internal_names(text):
+    """(line number, what, the text) of every internal name in ``text``."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        for pattern, what in INTERNAL_NAMES:
+            found.extend((number, what, m.group(0)) for m in pattern.finditer(line))
+    return found
+
+
+def test_the_internal_names_check_finds_each_kind_and_spares_ordinary_words():
+    # Each kind, in the forms the pages used to hold them; a line is searched for each kind in
+    # turn, so a test file inside a tests/ path counts as both (a round inside a file name is
+    # not a word of its own, and the file's name catches it).
+    text = (
+        "issue 43's bar\nsee tests/io/test_one_opener.py (`G`)\n`test_gate_round_five.py::x`\n"
+        "reliability round four\nfound by a third independent trial\nthe same probe"
+    )
+    assert [what for _, what, _ in internal_names(text)] == [
+        "an issue number",
+        "a path under tests/",
+        "a test file",
+        "a test file",
+        "a round name",
+        "a trial's name",
+        "a trial's name",
+    ]
+    # Words a user page uses in their own sense: a round of training, the protocol's trials,
+    # a metric's test split, a test of significance.
+    ordinary = "a round is one iteration; each trial's training queries; mean_test_score; a paired t-test"
+    assert internal_names(ordinary) == []
+
+
+@pytest.mark.parametrize(
+    "page",
+    [p for p in PAGES if p.relative_to(ROOT).as_posix() not in CONTRIBUTOR_PAGES],
+    ids=lambda p: p.relative_to(ROOT).as_posix(),
+)
+def test_user_pages_name_no_issue_test_file_or_round(page):
+    """A user page says what svmmap does and how a user sees it; the tests that check each claim
+    are listed for contributors in docs/development.md."""
+    found = internal_names(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)} names internals: " + "; ".join(
+        f"line {n}: {what} ({text!r})" for n, what, text in found
+    )
+
+
+#: How the pages restate the search's constants, each with the value the code holds. A page may
+#: say them where the reader needs them, and this test keeps every such sentence true.
+def search_constants():
+    from svmmap import SVMMapCV
+    from svmmap._search.engine import RANKING_EPS
+
+    defaults = SVMMapCV().get_params()
+    return [
+        # "they stop at 10 times `eps`": the search's fits are solved RANKING_EPS times looser.
+        (re.compile(r"(\d+(?:\.\d+)?) times `eps`"), RANKING_EPS, "RANKING_EPS"),
+        # The race's margin, in the words of the benchmarks page.
+        (re.compile(r"race \(margin (\d+(?:\.\d+)?)\)"), defaults["prune_margin"], "prune_margin"),
+        (re.compile(r"a candidate (\d+(?:\.\d+)?) below the best"), defaults["prune_margin"], "prune_margin"),
+        (
+            re.compile(r"at most (\d+) training queries per split"),
+            defaults["max_train_queries"],
+            "max_train_queries",
+        ),
+    ]
+
+
+#: "`prune_margin=0.02`, the default", "max_train_queries=500 (the default)", "`patience` (default 1)".
+STATED_DEFAULT = re.compile(
+    r"`?(?P<name>\w+)=(?P<value>[\w.+-]+)`?(?:,| \(| --?)\s*the default"
+    r"|`(?P<name2>\w+)` \(default (?P<value2>[\w.+-]+)\)"
+)
+
+
+def stated_constants(text, constants, defaults):
+    """(what the page says, the code's value, the name) of every restated constant in ``text``."""
+    out = []
+    for pattern, value, name in constants:
+        out.extend((float(m.group(1)), value, name) for m in pattern.finditer(text))
+    for m in STATED_DEFAULT.finditer(text):
+        name, said = (m.group("name"), m.group("value")) if m.group("name") else (m.group("name2"), m.group("value2"))
+        if name in defaults:
+            out.append((said, defaults[name], name))
+    return out
+
+
+def test_the_pages_restate_the_search_s_constants_as_the_code_holds_them():
+    from svmmap import SVMMap, SVMMapCV
+
+    defaults = {**SVMMap().get_params(), **SVMMapCV().get_params()}
+    constants = search_constants()
+    wrong, named = [], set()
+    for page in PAGES:
+        for said, value, name in stated_constants(page.read_text(encoding="utf-8"), constants, defaults):
+            named.add(name)
+            ok = str(said) == str(value) if isinstance(said, str) else said == float(value)
+            if not ok and isinstance(said, str):
+                try:
+                    ok = float(said) == float(value)
+                except (TypeError, ValueError):
+                    ok = said == str(value)
+            if not ok:
+                wrong.append(f"{page.relative_to(ROOT)}: {name} is said to be {said}, the code has {value}")
+    # The API reference, rendered from the docstrings: "prune_margin : float or None, default=0.02".
+    for cls in (SVMMap, SVMMapCV):
+        for m in re.finditer(r"^\s*(\w+) : [^\n]*default=([\w.+-]+)\s*$", cls.__doc__ or "", re.M):
+            name, said = m.group(1), m.group(2)
+            if name in cls().get_params() and said != repr(cls().get_params()[name]).strip("'\""):
+                try:
+                    if float(said) == float(cls().get_params()[name]):
+                        continue
+                except (TypeError, ValueError):
+                    pass
+                wrong.append(
+                    f"{cls.__name__}'s docstring: {name} is said to be {said}, the code has {cls().get_params()[name]}"
+                )
+    assert not wrong, "\n".join(wrong)
+    # The pages do restate each of them (so this test is not vacuous): the guide's page on the
+    # search and the benchmarks say all three.
+    assert {"RANKING_EPS", "prune_margin", "max_train_queries", "patience"} <= named, named
+
+
+def test_the_restated_constants_check_finds_a_wrong_value():
+    # A page that said 5 times `eps`, a margin of 0.05 and a default of 100 queries is wrong
+    # on all three, whatever the code holds (10, 0.02 and 500 when this was written).
+    constants = search_constants()
+    defaults = {"max_train_queries": 500, "prune_margin": 0.02}
+    text = "they stop at 5 times `eps`; the race (margin 0.05); (`max_train_queries=100`, the default)"
+    found = stated_constants(text, constants, defaults)
+    assert [(said, name) for said, _, name in found] == [
+        (5.0, "RANKING_EPS"),
+        (0.05, "prune_margin"),
+        ("100", "max_train_queries"),
+    ]
+    assert all(float(said) != float(value) for said, value, _ in found)

@@ -210,18 +210,7 @@ def ops_of(kind, center, scale):
 magnitudes = st.floats(min_value=-12, max_value=12)
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    kind=st.sampled_from(["standard", "minmax", "maxabs"]),
-    center_exp=magnitudes,
-    center_sign=st.sampled_from([-1.0, 1.0]),
-    scale_exp=magnitudes,
-    x_exp=magnitudes,
-    x_sign=st.sampled_from([-1.0, 1.0]),
-)
-def test_folded_threshold_splits_every_value_as_the_scaler_does(
-    kind, center_exp, center_sign, scale_exp, x_exp, x_sign
-):
+def folded_threshold_splits_as_the_scaler_does(kind, center_exp, center_sign, scale_exp, x_exp, x_sign):
     center, scale = center_sign * 10.0**center_exp, 10.0**scale_exp
     # A threshold where the scaler puts a value: what a Binner fitted on scaled data has.
     t = sklearn_map(kind, center, scale, x_sign * 10.0**x_exp)
@@ -229,6 +218,24 @@ def test_folded_threshold_splits_every_value_as_the_scaler_does(
     # T is the last float64 the scaler maps to t or below: the next one is mapped above it.
     assert sklearn_map(kind, center, scale, T) <= t
     assert sklearn_map(kind, center, scale, float(np.nextafter(T, np.inf))) > t
+
+
+SCALER_CASES = given(
+    kind=st.sampled_from(["standard", "minmax", "maxabs"]),
+    center_exp=magnitudes,
+    center_sign=st.sampled_from([-1.0, 1.0]),
+    scale_exp=magnitudes,
+    x_exp=magnitudes,
+    x_sign=st.sampled_from([-1.0, 1.0]),
+)
+#: Each example bisects over the float64 values and calls a scikit-learn scaler three times:
+#: the quick run (`-m "not slow"`) tries 40 scalers, the full run 300 more.
+test_folded_threshold_splits_every_value_as_the_scaler_does = settings(max_examples=40, deadline=None)(
+    SCALER_CASES(folded_threshold_splits_as_the_scaler_does)
+)
+test_folded_threshold_splits_every_value_as_the_scaler_does_at_length = pytest.mark.slow(
+    settings(max_examples=300, deadline=None)(SCALER_CASES(folded_threshold_splits_as_the_scaler_does))
+)
 
 
 def test_folded_thresholds_on_ties(data):

@@ -1166,15 +1166,18 @@ def _all_ways() -> list:
 
 
 def render(ways: list) -> str:
+    # The page is a user's: it says what is refused and what is accepted, and the refusal's
+    # form is said once above the table. The one check each way goes through (``Way.check``)
+    # is an internal function's name, which stays here for contributors.
     lines = [
-        "| way in | argument named | the one check | refused | accepted, with its meaning |",
-        "|---|---|---|---|---|",
+        "| way in | argument its errors name | refused | accepted, with its meaning |",
+        "|---|---|---|---|",
     ]
     for way in ways:
         refused = ", ".join(c for c in way.classes if c not in way.accepted)
         accepted = "; ".join(f"{c}: {m}" for c, m in way.accepted.items()) or "none"
         argument = way.argument if way.argument.startswith("the ") else f"`{way.argument}`"
-        lines.append(f"| {way.way} | {argument} | {way.check} | {refused} | {accepted} |")
+        lines.append(f"| {way.way} | {argument} | {refused} | {accepted} |")
     return "\n".join(lines)
 
 
@@ -1223,8 +1226,8 @@ def _cases():
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         way, argument = cells[0], cells[1].strip("`")
-        classes = [c for c in (cells[3].split(", ") if cells[3] else [])] + [
-            part.split(":")[0] for part in cells[4].split("; ") if cells[4] != "none"
+        classes = [c for c in (cells[2].split(", ") if cells[2] else [])] + [
+            part.split(":")[0] for part in cells[3].split("; ") if cells[3] != "none"
         ]
         out.extend((f"{way} {argument}", cls) for cls in classes)
     return out
