@@ -103,7 +103,7 @@ def structured_hinge(
     *,
     slack: Slack = TRAINING_DEFAULTS["slack"],
     relevance_threshold: float = TRAINING_DEFAULTS["relevance_threshold"],
-    n_jobs: Optional[int] = None,
+    n_jobs: Optional[int] = TRAINING_DEFAULTS["n_jobs"],
 ) -> Tuple[float, np.ndarray]:
     """The structural SVM hinge of a ranking loss and its gradient with respect to the scores.
 

@@ -10,6 +10,7 @@ said would check nothing.
 
 from __future__ import annotations
 
+import ast
 import copy
 import inspect
 import json
@@ -471,3 +472,84 @@ def test_the_count_sees_a_parameter_named_again_and_not_prose(tmp_path, monkeypa
     # is why C is over five, and a file of OTHER_MEANINGS would be how to leave it out.
     assert parameter_sources("C", tmp_path) == {"python/svmmap/c.py": 2}
     assert parameter_sources("cut_blocks", tmp_path) == {}
+
+
+#: The functions whose parameter has a training parameter's name but is another parameter, by
+#: (file, function, name), with what it is. Everything else named as a training parameter takes
+#: its default from the table (``TRAINING_DEFAULTS[name]``), which the test below checks.
+OTHER_PARAMETERS: Dict[Tuple[str, str, str], str] = {
+    ("python/svmmap/_fit/degenerate.py", "message", "C"): "the C a warning names, None when it names none",
+    (
+        "python/svmmap/binning.py",
+        "__init__",
+        "n_jobs",
+    ): "the Binner's threads (its table, BinnerConfig, has no thread count)",
+    ("python/svmmap/io.py", "load_letor", "n_jobs"): "the reader's threads",
+    (
+        "python/svmmap/ir/fusion.py",
+        "__init__",
+        "C",
+    ): "RunFusion's grid of C values, chosen by an inner cross-validation",
+    (
+        "python/svmmap/metrics.py",
+        "per_query",
+        "relevance_threshold",
+    ): "the metrics' convention, None for the metric's own",
+    (
+        "python/svmmap/metrics.py",
+        "evaluate",
+        "relevance_threshold",
+    ): "the metrics' convention, None for the metric's own",
+    ("python/svmmap/metrics.py", "best_accuracy", "relevance_threshold"): "the metrics' convention (label > 0)",
+}
+
+
+def restated_defaults(root: Path, table: Table) -> List[Tuple[str, str, str, str]]:
+    """Every default of a parameter named as a training parameter, in the package's functions
+    and methods, that is not read from the table: (file, function, name, the default's code)."""
+    wanted = set(names(table))
+    out = []
+    for path in sorted((root / "python" / "svmmap").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            a = node.args
+            positional = [*a.posonlyargs, *a.args]
+            pairs = [
+                *zip(positional[len(positional) - len(a.defaults) :], a.defaults),
+                *zip(a.kwonlyargs, a.kw_defaults),
+            ]
+            for arg, default in pairs:
+                if default is None or arg.arg not in wanted:
+                    continue
+                code = ast.unparse(default)
+                if code != f"TRAINING_DEFAULTS[{arg.arg!r}]":
+                    out.append((rel, node.name, arg.arg, code))
+    return out
+
+
+def test_every_default_of_a_training_parameter_is_read_from_the_table():
+    """Issue 44: the defaults come from one table. A parameter named as a training parameter
+    either reads its default from it (SVMMap, SVMMapCV, the baselines, the IR tools,
+    svmmap.losses) or is another parameter, listed in ``OTHER_PARAMETERS`` with what it is;
+    this is how the count above tells the training parameter from the metrics' or the readers'."""
+    found = {(f, fn, n): code for f, fn, n, code in restated_defaults(ROOT, _core.TRAINING_PARAMETERS)}
+    assert sorted(found) == sorted(OTHER_PARAMETERS), found
+
+
+def test_a_restated_default_is_found(tmp_path):
+    """A default written as a number, or read from another table, is found; one read from the
+    training table is not (the check would otherwise pass whatever the code said)."""
+    path = tmp_path / "python" / "svmmap" / "m.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        "def f(x, max_iter=10000, *, eps: float = 1e-3, n_jobs=TRAINING_DEFAULTS['n_jobs']):\n    pass\n"
+        "class A:\n    def __init__(self, C=DEFAULTS['C'], loss=TRAINING_DEFAULTS['loss'], k=3):\n        pass\n",
+        encoding="utf-8",
+    )
+    assert restated_defaults(tmp_path, _core.TRAINING_PARAMETERS) == [
+        ("python/svmmap/m.py", "f", "max_iter", "10000"),
+        ("python/svmmap/m.py", "f", "eps", "0.001"),
+        ("python/svmmap/m.py", "__init__", "C", "DEFAULTS['C']"),
+    ]
