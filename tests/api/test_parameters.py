@@ -305,9 +305,9 @@ TEST_CODE = {"tests.rs", "testing.rs", "fuzzing.rs", "proptests.rs"}
 
 #: Files that name a training parameter's word only as something else, with what it is there.
 #: The count leaves them out; `test_what_is_left_out_is_not_the_training_parameter` checks that
-#: each still names the word and does not read the training table for it (the defaults, the
-#: configuration, the core's options), which is how the two are told apart: the training
-#: parameter is whatever takes its value or its default from the table.
+#: each still names the word and does not read the training table for it (the defaults, an
+#: estimator's parameter, the core's options), which is how the two are told apart: the
+#: training parameter is whatever takes its value or its default from the table.
 OTHER_MEANINGS: Dict[str, Dict[str, str]] = {
     "relevance_threshold": {
         "python/svmmap/metrics.py": "the metrics' convention (which labels count as relevant when scoring)",
@@ -318,6 +318,17 @@ OTHER_MEANINGS: Dict[str, Dict[str, str]] = {
         "python/svmmap/_typing.py": 'the stop reason "max_iter" (StopReason), the core\'s stop name',
         "python/svmmap/persistence.py": 'the stop reason "max_iter" of a model file without one',
         "python/svmmap/_fit/evaluation_sets.py": 'the stop reason "max_iter" in the early-stopping messages',
+        "python/svmmap/_files/model_file.py": 'the stop reason "max_iter" written for a model without one',
+    },
+    "C": {
+        "python/svmmap/_data.py": 'NumPy\'s memory order (requirements=["C", "A"])',
+        "python/svmmap/_binned.py": 'NumPy\'s memory order (requirements=["C", "A"])',
+        "python/svmmap/dask/_parts.py": 'NumPy\'s memory order (requirements=["C", "A"])',
+        "rust/python/matrix.rs": 'NumPy\'s memory order (np.require(..., ("C", "A")))',
+        "rust/binning/transform.rs": "a type parameter (C: Code, the bin codes' integer type)",
+        "rust/data/binned.rs": "a type parameter (C: Code, the bin codes' integer type)",
+        "rust/python/arrays.rs": "a type parameter (C: Code, the bin codes' integer type)",
+        "rust/python/binning.rs": "a type parameter (C: Code, the bin codes' integer type)",
     },
     "max_time": {
         "python/svmmap/_typing.py": 'the stop reason "max_time" (StopReason), the core\'s stop name',
@@ -332,41 +343,46 @@ OTHER_MEANINGS: Dict[str, Dict[str, str]] = {
 #: in their own public signatures, with the table's defaults, and the core reads them where it
 #: uses them (the solvers, the binding).
 OVER_FIVE: Dict[str, Tuple[int, str]] = {
-    "C": (
-        41,
-        "a public parameter of every trainer, the solvers' and the search's C (a grid, the chosen one), and the word of other C's (NumPy's order='C')",
-    ),
     "loss": (
         37,
-        "a public parameter of every trainer and of svmmap.losses' functions, and each oracle's loss (a field of the oracles and solvers)",
+        "a public parameter of every trainer and of svmmap.losses' functions, the search's candidates, and each oracle's and solver's loss (a field in rust/oracle and rust/solver)",
     ),
     "relevance_threshold": (
         29,
-        "a public parameter of every trainer and of svmmap.losses, and the usable-query rule's argument in the binding and the solvers",
+        "a public parameter of every trainer (the baselines, the protocol's rankers) and of svmmap.losses, and the usable-query rule's argument in the binding and the solvers",
     ),
     "n_jobs": (
         28,
-        "a public parameter of every trainer, of the Binner, the readers and svmmap.losses, and the thread rule's name in the core",
+        "a public parameter of every trainer, of the Binner, the readers and svmmap.losses, the Dask workers' thread count, and the thread rule's name in the core",
+    ),
+    "C": (
+        25,
+        "a public parameter of every trainer, and the search's C (its grid, the chosen one, cv_results_'s column) and the warnings that name it",
     ),
     "eps": (
-        19,
-        "a public parameter of every trainer, the commands' --eps and the solvers' stopping rule (options.rs also derives the tolerance from it)",
+        18,
+        "a public parameter of every trainer, the commands' --eps, the search's ranking eps and the solvers' stopping rule (options.rs also derives the tolerance from it)",
     ),
     "max_iter": (
-        15,
-        "a public parameter of SVMMap, SVMMapCV, the baselines and the IR tools, and the solvers' loop bound",
+        14,
+        "a public parameter of SVMMap, SVMMapCV, the baselines and the IR tools, the warnings that name it, and the solvers' loop bound",
     ),
     "slack": (
         8,
-        "svmmap.losses' loss_groups and loss_names take it, and the binding checks it with the loss (rust/python/losses.rs, config.rs, tables.rs' spellings)",
+        "svmmap.losses' loss_groups, loss_names and structured_hinge take it, the search keys its candidates by it, and the binding checks it with the loss (rust/python/losses.rs, config.rs, tables.rs' spellings)",
     ),
 }
 
 
 def code_of(path: Path) -> str:
-    """The file without its comment lines (prose, not a place that names a parameter)."""
-    comment = r"^\s*//.*$" if path.suffix == ".rs" else r"^\s*#.*$"
-    return re.sub(comment, "", path.read_text(encoding="utf-8"), flags=re.M)
+    """The file without what names a parameter to show or check it rather than to use it: its
+    comment lines, its docstrings' examples (``>>>`` and ``...`` lines) and a Rust file's test
+    module (``#[cfg(test)] mod ... {``, which the crate's files keep at their end)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".rs":
+        text = re.sub(r"^#\[cfg\(test\)\]\n(?:pub\(crate\) )?mod \w+ \{.*", "", text, flags=re.M | re.S)
+        return re.sub(r"^\s*//.*$", "", text, flags=re.M)
+    return re.sub(r"^\s*(?:#|>>>|\.\.\.).*$", "", text, flags=re.M)
 
 
 def parameter_forms(name: str, rust: bool) -> "re.Pattern[str]":
@@ -428,21 +444,25 @@ def test_the_parameters_over_five_files_are_counted_exactly(name):
 
 def test_what_is_left_out_is_not_the_training_parameter():
     """Each file of ``OTHER_MEANINGS`` names the word, and reads nothing of the training table
-    for it: not its default (``TRAINING_DEFAULTS["name"]``), not the configuration
-    (``TrainConfig``) and, in Rust, not the solver's options (``opts.name``)."""
+    for it: not its default (``TRAINING_DEFAULTS["name"]``), not an estimator's parameter
+    (``self.name``, ``model.name``) and, in Rust, not the solver's options (``opts.name``)."""
     for name, files in OTHER_MEANINGS.items():
         for rel in files:
             path = ROOT / rel
             code = code_of(path)
             assert parameter_forms(name, path.suffix == ".rs").search(code), (name, rel)
-            reads = [f'TRAINING_DEFAULTS["{name}"]', "TrainConfig", f"opts.{name}", f"options.{name}"]
+            if path.suffix == ".rs":
+                reads = [f"opts.{name}", f"options.{name}"]
+            else:
+                reads = [f'TRAINING_DEFAULTS["{name}"]', f"self.{name}", f"model.{name}"]
             assert not [r for r in reads if r in code], (name, rel)
 
 
 def test_the_count_sees_a_parameter_named_again_and_not_prose(tmp_path, monkeypatch):
     """The count finds each form of naming a parameter in another file, and not prose, a
-    comment, a local variable or a longer name (a count that saw nothing would pass whatever
-    the code said; one that counted words would count prose)."""
+    comment, a docstring's example, a Rust test module, a local variable or a longer name (a
+    count that saw nothing would pass whatever the code said; one that counted words would
+    count prose)."""
     files = {
         "rust/solver/options.rs": "max_time => time_limit: Option<f64> { }\n// max_time: a comment",
         "rust/python/a.rs": "let max_time = 1; opts.max_time",
@@ -451,6 +471,8 @@ def test_the_count_sees_a_parameter_named_again_and_not_prose(tmp_path, monkeypa
         "python/svmmap/doc.py": '"""\n    max_time : float or None, default=None\n"""',
         "python/svmmap/prose.py": '"""The max_time parameter bounds the time."""\nmax_time = 2\n# max_time=3\nmax_timer=1',
         "python/svmmap/c.py": 'np.zeros(3, order="C")\nSVMMap(C=1.0)\n"""C is a letter"""',
+        "rust/python/b.rs": "fn f() {}\n#[cfg(test)]\nmod tests {\n    opts.max_time\n}",
+        "python/svmmap/example.py": '"""\n    >>> SVMMap(max_time=1.0)\n    ...     .fit(X, y, max_time=2)\n"""',
     }
     for rel, text in files.items():
         path = tmp_path / rel
