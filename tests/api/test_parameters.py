@@ -360,11 +360,11 @@ OVER_FIVE: Dict[str, Tuple[int, str]] = {
         "a public parameter of every trainer, and the search's C (its grid, the chosen one, cv_results_'s column) and the warnings that name it",
     ),
     "eps": (
-        18,
+        17,
         "a public parameter of every trainer, the commands' --eps, the search's ranking eps and the solvers' stopping rule (options.rs also derives the tolerance from it)",
     ),
     "max_iter": (
-        14,
+        13,
         "a public parameter of SVMMap, SVMMapCV, the baselines and the IR tools, the warnings that name it, and the solvers' loop bound",
     ),
     "slack": (
