@@ -575,3 +575,47 @@ def test_a_restated_default_is_found(tmp_path):
         ("python/svmmap/m.py", "f", "eps", "0.001"),
         ("python/svmmap/m.py", "__init__", "C", "DEFAULTS['C']"),
     ]
+
+
+#: The numpydoc entries with a training parameter's name that document another parameter, by
+#: (file, name), with what it is.
+OTHER_HEADERS: Dict[Tuple[str, str], str] = {
+    ("python/svmmap/ir/fusion.py", "C"): "RunFusion's grid of C values",
+    ("python/svmmap/binning.py", "n_jobs"): "the Binner's threads",
+}
+
+
+def restated_headers(root: Path, table: Table) -> List[Tuple[str, str, str]]:
+    """Every numpydoc entry ``name : type, default=value`` of a training parameter, outside
+    SVMMap's docstring (checked above), whose type and default are not the table's: (file,
+    name, the entry's header)."""
+    expected = {p["name"]: f"{p['type']}, default={shown(p['default'])}" for p in table}
+    pattern = re.compile(rf"^\s+({'|'.join(expected)}) : (.*, default=.*)$", re.M)
+    out = []
+    for path in sorted((root / "python" / "svmmap").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "python/svmmap/estimator.py":
+            continue
+        for name, header in pattern.findall(path.read_text(encoding="utf-8")):
+            if (rel, name) not in OTHER_HEADERS and header != expected[name]:
+                out.append((rel, name, header))
+    return out
+
+
+def test_the_other_docstrings_show_the_table_type_and_default():
+    """The baselines, svmmap.losses and the protocol's rankers document the training parameters
+    they take with the table's type and default, as SVMMap's docstring does."""
+    assert restated_headers(ROOT, _core.TRAINING_PARAMETERS) == []
+
+
+def test_a_docstring_that_disagrees_with_the_table_is_found(tmp_path):
+    path = tmp_path / "python" / "svmmap" / "m.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        '"""\n    max_iter : int, default=100\n    eps : float, default=0.001\n    loss : str, default="map"\n"""',
+        encoding="utf-8",
+    )
+    assert restated_headers(tmp_path, _core.TRAINING_PARAMETERS) == [
+        ("python/svmmap/m.py", "max_iter", "int, default=100"),
+        ("python/svmmap/m.py", "loss", 'str, default="map"'),
+    ]
