@@ -96,8 +96,8 @@ OVER_FIVE: Dict[str, Tuple[int, str]] = {
         "a public parameter of every trainer, the commands' --eps, the search's ranking eps and the solvers' stopping rule (options.rs also derives the tolerance from it)",
     ),
     "max_iter": (
-        12,
-        "a public parameter of SVMMap, SVMMapCV, the baselines and the IR tools, the warnings that name it, and the solvers' loop bound",
+        10,
+        "a public parameter of SVMMap, SVMMapCV, the baselines and the IR tools, the warnings that name it, and the solvers' loop bound (rust/solver/progress.rs, which both solvers iterate over)",
     ),
     "slack": (
         9,
