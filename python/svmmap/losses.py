@@ -103,7 +103,7 @@ def structured_hinge(
     *,
     slack: Slack = TRAINING_DEFAULTS["slack"],
     relevance_threshold: float = TRAINING_DEFAULTS["relevance_threshold"],
-    n_jobs: Optional[int] = None,
+    n_jobs: Optional[int] = TRAINING_DEFAULTS["n_jobs"],
 ) -> Tuple[float, np.ndarray]:
     """The structural SVM hinge of a ranking loss and its gradient with respect to the scores.
 
@@ -120,10 +120,10 @@ def structured_hinge(
     qid : array-like of shape (n_documents,) or None
         Query id of every document (any integers or strings, in any order). None treats all
         documents as one query.
-    loss : str or list of str, default="map"
-        A loss name (see ``svmmap.losses``) or several. Several losses are added up
-        (``slack="separate"``, one hinge each) or combined by their maximum per query
-        (``slack="shared"``).
+    loss : str, list of str or dict of str to float, default="map"
+        A loss name (see ``svmmap.losses``) or several, weighted as in ``SVMMap``'s ``loss``.
+        Several losses are added up (``slack="separate"``, one hinge each) or combined by their
+        maximum per query (``slack="shared"``).
     slack : {"separate", "shared"}, default="separate"
     relevance_threshold : float, default=0.0
     n_jobs : int or None, default=None

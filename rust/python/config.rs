@@ -231,14 +231,6 @@ impl TrainConfig {
         self.options.c
     }
     #[getter]
-    fn eps(&self) -> f64 {
-        self.options.eps
-    }
-    #[getter]
-    fn max_iter(&self) -> usize {
-        self.options.max_iter
-    }
-    #[getter]
     fn relevance_threshold(&self) -> f64 {
         self.options.relevance_threshold
     }

@@ -121,6 +121,12 @@ pub(super) struct Losses {
     pub(super) latent_name: Option<String>,
 }
 
+/// The slack's choices, as the table declares them: the check below and `_core.SPELLINGS`'s
+/// "Slack" (`tables::spellings`) read them here.
+pub(super) fn slack_choices() -> &'static [&'static str] {
+    parameter("slack").map_or(&[][..], |p| p.choices)
+}
+
 impl Losses {
     /// The `loss` and `slack` keyword arguments, each None when left out (the table's default).
     pub(super) fn of(
@@ -133,7 +139,7 @@ impl Losses {
         let slack = match given_slack {
             None => default_slack.to_string(),
             Some(s) => {
-                let choices = parameter("slack").map_or(&[][..], |p| p.choices);
+                let choices = slack_choices();
                 match s.extract::<String>() {
                     Ok(text) if choices.contains(&text.as_str()) => text,
                     _ => return Err(param_error("slack", expected("slack"), s)),

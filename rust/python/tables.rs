@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::oracle::registry;
-use crate::solver::{parameter, Kind, Parameter, Value, PARAMETERS};
+use crate::solver::{Kind, Parameter, Value, PARAMETERS};
 
 /// `_core.LOSSES`: one dict per registered loss (name, cutoff, options, feature_map, convex,
 /// reference, doc, examples).
@@ -102,10 +102,9 @@ pub(super) fn spellings(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     use crate::metrics::{Gain, Ties};
     use crate::solver::StopReason;
     let d = PyDict::new(py);
-    let slack = parameter("slack").map_or(&[][..], |p| p.choices);
     let kinds: Vec<&str> = KINDS.iter().map(|&k| kind_name(k)).collect();
     let entries: [(&str, &[&str]); 8] = [
-        ("Slack", slack),
+        ("Slack", super::losses::slack_choices()),
         ("StopReason", &StopReason::NAMES),
         ("Ties", &Ties::NAMES),
         ("Gain", &Gain::NAMES),

@@ -208,7 +208,7 @@ pub(super) fn solve_ocas(
         state.warm_start(warm, n_slacks, opts, qp_tol)?;
     }
 
-    for iteration in 1..=opts.max_iter {
+    for iteration in progress.iterations() {
         let (new_cuts, loss) = state.step(source, opts, iteration)?;
         let (w_b, p_b, _) = state.best.as_ref().expect("set by step");
         let primal = *p_b;

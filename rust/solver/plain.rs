@@ -44,7 +44,7 @@ pub(super) fn solve_plain(
     let mut qp_seconds = 0.0;
     let mut qp_fallbacks = 0;
 
-    for iteration in 1..=opts.max_iter {
+    for iteration in progress.iterations() {
         let new_cuts = source.cuts(&w)?;
         if new_cuts.len() != n_slacks || new_cuts.iter().any(|(_, g)| g.len() != d) {
             return Err(Error::input(format!(

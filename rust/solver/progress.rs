@@ -187,6 +187,12 @@ impl Progress {
         }
     }
 
+    /// The iterations the loop may run, 1 to `max_iter`: both solvers iterate over these, so
+    /// that the bound is read here, beside the check that ends the loop at it.
+    pub(super) fn iterations(&self) -> std::ops::RangeInclusive<usize> {
+        1..=self.limits.max_iter
+    }
+
     /// Hands an iteration's record (measured at `w`) to the hook and keeps it; true when
     /// training stops here: the gap is within the tolerance, the hook asked to stop, the fit
     /// stalled, the time ran out, or this was the last iteration allowed.

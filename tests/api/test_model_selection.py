@@ -146,7 +146,7 @@ def test_warm_path_models_are_certified_like_cold_fits(small):
     for C, (w_warm, s_warm), (w_cold, s_cold) in zip(GRID, warm, cold):
         assert s_warm.stop == s_cold.stop == "converged"
         # Both objectives lie in [P*, P* + C eps], so they differ by at most C eps.
-        assert abs(s_warm.primal - s_cold.primal) <= C * config.eps
+        assert abs(s_warm.primal - s_cold.primal) <= C * config.kwargs()["eps"]
         assert np.linalg.norm(w_warm - w_cold) <= gap_distance(s_warm.gap, s_cold.gap)
         # A cold path is the independent fit, bit for bit.
         alone = SVMMap(C=C).fit(X, y, qid=qid)

@@ -24,7 +24,7 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Protocol, Union
 
 import numpy as np
 
@@ -146,14 +146,10 @@ class BareSVMMap:
     #: The estimator name that messages use (``type(model).__name__`` for an estimator).
     display_name = "SVMMap"
 
-    # The training parameters (``TRAINING_PARAMETERS``) are set by ``__init__``; these are read
-    # by name in this module and the command line.
-    C: float
-    loss: Union[str, Sequence[str], Mapping[str, float]]
-    eps: float
-    max_iter: int
-    relevance_threshold: float
-    n_jobs: Optional[int]
+    # The training parameters (``TRAINING_PARAMETERS``) are set by ``__init__`` from
+    # PARAMETER_DEFAULTS and are not restated here: this module's functions take the model as
+    # Any (an SVMMap or a BareSVMMap), so no reader needs their types. ``callback`` is set by
+    # the command line after construction, which mypy checks against this annotation.
     verbose: int
     callback: Optional[Callable[[IterationRecord], Any]]
     coef_: np.ndarray

@@ -2,7 +2,8 @@
 types that check values as argparse reads them (so that the message names the option).
 
 Building the parser imports nothing heavy: ``svmmap --help`` starts without scikit-learn or
-SciPy. The training defaults shown are the core's (``_core.TrainConfig.DEFAULTS``).
+SciPy. Every option of a training parameter (its flag, default, type and help) is built from the
+core's table (``_core.TRAINING_PARAMETERS``), in ``learn`` and in the other commands alike.
 """
 
 from __future__ import annotations
@@ -11,21 +12,11 @@ import argparse
 from typing import TYPE_CHECKING, Any, List
 
 from .. import _core
-from .._fit.defaults import TRAINING_DEFAULTS
 
 if TYPE_CHECKING:
     from .._typing import ParameterInfo
 
 __all__ = ["build_parser"]
-
-
-# The help of the options several commands share, written once.
-EPS_HELP = f"tolerance eps in slack units: training stops at a duality gap of eps * C per slack group (default {TRAINING_DEFAULTS['eps']:g})"
-N_JOBS_HELP = "threads (default: one per core; a negative n counts back from the cores, as scikit-learn's n_jobs)"
-LOSS_HELP = (
-    f"loss to optimize, or comma-separated losses to combine (default {TRAINING_DEFAULTS['loss']}); a combination "
-    "weights MRR losses 1e-4 and NDCG@k 0.1 against the others unless given as 'W*loss'"
-)
 
 
 def _floats(text: str) -> List[float]:
@@ -238,9 +229,11 @@ def _training_help(parameter: "ParameterInfo") -> str:
     return text
 
 
-def _training_options(parser: argparse.ArgumentParser) -> None:
-    """One option per training parameter of the core's table (``_core.TRAINING_PARAMETERS``):
-    its flag, default and help are the table's, its type the one of its kind."""
+def _training_option(parser: argparse.ArgumentParser, parameter: "ParameterInfo", flag: str = "") -> None:
+    """One training parameter's option, all from the core's table (``_core.TRAINING_PARAMETERS``):
+    its flag, default, choices and help, and the type of its kind. ``flag`` is a command's own
+    spelling where it differs from the table's (``--eps`` of experiment, fuse and protocol,
+    which their users type; the table's is ``svmmap learn``'s ``-e``)."""
     types = {
         # Finite on the command line: "-c 1e400" was read as inf and refused as "got inf".
         "real": _finite,
@@ -251,15 +244,27 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
         "choice": str,
         "threads": _n_jobs,
     }
+    parser.add_argument(
+        flag or parameter["flag"],
+        type=types[parameter["kind"]],
+        default=parameter["default"],
+        dest=parameter["name"],
+        choices=parameter["choices"] or None,
+        help=_training_help(parameter),
+    )
+
+
+def _training_options(parser: argparse.ArgumentParser) -> None:
+    """``svmmap learn``'s options: one per training parameter of the core's table."""
     for p in _core.TRAINING_PARAMETERS:
-        parser.add_argument(
-            p["flag"],
-            type=types[p["kind"]],
-            default=p["default"],
-            dest=p["name"],
-            choices=p["choices"] or None,
-            help=_training_help(p),
-        )
+        _training_option(parser, p)
+
+
+def _table_option(parser: argparse.ArgumentParser, name: str, flag: str = "") -> None:
+    """The option of the training parameter ``name`` for a command other than ``learn``, from
+    the table as ``learn``'s (its help, default and type are written nowhere else)."""
+    (parameter,) = [p for p in _core.TRAINING_PARAMETERS if p["name"] == name]
+    _training_option(parser, parameter, flag)
 
 
 def _learn(sub: Any) -> None:
@@ -339,7 +344,7 @@ def _learn(sub: Any) -> None:
 def _classify(sub: Any) -> None:
     """``svmmap classify TEST MODEL PREDICTIONS``."""
     classify = sub.add_parser("classify", help="score a LETOR/svmlight file with a model")
-    classify.add_argument("--n-jobs", type=_n_jobs, default=TRAINING_DEFAULTS["n_jobs"], help=N_JOBS_HELP)
+    _table_option(classify, "n_jobs")
     _data_layout_options(
         classify,
         "TEST",
@@ -450,10 +455,10 @@ def _experiment(sub: Any) -> None:
     exp.add_argument(
         "--C", type=_floats, default=[0.1, 1.0, 10.0, 100.0, 1000.0], dest="C_grid", help="comma-separated C grid"
     )
-    exp.add_argument("--eps", type=float, default=TRAINING_DEFAULTS["eps"], help=EPS_HELP)
-    exp.add_argument("--loss", type=_loss_spec, default=TRAINING_DEFAULTS["loss"], help=LOSS_HELP)
+    _table_option(exp, "eps", "--eps")
+    _table_option(exp, "loss")
     exp.add_argument("--folds", type=_fold_numbers, default=None, help="comma-separated fold numbers (default: all)")
-    exp.add_argument("--n-jobs", type=_n_jobs, default=TRAINING_DEFAULTS["n_jobs"], help=N_JOBS_HELP)
+    _table_option(exp, "n_jobs")
     exp.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
 
@@ -495,8 +500,8 @@ def _fuse(sub: Any) -> None:
     fuse.add_argument("--depth", type=_at_least(1), default=None, help="write at most this many documents per query")
     fuse.add_argument("--tag", default="svmmap-fusion", help="run tag of the output (default svmmap-fusion)")
     fuse.add_argument("--seed", type=_at_least(0), default=0, help="seed of the fold assignments (default 0)")
-    fuse.add_argument("--eps", type=float, default=TRAINING_DEFAULTS["eps"], help=EPS_HELP)
-    fuse.add_argument("--n-jobs", type=_n_jobs, default=TRAINING_DEFAULTS["n_jobs"], help=N_JOBS_HELP)
+    _table_option(fuse, "eps", "--eps")
+    _table_option(fuse, "n_jobs")
     fuse.add_argument("-q", "--quiet", action="store_true", help="print only the table")
 
 
@@ -552,7 +557,7 @@ def _protocol(sub: Any) -> None:
         help="bin the features into N thresholds each (Yue et al. 4.2) for the learned methods",
     )
     prot.add_argument("--seed", type=_at_least(0), default=None, help="seed of the random splits (default 0)")
-    prot.add_argument("--eps", type=float, default=TRAINING_DEFAULTS["eps"], help=EPS_HELP)
+    _table_option(prot, "eps", "--eps")
     prot.add_argument("--show-p", action="store_true", help="add a column of Wilcoxon p-values")
-    prot.add_argument("--n-jobs", type=_n_jobs, default=TRAINING_DEFAULTS["n_jobs"], help=N_JOBS_HELP)
+    _table_option(prot, "n_jobs")
     prot.add_argument("-q", "--quiet", action="store_true", help="print only the table")
