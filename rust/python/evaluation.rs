@@ -97,7 +97,17 @@ pub(super) fn predict<'py>(
     let w = slice(&coef, "coef")?;
     let rows = rows.map(|r| row_positions(&r, x.n_rows())).transpose()?;
     let n = rows.as_ref().map_or(x.n_rows(), Vec::len);
-    let scores = x.run(py, n_threads, |m| {
+    // The rows of a matrix that holds others (a search's split) are scored many times, and
+    // reading all of X's values each time would cost more than the scores: the values are not
+    // checked again, since a NaN or an infinite value in a listed row makes its score
+    // non-finite (NaN times any weight, infinity times zero), which the check of the scores
+    // below refuses.
+    let check = if rows.is_some() {
+        Check::Shape
+    } else {
+        Check::Values
+    };
+    let scores = x.run_checked(py, check, n_threads, |m| {
         if m.n_cols() != w.len() {
             return Err(Error::input(format!(
                 "X has {} features, but the model was trained with {}",

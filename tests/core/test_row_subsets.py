@@ -245,3 +245,19 @@ def test_predicting_at_rows_gives_those_rows_of_the_full_prediction(fold1, kind)
     for bad in (-1, len(X)):
         with pytest.raises(ValueError, match=f"rows lists row {bad}, outside the {len(X)} rows of X"):
             _core.predict(cX, w, 2, np.array([0, bad], dtype=np.int64))
+
+
+def test_predicting_at_rows_refuses_a_nan_or_infinite_value_in_a_listed_row():
+    # The values are not read again before scoring at rows: a NaN or an infinite value makes
+    # its row's score non-finite whatever the weights (NaN times anything, infinity times 0),
+    # which the check of the scores refuses, naming the row of X.
+    for bad in (np.nan, np.inf):
+        X = np.ones((6, 3))
+        X[4, 2] = bad
+        cX = check_matrix(np.ones((6, 3)))[0]
+        cX = type(cX).dense(X)
+        for w in (np.zeros(3), np.ones(3)):
+            with pytest.raises(ValueError, match="the score of row 4 is"):
+                _core.predict(cX, w, 1, np.array([1, 4], dtype=np.int64))
+        # Rows without it are scored.
+        assert _core.predict(cX, np.ones(3), 1, np.array([0, 5], dtype=np.int64)).tolist() == [3.0, 3.0]

@@ -219,6 +219,8 @@ class SplitData:
     #: (split, "binned" or "ga2m", of X, of the validation set or None).
     _binned: Optional[Tuple[int, str, Any, Any]] = None
     _thresholds: Dict[int, Any] = field(default_factory=dict)
+    #: Each split's window of rows and its validation rows' positions in it (see `_window`).
+    _windows: Dict[int, Tuple[Optional[np.ndarray], Optional[np.ndarray]]] = field(default_factory=dict)
     _ga2m: Dict[int, Any] = field(default_factory=dict)
 
     @property
@@ -257,10 +259,9 @@ class SplitData:
             return self.matrices(preprocessing, k)[1], None, y, codes, weights
         if test is None:
             return self._viewed(self.validation[1], preprocessing, k), None, y, codes, weights  # type: ignore[index]
-        window = self._window(k) if preprocessing in ("binned", "ga2m") else None
-        if window is not None:
+        if preprocessing in ("binned", "ga2m") and self._window(k) is not None:
             # The validation rows' positions among the window's rows, whose codes the matrix holds.
-            test = np.searchsorted(window, np.where(test < 0, test + self.codes.shape[0], test))
+            test = self._windows[k][1]
         return self._viewed(self.core_X, preprocessing, k), test, y, codes, weights
 
     def matrices(self, preprocessing: str, k: int) -> Tuple[Any, Any]:
@@ -311,10 +312,15 @@ class SplitData:
         trains a split on a few hundred queries at most (``max_train_queries``) and scores it
         on its fold, so on large data the window is a small part of X: its codes are made
         without those of the other rows, and each fit's validation predictions read it alone."""
-        n = self.codes.shape[0]
-        train, test = self._train_rows(k), self.splits[k][1]
-        rows = train if test is None else np.union1d(train, np.where(test < 0, test + n, test))
-        return None if rows.shape[0] == n else rows
+        if k not in self._windows:
+            n = self.codes.shape[0]
+            train, test = self._train_rows(k), self.splits[k][1]
+            rows = train if test is None else np.union1d(train, np.where(test < 0, test + n, test))
+            window = None if rows.shape[0] == n else rows
+            # The validation rows' positions among the window's rows (None: their own rows).
+            at = None if (window is None or test is None) else np.searchsorted(window, np.where(test < 0, test + n, test))
+            self._windows[k] = (window, at)
+        return self._windows[k][0]
 
     def _binnable(self) -> bool:
         """Whether "binned" can bin the search's one matrix in place: dense X (and a dense
