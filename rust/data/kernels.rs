@@ -40,6 +40,24 @@ pub fn matvec<M: RowMatrix + ?Sized>(x: &M, w: &[f64], out: &mut [f64]) {
         });
 }
 
+/// out[i] = x_{rows[i]} . w: `matvec` at the given rows alone, each score the same function of
+/// its row as `matvec`'s (so bit for bit the value a prediction of every row gives there), for
+/// a search that scores a split's validation rows of a matrix that holds other rows too. The
+/// rows must be below `x.n_rows()` (the caller checks them).
+pub fn matvec_rows<M: RowMatrix + ?Sized>(x: &M, w: &[f64], rows: &[usize], out: &mut [f64]) {
+    let prepared = x.prepare(w);
+    out.par_chunks_mut(ROW_CHUNK)
+        .zip(rows.par_chunks(ROW_CHUNK))
+        .for_each(|(chunk, at)| {
+            if crate::runtime::cancel::requested() {
+                return;
+            }
+            for (o, &r) in chunk.iter_mut().zip(at) {
+                *o = x.row_score(r, w, &prepared);
+            }
+        });
+}
+
 /// Rows of X summed in row order per chunk, so that a long X^T v checks for Ctrl-C between
 /// chunks (a few milliseconds each) without a row-index vector as long as X.
 const TRANSPOSE_CHUNK: usize = 4096;

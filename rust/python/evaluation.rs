@@ -82,18 +82,32 @@ pub(super) fn transpose_dot<'py>(
     Ok(PyArray1::from_vec(py, sums))
 }
 
-/// Scores every row: X . coef.
+/// Scores every row: X . coef; with `rows` (int64 positions), the rows listed alone, in that
+/// order (each score as the prediction of every row gives it there).
 #[pyfunction]
+#[pyo3(signature = (x, coef, n_threads, rows=None))]
 pub(super) fn predict<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     coef: PyReadonlyArray1<'py, f64>,
     n_threads: usize,
+    rows: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let x = Matrix::extract(x)?;
     let w = slice(&coef, "coef")?;
-    let n = x.n_rows();
-    let scores = x.run(py, n_threads, |m| {
+    let rows = rows.map(|r| row_positions(&r, x.n_rows())).transpose()?;
+    let n = rows.as_ref().map_or(x.n_rows(), Vec::len);
+    // The rows of a matrix that holds others (a search's split) are scored many times, and
+    // reading all of X's values each time would cost more than the scores: the values are not
+    // checked again, since a NaN or an infinite value in a listed row makes its score
+    // non-finite (NaN times any weight, infinity times zero), which the check of the scores
+    // below refuses.
+    let check = if rows.is_some() {
+        Check::Shape
+    } else {
+        Check::Values
+    };
+    let scores = x.run_checked(py, check, n_threads, |m| {
         if m.n_cols() != w.len() {
             return Err(Error::input(format!(
                 "X has {} features, but the model was trained with {}",
@@ -108,22 +122,41 @@ pub(super) fn predict<'py>(
             )
         })?;
         let mut out = crate::runtime::memory::zeros(n, &format!("the scores of {n} rows"))?;
-        with_threads(n_threads, || matvec(m, w, &mut out))?;
+        match &rows {
+            None => with_threads(n_threads, || matvec(m, w, &mut out))?,
+            Some(at) => with_threads(n_threads, || kernels::matvec_rows(m, w, at, &mut out))?,
+        }
         crate::runtime::cancel::check()?;
         // Finite weights and features can still overflow float64 in the dot product (6e308
         // times a weight of 2); an infinite score would rank silently (two of them tie) and be
         // written as "inf". Every prediction, SVMMap.predict and score as well as `svmmap
         // classify`, comes through here, so one rule refuses it, naming the row.
-        if let Some(r) = with_threads(n_threads, || first_non_finite(&out))? {
+        if let Some(i) = with_threads(n_threads, || first_non_finite(&out))? {
+            let r = rows.as_ref().map_or(i, |at| at[i]);
             return Err(Error::input(format!(
                 "the score of row {r} is {} (beyond the float64 range): the features are too \
                  large for this model's weights; scale them",
-                out[r]
+                out[i]
             )));
         }
         Ok(out)
     })?;
     Ok(PyArray1::from_vec(py, scores))
+}
+
+/// `rows` as positions into a matrix of `n_rows` rows, each checked to be inside it.
+fn row_positions(rows: &PyReadonlyArray1<'_, i64>, n_rows: usize) -> PyResult<Vec<usize>> {
+    let at = slice(rows, "rows")?;
+    at.iter()
+        .map(|&r| {
+            usize::try_from(r).ok().filter(|&r| r < n_rows).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "rows lists row {r}, outside the {n_rows} rows of X (0 to {})",
+                    n_rows.saturating_sub(1)
+                ))
+            })
+        })
+        .collect()
 }
 
 /// One query's loss-augmented argmax: returns (Delta, coefficients of deltaPsi).

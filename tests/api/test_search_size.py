@@ -91,3 +91,43 @@ def test_max_train_queries_is_checked(data, bad):
     X, y, qid = data
     with pytest.raises(ValueError, match="max_train_queries"):
         SVMMapCV([1.0], cv=2, loss="auto", losses=["map"], max_train_queries=bad).fit(X, y, qid=qid)
+
+
+
+@pytest.mark.parametrize("preprocessing", ["binned", "ga2m"])
+def test_a_split_that_leaves_rows_out_scores_as_the_search_on_a_copy_of_its_rows(preprocessing):
+    # Splits whose training and validation rows leave queries of X out (as max_train_queries
+    # does on large data) bin only the rows they read. The reference is the search on a copy
+    # of those rows, where every split covers all of X: its split scores must be the same,
+    # bit for bit, and "ga2m" must keep a pair somewhere for the check to reach its codes.
+    d = make_ranking(36, 20, 6, random_state=5, interactions=[(0, 1, 4.0)])
+    X, y, qid = d.X.astype(np.float64), d.y, d.qid
+    queries = np.unique(qid)
+    splits, kept = [], np.zeros(len(y), dtype=bool)
+    for fold in range(3):
+        # Training: 8 queries; validation: 4 others; the other 24 are read by no split here
+        # but by another: rows 0..11 of every fold of 12 queries.
+        block = queries[12 * fold : 12 * fold + 12]
+        train, test = np.isin(qid, block[:8]), np.isin(qid, block[8:])
+        splits.append((train, test))
+        kept |= train | test
+    kept_rows = np.flatnonzero(kept)
+    on_x = [(np.flatnonzero(a), np.flatnonzero(b)) for a, b in splits]
+    on_copy = [(np.flatnonzero(a[kept]), np.flatnonzero(b[kept])) for a, b in splits]
+    # Split k reads its 12 queries' rows: the others are left out of its window.
+    assert all(a.size + b.size < len(y) for a, b in on_x)
+    if preprocessing == "ga2m":
+        pairs = [Binner(n_jobs=1, interactions=10).fit(X[a], y[a], qid=qid[a]).interactions_ for a, _ in on_x]
+        assert any(pairs)
+
+    def fitted(X_, y_, qid_, cv):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return SVMMapCV(
+                [0.1, 1.0], loss="auto", losses=["pairwise", "map"], preprocessing=preprocessing, n_jobs=1, cv=cv
+            ).fit(X_, y_, qid=qid_)
+
+    limited = fitted(X, y, qid, on_x).cv_results_
+    copied = fitted(X[kept_rows], y[kept_rows], qid[kept_rows], on_copy).cv_results_
+    for k in range(3):
+        np.testing.assert_array_equal(limited[f"split{k}_test_score"], copied[f"split{k}_test_score"])

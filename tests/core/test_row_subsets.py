@@ -199,3 +199,65 @@ def test_a_binned_split_trains_on_codes_of_all_rows_as_on_its_copies(fold1):
     matrix, at, *_ = data.score_inputs("binned", 0)
     np.testing.assert_array_equal(at, test)
     assert _core.predict(matrix, w, 1)[at].tobytes() == _core.predict(x_test, w, 1).tobytes()
+
+
+def test_a_binned_split_reads_the_codes_of_its_window_alone(fold1):
+    # A split whose training and validation rows leave rows of X out (max_train_queries on
+    # large data): its codes are those of the window (its rows, in increasing order), its
+    # training codes the full-length ones at the window's rows, and it trains and scores as
+    # the Binner fitted on a copy of the training rows and applied to copies of both sets.
+    from svmmap._search.splits import SplitData
+
+    X, y, codes, rows = fold1
+    others = np.setdiff1d(np.arange(len(y)), rows)
+    # The validation rows: the left-out queries' rows with every other query dropped.
+    test = others[np.isin(codes[others], np.unique(codes[others])[::2])]
+    data = SplitData(X, check_matrix(X)[0], y, codes, None, [(rows, test)], None, 2)
+    window = data._window(0)
+    np.testing.assert_array_equal(window, np.union1d(rows, test))
+    assert window.size < len(y)
+    x_view, y_view, c_view, n_view, _ = data.fit_inputs("binned", 0)
+    assert x_view.n_rows == window.size
+    x_copy, x_test = data.matrices("binned", 0)
+    sub, full, n_queries = subset_codes(codes, rows)
+    np.testing.assert_array_equal(c_view, full[window])
+    np.testing.assert_array_equal(y_view, y[window])
+    config = SVMMap(loss="map", n_jobs=2)._config()
+    copied = _core.fit_path(x_copy, y[rows], sub, n_queries, config, GRID)
+    viewed = _core.fit_path(x_view, y_view, c_view, n_view, config, GRID)
+    assert_same_fits(copied, viewed, "binned window")
+    w = viewed[-1][0]
+    matrix, at, *_ = data.score_inputs("binned", 0)
+    # The validation rows' positions in the window, found by hand.
+    np.testing.assert_array_equal(window[at], test)
+    assert _core.predict(matrix, w, 1, at).tobytes() == _core.predict(x_test, w, 1).tobytes()
+
+
+@pytest.mark.parametrize("kind", ["dense", "dense float32", "csr", "binned"])
+def test_predicting_at_rows_gives_those_rows_of_the_full_prediction(fold1, kind):
+    X = fold1[0]
+    cX = matrices(X)[kind]
+    w = np.random.default_rng(1).normal(size=cX.n_cols)
+    rows = np.array([5, 0, len(X) - 1, 5, 17], dtype=np.int64)  # any order, repeats allowed
+    full = _core.predict(cX, w, 2)
+    assert _core.predict(cX, w, 2, rows).tobytes() == full[rows].tobytes()
+    assert _core.predict(cX, w, 2, np.zeros(0, dtype=np.int64)).shape == (0,)
+    for bad in (-1, len(X)):
+        with pytest.raises(ValueError, match=f"rows lists row {bad}, outside the {len(X)} rows of X"):
+            _core.predict(cX, w, 2, np.array([0, bad], dtype=np.int64))
+
+
+def test_predicting_at_rows_refuses_a_nan_or_infinite_value_in_a_listed_row():
+    # The values are not read again before scoring at rows: a NaN or an infinite value makes
+    # its row's score non-finite whatever the weights (NaN times anything, infinity times 0),
+    # which the check of the scores refuses, naming the row of X.
+    for bad in (np.nan, np.inf):
+        X = np.ones((6, 3))
+        X[4, 2] = bad
+        cX = check_matrix(np.ones((6, 3)))[0]
+        cX = type(cX).dense(X)
+        for w in (np.zeros(3), np.ones(3)):
+            with pytest.raises(ValueError, match="the score of row 4 is"):
+                _core.predict(cX, w, 1, np.array([1, 4], dtype=np.int64))
+        # Rows without it are scored.
+        assert _core.predict(cX, np.ones(3), 1, np.array([0, 5], dtype=np.int64)).tolist() == [3.0, 3.0]

@@ -120,32 +120,41 @@ class BinningSpec:
         values = np.concatenate(self.thresholds) if self.thresholds else np.zeros(0)
         return np.ascontiguousarray(values, dtype=np.float64), offsets
 
-    def codes(self, X: np.ndarray, n_threads: int) -> np.ndarray:
+    def codes(self, X: np.ndarray, n_threads: int, rows: Optional[np.ndarray] = None) -> np.ndarray:
         """The bin codes of a dense, C-contiguous ``X`` (uint8 or uint16, see BinnedMatrix),
-        followed by the pair codes when there are pairs. With pairs they are made a chunk of
-        `CODE_CHUNK` rows at a time, so that the base codes of all of X (a quarter of a float32
-        X) are never held beside the codes with the pairs' columns: the same codes, row by row."""
+        followed by the pair codes when there are pairs; with ``rows`` (integer positions),
+        those of the rows listed alone, in that order. With pairs, or rows, they are made a
+        chunk of `CODE_CHUNK` rows at a time, so that the base codes of all of X (a quarter of a
+        float32 X) are never held beside the codes with the pairs' columns, and no copy of the
+        rows of X is made beyond one chunk's: the same codes, row by row."""
         values, offsets = self.flat()
-        if not self.pairs or X.shape[0] <= CODE_CHUNK:
+
+        def chunk_codes(start: int) -> np.ndarray:
+            part = X[start : start + CODE_CHUNK] if rows is None else np.ascontiguousarray(X[rows[start : start + CODE_CHUNK]])
+            return self.with_pair_codes(_core.bin_codes(part, values, offsets, self.config, n_threads))
+
+        n = X.shape[0] if rows is None else rows.shape[0]
+        if rows is None and (not self.pairs or n <= CODE_CHUNK):
             return self.with_pair_codes(_core.bin_codes(X, values, offsets, self.config, n_threads))
         out: Optional[np.ndarray] = None
-        for start in range(0, X.shape[0], CODE_CHUNK):
-            chunk = self.with_pair_codes(
-                _core.bin_codes(X[start : start + CODE_CHUNK], values, offsets, self.config, n_threads)
-            )
+        for start in range(0, n, CODE_CHUNK):
+            chunk = chunk_codes(start)
             if out is None:
                 # Every chunk has the dtype of the thresholds' and grids' largest code.
-                out = np.empty((X.shape[0], chunk.shape[1]), dtype=chunk.dtype)
+                out = np.empty((n, chunk.shape[1]), dtype=chunk.dtype)
             out[start : start + CODE_CHUNK] = chunk
-        assert out is not None
+        if out is None:
+            # No rows: the codes' shape and dtype from an empty chunk.
+            return chunk_codes(0)
         return out
 
-    def core_codes(self, X: np.ndarray, n_threads: int) -> CoreMatrix:
-        """The binned matrix of ``X`` as ``_core.predict`` and ``_core.fit_path`` take it."""
+    def core_codes(self, X: np.ndarray, n_threads: int, rows: Optional[np.ndarray] = None) -> CoreMatrix:
+        """The binned matrix of ``X`` (of its rows ``rows``, see `codes`) as ``_core.predict``
+        and ``_core.fit_path`` take it."""
         values, offsets = self.flat()
         grids = self.grids() if self.pairs else None
         return CoreMatrix.binned(
-            self.codes(X, n_threads), values, offsets, self.n_output, self.missing == "indicator", grids
+            self.codes(X, n_threads, rows), values, offsets, self.n_output, self.missing == "indicator", grids
         )
 
     @classmethod

@@ -43,6 +43,7 @@ from .results import (
     build_results,
     choose,
 )
+from .candidates import PREPROCESSINGS
 from .size import training_queries
 from .splits import SplitData
 
@@ -200,9 +201,8 @@ def validation_score(coef: np.ndarray, data: Tuple[Any, ...], policy: Policy) ->
     split scores on the search's one matrix without a copy of its rows (a prediction is a
     row's own dot product, the same wherever the row is)."""
     v_X, v_rows, v_y, v_qid, v_weights = data
-    predicted = _core.predict(v_X, coef, policy.threads)
-    if v_rows is not None:
-        predicted = predicted[v_rows]
+    rows = None if v_rows is None else np.ascontiguousarray(v_rows, dtype=np.int64)
+    predicted = _core.predict(v_X, coef, policy.threads, rows)
     score = query_mean(policy.scoring, v_y, predicted, v_qid, v_weights, policy.relevance_threshold)
     v_codes = check_qid(v_qid, predicted.shape[0])[0]
     labels = np.asarray(v_y, dtype=np.float64)
@@ -296,8 +296,11 @@ class _Search:
         spent only the first candidate's first C, which always runs, is fitted on."""
         for j in range(len(self.policy.grid)):
             active = [path for path in self.paths if not path.stopped]
+            # A split's fits of one preprocessing run one after another, so that its bin codes
+            # (one matrix at a time, see SplitData._binned_of) are made once per split and C.
+            ordered = sorted(active, key=lambda path: PREPROCESSINGS.index(path.candidate.preprocessing))
             for k in range(self.data.n_splits):
-                for path in active:
+                for path in ordered:
                     if path.stopped or (self.out_of_time and not (j == 0 and path is self.paths[0])):
                         continue
                     self._fit_split(path, j, k)

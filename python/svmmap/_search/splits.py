@@ -189,9 +189,10 @@ class SplitData:
     integer a row) are kept. "standard" does the same with the matrix read through the
     split's column centers and scales (`CoreMatrix.with_columns`: the mean and standard
     deviation of its training rows, which StandardScaler would use), which gives the
-    scaler's models up to rounding. "binned" and "ga2m" train on the bin codes of every row
-    of X under the thresholds (and "ga2m"'s pairs) fitted on the split's training rows
-    (`_binned_of`), bit for bit the Binner's models on copies, one code matrix at a time.
+    scaler's models up to rounding. "binned" and "ga2m" train on the bin codes of the split's
+    training and validation rows (`_window`) under the thresholds (and "ga2m"'s pairs) fitted
+    on its training rows (`_binned_of`), bit for bit the Binner's models on copies, one code
+    matrix at a time.
     Training rows that are not in increasing order (a split given as a list of rows in
     another order) cannot be told apart by codes, and are copied (and transformed) as
     before, as is sparse X for "binned" and "ga2m". Matrices made so are made when first
@@ -218,6 +219,8 @@ class SplitData:
     #: (split, "binned" or "ga2m", of X, of the validation set or None).
     _binned: Optional[Tuple[int, str, Any, Any]] = None
     _thresholds: Dict[int, Any] = field(default_factory=dict)
+    #: Each split's window of rows and its validation rows' positions in it (see `_window`).
+    _windows: Dict[int, Tuple[Optional[np.ndarray], Optional[np.ndarray]]] = field(default_factory=dict)
     _ga2m: Dict[int, Any] = field(default_factory=dict)
 
     @property
@@ -230,8 +233,17 @@ class SplitData:
         training rows only."""
         preprocessing = self._effective(preprocessing, k)
         in_place = self._in_place(preprocessing, k)
-        x_train = self._viewed(self.core_X, preprocessing, k) if in_place else self.matrices(preprocessing, k)[0]
-        return (x_train, *self._training_of(k, in_place))
+        if not in_place:
+            return (self.matrices(preprocessing, k)[0], *self._training_of(k, False))
+        training = self._training_of(k, True)
+        if preprocessing in ("binned", "ga2m"):
+            # The codes are those of the split's window of rows (`_window`): its training rows
+            # keep their codes, in the same order, and every other row has the code -1.
+            window = self._window(k)
+            if window is not None:
+                labels, codes, n_queries, weights = training
+                training = (labels[window], codes[window], n_queries, weights)
+        return (self._viewed(self.core_X, preprocessing, k), *training)
 
     def score_inputs(
         self, preprocessing: str, k: int
@@ -247,6 +259,9 @@ class SplitData:
             return self.matrices(preprocessing, k)[1], None, y, codes, weights
         if test is None:
             return self._viewed(self.validation[1], preprocessing, k), None, y, codes, weights  # type: ignore[index]
+        if preprocessing in ("binned", "ga2m") and self._window(k) is not None:
+            # The validation rows' positions among the window's rows, whose codes the matrix holds.
+            test = self._windows[k][1]
         return self._viewed(self.core_X, preprocessing, k), test, y, codes, weights
 
     def matrices(self, preprocessing: str, k: int) -> Tuple[Any, Any]:
@@ -291,6 +306,22 @@ class SplitData:
         train = self.splits[k][0]
         return np.where(train < 0, train + self.codes.shape[0], train)
 
+    def _window(self, k: int) -> Optional[np.ndarray]:
+        """The rows of X whose bin codes split k's "binned" and "ga2m" fits read, in increasing
+        order: its training rows and its validation rows (None: every row of X). The search
+        trains a split on a few hundred queries at most (``max_train_queries``) and scores it
+        on its fold, so on large data the window is a small part of X: its codes are made
+        without those of the other rows, and each fit's validation predictions read it alone."""
+        if k not in self._windows:
+            n = self.codes.shape[0]
+            train, test = self._train_rows(k), self.splits[k][1]
+            rows = train if test is None else np.union1d(train, np.where(test < 0, test + n, test))
+            window = None if rows.shape[0] == n else rows
+            # The validation rows' positions among the window's rows (None: their own rows).
+            at = None if (window is None or test is None) else np.searchsorted(window, np.where(test < 0, test + n, test))
+            self._windows[k] = (window, at)
+        return self._windows[k][0]
+
     def _binnable(self) -> bool:
         """Whether "binned" can bin the search's one matrix in place: dense X (and a dense
         validation set), which the Binner would bin as it is; sparse X is densified by the
@@ -312,16 +343,16 @@ class SplitData:
         return core_X.with_columns(*self._columns[k])
 
     def _binned_of(self, k: int, preprocessing: str = "binned") -> Tuple[int, str, Any, Any]:
-        """Split k's matrices of ``preprocessing`` ("binned" or "ga2m"): the codes of every
-        row of X (and of the validation set with cv="validation") under the thresholds the
+        """Split k's matrices of ``preprocessing`` ("binned" or "ga2m"): the codes of the rows
+        of its window of X (`_window`; and of the validation set with cv="validation") under the thresholds the
         Binner fits on the split's training rows (`_thresholds_of`), with "ga2m"'s pair codes
         after them (`_ga2m_spec`). A split trains on the codes with the query code -1 outside
         its rows and scores at its validation rows, as on the codes of copies of its rows,
-        which the Binner would give row by row. Only one such matrix is kept (a quarter of a
-        float32 X, an eighth of a float64 one): the search fits all candidates of a split
-        before the next, so they are made again when the split or the preprocessing changes
-        (one pass over X; the thresholds and pairs are kept), where keeping every split's, or
-        a split's "binned" and "ga2m" codes together, would take more memory than X."""
+        which the Binner would give row by row. Only one such matrix is kept (at most a quarter
+        of a float32 X, an eighth of a float64 one): the search fits all candidates of a split
+        before the next, those of one preprocessing after another, so they are made again when
+        the split or the preprocessing changes (one pass over the window's rows; the
+        thresholds and pairs are kept), where keeping every split's would take more memory."""
         if self._binned is None or self._binned[:2] != (k, preprocessing):
             # The previous codes go before the next ones are made, so that they never take
             # memory together.
@@ -329,7 +360,8 @@ class SplitData:
             threads = n_threads(self.n_jobs)
             spec = self._thresholds_of(k) if preprocessing == "binned" else self._ga2m_spec(k)
             validation = None if self.validation is None else spec.core_codes(self.validation[1].arrays[0], threads)
-            self._binned = (k, preprocessing, spec.core_codes(self.core_X.arrays[0], threads), validation)
+            codes = spec.core_codes(self.core_X.arrays[0], threads, self._window(k))
+            self._binned = (k, preprocessing, codes, validation)
         return self._binned
 
     def _thresholds_of(self, k: int) -> BinningSpec:
