@@ -43,27 +43,6 @@ pub struct Indicators<I> {
 
 const ROW_CHUNK: usize = 1024;
 
-/// The number of thresholds of `k` (sorted) strictly below `v` (not NaN), as
-/// `k.partition_point(|&t| t < v)` counts them, by a binary search whose steps do not branch
-/// on the comparisons: a value's code takes about log2(len) steps whichever way they go, where
-/// the branching search mispredicts about half of them, which made it most of the time of
-/// binning a matrix.
-#[inline]
-pub(crate) fn count_below(k: &[f64], v: f64) -> usize {
-    if k.is_empty() {
-        return 0;
-    }
-    let (mut base, mut size) = (0usize, k.len());
-    while size > 1 {
-        let half = size / 2;
-        let mid = base + half;
-        // A conditional move: the comparison picks the half, it does not jump.
-        base = if k[mid] < v { mid } else { base };
-        size -= half;
-    }
-    base + usize::from(k[base] < v)
-}
-
 /// Writes the columns set in one row and returns how many there are; `out` is None when only
 /// counting.
 #[inline]
@@ -81,7 +60,7 @@ fn bin_row<T: Scalar, I: IndexInt>(
             // Validated beforehand: NaN occurs only with a missing indicator, the block's last column.
             (starts[j] + k.len(), 1)
         } else {
-            (starts[j], count_below(k, v))
+            (starts[j], k.partition_point(|&t| t < v))
         };
         if let Some(o) = out.as_deref_mut() {
             for (slot, c) in o[n..n + count].iter_mut().zip(first..first + count) {
@@ -246,7 +225,7 @@ pub fn codes<T: Scalar, C: Code>(
                     let code = if v.is_nan() {
                         k.len() + 1
                     } else {
-                        count_below(k, v)
+                        k.partition_point(|&t| t < v)
                     };
                     *slot = C::from_usize(code);
                 }
@@ -278,28 +257,6 @@ pub fn code_width(th: &Thresholds, missing: Missing) -> Result<usize> {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn count_below_counts_as_partition_point() {
-        // Every length from 0 to 40, thresholds with repeats, and values at, between and
-        // beyond them (signed zeros and infinities too): the same count as the standard
-        // library's search.
-        use super::count_below;
-        let mut state = 12345u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((state >> 33) % 7) as f64 - 3.0
-        };
-        for len in 0..=40 {
-            let mut k: Vec<f64> = (0..len).map(|_| next()).collect();
-            k.sort_by(f64::total_cmp);
-            let mut values: Vec<f64> = k.iter().flat_map(|&t| [t, t - 0.5, t + 0.5]).collect();
-            values.extend([f64::NEG_INFINITY, f64::INFINITY, 0.0, -0.0, 1e300, -1e300]);
-            for v in values {
-                assert_eq!(count_below(&k, v), k.partition_point(|&t| t < v), "{k:?} {v}");
-            }
-        }
-    }
-
     use super::*;
     use crate::binning::fit::fit;
     use crate::binning::thresholds::Strategy;
