@@ -149,12 +149,15 @@ fn row_positions(rows: &PyReadonlyArray1<'_, i64>, n_rows: usize) -> PyResult<Ve
     let at = slice(rows, "rows")?;
     at.iter()
         .map(|&r| {
-            usize::try_from(r).ok().filter(|&r| r < n_rows).ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "rows lists row {r}, outside the {n_rows} rows of X (0 to {})",
-                    n_rows.saturating_sub(1)
-                ))
-            })
+            usize::try_from(r)
+                .ok()
+                .filter(|&r| r < n_rows)
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "rows lists row {r}, outside the {n_rows} rows of X (0 to {})",
+                        n_rows.saturating_sub(1)
+                    ))
+                })
         })
         .collect()
 }

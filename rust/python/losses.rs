@@ -7,8 +7,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 
 use super::params::param_error;
+use super::tables::slack_choices;
 use crate::oracle::{self, registry, LossTerm};
-use crate::solver::{expected, parameter, text_default};
+use crate::solver::{expected, text_default};
 
 /// The loss argument as slack groups of weighted losses: a name is one group; a list is one
 /// group per name (separate slacks) or one group of all names (shared slack), each name with
@@ -119,12 +120,6 @@ pub(super) struct Losses {
     /// For a latent-target loss, the paper's loss its rounds solve, and the name given.
     pub(super) latent: Option<String>,
     pub(super) latent_name: Option<String>,
-}
-
-/// The slack's choices, as the table declares them: the check below and `_core.SPELLINGS`'s
-/// "Slack" (`tables::spellings`) read them here.
-pub(super) fn slack_choices() -> &'static [&'static str] {
-    parameter("slack").map_or(&[][..], |p| p.choices)
 }
 
 impl Losses {

@@ -60,6 +60,13 @@ pub(super) fn expected_words(p: &Parameter) -> String {
     }
 }
 
+/// The slack's choices, as the table declares them: `_core.SPELLINGS`'s "Slack" and the
+/// check of `slack` in `losses.rs` read them here (here, so that the tables need nothing of
+/// the losses' module, which reads the tables).
+pub(super) fn slack_choices() -> &'static [&'static str] {
+    crate::solver::parameter("slack").map_or(&[][..], |p| p.choices)
+}
+
 /// `_core.TRAINING_PARAMETERS`: the core's table of training parameters, one dict each (name,
 /// default, kind, choices, expected, type, flag, doc), in the table's order. The estimators'
 /// signatures and docstrings, the command line, the model files and the docs read it or are
@@ -104,7 +111,7 @@ pub(super) fn spellings(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     let kinds: Vec<&str> = KINDS.iter().map(|&k| kind_name(k)).collect();
     let entries: [(&str, &[&str]); 8] = [
-        ("Slack", super::losses::slack_choices()),
+        ("Slack", slack_choices()),
         ("StopReason", &StopReason::NAMES),
         ("Ties", &Ties::NAMES),
         ("Gain", &Gain::NAMES),

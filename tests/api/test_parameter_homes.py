@@ -100,8 +100,8 @@ OVER_FIVE: Dict[str, Tuple[int, str]] = {
         "a public parameter of SVMMap, SVMMapCV, the baselines and the IR tools, the warnings that name it, and the solvers' loop bound (rust/solver/progress.rs, which both solvers iterate over)",
     ),
     "slack": (
-        8,
-        "svmmap.losses' loss_groups, loss_names and structured_hinge take it, the search keys its candidates by it (TrainConfig.slack, a getter of rust/python/config.rs and _core.pyi), and the binding checks it with the loss (rust/python/losses.rs)",
+        9,
+        "svmmap.losses' loss_groups, loss_names and structured_hinge take it, the search keys its candidates by it (TrainConfig.slack, a getter of rust/python/config.rs and _core.pyi), the binding checks it with the loss (rust/python/losses.rs) and reads its choices from the table in rust/python/tables.rs (there rather than in losses.rs, which would make the binding's modules a loop)",
     ),
 }
 
