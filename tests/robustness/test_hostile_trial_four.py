@@ -1,0 +1,60 @@
+"""A fourth independent hostile trial (attack4): silent wrong results (pair selection on labels
+of a large or small scale, an infinite structured hinge, truncated pair indices, a paired test
+that took NaN), refusals that named the wrong argument or none, and files whose names are not
+UTF-8. Each test failed before its fix; the report is /work/prompts/attack4_report.md."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import svmmap
+from svmmap.datasets import make_ranking
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4))
+    y = np.tile([1.0, 0, 0, 1, 0], 8)
+    return X, y, np.repeat(np.arange(8), 5)
+
+
+def _planted():
+    # One planted pair, (2, 5), that Binner(interactions=2) finds on these labels (0..4).
+    X, y, qid = make_ranking(n_queries=100, docs_per_query=30, n_features=8, interactions=[(2, 5, 1.5)], random_state=0)
+    return X, np.asarray(y, dtype=np.float64), qid
+
+
+@pytest.mark.parametrize("exponent", [-300, -200, 200, 300])
+def test_pair_selection_does_not_depend_on_the_scale_of_the_labels(exponent):
+    # 1.1: labels times 2^200 overflowed the residuals' sums of squares to inf (2^-200 underflowed
+    # them to 0), and the t test then rejected every pair without a word. The selection is a t
+    # statistic on per-query centred residuals, so scaling the labels by 2^e changes nothing but
+    # the reductions, which are squares: they scale by exactly 2^(2e), a power of two.
+    X, y, qid = _planted()
+    reference = svmmap.Binner(interactions=2).fit(X, y, qid=qid)
+    assert reference.interactions_ == [(2, 5)]
+    scaled = svmmap.Binner(interactions=2).fit(X, y * 2.0**exponent, qid=qid)
+    assert scaled.interactions_ == [(2, 5)]
+    np.testing.assert_array_equal(scaled.interaction_scores_, reference.interaction_scores_ * 2.0 ** (2 * exponent))
+
+
+@pytest.mark.parametrize("exponent", [-300, 300])
+def test_pair_selection_on_a_validation_set_does_not_depend_on_the_scale_of_the_labels(exponent):
+    # The same with the pairs judged on an eval_set, whose labels take the same scale.
+    X, y, qid = _planted()
+    fit = dict(qid=qid[:1500], eval_qid=[qid[1500:]])
+    reference = svmmap.Binner(interactions=2).fit(X[:1500], y[:1500], eval_set=[(X[1500:], y[1500:])], **fit)
+    assert reference.interactions_ == [(2, 5)]
+    s = 2.0**exponent
+    scaled = svmmap.Binner(interactions=2).fit(X[:1500], y[:1500] * s, eval_set=[(X[1500:], y[1500:] * s)], **fit)
+    assert scaled.interactions_ == [(2, 5)]
+    np.testing.assert_array_equal(scaled.interaction_scores_, reference.interaction_scores_ * s * s)
+
+
+def test_pair_scores_beyond_float64_are_inf_and_the_pair_is_kept():
+    # Labels of 1e300: the pair's reduction, about 747 * 1e600, has no float64; it is kept and
+    # reported as inf rather than dropped.
+    X, y, qid = _planted()
+    scaled = svmmap.Binner(interactions=2).fit(X, y * 1e300, qid=qid)
+    assert scaled.interactions_ == [(2, 5)]
+    assert np.isposinf(scaled.interaction_scores_).all()
