@@ -58,3 +58,17 @@ def test_pair_scores_beyond_float64_are_inf_and_the_pair_is_kept():
     scaled = svmmap.Binner(interactions=2).fit(X, y * 1e300, qid=qid)
     assert scaled.interactions_ == [(2, 5)]
     assert np.isposinf(scaled.interaction_scores_).all()
+
+
+@pytest.mark.parametrize("pairs", [[(0.5, 1)], [(0.0, 1)], [(True, 2)], [(np.True_, 2)], [("0", 1)]])
+def test_pair_indices_that_are_not_integers_are_refused(pairs):
+    # 1.3: int() truncated 0.5 to 0 and read True as 1, so [(0.5, 1)] fitted the pair (0, 1) and
+    # [(True, 2)] the pair (1, 2), while interactions=2.0 and interactions=True were refused.
+    X, y, qid = _data()
+    with pytest.raises(ValueError, match=r"^interactions must be None, a count >= 0 or a list of pairs \(i, j\)"):
+        svmmap.Binner(interactions=pairs).fit(X, y, qid=qid)
+
+
+def test_pair_indices_of_numpy_integer_types_are_taken():
+    X, y, qid = _data()
+    assert svmmap.Binner(interactions=[(np.int64(0), np.int32(2))]).fit(X, y, qid=qid).interactions_ == [(0, 2)]

@@ -98,8 +98,14 @@ def check_interactions(interactions: Any, bins: Any) -> Optional[List[tuple]]:
         if interactions < 0:
             raise ValueError(f"interactions must be None, a count >= 0 or a list of pairs, got {interactions!r}")
         return None
+    # A feature index is an integer: int() truncated 0.5 to 0 and read True as 1, so that
+    # [(0.5, 1)] became the pair (0, 1) and [(True, 2)] the pair (1, 2) without a word.
     try:
         pairs = [tuple(int(v) for v in p) for p in interactions]
+        if not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for p in interactions for v in p
+        ):
+            pairs = None
     except (TypeError, ValueError):
         pairs = None
     if pairs is None or any(len(p) != 2 or p[0] == p[1] or min(p) < 0 for p in pairs):
