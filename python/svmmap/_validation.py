@@ -393,6 +393,13 @@ def invalid_parameter(name: str, expected: str, value: Any) -> ValueError:
     return _core.parameter_error(name, expected, value)
 
 
+def finite_number(value: Any, name: str) -> float:
+    """A real parameter such as ``relevance_threshold``: True is no number (it was read as 1)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) or not np.isfinite(value):
+        raise invalid_parameter(name, "a finite number", value)
+    return float(value)
+
+
 def refuse_str(value: Any, name: str, expected: str) -> None:
     """Refuse a str (or bytes) given where a sequence of items is meant: iterating it would
     take every character for an item ("abc" as the feature names a, b and c)."""
@@ -406,8 +413,7 @@ def densified(X: Any, name: str, advice: str) -> np.ndarray:
     memory available: a file with one feature index near 2**31 is a dense matrix of billions of
     columns. The size is checked before NumPy allocates (``_core.check_memory``, the core's
     guard): NumPy gets zeroed pages from the system, which claims them only when written, so a
-    copy larger than the memory could be allocated and kill the process while it is filled.
-    NumPy's own refusal ("Unable to allocate 64.0 GiB") is worded the same way."""
+    copy larger than the memory could be allocated and kill the process while it is filled."""
     from . import _core
 
     n, d = X.shape

@@ -53,7 +53,15 @@ import numpy as np
 from . import _core
 from ._optional import load
 from ._typing import Gain, Ties
-from ._validation import check_labels, check_qid, check_spelling, contiguous, invalid_parameter, ranks_by_query
+from ._validation import (
+    check_labels,
+    check_qid,
+    check_spelling,
+    contiguous,
+    finite_number,
+    invalid_parameter,
+    ranks_by_query,
+)
 
 __all__ = [
     "PerQuery",
@@ -545,10 +553,7 @@ def best_accuracy(y_true: Any, y_score: Any, qid: Any = None, *, relevance_thres
     labels, scores, codes, uniques = _inputs(y_true, y_score, qid)
     # Every other metric's threshold is checked by the core; this one compares in numpy, where
     # NaN made no document relevant and every query "perfect" (1.0).
-    if isinstance(relevance_threshold, bool) or not isinstance(relevance_threshold, (int, float, np.number)):
-        raise invalid_parameter("relevance_threshold", "a finite number", relevance_threshold)
-    if not np.isfinite(relevance_threshold):
-        raise invalid_parameter("relevance_threshold", "a finite number", relevance_threshold)
+    relevance_threshold = finite_number(relevance_threshold, "relevance_threshold")
     relevant = labels > relevance_threshold
     best = []
     order = np.lexsort((-scores, codes))

@@ -72,3 +72,22 @@ def test_pair_indices_that_are_not_integers_are_refused(pairs):
 def test_pair_indices_of_numpy_integer_types_are_taken():
     X, y, qid = _data()
     assert svmmap.Binner(interactions=[(np.int64(0), np.int32(2))]).fit(X, y, qid=qid).interactions_ == [(0, 2)]
+
+
+def test_structured_hinge_refuses_scores_whose_hinge_overflows():
+    # 1.2: with one relevant document scored -1e308 below a non-relevant one at 1e308, the MAP
+    # hinge holds the difference 2e308, beyond float64: the call returned (inf, gradient).
+    scores, labels, qid = np.array([1e308, -1e308, 0.1, 0.5]), np.array([0, 1, 0, 1]), np.array([1, 1, 2, 2])
+    with pytest.raises(ValueError, match=r"^the structured hinge of these scores is inf .*scale the scores"):
+        svmmap.structured_hinge(scores, labels, qid)
+    # Scores a thousand times smaller are a finite hinge, as before.
+    value, _ = svmmap.structured_hinge(scores / 1e3, labels, qid)
+    assert np.isfinite(value) and value > 0
+
+
+@pytest.mark.parametrize("threshold", [True, np.True_, "0"])
+def test_structured_hinge_refuses_a_relevance_threshold_that_is_not_a_number(threshold):
+    # Section 4: True was read as a threshold of 1, so every label 1 became non-relevant and
+    # the hinge 0.0; every other relevance_threshold (fit, the metrics) refuses it.
+    with pytest.raises(ValueError, match=r"^relevance_threshold must be a finite number, got"):
+        svmmap.structured_hinge([0.3, 0.2, 0.1, 0.5], [1, 0, 0, 1], [1, 1, 2, 2], relevance_threshold=threshold)
