@@ -184,8 +184,8 @@ def forget_fit(model: Any) -> None:
         delattr(model, name)
 
 
-def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X") -> np.ndarray:
-    """A 1-D float64 array of finite labels, one per row."""
+def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X", what: str = "labels") -> np.ndarray:
+    """A 1-D float64 array of finite labels (or other ``what``: per-query values), one per row."""
     if y is None:
         raise ValueError(
             f"this estimator requires y to be passed, but the target y is None: give one relevance label per row of X as {name}"
@@ -204,7 +204,7 @@ def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X") -> 
         raise ValueError(f"{name} has {arr.shape[0]} entries but {rows_name} has {n_rows} rows")
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
-        raise ValueError(f"{name}[{bad[0]}] is {arr[bad[0]]}: labels must be finite numbers")
+        raise ValueError(f"{name}[{bad[0]}] is {arr[bad[0]]}: {what} must be finite numbers")
     return contiguous(arr)
 
 

@@ -91,3 +91,40 @@ def test_structured_hinge_refuses_a_relevance_threshold_that_is_not_a_number(thr
     # the hinge 0.0; every other relevance_threshold (fit, the metrics) refuses it.
     with pytest.raises(ValueError, match=r"^relevance_threshold must be a finite number, got"):
         svmmap.structured_hinge([0.3, 0.2, 0.1, 0.5], [1, 0, 0, 1], [1, 1, 2, 2], relevance_threshold=threshold)
+
+
+@pytest.mark.parametrize(
+    "a, b, message",
+    [
+        ([np.nan, 0.2, 0.3], [0.2, 0.1, 0.5], r"^a\[0\] is nan: per-query values must be finite numbers"),
+        ([0.1, 0.2], [0.1, np.inf], r"^b\[1\] is inf: per-query values must be finite numbers"),
+        (np.ones((2, 2)), np.ones((2, 2)), r"^a must be 1-D, got shape \(2, 2\)"),
+        (0.1, 0.2, r"^a must be 1-D, got shape \(\)"),
+        (["x"], ["y"], r"^a must hold numbers"),
+    ],
+)
+def test_paired_comparison_refuses_values_that_are_not_one_finite_number_per_query(a, b, message):
+    # 1.4: a NaN counted as a tie and made the p-value NaN (Comparison(wins=1, losses=1, ties=1,
+    # p_value=nan)), 2-D arrays were flattened into 4 "queries" and scalars taken as one.
+    from svmmap.ir.protocol import paired_comparison
+
+    with pytest.raises(ValueError, match=message):
+        paired_comparison(a, b)
+
+
+@pytest.mark.parametrize("tol", [float("nan"), -1.0, True])
+def test_paired_comparison_refuses_a_tolerance_that_is_not_a_finite_number_at_least_zero(tol):
+    from svmmap.ir.protocol import paired_comparison
+
+    with pytest.raises(ValueError, match=r"^tol must be a finite number"):
+        paired_comparison([0.1, 0.2], [0.1, 0.3], tol=tol)
+
+
+def test_paired_comparison_of_good_values_is_unchanged():
+    # Three wins and one loss; the signed ranks 3, 2, 4 against 1 give W = 1 of n = 4, whose
+    # exact two-sided p-value is 2 * 2/16 = 0.25 (2 of the 16 sign patterns have W <= 1).
+    from svmmap.ir.protocol import paired_comparison
+
+    c = paired_comparison([0.5, 0.7, 0.9, 0.1], [0.4, 0.5, 0.6, 0.15])
+    assert (c.wins, c.losses, c.ties, c.n) == (3, 1, 0, 4)
+    assert c.p_value == pytest.approx(0.25)
