@@ -26,6 +26,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
 from . import _core
+from ._fit.convergence import intercept_named
 from ._fit.defaults import TRAINING_DEFAULTS
 from ._fit.linear_scorer import _copy_fit, _LinearScorer
 from ._validation import (
@@ -172,7 +173,9 @@ class SVMAcc(_LinearScorer):
             callback=self.callback,
         )
         # All documents form one "query": the loss is a mean over documents.
-        model.fit(augmented, labels, qid=one_query)
+        largest = float(abs(augmented[:, :-1]).max()) if n_features else 0.0
+        with intercept_named(float(scaling), largest):
+            model.fit(augmented, labels, qid=one_query)
         self.coef_ = model.coef_[:-1].copy()
         self.intercept_ = float(model.coef_[-1] * scaling)
         self.n_features_in_ = n_features
