@@ -41,7 +41,7 @@ from ._validation import (
     minmax_scaled,
 )
 from .estimator import SVMMap
-from .metrics import per_query
+from .metrics import check_metric_names, per_query
 
 #: Bytes a NumPy array object takes besides its data (the header of one coef copy in AdaRank's
 #: path, about 112 bytes on 64-bit CPython, rounded up).
@@ -417,6 +417,7 @@ class AdaRank(_LinearScorer):
         if self.variant not in ("xu-li", "meng"):
             raise invalid_parameter("variant", '"xu-li" or "meng"', self.variant)
         check_bool(self.repeat, "repeat")
+        check_metric_names([self.measure], "measure")
         T = self.n_estimators
         if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
             raise invalid_parameter("n_estimators", "an integer >= 1", T)

@@ -298,6 +298,20 @@ def _per_query(
     return PerQuery(metric, uniques, values, int(undefined.sum()))
 
 
+def check_metric_names(names: Sequence[str], argument: str) -> None:
+    """Reads metric names by the core's one parser (on a one-query example) before any work,
+    and words its refusal after the argument that gave them: "metric must be one of ..." named
+    no argument, and eval_metric's was told as "eval_set: metric ..." (``scoring``,
+    AdaRank's ``measure``, ``eval_metric``, ``svmmap evaluate --metrics``)."""
+    try:
+        evaluate([1, 0], [1.0, 0.0], None, list(names))
+    except ValueError as exc:
+        text = str(exc)
+        raise ValueError(
+            f"{argument} {text[len('metric ') :]}" if text.startswith("metric ") else f"{argument}: {text}"
+        ) from None
+
+
 def per_query(
     metric: str,
     y_true: Any,

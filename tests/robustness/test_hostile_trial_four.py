@@ -163,3 +163,42 @@ def test_an_overflow_from_a_sparse_x_is_the_named_error_not_a_runtime_warning():
     X[:, 0] = 1e200
     with pytest.raises(ValueError, match=r"the feature values of X are too large"):
         svmmap.SVMMap().fit(sp.csr_matrix(X), y, qid=qid)
+
+
+def _refused_metric(argument):
+    X, y, qid = _data()
+    if argument == "scoring":
+        svmmap.SVMMapCV(Cs=[1.0], cv=2, scoring="foo").fit(X, y, qid=qid)
+    elif argument == "scoring (search)":
+        svmmap.SVMMapCV(Cs=[1.0], cv=2, scoring="foo", loss="auto", losses=["map"]).fit(X, y, qid=qid)
+    elif argument == "measure":
+        from svmmap.baselines import AdaRank
+
+        AdaRank(measure="foo").fit(X, y, qid=qid)
+    else:
+        svmmap.SVMMap().fit(X, y, qid=qid, eval_set=[(X + 1, y)], eval_qid=[qid], eval_metric=["map", "foo"])
+
+
+@pytest.mark.parametrize("argument", ["scoring", "scoring (search)", "measure", "eval_metric"])
+def test_an_unknown_metric_name_is_refused_naming_the_argument_that_gave_it(argument):
+    # 2.2 and 2.3: the core's "metric must be one of ..." named no argument, and eval_metric's
+    # refusal said "eval_set: metric must be one of ...".
+    name = argument.split()[0]
+    with pytest.raises(ValueError, match=rf'^{name} must be one of map, ndcg, .*got "foo"$'):
+        _refused_metric(argument)
+
+
+def test_svmmap_evaluate_names_metrics_in_a_refused_metric_name(tmp_path):
+    from svmmap.cli import main
+
+    data = tmp_path / "t.txt"
+    data.write_text("1 qid:1 1:1\n0 qid:1 1:0\n")
+    (tmp_path / "p.txt").write_text("1\n0\n")
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["evaluate", "--metrics", "map,foo", str(data), str(tmp_path / "p.txt")])
+    assert code == 2
+    assert '--metrics must be one of map, ndcg, ndcg@k, mrr, mrr@k, roc, p@k, got "foo"' in err.getvalue()

@@ -291,6 +291,19 @@ def _selected(codes: Optional[np.ndarray], codes_at: Any, y: Any, qid: Any) -> T
     return codes, np.asarray(y, dtype=np.float64)[rows], None if qid is None else np.asarray(qid)[rows]
 
 
+def _scaled_labels(y: np.ndarray, validation: Any) -> Tuple[np.ndarray, Any, int]:
+    """The training labels and the validation set's times 2^e, the one `label_exponent` of
+    both (the validation residuals are its labels less the training rows' model), and e."""
+    if validation is not None:
+        validation = (validation[0], np.asarray(validation[1], dtype=np.float64), validation[2])
+    exponent = label_exponent(y, *([] if validation is None else [validation[1]]))
+    if exponent:
+        y = np.ldexp(y, exponent)
+        if validation is not None:
+            validation = (validation[0], np.ldexp(validation[1], exponent), validation[2])
+    return y, validation, exponent
+
+
 def select_pairs(
     codes: Optional[np.ndarray],
     counts: Sequence[int],
@@ -312,13 +325,7 @@ def select_pairs(
     gives the base codes of the rows it is asked for, so that only the selection rows are
     binned (SVMMapCV's splits, whose rows are not copied)."""
     codes, y, qid = _selected(codes, codes_at, y, qid)
-    if validation is not None:
-        validation = (validation[0], np.asarray(validation[1], dtype=np.float64), validation[2])
-    exponent = label_exponent(y, *([] if validation is None else [validation[1]]))
-    if exponent:
-        y = np.ldexp(y, exponent)
-        if validation is not None:
-            validation = (validation[0], np.ldexp(validation[1], exponent), validation[2])
+    y, validation, exponent = _scaled_labels(y, validation)
     by_feature = np.ascontiguousarray(codes.T)
     d = codes.shape[1]
     usable = [f for f in range(d) if len(coarse[f]) > 0]
@@ -421,8 +428,7 @@ def select_pairs(
             kept.append(p)
             totals.append(float(g.sum()))
     order = np.argsort(-np.asarray(totals), kind="stable")[:k]
-    # The reductions in the units of the labels given: exact, or inf where the square of a
-    # label's scale is beyond float64 (labels of 1e200 and more).
+    # The reductions in the labels' units: exact, or inf beyond float64 (labels of 1e200).
     with np.errstate(over="ignore"):
         scores = np.ldexp(np.asarray(totals, dtype=np.float64)[order], -2 * exponent)
     return [candidates[kept[o]] for o in order], scores

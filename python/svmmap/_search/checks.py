@@ -96,8 +96,8 @@ def check_params(params: Mapping[str, Any]) -> List[float]:
     if not isinstance(params["scoring"], str):
         raise invalid_parameter("scoring", "a metric name such as 'map' or 'ndcg@10'", params["scoring"])
     check_spelling(params["scoring"], "scoring")
-    from ..metrics import evaluate
+    from ..metrics import check_metric_names
 
     # The metric name is checked on a one-query example before any training.
-    evaluate([1, 0], [1.0, 0.0], None, [params["scoring"]])
+    check_metric_names([params["scoring"]], "scoring")
     return grid
