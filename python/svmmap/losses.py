@@ -163,7 +163,7 @@ def structured_hinge(
         codes = np.zeros(s.shape[0], dtype=np.int64)
         n_queries = 1
     else:
-        codes, uniques = check_qid(qid, s.shape[0], required_by="structured_hinge")
+        codes, uniques = check_qid(qid, s.shape[0], required_by="structured_hinge", rows_name="scores")
         n_queries = len(uniques)
     threshold = finite_number(relevance_threshold, "relevance_threshold")
     value, grad, _ = _core.structured_hinge(

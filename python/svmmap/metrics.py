@@ -252,7 +252,7 @@ def _inputs(
         codes = np.zeros(scores.shape[0], dtype=np.int64)
         uniques = np.zeros(1 if scores.shape[0] else 0, dtype=np.int64)
     else:
-        codes, uniques = check_qid(qid, scores.shape[0])
+        codes, uniques = check_qid(qid, scores.shape[0], rows_name="y_score")
     return labels, contiguous(scores), codes, uniques
 
 

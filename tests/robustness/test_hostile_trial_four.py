@@ -202,3 +202,27 @@ def test_svmmap_evaluate_names_metrics_in_a_refused_metric_name(tmp_path):
         code = main(["evaluate", "--metrics", "map,foo", str(data), str(tmp_path / "p.txt")])
     assert code == 2
     assert '--metrics must be one of map, ndcg, ndcg@k, mrr, mrr@k, roc, p@k, got "foo"' in err.getvalue()
+
+
+@pytest.mark.parametrize("function", ["map", "ndcg", "evaluate", "per_query", "best_accuracy"])
+def test_the_metrics_name_their_scores_not_an_x_in_a_qid_of_another_length(function):
+    # 2.4: "qid has 5 entries but X has 6 rows", from functions that take no X.
+    from svmmap import metrics
+
+    y, s, qid = [1, 0, 0, 1, 0, 1], [0.3, 0.2, 0.1, 0.5, 0.4, 0.0], [1, 1, 1, 2, 2, 2]
+    call = {
+        "map": lambda q: metrics.mean_average_precision(y, s, q),
+        "ndcg": lambda q: metrics.ndcg(y, s, q),
+        "evaluate": lambda q: metrics.evaluate(y, s, q),
+        "per_query": lambda q: metrics.per_query("map", y, s, q),
+        "best_accuracy": lambda q: metrics.best_accuracy(y, s, q),
+    }[function]
+    with pytest.raises(ValueError, match=r"^qid has 5 entries but y_score has 6 rows$"):
+        call(qid[:-1])
+    with pytest.raises(ValueError, match=r"^qid must hold one query id per row of y_score \(a 1-D array-like\)"):
+        call(1)
+
+
+def test_structured_hinge_names_its_scores_in_a_qid_of_another_length():
+    with pytest.raises(ValueError, match=r"^qid has 3 entries but scores has 4 rows$"):
+        svmmap.structured_hinge([0.3, 0.2, 0.1, 0.5], [1, 0, 0, 1], [1, 1, 2])
