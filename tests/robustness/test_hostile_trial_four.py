@@ -226,3 +226,70 @@ def test_the_metrics_name_their_scores_not_an_x_in_a_qid_of_another_length(funct
 def test_structured_hinge_names_its_scores_in_a_qid_of_another_length():
     with pytest.raises(ValueError, match=r"^qid has 3 entries but scores has 4 rows$"):
         svmmap.structured_hinge([0.3, 0.2, 0.1, 0.5], [1, 0, 0, 1], [1, 1, 2])
+
+
+def _readers_and_writers(path):
+    from svmmap.io import load_predictions, read_group_file, save_predictions
+    from svmmap.ir.trec import read_qrels, read_run
+
+    X, y, qid = _data()
+    model = svmmap.SVMMap().fit(X, y, qid=qid)
+    return {
+        "load_letor": lambda: svmmap.load_letor(path),
+        "load_model": lambda: svmmap.load_model(path),
+        "read_run": lambda: read_run(path),
+        "read_qrels": lambda: read_qrels(path),
+        "load_predictions": lambda: load_predictions(path),
+        "read_group_file": lambda: read_group_file(path),
+        "save_predictions": lambda: save_predictions(path, np.ones(2)),
+        "save_model": lambda: svmmap.save_model(model, path),
+    }
+
+
+@pytest.mark.parametrize("as_bytes", [False, True])
+@pytest.mark.parametrize(
+    "call",
+    [
+        "load_letor",
+        "load_model",
+        "read_run",
+        "read_qrels",
+        "load_predictions",
+        "read_group_file",
+        "save_predictions",
+        "save_model",
+    ],
+)
+def test_a_file_name_that_is_not_utf8_is_refused_naming_the_file(tmp_path, call, as_bytes):
+    # 3.1: a Linux file name holding the byte 0xff (Python's str 'x\udcff.txt') raised
+    # "UnicodeEncodeError: 'utf-8' codec can't encode character '\udcff'", naming no file, from
+    # every reader and writer (the core opens files by UTF-8 names).
+    import os
+
+    raw = os.fsencode(str(tmp_path)) + b"/x\xff.txt"
+    path = raw if as_bytes else os.fsdecode(raw)
+    with pytest.raises(
+        ValueError,
+        match=r"^path b'.*x\\xff\.txt': the file name is not UTF-8 text \(byte 0xff at character \d+\); .*rename the file$",
+    ):
+        _readers_and_writers(path)[call]()
+
+
+def test_svmmap_learn_refuses_a_model_name_that_is_not_utf8_before_training(tmp_path):
+    # The command line's outputs follow the same rule before any work: learn used to train in
+    # full and then fail to write, with the UnicodeEncodeError.
+    import contextlib
+    import io
+    import os
+
+    from svmmap.cli import main
+
+    data = tmp_path / "t.txt"
+    data.write_text("1 qid:1 1:1\n0 qid:1 1:0\n")
+    out = os.fsdecode(os.fsencode(str(tmp_path)) + b"/m\xff.json")
+    err, printed = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(printed):
+        code = main(["learn", str(data), out])
+    assert code == 2
+    assert "MODEL b'" in err.getvalue() and "the file name is not UTF-8 text" in err.getvalue()
+    assert "trained" not in printed.getvalue() + err.getvalue()
