@@ -293,3 +293,17 @@ def test_svmmap_learn_refuses_a_model_name_that_is_not_utf8_before_training(tmp_
     assert code == 2
     assert "MODEL b'" in err.getvalue() and "the file name is not UTF-8 text" in err.getvalue()
     assert "trained" not in printed.getvalue() + err.getvalue()
+
+
+@pytest.mark.parametrize("export", ["to_solr", "to_elasticsearch", "to_onnx"])
+def test_an_export_name_with_a_lone_surrogate_is_refused_naming_name(export):
+    # 3.2: to_solr and to_elasticsearch returned a document holding "m\ud800", which no UTF-8
+    # writer can encode, and to_onnx raised a bare UnicodeEncodeError; a lone surrogate in
+    # feature_names was already refused naming it.
+    from svmmap.ir import export as exports
+
+    pytest.importorskip("onnx") if export == "to_onnx" else None
+    X, y, qid = _data()
+    model = svmmap.SVMMap().fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match=r"^name 'm\\ud800' holds a lone surrogate at character 1"):
+        getattr(exports, export)(model, name="m\ud800")
