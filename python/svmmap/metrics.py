@@ -283,7 +283,17 @@ def _per_query(
     fill = _check_policy(no_relevant)
     nr = None
     if n_relevant is not None:
-        nr = contiguous(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
+        # One number per query, in the order of the query ids: a dict raised "float() argument
+        # must be ... not 'dict'" and True was read as 1 relevant document.
+        given = np.asarray(n_relevant, dtype=object).reshape(-1)
+        if isinstance(n_relevant, (dict, str, bytes)) or any(isinstance(v, (bool, np.bool_)) for v in given):
+            raise invalid_parameter(
+                "n_relevant", "one number of relevant documents per query (a 1-D array-like)", n_relevant
+            )
+        try:
+            nr = contiguous(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
+        except (TypeError, ValueError):
+            raise invalid_parameter("n_relevant", "one number of relevant documents per query", n_relevant) from None
         if nr.shape[0] != len(uniques):
             raise ValueError(f"n_relevant has {nr.shape[0]} entries for {len(uniques)} queries")
     # LETOR 4.0's NDCG (letor_ndcg) is a convention of the core's NDCG (rust/metrics.rs,

@@ -307,3 +307,52 @@ def test_an_export_name_with_a_lone_surrogate_is_refused_naming_name(export):
     model = svmmap.SVMMap().fit(X, y, qid=qid)
     with pytest.raises(ValueError, match=r"^name 'm\\ud800' holds a lone surrogate at character 1"):
         getattr(exports, export)(model, name="m\ud800")
+
+
+def test_python_errors_that_named_nothing_name_their_argument(tmp_path):
+    # 2.7: each of these raised a Python TypeError (or NumPy's words) naming no argument.
+    from svmmap import metrics
+    from svmmap.io import load_predictions
+    from svmmap.ir import fusion, protocol
+    from svmmap.ir.trec import Run
+
+    predictions = tmp_path / "p.txt"
+    predictions.write_text("1 0.5\n1 -1\n")
+    with pytest.raises(
+        ValueError, match=r"^qid must hold one query id per row of the data file .*got the single value 1$"
+    ):
+        load_predictions(predictions, qid=1)
+    y, s, qid = [1, 0, 0, 1, 0, 1], [0.3, 0.2, 0.1, 0.5, 0.4, 0.0], [1, 1, 1, 2, 2, 2]
+    with pytest.raises(ValueError, match=r"^n_relevant must be one number of relevant documents per query"):
+        metrics.evaluate(y, s, qid, ["map"], n_relevant={1: 2, 2: 1})
+    run = Run.from_dict({"1": {"a": 2.0, "b": 1.0}})
+    with pytest.raises(ValueError, match=r"^runs must be a list of Run objects"):
+        fusion.comb_sum(run)
+    with pytest.raises(ValueError, match=r"^runs\[1\] must be a Run, got str$"):
+        fusion.reciprocal_rank_fusion([run, "b"])
+    with pytest.raises(ValueError, match=r"^random_state must be an integer >= 0, a numpy Generator or None, got 'x'$"):
+        protocol.make_random_splits(range(20), n_trials=1, random_state="x")
+
+
+@pytest.mark.parametrize("given", [[True, True], [np.True_, 2]])
+def test_n_relevant_refuses_bools(given):
+    # Section 4: True was read as 1 relevant document.
+    from svmmap import metrics
+
+    with pytest.raises(ValueError, match=r"^n_relevant must be one number of relevant documents per query"):
+        metrics.evaluate(
+            [1, 0, 0, 1, 0, 1], [0.3, 0.2, 0.1, 0.5, 0.4, 0.0], [1, 1, 1, 2, 2, 2], ["map"], n_relevant=given
+        )
+
+
+def test_good_arguments_of_the_same_calls_still_work(tmp_path):
+    # AP with n_relevant: query 1 ranks its relevant document first (AP 1/2 of a total of 2),
+    # query 2 ranks d4 first and d6 third (AP (1 + 2/3) / 2 = 5/6); MAP (1/2 + 5/6) / 2 = 2/3.
+    from svmmap import metrics
+    from svmmap.io import load_predictions
+
+    y, s, qid = [1, 0, 0, 1, 0, 1], [0.3, 0.2, 0.1, 0.5, 0.4, 0.0], [1, 1, 1, 2, 2, 2]
+    assert metrics.evaluate(y, s, qid, ["map"], n_relevant=[2, 2]).means["map"] == pytest.approx(2 / 3)
+    predictions = tmp_path / "p.txt"
+    predictions.write_text("1 0.5\n1 -1\n")
+    assert load_predictions(predictions, qid=[1, 1]).tolist() == [0.5, -1.0]

@@ -211,7 +211,11 @@ def make_random_splits(
             f"{len(qs)} queries are too few for {n_train} training, {n_vali} validation and "
             f"{'at least 1' if n_test is None else n_test} test queries"
         )
-    rng = np.random.default_rng(random_state)
+    try:
+        rng = np.random.default_rng(random_state)
+    except (TypeError, ValueError):
+        # NumPy's words ("SeedSequence expects int ...") named no argument.
+        raise invalid_parameter("random_state", "an integer >= 0, a numpy Generator or None", random_state) from None
     train_cycle, vali_cycle, test_cycle = _Cycle(qs, rng), _Cycle(qs, rng), _Cycle(qs, rng)
     splits = []
     for _ in range(n_trials):
