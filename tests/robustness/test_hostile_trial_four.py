@@ -356,3 +356,17 @@ def test_good_arguments_of_the_same_calls_still_work(tmp_path):
     predictions = tmp_path / "p.txt"
     predictions.write_text("1 0.5\n1 -1\n")
     assert load_predictions(predictions, qid=[1, 1]).tolist() == [0.5, -1.0]
+
+
+def test_binner_eval_set_without_its_queries_is_told_what_to_pass_as_svmmap_fit_is():
+    # 2.10: Binner.fit answered an eval_set given without eval_qid and eval_group with "give
+    # eval_group (query sizes) or eval_qid, not both"; SVMMap.fit's message asks for either.
+    X, y, qid = _data()
+    with pytest.raises(ValueError, match=r"^eval_set has 1 set\(s\) but not their queries: pass eval_qid=\[qid_val\]"):
+        svmmap.Binner(interactions=2).fit(X, y, qid=qid, eval_set=[(X, y)])
+    with pytest.raises(ValueError, match=r"^eval_set has 1 set\(s\) but not their queries"):
+        svmmap.SVMMap().fit(X, y, qid=qid, eval_set=[(X, y)])
+    with pytest.raises(
+        ValueError, match=r"^eval_set's queries are given twice: give eval_qid or eval_group, not both$"
+    ):
+        svmmap.Binner(interactions=2).fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], eval_group=[[5] * 8])
