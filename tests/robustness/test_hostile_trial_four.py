@@ -370,3 +370,26 @@ def test_binner_eval_set_without_its_queries_is_told_what_to_pass_as_svmmap_fit_
         ValueError, match=r"^eval_set's queries are given twice: give eval_qid or eval_group, not both$"
     ):
         svmmap.Binner(interactions=2).fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], eval_group=[[5] * 8])
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e300])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_standard_preprocessing_of_features_whose_squares_overflow_names_x_and_standard(scale, sparse):
+    # 2.5: the search's "standard" split fits read such a column with the scale 1 / inf = 0 (as
+    # 0, silently), and the refit stopped on the core's "column scales and centers must be
+    # finite", naming neither X nor the preprocessing (a sparse X warned of an overflow first).
+    import scipy.sparse as sp
+
+    X, y, qid = _data()
+    X = X * scale
+    search = svmmap.SVMMapCV(Cs=[1.0], cv=2, loss="auto", losses=["map"], preprocessing=["standard"])
+    with pytest.raises(
+        ValueError, match=r'^preprocessing "standard" cannot standardize X: .* column 0 .*scale the features of X'
+    ):
+        search.fit(sp.csr_matrix(X) if sparse else X, y, qid=qid)
+
+
+def test_standard_preprocessing_of_large_features_whose_squares_fit_still_trains():
+    X, y, qid = _data()
+    search = svmmap.SVMMapCV(Cs=[1.0], cv=2, loss="auto", losses=["map"], preprocessing=["standard"])
+    assert search.fit(X * 1e150, y, qid=qid).best_params_["preprocessing"] == "standard"
