@@ -430,7 +430,23 @@ def evaluate(
     )
 
 
-def _mean(metric: str, y_true: Any, y_score: Any, qid: Any, **conventions: Any) -> float:
+#: The keyword arguments of the metric functions beside their own: the conventions.
+_CONVENTION_KEYWORDS = ("conventions", "relevance_threshold", "ties", "gain", "no_relevant", "n_relevant")
+
+
+def _check_keywords(conventions: Dict[str, Any], function: str) -> None:
+    """Names the function the user called in an unknown keyword argument: it was passed on and
+    refused as "per_query() got an unexpected keyword argument 'k'"."""
+    unknown = [k for k in conventions if k not in _CONVENTION_KEYWORDS]
+    if unknown:
+        raise TypeError(
+            f"{function}() got an unexpected keyword argument {unknown[0]!r}; "
+            f"besides its own arguments it takes the conventions {', '.join(_CONVENTION_KEYWORDS)}"
+        )
+
+
+def _mean(function: str, metric: str, y_true: Any, y_score: Any, qid: Any, **conventions: Any) -> float:
+    _check_keywords(conventions, function)
     return per_query(metric, y_true, y_score, qid, **conventions).mean()
 
 
@@ -450,7 +466,7 @@ def mean_average_precision(y_true: Any, y_score: Any, qid: Any = None, **convent
     >>> round(mean_average_precision([1, 0, 0, 0, 0, 1, 1, 0], [8, 7, 6, 5, 4, 3, 2, 1]), 2)
     0.59
     """
-    return _mean("map", y_true, y_score, qid, **conventions)
+    return _mean("mean_average_precision", "map", y_true, y_score, qid, **conventions)
 
 
 def ndcg(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **conventions: Any) -> float:
@@ -466,7 +482,7 @@ def ndcg(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **
     >>> round(ndcg([1, 2], [2.0, 1.0], k=1), 4)  # the top document only: gain 1 of an ideal 3
     0.3333
     """
-    return _mean("ndcg" if k is None else f"ndcg@{_cutoff(k)}", y_true, y_score, qid, **conventions)
+    return _mean("ndcg", "ndcg" if k is None else f"ndcg@{_cutoff(k)}", y_true, y_score, qid, **conventions)
 
 
 def mrr(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **conventions: Any) -> float:
@@ -481,7 +497,7 @@ def mrr(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **c
     >>> mrr([0, 1, 1, 0], [2.0, 1.0, 2.0, 1.0], qid=[1, 1, 2, 2], k=1)  # rank 2 is past the cutoff
     0.5
     """
-    return _mean("mrr" if k is None else f"mrr@{_cutoff(k)}", y_true, y_score, qid, **conventions)
+    return _mean("mrr", "mrr" if k is None else f"mrr@{_cutoff(k)}", y_true, y_score, qid, **conventions)
 
 
 def roc_auc(y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> float:
@@ -493,12 +509,12 @@ def roc_auc(y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> f
     >>> round(roc_auc([1, 0, 0, 0, 0, 1, 1, 0], [1, 2, 3, 4, 5, 6, 7, 8]), 2)
     0.53
     """
-    return _mean("roc", y_true, y_score, qid, **conventions)
+    return _mean("roc_auc", "roc", y_true, y_score, qid, **conventions)
 
 
 def precision_at(k: int, y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> float:
     """Mean precision in the top k."""
-    return _mean(f"p@{_cutoff(k)}", y_true, y_score, qid, **conventions)
+    return _mean("precision_at", f"p@{_cutoff(k)}", y_true, y_score, qid, **conventions)
 
 
 @ranks_by_query
@@ -554,6 +570,7 @@ def make_ranking_scorer(metric: str = "map", **conventions: Any) -> Any:
     from sklearn.metrics import make_scorer
 
     # Check the name and conventions now rather than inside a search.
+    _check_keywords(conventions, "make_ranking_scorer")
     per_query(metric, [1.0, 0.0], [1.0, 0.0], None, **conventions)
     return make_scorer(_ranking_score, greater_is_better=True, metric=metric, **conventions)
 

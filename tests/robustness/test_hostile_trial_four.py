@@ -393,3 +393,20 @@ def test_standard_preprocessing_of_large_features_whose_squares_fit_still_trains
     X, y, qid = _data()
     search = svmmap.SVMMapCV(Cs=[1.0], cv=2, loss="auto", losses=["map"], preprocessing=["standard"])
     assert search.fit(X * 1e150, y, qid=qid).best_params_["preprocessing"] == "standard"
+
+
+@pytest.mark.parametrize(
+    "function, call",
+    [
+        ("mean_average_precision", lambda m: m.mean_average_precision([1, 0], [1.0, 0.0], k=2)),
+        ("ndcg", lambda m: m.ndcg([1, 0], [1.0, 0.0], cutoff=2)),
+        ("precision_at", lambda m: m.precision_at(1, [1, 0], [1.0, 0.0], foo=1)),
+        ("make_ranking_scorer", lambda m: m.make_ranking_scorer("map", foo=1)),
+    ],
+)
+def test_an_unknown_keyword_of_a_metric_function_names_that_function(function, call):
+    # 2.6: "per_query() got an unexpected keyword argument 'k'", a function the user did not call.
+    from svmmap import metrics
+
+    with pytest.raises(TypeError, match=rf"^{function}\(\) got an unexpected keyword argument '(k|cutoff|foo)'; "):
+        call(metrics)
