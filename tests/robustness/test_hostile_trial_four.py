@@ -410,3 +410,20 @@ def test_an_unknown_keyword_of_a_metric_function_names_that_function(function, c
 
     with pytest.raises(TypeError, match=rf"^{function}\(\) got an unexpected keyword argument '(k|cutoff|foo)'; "):
         call(metrics)
+
+
+@pytest.mark.parametrize("verbose", ["x", 0.5, None])
+def test_early_stopping_verbose_takes_true_or_false_only(verbose):
+    # Section 4: verbose="x" was taken as True, while first_metric_only="yes" is refused.
+    with pytest.raises(ValueError, match=r"^verbose must be True or False, got"):
+        svmmap.early_stopping(2, verbose=verbose)
+
+
+@pytest.mark.parametrize("name", ["patience", "max_train_queries"])
+def test_a_search_parameter_of_true_is_refused_in_the_c_search_too(name):
+    # Section 4: True equals the default 1 of patience, so the C search alone accepted
+    # patience=True, which the search over losses refuses as not an integer.
+    X, y, qid = _data()
+    with pytest.raises(ValueError, match=rf"^{name}=True applies to the search over losses"):
+        svmmap.SVMMapCV(Cs=[1.0], cv=2, **{name: True}).fit(X, y, qid=qid)
+    assert svmmap.SVMMapCV(Cs=[1.0], cv=2, patience=1).fit(X, y, qid=qid).best_params_["C"] == 1.0

@@ -48,7 +48,10 @@ def refuse_search_only_params(params: Mapping[str, Any]) -> None:
     are accepted."""
     for name in ("patience", "prune_margin", "max_train_queries"):
         value = params[name]
-        if value is not None and value != SEARCH_DEFAULTS[name]:
+        # A bool equals 1 (patience=True passed as the default 1): only the default itself is
+        # accepted, of its own type.
+        default = SEARCH_DEFAULTS[name]
+        if value is not None and (value != default or isinstance(value, (bool, np.bool_)) != isinstance(default, bool)):
             raise ValueError(
                 f'{name}={value!r} applies to the search over losses and preprocessings (loss="auto" or '
                 f"preprocessing=...); the C search alone fits every C on every split: leave {name} at its "
