@@ -29,6 +29,7 @@ from ._fit.fitted import (
     BinningSpec,
     binning_from_dict,
     fit_pairs,
+    validation_codes,
 )
 from ._fit.pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
 from ._fit.pairs import check_interactions
@@ -244,6 +245,9 @@ class Binner(TransformerMixin, BaseEstimator):
             if qid is not None:
                 check_qid(qid, arr.shape[0], required_by="Binner.fit")
         validation = validation_set(eval_set, eval_group, eval_qid, arr.shape[1])
+        if validation is not None and self.interactions is None:
+            # Unused without interactions, yet checked as with them (a NaN passed here).
+            validation_codes(spec, validation[0], n_threads(self.n_jobs))
         scores = np.zeros(0)
         if self.interactions is not None:
             scores = fit_pairs(

@@ -427,3 +427,19 @@ def test_a_search_parameter_of_true_is_refused_in_the_c_search_too(name):
     with pytest.raises(ValueError, match=rf"^{name}=True applies to the search over losses"):
         svmmap.SVMMapCV(Cs=[1.0], cv=2, **{name: True}).fit(X, y, qid=qid)
     assert svmmap.SVMMapCV(Cs=[1.0], cv=2, patience=1).fit(X, y, qid=qid).best_params_["C"] == 1.0
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_binner_checks_its_eval_set_values_without_interactions_too(bad):
+    # Section 5: without interactions the eval set was checked for its width and lengths but
+    # not its values, which the binner with interactions refuses naming the cell.
+    X, y, qid = _data()
+    Xv = X.copy()
+    Xv[1, 2] = bad
+    word = "NaN" if np.isnan(bad) else "inf"
+    for interactions in (None, 2):
+        with pytest.raises(ValueError, match=rf"^eval_set\[0\] X\[1, 2\] is {word}"):
+            svmmap.Binner(interactions=interactions).fit(X, y, qid=qid, eval_set=[(Xv, y)], eval_qid=[qid])
+    # A NaN is a missing value with missing="indicator", with or without interactions.
+    if np.isnan(bad):
+        svmmap.Binner(missing="indicator").fit(X, y, qid=qid, eval_set=[(Xv, y)], eval_qid=[qid])
