@@ -55,10 +55,9 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
 
 
 def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
-    """THE check of a dense matrix's shape and type (``check_matrix``'s, and ``Binner``'s,
-    which bins dense columns): a 2-D float32 or float64 array with rows and columns, other
-    numbers converted to float64 once, and errors naming ``name``. Its values are not checked
-    here: the core refuses NaN and infinity with their position (Binner accepts NaN as missing
+    """THE check of a dense matrix's shape and type (``check_matrix``'s and ``Binner``'s): a 2-D
+    float32 or float64 array with rows and columns, other numbers converted to float64 once,
+    errors naming ``name``. The core refuses NaN and inf with their position (not Binner's NaN
     with ``missing="indicator"``)."""
     _refuse_categorical_columns(X, name)
     arr = np.asarray(X)
@@ -74,19 +73,21 @@ def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
         )
     _check_not_empty_or_complex(arr, name)
     if arr.dtype not in (np.float32, np.float64):
-        if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer):
-            arr = arr.astype(np.float64)
-        elif np.issubdtype(arr.dtype, np.floating):
+        if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating):
             arr = arr.astype(np.float64)
         else:
             try:
-                arr = arr.astype(np.float64)
+                numbers = arr.astype(np.float64)
             except (TypeError, ValueError) as exc:
-                # A TypeError stays one (an object that is no number); a ValueError too (a
-                # string that is no number), as scikit-learn's estimators do.
+                # The same type (an object, or a string, that is no number), as scikit-learn's.
                 raise type(exc)(
                     f"{name} must hold numbers, got dtype {arr.dtype}{_text_columns(X, name)}: {exc}"
                 ) from None
+            # Numbers written as text ("1.5", a DataFrame column of str) are refused as a str array is.
+            at = next((i for i, v in enumerate(arr.flat) if isinstance(v, (str, bytes))), None)
+            if at is not None:
+                raise ValueError(f"{name}[{at // arr.shape[1]}, {at % arr.shape[1]}] is text: {name} must hold numbers")
+            arr = numbers
     return arr
 
 
@@ -123,8 +124,7 @@ def _refuse_categorical_columns(X: Any, name: str) -> None:
 
 
 def _text_columns(X: Any, name: str) -> str:
-    """For a DataFrame whose values numpy could not read as numbers, the columns that hold them
-    and svmmap's way, so that the error names what the user wrote rather than a value."""
+    """For a DataFrame numpy could not read as numbers, the columns at fault and svmmap's way."""
     pandas = _pandas_frame(X)
     if pandas is None:
         return ""

@@ -383,6 +383,11 @@ def save_predictions(path: PathLike, scores: np.ndarray) -> None:
         raise ValueError(f"scores must hold numbers: {exc}") from None
     if values.ndim != 1:
         raise ValueError(f"scores must be 1-D (one score per document), got shape {values.shape}")
+    if values.size == 0:
+        # An empty file, which load_predictions refuses ("no data lines").
+        raise ValueError(
+            "scores is empty: a predictions file holds one score per document, and is read back only with one"
+        )
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         raise ValueError(

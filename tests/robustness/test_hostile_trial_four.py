@@ -443,3 +443,30 @@ def test_binner_checks_its_eval_set_values_without_interactions_too(bad):
     # A NaN is a missing value with missing="indicator", with or without interactions.
     if np.isnan(bad):
         svmmap.Binner(missing="indicator").fit(X, y, qid=qid, eval_set=[(Xv, y)], eval_qid=[qid])
+
+
+@pytest.mark.parametrize("fit", ["SVMMap", "Binner"])
+def test_numbers_written_as_text_in_a_dataframe_are_refused_as_a_str_array_is(fit):
+    # Section 5: a NumPy array of strings is refused ("X must hold numbers, got dtype <U32"),
+    # but a DataFrame column of the same strings was read as numbers.
+    pd = pytest.importorskip("pandas")
+    X, y, qid = _data()
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1].astype(str)})
+    model = svmmap.SVMMap() if fit == "SVMMap" else svmmap.Binner()
+    with pytest.raises(ValueError, match=r"^X\[0, 1\] is text: X must hold numbers$"):
+        model.fit(frame, y, qid=qid)
+    with pytest.raises(ValueError, match=r"^X must hold numbers, got dtype <U"):
+        model.fit(X.astype(str), y, qid=qid)
+    # Numbers in an object column are numbers.
+    model.fit(pd.DataFrame({"a": X[:, 0], "b": X[:, 1].astype(object)}), y, qid=qid)
+
+
+def test_save_predictions_refuses_no_scores_which_load_predictions_could_not_read(tmp_path):
+    # Section 5: an empty file was written, which load_predictions refuses ("no data lines").
+    from svmmap.io import load_predictions, save_predictions
+
+    with pytest.raises(ValueError, match=r"^scores is empty"):
+        save_predictions(tmp_path / "p.txt", np.array([]))
+    assert not (tmp_path / "p.txt").exists()
+    save_predictions(tmp_path / "p.txt", np.array([0.5]))
+    assert load_predictions(tmp_path / "p.txt").tolist() == [0.5]
