@@ -118,7 +118,7 @@ class SVMAcc(_LinearScorer):
         self.callback = callback
 
     def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMAcc":
-        """Fit the classifier. ``qid`` is accepted for a uniform API and not used.
+        """Fit the classifier. ``qid`` is accepted for a uniform API and not used (but checked).
 
         Returns
         -------
@@ -147,6 +147,9 @@ class SVMAcc(_LinearScorer):
         )
         _, n_rows, n_features = check_matrix(X)
         labels = check_labels(y, n_rows)
+        if qid is not None:
+            # Unused, yet checked as Binner checks it: a qid of another length is a mistake.
+            check_qid(qid, n_rows, required_by=type(self).__name__)
         # All documents form one query, which trains only with a relevant and a non-relevant
         # document: the core's rule, asked of the core.
         one_query = np.zeros(n_rows, dtype=np.int64)

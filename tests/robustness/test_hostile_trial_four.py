@@ -470,3 +470,21 @@ def test_save_predictions_refuses_no_scores_which_load_predictions_could_not_rea
     assert not (tmp_path / "p.txt").exists()
     save_predictions(tmp_path / "p.txt", np.array([0.5]))
     assert load_predictions(tmp_path / "p.txt").tolist() == [0.5]
+
+
+@pytest.mark.parametrize("model", ["SVMAcc", "SVMAcc2"])
+def test_svmacc_checks_the_qid_it_does_not_use_as_the_binner_does(model):
+    # Section 5: SVMAcc trained with a qid one entry short, a scalar or NaN ids (it does not use
+    # qid), where DORM, AdaRank and Binner refuse such a qid as a likely mistake.
+    from svmmap import baselines
+
+    X, y, qid = _data()
+    estimator = getattr(baselines, model)()
+    with pytest.raises(ValueError, match=r"^qid has 39 entries but X has 40 rows$"):
+        estimator.fit(X, y, qid=qid[:-1])
+    with pytest.raises(ValueError, match=r"^qid must hold one query id per row of X"):
+        estimator.fit(X, y, qid=1)
+    with pytest.raises(ValueError, match=r"^qid contains NaN"):
+        estimator.fit(X, y, qid=np.full(40, np.nan))
+    # Without qid, or with a good one, the same model.
+    np.testing.assert_array_equal(estimator.fit(X, y).coef_, getattr(baselines, model)().fit(X, y, qid=qid).coef_)
