@@ -77,7 +77,8 @@ def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
             arr = arr.astype(np.float64)
         else:
             try:
-                numbers = arr.astype(np.float64)
+                # pandas' NA (a nullable column's missing value) is NaN, as None is.
+                numbers = np.where(_missing_ids(arr).astype(bool), None, arr).astype(np.float64)
             except (TypeError, ValueError) as exc:
                 # The same type (an object, or a string, that is no number), as scikit-learn's.
                 raise type(exc)(
@@ -408,12 +409,9 @@ def refuse_str(value: Any, name: str, expected: str) -> None:
 
 
 def densified(X: Any, name: str, advice: str) -> np.ndarray:
-    """``X.toarray()`` of a sparse matrix, refused with a MemoryError naming ``name``, the shape
-    and the size, and ``advice`` (what to do instead), when the dense copy would not fit the
-    memory available: a file with one feature index near 2**31 is a dense matrix of billions of
-    columns. The size is checked before NumPy allocates (``_core.check_memory``, the core's
-    guard): NumPy gets zeroed pages from the system, which claims them only when written, so a
-    copy larger than the memory could be allocated and kill the process while it is filled."""
+    """``X.toarray()`` of a sparse matrix, refused with a MemoryError naming ``name``, the shape,
+    the size and ``advice`` when the copy would not fit the memory (one feature index near 2**31
+    is billions of columns), before NumPy allocates pages it would claim only when written."""
     from . import _core
 
     n, d = X.shape

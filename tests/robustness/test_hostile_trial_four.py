@@ -488,3 +488,19 @@ def test_svmacc_checks_the_qid_it_does_not_use_as_the_binner_does(model):
         estimator.fit(X, y, qid=np.full(40, np.nan))
     # Without qid, or with a good one, the same model.
     np.testing.assert_array_equal(estimator.fit(X, y).coef_, getattr(baselines, model)().fit(X, y, qid=qid).coef_)
+
+
+@pytest.mark.parametrize("dtype", ["Int64", "Float64", "boolean"])
+def test_pandas_na_in_a_nullable_column_is_a_missing_value_as_nan_is(dtype):
+    # 2.9: pd.NA raised "TypeError: X must hold numbers, got dtype object: float() argument must
+    # be ... not 'NAType'", where NaN (and None) is "X[1, 0] is NaN ..." with its position, and a
+    # missing value to Binner(missing="indicator").
+    pd = pytest.importorskip("pandas")
+    X, y, qid = _data()
+    first = {"Int64": [1, None], "Float64": [1.5, None], "boolean": [True, None]}[dtype]
+    rest = {"Int64": [0], "Float64": [0.0], "boolean": [False]}[dtype] * 38
+    frame = pd.DataFrame({"a": pd.array(first + rest, dtype=dtype), "b": X[:, 1]})
+    with pytest.raises(ValueError, match=r"^X\[1, 0\] is NaN: features must be finite numbers$"):
+        svmmap.SVMMap().fit(frame, y, qid=qid)
+    binner = svmmap.Binner(missing="indicator").fit(frame)
+    assert binner.transform(frame).to_csr()[1].toarray().any()
