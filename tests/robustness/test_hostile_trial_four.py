@@ -504,3 +504,41 @@ def test_pandas_na_in_a_nullable_column_is_a_missing_value_as_nan_is(dtype):
         svmmap.SVMMap().fit(frame, y, qid=qid)
     binner = svmmap.Binner(missing="indicator").fit(frame)
     assert binner.transform(frame).to_csr()[1].toarray().any()
+
+
+@pytest.mark.parametrize(
+    "field, value, said",
+    [
+        ("coef", ["1", 2.0, 3.0, 4.0], r'invalid type: string "1", expected f64'),
+        ("n_features", True, r"invalid type: boolean `true`, expected usize"),
+        ("feature_names", [1, 2, 3, 4], r"invalid type: integer `1`, expected a string"),
+    ],
+)
+def test_a_model_file_value_of_the_wrong_type_names_its_field_and_line(tmp_path, field, value, said):
+    # 2.8: "m.json: malformed model: invalid type: string "1", expected f64" named neither the
+    # field nor the line, where every other refusal of a model file names its field.
+    import json
+
+    X, y, qid = _data()
+    path = tmp_path / "m.json"
+    svmmap.SVMMap().fit(X, y, qid=qid).save(path)
+    doc = json.loads(path.read_text())
+    doc[field] = value
+    path.write_text(json.dumps(doc, indent=2))
+    with pytest.raises(svmmap.ModelFormatError, match=rf'm\.json:\d+: malformed model: field "{field}": {said}$'):
+        svmmap.load_model(path)
+
+
+def test_a_model_file_without_a_field_is_not_told_another_field_is_wrong(tmp_path):
+    # serde_json finds a missing field at the end of the document, after every key: no field is
+    # named then (the nearest key, the last one of the file, has nothing to do with it).
+    import json
+
+    X, y, qid = _data()
+    path = tmp_path / "m.json"
+    svmmap.SVMMap().fit(X, y, qid=qid).save(path)
+    doc = json.loads(path.read_text())
+    del doc["coef"]
+    path.write_text(json.dumps(doc, indent=2))
+    with pytest.raises(svmmap.ModelFormatError, match=r"m\.json:\d+: malformed model: missing field `coef`$"):
+        svmmap.load_model(path)
