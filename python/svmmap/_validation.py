@@ -78,7 +78,7 @@ def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
         else:
             try:
                 # pandas' NA (a nullable column's missing value) is NaN, as None is.
-                numbers = np.where(_missing_ids(arr).astype(bool), None, arr).astype(np.float64)
+                numbers = np.where(_missing_ids(arr).astype(bool), np.nan, arr).astype(np.float64)
             except (TypeError, ValueError) as exc:
                 # The same type (an object, or a string, that is no number), as scikit-learn's.
                 raise type(exc)(

@@ -100,6 +100,7 @@ def check_interactions(interactions: Any, bins: Any) -> Optional[List[tuple]]:
         return None
     # A feature index is an integer: int() truncated 0.5 to 0 and read True as 1, so that
     # [(0.5, 1)] became the pair (0, 1) and [(True, 2)] the pair (1, 2) without a word.
+    pairs: Optional[List[tuple]] = None
     try:
         pairs = [tuple(int(v) for v in p) for p in interactions]
         if not all(
