@@ -55,20 +55,25 @@ fn lone_surrogate(text: &str, e: &serde_json::Error) -> Option<String> {
     if !(said.contains("surrogate") || said.contains("hex escape")) {
         return None;
     }
-    let offset: usize = text
-        .split_inclusive('\n')
-        .take(e.line().saturating_sub(1))
-        .map(str::len)
-        .sum::<usize>()
-        + e.column();
-    let field = nearest_key(&text.as_bytes()[..offset.min(text.len())])
-        .map_or_else(String::new, |key| format!(" of field \"{key}\""));
+    let field = key_before(text, e).map_or_else(String::new, |key| format!(" of field \"{key}\""));
     Some(format!(
         "a string{field} holds a \\u escape of half a UTF-16 surrogate pair (\\ud800 to \\udfff \
          without its other half, column {}), which is no character: write the character itself or \
          both halves of its pair",
         e.column()
     ))
+}
+
+/// The key of the field in which serde_json stopped with `e`: the nearest key before the
+/// error's position (its line and column, 1-based, in `text`).
+fn key_before(text: &str, e: &serde_json::Error) -> Option<String> {
+    let offset: usize = text
+        .split_inclusive('\n')
+        .take(e.line().saturating_sub(1))
+        .map(str::len)
+        .sum::<usize>()
+        + e.column();
+    nearest_key(&text.as_bytes()[..offset.min(text.len())])
 }
 
 /// The last object key (`"key":`) that starts before the end of `before`.
@@ -139,8 +144,25 @@ impl ModelFile {
                 )));
             }
         }
-        let model: ModelFile = serde_json::from_value(header)
-            .map_err(|e| Error::Model(format!("{source}: malformed model: {e}")))?;
+        // Read from the text, not from `header`, so that an error has its position: serde_json's
+        // "invalid type: string \"1\", expected f64" named no field (coef, n_features or
+        // feature_names), which the nearest key before the position is.
+        drop(header);
+        let model: ModelFile = serde_json::from_str(text).map_err(|e| {
+            let said = e.to_string();
+            // A missing field is found at the end of the document, after every key.
+            let field = match key_before(text, &e) {
+                Some(key) if !said.starts_with("missing field") => format!(" field \"{key}\":"),
+                _ => String::new(),
+            };
+            let said = said
+                .rsplit_once(" at line ")
+                .map_or(said.as_str(), |(head, _)| head);
+            Error::Model(format!(
+                "{source}:{}: malformed model:{field} {said}",
+                e.line()
+            ))
+        })?;
         model.check(source)?;
         Ok(model)
     }

@@ -58,10 +58,9 @@ def check_matrix(X: Any, name: str = "X") -> tuple[CoreMatrix, int, int]:
 
 
 def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
-    """THE check of a dense matrix's shape and type (``check_matrix``'s, and ``Binner``'s,
-    which bins dense columns): a 2-D float32 or float64 array with rows and columns, other
-    numbers converted to float64 once, and errors naming ``name``. Its values are not checked
-    here: the core refuses NaN and infinity with their position (Binner accepts NaN as missing
+    """THE check of a dense matrix's shape and type (``check_matrix``'s and ``Binner``'s): a 2-D
+    float32 or float64 array with rows and columns, other numbers converted to float64 once,
+    errors naming ``name``. The core refuses NaN and inf with their position (not Binner's NaN
     with ``missing="indicator"``)."""
     _refuse_categorical_columns(X, name)
     arr = np.asarray(X)
@@ -77,19 +76,22 @@ def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
         )
     _check_not_empty_or_complex(arr, name)
     if arr.dtype not in (np.float32, np.float64):
-        if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer):
-            arr = arr.astype(np.float64)
-        elif np.issubdtype(arr.dtype, np.floating):
+        if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating):
             arr = arr.astype(np.float64)
         else:
             try:
-                arr = arr.astype(np.float64)
+                # pandas' NA (a nullable column's missing value) is NaN, as None is.
+                numbers = np.where(_missing_ids(arr).astype(bool), np.nan, arr).astype(np.float64)
             except (TypeError, ValueError) as exc:
-                # A TypeError stays one (an object that is no number); a ValueError too (a
-                # string that is no number), as scikit-learn's estimators do.
+                # The same type (an object, or a string, that is no number), as scikit-learn's.
                 raise type(exc)(
                     f"{name} must hold numbers, got dtype {arr.dtype}{_text_columns(X, name)}: {exc}"
                 ) from None
+            # Numbers written as text ("1.5", a DataFrame column of str) are refused as a str array is.
+            at = next((i for i, v in enumerate(arr.flat) if isinstance(v, (str, bytes))), None)
+            if at is not None:
+                raise ValueError(f"{name}[{at // arr.shape[1]}, {at % arr.shape[1]}] is text: {name} must hold numbers")
+            arr = numbers
     return arr
 
 
@@ -126,8 +128,7 @@ def _refuse_categorical_columns(X: Any, name: str) -> None:
 
 
 def _text_columns(X: Any, name: str) -> str:
-    """For a DataFrame whose values numpy could not read as numbers, the columns that hold them
-    and svmmap's way, so that the error names what the user wrote rather than a value."""
+    """For a DataFrame numpy could not read as numbers, the columns at fault and svmmap's way."""
     pandas = _pandas_frame(X)
     if pandas is None:
         return ""
@@ -245,8 +246,8 @@ def warn_unused(given: str, why: str) -> None:
     warnings.warn(f"{given} is ignored: {why}", UserWarning, stacklevel=_outside_svmmap())
 
 
-def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X") -> np.ndarray:
-    """A 1-D float64 array of finite labels, one per row."""
+def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X", what: str = "labels") -> np.ndarray:
+    """A 1-D float64 array of finite labels (or other ``what``: per-query values), one per row."""
     if y is None:
         raise ValueError(
             f"this estimator requires y to be passed, but the target y is None: give one relevance label per row of X as {name}"
@@ -258,8 +259,20 @@ def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X") -> 
         raise ValueError(f"{name} has {arr.shape[0]} entries but {rows_name} has {n_rows} rows")
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
-        raise ValueError(f"{name}[{bad[0]}] is {arr[bad[0]]}: labels must be finite numbers")
+        raise ValueError(f"{name}[{bad[0]}] is {arr[bad[0]]}: {what} must be finite numbers")
     return contiguous(arr)
+
+
+def check_n_relevant(n_relevant: Any, n_queries: int) -> np.ndarray:
+    """The metrics' ``n_relevant``: one number of relevant documents per query, by the rule of
+    `one_column` (a dict raised a float() TypeError, and True was one relevant document)."""
+    expected, given = "one number of relevant documents per query", np.asarray(n_relevant, dtype=object).ravel()
+    if isinstance(n_relevant, (dict, str, bytes)) or any(isinstance(v, (bool, np.bool_)) for v in given):
+        raise invalid_parameter("n_relevant", expected, n_relevant)
+    nr = contiguous(one_column(n_relevant, "n_relevant"))
+    if nr.shape[0] != n_queries:
+        raise ValueError(f"n_relevant has {nr.shape[0]} entries for {n_queries} queries")
+    return nr
 
 
 def _object_array(values: Any) -> np.ndarray:
@@ -447,6 +460,13 @@ def invalid_parameter(name: str, expected: str, value: Any) -> ValueError:
     return _core.parameter_error(name, expected, value)
 
 
+def finite_number(value: Any, name: str) -> float:
+    """A real parameter such as ``relevance_threshold``: True is no number (it was read as 1)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) or not np.isfinite(value):
+        raise invalid_parameter(name, "a finite number", value)
+    return float(value)
+
+
 def refuse_str(value: Any, name: str, expected: str) -> None:
     """Refuse a str (or bytes) given where a sequence of items is meant: iterating it would
     take every character for an item ("abc" as the feature names a, b and c)."""
@@ -476,13 +496,9 @@ def refuse_bools(values: Any, name: str, expected: str) -> None:
 
 
 def densified(X: Any, name: str, advice: str) -> np.ndarray:
-    """``X.toarray()`` of a sparse matrix, refused with a MemoryError naming ``name``, the shape
-    and the size, and ``advice`` (what to do instead), when the dense copy would not fit the
-    memory available: a file with one feature index near 2**31 is a dense matrix of billions of
-    columns. The size is checked before NumPy allocates (``_core.check_memory``, the core's
-    guard): NumPy gets zeroed pages from the system, which claims them only when written, so a
-    copy larger than the memory could be allocated and kill the process while it is filled.
-    NumPy's own refusal ("Unable to allocate 64.0 GiB") is worded the same way."""
+    """``X.toarray()`` of a sparse matrix, refused with a MemoryError naming ``name``, the shape,
+    the size and ``advice`` when the copy would not fit the memory (one feature index near 2**31
+    is billions of columns), before NumPy allocates pages it would claim only when written."""
     from . import _core
 
     n, d = X.shape

@@ -26,6 +26,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
 from . import _core
+from ._fit.convergence import intercept_named
 from ._fit.defaults import TRAINING_DEFAULTS
 from ._fit.linear_scorer import _copy_fit, _LinearScorer
 from ._validation import (
@@ -40,7 +41,7 @@ from ._validation import (
     minmax_scaled,
 )
 from .estimator import SVMMap
-from .metrics import per_query
+from .metrics import check_metric_names, per_query
 
 #: Bytes a NumPy array object takes besides its data (the header of one coef copy in AdaRank's
 #: path, about 112 bytes on 64-bit CPython, rounded up).
@@ -117,7 +118,7 @@ class SVMAcc(_LinearScorer):
         self.callback = callback
 
     def fit(self, X: Any, y: Any, qid: Any = None) -> "SVMAcc":
-        """Fit the classifier. ``qid`` is accepted for a uniform API and not used.
+        """Fit the classifier. ``qid`` is accepted for a uniform API and not used (but checked).
 
         Returns
         -------
@@ -146,6 +147,9 @@ class SVMAcc(_LinearScorer):
         )
         _, n_rows, n_features = check_matrix(X)
         labels = check_labels(y, n_rows)
+        if qid is not None:
+            # Unused, yet checked as Binner checks it: a qid of another length is a mistake.
+            check_qid(qid, n_rows, required_by=type(self).__name__)
         # All documents form one query, which trains only with a relevant and a non-relevant
         # document: the core's rule, asked of the core.
         one_query = np.zeros(n_rows, dtype=np.int64)
@@ -172,7 +176,9 @@ class SVMAcc(_LinearScorer):
             callback=self.callback,
         )
         # All documents form one "query": the loss is a mean over documents.
-        model.fit(augmented, labels, qid=one_query)
+        largest = float(abs(augmented[:, :-1]).max()) if n_features else 0.0
+        with intercept_named(float(scaling), largest):
+            model.fit(augmented, labels, qid=one_query)
         self.coef_ = model.coef_[:-1].copy()
         self.intercept_ = float(model.coef_[-1] * scaling)
         self.n_features_in_ = n_features
@@ -414,6 +420,7 @@ class AdaRank(_LinearScorer):
         if self.variant not in ("xu-li", "meng"):
             raise invalid_parameter("variant", '"xu-li" or "meng"', self.variant)
         check_bool(self.repeat, "repeat")
+        check_metric_names([self.measure], "measure")
         T = self.n_estimators
         if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
             raise invalid_parameter("n_estimators", "an integer >= 1", T)

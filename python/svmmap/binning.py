@@ -29,6 +29,7 @@ from ._fit.fitted import (
     BinningSpec,
     binning_from_dict,
     fit_pairs,
+    validation_codes,
 )
 from ._fit.pairs import DEFAULT_PAIR_BINS as _PAIR_BINS
 from ._fit.pairs import check_interactions
@@ -129,7 +130,8 @@ class Binner(TransformerMixin, BaseEstimator):
     interaction_scores_ : ndarray
         With ``interactions=k``, every chosen pair's reduction of the squared residual of
         the centred labels on the queries that did not choose it (summed over both halves;
-        decreasing); NaN for pairs given by the user.
+        decreasing; inf when the labels' scale squared is beyond float64); NaN for pairs given
+        by the user.
 
     See Also
     --------
@@ -212,8 +214,8 @@ class Binner(TransformerMixin, BaseEstimator):
             (one id per row of ``X``). In a Pipeline, pass it
             as ``binner__qid=qid`` (or request it with ``set_fit_request(qid=True)``).
         eval_set : list of one (X, y) tuple, optional
-            A validation set, read by ``interactions=k`` only (as ``SVMMap.fit``'s
-            ``eval_set`` is written): the pairs are then put forward by all the training
+            A validation set, read by ``interactions=k`` only and checked always (as
+            ``SVMMap.fit``'s ``eval_set`` is written): the pairs are then put forward by all the training
             queries and a pair is kept only when it reduces the residual on the validation
             queries (by the same t test over queries), instead of each half of the training
             queries judging the other's. The thresholds are fitted on ``X`` alone; without
@@ -236,6 +238,10 @@ class Binner(TransformerMixin, BaseEstimator):
         spec = BinningSpec.fit(arr, config, self.get_params(), n_threads(self.n_jobs))
         validation = validation_set(eval_set, eval_group, eval_qid, arr.shape[1])
         if self.interactions is None:
+            if validation is not None:
+                # Unused, yet checked as with interactions (a NaN passed here), before the
+                # warning that it is unused.
+                validation_codes(spec, validation[0], n_threads(self.n_jobs))
             # Unused without interactions, yet given: checked, and a validation set warned of.
             check_unread(
                 "Binner",

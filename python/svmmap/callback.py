@@ -128,7 +128,7 @@ class _EarlyStopping:
         # check_bool, as every other yes-or-no parameter: bool() took "yes", "no" and "False"
         # for True.
         self.first_metric_only = check_bool(first_metric_only, "first_metric_only")
-        self.verbose = bool(verbose)
+        self.verbose = check_bool(verbose, "verbose")
         if (
             isinstance(min_delta, bool)
             or not isinstance(min_delta, numbers.Real)
@@ -283,7 +283,8 @@ def _from_lightgbm(i: int, cb: Any, maker: Optional[str]) -> Optional[Any]:
                         "callbacks=[svmmap.early_stopping(n, min_delta=d)]"
                     )
                 delta = delta[0] if delta else 0.0
-            return _EarlyStopping(rounds, cb.first_metric_only, cb.verbose, delta)
+            # LightGBM keeps verbose as given (its truth is the rule there): read it as LightGBM does.
+            return _EarlyStopping(rounds, cb.first_metric_only, bool(cb.verbose), delta)
         if maker == "log_evaluation":
             return _LogEvaluation(cb.period)
         if maker == "record_evaluation":

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _core
 from ._files.text import BeyondInt64, PathLike, integer, number, path_name, split_fields, text_lines, write_atomic
-from ._validation import invalid_parameter
+from ._validation import check_qid, invalid_parameter
 from .persistence import load_model, model_document, save_model
 
 __all__ = [
@@ -383,6 +383,11 @@ def save_predictions(path: PathLike, scores: np.ndarray) -> None:
         raise ValueError(f"scores must hold numbers: {exc}") from None
     if values.ndim != 1:
         raise ValueError(f"scores must be 1-D (one score per document), got shape {values.shape}")
+    if values.size == 0:
+        # An empty file, which load_predictions refuses ("no data lines").
+        raise ValueError(
+            "scores is empty: a predictions file holds one score per document, and is read back only with one"
+        )
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         raise ValueError(
@@ -425,6 +430,15 @@ def _by_ranklib_index(name: str, values: List[float], lines: List[tuple]) -> Lis
     return out
 
 
+def _expected_qids(qid: Any) -> Optional[List[str]]:
+    """The data file's query ids as the strings a predictions file's qid column must hold,
+    checked as the estimators check qid (a scalar raised "'int' object is not iterable")."""
+    if qid is None:
+        return None
+    check_qid(qid, len(qid) if np.ndim(qid) else 0, rows_name="the data file")
+    return [str(q) for q in np.asarray(qid).tolist()]
+
+
 def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any = None) -> np.ndarray:
     """Read the scores of a predictions file, one document per line, in the data file's order.
 
@@ -452,7 +466,7 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
         raise invalid_parameter("n_expected", "an integer >= 1 (the number of documents) or None", n_expected)
     name = os.fspath(path)
     layouts = {1: "'score'", 2: "'qid score'", 3: "'qid index score' (RankLib)"}
-    expected_qids = None if qid is None else [str(q) for q in np.asarray(qid).tolist()]
+    expected_qids = _expected_qids(qid)
     values: List[float] = []
     ranklib: List[tuple] = []  # (qid, document index, line) of every line in RankLib's layout
     width = None

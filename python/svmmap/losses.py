@@ -44,7 +44,7 @@ import numpy as np
 from . import _core
 from ._fit.defaults import TRAINING_DEFAULTS
 from ._typing import Slack
-from ._validation import check_labels, check_qid, invalid_parameter, n_threads
+from ._validation import check_labels, check_qid, finite_number, n_threads
 
 #: A loss name, a list of names (SVM-combo) or a dict of names to weights (C_l = weight * C).
 LossSpec = Union[str, Sequence[str], Mapping[str, float]]
@@ -163,11 +163,17 @@ def structured_hinge(
         codes = np.zeros(s.shape[0], dtype=np.int64)
         n_queries = 1
     else:
-        codes, uniques = check_qid(qid, s.shape[0], required_by="structured_hinge")
+        codes, uniques = check_qid(qid, s.shape[0], required_by="structured_hinge", rows_name="scores")
         n_queries = len(uniques)
-    if not np.isfinite(relevance_threshold):
-        raise invalid_parameter("relevance_threshold", "a finite number", relevance_threshold)
+    threshold = finite_number(relevance_threshold, "relevance_threshold")
     value, grad, _ = _core.structured_hinge(
-        s, y, codes, n_queries, _core_groups(loss, slack), float(relevance_threshold), n_threads(n_jobs)
+        s, y, codes, n_queries, _core_groups(loss, slack), threshold, n_threads(n_jobs)
     )
+    if not np.isfinite(value):
+        # Finite scores whose differences overflow (1e308 and -1e308) make an infinite hinge,
+        # which used to come back as a number; predict refuses such scores the same way.
+        raise ValueError(
+            f"the structured hinge of these scores is {value} (beyond the float64 range): the scores "
+            f"span {s.min():.3g} to {s.max():.3g}, and their differences overflow; scale the scores"
+        )
     return float(value), grad

@@ -55,6 +55,7 @@ from ._optional import load
 from ._typing import Gain, Ties
 from ._validation import (
     check_labels,
+    check_n_relevant,
     check_qid,
     check_spelling,
     contiguous,
@@ -62,6 +63,7 @@ from ._validation import (
     one_column,
     ranks_by_query,
 )
+from ._validation import finite_number as finite_number  # its own line keeps the file under 600 lines
 
 __all__ = [
     "PerQuery",
@@ -251,7 +253,7 @@ def _inputs(
         codes = np.zeros(scores.shape[0], dtype=np.int64)
         uniques = np.zeros(1 if scores.shape[0] else 0, dtype=np.int64)
     else:
-        codes, uniques = check_qid(qid, scores.shape[0])
+        codes, uniques = check_qid(qid, scores.shape[0], rows_name="y_score")
     return labels, contiguous(scores), codes, uniques
 
 
@@ -282,9 +284,7 @@ def _per_query(
     fill = _check_policy(no_relevant)
     nr = None
     if n_relevant is not None:
-        nr = contiguous(one_column(n_relevant, "n_relevant"))
-        if nr.shape[0] != len(uniques):
-            raise ValueError(f"n_relevant has {nr.shape[0]} entries for {len(uniques)} queries")
+        nr = check_n_relevant(n_relevant, len(uniques))
     # LETOR 4.0's NDCG (letor_ndcg) is a convention of the core's NDCG (rust/metrics.rs,
     # NdcgRule::Letor); other metrics are unchanged by it.
     values = _core.evaluate(
@@ -295,6 +295,18 @@ def _per_query(
         return PerQuery(metric, uniques[~undefined], values[~undefined], int(undefined.sum()))
     values[undefined] = fill
     return PerQuery(metric, uniques, values, int(undefined.sum()))
+
+
+def check_metric_names(names: Sequence[str], argument: str) -> None:
+    """Reads metric names by the core's parser before any work, its refusal worded after the
+    argument that gave them (it named none: "metric must be one of ...")."""
+    try:
+        evaluate([1, 0], [1.0, 0.0], None, list(names))
+    except ValueError as exc:
+        text = str(exc)
+        raise ValueError(
+            f"{argument} {text[len('metric ') :]}" if text.startswith("metric ") else f"{argument}: {text}"
+        ) from None
 
 
 def per_query(
@@ -405,7 +417,21 @@ def evaluate(
     )
 
 
-def _mean(metric: str, y_true: Any, y_score: Any, qid: Any, **conventions: Any) -> float:
+_CONVENTION_KEYWORDS = ("conventions", "relevance_threshold", "ties", "gain", "no_relevant", "n_relevant")
+
+
+def _check_keywords(conventions: Dict[str, Any], function: str) -> None:
+    """Names the function called in an unknown keyword (it was "per_query() got an unexpected ...")."""
+    unknown = [k for k in conventions if k not in _CONVENTION_KEYWORDS]
+    if unknown:
+        raise TypeError(
+            f"{function}() got an unexpected keyword argument {unknown[0]!r}; "
+            f"besides its own arguments it takes the conventions {', '.join(_CONVENTION_KEYWORDS)}"
+        )
+
+
+def _mean(function: str, metric: str, y_true: Any, y_score: Any, qid: Any, **conventions: Any) -> float:
+    _check_keywords(conventions, function)
     return per_query(metric, y_true, y_score, qid, **conventions).mean()
 
 
@@ -425,7 +451,7 @@ def mean_average_precision(y_true: Any, y_score: Any, qid: Any = None, **convent
     >>> round(mean_average_precision([1, 0, 0, 0, 0, 1, 1, 0], [8, 7, 6, 5, 4, 3, 2, 1]), 2)
     0.59
     """
-    return _mean("map", y_true, y_score, qid, **conventions)
+    return _mean("mean_average_precision", "map", y_true, y_score, qid, **conventions)
 
 
 def ndcg(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **conventions: Any) -> float:
@@ -441,7 +467,7 @@ def ndcg(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **
     >>> round(ndcg([1, 2], [2.0, 1.0], k=1), 4)  # the top document only: gain 1 of an ideal 3
     0.3333
     """
-    return _mean("ndcg" if k is None else f"ndcg@{_cutoff(k)}", y_true, y_score, qid, **conventions)
+    return _mean("ndcg", "ndcg" if k is None else f"ndcg@{_cutoff(k)}", y_true, y_score, qid, **conventions)
 
 
 def mrr(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **conventions: Any) -> float:
@@ -456,7 +482,7 @@ def mrr(y_true: Any, y_score: Any, qid: Any = None, k: Optional[int] = None, **c
     >>> mrr([0, 1, 1, 0], [2.0, 1.0, 2.0, 1.0], qid=[1, 1, 2, 2], k=1)  # rank 2 is past the cutoff
     0.5
     """
-    return _mean("mrr" if k is None else f"mrr@{_cutoff(k)}", y_true, y_score, qid, **conventions)
+    return _mean("mrr", "mrr" if k is None else f"mrr@{_cutoff(k)}", y_true, y_score, qid, **conventions)
 
 
 def roc_auc(y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> float:
@@ -468,12 +494,12 @@ def roc_auc(y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> f
     >>> round(roc_auc([1, 0, 0, 0, 0, 1, 1, 0], [1, 2, 3, 4, 5, 6, 7, 8]), 2)
     0.53
     """
-    return _mean("roc", y_true, y_score, qid, **conventions)
+    return _mean("roc_auc", "roc", y_true, y_score, qid, **conventions)
 
 
 def precision_at(k: int, y_true: Any, y_score: Any, qid: Any = None, **conventions: Any) -> float:
     """Mean precision in the top k."""
-    return _mean(f"p@{_cutoff(k)}", y_true, y_score, qid, **conventions)
+    return _mean("precision_at", f"p@{_cutoff(k)}", y_true, y_score, qid, **conventions)
 
 
 @ranks_by_query
@@ -529,6 +555,7 @@ def make_ranking_scorer(metric: str = "map", **conventions: Any) -> Any:
     from sklearn.metrics import make_scorer
 
     # Check the name and conventions now rather than inside a search.
+    _check_keywords(conventions, "make_ranking_scorer")
     per_query(metric, [1.0, 0.0], [1.0, 0.0], None, **conventions)
     return make_scorer(_ranking_score, greater_is_better=True, metric=metric, **conventions)
 
@@ -552,10 +579,7 @@ def best_accuracy(y_true: Any, y_score: Any, qid: Any = None, *, relevance_thres
     labels, scores, codes, uniques = _inputs(y_true, y_score, qid)
     # Every other metric's threshold is checked by the core; this one compares in numpy, where
     # NaN made no document relevant and every query "perfect" (1.0).
-    if isinstance(relevance_threshold, bool) or not isinstance(relevance_threshold, (int, float, np.number)):
-        raise invalid_parameter("relevance_threshold", "a finite number", relevance_threshold)
-    if not np.isfinite(relevance_threshold):
-        raise invalid_parameter("relevance_threshold", "a finite number", relevance_threshold)
+    relevance_threshold = finite_number(relevance_threshold, "relevance_threshold")
     relevant = labels > relevance_threshold
     best = []
     order = np.lexsort((-scores, codes))

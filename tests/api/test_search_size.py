@@ -93,7 +93,6 @@ def test_max_train_queries_is_checked(data, bad):
         SVMMapCV([1.0], cv=2, loss="auto", losses=["map"], max_train_queries=bad).fit(X, y, qid=qid)
 
 
-
 @pytest.mark.parametrize("preprocessing", ["binned", "ga2m"])
 def test_a_split_that_leaves_rows_out_scores_as_the_search_on_a_copy_of_its_rows(preprocessing):
     # Splits whose training and validation rows leave queries of X out (as max_train_queries

@@ -316,7 +316,7 @@ def test_a_validation_set_reaches_the_binner_in_a_pipeline():
     ("kwargs", "message"),
     [
         ({"eval_qid": [np.zeros(4)]}, "eval_group and eval_qid describe eval_set, which was not given"),
-        ({"eval_set": [(np.ones((4, 3)), np.ones(4))]}, "eval_set needs its queries"),
+        ({"eval_set": [(np.ones((4, 3)), np.ones(4))]}, "eval_set has 1 set\\(s\\) but not their queries"),
         ({"eval_set": (np.ones((4, 3)), np.ones(4)), "eval_qid": [np.zeros(4)]}, "must be a list of one"),
         ({"eval_set": [(np.ones((4, 2)), np.ones(4))], "eval_qid": [np.zeros(4)]}, "eval_set\\[0\\] X has 2 features"),
         ({"eval_set": [(np.ones((4, 3)), np.ones(3))], "eval_qid": [np.zeros(4)]}, "eval_set\\[0\\] y"),

@@ -9,7 +9,6 @@ SciPy. Both paths read, check and score through this module, so they cannot disa
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
@@ -315,7 +314,7 @@ def write_model(path: Any, doc: dict, check: Optional[Callable[[ModelDocument], 
     ValueError
         When the file would not load; nothing is written.
     """
-    name = os.fspath(path)
+    name = path_name(path)
     text = json.dumps(doc, allow_nan=False)
     try:
         document = check_document(json.loads(text), name)

@@ -37,9 +37,24 @@ def path_name(path: Any, name: str = "path") -> str:
     decodes file names) or a path-like object; any other value is a TypeError naming the
     argument (bytes used to fail with "can't concat str to bytes")."""
     try:
-        return os.fsdecode(path)
+        text = os.fsdecode(path)
     except TypeError:
         raise TypeError(f"{name} must be a file path (str, bytes or os.PathLike), got {type(path).__name__}") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # A name that is not UTF-8 (legal on Linux: Python gives the byte 0xff as '\udcff') reached
+        # the core as "'utf-8' codec can't encode character", naming neither argument nor file.
+        # The core opens files by UTF-8 names, so the refusal says which byte and what to do.
+        try:
+            shown, byte = repr(os.fsencode(text)), f"byte 0x{os.fsencode(text[exc.start])[0]:02x}"
+        except UnicodeEncodeError:
+            shown, byte = repr(text), f"{text[exc.start]!r}, half of a UTF-16 surrogate pair,"
+        raise ValueError(
+            f"{name} {shown}: the file name is not UTF-8 text ({byte} at character {exc.start}); "
+            "svmmap opens files by UTF-8 names: rename the file"
+        ) from None
+    return text
 
 
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -59,6 +74,8 @@ def text_lines(name: str) -> Iterator[Tuple[int, bytes]]:
     import io
 
     from .._core import DataFormatError
+
+    name = path_name(name)
 
     lineno = 0
     # The whole text at once: one call releases the GIL while reading and decompressing, and
@@ -197,4 +214,4 @@ def write_atomic(path: PathLike, data: Union[str, bytes]) -> None:
     """Write a whole file so that readers see the old content or the new, never a part."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    _core.write_atomic(os.fspath(path), data)
+    _core.write_atomic(path_name(path), data)

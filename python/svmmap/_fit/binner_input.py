@@ -19,6 +19,7 @@ from .._validation import (
     unique_column_names,
     warn_unused,
 )
+from .evaluation_sets import missing_queries_message
 
 __all__ = ["as_dense", "check_unread", "column_names", "validation_set"]
 
@@ -65,8 +66,12 @@ def validation_set(
         raise ValueError("Binner.fit's eval_set must be a list of one (X, y) tuple, e.g. eval_set=[(X_val, y_val)]")
     if len(eval_set[0]) != 2:
         raise ValueError("eval_set[0] must be an (X, y) tuple")
-    if (eval_group is None) == (eval_qid is None):
-        raise ValueError("eval_set needs its queries: give eval_group (query sizes) or eval_qid, not both")
+    # SVMMap.fit's words for both mistakes: "give eval_group or eval_qid, not both" was also
+    # the answer to an eval_set given with neither.
+    if eval_group is None and eval_qid is None:
+        raise ValueError(missing_queries_message(1))
+    if eval_group is not None and eval_qid is not None:
+        raise ValueError("eval_set's queries are given twice: give eval_qid or eval_group, not both")
     grouping = eval_group if eval_group is not None else eval_qid
     if not isinstance(grouping, (list, tuple)) or len(grouping) != 1:
         raise ValueError("give the queries of the one eval_set as a list of one array")

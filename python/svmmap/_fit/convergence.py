@@ -162,7 +162,11 @@ def overflow_named(
         text = str(exc)
         if _OVERFLOW not in text:
             raise
-        spread = float(np.max(column_std(), initial=0.0))
+        # The spread of features near float64's limit overflows as it is computed (a sparse X's
+        # squares warned "overflow encountered in multiply" in place of this message); inf is
+        # the answer then.
+        with np.errstate(over="ignore", invalid="ignore"):
+            spread = float(np.max(column_std(), initial=0.0))
         weight = 1.0 if query_weights is None else float(np.max(query_weights, initial=1.0))
         # Orders of magnitude of the squared spread, 2 log10(spread), which cannot overflow; a
         # spread that is itself beyond float64 (or NaN from it) is the features' doing.
@@ -192,4 +196,22 @@ def overflow_named(
         raise ValueError(
             f"{head}; the feature values of X are too large for float64 arithmetic (squares of feature values, "
             "summed over the features, must stay below 1.8e308): scale the features"
+        ) from None
+
+
+@contextlib.contextmanager
+def intercept_named(scaling: float, largest: float) -> Iterator[None]:
+    """Names ``intercept_scaling`` when SVMAcc's training overflows float64 and the constant
+    column it adds (of that value) is larger than every feature of X (``largest``): the core's
+    message then blamed "the feature values of X", which were small."""
+    try:
+        yield
+    except ValueError as exc:
+        text = str(exc)
+        if _OVERFLOW not in text or not scaling > max(largest, 1.0):
+            raise
+        raise ValueError(
+            f"{text.split(';')[0]}; intercept_scaling = {scaling:g} is too large for float64 arithmetic "
+            f"(it is the value of the constant feature that carries the intercept, and the features of X "
+            f"reach {largest:.3g}): lower intercept_scaling"
         ) from None

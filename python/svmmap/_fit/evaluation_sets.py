@@ -21,7 +21,7 @@ from .._validation import (
     invalid_parameter,
     qid_of,
 )
-from ..metrics import evaluate, per_query
+from ..metrics import check_metric_names, evaluate, per_query
 from .lightgbm_args import PIPELINE_HINT, refuse_lightgbm_arguments
 
 logger = logging.getLogger("svmmap")
@@ -274,6 +274,7 @@ def lightgbm_metrics(eval_metric: Any, eval_at: Any) -> List[str]:
     "map" stays MAP over the whole list. Without ``eval_at`` the names are taken as they are,
     and no ``eval_metric`` is "map" (LightGBM's ranker would record ndcg@1 to ndcg@5)."""
     names = _metric_names(eval_metric)
+    check_metric_names(names, "eval_metric")
     if eval_at is not None and (
         isinstance(eval_at, (str, bytes)) or not (isinstance(eval_at, numbers.Integral) or hasattr(eval_at, "__iter__"))
     ):

@@ -130,7 +130,11 @@ class BinningSpec:
         values, offsets = self.flat()
 
         def chunk_codes(start: int) -> np.ndarray:
-            part = X[start : start + CODE_CHUNK] if rows is None else np.ascontiguousarray(X[rows[start : start + CODE_CHUNK]])
+            part = (
+                X[start : start + CODE_CHUNK]
+                if rows is None
+                else np.ascontiguousarray(X[rows[start : start + CODE_CHUNK]])
+            )
             return self.with_pair_codes(_core.bin_codes(part, values, offsets, self.config, n_threads))
 
         n = X.shape[0] if rows is None else rows.shape[0]
@@ -431,6 +435,16 @@ def json_value(name: str, value: Any) -> Any:
     return value
 
 
+def validation_codes(spec: BinningSpec, X_val: np.ndarray, threads: int) -> np.ndarray:
+    """The bin codes of a validation set under ``spec``, by the core's check of its values
+    (a NaN without missing="indicator", an inf), whose "X" is told as "eval_set[0] X"."""
+    values, offsets = spec.flat()
+    try:
+        return _core.bin_codes(X_val, values, offsets, spec.config, threads)
+    except ValueError as error:
+        raise ValueError(f"eval_set[0] {error}") from None
+
+
 def fit_pairs(
     spec: BinningSpec,
     X: Optional[np.ndarray],
@@ -477,12 +491,7 @@ def fit_pairs(
         counts = [len(k) for k in spec.thresholds]
         judged = None
         if validation is not None:
-            try:
-                v_codes = _core.bin_codes(validation[0], values, offsets, spec.config, threads)
-            except ValueError as error:
-                # The core names the matrix it bins "X"; this one is the validation set.
-                raise ValueError(f"eval_set[0] {error}") from None
-            judged = (v_codes, validation[1], validation[2])
+            judged = (validation_codes(spec, validation[0], threads), validation[1], validation[2])
         pairs, scores = select_pairs(
             codes,
             counts,

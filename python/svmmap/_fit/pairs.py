@@ -79,6 +79,10 @@ SELECTION_ROWS = 50_000
 HELD_OUT_T = 2.0
 #: The fewest pairs each half puts forward to be judged on the other (see `pool_size`).
 POOL_MIN = 10
+#: Labels whose largest magnitude lies outside 2^-64 .. 2^64 are first multiplied by a power of
+#: two (`label_exponent`): the residuals' squares, summed over up to `SELECTION_ROWS`
+#: documents, then stay far from float64's overflow (2^1024) and underflow (2^-1022).
+LABEL_RANGE = 64
 
 
 def check_interactions(interactions: Any, bins: Any) -> Optional[List[tuple]]:
@@ -94,8 +98,15 @@ def check_interactions(interactions: Any, bins: Any) -> Optional[List[tuple]]:
         if interactions < 0:
             raise ValueError(f"interactions must be None, a count >= 0 or a list of pairs, got {interactions!r}")
         return None
+    # A feature index is an integer: int() truncated 0.5 to 0 and read True as 1, so that
+    # [(0.5, 1)] became the pair (0, 1) and [(True, 2)] the pair (1, 2) without a word.
+    pairs: Optional[List[tuple]] = None
     try:
         pairs = [tuple(int(v) for v in p) for p in interactions]
+        if not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for p in interactions for v in p
+        ):
+            pairs = None
     except (TypeError, ValueError):
         pairs = None
     if pairs is None or any(len(p) != 2 or p[0] == p[1] or min(p) < 0 for p in pairs):
@@ -209,6 +220,22 @@ def query_halves(qid: Optional[np.ndarray], n: int) -> np.ndarray:
     return half[q]
 
 
+def label_exponent(*labels: np.ndarray) -> int:
+    """The e such that the labels times 2^e have their largest magnitude in [0.5, 1), or 0 when
+    it already lies within 2^-LABEL_RANGE .. 2^LABEL_RANGE (every graded scale).
+
+    The selection is a t statistic on per-query centred residuals, so it does not depend on the
+    labels' scale, but its sums of squares do: labels of 1e150 overflowed them to inf and labels
+    of 1e-200 underflowed them to 0, and every pair was rejected without a word. A power of two
+    scales every sum, product and quotient exactly, so the pairs are those of unscaled labels and
+    the scores are theirs times 2^(2e); labels in the usual range are left as they are.
+    """
+    largest = max((float(np.max(np.abs(v))) for v in labels if v.size), default=0.0)
+    if largest == 0.0 or 2.0**-LABEL_RANGE <= largest <= 2.0**LABEL_RANGE:
+        return 0
+    return -int(np.frexp(largest)[1])
+
+
 def centred_labels(y: np.ndarray, qid: Optional[np.ndarray]) -> np.ndarray:
     """The labels minus their query's mean (their mean over all rows without qid)."""
     r = np.asarray(y, dtype=np.float64).copy()
@@ -265,6 +292,19 @@ def _selected(codes: Optional[np.ndarray], codes_at: Any, y: Any, qid: Any) -> T
     return codes, np.asarray(y, dtype=np.float64)[rows], None if qid is None else np.asarray(qid)[rows]
 
 
+def _scaled_labels(y: np.ndarray, validation: Any) -> Tuple[np.ndarray, Any, int]:
+    """The training labels and the validation set's times 2^e, the one `label_exponent` of
+    both (the validation residuals are its labels less the training rows' model), and e."""
+    if validation is not None:
+        validation = (validation[0], np.asarray(validation[1], dtype=np.float64), validation[2])
+    exponent = label_exponent(y, *([] if validation is None else [validation[1]]))
+    if exponent:
+        y = np.ldexp(y, exponent)
+        if validation is not None:
+            validation = (validation[0], np.ldexp(validation[1], exponent), validation[2])
+    return y, validation, exponent
+
+
 def select_pairs(
     codes: Optional[np.ndarray],
     counts: Sequence[int],
@@ -286,6 +326,7 @@ def select_pairs(
     gives the base codes of the rows it is asked for, so that only the selection rows are
     binned (SVMMapCV's splits, whose rows are not copied)."""
     codes, y, qid = _selected(codes, codes_at, y, qid)
+    y, validation, exponent = _scaled_labels(y, validation)
     by_feature = np.ascontiguousarray(codes.T)
     d = codes.shape[1]
     usable = [f for f in range(d) if len(coarse[f]) > 0]
@@ -388,4 +429,7 @@ def select_pairs(
             kept.append(p)
             totals.append(float(g.sum()))
     order = np.argsort(-np.asarray(totals), kind="stable")[:k]
-    return [candidates[kept[o]] for o in order], np.asarray(totals, dtype=np.float64)[order]
+    # The reductions in the labels' units: exact, or inf beyond float64 (labels of 1e200).
+    with np.errstate(over="ignore"):
+        scores = np.ldexp(np.asarray(totals, dtype=np.float64)[order], -2 * exponent)
+    return [candidates[kept[o]] for o in order], scores

@@ -48,7 +48,10 @@ def refuse_search_only_params(params: Mapping[str, Any]) -> None:
     are accepted."""
     for name in ("patience", "prune_margin", "max_train_queries"):
         value = params[name]
-        if value is not None and value != SEARCH_DEFAULTS[name]:
+        # A bool equals 1 (patience=True passed as the default 1): only the default itself is
+        # accepted, of its own type.
+        default = SEARCH_DEFAULTS[name]
+        if value is not None and (value != default or isinstance(value, (bool, np.bool_)) != isinstance(default, bool)):
             raise ValueError(
                 f'{name}={value!r} applies to the search over losses and preprocessings (loss="auto" or '
                 f"preprocessing=...); the C search alone fits every C on every split: leave {name} at its "
@@ -96,8 +99,8 @@ def check_params(params: Mapping[str, Any]) -> List[float]:
     if not isinstance(params["scoring"], str):
         raise invalid_parameter("scoring", "a metric name such as 'map' or 'ndcg@10'", params["scoring"])
     check_spelling(params["scoring"], "scoring")
-    from ..metrics import evaluate
+    from ..metrics import check_metric_names
 
     # The metric name is checked on a one-query example before any training.
-    evaluate([1, 0], [1.0, 0.0], None, [params["scoring"]])
+    check_metric_names([params["scoring"]], "scoring")
     return grid

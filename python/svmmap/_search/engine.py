@@ -30,6 +30,7 @@ from .._fit.degenerate import is_degenerate, score_spread
 from .._fit.latent import latent_path
 from .._validation import check_qid, check_spelling
 from ..estimator import query_mean
+from .candidates import PREPROCESSINGS
 from .results import (
     EARLY_STOP,
     FAILED,
@@ -43,7 +44,6 @@ from .results import (
     build_results,
     choose,
 )
-from .candidates import PREPROCESSINGS
 from .size import training_queries
 from .splits import SplitData
 

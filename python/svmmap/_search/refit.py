@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from .._fit.request import FitRequest
 from .._fit.training import InMemory, Inputs, run_fit
 from .candidates import fit_preprocessor
-from .splits import fit_scaler_in_chunks
+from .splits import check_standardizable, fit_scaler_in_chunks
 
 __all__ = ["Checked", "refit_best", "refit_standard"]
 
@@ -35,6 +37,8 @@ def refit_standard(model: Any, X: Any, y: Any, sample_weight: Any, data: Inputs)
     read Pipeline(StandardScaler(), SVMMap) fitted on X; the weights are that Pipeline's up to
     rounding."""
     scaler = fit_scaler_in_chunks(model[0], X, data.core_X)
+    with np.errstate(invalid="ignore"):
+        check_standardizable(scaler.mean_, np.sqrt(scaler.var_))
     # Sparse X is scaled, not centered, as the scaler (with_mean=False) does.
     center = None if hasattr(X, "tocsr") else scaler.mean_
     scaled = replace(data, core_X=data.core_X.with_columns(center, 1.0 / scaler.scale_), names=None)

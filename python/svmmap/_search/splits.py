@@ -115,6 +115,21 @@ def _rows(X: Any, rows: np.ndarray) -> Any:
 MOMENT_CHUNK = 8192
 
 
+def check_standardizable(mean: np.ndarray, std: np.ndarray) -> None:
+    """Refuses the "standard" preprocessing of an X whose column mean or standard deviation is
+    beyond float64 (values of 1e155 square to inf): the scale 1 / inf = 0 read the column as 0
+    in every split's fit, without a word, and the refit stopped on the core's "column scales
+    and centers must be finite", which named neither X nor "standard"."""
+    bad = np.flatnonzero(~(np.isfinite(mean) & np.isfinite(std)))
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(
+            f'preprocessing "standard" cannot standardize X: the mean or standard deviation of its column {j} '
+            "is beyond the float64 range (values beyond about 1e154 square to inf); scale the features of X, "
+            'or search without "standard"'
+        )
+
+
 def standard_columns(core_X: Any, rows: np.ndarray, sparse: bool) -> Tuple[Optional[np.ndarray], np.ndarray]:
     """(center, scale) of the columns of ``core_X`` (dense or CSR) over ``rows``, for
     `CoreMatrix.with_columns`: what StandardScaler fitted on those rows subtracts (its mean,
@@ -125,29 +140,33 @@ def standard_columns(core_X: Any, rows: np.ndarray, sparse: bool) -> Tuple[Optio
     n, d = rows.shape[0], core_X.n_cols
     chunks = [rows[i : i + MOMENT_CHUNK] for i in range(0, n, MOMENT_CHUNK)]
     total, square = np.zeros(d), np.zeros(d)
-    if core_X.kind == "dense":
-        X = core_X.arrays[0]
-        for chunk in chunks:
-            total += X[chunk].sum(axis=0, dtype=np.float64)
-        mean = total / n
-        for chunk in chunks:
-            # In place: one float64 copy of the chunk, not two.
-            deviation = X[chunk].astype(np.float64)
-            deviation -= mean
-            square += np.einsum("ij,ij->j", deviation, deviation)
-    else:
-        stored = np.zeros(d)
-        for chunk in chunks:
-            data, indices = core_X.take_rows(chunk).arrays[:2]
-            total += np.bincount(indices, weights=data.astype(np.float64), minlength=d)
-            stored += np.bincount(indices, minlength=d)
-        mean = total / n
-        for chunk in chunks:
-            data, indices = core_X.take_rows(chunk).arrays[:2]
-            square += np.bincount(indices, weights=(data.astype(np.float64) - mean[indices]) ** 2, minlength=d)
-        # The zeros of a column deviate from its mean by the mean.
-        square += (n - stored) * mean**2
-    std = np.sqrt(square / n)
+    # Values beyond about 1e154 overflow the squares: check_standardizable names X then,
+    # where NumPy's overflow warning would come first.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if core_X.kind == "dense":
+            X = core_X.arrays[0]
+            for chunk in chunks:
+                total += X[chunk].sum(axis=0, dtype=np.float64)
+            mean = total / n
+            for chunk in chunks:
+                # In place: one float64 copy of the chunk, not two.
+                deviation = X[chunk].astype(np.float64)
+                deviation -= mean
+                square += np.einsum("ij,ij->j", deviation, deviation)
+        else:
+            stored = np.zeros(d)
+            for chunk in chunks:
+                data, indices = core_X.take_rows(chunk).arrays[:2]
+                total += np.bincount(indices, weights=data.astype(np.float64), minlength=d)
+                stored += np.bincount(indices, minlength=d)
+            mean = total / n
+            for chunk in chunks:
+                data, indices = core_X.take_rows(chunk).arrays[:2]
+                square += np.bincount(indices, weights=(data.astype(np.float64) - mean[indices]) ** 2, minlength=d)
+            # The zeros of a column deviate from its mean by the mean.
+            square += (n - stored) * mean**2
+        std = np.sqrt(square / n)
+    check_standardizable(mean, std)
     # StandardScaler's rule: a column of (nearly) constant values keeps its scale.
     std[std < 10 * np.finfo(np.float64).eps] = 1.0
     return (None if sparse else mean), 1.0 / std
@@ -318,7 +337,11 @@ class SplitData:
             rows = train if test is None else np.union1d(train, np.where(test < 0, test + n, test))
             window = None if rows.shape[0] == n else rows
             # The validation rows' positions among the window's rows (None: their own rows).
-            at = None if (window is None or test is None) else np.searchsorted(window, np.where(test < 0, test + n, test))
+            at = (
+                None
+                if (window is None or test is None)
+                else np.searchsorted(window, np.where(test < 0, test + n, test))
+            )
             self._windows[k] = (window, at)
         return self._windows[k][0]
 

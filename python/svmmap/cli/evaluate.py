@@ -56,13 +56,14 @@ def run_evaluate(args: argparse.Namespace) -> None:
         _evaluate_run(args)
         return
     from ..io import load_letor, load_predictions
-    from ..metrics import CONVENTIONS, DEFAULT_CONVENTIONS, evaluate, resolve_conventions
+    from ..metrics import CONVENTIONS, DEFAULT_CONVENTIONS, check_metric_names, evaluate, resolve_conventions
 
     if args.data is None or args.predictions is None:
         raise ValueError("give DATA PREDICTIONS (a LETOR file and its scores) or --run RUN --qrels QRELS")
     _, y, qid = load_letor(args.data)
     scores = load_predictions(args.predictions, n_expected=len(y), qid=qid)
     metrics = _metric_list(args.metrics, "map,ndcg@10,mrr@10,roc,p@10")
+    check_metric_names(metrics, "--metrics")
     no_rel = (
         None
         if args.no_relevant is None

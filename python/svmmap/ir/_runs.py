@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -56,6 +56,19 @@ def _minmax_per_query(X: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     return scaled
 
 
+def _check_runs(runs: Any) -> None:
+    """The runs of a fusion: a non-empty list of Run. One Run given alone was iterated
+    ("'Run' object is not iterable"), naming neither the argument nor what it takes."""
+    if isinstance(runs, (str, bytes, Run)) or not hasattr(runs, "__iter__"):
+        raise invalid_parameter("runs", "a list of Run objects, e.g. [run_a, run_b]", runs)
+    runs = list(runs)
+    if not runs:
+        raise ValueError("at least one run is needed")
+    for i, run in enumerate(runs):
+        if not isinstance(run, Run):
+            raise ValueError(f"runs[{i}] must be a Run, got {type(run).__name__}")
+
+
 def run_features(
     runs: Sequence[Run], *, queries: Optional[Sequence[str]] = None, normalize: str = "none"
 ) -> RunFeatures:
@@ -72,8 +85,7 @@ def run_features(
         rescales each run's scores per query to [0, 1] first, which makes thresholds mean the
         same thing for queries whose score ranges differ.
     """
-    if not runs:
-        raise ValueError("at least one run is needed")
+    _check_runs(runs)
     if normalize not in _NORMALIZE:
         raise invalid_parameter("normalize", f"one of {_NORMALIZE}", normalize)
     lengths = [len(r) for r in runs]
@@ -225,8 +237,7 @@ def reciprocal_rank_fusion(runs: Sequence[Run], *, k: float = 60, tag: str = "rr
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Real) or not (0 <= float(k) < float("inf")):
         raise invalid_parameter("k", "a finite number >= 0", k)
-    if not runs:
-        raise ValueError("at least one run is needed")
+    _check_runs(runs)
     reciprocal = []
     for run in runs:
         ranks = trec_ranks(run.qid, run.docno, run.score)

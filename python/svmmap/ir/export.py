@@ -79,6 +79,7 @@ import numpy as np
 
 from .._fit.scaler import folded_linear, raw_thresholds
 from .._optional import load
+from .._validation import check_characters
 from ._model_parts import (
     _FLOAT32_MAX,
     _engine_number,
@@ -108,6 +109,9 @@ def engine_name(value: Any, what: str) -> str:
     argument. ``str(None)`` used to be exported as the model "None"."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{what}: the engine needs a non-empty name, got {value!r}")
+    # The check of feature names too: a lone surrogate was refused there but passed here, into
+    # a document no UTF-8 writer can encode (to_onnx raised a bare UnicodeEncodeError).
+    check_characters(value, what, "give a name of characters")
     return value
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from .._fit.defaults import TRAINING_DEFAULTS
 from .._search.selection import choose_C
-from .._validation import invalid_parameter, queries_with_relevant
+from .._validation import check_labels, finite_number, invalid_parameter, queries_with_relevant
 from ._rankers import SingleFeature, fit_ranker, ranking_scores
 
 __all__ = [
@@ -97,10 +97,16 @@ def paired_comparison(a: Any, b: Any, *, tol: float = 1e-12) -> Comparison:
     """
     from scipy.stats import wilcoxon
 
-    a = np.asarray(a, dtype=np.float64).reshape(-1)
-    b = np.asarray(b, dtype=np.float64).reshape(-1)
-    if a.shape != b.shape:
-        raise ValueError(f"paired values differ in length: {a.shape[0]} and {b.shape[0]}")
+    # The estimators' check of labels, one finite number per query: a NaN used to count as a
+    # tie and make the p-value NaN, and 2-D arrays or scalars were flattened into queries.
+    n_a, n_b = (len(v) if np.ndim(v) else 1 for v in (a, b))
+    if n_a != n_b:
+        raise ValueError(f"paired values differ in length: {n_a} and {n_b}")
+    a = check_labels(a, n_a, name="a", what="per-query values")
+    b = check_labels(b, n_b, name="b", rows_name="a", what="per-query values")
+    tol = finite_number(tol, "tol")
+    if tol < 0:
+        raise invalid_parameter("tol", "a finite number >= 0", tol)
     d = a - b
     d[np.abs(d) <= tol] = 0.0
     wins, losses = int(np.sum(d > 0)), int(np.sum(d < 0))
@@ -205,7 +211,11 @@ def make_random_splits(
             f"{len(qs)} queries are too few for {n_train} training, {n_vali} validation and "
             f"{'at least 1' if n_test is None else n_test} test queries"
         )
-    rng = np.random.default_rng(random_state)
+    try:
+        rng = np.random.default_rng(random_state)
+    except (TypeError, ValueError):
+        # NumPy's words ("SeedSequence expects int ...") named no argument.
+        raise invalid_parameter("random_state", "an integer >= 0, a numpy Generator or None", random_state) from None
     train_cycle, vali_cycle, test_cycle = _Cycle(qs, rng), _Cycle(qs, rng), _Cycle(qs, rng)
     splits = []
     for _ in range(n_trials):
