@@ -7,6 +7,7 @@ layout or dtype, and then exactly once.
 
 from __future__ import annotations
 
+import numbers
 import os
 import sys
 import warnings
@@ -261,6 +262,13 @@ def check_labels(y: Any, n_rows: int, name: str = "y", rows_name: str = "X", wha
     if bad.size:
         raise ValueError(f"{name}[{bad[0]}] is {arr[bad[0]]}: {what} must be finite numbers")
     return contiguous(arr)
+
+
+def check_verbose(verbose: Any, levels: str) -> None:
+    """THE rule of ``verbose`` (SVMMap and SVMMapCV alike): an integer, any value <= 0 silent (as
+    LightGBM's -1), or a bool as scikit-learn's estimators take it (True is 1)."""
+    if not isinstance(verbose, numbers.Integral):  # bool is an Integral
+        raise invalid_parameter("verbose", f"an integer or a bool (<= 0 or False: silent; {levels})", verbose)
 
 
 def check_n_relevant(n_relevant: Any, n_queries: int) -> np.ndarray:

@@ -258,13 +258,13 @@ API_CASES = [
         "verbose-text",
         lambda X, y: SVMMap(verbose="yes").fit(X, y, qid=np.repeat([1, 2], 2)),
         ValueError,
-        "verbose must be an integer (<= 0: silent, as LightGBM's -1; above 0: progress), got 'yes'",
+        "verbose must be an integer or a bool (<= 0 or False: silent; above 0: progress), got 'yes'",
     ),
     (
         "verbose-float",
         lambda X, y: SVMMap(verbose=2.5).fit(X, y, qid=np.repeat([1, 2], 2)),
         ValueError,
-        "verbose must be an integer (<= 0: silent, as LightGBM's -1; above 0: progress), got 2.5",
+        "verbose must be an integer or a bool (<= 0 or False: silent; above 0: progress), got 2.5",
     ),
     (
         "loss-twice",

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import numbers
 import sys
 import threading
 import warnings
@@ -35,6 +34,7 @@ from .._validation import (
     check_matrix,
     check_qid,
     check_spelling,
+    check_verbose,
     feature_names_of,
     forget_fit,
     invalid_parameter,
@@ -233,11 +233,7 @@ def train_config(model: Any) -> "_core.TrainConfig":
     config = _core.TrainConfig(**{p["name"]: getattr(model, p["name"]) for p in TRAINING_PARAMETERS})
     if model.callback is not None and not callable(model.callback):
         raise invalid_parameter("callback", "callable or None", model.callback)
-    # LightGBM's verbose=-1 (its silence) is accepted: every value <= 0 logs nothing.
-    if not isinstance(model.verbose, (bool, numbers.Integral)):
-        raise invalid_parameter(
-            "verbose", "an integer (<= 0: silent, as LightGBM's -1; above 0: progress)", model.verbose
-        )
+    check_verbose(model.verbose, "above 0: progress")
     return config
 
 

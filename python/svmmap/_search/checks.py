@@ -10,7 +10,7 @@ from typing import Any, List, Mapping
 import numpy as np
 
 from .._fit.defaults import SEARCH_DEFAULTS
-from .._validation import check_bool, check_spelling, invalid_parameter
+from .._validation import check_bool, check_spelling, check_verbose, invalid_parameter
 
 __all__ = ["check_params", "check_search_params", "refuse_search_only_params"]
 
@@ -86,11 +86,7 @@ def check_params(params: Mapping[str, Any]) -> List[float]:
         or not (np.isfinite(float(confirm)) and float(confirm) >= 0)
     ):
         raise invalid_parameter("confirm_tolerance", "a finite number >= 0 or None", confirm)
-    v = params["verbose"]
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < -1:
-        raise invalid_parameter(
-            "verbose", "an integer: 0 (or LightGBM's -1) silent, 1 a line per candidate and C, 2 per split", v
-        )
+    check_verbose(params["verbose"], "1 or True: a line per candidate and C, 2: per split")
     b = params["time_budget"]
     if b is not None and (
         isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(float(b)) and float(b) > 0)
