@@ -142,11 +142,22 @@ def test_verbose_zero_is_silent(data, capsys):
     assert "[SVMMapCV]" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("bad", [-2, 1.5, "yes", True])
+@pytest.mark.parametrize("bad", [1.5, "yes", None])
 def test_verbose_is_checked(data, bad):
     X, y, qid = data
-    with pytest.raises(ValueError, match="verbose"):
+    with pytest.raises(ValueError, match=r"^verbose must be an integer or a bool \(<= 0 or False: silent; 1 or True"):
         SVMMapCV([1.0], cv=2, verbose=bad).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("verbose, lines", [(True, True), (False, False), (-2, False), (1, True)])
+def test_verbose_takes_a_bool_or_any_integer_as_svmmap_does(data, capsys, verbose, lines):
+    # One rule for SVMMap and SVMMapCV (scikit-learn's estimators take verbose=True, LightGBM
+    # -1): True is 1 and prints a line per candidate and C; False and every integer <= 0 are
+    # silent. SVMMap takes the same values.
+    X, y, qid = data
+    SVMMapCV([1.0], cv=2, refit=False, n_jobs=1, verbose=verbose).fit(X, y, qid=qid)
+    assert ("[SVMMapCV]" in capsys.readouterr().err) == lines
+    SVMMap(C=1.0, verbose=verbose, n_jobs=1).fit(X, y, qid=qid)
 
 
 def test_python_and_the_cli_choose_by_the_same_default_metric():
@@ -395,3 +406,30 @@ def test_the_search_fits_pairwise_count_at_the_tolerance_of_pairwise_at_the_nomi
     # A factor of 1 and no scale leave the candidate as given.
     plain = Candidate("map", "none", config)
     assert ranking_config(plain, Policy(**{**policy.__dict__, "ranking_eps": 1.0})) is plain
+
+
+def test_a_stopped_path_lets_go_of_its_warm_states(data, monkeypatch):
+    # A warm state holds the path's working set of cutting planes (a dense vector of every
+    # feature column a cut): a path stopped by the race, the early stop along C or a refusal is
+    # never fitted again, so its states go, while the paths still running keep theirs.
+    from svmmap._search import engine
+
+    seen = []
+    finish = engine._Search.finish
+
+    def spy(self, losses):
+        seen.append([(p.stopped, p.states) for p in self.paths])
+        return finish(self, losses)
+
+    monkeypatch.setattr(engine._Search, "finish", spy)
+    X, y, qid = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        SVMMapCV([0.01, 0.1, 1.0, 10.0, 100.0], loss="auto", preprocessing="auto", patience=1, n_jobs=1, cv=3).fit(
+            X, y, qid=qid
+        )
+    (paths,) = seen
+    assert any(stopped for stopped, _ in paths), "patience=1 stops some path before the last C"
+    for stopped, states in paths:
+        if stopped:
+            assert all(state is None for state in states)

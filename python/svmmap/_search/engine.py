@@ -221,6 +221,13 @@ class _Path:
         self.not_improved = 0
         self.stopped = False
 
+    def stop(self) -> None:
+        """Stops the path, and lets go of its warm states: a state holds the working set of
+        cutting planes, one dense vector of the features a cut (of every indicator column for
+        a binned or GA2M candidate), and no later fit of a stopped path reads it."""
+        self.stopped = True
+        self.states = [None] * len(self.states)
+
 
 class _Search:
     def __init__(self, candidates: Sequence[Candidate], data: SplitData, policy: Policy) -> None:
@@ -383,7 +390,7 @@ class _Search:
                 )
             else:
                 continue
-            path.stopped = True
+            path.stop()
             for later in range(row, path.first_row + len(self.policy.grid)):
                 table.status[later] = PRUNED
             table.notes[row] = f"pruned after {k + 1} of {self.data.n_splits} splits: mean {means[row]:.4f}, {why}"
@@ -419,7 +426,7 @@ class _Search:
             return False
         if any(self.data.ga2m_pairs(k) for k in range(self.data.n_splits)):
             return False
-        path.stopped = True
+        path.stop()
         last = path.first_row + len(self.policy.grid)
         for row in range(path.first_row, last):
             self.table.status[row] = NO_PAIRS
@@ -433,7 +440,7 @@ class _Search:
     def _fail(self, path: _Path, row: int, error: BaseException) -> None:
         """A candidate whose fit is refused on this data is left out, with the reason."""
         self.errors.append(error)
-        path.stopped = True
+        path.stop()
         note = f"{type(error).__name__}: {error}"
         last = path.first_row + len(self.policy.grid)
         for later in range(row, last):
@@ -454,7 +461,7 @@ class _Search:
         path.not_improved += 1
         patience = self.policy.patience
         if patience is not None and path.not_improved >= patience:
-            path.stopped = True
+            path.stop()
             for later in range(path.first_row + j + 1, path.first_row + len(self.policy.grid)):
                 self.table.status[later] = EARLY_STOP
 
