@@ -31,9 +31,11 @@ MQ2008's ``--folds``, the per-feature pipeline, the GA2M with ``interactions=10`
 with one feature per tree and without constraint, each tuned on vali, with the choices and the
 seconds of each tuning over the per-feature pipeline's.
 
-The one call (``--search``): ``SVMMapCV(loss="auto", preprocessing="auto")`` with and without
-its "ga2m" candidate on the planted and the pair-free synthetic data, the choice, test NDCG@10
-and the time ratio (median over ``--repeats``; ``--kinds none`` for the pair-free data alone).
+The one call (``--search``): ``SVMMapCV(loss="auto", preprocessing="auto", n_jobs=1)`` with and
+without its "ga2m" candidate on the planted and the pair-free synthetic data, and LGBMRanker
+tuned as benchmarks/auto_search.py tunes it: the choice, test NDCG@10, the time ratio with and
+without the candidate and each search's time over tuned LightGBM's (medians over ``--repeats``;
+``--kinds none`` for the pair-free data alone).
 
 The C path of the GA2M (``--c-path``): on the planted data, the pipeline with
 ``interactions=10`` (pairs chosen once on train) at each loss of LOSSES and pairwise and each C
@@ -215,23 +217,28 @@ def where_table(folds: List[int]) -> None:
 
 
 def search_table(repeats: int, kinds: List[str]) -> None:
-    """The one call, ``SVMMapCV(loss="auto", preprocessing="auto")`` (5 query folds of the
-    training queries), on the planted and the pair-free synthetic data: its choice, test NDCG@10
-    and seconds, against the same search without the "ga2m" candidate (``preprocessing=["none",
-    "standard", "binned"]``), the two timed one after the other ``repeats`` times (the median of
-    the ratios: the machine is shared)."""
+    """The one call, ``SVMMapCV(loss="auto", preprocessing="auto", n_jobs=1)`` (5 query folds
+    of the training queries), on the planted and the pair-free synthetic data: its choice, test
+    NDCG@10 and seconds, against the same search without the "ga2m" candidate
+    (``preprocessing=["none", "standard", "binned"]``) and against LGBMRanker tuned as
+    benchmarks/auto_search.py tunes it (single-threaded, early stopping on the vali queries), the
+    three timed one after the other ``repeats`` times (medians of the seconds and of the ratios:
+    the machine may be shared)."""
     from svmmap import SVMMapCV
 
-    print("| data | search | choice | test NDCG@10 | seconds (timing) | with ga2m / without (timing, median) |")
-    print("|---|---|---|---:|---:|---:|")
+    print(
+        "| data | search | choice | test NDCG@10 | seconds (timing) | with ga2m / without (timing, median) "
+        "| / tuned LightGBM's (timing, median) |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|")
     for kind, planted in (("planted pairs", PLANTED), ("no pairs", None)):
         if ("planted" if planted else "none") not in kinds:
             continue
-        train, _, test = synthetic(planted)
+        train, vali, test = synthetic(planted)
         rows: Dict[str, Tuple[str, float, List[float]]] = {}
         for _ in range(repeats):
             for name, preprocessing in (("auto", "auto"), ("without ga2m", ["none", "standard", "binned"])):
-                search = SVMMapCV(loss="auto", preprocessing=preprocessing)
+                search = SVMMapCV(loss="auto", preprocessing=preprocessing, n_jobs=1)
                 start = time.perf_counter()
                 search.fit(*train[:2], qid=train[2])
                 seconds = time.perf_counter() - start
@@ -241,10 +248,23 @@ def search_table(repeats: int, kinds: List[str]) -> None:
                 choice = f"{best['loss']}/{best['preprocessing']}, C={best['C']:g}{pairs}"
                 score = ndcg(test[1], search.predict(test[0]), test[2], k=10)
                 rows.setdefault(name, (choice, score, []))[2].append(seconds)
+            start = time.perf_counter()
+            lgbm, described = lightgbm_tuned(train, vali, one_feature_per_tree=False)
+            seconds = time.perf_counter() - start
+            score = ndcg(test[1], lgbm.predict(test[0]), test[2], k=10)
+            rows.setdefault("tuned LightGBM", (described, score, []))[2].append(seconds)
         ratios = [a / b for a, b in zip(rows["auto"][2], rows["without ga2m"][2])]
+        to_lgbm = {
+            name: f"{float(np.median([a / b for a, b in zip(rows[name][2], rows['tuned LightGBM'][2])])):.2f}"
+            for name in ("auto", "without ga2m")
+        }
         for name, (choice, score, times) in rows.items():
             ratio = f"{float(np.median(ratios)):.2f}" if name == "auto" else ""
-            print(f"| {kind} | {name} | {choice} | {score:.4f} | {float(np.median(times)):.1f} | {ratio} |", flush=True)
+            print(
+                f"| {kind} | {name} | {choice} | {score:.4f} | {float(np.median(times)):.1f} | {ratio} "
+                f"| {to_lgbm.get(name, '')} |",
+                flush=True,
+            )
 
 
 def c_path_table() -> None:

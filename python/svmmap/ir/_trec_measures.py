@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from .._validation import invalid_parameter
+from .._validation import invalid_parameter, warn_unused
 from ._trec_data import Qrels, Run
 from ._trec_order import _ranks_in_order, sort_qids, trec_order
 
@@ -220,7 +220,8 @@ def evaluate_measures(
         AP 0). ``"svmmap"``: only the queries with at least one relevant document.
     queries : sequence of str, optional
         Evaluate these queries only (still subject to ``conventions``); a listed query that
-        the run does not retrieve gets 0, as ``trec_eval -c`` gives it.
+        the run does not retrieve gets 0, as ``trec_eval -c`` gives it, and one the qrels do
+        not judge is left out with a ``UserWarning`` naming it.
 
     Returns
     -------
@@ -255,6 +256,16 @@ def evaluate_measures(
     parsed = {name: parse_measure(name) for name in names}
     judged = set(qrels.qid.tolist())
     wanted = run.queries() if queries is None else sort_qids(dict.fromkeys(str(q) for q in queries))
+    if queries is not None:
+        # A listed query the qrels do not judge is left out, as trec_eval leaves it out: said,
+        # since a typo in an id would otherwise give an empty or smaller result without a word.
+        unjudged = [q for q in wanted if q not in judged]
+        if unjudged:
+            shown = ", ".join(repr(q) for q in unjudged[:5]) + (", ..." if len(unjudged) > 5 else "")
+            warn_unused(
+                f"queries' {shown} ({len(unjudged)} of {len(wanted)})",
+                "the qrels judge no such query, and a measure is defined on judged queries only",
+            )
     wanted = [q for q in wanted if q in judged]
     if conventions == "svmmap":
         with_rel = set(qrels.qid[qrels.rel >= 1].tolist())
