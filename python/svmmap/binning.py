@@ -237,19 +237,22 @@ class Binner(TransformerMixin, BaseEstimator):
         # scikit-learn).
         spec = BinningSpec.fit(arr, config, self.get_params(), n_threads(self.n_jobs))
         validation = validation_set(eval_set, eval_group, eval_qid, arr.shape[1])
-        if self.interactions is None:
+        if self.interactions is None or pairs_given is not None:
             if validation is not None:
                 # Unused, yet checked as with interactions (a NaN passed here), before the
                 # warning that it is unused.
                 validation_codes(spec, validation[0], n_threads(self.n_jobs))
-            # Unused without interactions, yet given: checked, and a validation set warned of.
+            # Unused without pair selection (no interactions, or pairs listed by hand), yet
+            # given: checked, and a validation set warned of.
             check_unread(
                 "Binner",
                 y,
                 qid,
                 validation is not None,
                 arr.shape[0],
-                "only interactions=k reads it, to judge its pairs; without them the thresholds are fitted on X alone",
+                "only interactions=k reads it, to judge its pairs; without them the thresholds are fitted on X alone"
+                if self.interactions is None
+                else "interactions lists its pairs, so no labels or validation queries choose them",
             )
         scores = np.zeros(0)
         if self.interactions is not None:

@@ -470,15 +470,18 @@ def memory_set(
     n_features: int,
     threads: int,
     threshold: float,
+    pipeline_hint: bool = True,
 ) -> Tuple[Callable[[np.ndarray], dict], dict, Callable[[], bool]]:
-    """Validation set i in memory, checked and scored here (see `SetPreparer`)."""
+    """Validation set i in memory, checked and scored here (see `SetPreparer`). ``pipeline_hint``:
+    a set narrower than X is told how a Pipeline's earlier steps transform it (an SVMMap's X
+    there is their output); SVMMapCV, which makes its own preprocessing, is told nothing of it."""
     # Every message names the argument the user passed (eval_set[0] X, eval_qid[0]), not
     # the training data's X, y and qid, which the shared checks name by default.
     x_name, y_name = f"eval_set[{i}] X", f"eval_set[{i}] y"
     ex_core, ex_rows, ex_features = check_matrix(ex, name=x_name)
     if ex_features != n_features:
         raise ValueError(
-            f"eval_set[{i}] has {ex_features} features, but X has {n_features}{PIPELINE_HINT if ex_features < n_features else ''}"
+            f"eval_set[{i}] has {ex_features} features, but X has {n_features}{PIPELINE_HINT if pipeline_hint and ex_features < n_features else ''}"
         )
     ey = check_labels(ey, ex_rows, name=y_name, rows_name=x_name)
     if g is None:

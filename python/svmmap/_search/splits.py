@@ -539,6 +539,8 @@ def validation_split(
         n_features,
         threads,
         relevance_threshold,
+        # SVMMapCV's X is the data its own preprocessings read, never a Pipeline step's output.
+        pipeline_hint=False,
     )
     v_core, v_rows, _ = check_matrix(pair[0], name="eval_set[0] X")
     v_y = check_labels(pair[1], v_rows, name="eval_set[0] y", rows_name="eval_set[0] X")
