@@ -28,14 +28,8 @@ def refuse_unrouted_search(required_by: str, qid_given: bool = True) -> None:
     sklearn = sys.modules.get("sklearn")
     if sklearn is None or sklearn.get_config().get("enable_metadata_routing", False):
         return
-    frame = sys._getframe(1)
-    for _ in range(30):
-        frame = frame.f_back  # type: ignore[assignment]
-        if frame is None:
-            return
-        if frame.f_code.co_name == "_fit_and_score" and frame.f_globals.get("__name__", "").startswith("sklearn."):
-            break
-    else:
+    frame = _fit_and_score_frame(sys._getframe(1))
+    if frame is None:
         return
     if not _scores_by_query(frame.f_locals.get("scorer")):
         return
@@ -108,15 +102,8 @@ def refuse_group_in_search(name: str, group: Any) -> None:
     quotes it under "All the N fits failed"."""
     if group is None or "sklearn" not in sys.modules:
         return
-    frame = sys._getframe(1)
-    for _ in range(30):
-        frame = frame.f_back  # type: ignore[assignment]
-        if frame is None:
-            return
-        if frame.f_code.co_name == "_fit_and_score" and frame.f_globals.get("__name__", "").startswith("sklearn."):
-            raise ValueError(
-                f"{name} was given group= by a scikit-learn search or cross-validation: {_GROUP_IN_SEARCH}"
-            )
+    if _fit_and_score_frame(sys._getframe(1)) is not None:
+        raise ValueError(f"{name} was given group= by a scikit-learn search or cross-validation: {_GROUP_IN_SEARCH}")
 
 
 def _scores_by_query(scorer: Any) -> bool:
@@ -137,3 +124,15 @@ def _scores_by_query(scorer: Any) -> bool:
         return True
     scorers = getattr(scorer, "_scorers", None)
     return isinstance(scorers, dict) and any(_scores_by_query(s) for s in scorers.values())
+
+
+def _fit_and_score_frame(frame: Any) -> Any:
+    """The frame of scikit-learn's ``_fit_and_score`` among the 30 callers above ``frame``
+    (the one split of a search or cross-validation being fitted), or None outside one."""
+    for _ in range(30):
+        frame = frame.f_back
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "_fit_and_score" and frame.f_globals.get("__name__", "").startswith("sklearn."):
+            return frame
+    return None
