@@ -48,8 +48,8 @@ pub(super) enum Matrix<'py> {
     },
 }
 
-/// A function of a matrix view, boxed (`Matrix::run_checked` of a scaled matrix).
-type ViewFn<'a, R> = Box<dyn FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send + 'a>;
+/// A matrix view's work with its result type erased (see `Matrix::run_checked`).
+type ViewFn<'a> = &'a mut (dyn FnMut(&dyn RowMatrix) -> crate::Result<()> + Send);
 
 pub(super) enum Codes<'py> {
     U8(PyReadonlyArray2<'py, u8>),
@@ -133,8 +133,28 @@ impl<'py> Matrix<'py> {
         n_threads: usize,
         f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
+        // Generic only in this shell: the views' construction below (and the call's thread,
+        // pool and guards under it) is compiled once per element type instead of once per
+        // binding and element type, which was most of the crate's compile time.
+        let mut f = Some(f);
+        let mut out = None;
+        self.run_erased(py, check, n_threads, &mut |m| {
+            let f = f.take().expect("a matrix's work runs once");
+            out = Some(f(m)?);
+            Ok(())
+        })?;
+        Ok(out.expect("run_erased returns Ok only after the work ran"))
+    }
+
+    fn run_erased(
+        &self,
+        py: Python<'_>,
+        check: Check,
+        n_threads: usize,
+        f: ViewFn<'_>,
+    ) -> PyResult<()> {
         #[allow(clippy::too_many_arguments)]
-        fn csr<R: Send, T: Scalar + numpy::Element, I: SparseIndex + numpy::Element>(
+        fn csr<T: Scalar + numpy::Element, I: SparseIndex + numpy::Element>(
             py: Python<'_>,
             check: Check,
             data: &PyReadonlyArray1<'_, T>,
@@ -142,8 +162,8 @@ impl<'py> Matrix<'py> {
             indptr: &PyReadonlyArray1<'_, I>,
             shape: (usize, usize),
             n_threads: usize,
-            f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
-        ) -> PyResult<R> {
+            f: ViewFn<'_>,
+        ) -> PyResult<()> {
             let (d, i, p) = (
                 slice(data, "X.data")?,
                 slice(indices, "X.indices")?,
@@ -160,15 +180,15 @@ impl<'py> Matrix<'py> {
             })
             .map_err(PyErr::from)
         }
-        fn binned<R: Send, C: crate::data::binned::Code + numpy::Element>(
+        fn binned<C: crate::data::binned::Code + numpy::Element>(
             py: Python<'_>,
             codes: &PyReadonlyArray2<'_, C>,
             th: &crate::binning::Thresholds,
             missing: Missing,
             grids: &[(usize, usize)],
             n_threads: usize,
-            f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
-        ) -> PyResult<R> {
+            f: ViewFn<'_>,
+        ) -> PyResult<()> {
             let (s, n, d) = rows(codes, "bin codes")?;
             // The code columns are the base features' and then the pairs'.
             let base = d.saturating_sub(grids.len());
@@ -179,13 +199,13 @@ impl<'py> Matrix<'py> {
             })
             .map_err(PyErr::from)
         }
-        fn dense<R: Send, T: Scalar + numpy::Element>(
+        fn dense<T: Scalar + numpy::Element>(
             py: Python<'_>,
             check: Check,
             a: &PyReadonlyArray2<'_, T>,
             n_threads: usize,
-            f: impl FnOnce(&dyn RowMatrix) -> crate::Result<R> + Send,
-        ) -> PyResult<R> {
+            f: ViewFn<'_>,
+        ) -> PyResult<()> {
             let (s, n, d) = rows(a, "X")?;
             detach(py, || {
                 with_threads(n_threads, || {
@@ -209,11 +229,9 @@ impl<'py> Matrix<'py> {
                     slice(center, "column centers")?,
                     slice(scale, "column scales")?,
                 );
-                // Boxed, so that this call and the inner one share one closure type (a new
-                // closure type per level would never end the generic recursion).
-                let scaled: ViewFn<'_, R> =
-                    Box::new(move |m| f(&crate::data::ScaledView::new(m, c, s)?));
-                inner.run_checked(py, check, t, scaled)
+                inner.run_erased(py, check, t, &mut |m| {
+                    f(&crate::data::ScaledView::new(m, c, s)?)
+                })
             }
             Matrix::Binned {
                 codes,

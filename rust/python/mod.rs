@@ -71,6 +71,22 @@ pub(crate) fn detach<R: Send>(
     py: Python<'_>,
     f: impl FnOnce() -> crate::Result<R> + Send,
 ) -> crate::Result<R> {
+    // Generic only in this shell: the thread, the token and the guard below are compiled once
+    // instead of once per binding (over a hundred copies were a quarter of the crate's code).
+    let mut f = Some(f);
+    let mut out = None;
+    detach_erased(py, &mut || {
+        let f = f.take().expect("a core call's work runs once");
+        out = Some(f()?);
+        Ok(())
+    })?;
+    Ok(out.expect("detach_erased returns Ok only after the work ran"))
+}
+
+fn detach_erased(
+    py: Python<'_>,
+    f: &mut (dyn FnMut() -> crate::Result<()> + Send),
+) -> crate::Result<()> {
     let token = crate::runtime::cancel::Token::new();
     // A call made from inside another call's work (a Python callback during a fit calling
     // the core) stops when that call is interrupted.

@@ -104,6 +104,17 @@ thread_local! {
 /// global thread pool has not been initialized". `tests/robustness/test_aborts.py` checks that
 /// no public call starts the global pool.
 pub fn with_threads<R: Send>(n_threads: usize, f: impl FnOnce() -> R + Send) -> Result<R> {
+    // Generic only in this shell: the pool's lease and rayon's `install` are compiled once
+    // instead of once per caller (each copy of `install` brings rayon's job machinery along).
+    let mut f = Some(f);
+    let mut out = None;
+    with_threads_erased(n_threads, &mut || {
+        out = Some(f.take().expect("a pool's work runs once")());
+    })?;
+    Ok(out.expect("with_threads_erased returns Ok only after the work ran"))
+}
+
+fn with_threads_erased(n_threads: usize, f: &mut (dyn FnMut() + Send)) -> Result<()> {
     // Resolved here too, so that a count given to the core directly (0, or a number of
     // threads) keys the same pools as the n_jobs it stands for.
     let n_threads = if n_threads == 0 {
@@ -115,13 +126,15 @@ pub fn with_threads<R: Send>(n_threads: usize, f: impl FnOnce() -> R + Send) -> 
     // nested request (a binding that checks its input on the call's pool, then runs a kernel
     // that asks for the same count) runs on that pool instead of leasing a second one.
     if POOL_ASKED.with(|asked| asked.get()) == Some(n_threads) {
-        return Ok(f());
+        f();
+        return Ok(());
     }
     let lease = Lease(Some(checkout(n_threads)?));
     let pool = lease.pool();
     // Unlinked (dropped) before the lease gives the pool back.
     let _following = Token::current().map(|caller| caller.lead(&pool.token));
-    Ok(pool.threads.install(f))
+    pool.threads.install(f);
+    Ok(())
 }
 
 /// How many pools of `n_threads` threads were built in this process so far.
