@@ -164,8 +164,11 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         search chose in 2 to 5 times less time. A candidate whose fits at this C took more
         than 5 times the median iterations of the candidates fitted on the same splits, and
         whose mean is below the best by any amount, stops from the first split on (on
-        raw-scale features, the unscaled candidates; benchmarks/race_cost.py). None: every
-        candidate is fitted on every split. The C search alone has one candidate
+        raw-scale features, the unscaled candidates; benchmarks/race_cost.py). With one
+        split (``cv="validation"``) the race runs after each C's split, before the next C:
+        a candidate below the best row so far by more than this margin, or slow and below
+        it, is fitted at no larger C (its fitted rows stay, the later ones are "pruned").
+        None: every candidate is fitted on every split. The C search alone has one candidate
         and no race: there a value other than the default and None is refused.
     max_train_queries : int or None, default=500
         In the search (not the C search alone): the large-data rule. A split whose training
