@@ -249,7 +249,7 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         scores fitted before are kept), "time budget" (left out, or not finished on every split, when
         ``time_budget`` was spent) or "failed" (the candidate's fit was refused on this
         data, e.g. an oracle that cannot run on a query that long; the search goes on
-        without it)) and "note" (why a row failed). A row not fitted has NaN mean score and
+        without it)) and "note" (why a row failed or was pruned). A row not fitted has NaN mean score and
         ranks after every fitted one. When every candidate fails, fit raises the first
         error.
     n_splits_ : int

@@ -486,7 +486,7 @@ def test_a_one_split_search_stops_a_candidate_far_below_the_best_before_the_next
     assert r["split0_stop_reason"][row] == "pruned"
     assert r["split0_test_score"][row - 1] == 0.75
     pruned = [line for line in err.splitlines() if "pruned" in line]
-    assert len(pruned) == 1 and "pairwise/none C=1 pruned (pruned before its fits: at C=0.1" in pruned[0]
+    assert len(pruned) == 1 and "pairwise/none C=1 pruned before its fits: at C=0.1 mean 0.7500" in pruned[0]
 
 
 def test_a_one_split_search_never_stops_the_best_candidate(data, monkeypatch):
