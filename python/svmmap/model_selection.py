@@ -164,8 +164,11 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         search chose in 2 to 5 times less time. A candidate whose fits at this C took more
         than 5 times the median iterations of the candidates fitted on the same splits, and
         whose mean is below the best by any amount, stops from the first split on (on
-        raw-scale features, the unscaled candidates; benchmarks/race_cost.py). None: every
-        candidate is fitted on every split. The C search alone has one candidate
+        raw-scale features, the unscaled candidates; benchmarks/race_cost.py). With one
+        split (``cv="validation"``) the race runs after each C's split, before the next C:
+        a candidate below the best row so far by more than this margin, or slow and below
+        it, is fitted at no larger C (its fitted rows stay, the later ones are "pruned").
+        None: every candidate is fitted on every split. The C search alone has one candidate
         and no race: there a value other than the default and None is refused.
     max_train_queries : int or None, default=500
         In the search (not the C search alone): the large-data rule. A split whose training
@@ -246,7 +249,7 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         scores fitted before are kept), "time budget" (left out, or not finished on every split, when
         ``time_budget`` was spent) or "failed" (the candidate's fit was refused on this
         data, e.g. an oracle that cannot run on a query that long; the search goes on
-        without it)) and "note" (why a row failed). A row not fitted has NaN mean score and
+        without it)) and "note" (why a row failed or was pruned). A row not fitted has NaN mean score and
         ranks after every fitted one. When every candidate fails, fit raises the first
         error.
     n_splits_ : int

@@ -433,3 +433,73 @@ def test_a_stopped_path_lets_go_of_its_warm_states(data, monkeypatch):
     for stopped, states in paths:
         if stopped:
             assert all(state is None for state in states)
+
+
+def one_split_search(monkeypatch, data, value, iterations=None, **params):
+    """A search of one split (cv="validation", the last 8 queries of ``data`` the eval_set)
+    over C = 0.1, 1, 10 without the early stop along C, each fit of loss L at C index j
+    scoring ``value[L][j]``; fitted, with its calls and stderr."""
+    X, y, qid = data
+    vali = qid >= np.unique(qid)[-8]
+    script = {(loss, j, 0): v for loss, values in value.items() for j, v in enumerate(values)}
+    search, calls = scripted_search(
+        monkeypatch,
+        script,
+        Cs=[0.1, 1.0, 10.0],
+        cv="validation",
+        loss="auto",
+        losses=list(value),
+        patience=None,
+        refit=False,
+        n_jobs=1,
+        **params,
+    )
+    if iterations is not None:
+        scripted_iterations(monkeypatch, iterations)
+    search.fit(X[~vali], y[~vali], qid=qid[~vali], eval_set=[(X[vali], y[vali])], eval_qid=[qid[vali]])
+    r = search.cv_results_
+    return search, dict(zip(zip(r["param_loss"], r["param_C"]), r["status"])), calls
+
+
+@pytest.mark.parametrize("margin", [0.02, None])
+def test_a_one_split_search_stops_a_candidate_far_below_the_best_before_the_next_c(data, monkeypatch, capsys, margin):
+    # One split, three C values. map scores 0.80 at every C, pairwise 0.75 (0.05 below the
+    # best, more than the margin 0.02), map-greedy 0.79 (0.01 below, within it). After the
+    # first C's split pairwise stops: its C = 0.1 row was fitted and stays "fitted", its
+    # C = 1 and 10 rows are "pruned" and never fitted; map-greedy runs on. Without the race
+    # (prune_margin=None) every row is fitted.
+    value = {"map": [0.80] * 3, "pairwise": [0.75] * 3, "map-greedy": [0.79] * 3}
+    search, status, calls = one_split_search(monkeypatch, data, value, prune_margin=margin, verbose=1)
+    err = capsys.readouterr().err
+    assert status[("map", 10.0)] == status[("map-greedy", 10.0)] == "fitted"
+    assert search.best_params_["loss"] == "map"
+    if margin is None:
+        assert set(status.values()) == {"fitted"}
+        assert len(calls) == 3 * 3
+        return
+    assert status[("pairwise", 0.1)] == "fitted"
+    assert status[("pairwise", 1.0)] == status[("pairwise", 10.0)] == "pruned"
+    assert [c for c in calls if c[0] == "pairwise"] == [("pairwise", 0, 0)]
+    r = search.cv_results_
+    row = int(np.flatnonzero((r["param_loss"] == "pairwise") & (r["param_C"] == 1.0))[0])
+    assert r["note"][row] == "pruned before its fits: at C=0.1 mean 0.7500, 0.0500 below the best over the same splits"
+    assert r["split0_stop_reason"][row] == "pruned"
+    assert r["split0_test_score"][row - 1] == 0.75
+    pruned = [line for line in err.splitlines() if "pruned" in line]
+    assert len(pruned) == 1 and "pairwise/none C=1 pruned before its fits: at C=0.1 mean 0.7500" in pruned[0]
+
+
+def test_a_one_split_search_never_stops_the_best_candidate(data, monkeypatch):
+    # pairwise ties map (0.80) at C = 0.1 and then climbs to 0.83 and 0.85; its fits take 60
+    # iterations, map's and map-greedy's 4 (the median 4, and 60 > 5 x 4): slow, but never
+    # below the best, so never stopped, and chosen at C = 10. map-greedy (0.79, within the
+    # margin of 0.80 at C = 0.1) and map (0.80) are 0.04 and 0.03 below pairwise's 0.83 at
+    # C = 1, more than the margin: both stop before C = 10.
+    value = {"map": [0.80] * 3, "pairwise": [0.80, 0.83, 0.85], "map-greedy": [0.79] * 3}
+    iterations = {"map": 4, "pairwise": 60, "map-greedy": 4}
+    search, status, calls = one_split_search(monkeypatch, data, value, iterations)
+    assert [status[("pairwise", C)] for C in (0.1, 1.0, 10.0)] == ["fitted"] * 3
+    for loss in ("map", "map-greedy"):
+        assert [status[(loss, C)] for C in (0.1, 1.0, 10.0)] == ["fitted", "fitted", "pruned"]
+    assert len(calls) == 3 + 3 + 1
+    assert search.best_params_ == {"loss": "pairwise", "preprocessing": "none", "C": 10.0}

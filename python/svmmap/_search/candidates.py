@@ -6,12 +6,15 @@ from __future__ import annotations
 import re
 from typing import Any, List, Optional, Tuple
 
+import numpy as np
+
 __all__ = [
     "GA2M_PAIRS",
     "PREPROCESSINGS",
     "auto_losses",
     "fit_preprocessor",
     "make_preprocessor",
+    "pair_scale",
     "preprocessing_names",
 ]
 
@@ -83,3 +86,23 @@ def fit_preprocessor(
         v_X, v_y, v_qid = validation
         return transformer.fit(X, y, qid=qid, eval_set=[(v_X, v_y)], eval_qid=[v_qid])
     return transformer.fit(X)
+
+
+def pair_scale(labels: np.ndarray, codes: np.ndarray) -> float:
+    """The factor that puts "pairwise:count" on the scale of C of the other losses: 4 over the
+    mean number of pairs with different labels per query that has any.
+
+    "pairwise:count" sums the hinge max(0, 1 - (s_i - s_j)) over a query's M_q pairs, where
+    "pairwise" averages max(0, 1 - 2 (s_i - s_j)): with v = w / 2, ``pairwise:count`` at C is
+    ``pairwise`` at C * M / 4 with each query weighted by M_q / M (M the mean of M_q), the
+    same ranking up to that weighting. Its C values times this factor thus span the same
+    regularization as the other losses' C, instead of M / 4 times stronger ones, whose fits
+    take the most iterations of the search (C times the pairs) and are rarely chosen."""
+    n_queries = int(codes.max()) + 1 if codes.size else 0
+    sizes = np.bincount(codes, minlength=n_queries).astype(np.float64)
+    # Pairs with different labels: all pairs less those within each label level.
+    levels, level_codes = np.unique(labels, return_inverse=True)
+    within = np.bincount(codes * len(levels) + level_codes, minlength=n_queries * len(levels)).astype(np.float64)
+    pairs = (sizes**2 - (within**2).reshape(n_queries, len(levels)).sum(axis=1)) / 2
+    ranked = pairs[pairs > 0]
+    return 4.0 / float(ranked.mean()) if ranked.size else 1.0

@@ -8,8 +8,9 @@ call bit for bit), before the next C: with a time budget every candidate thus ge
 small-C fits first. After each split the candidates race (`_Search._race`): one far below the
 best over the same splits stops there (from the second split on), and so does one below
 the best by any amount whose fits took many times the iterations of the others' at that C
-(from the first). A path stops when its mean validation score has not improved for
-``patience`` C values; a candidate whose fit the core refuses on this data (an oracle that
+(from the first); in a search of one split, the race runs after its split, before the next
+C. A path stops when its mean validation score has not improved for ``patience`` C values;
+a candidate whose fit the core refuses on this data (an oracle that
 cannot run on a query of this size, say) is left out with the reason; the time budget caps
 the fit under way as well as the fits to come.
 """
@@ -30,7 +31,7 @@ from .._fit.degenerate import is_degenerate, score_spread
 from .._fit.latent import latent_path
 from .._validation import check_qid, check_spelling
 from ..estimator import query_mean
-from .candidates import PREPROCESSINGS
+from .candidates import PREPROCESSINGS, pair_scale
 from .results import (
     EARLY_STOP,
     FAILED,
@@ -82,25 +83,21 @@ SLOW_FACTOR = 5.0
 #: --settings off,5:2,default).
 SLOW_AFTER = 1
 
+#: The race before the next C in a search of one split: after the C's only split, a path
+#: below the best row so far by more than ``prune_margin``, or slow and below it, stops
+#: before the next C (its row stays fitted, the later ones are "pruned"). There the rows are
+#: compared on the very scores that choose among them, so only a path that would climb more
+#: than the margin at a larger C can be lost. With the vali split as the validation set it
+#: chose what the search without it chose on MQ2008's five folds and on three seeds of both
+#: generated kinds, in 0.68, 0.75 and 0.88 times the CPU time (benchmarks/race_cost.py --cv
+#: validation --settings one-off,default --seeds 0,1,2).
+RACE_ONE_SPLIT = True
 
-def pair_scale(labels: np.ndarray, codes: np.ndarray) -> float:
-    """The factor that puts "pairwise:count" on the scale of C of the other losses: 4 over the
-    mean number of pairs with different labels per query that has any.
-
-    "pairwise:count" sums the hinge max(0, 1 - (s_i - s_j)) over a query's M_q pairs, where
-    "pairwise" averages max(0, 1 - 2 (s_i - s_j)): with v = w / 2, ``pairwise:count`` at C is
-    ``pairwise`` at C * M / 4 with each query weighted by M_q / M (M the mean of M_q), the
-    same ranking up to that weighting. Its C values times this factor thus span the same
-    regularization as the other losses' C, instead of M / 4 times stronger ones, whose fits
-    take the most iterations of the search (C times the pairs) and are rarely chosen."""
-    n_queries = int(codes.max()) + 1 if codes.size else 0
-    sizes = np.bincount(codes, minlength=n_queries).astype(np.float64)
-    # Pairs with different labels: all pairs less those within each label level.
-    levels, level_codes = np.unique(labels, return_inverse=True)
-    within = np.bincount(codes * len(levels) + level_codes, minlength=n_queries * len(levels)).astype(np.float64)
-    pairs = (sizes**2 - (within**2).reshape(n_queries, len(levels)).sum(axis=1)) / 2
-    ranked = pairs[pairs > 0]
-    return 4.0 / float(ranked.mean()) if ranked.size else 1.0
+#: The same race after the last split of a C in a k-fold search, off: the race after the
+#: second split of the next C stops the same paths two splits later, and racing before it
+#: chose alike in 0.88, 0.96 and 1.00 times the CPU time, within the timing's noise at load 8
+#: to 12 (benchmarks/race_cost.py --cv 5 --settings default,last-on --seeds 0,1,2).
+RACE_LAST_SPLIT = False
 
 
 @dataclass(frozen=True)
@@ -182,6 +179,12 @@ class Policy:
     slow_factor: Optional[float] = SLOW_FACTOR
     #: The cost rule starts once this many splits of a row are fitted (see `SLOW_AFTER`).
     slow_after: int = SLOW_AFTER
+    #: The race before the next C in a search of one split (``cv="validation"``), where the
+    #: race after a split never runs (`RACE_ONE_SPLIT`). False: every path runs to its patience.
+    race_one_split: bool = RACE_ONE_SPLIT
+    #: The same race after the last split of each C in a search of several splits
+    #: (`RACE_LAST_SPLIT`).
+    race_last_split: bool = RACE_LAST_SPLIT
 
 
 def _refused_on_this_data(error: BaseException) -> bool:
@@ -321,6 +324,9 @@ class _Search:
                     self._finish_row(path, j)
             if self.out_of_time:
                 return
+            last = self.policy.race_one_split if self.data.n_splits == 1 else self.policy.race_last_split
+            if last and j + 1 < len(self.policy.grid):
+                self._race(active, j, self.data.n_splits - 1, before_next=True)
 
     def _fit_split(self, path: _Path, j: int, k: int) -> None:
         """Fits row j of ``path`` on split k, unless the budget is spent (``out_of_time``)."""
@@ -356,18 +362,21 @@ class _Search:
         if self.policy.verbose >= 1:
             self._report(row, "done")
 
-    def _race(self, active: List[_Path], j: int, k: int) -> None:
+    def _race(self, active: List[_Path], j: int, k: int, before_next: bool = False) -> None:
         """After split k of row j: a path whose mean over splits 0..k is below the best such
         mean of any row (this C's or an earlier one's) by more than ``prune_margin`` stops
         here, its row and the later ones marked "pruned". The rows are compared on the same
         splits, so the query-to-query noise that a single split carries is shared. A path
         whose fits are slow (`_slow_rows`) stops when it is below the best by any amount: the
-        splits and C values left would cost it the most, for a candidate not in the lead."""
+        splits and C values left would cost it the most, for a candidate not in the lead.
+        ``before_next``: after row j's last split, once it is finished; the row stays fitted
+        and the path stops before the next C, whatever ``prune_after`` (the row's scores are
+        those that choose among the rows)."""
         margin = self.policy.prune_margin
-        if margin is None or k + 1 < min(self.policy.prune_after, self.policy.slow_after):
+        if margin is None or (not before_next and k + 1 < min(self.policy.prune_after, self.policy.slow_after)):
             return
         # Before ``prune_after`` splits only the cost rule stops a path.
-        by_score = k + 1 >= self.policy.prune_after
+        by_score = before_next or k + 1 >= self.policy.prune_after
         table = self.table
         seen = table.scores[:, : k + 1]
         done = ~np.isnan(seen).any(axis=1)
@@ -391,12 +400,18 @@ class _Search:
             else:
                 continue
             path.stop()
-            for later in range(row, path.first_row + len(self.policy.grid)):
+            if before_next:
+                # The row is fitted on every split and stays so; the race acts on the next.
+                first, text = row + 1, f"pruned before its fits: at C={table.params[row]['C']:g} mean"
+                table.stops[first, :] = "pruned"
+            else:
+                first, text = row, f"pruned after {k + 1} of {self.data.n_splits} splits: mean"
+                table.stops[row, k + 1 :] = "pruned"
+            for later in range(first, path.first_row + len(self.policy.grid)):
                 table.status[later] = PRUNED
-            table.notes[row] = f"pruned after {k + 1} of {self.data.n_splits} splits: mean {means[row]:.4f}, {why}"
-            table.stops[row, k + 1 :] = "pruned"
+            table.notes[first] = f"{text} {means[row]:.4f}, {why}"
             if self.policy.verbose >= 1:
-                self._report(row, "pruned")
+                self._report(first, table.notes[first] if before_next else "pruned")
 
     def _slow_rows(self, active: List[_Path], j: int, k: int, done: np.ndarray) -> Dict[int, float]:
         """The rows of C index j, among those of ``active`` fitted on splits 0..k, whose mean
