@@ -149,10 +149,12 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         Seconds for the whole search (the C search alone included). The fit under way when
         they are spent stops there (its ``max_time`` is cut to the budget left; it keeps its
         iterate and its split score, with the stop reason "budget"), no further fit is
-        started, the rows left are listed with status "time budget", a warning says so, and
-        the best of the fully fitted rows is chosen. The first candidate (first loss and
-        preprocessing, smallest C) is always fitted on every split (its fits capped like any
-        other once the budget is spent), so there is always a result. None: no limit.
+        started, the rows left (and a row whose fit the budget cut) are listed with status
+        "time budget", a warning says so, and the best of the fully fitted rows is chosen.
+        The first candidate (first loss and preprocessing, smallest C) is always fitted on
+        every split (its fits capped like any other once the budget is spent), so there is
+        always a result; when the data refuses it (status "failed"), the next candidate
+        that runs takes its place. None: no limit.
     prune_margin : float or None, default=0.02
         In the search (not the C search alone): the race across candidates. At each C the
         candidates are fitted split by split; from the second split on, a candidate whose
@@ -245,8 +247,8 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         ``preprocessing``), "pruned" (left out by the race, see ``prune_margin``; the split
         scores fitted before are kept), "time budget" (left out, or not finished on every split, when
         ``time_budget`` was spent) or "failed" (the candidate's fit was refused on this
-        data, e.g. an oracle that cannot run on a query that long; the search goes on
-        without it)) and "note" (why a row failed). A row not fitted has NaN mean score and
+        data, e.g. an oracle that cannot run on a query that long, or a C too large for
+        float64 arithmetic; the search goes on without it)) and "note" (why a row failed). A row not fitted has NaN mean score and
         ranks after every fitted one. When every candidate fails, fit raises the first
         error.
     n_splits_ : int

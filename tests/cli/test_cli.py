@@ -469,3 +469,24 @@ def test_learn_names_a_model_file_given_as_vali(tmp_path, capsys):
         assert main(["learn", *auto, "--vali", str(model), str(data), str(tmp_path / "n.json")]) == 2
         assert f"--vali {model} is an svmmap model file (JSON), not validation data" in capsys.readouterr().err
     assert not (tmp_path / "n.json").exists()
+
+
+def test_learn_auto_takes_patience_none_and_vv_as_python_does(tmp_path, capsys):
+    """--patience none is SVMMapCV(patience=None) (every C fitted; it was refused, while the
+    other options take 'none' for None), and -vv is verbose=2 (a line per split; it printed
+    what -v prints). Found by attack5."""
+    rows = [
+        f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n"
+        for q in range(12)
+        for i in range(5)
+    ]
+    train = tmp_path / "t.txt"
+    train.write_text("".join(rows))
+    base = ["learn", "--auto", "--n-jobs", "1", "--cv", "2"]
+    assert main([*base, "--patience", "none", "-v", str(train), str(tmp_path / "a.json")]) == 0
+    err = capsys.readouterr().err
+    assert "0 stopped early along C" in err
+    assert main([*base, "-v", str(train), str(tmp_path / "b.json")]) == 0
+    assert not re.search(r"split \d+ of \d+", capsys.readouterr().err)
+    assert main([*base, "-vv", str(train), str(tmp_path / "c.json")]) == 0
+    assert re.search(r"split 2 of 2: ", capsys.readouterr().err)

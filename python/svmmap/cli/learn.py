@@ -177,8 +177,8 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
     """Refuses an option that this run would not read (``--bins 10`` without ``--missing nan``
     used to train with no binner and say nothing), as ``--early-stopping`` without ``--vali``
     is refused; then fills in the defaults of the options left out."""
+    given: set = getattr(args, GIVEN, set())
     if args.auto:
-        given: set = getattr(args, GIVEN, set())
         for name, option in (("C", "-c"), ("loss", "--loss")):
             if name in given:
                 # The search chooses them; the model written used to have C 0.01 and loss
@@ -190,14 +190,15 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
     if args.bins is not None and (args.auto or args.missing != "nan"):
         raise ValueError("--bins sets the binner of --missing nan (without --auto); give --missing nan too")
     for name, option in (("cv", "--cv"), ("time_budget", "--time-budget"), ("patience", "--patience")):
-        if getattr(args, name) is not None and not args.auto:
+        if (getattr(args, name) is not None or name in given) and not args.auto:
             raise ValueError(f"{option} is read by --auto only: give --auto too, or leave {option} out")
     if args.cv is not None and args.vali is not None:
         raise ValueError("--cv makes the folds of --auto's search when there is no --vali; give one of them")
     if args.scoring is not None and not args.auto and args.vali is None:
         raise ValueError("--scoring is the validation metric of --vali or --auto; give one of them too")
     for name, default in LEARN_DEFAULTS.items():
-        if getattr(args, name) is None:
+        # An option given as 'none' (--patience none) keeps its None.
+        if getattr(args, name) is None and name not in given:
             setattr(args, name, default)
 
 
@@ -266,8 +267,9 @@ def _learn_auto(args: argparse.Namespace) -> None:
         cv=cv,
         patience=args.patience,
         time_budget=args.time_budget,
-        # -v: a progress line per candidate and C on stderr (a search can take minutes).
-        verbose=1 if args.verbose else 0,
+        # -v: a progress line per candidate and C on stderr (a search can take minutes); -vv
+        # (verbose=2) a line per split as well, as in Python.
+        verbose=min(args.verbose, 2),
         **params,
     )
     start = time.perf_counter()
