@@ -490,3 +490,37 @@ def test_learn_auto_takes_patience_none_and_vv_as_python_does(tmp_path, capsys):
     assert not re.search(r"split \d+ of \d+", capsys.readouterr().err)
     assert main([*base, "-vv", str(train), str(tmp_path / "c.json")]) == 0
     assert re.search(r"split 2 of 2: ", capsys.readouterr().err)
+
+
+def test_learn_auto_reports_the_seconds_of_the_search_that_the_budget_bounds(tmp_path, capsys, monkeypatch):
+    """The summary's "searched ... in X s" is the search's own time (``search_seconds_``, what
+    --time-budget bounds); it was the whole fit's, refit included, so a search within its
+    budget read as one that overran it. The refit is slowed here to make the two differ."""
+    import time
+
+    from svmmap._search import refit as refit_module
+    from svmmap.model_selection import SVMMapCV
+
+    searches = []
+    original_fit, original_refit = SVMMapCV.fit, refit_module.refit_best
+
+    def fit(self, *args, **kwargs):
+        searches.append(self)
+        return original_fit(self, *args, **kwargs)
+
+    def slow_refit(*args, **kwargs):
+        time.sleep(0.3)
+        return original_refit(*args, **kwargs)
+
+    monkeypatch.setattr(SVMMapCV, "fit", fit)
+    monkeypatch.setattr("svmmap.model_selection.refit_best", slow_refit)
+    rows = [
+        f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n"
+        for q in range(8)
+        for i in range(5)
+    ]
+    train = tmp_path / "t.txt"
+    train.write_text("".join(rows))
+    assert main(["learn", "--auto", "--n-jobs", "1", "--cv", "2", str(train), str(tmp_path / "m.json")]) == 0
+    err = capsys.readouterr().err
+    assert f"candidates in {searches[0].search_seconds_:.2f}s (" in err
