@@ -403,6 +403,13 @@ def test_classify_help_describes_missing_for_scoring(capsys):
         (["--time-budget", "5"], "--time-budget is read by --auto only"),
         (["--scoring", "map"], "--scoring is the validation metric of --vali or --auto"),
         (["--auto", "--vali", "VALI", "--cv", "3"], "--cv makes the folds of --auto's search"),
+        # Named as typed; they named Python's parameters (cv=3, scoring, eval_metric). attack5.
+        (["--auto", "--cv", "3"], "--cv 3 folds need at least 3 queries; TRAIN has 2"),
+        (
+            ["--auto", "--scoring", "bogus"],
+            '--scoring must be one of map, ndcg, ndcg@k, mrr, mrr@k, roc, p@k, got "bogus"',
+        ),
+        (["--vali", "VALI", "--scoring", "bogus"], "--scoring must be one of"),
     ],
 )
 def test_learn_refuses_options_it_would_not_read(tmp_path, capsys, options, complaint):

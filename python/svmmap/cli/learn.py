@@ -196,6 +196,12 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
         raise ValueError("--cv makes the folds of --auto's search when there is no --vali; give one of them")
     if args.scoring is not None and not args.auto and args.vali is None:
         raise ValueError("--scoring is the validation metric of --vali or --auto; give one of them too")
+    if args.scoring is not None:
+        # Read before the data is, and named as typed: the refusal named Python's parameter
+        # ("scoring must be one of ...", "eval_metric must be one of ...").
+        from ..metrics import check_metric_names
+
+        check_metric_names([args.scoring], "--scoring")
     for name, default in LEARN_DEFAULTS.items():
         # An option given as 'none' (--patience none) keeps its None.
         if getattr(args, name) is None and name not in given:
@@ -250,6 +256,10 @@ def _learn_auto(args: argparse.Namespace) -> None:
         inputs = inputs + data_inputs("VALI", args.vali, None)
     refuse_overwriting_inputs("MODEL", args.model, inputs)
     X, y, qid = load_letor(args.train, group=args.group)
+    n_queries = len(set(qid.tolist()))
+    if args.vali is None and args.cv > n_queries:
+        # Named as typed (the search's refusal says "cv=K folds need ...").
+        raise ValueError(f"--cv {args.cv} folds need at least {args.cv} queries; TRAIN has {n_queries}")
     # The training parameters given on the command line, but for the searched C and loss.
     params = {p["name"]: getattr(args, p["name"]) for p in TRAINING_PARAMETERS if p["name"] not in ("C", "loss")}
     fit_args = {}
@@ -286,8 +296,8 @@ def _learn_auto(args: argparse.Namespace) -> None:
     # whole fit's alone read as a search that overran its budget.
     print(
         f"searched {int((status == 'fitted').sum())} of {len(status)} candidates in {search.search_seconds_:.2f}s "
-        f"({time.perf_counter() - start:.2f}s with the input checks and the refit) "
-        f"(the rest: {int((status == 'early stop').sum())} stopped early along C, "
+        f"({time.perf_counter() - start:.2f}s with the input checks and the refit; "
+        f"the rest: {int((status == 'early stop').sum())} stopped early along C, "
         f"{int((status == 'pruned').sum())} pruned by the race, "
         f"{int((status == 'failed').sum())} refused on this data, "
         f"{int((status == 'time budget').sum())} left by the time budget); best: loss {best['loss']}, "
