@@ -480,7 +480,14 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
             # so that its split scores are those of SVMMap(C).fit.
             ranking_eps=RANKING_EPS if searching else 1.0,
         )
-        outcome = run(candidates, split_data, policy)
+        try:
+            outcome = run(candidates, split_data, policy)
+        except ValueError as exc:
+            # Every candidate was refused: the core's refusal names "loss", which the user
+            # did not give when the losses came from ``losses=``.
+            if self.losses is None or not str(exc).startswith("loss must be a loss whose oracle"):
+                raise
+            raise ValueError(f"losses={list(self.losses)!r}: no candidate can run on this data; {exc}") from None
         self.search_seconds_ = outcome.seconds
         self.cv_results_ = outcome.results
         self.best_index_ = outcome.best

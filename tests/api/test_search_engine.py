@@ -530,3 +530,11 @@ def test_the_progress_count_of_fits_is_the_number_possible(data, capsys):
         assert len(counts) == (8 if verbose == 1 else 24)
         assert {int(total) for _, total in counts} == {16}
         assert counts[-1] == ("16", "16")
+
+
+def test_losses_that_cannot_run_at_all_are_named_as_given():
+    # Every loss listed in losses= is refused on this data: the error names losses=, which the
+    # user gave, where it said "loss must be ..." (found by attack5).
+    X, y, qid = long_graded_queries()
+    with pytest.raises(ValueError, match=r"^losses=\['ndcg:graded'\]: no candidate can run on this data; loss must"):
+        SVMMapCV([1.0], cv=2, loss="auto", losses=["ndcg:graded"], scoring="map", n_jobs=1).fit(X, y, qid=qid)
