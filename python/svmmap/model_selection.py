@@ -149,10 +149,12 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         Seconds for the whole search (the C search alone included). The fit under way when
         they are spent stops there (its ``max_time`` is cut to the budget left; it keeps its
         iterate and its split score, with the stop reason "budget"), no further fit is
-        started, the rows left are listed with status "time budget", a warning says so, and
-        the best of the fully fitted rows is chosen. The first candidate (first loss and
-        preprocessing, smallest C) is always fitted on every split (its fits capped like any
-        other once the budget is spent), so there is always a result. None: no limit.
+        started, the rows left (and a row whose fit the budget cut) are listed with status
+        "time budget", a warning says so, and the best of the fully fitted rows is chosen.
+        The first candidate (first loss and preprocessing, smallest C) is always fitted on
+        every split (its fits capped like any other once the budget is spent), so there is
+        always a result; when the data refuses it (status "failed"), the next candidate
+        that runs takes its place. None: no limit.
     prune_margin : float or None, default=0.02
         In the search (not the C search alone): the race across candidates. At each C the
         candidates are fitted split by split; from the second split on, a candidate whose
@@ -186,8 +188,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
     verbose : int, default=0
         1: a line on stderr per candidate and C fitted on every split (fits done of those
         left at most, its mean score, the best so far, the time spent and an estimate of the
-        time left) and per candidate left out; 2: a line per split as well. 0 (or LightGBM's
-        -1): silent.
+        time left) and per candidate left out by the race, for want of pairs or refused on
+        the data (a path's early stop along C shows in ``cv_results_``, the budget's end in
+        its warning); 2: a line per split as well. 0 (or LightGBM's -1): silent.
     loss, slack, eps, max_iter, relevance_threshold, n_jobs, cut_blocks, n_iter_no_change, max_time
         As in `SVMMap`.
 
@@ -248,8 +251,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         ``preprocessing``), "pruned" (left out by the race, see ``prune_margin``; the split
         scores fitted before are kept), "time budget" (left out, or not finished on every split, when
         ``time_budget`` was spent) or "failed" (the candidate's fit was refused on this
-        data, e.g. an oracle that cannot run on a query that long; the search goes on
-        without it)) and "note" (why a row failed or was pruned). A row not fitted has NaN mean score and
+        data, e.g. an oracle that cannot run on a query that long, or a C too large for
+        float64 arithmetic; the search goes on without it)) and "note" (why a row failed or was
+        pruned). A row not fitted has NaN mean score and
         ranks after every fitted one. When every candidate fails, fit raises the first
         error.
     n_splits_ : int
@@ -481,7 +485,14 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
             # so that its split scores are those of SVMMap(C).fit.
             ranking_eps=RANKING_EPS if searching else 1.0,
         )
-        outcome = run(candidates, split_data, policy)
+        try:
+            outcome = run(candidates, split_data, policy)
+        except ValueError as exc:
+            # Every candidate was refused: the core's refusal names "loss", which the user
+            # did not give when the losses came from ``losses=``.
+            if self.losses is None or not str(exc).startswith("loss must be a loss whose oracle"):
+                raise
+            raise ValueError(f"losses={list(self.losses)!r}: no candidate can run on this data; {exc}") from None
         self.search_seconds_ = outcome.seconds
         self.cv_results_ = outcome.results
         self.best_index_ = outcome.best

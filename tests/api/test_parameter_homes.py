@@ -80,7 +80,7 @@ OVER_FIVE: Dict[str, Tuple[int, str]] = {
         "a public parameter of every trainer and of svmmap.losses' functions, the search's candidates, and each oracle's and solver's loss (a field in rust/oracle and rust/solver)",
     ),
     "relevance_threshold": (
-        29,
+        30,
         "a public parameter of every trainer (the baselines, the protocol's rankers) and of svmmap.losses, and the usable-query rule's argument in the binding and the solvers",
     ),
     "n_jobs": (

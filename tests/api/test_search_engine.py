@@ -503,3 +503,108 @@ def test_a_one_split_search_never_stops_the_best_candidate(data, monkeypatch):
         assert [status[(loss, C)] for C in (0.1, 1.0, 10.0)] == ["fitted", "fitted", "pruned"]
     assert len(calls) == 3 + 3 + 1
     assert search.best_params_ == {"loss": "pairwise", "preprocessing": "none", "C": 10.0}
+
+
+def long_graded_queries(n_queries=4, n_docs=600, seed=0):
+    """Queries of 600 documents with labels 0..4: ndcg:graded (no cutoff) refuses them, map runs."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_queries * n_docs, 3))
+    y = rng.integers(0, 5, size=n_queries * n_docs).astype(np.float64)
+    return X, y, np.repeat(np.arange(n_queries), n_docs)
+
+
+def test_with_a_budget_a_refused_first_candidate_passes_its_guarantee_on():
+    # The budget always lets one candidate's first C run on every split. When that is the
+    # first candidate and the data refuses it, the next one that runs takes its place: the
+    # search used to raise the refusal although map runs on this data (found by attack5).
+    X, y, qid = long_graded_queries()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = SVMMapCV(
+            [0.1, 1.0], cv=2, loss="auto", losses=["ndcg:graded", "map"], time_budget=1e-9, n_jobs=1, refit=False
+        ).fit(X, y, qid=qid)
+    results = search.cv_results_
+    assert list(results["status"]) == ["failed", "failed", "fitted", "time budget"]
+    assert search.best_params_ == {"loss": "map", "preprocessing": "none", "C": 0.1}
+    assert all(results[f"split{k}_stop_reason"][2] != "" for k in range(2))
+
+
+def test_a_c_too_large_for_float64_is_left_out_and_the_smaller_ones_kept(data):
+    # C = 1e300 overflows float64 (the weights grow with C); the grid's C = 1 runs. The C
+    # too large is a refusal of the candidate at that C, as a query too long for an oracle
+    # is, and no longer ends the search (found by attack5); alone, it is still the error.
+    X, y, qid = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = SVMMapCV(
+            [1.0, 1e300], cv=2, loss="auto", losses=["map", "pairwise"], n_jobs=1, refit=False, patience=None
+        ).fit(X, y, qid=qid)
+    results = search.cv_results_
+    assert list(results["status"]) == ["fitted", "failed", "fitted", "failed"]
+    assert all("C = 1e+300 is too large for float64" in note for note in results["note"][[1, 3]])
+    assert search.best_params_["C"] == 1.0
+    with pytest.raises(ValueError, match="C = 1e[+]300 is too large"):
+        SVMMapCV([1e300], cv=2, loss="auto", losses=["map", "pairwise"], n_jobs=1).fit(X, y, qid=qid)
+
+
+def test_a_row_whose_fit_the_budget_cut_is_never_chosen(data, monkeypatch):
+    # The budget runs out during the last split's fit at C = 10 (scripted: the fit reports the
+    # budget's stop and the clock says no time is left). That row is not fully fitted: status
+    # "time budget", whichever split the cut falls on; it was "fitted", and could be chosen,
+    # when the cut fit was the last of its split (found by attack5).
+    from types import SimpleNamespace
+
+    from svmmap._search import engine
+
+    X, y, qid = data
+    spent = {"now": False}
+    original = engine._Search.fit
+
+    def fit(self, candidate, C, k, warm_state, cold=False):
+        coef, summary, state, capped = original(self, candidate, C, k, warm_state, cold=cold)
+        if C == 10.0 and k == 2:
+            spent["now"] = True
+            fields = {n: getattr(summary, n) for n in ("history", "n_iter", "n_evals")}
+            return coef, SimpleNamespace(stop=engine._core.TIME_LIMIT, **fields), state, True
+        return coef, summary, state, capped
+
+    monkeypatch.setattr(engine._Search, "fit", fit)
+    monkeypatch.setattr(engine._Search, "remaining", lambda self: -1.0 if spent["now"] else 100.0)
+    with pytest.warns(UserWarning, match="time budget"):
+        search = SVMMapCV([0.1, 10.0], cv=3, time_budget=100.0, n_jobs=1, refit=False).fit(X, y, qid=qid)
+    results = search.cv_results_
+    assert list(results["split2_stop_reason"]) == ["converged", "budget"]
+    assert list(results["status"]) == ["fitted", "time budget"]
+    assert search.best_params_["C"] == 0.1
+
+
+def test_the_progress_count_of_fits_is_the_number_possible(data, capsys):
+    # Two losses x two preprocessings x two C values x two splits: 16 fits, all made (no race,
+    # no early stop). Every line's "done/total" says 16 in total; the count used to take the
+    # fits the race had made of the other rows at a C as still to do (1/16, 2/17, 3/18, ...).
+    X, y, qid = data
+    for verbose in (1, 2):
+        SVMMapCV(
+            [0.1, 1.0],
+            cv=2,
+            loss="auto",
+            losses=["map", "pairwise"],
+            preprocessing=["none", "standard"],
+            patience=None,
+            prune_margin=None,
+            verbose=verbose,
+            refit=False,
+            n_jobs=1,
+        ).fit(X, y, qid=qid)
+        counts = re.findall(r"(\d+)/(\d+) fits", capsys.readouterr().err)
+        assert len(counts) == (8 if verbose == 1 else 24)
+        assert {int(total) for _, total in counts} == {16}
+        assert counts[-1] == ("16", "16")
+
+
+def test_losses_that_cannot_run_at_all_are_named_as_given():
+    # Every loss listed in losses= is refused on this data: the error names losses=, which the
+    # user gave, where it said "loss must be ..." (found by attack5).
+    X, y, qid = long_graded_queries()
+    with pytest.raises(ValueError, match=r"^losses=\['ndcg:graded'\]: no candidate can run on this data; loss must"):
+        SVMMapCV([1.0], cv=2, loss="auto", losses=["ndcg:graded"], scoring="map", n_jobs=1).fit(X, y, qid=qid)

@@ -403,6 +403,13 @@ def test_classify_help_describes_missing_for_scoring(capsys):
         (["--time-budget", "5"], "--time-budget is read by --auto only"),
         (["--scoring", "map"], "--scoring is the validation metric of --vali or --auto"),
         (["--auto", "--vali", "VALI", "--cv", "3"], "--cv makes the folds of --auto's search"),
+        # Named as typed; they named Python's parameters (cv=3, scoring, eval_metric). attack5.
+        (["--auto", "--cv", "3"], "--cv 3 folds need at least 3 queries; TRAIN has 2"),
+        (
+            ["--auto", "--scoring", "bogus"],
+            '--scoring must be one of map, ndcg, ndcg@k, mrr, mrr@k, roc, p@k, got "bogus"',
+        ),
+        (["--vali", "VALI", "--scoring", "bogus"], "--scoring must be one of"),
     ],
 )
 def test_learn_refuses_options_it_would_not_read(tmp_path, capsys, options, complaint):
@@ -469,3 +476,58 @@ def test_learn_names_a_model_file_given_as_vali(tmp_path, capsys):
         assert main(["learn", *auto, "--vali", str(model), str(data), str(tmp_path / "n.json")]) == 2
         assert f"--vali {model} is an svmmap model file (JSON), not validation data" in capsys.readouterr().err
     assert not (tmp_path / "n.json").exists()
+
+
+def test_learn_auto_takes_patience_none_and_vv_as_python_does(tmp_path, capsys):
+    """--patience none is SVMMapCV(patience=None) (every C fitted; it was refused, while the
+    other options take 'none' for None), and -vv is verbose=2 (a line per split; it printed
+    what -v prints). Found by attack5."""
+    rows = [
+        f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n"
+        for q in range(12)
+        for i in range(5)
+    ]
+    train = tmp_path / "t.txt"
+    train.write_text("".join(rows))
+    base = ["learn", "--auto", "--n-jobs", "1", "--cv", "2"]
+    assert main([*base, "--patience", "none", "-v", str(train), str(tmp_path / "a.json")]) == 0
+    err = capsys.readouterr().err
+    assert "0 stopped early along C" in err
+    assert main([*base, "-v", str(train), str(tmp_path / "b.json")]) == 0
+    assert not re.search(r"split \d+ of \d+", capsys.readouterr().err)
+    assert main([*base, "-vv", str(train), str(tmp_path / "c.json")]) == 0
+    assert re.search(r"split 2 of 2: ", capsys.readouterr().err)
+
+
+def test_learn_auto_reports_the_seconds_of_the_search_that_the_budget_bounds(tmp_path, capsys, monkeypatch):
+    """The summary's "searched ... in X s" is the search's own time (``search_seconds_``, what
+    --time-budget bounds); it was the whole fit's, refit included, so a search within its
+    budget read as one that overran it. The refit is slowed here to make the two differ."""
+    import time
+
+    from svmmap._search import refit as refit_module
+    from svmmap.model_selection import SVMMapCV
+
+    searches = []
+    original_fit, original_refit = SVMMapCV.fit, refit_module.refit_best
+
+    def fit(self, *args, **kwargs):
+        searches.append(self)
+        return original_fit(self, *args, **kwargs)
+
+    def slow_refit(*args, **kwargs):
+        time.sleep(0.3)
+        return original_refit(*args, **kwargs)
+
+    monkeypatch.setattr(SVMMapCV, "fit", fit)
+    monkeypatch.setattr("svmmap.model_selection.refit_best", slow_refit)
+    rows = [
+        f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n"
+        for q in range(8)
+        for i in range(5)
+    ]
+    train = tmp_path / "t.txt"
+    train.write_text("".join(rows))
+    assert main(["learn", "--auto", "--n-jobs", "1", "--cv", "2", str(train), str(tmp_path / "m.json")]) == 0
+    err = capsys.readouterr().err
+    assert f"candidates in {searches[0].search_seconds_:.2f}s (" in err

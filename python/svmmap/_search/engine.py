@@ -27,10 +27,8 @@ import numpy as np
 
 from .. import _core
 from .._fit.convergence import overflow_named
-from .._fit.degenerate import is_degenerate, score_spread
 from .._fit.latent import latent_path
-from .._validation import check_qid, check_spelling
-from ..estimator import query_mean
+from .._validation import check_spelling
 from .candidates import PREPROCESSINGS, pair_scale
 from .results import (
     EARLY_STOP,
@@ -45,6 +43,7 @@ from .results import (
     build_results,
     choose,
 )
+from .scoring import refused_on_this_data, validation_score
 from .size import training_queries
 from .splits import SplitData
 
@@ -187,31 +186,6 @@ class Policy:
     race_last_split: bool = RACE_LAST_SPLIT
 
 
-def _refused_on_this_data(error: BaseException) -> bool:
-    """Whether a fit's error means that its candidate cannot run on this data: the core's
-    refusal of the loss for a query too long for its oracle ("loss must be a loss whose
-    oracle takes at most ..."), or memory the fit cannot have. Any other error (bad data, a
-    bug) ends the search, so that it is never taken for a candidate that merely lost."""
-    if isinstance(error, MemoryError):
-        return True
-    return str(error).startswith("loss must be a loss whose oracle takes at most")
-
-
-def validation_score(coef: np.ndarray, data: Tuple[Any, ...], policy: Policy) -> Tuple[float, bool]:
-    """A split's score and whether the model ranks nothing there (w = 0, or scores that tie
-    within every validation query). ``data`` is (matrix, rows, labels, qid, document weights):
-    the validation documents are the matrix's rows ``rows`` (None: all of them), so that a
-    split scores on the search's one matrix without a copy of its rows (a prediction is a
-    row's own dot product, the same wherever the row is)."""
-    v_X, v_rows, v_y, v_qid, v_weights = data
-    rows = None if v_rows is None else np.ascontiguousarray(v_rows, dtype=np.int64)
-    predicted = _core.predict(v_X, coef, policy.threads, rows)
-    score = query_mean(policy.scoring, v_y, predicted, v_qid, v_weights, policy.relevance_threshold)
-    v_codes = check_qid(v_qid, predicted.shape[0])[0]
-    labels = np.asarray(v_y, dtype=np.float64)
-    return score, is_degenerate(coef, lambda _: [score_spread(predicted, labels, v_codes)])
-
-
 class _Path:
     """The C path of one candidate: its rows of the table, the warm state of each split and
     the early-stop bookkeeping."""
@@ -311,14 +285,16 @@ class _Search:
             ordered = sorted(active, key=lambda path: PREPROCESSINGS.index(path.candidate.preprocessing))
             for k in range(self.data.n_splits):
                 for path in ordered:
-                    if path.stopped or (self.out_of_time and not (j == 0 and path is self.paths[0])):
+                    if path.stopped or (self.out_of_time and not (j == 0 and path is self._always_fitted())):
                         continue
                     self._fit_split(path, j, k)
                 if self.out_of_time and j > 0:
                     return
                 if k + 1 < self.data.n_splits and not self.out_of_time:
                     self._race(active, j, k)
-            finished = [self.paths[0]] if self.out_of_time else active
+            if self.out_of_time:
+                self._complete_first_row()  # (j is 0: at a later C the loop has returned)
+            finished = [p for p in [self._always_fitted()] if p] if self.out_of_time else active
             for path in finished:
                 if not path.stopped:
                     self._finish_row(path, j)
@@ -333,7 +309,7 @@ class _Search:
         row = path.first_row + j
         # The first candidate's first C is always fitted on every split, so that the search
         # has a result whatever the budget.
-        first = j == 0 and path is self.paths[0]
+        first = j == 0 and path is self._always_fitted()
         left = self.remaining()
         if left is not None and left <= 0 and not first:
             self.out_of_time = True
@@ -346,11 +322,14 @@ class _Search:
             # stop after their first iterations, so the search ends within moments of it.
             coef, summary, path.states[k], capped = self.fit(path.candidate, C, k, path.states[k])
         except (ValueError, MemoryError) as error:
-            if not _refused_on_this_data(error):
+            if not refused_on_this_data(error):
                 raise
             self._fail(path, row, error)
             return
         self.score(row, k, coef, summary, capped)
+        # A fit stopped by the budget spent it: its row is not finished (status "time budget",
+        # never chosen) whichever split it was, unless it is the row that always runs.
+        self.out_of_time = self.out_of_time or self.table.stops[row, k] == "budget"
         self.n_fits += 1
         if self.policy.verbose >= 2:
             self._report(row, f"split {k + 1} of {self.data.n_splits}")
@@ -361,6 +340,19 @@ class _Search:
         self._patience(path, j)
         if self.policy.verbose >= 1:
             self._report(row, "done")
+
+    def _always_fitted(self) -> Optional[_Path]:
+        """The path whose first C runs on every split whatever the budget (so there is a result):
+        the first not stopped at the first C (refused on this data, without pairs or pruned)."""
+        return next((p for p in self.paths if not p.stopped), None)
+
+    def _complete_first_row(self) -> None:
+        """Out of time at the first C: fits the splits `_always_fitted`'s row skipped (it was not yet the one)."""
+        while (path := self._always_fitted()) is not None:
+            missing = np.flatnonzero(self.table.stops[path.first_row] == "")
+            if not missing.size:
+                return
+            self._fit_split(path, 0, int(missing[0]))
 
     def _race(self, active: List[_Path], j: int, k: int, before_next: bool = False) -> None:
         """After split k of row j: a path whose mean over splits 0..k is below the best such
@@ -515,10 +507,9 @@ class _Search:
         far, the time spent and an estimate of the time left (fits left at the mean time of a
         fit so far; the early stop along C usually leaves out many of them)."""
         table = self.table
-        n_splits = self.data.n_splits
-        open_rows = int(np.sum(table.status == NOT_FITTED))
-        # The fits of the row under way already made count as done, not as left.
-        left = max(open_rows * n_splits - int(np.sum(~np.isnan(table.scores[row]))) * (what != "done"), 0)
+        # The splits not yet fitted of the rows still open: the fits the race has made of the
+        # other rows at this C count as done, not as left, so that done + left never grows.
+        left = int(np.sum(table.stops[table.status == NOT_FITTED] == ""))
         elapsed = time.perf_counter() - self.start
         per_fit = elapsed / max(self.n_fits, 1)
         scores = table.scores[row]

@@ -177,8 +177,8 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
     """Refuses an option that this run would not read (``--bins 10`` without ``--missing nan``
     used to train with no binner and say nothing), as ``--early-stopping`` without ``--vali``
     is refused; then fills in the defaults of the options left out."""
+    given: set = getattr(args, GIVEN, set())
     if args.auto:
-        given: set = getattr(args, GIVEN, set())
         for name, option in (("C", "-c"), ("loss", "--loss")):
             if name in given:
                 # The search chooses them; the model written used to have C 0.01 and loss
@@ -190,14 +190,21 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
     if args.bins is not None and (args.auto or args.missing != "nan"):
         raise ValueError("--bins sets the binner of --missing nan (without --auto); give --missing nan too")
     for name, option in (("cv", "--cv"), ("time_budget", "--time-budget"), ("patience", "--patience")):
-        if getattr(args, name) is not None and not args.auto:
+        if (getattr(args, name) is not None or name in given) and not args.auto:
             raise ValueError(f"{option} is read by --auto only: give --auto too, or leave {option} out")
     if args.cv is not None and args.vali is not None:
         raise ValueError("--cv makes the folds of --auto's search when there is no --vali; give one of them")
     if args.scoring is not None and not args.auto and args.vali is None:
         raise ValueError("--scoring is the validation metric of --vali or --auto; give one of them too")
+    if args.scoring is not None:
+        # Read before the data is, and named as typed: the refusal named Python's parameter
+        # ("scoring must be one of ...", "eval_metric must be one of ...").
+        from ..metrics import check_metric_names
+
+        check_metric_names([args.scoring], "--scoring")
     for name, default in LEARN_DEFAULTS.items():
-        if getattr(args, name) is None:
+        # An option given as 'none' (--patience none) keeps its None.
+        if getattr(args, name) is None and name not in given:
             setattr(args, name, default)
 
 
@@ -249,6 +256,10 @@ def _learn_auto(args: argparse.Namespace) -> None:
         inputs = inputs + data_inputs("VALI", args.vali, None)
     refuse_overwriting_inputs("MODEL", args.model, inputs)
     X, y, qid = load_letor(args.train, group=args.group)
+    n_queries = len(set(qid.tolist()))
+    if args.vali is None and args.cv > n_queries:
+        # Named as typed (the search's refusal says "cv=K folds need ...").
+        raise ValueError(f"--cv {args.cv} folds need at least {args.cv} queries; TRAIN has {n_queries}")
     # The training parameters given on the command line, but for the searched C and loss.
     params = {p["name"]: getattr(args, p["name"]) for p in TRAINING_PARAMETERS if p["name"] not in ("C", "loss")}
     fit_args = {}
@@ -266,8 +277,9 @@ def _learn_auto(args: argparse.Namespace) -> None:
         cv=cv,
         patience=args.patience,
         time_budget=args.time_budget,
-        # -v: a progress line per candidate and C on stderr (a search can take minutes).
-        verbose=1 if args.verbose else 0,
+        # -v: a progress line per candidate and C on stderr (a search can take minutes); -vv
+        # (verbose=2) a line per split as well, as in Python.
+        verbose=min(args.verbose, 2),
         **params,
     )
     start = time.perf_counter()
@@ -280,9 +292,12 @@ def _learn_auto(args: argparse.Namespace) -> None:
     wrote(args.model)
     best = search.best_params_
     status = search.cv_results_["status"]
+    # The search's own seconds (those --time-budget bounds), and the whole fit's apart: the
+    # whole fit's alone read as a search that overran its budget.
     print(
-        f"searched {int((status == 'fitted').sum())} of {len(status)} candidates in {time.perf_counter() - start:.2f}s "
-        f"(the rest: {int((status == 'early stop').sum())} stopped early along C, "
+        f"searched {int((status == 'fitted').sum())} of {len(status)} candidates in {search.search_seconds_:.2f}s "
+        f"({time.perf_counter() - start:.2f}s with the input checks and the refit; "
+        f"the rest: {int((status == 'early stop').sum())} stopped early along C, "
         f"{int((status == 'pruned').sum())} pruned by the race, "
         f"{int((status == 'failed').sum())} refused on this data, "
         f"{int((status == 'time budget').sum())} left by the time budget); best: loss {best['loss']}, "

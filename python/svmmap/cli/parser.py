@@ -277,7 +277,8 @@ def _learn(sub: Any) -> None:
         action="count",
         default=0,
         help="show progress: primal, dual, gap (against its target, eps * C * slack groups), cuts and seconds per "
-        "iteration (one status line on a terminal, one line per iteration otherwise)",
+        "iteration (one status line on a terminal, one line per iteration otherwise); with --auto, a line per "
+        "candidate and C fitted on every split, -vv a line per split as well",
     )
     _data_layout_options(
         learn,
@@ -333,9 +334,11 @@ def _learn(sub: Any) -> None:
     )
     learn.add_argument(
         "--patience",
-        type=_at_least(1),
+        # 'none' is SVMMapCV(patience=None): every C of every path is fitted.
+        type=_or_none(_at_least(1), "integer >= 1"),
         default=None,
-        help="with --auto: a C path stops after this many C values that do not improve its score (default 1)",
+        help="with --auto: a C path stops after this many C values that do not improve its score; 'none' fits "
+        "every C (default 1)",
     )
     learn.add_argument("train", metavar="TRAIN", help="training data: a LETOR/svmlight file (.gz too)")
     learn.add_argument("model", metavar="MODEL", help="where to write the model (versioned JSON)")
