@@ -64,7 +64,10 @@ def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
     errors naming ``name``. The core refuses NaN and inf with their position (not Binner's NaN
     with ``missing="indicator"``)."""
     _refuse_categorical_columns(X, name)
-    arr = np.asarray(X)
+    try:
+        arr = np.asarray(X)
+    except ValueError as exc:  # rows of different lengths: NumPy's message names no argument
+        raise ValueError(f"{name} must be a 2-D array, got rows of different lengths: {exc}") from None
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be a 2-D array (documents x features), got {arr.ndim} dimension(s)"
