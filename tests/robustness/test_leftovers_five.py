@@ -4,12 +4,17 @@
   model's "a&b" was "no base feature".
 - A validation X given as a ragged list was refused with NumPy's message, naming no argument
   (X itself too, and the Binner's X).
+- load_letor(missing="nan") refused a feature value written nan without saying that the option
+  reads NULL, not nan.
+- The readers refused a file name that is not UTF-8 (a Linux name is bytes).
 """
 
+import os
 
 import numpy as np
 import pytest
 import svmmap
+import svmmap.baselines
 
 # A small ranking set whose two queries each have a relevant and a non-relevant document.
 X = np.array([[0.5, 1.0], [0.1, 0.0], [0.3, 0.2], [0.9, 0.4], [0.2, 0.7], [0.6, 0.1]])
@@ -64,6 +69,10 @@ def _fit_with_eval(entry, eval_X):
         svmmap.SVMMap().fit(eval_X, ey, qid=eq)
     elif entry == "Binner fit X":
         svmmap.Binner().fit(eval_X)
+    elif entry == "SVMMap predict X":
+        svmmap.SVMMap().fit(X, y, qid=qid).predict(eval_X)
+    elif entry == "AdaRank fit X":
+        svmmap.baselines.AdaRank().fit(eval_X, ey, qid=eq)
     else:
         svmmap.Binner().fit(X).transform(eval_X)
 
@@ -77,6 +86,8 @@ def _fit_with_eval(entry, eval_X):
         ("SVMMap X", "X"),
         ("Binner fit X", "X"),
         ("Binner transform X", "X"),
+        ("SVMMap predict X", "X"),
+        ("AdaRank fit X", "X"),
     ],
 )
 def test_a_ragged_list_is_refused_naming_the_argument_at_every_entry_point(entry, argument):
@@ -95,3 +106,90 @@ def test_a_validation_x_as_rows_in_a_list_or_tuple_scores_as_the_array(form):
         m = svmmap.SVMMap(C=1.0).fit(X, y, qid=qid, eval_set=[(ex, y[:3])], eval_qid=[qid[:3]], eval_metric="map")
         results.append(m.evals_result_)
     assert results[0] == results[1]
+
+
+# 3. The token nan with missing="nan".
+
+
+def test_a_nan_token_with_missing_nan_says_the_option_reads_null(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text("1 qid:1 1:nan 2:0.5\n0 qid:1 1:1 2:0.5\n")
+    with pytest.raises(svmmap.DataFormatError) as info:
+        svmmap.load_letor(path, missing="nan")
+    text = str(info.value)
+    assert text.startswith(
+        f"{path}:1: field 3 ('1:nan'): value NaN: values must be finite; a missing value is written NULL"
+    )
+    assert 'missing="nan"' in text and "not the token nan" in text
+    # The advice works: NULL in the same place reads as NaN.
+    path.write_text("1 qid:1 1:NULL 2:0.5\n0 qid:1 1:1 2:0.5\n")
+    X_read, _, _ = svmmap.load_letor(path, missing="nan")
+    np.testing.assert_array_equal(X_read, [[np.nan, 0.5], [1.0, 0.5]])
+
+
+# 4. File names that are not UTF-8.
+
+
+def _odd_name(tmp_path, stem, as_bytes):
+    raw = os.fsencode(str(tmp_path)) + b"/" + stem
+    return raw if as_bytes else os.fsdecode(raw)
+
+
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_readers_open_a_file_name_that_is_not_utf8(tmp_path, as_bytes):
+    from svmmap.io import load_predictions, read_group_file
+    from svmmap.ir.trec import read_qrels, read_run
+
+    files = {
+        b"x\xff.txt": b"2 qid:7 1:0.5 2:1\n0 qid:7 1:0.25 2:0\n",
+        b"r\xff.run": b"1 Q0 d1 1 2.5 t\n1 Q0 d2 2 1.5 t\n",
+        b"q\xff.qrels": b"1 0 d1 1\n1 0 d2 0\n",
+        b"p\xff.txt": b"0.25\n-1.5\n",
+        b"g\xff.query": b"2\n",
+    }
+    for stem, data in files.items():
+        with open(os.fsencode(str(tmp_path)) + b"/" + stem, "wb") as f:
+            f.write(data)
+    X_read, y_read, q_read = svmmap.load_letor(_odd_name(tmp_path, b"x\xff.txt", as_bytes))
+    assert X_read.tolist() == [[0.5, 1.0], [0.25, 0.0]] and y_read.tolist() == [2.0, 0.0] and q_read.tolist() == [7, 7]
+    run = read_run(_odd_name(tmp_path, b"r\xff.run", as_bytes))
+    assert run.docno.tolist() == ["d1", "d2"] and run.score.tolist() == [2.5, 1.5]
+    assert read_qrels(_odd_name(tmp_path, b"q\xff.qrels", as_bytes)).rel.tolist() == [1, 0]
+    assert load_predictions(_odd_name(tmp_path, b"p\xff.txt", as_bytes)).tolist() == [0.25, -1.5]
+    assert read_group_file(_odd_name(tmp_path, b"g\xff.query", as_bytes)).tolist() == [2]
+    model = svmmap.SVMMap().fit(X, y, qid=qid)
+    svmmap.save_model(model, tmp_path / "m.json")
+    os.rename(tmp_path / "m.json", _odd_name(tmp_path, b"m\xff.json", True))
+    loaded = svmmap.load_model(_odd_name(tmp_path, b"m\xff.json", as_bytes))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_a_missing_file_whose_name_is_not_utf8_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError) as info:
+        svmmap.load_letor(_odd_name(tmp_path, b"gone\xff.txt", False))
+    # The name as it displays, the byte 0xff shown as U+FFFD.
+    assert "gone\ufffd.txt" in str(info.value)
+
+
+def test_a_str_that_names_no_bytes_is_refused_naming_it():
+    with pytest.raises(
+        ValueError,
+        match=r"^path 'x\\ud800\.txt': '\\ud800', half of a UTF-16 surrogate pair at character 1, is in no file name",
+    ):
+        svmmap.load_letor("x\ud800.txt")
+
+
+def test_svmmap_learn_reads_a_data_file_whose_name_is_not_utf8(tmp_path):
+    import contextlib
+    import io
+
+    from svmmap.cli import main
+
+    data = _odd_name(tmp_path, b"t\xff.txt", False)
+    with open(os.fsencode(data), "wb") as f:
+        f.write(b"1 qid:1 1:1\n0 qid:1 1:0\n")
+    err, printed = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(printed):
+        code = main(["learn", data, str(tmp_path / "m.json")])
+    assert code == 0, err.getvalue()
+    assert svmmap.load_model(tmp_path / "m.json").coef_.shape == (1,)

@@ -314,7 +314,7 @@ def write_model(path: Any, doc: dict, check: Optional[Callable[[ModelDocument], 
     ValueError
         When the file would not load; nothing is written.
     """
-    name = path_name(path)
+    name = path_name(path, writing=True)
     text = json.dumps(doc, allow_nan=False)
     try:
         document = check_document(json.loads(text), name)
