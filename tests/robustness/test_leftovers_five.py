@@ -193,3 +193,30 @@ def test_svmmap_learn_reads_a_data_file_whose_name_is_not_utf8(tmp_path):
         code = main(["learn", data, str(tmp_path / "m.json")])
     assert code == 0, err.getvalue()
     assert svmmap.load_model(tmp_path / "m.json").coef_.shape == (1,)
+
+
+# 5. The search's splits hold no negative row (SplitData reads them as positions).
+
+
+def test_every_split_the_search_makes_holds_rows_inside_x():
+    # SplitData._train_rows and _window read a split's rows as positions 0 .. n - 1 (their
+    # branch for negative rows was removed as dead): every way a cv is given, and the cut to
+    # max_train_queries, yields rows inside X, and a negative row in a given split is refused.
+    from sklearn.model_selection import GroupKFold
+    from svmmap._search.size import limit_training_queries
+    from svmmap._search.splits import make_splits
+
+    n = 40
+    codes = np.repeat(np.arange(8), 5)
+    labels = np.tile([1.0, 0.0, 0.0, 0.0, 0.0], 8)
+    uniques = np.arange(8)
+    rows = np.arange(n)
+    given = [(rows[codes < 6], rows[codes >= 6]), (rows[codes >= 2], rows[codes < 2])]
+    for cv, validation in [(4, False), (GroupKFold(n_splits=3), False), (given, False), ("validation", True)]:
+        splits = make_splits(cv, n, labels, codes, uniques, validation)
+        for max_queries in (None, 2):
+            for train, test in limit_training_queries(splits, codes, max_queries):
+                assert train.min() >= 0 and train.max() < n
+                assert test is None or (test.min() >= 0 and test.max() < n)
+    with pytest.raises(ValueError, match=r"^split 0 of cv has row indices outside the 40 rows of X \(0 to 39\)$"):
+        make_splits([(np.r_[rows[codes < 6], -1], rows[codes >= 6])], n, labels, codes, uniques, False)
