@@ -96,6 +96,20 @@ def test_a_ragged_list_is_refused_naming_the_argument_at_every_entry_point(entry
         _fit_with_eval(entry, RAGGED)
 
 
+@pytest.mark.parametrize("front", ["scaler", "binner"])
+def test_a_model_file_refuses_a_ragged_list_naming_x(tmp_path, front):
+    # The command line's scorer of a model file (read_model(...).predict) reads X itself when
+    # the model scales or bins its columns; it gave NumPy's message, naming no argument.
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from svmmap._files.model_file import read_model
+
+    first = StandardScaler() if front == "scaler" else svmmap.Binner(n_thresholds=2)
+    svmmap.save_model(make_pipeline(first, svmmap.SVMMap()).fit(X, y, svmmap__qid=qid), tmp_path / "m.json")
+    with pytest.raises(ValueError, match=r"^X must be a 2-D array, got rows of different lengths: "):
+        read_model(tmp_path / "m.json").predict(RAGGED)
+
+
 @pytest.mark.parametrize("form", [list, tuple])
 def test_a_validation_x_as_rows_in_a_list_or_tuple_scores_as_the_array(form):
     # The validation AP of the same rows is the same whether they come as an array or as Python
