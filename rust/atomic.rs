@@ -224,7 +224,7 @@ pub fn write_atomic_then(
             // regular file met here (through another process's descriptor) is appended to,
             // never truncated. The open is interruptible (a FIFO without a reader blocks in it).
             let mut f = crate::runtime::cancel::open_interruptibly(
-                path,
+                std::path::Path::new(path),
                 std::fs::OpenOptions::new().append(true),
             )?;
             f.write_all(bytes).map_err(|e| Error::io(path, e))?;

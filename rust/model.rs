@@ -241,11 +241,15 @@ impl ModelFile {
         serde_json::to_string(self).map_err(|e| Error::Model(format!("cannot encode model: {e}")))
     }
 
-    pub fn load(path: &str) -> Result<Self> {
+    /// Reads the model file `file`, the OS's path (see `open_text`; errors name it as it
+    /// displays).
+    pub fn load(file: &std::path::Path) -> Result<Self> {
+        let name = file.display().to_string();
+        let path = name.as_str();
         // The one opener of text files (gzip by its magic bytes, a byte order mark skipped,
         // UTF-16 refused), with the text's size checked against the available memory before
         // it is read or inflated: the text and the JSON text `to_json_compact` gives back.
-        let bytes = crate::data::reader::read_text(path, 2).map_err(|e| match e {
+        let bytes = crate::data::reader::read_text(file, 2).map_err(|e| match e {
             // A damaged gzip file or text in another encoding is a format problem of the
             // model file; running out of memory or an OS error stays what it is.
             Error::Parse { location, message } => Error::Model(format!("{location}: {message}")),
@@ -408,7 +412,7 @@ mod tests {
         let path = dir.join("m.json").to_string_lossy().into_owned();
         let m = sample();
         m.save(&path).unwrap();
-        assert_eq!(ModelFile::load(&path).unwrap(), m);
+        assert_eq!(ModelFile::load(std::path::Path::new(&path)).unwrap(), m);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -440,7 +444,7 @@ mod tests {
         let path = dir.join("m.json");
         let text = sample().to_json().unwrap();
         std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
-        assert_eq!(ModelFile::load(&path.to_string_lossy()).unwrap(), sample());
+        assert_eq!(ModelFile::load(&path).unwrap(), sample());
         std::fs::remove_dir_all(&dir).unwrap();
         let empty = ModelFile {
             n_features: 0,
@@ -517,7 +521,7 @@ mod tests {
         let dir = scratch_dir("model-bad");
         let path = dir.join("m.json");
         std::fs::write(&path, [0x50, 0x4b, 0x03, 0x04, 0xff, 0xfe]).unwrap();
-        let e = ModelFile::load(&path.to_string_lossy()).unwrap_err();
+        let e = ModelFile::load(&path).unwrap_err();
         assert!(
             matches!(e, Error::Model(_)) && e.to_string().contains("not UTF-8"),
             "{e}"
@@ -529,13 +533,13 @@ mod tests {
             [0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 0x03, 0xff, 0xfe],
         )
         .unwrap();
-        let e = ModelFile::load(&path.to_string_lossy()).unwrap_err();
+        let e = ModelFile::load(&path).unwrap_err();
         assert!(
             matches!(e, Error::Model(_)) && e.to_string().contains("does not decompress"),
             "{e}"
         );
         std::fs::write(&path, [0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe]).unwrap();
-        let e = ModelFile::load(&path.to_string_lossy()).unwrap_err();
+        let e = ModelFile::load(&path).unwrap_err();
         assert!(
             matches!(e, Error::Model(_)) && e.to_string().contains("the gzip data ends early"),
             "{e}"

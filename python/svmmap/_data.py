@@ -42,6 +42,17 @@ def issparse(X: Any) -> bool:
     return sparse is not None and bool(sparse.issparse(X))
 
 
+def as_array(X: Any, name: str) -> np.ndarray:
+    """``np.asarray(X)``, with a ragged list (rows of different lengths) refused naming
+    ``name``: NumPy's own message ("setting an array element with a sequence") names no
+    argument. THE first step of every dense matrix a user gives (`dense_numbers`, a loaded
+    model's ``predict``)."""
+    try:
+        return np.asarray(X)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a 2-D array, got rows of different lengths: {exc}") from None
+
+
 def aligned(a: np.ndarray, dtype: Any = None) -> np.ndarray:
     """``a`` as a C-contiguous and aligned array, copied only when it is neither.
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ._data import (  # noqa: F401 (the column-name checks, imported by callers from here)
     CoreMatrix,
+    as_array,
     check_characters,
     check_feature_names,
     feature_names_mismatch,
@@ -64,7 +65,7 @@ def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
     errors naming ``name``. The core refuses NaN and inf with their position (not Binner's NaN
     with ``missing="indicator"``)."""
     _refuse_categorical_columns(X, name)
-    arr = np.asarray(X)
+    arr = as_array(X, name)
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be a 2-D array (documents x features), got {arr.ndim} dimension(s)"

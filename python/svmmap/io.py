@@ -110,8 +110,9 @@ def load_letor(
 
     Parameters
     ----------
-    path : str or path-like
-        Plain text or gzip-compressed (detected from the content, whatever the name).
+    path : str, bytes or path-like
+        Plain text or gzip-compressed (detected from the content, whatever the name). Any name
+        the OS takes, UTF-8 or not (bytes, or a str from ``os.fsdecode``).
     dtype : numpy.float32 or numpy.float64, default=numpy.float64
         Type of the feature values.
     n_features : int or None
@@ -126,7 +127,8 @@ def load_letor(
         Threads for parsing (None: all cores).
     missing : {"error", "nan"}, default="error"
         What a feature value ``NULL`` (any case) means. "error" refuses it, naming the line and
-        field; "nan" reads it as NaN. NaN is missing to ``svmmap.Binner(missing="indicator")``,
+        field; "nan" reads it as NaN. A value written ``nan`` is refused either way (the
+        message says to write ``NULL`` there). NaN is missing to ``svmmap.Binner(missing="indicator")``,
         which learns a score of its own for it in a pipeline; for a plain ``SVMMap``, fill it
         first (LETOR's Feature-min files put the query's minimum of the feature there).
     group : None, False, str, path-like or array-like of int, default=None
@@ -249,7 +251,7 @@ _DOCID = re.compile(r"(?:^|\s)docid\s*=\s*(\S+)", re.ASCII)
 def _data_line_numbers(path: PathLike) -> Optional[List[int]]:
     """The file line number of every data line (a line with a field before any '#': the LETOR
     reader's rule), or None when the file cannot be read again (a pipe)."""
-    name = os.fspath(path)
+    name = path_name(path)
     if not os.path.isfile(name):
         return None
     found = []
@@ -314,7 +316,7 @@ def read_group_file(path: PathLike) -> np.ndarray:
     """
     from ._core import DataFormatError
 
-    name = os.fspath(path)
+    name = path_name(path)
     sizes = []
     # The text-file rules of every reader (gzip, byte order marks, line breaks, UTF-8 fields,
     # ASCII integers within int64): Python's int() would also read "1_0" as 10 and "\uff12"
@@ -350,10 +352,10 @@ def group_file(path: PathLike, group: Any) -> Optional[str]:
     is a path, ``<path>.query`` when ``group`` is None and that file exists. The command line
     counts it among a command's inputs, so that no output is written over it."""
     if group is None:
-        auto = os.fspath(path) + ".query"
+        auto = path_name(path) + ".query"
         return auto if os.path.exists(auto) else None
     if isinstance(group, (str, os.PathLike)):
-        return os.fspath(group)
+        return path_name(group, "group")
     return None
 
 
@@ -464,7 +466,7 @@ def load_predictions(path: PathLike, n_expected: Optional[int] = None, qid: Any 
         isinstance(n_expected, bool) or not isinstance(n_expected, (int, np.integer)) or n_expected < 1
     ):
         raise invalid_parameter("n_expected", "an integer >= 1 (the number of documents) or None", n_expected)
-    name = os.fspath(path)
+    name = path_name(path)
     layouts = {1: "'score'", 2: "'qid score'", 3: "'qid index score' (RankLib)"}
     expected_qids = _expected_qids(qid)
     values: List[float] = []

@@ -6,6 +6,7 @@ use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use std::path::PathBuf;
 
 use super::detach;
 use crate::data::reader::{read_letor, read_text, FromF64, LetorData, ReadOptions};
@@ -51,7 +52,7 @@ pub(super) const DTYPES: [&str; 2] = ["float32", "float64"];
 #[allow(clippy::too_many_arguments)]
 pub(super) fn read_letor_file<'py>(
     py: Python<'py>,
-    path: &str,
+    path: PathBuf,
     dtype: &str,
     n_features: Option<usize>,
     keep_comments: bool,
@@ -68,13 +69,13 @@ pub(super) fn read_letor_file<'py>(
     match dtype {
         "float64" => {
             let data = detach(py, || {
-                with_threads(n_threads, || read_letor::<f64>(path, &opts))?
+                with_threads(n_threads, || read_letor::<f64>(&path, &opts))?
             })?;
             letor_dict(py, data)
         }
         "float32" => {
             let data = detach(py, || {
-                with_threads(n_threads, || read_letor::<f32>(path, &opts))?
+                with_threads(n_threads, || read_letor::<f32>(&path, &opts))?
             })?;
             letor_dict(py, data)
         }
@@ -87,9 +88,9 @@ pub(super) fn read_letor_file<'py>(
 
 /// Reads and checks a model file; returns its JSON text.
 #[pyfunction]
-pub(super) fn load_model_json(py: Python<'_>, path: &str) -> PyResult<String> {
+pub(super) fn load_model_json(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     detach(py, || {
-        ModelFile::load(path).and_then(|m| m.to_json_compact())
+        ModelFile::load(&path).and_then(|m| m.to_json_compact())
     })
     .map_err(PyErr::from)
 }
@@ -98,10 +99,10 @@ pub(super) fn load_model_json(py: Python<'_>, path: &str) -> PyResult<String> {
 /// checked first, gzip decompressed, a UTF-8 byte order mark skipped, UTF-16 refused), as the
 /// bytes the Python readers (query sizes, runs, qrels, predictions) split into lines.
 #[pyfunction]
-pub(super) fn read_text_file<'py>(py: Python<'py>, path: &str) -> PyResult<Bound<'py, PyBytes>> {
+pub(super) fn read_text_file<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyBytes>> {
     // The bytes are copied once into Python's object, and the readers then hold every line's
     // fields: three bytes per byte of text at the least.
-    let text = detach(py, || read_text(path, 3))?;
+    let text = detach(py, || read_text(&path, 3))?;
     // `new_with` reports a failed allocation as Python's MemoryError.
     PyBytes::new_with(py, text.len(), |buf| {
         buf.copy_from_slice(&text);

@@ -153,22 +153,32 @@ pub fn check() -> Result<()> {
 /// request it opens the FIFO once for reading and writing, which on Linux never blocks and
 /// counts as both sides, so the helper's `open()` returns and the helper ends (the file it
 /// got is dropped). Anything else is opened directly, as are FIFOs outside any call.
-pub fn open_interruptibly(path: &str, options: &std::fs::OpenOptions) -> Result<std::fs::File> {
+///
+/// `path` is the OS's path (on Linux any bytes but NUL, UTF-8 or not); errors name it as it
+/// displays, a byte that is not UTF-8 shown as U+FFFD.
+pub fn open_interruptibly(
+    file: &std::path::Path,
+    options: &std::fs::OpenOptions,
+) -> Result<std::fs::File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
-        let is_fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+        let is_fifo = std::fs::metadata(file).is_ok_and(|m| m.file_type().is_fifo());
         if is_fifo && Token::current().is_some() {
-            return open_fifo(path, options.clone());
+            return open_fifo(file, options.clone());
         }
     }
-    options.open(path).map_err(|e| Error::io(path, e))
+    options
+        .open(file)
+        .map_err(|e| Error::io(&file.display().to_string(), e))
 }
 
 #[cfg(unix)]
-fn open_fifo(path: &str, options: std::fs::OpenOptions) -> Result<std::fs::File> {
+fn open_fifo(file: &std::path::Path, options: std::fs::OpenOptions) -> Result<std::fs::File> {
+    let name = file.display().to_string();
+    let path = name.as_str();
     let (send, receive) = std::sync::mpsc::channel();
-    let owned = path.to_string();
+    let owned = file.to_path_buf();
     crate::runtime::memory::check_thread_room(None).map_err(|e| Error::io(path, e))?;
     std::thread::Builder::new()
         .name("svmmap-open".to_string())
@@ -192,7 +202,7 @@ fn open_fifo(path: &str, options: std::fs::OpenOptions) -> Result<std::fs::File>
                     let _ = std::fs::OpenOptions::new()
                         .read(true)
                         .write(true)
-                        .open(path);
+                        .open(file);
                     return Err(Error::Interrupted(format!(
                         "interrupted by the user while waiting to open {path}"
                     )));

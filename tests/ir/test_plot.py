@@ -91,7 +91,7 @@ def test_piecewise_plot_of_given_step_functions(tmp_path):
     # The missing value's score is a horizontal line.
     assert any(np.all(np.asarray(l.get_ydata()) == -1.0) for l in axes[1].get_lines())
     save_png(axes[0], tmp_path / "piecewise.png")
-    with pytest.raises(ValueError, match="no base feature named"):
+    with pytest.raises(ValueError, match="no base feature or pair named"):
         plot_piecewise_scores([step], features=["nope"])
 
 

@@ -129,18 +129,18 @@ class ModelDocument:
     def predict(self, X: Any, n_threads: int = 0) -> np.ndarray:
         """Scores of the rows of ``X`` (a float array, or a scipy CSR matrix for a model
         without binning), as the loaded estimator's ``predict`` computes them."""
-        from .._validation import check_matrix, densified
+        from .._validation import as_array, check_matrix, densified
 
         advice = "this model scales or bins dense columns: score the rows in batches"
         if self.scaler is not None:
-            dense = densified(X, "X", advice) if hasattr(X, "toarray") else np.asarray(X)
+            dense = densified(X, "X", advice) if hasattr(X, "toarray") else as_array(X, "X")
             if dense.ndim != 2 or dense.shape[1] != self.scaler.n_features_in:
                 raise ValueError(f"X has shape {dense.shape}, but the model takes {self.scaler.n_features_in} features")
             X = self.scaler.transform(dense)
         if self.binning is not None:
             if hasattr(X, "toarray"):
                 X = densified(X, "X", advice)
-            arr = np.ascontiguousarray(X)
+            arr = np.ascontiguousarray(as_array(X, "X"))
             if arr.dtype not in (np.float32, np.float64):
                 arr = arr.astype(np.float64)
             if arr.ndim != 2 or arr.shape[1] != self.binning.n_features_in:
@@ -314,7 +314,7 @@ def write_model(path: Any, doc: dict, check: Optional[Callable[[ModelDocument], 
     ValueError
         When the file would not load; nothing is written.
     """
-    name = path_name(path)
+    name = path_name(path, writing=True)
     text = json.dumps(doc, allow_nan=False)
     try:
         document = check_document(json.loads(text), name)

@@ -32,27 +32,40 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def path_name(path: Any, name: str = "path") -> str:
+def path_name(path: Any, name: str = "path", *, writing: bool = False) -> str:
     """A file's path as the str the core opens: a str, bytes (decoded as ``os.fsdecode``
     decodes file names) or a path-like object; any other value is a TypeError naming the
-    argument (bytes used to fail with "can't concat str to bytes")."""
+    argument (bytes used to fail with "can't concat str to bytes").
+
+    A file is read by any name the OS takes: a name that is not UTF-8 (legal on Linux, where a
+    name is bytes) crosses as ``os.fsdecode`` gives it, with the byte 0xff as ``"\\udcff"``,
+    and the core opens it by the original bytes (``os.fsencode``'s). Only a str that names no
+    bytes at all (a lone UTF-16 surrogate not made by ``os.fsdecode``) is refused. A file is
+    written (``writing=True``) by a UTF-8 name only: the atomic write builds its temporary
+    name beside it as text, so another name is refused, naming the byte, before any work."""
     try:
         text = os.fsdecode(path)
     except TypeError:
         raise TypeError(f"{name} must be a file path (str, bytes or os.PathLike), got {type(path).__name__}") from None
     try:
-        text.encode("utf-8")
+        if writing:
+            text.encode("utf-8")
+        else:
+            os.fsencode(text)
     except UnicodeEncodeError as exc:
-        # A name that is not UTF-8 (legal on Linux: Python gives the byte 0xff as '\udcff') reached
-        # the core as "'utf-8' codec can't encode character", naming neither argument nor file.
-        # The core opens files by UTF-8 names, so the refusal says which byte and what to do.
+        # A name refused here reached the core as "'utf-8' codec can't encode character",
+        # naming neither argument nor file; the refusal says which byte and what to do.
         try:
             shown, byte = repr(os.fsencode(text)), f"byte 0x{os.fsencode(text[exc.start])[0]:02x}"
         except UnicodeEncodeError:
             shown, byte = repr(text), f"{text[exc.start]!r}, half of a UTF-16 surrogate pair,"
+        if not writing:
+            raise ValueError(
+                f"{name} {shown}: {byte[:-1]} at character {exc.start}, is in no file name the OS takes"
+            ) from None
         raise ValueError(
             f"{name} {shown}: the file name is not UTF-8 text ({byte} at character {exc.start}); "
-            "svmmap opens files by UTF-8 names: rename the file"
+            "svmmap writes files by UTF-8 names: rename the file"
         ) from None
     return text
 
@@ -214,4 +227,4 @@ def write_atomic(path: PathLike, data: Union[str, bytes]) -> None:
     """Write a whole file so that readers see the old content or the new, never a part."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    _core.write_atomic(path_name(path), data)
+    _core.write_atomic(path_name(path, writing=True), data)

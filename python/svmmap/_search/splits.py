@@ -321,9 +321,10 @@ class SplitData:
         return bool(np.all(np.diff(self._train_rows(k)) > 0))
 
     def _train_rows(self, k: int) -> np.ndarray:
-        """Split k's training rows as positions 0 .. n - 1 (a split may give them negative)."""
-        train = self.splits[k][0]
-        return np.where(train < 0, train + self.codes.shape[0], train)
+        """Split k's training rows, positions 0 .. n - 1: every split comes from `make_splits`
+        (``np.arange`` or `_split_rows`, which refuses a negative row), through
+        `limit_training_queries` (a subset of them), so none is negative."""
+        return self.splits[k][0]
 
     def _window(self, k: int) -> Optional[np.ndarray]:
         """The rows of X whose bin codes split k's "binned" and "ga2m" fits read, in increasing
@@ -334,14 +335,10 @@ class SplitData:
         if k not in self._windows:
             n = self.codes.shape[0]
             train, test = self._train_rows(k), self.splits[k][1]
-            rows = train if test is None else np.union1d(train, np.where(test < 0, test + n, test))
+            rows = train if test is None else np.union1d(train, test)
             window = None if rows.shape[0] == n else rows
             # The validation rows' positions among the window's rows (None: their own rows).
-            at = (
-                None
-                if (window is None or test is None)
-                else np.searchsorted(window, np.where(test < 0, test + n, test))
-            )
+            at = None if (window is None or test is None) else np.searchsorted(window, test)
             self._windows[k] = (window, at)
         return self._windows[k][0]
 

@@ -40,7 +40,7 @@ def refuse_overwriting_inputs(out_label: str, out: str, inputs: Iterable[tuple])
 
     # The atomic write's rule of names, before the work: a name that is not UTF-8 used to be
     # refused only when the trained model was written.
-    path_name(out, out_label)
+    path_name(out, out_label, writing=True)
     folder = os.path.dirname(out) or "."
     if os.path.isdir(out):
         raise IsADirectoryError(errno.EISDIR, f"{out_label} is a folder; give a file path", out)

@@ -3,13 +3,22 @@ order, atomically (`svmmap.ir.trec` re-exports these)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, Iterable, List, Optional
 
 import numpy as np
 
 from .._core import DataFormatError
-from .._files.text import BeyondInt64, PathLike, check_ids, integer, number, split_fields, text_lines, write_atomic
+from .._files.text import (
+    BeyondInt64,
+    PathLike,
+    check_ids,
+    integer,
+    number,
+    path_name,
+    split_fields,
+    text_lines,
+    write_atomic,
+)
 from .._validation import invalid_parameter
 from ._trec_data import Qrels, Run, _first_duplicate
 from ._trec_order import _ranks_in_order, sort_qids, trec_order
@@ -23,7 +32,7 @@ def _open_lines(path: PathLike) -> Iterable[tuple]:
     mark is skipped, a line ends at LF, CRLF or a lone CR, fields are separated by ASCII
     whitespace only (a no-break space belongs to its field), and bytes that are not UTF-8 are
     an error naming the line and field."""
-    name = os.fspath(path)
+    name = path_name(path)
     for lineno, raw in text_lines(name):
         yield name, lineno, split_fields(name, lineno, raw)
 
@@ -60,7 +69,7 @@ def read_run(path: PathLike, *, name: Optional[str] = None) -> Run:
     >>> len(run), run.tag, run.queries(), run.to_dict()["1"]
     (3, 'bm25', ['1', '2'], {'d1': 2.5, 'd2': 1.5})
     """
-    fname = os.fspath(path)
+    fname = path_name(path)
     at = [0]
     try:
         return _read_run(path, name, at)
@@ -76,7 +85,7 @@ def _read_run(path: PathLike, name: Optional[str], at: List[int]) -> Run:
     score: List[float] = []
     lines: List[int] = []
     tag = None
-    fname = os.fspath(path)
+    fname = path_name(path)
     for fname, lineno, fields in _open_lines(path):
         at[0] = lineno
         if not fields:
@@ -146,7 +155,7 @@ def read_qrels(path: PathLike) -> Qrels:
     >>> qrels.to_dict(), qrels.n_relevant(["1", "2"]).tolist()  # d2 is judged, but not relevant
     ({'1': {'d1': 2, 'd2': 0}, '2': {'d7': 1}}, [1.0, 1.0])
     """
-    fname = os.fspath(path)
+    fname = path_name(path)
     at = [0]
     try:
         return _read_qrels(path, at)
@@ -160,7 +169,7 @@ def _read_qrels(path: PathLike, at: List[int]) -> Qrels:
     docno: List[str] = []
     rel: List[int] = []
     seen: Dict[tuple, int] = {}
-    fname = os.fspath(path)
+    fname = path_name(path)
     for fname, lineno, fields in _open_lines(path):
         at[0] = lineno
         if not fields:

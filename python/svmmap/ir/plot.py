@@ -261,8 +261,10 @@ def plot_piecewise_scores(
         ``piecewise_scores``.
     coef : array-like, optional
         The indicator weights when ``model`` is a Binner.
-    features : list of int or str, optional
-        The base features to draw (indices or names); all by default.
+    features : list of int, str or pair of str, optional
+        What to draw, in order: base features and pairs, by index or by name (a pair as
+        ``"a&b"`` or ``("a", "b")``); all by default. A pair named in the other order than the
+        model's (``"b&a"`` for its ``"a&b"``) is drawn transposed, b up the vertical axis.
     axes : array of matplotlib Axes, optional
         One per drawn feature; a new figure with ``ncols`` columns by default.
     ncols : int, default=3
@@ -296,16 +298,7 @@ def plot_piecewise_scores(
 
         steps = piecewise_scores(model, coef)
     if features is not None:
-        by_name = {s.feature: s for s in steps}
-        chosen = []
-        for f in features:
-            if isinstance(f, str):
-                if f not in by_name:
-                    raise ValueError(f"no base feature named {f!r}; the features are {list(by_name)}")
-                chosen.append(by_name[f])
-            else:
-                chosen.append(steps[int(f)])
-        steps = chosen
+        steps = [_chosen_step(steps, f) for f in features]
     if not steps:
         raise ValueError("no base feature to draw")
     if axes is None:
@@ -356,6 +349,28 @@ def plot_piecewise_scores(
     if own_figure:
         axes[0].figure.tight_layout()
     return axes
+
+
+def _chosen_step(steps: List[Any], f: Any) -> Any:
+    """The step function or surface that ``features`` names with ``f``: an index, a base
+    feature's name, or a pair as ``"a&b"`` or ``("a", "b")``. A pair named in the other order
+    than the model's (``"b&a"`` for the model's ``"a&b"``) is the same function of the same two
+    features, so it is drawn transposed (b up the vertical axis, as the name asks) rather than
+    refused as unknown."""
+    from ..binning import StepSurface
+
+    by_name = {s.feature: s for s in steps}
+    if isinstance(f, tuple) and len(f) == 2 and all(isinstance(x, str) for x in f):
+        f = f"{f[0]}&{f[1]}"
+    if not isinstance(f, str):
+        return steps[int(f)]
+    if f in by_name:
+        return by_name[f]
+    for s in steps:
+        if isinstance(s, StepSurface) and f == f"{s.features[1]}&{s.features[0]}":
+            (a, b), (i, j), (ta, tb) = s.features, s.index, s.thresholds
+            return StepSurface((b, a), (j, i), (tb, ta), np.asarray(s.values).T)
+    raise ValueError(f"no base feature or pair named {f!r}; the features are {list(by_name)}")
 
 
 #: At most this many threshold labels per heat-map axis. A pair has up to 63 coarse thresholds

@@ -20,12 +20,13 @@ const BLOCK_BYTES: usize = 16 << 20;
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// Reads a LETOR/svmlight file (plain or gzip) through the one opener (`file::open_text`).
-pub fn read_letor<T: FromF64>(path: &str, opts: &ReadOptions) -> Result<LetorData<T>> {
+/// `file` is the OS's path (see `open_text`).
+pub fn read_letor<T: FromF64>(file: &std::path::Path, opts: &ReadOptions) -> Result<LetorData<T>> {
     // A parsed file takes about as many bytes as its text (a value and an index per
     // `index:value` field), twice while the blocks are joined; every block of text is guarded
     // again as it is parsed (`parse_text`), since a gzip trailer's size can be wrong.
-    let text = open_text(path, 3)?;
-    parse_text(text.reader, path, opts)
+    let text = open_text(file, 3)?;
+    parse_text(text.reader, &file.display().to_string(), opts)
 }
 
 /// Parses LETOR text from any reader (plain or gzip, by the opener's rules: `file::text_of`);

@@ -62,9 +62,14 @@ pub fn read_error(path: &str, e: std::io::Error) -> Error {
 /// Opens `path` as text. `bytes_per_text_byte` is what the caller will hold per byte of
 /// text at its peak (2 for a copy of the text, 3 for the LETOR reader's values and indices);
 /// when that exceeds the available memory, the call is an `Error::Memory` naming the file.
-pub fn open_text(path: &str, bytes_per_text_byte: u64) -> Result<TextFile> {
+///
+/// `file` is the OS's path, opened by its bytes whatever they are (a Linux file name need not
+/// be UTF-8); messages name it as it displays, a byte that is not UTF-8 shown as U+FFFD.
+pub fn open_text(file: &std::path::Path, bytes_per_text_byte: u64) -> Result<TextFile> {
+    let name = file.display().to_string();
+    let path = name.as_str();
     let file =
-        crate::runtime::cancel::open_interruptibly(path, std::fs::OpenOptions::new().read(true))?;
+        crate::runtime::cancel::open_interruptibly(file, std::fs::OpenOptions::new().read(true))?;
     let size = file
         .metadata()
         .ok()
@@ -301,8 +306,10 @@ impl<R: Read> Read for GzipText<R> {
 
 /// The whole text of `path` (see `open_text`), in a buffer grown fallibly: a text that does
 /// not fit in memory is an `Error::Memory` naming the file, never an abort of the process.
-pub fn read_text(path: &str, bytes_per_text_byte: u64) -> Result<Vec<u8>> {
-    let mut text = open_text(path, bytes_per_text_byte)?;
+pub fn read_text(file: &std::path::Path, bytes_per_text_byte: u64) -> Result<Vec<u8>> {
+    let mut text = open_text(file, bytes_per_text_byte)?;
+    let name = file.display().to_string();
+    let path = name.as_str();
     let mut bytes = Vec::new();
     let out_of_memory = |size: u64| {
         Error::Memory(format!(

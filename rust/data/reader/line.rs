@@ -155,8 +155,13 @@ fn parse_features(
         let value = if opts.missing_nan && val_tok.eq_ignore_ascii_case(b"null") {
             f64::NAN
         } else {
-            parse_number(val_tok)
-                .map_err(|why| format!("field {field_no} ({}): value {why}", show(tok)))?
+            parse_number(val_tok).map_err(|why| {
+                format!(
+                    "field {field_no} ({}): value {why}{}",
+                    show(tok),
+                    nan_hint(val_tok)
+                )
+            })?
         };
         if !value.is_nan() && !fits(value) {
             return Err(format!(
@@ -272,6 +277,23 @@ fn parse_number(tok: &[u8]) -> std::result::Result<f64, String> {
         return Err(format!("{v}: values must be finite"));
     }
     Ok(v)
+}
+
+/// What to do about a feature value written as NaN ("nan", "NaN"), said after the refusal:
+/// `missing="nan"` reads the token NULL (LETOR's missing value) as NaN, and a user who gave it
+/// for a file of "nan" tokens would otherwise be left to guess why the option did not apply.
+fn nan_hint(tok: &[u8]) -> &'static str {
+    let is_nan = std::str::from_utf8(tok)
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .is_some_and(f64::is_nan);
+    if is_nan {
+        "; a missing value is written NULL, and missing=\"nan\" (--missing nan on the command \
+         line) reads that token as NaN, not the token nan: write NULL for the missing values \
+         (index:NULL), or leave the feature out of the line to read it as 0"
+    } else {
+        ""
+    }
 }
 
 fn parse_index(tok: &[u8]) -> std::result::Result<u64, String> {

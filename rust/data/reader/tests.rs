@@ -252,6 +252,20 @@ fn missing_nan_reads_null_feature_values_as_nan() {
     assert!(e.starts_with("f:1: field 1 (the label)"), "{e}");
     // Without the option the message names it.
     assert!(err("1 qid:1 1:NULL\n").contains("missing=\"nan\""));
+    // A feature value written nan is refused with or without the option, and the message says
+    // that the option reads NULL, not nan: the user gave missing="nan" for this very file.
+    let e = parse_stream::<f64>("1 qid:1 1:nan 2:0.5\n".as_bytes(), "f", &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("f:1: field 3 ('1:nan')"), "{e}");
+    assert!(
+        e.contains("reads that token as NaN, not the token nan"),
+        "{e}"
+    );
+    assert!(err("1 qid:1 1:NaN\n").contains("write NULL"));
+    // A label or an infinite value gets no word on NULL.
+    assert!(!err("nan qid:1 1:1\n").contains("NULL"));
+    assert!(!err("1 qid:1 1:inf\n").contains("NULL"));
 }
 
 #[test]
