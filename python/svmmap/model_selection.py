@@ -188,9 +188,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
     verbose : int, default=0
         1: a line on stderr per candidate and C fitted on every split (fits done of those
         left at most, its mean score, the best so far, the time spent and an estimate of the
-        time left) and per candidate left out by the race, for want of pairs or refused on
-        the data (a path's early stop along C shows in ``cv_results_``, the budget's end in
-        its warning); 2: a line per split as well. 0 (or LightGBM's -1): silent.
+        time left) and per candidate left out (by the race, for want of pairs, refused on
+        the data or stopped early along C) and when the time budget is spent; 2: a line per
+        split as well. 0 (or LightGBM's -1): silent.
     loss, slack, eps, max_iter, relevance_threshold, n_jobs, cut_blocks, n_iter_no_change, max_time
         As in `SVMMap`.
 

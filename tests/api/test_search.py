@@ -654,3 +654,26 @@ def test_ga2m_splits_bin_X_where_it_is():
         expected = per_query("map", y[test], model.predict(X[test]), qid[test]).mean()
         assert scores[0][k] == pytest.approx(expected, abs=1e-12)
     np.testing.assert_allclose(scores[0], scores[1], rtol=0, atol=1e-12)
+
+
+def test_verbose_prints_a_line_when_a_path_stops_early_along_c(data, capsys):
+    # Found by an unbriefed trial: the early stop along C left out a candidate's later C values
+    # without a line, though verbose=1 promises one per candidate left out.
+    X, y, qid = data
+    Cs = [10.0**e for e in range(-3, 5)]
+    # Patience 1: the path's mean falls at the second C, so it stops there with 6 C values left.
+    script = [m for m in [0.5, 0.4] for _ in range(2)]
+    search = Scripted(Cs, script=script, loss="auto", losses=["map"], cv=2, patience=1, refit=False, verbose=1)
+    search.calls = 0
+    search.fit(X, y, qid=qid)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "stops" in line]
+    assert len(lines) == 1 and "no better for 1 C values" in lines[0], lines
+
+
+def test_verbose_prints_a_line_when_the_time_budget_is_spent(data, capsys):
+    X, y, qid = data
+    search = SVMMapCV(CS, loss="auto", losses=["map", "pairwise"], cv=2, time_budget=1e-9, n_jobs=1, verbose=1)
+    with pytest.warns(UserWarning):
+        search.fit(X, y, qid=qid)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "time budget is spent" in line]
+    assert len(lines) == 1, lines

@@ -312,6 +312,8 @@ class _Search:
         first = j == 0 and path is self._always_fitted()
         left = self.remaining()
         if left is not None and left <= 0 and not first:
+            if self.policy.verbose >= 1 and not self.out_of_time:
+                self._report(row, "not fitted: the time budget is spent")
             self.out_of_time = True
             return
         if j == 0 and k == 0 and self._no_pairs(path):
@@ -471,6 +473,8 @@ class _Search:
             path.stop()
             for later in range(path.first_row + j + 1, path.first_row + len(self.policy.grid)):
                 self.table.status[later] = EARLY_STOP
+            if self.policy.verbose >= 1 and j + 1 < len(self.policy.grid):
+                self._report(path.first_row + j, f"stops: no better for {path.not_improved} C values")
 
     # --- confirmation by cold fits ---------------------------------------------------------
 
