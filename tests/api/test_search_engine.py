@@ -608,3 +608,42 @@ def test_losses_that_cannot_run_at_all_are_named_as_given():
     X, y, qid = long_graded_queries()
     with pytest.raises(ValueError, match=r"^losses=\['ndcg:graded'\]: no candidate can run on this data; loss must"):
         SVMMapCV([1.0], cv=2, loss="auto", losses=["ndcg:graded"], scoring="map", n_jobs=1).fit(X, y, qid=qid)
+
+
+def test_the_confirmation_lets_go_of_each_splits_state_once_no_fit_reads_it(data, monkeypatch):
+    # Once the C paths are done no fit reads a warm state (the confirmation's fits start
+    # cold), and once the confirmation is done with a split no fit reads that split's training
+    # codes (8 bytes a row of X for a split trained in place) or copies: they go before the
+    # refit, split by split, where they stayed until the search ended.
+    from svmmap._search import engine
+
+    seen = []
+    confirm, finish = engine._Search.confirm, engine._Search.finish
+
+    def spy_confirm(self):
+        # The paths' fits left warm states and the last split's training codes.
+        seen.append(([p.states for p in self.paths], dict(self.data._training)))
+        return confirm(self)
+
+    def spy_finish(self, losses):
+        data = self.data
+        caches = (data._matrices, data._training, data._columns, data._thresholds, data._windows, data._ga2m)
+        seen.append(([p.states for p in self.paths], data._binned, [dict(c) for c in caches]))
+        seen.append(int(self.table.confirmed.sum()))
+        return finish(self, losses)
+
+    monkeypatch.setattr(engine._Search, "confirm", spy_confirm)
+    monkeypatch.setattr(engine._Search, "finish", spy_finish)
+    X, y, qid = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # A confirmation tolerance of 1 (a score lies in [0, 1]) confirms every fitted row on
+        # every split, so that every split is read again after the paths are done.
+        SVMMapCV([0.1, 1.0, 10.0], loss="map", scoring="map", confirm_tolerance=1.0, n_jobs=1, cv=3).fit(X, y, qid=qid)
+    (states_before, training_before), (states, binned, caches), confirmed = seen
+    assert any(state is not None for path_states in states_before for state in path_states)
+    assert training_before, "the paths' fits kept the last split's training codes"
+    assert confirmed == 3, "every fitted row is confirmed"
+    assert all(state is None for path_states in states for state in path_states)
+    assert binned is None
+    assert caches == [{}] * 6

@@ -483,6 +483,11 @@ class _Search:
         tolerance) of the best are fitted again from scratch on every split, and chosen among
         on those scores (a path of one C without warm start is exactly SVMMap(C).fit)."""
         policy = self.policy
+        # The C paths are done: their warm states (each a working set of cutting planes, one
+        # dense vector of every indicator column a cut for a binned candidate) are read by no
+        # later fit, and the confirmation's fits start cold.
+        for path in self.paths:
+            path.states = [None] * len(path.states)
         if not policy.warm or policy.confirm_tolerance is None:
             return
         table = self.table
@@ -497,6 +502,8 @@ class _Search:
                 path = self.paths[row // len(policy.grid)]
                 coef, summary, _, capped = self.fit(path.candidate, table.params[row]["C"], k, None, cold=True)
                 self.score(row, k, coef, summary, capped, cold=True)
+            # No later fit reads split k: its codes, window and statistics go before the next's.
+            self.data.release(k)
 
     # --- progress --------------------------------------------------------------------------
 

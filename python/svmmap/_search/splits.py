@@ -292,6 +292,18 @@ class SplitData:
             self._matrices[key] = self._make_matrices(preprocessing, k)
         return self._matrices[key]
 
+    def release(self, k: int) -> None:
+        """Lets go of what split k's fits read and the search keeps (its matrices, bin codes,
+        thresholds, pairs, window, column statistics and training codes), once no later fit
+        reads the split; asked for again, they are made again, the same."""
+        for cache in (self._matrices, self._training):
+            for key in [key for key in cache if key[1] == k]:
+                del cache[key]
+        for by_split in (self._columns, self._pairs, self._thresholds, self._windows, self._ga2m):
+            by_split.pop(k, None)
+        if self._binned is not None and self._binned[0] == k:
+            self._binned = None
+
     def ga2m_pairs(self, k: int) -> List[Tuple[int, int]]:
         """The pairs that "ga2m"'s Binner keeps on split k's training rows (chosen on a sample
         of the rows where they are, `_ga2m_spec`, or, for a split whose rows are copied, by
