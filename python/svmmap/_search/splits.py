@@ -296,9 +296,11 @@ class SplitData:
         """Lets go of what split k's fits read and the search keeps (its matrices, bin codes,
         thresholds, pairs, window, column statistics and training codes), once no later fit
         reads the split; asked for again, they are made again, the same."""
-        for cache in (self._matrices, self._training):
-            for key in [key for key in cache if key[1] == k]:
-                del cache[key]
+        # Two loops, as the two caches' keys differ in type (a preprocessing's name, a bool).
+        for key in [key for key in self._matrices if key[1] == k]:
+            del self._matrices[key]
+        for flag in [flag for flag in self._training if flag[1] == k]:
+            del self._training[flag]
         for by_split in (self._columns, self._pairs, self._thresholds, self._windows, self._ga2m):
             by_split.pop(k, None)
         if self._binned is not None and self._binned[0] == k:
