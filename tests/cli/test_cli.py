@@ -300,13 +300,20 @@ def test_learn_names_swapped_arguments(tmp_path, capsys):
     assert data.read_text() == before
 
 
+def two_feature_rows(n_queries, per_query):
+    """LETOR lines of ``n_queries`` queries of ``per_query`` documents, two features each, a
+    third of them relevant: data small enough for the command line's tests to fit at once."""
+    return [
+        f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n"
+        for q in range(n_queries)
+        for i in range(per_query)
+    ]
+
+
 def test_learn_reads_training_data_from_a_pipe_whole(tmp_path):
     """TRAIN through a pipe (/dev/stdin, <(zcat ...)): the swapped-argument check looks only
     into regular files, so the reader gets every byte (it lost the first 4 KB)."""
-    rows = []
-    for q in range(40):
-        for i in range(6):
-            rows.append(f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n")
+    rows = two_feature_rows(40, 6)
     text = "".join(rows)
     assert len(text.encode()) > 4096
     model = tmp_path / "m.json"
@@ -351,11 +358,7 @@ def test_classify_says_when_the_model_has_features_the_file_never_mentions(tmp_p
 
 def test_learn_takes_lightgbm_s_valid_spelling(tmp_path, capsys):
     # --valid (LightGBM's name for the validation data) is --vali: the same model.
-    rows = [
-        f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n"
-        for q in range(8)
-        for i in range(5)
-    ]
+    rows = two_feature_rows(8, 5)
     train, vali = tmp_path / "t.txt", tmp_path / "v.txt"
     train.write_text("".join(rows[:30]))
     vali.write_text("".join(rows[30:]))
@@ -429,11 +432,7 @@ def test_learn_auto_reads_a_validation_file_short_of_the_last_feature_as_zeros(t
     feature reads it as 0 (SVMlight's rule); --auto failed on it with 'eval_set[0] has 1
     features, but X has 2'. Here feature 2 is 0 on every validation line, so the file that
     omits it and the file that writes 2:0 are the same data and give the same model."""
-    rows = [
-        f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n"
-        for q in range(12)
-        for i in range(5)
-    ]
+    rows = two_feature_rows(12, 5)
     train, short, full = tmp_path / "t.txt", tmp_path / "short.txt", tmp_path / "full.txt"
     train.write_text("".join(rows))
     vali = [f"{int(i % 2 == 0)} qid:{50 + q} 1:{0.05 * i - 0.02 * q:.4f}" for q in range(4) for i in range(5)]
@@ -482,11 +481,7 @@ def test_learn_auto_takes_patience_none_and_vv_as_python_does(tmp_path, capsys):
     """--patience none is SVMMapCV(patience=None) (every C fitted; it was refused, while the
     other options take 'none' for None), and -vv is verbose=2 (a line per split; it printed
     what -v prints). Found by attack5."""
-    rows = [
-        f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n"
-        for q in range(12)
-        for i in range(5)
-    ]
+    rows = two_feature_rows(12, 5)
     train = tmp_path / "t.txt"
     train.write_text("".join(rows))
     base = ["learn", "--auto", "--n-jobs", "1", "--cv", "2"]
@@ -521,11 +516,7 @@ def test_learn_auto_reports_the_seconds_of_the_search_that_the_budget_bounds(tmp
 
     monkeypatch.setattr(SVMMapCV, "fit", fit)
     monkeypatch.setattr("svmmap.model_selection.refit_best", slow_refit)
-    rows = [
-        f"{int(i % 3 == 0)} qid:{q} 1:{0.1 * i + 0.01 * q:.4f} 2:{(i * 7 % 5) / 5:.4f}\n"
-        for q in range(8)
-        for i in range(5)
-    ]
+    rows = two_feature_rows(8, 5)
     train = tmp_path / "t.txt"
     train.write_text("".join(rows))
     assert main(["learn", "--auto", "--n-jobs", "1", "--cv", "2", str(train), str(tmp_path / "m.json")]) == 0
