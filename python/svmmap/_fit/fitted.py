@@ -54,8 +54,12 @@ BINNER_DICT_VERSION = 1
 BINNER_PAIRS_VERSION = 2
 
 
-#: Rows per chunk when `BinningSpec.codes` bins X with pairs.
-CODE_CHUNK = 65536
+#: Rows per chunk when `BinningSpec.codes` bins X with pairs or a subset of its rows. A chunk's
+#: temporaries (the copy of its rows of X, their base codes, the pair columns and the two
+#: joined) live beside the codes being filled: at 65,536 rows of 136 float32 columns they took
+#: about 50 MB, the largest transient of SVMMapCV's search at 573k documents
+#: (benchmarks/search_memory.py); at 8,192 rows they take about 6 MB, for the same codes.
+CODE_CHUNK = 8192
 
 
 @dataclass
