@@ -261,3 +261,30 @@ def test_predicting_at_rows_refuses_a_nan_or_infinite_value_in_a_listed_row():
                 _core.predict(cX, w, 1, np.array([1, 4], dtype=np.int64))
         # Rows without it are scored.
         assert _core.predict(cX, np.ones(3), 1, np.array([0, 5], dtype=np.int64)).tolist() == [3.0, 3.0]
+
+
+def test_the_free_pages_go_back_each_time_a_splits_codes_are_replaced(fold1, monkeypatch):
+    # glibc keeps the pages that the last codes and fits freed; the search hands them back
+    # (malloc_trim) when one split's codes go, before the next are made, and only then: asking
+    # again for the codes it holds makes nothing and trims nothing.
+    from svmmap._search import splits
+
+    calls = []
+    monkeypatch.setattr(splits, "_return_free_pages", lambda: calls.append(1))
+    X, y, codes, rows = fold1
+    others = np.setdiff1d(np.arange(len(y)), rows)
+    data = splits.SplitData(X, check_matrix(X)[0], y, codes, None, [(rows, others), (others, rows)], None, 2)
+    for k, expected in [(0, 1), (0, 1), (1, 2), (1, 2), (0, 3)]:
+        data.fit_inputs("binned", k)
+        assert len(calls) == expected, (k, calls)
+
+
+def test_returning_the_free_pages_is_safe_to_call_at_any_time():
+    # It only hands back pages malloc holds free: what is allocated stays as it was.
+    from svmmap._search.splits import _return_free_pages
+
+    kept = np.arange(1_000_000, dtype=np.float64)
+    for _ in range(3):
+        np.ones(2_000_000).sum()
+        _return_free_pages()
+    np.testing.assert_array_equal(kept, np.arange(1_000_000, dtype=np.float64))

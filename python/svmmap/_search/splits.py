@@ -3,6 +3,7 @@ once) and each split's data as the core takes it."""
 
 from __future__ import annotations
 
+import ctypes
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -30,6 +31,24 @@ __all__ = ["Split", "SplitData", "fit_scaler_in_chunks", "make_splits", "validat
 
 #: (training rows, validation rows); validation rows None: the one validation set given.
 Split = Tuple[np.ndarray, Optional[np.ndarray]]
+
+
+def _return_free_pages() -> None:
+    """Gives the pages that glibc's malloc holds free back to the system (``malloc_trim``; a
+    no-op where the C library has none). Called when a split's bin codes go, before the next
+    are made: glibc keeps what the fits and the codes' chunks freed in the middle of its heaps
+    and in each thread's arena, so that a 573k-document search's resident memory grew by about
+    120 MB of free pages over its fits, which the next codes did not reuse. A call takes a few
+    milliseconds, and the search makes one per split and preprocessing, tens in all."""
+    trim = getattr(_LIBC, "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
+try:
+    _LIBC: Any = ctypes.CDLL(None)
+except (OSError, TypeError):  # pragma: no cover - no C library to open (Windows: TypeError)
+    _LIBC = None
 
 
 def make_splits(
@@ -389,8 +408,9 @@ class SplitData:
         thresholds and pairs are kept), where keeping every split's would take more memory."""
         if self._binned is None or self._binned[:2] != (k, preprocessing):
             # The previous codes go before the next ones are made, so that they never take
-            # memory together.
+            # memory together, and with them the free pages they leave.
             self._binned = None
+            _return_free_pages()
             threads = n_threads(self.n_jobs)
             spec = self._thresholds_of(k) if preprocessing == "binned" else self._ga2m_spec(k)
             validation = None if self.validation is None else spec.core_codes(self.validation[1].arrays[0], threads)
