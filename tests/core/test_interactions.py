@@ -349,3 +349,22 @@ def test_codes_with_pairs_made_in_chunks_are_the_codes_made_at_once(monkeypatch)
     assert chunked.codes.dtype == at_once.codes.dtype
     np.testing.assert_array_equal(chunked.codes, at_once.codes)
     assert chunked.codes.shape == (len(y), 4 + 2)
+
+
+def test_pair_scores_made_a_block_of_pairs_at_a_time_are_those_made_at_once(monkeypatch):
+    # interaction_scores scores a block of pairs at a time, so that the temporaries of all
+    # pairs' cells are never held at once; a pair's score is its own cells' alone, so any block
+    # size (7 pairs: blocks of 7 and 6 among 100 pairs of three shapes) gives the same bits.
+    from svmmap._fit import pairs as pairs_module
+
+    rng = np.random.default_rng(3)
+    shapes = [[(3, 4), (5, 5), (2, 9)][i % 3] for i in range(100)]
+    n_cells = sum(u * v for u, v in shapes)
+    sums = rng.normal(size=n_cells)
+    counts = rng.integers(0, 4, size=n_cells).astype(np.float64)
+    sums[counts == 0] = 0.0
+    at_once = interaction_scores(sums, counts, shapes, 0.7)
+    monkeypatch.setattr(pairs_module, "SCORE_BLOCK", 7)
+    in_blocks = interaction_scores(sums, counts, shapes, 0.7)
+    for a, b in zip(at_once, in_blocks):
+        assert a.tobytes() == b.tobytes()

@@ -69,6 +69,9 @@ DEFAULT_PAIR_BINS = 32
 SELECTION_BINS = 8
 #: Backfitting sweeps over the base features for the main-effects residual.
 BACKFIT_SWEEPS = 4
+#: Pairs whose scores `interaction_scores` computes at once (their cells' temporaries, about
+#: 10 arrays of 8 bytes a cell, take about 8 MB at 100 cells a pair).
+SCORE_BLOCK = 1024
 #: Documents that pair selection reads at most (whole queries, drawn with a fixed seed), which
 #: bounds its cost on large data; below it every document is used. 50,000 documents put about
 #: 600 in a cell of the 9 x 9 selection grid; on 100,000 documents x 136 features, reading all
@@ -188,24 +191,33 @@ def interaction_scores(
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     for shape in sorted(set(shapes)):
         u, v = shape
-        which = np.flatnonzero([s == shape for s in shapes])
-        cells = starts[which][:, None] + np.arange(u * v)[None, :]
-        h = sums[cells].reshape(-1, u, v)
-        c = counts[cells].reshape(-1, u, v)
-
-        def explained(s: np.ndarray, m: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-            axes = tuple(range(1, s.ndim))
-            safe = np.where(m > 0, m, 1.0)
-            return np.sum(np.where(m > 0, s * s / safe, 0.0), axis=axes), np.count_nonzero(m > 0, axis=axes)
-
-        grid, n_cells = explained(h, c)
-        rows, n_rows = explained(h.sum(axis=2), c.sum(axis=2))
-        cols, n_cols = explained(h.sum(axis=1), c.sum(axis=1))
-        total, _ = explained(h.sum(axis=(1, 2))[:, None], c.sum(axis=(1, 2))[:, None])
-        df = np.maximum(n_cells - n_rows - n_cols + 1, 0)
-        out[which] = (grid - rows - cols + total) - variance * df
-        bars[which] = variance * (2 * np.sqrt(df * t) + 2 * t)
+        # A block of pairs at a time: the cells' temporaries of all 9,180 pairs of 136
+        # features at once took about 60 MB; each pair's score is its own cells' alone.
+        of_shape = np.flatnonzero([s == shape for s in shapes])
+        for which in np.array_split(of_shape, -(-len(of_shape) // SCORE_BLOCK)):
+            out[which], bars[which] = _scores_of(sums, counts, starts[which], u, v, variance, t)
     return out, bars
+
+
+def _scores_of(
+    sums: np.ndarray, counts: np.ndarray, starts: np.ndarray, u: int, v: int, variance: float, t: float
+) -> Tuple[np.ndarray, np.ndarray]:
+    """`interaction_scores` of the pairs of shape (u, v) whose blocks start at ``starts``."""
+    cells = starts[:, None] + np.arange(u * v)[None, :]
+    h = sums[cells].reshape(-1, u, v)
+    c = counts[cells].reshape(-1, u, v)
+
+    def explained(s: np.ndarray, m: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        axes = tuple(range(1, s.ndim))
+        safe = np.where(m > 0, m, 1.0)
+        return np.sum(np.where(m > 0, s * s / safe, 0.0), axis=axes), np.count_nonzero(m > 0, axis=axes)
+
+    grid, n_cells = explained(h, c)
+    rows, n_rows = explained(h.sum(axis=2), c.sum(axis=2))
+    cols, n_cols = explained(h.sum(axis=1), c.sum(axis=1))
+    total, _ = explained(h.sum(axis=(1, 2))[:, None], c.sum(axis=(1, 2))[:, None])
+    df = np.maximum(n_cells - n_rows - n_cols + 1, 0)
+    return (grid - rows - cols + total) - variance * df, variance * (2 * np.sqrt(df * t) + 2 * t)
 
 
 def query_halves(qid: Optional[np.ndarray], n: int) -> np.ndarray:
