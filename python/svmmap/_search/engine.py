@@ -21,15 +21,14 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import _core
 from .._fit.convergence import overflow_named
 from .._fit.latent import latent_path
-from .._validation import check_spelling
-from .candidates import PREPROCESSINGS, pair_scale
+from .candidates import PREPROCESSINGS, Candidate, candidate_list, pair_scale
 from .results import (
     EARLY_STOP,
     FAILED,
@@ -97,55 +96,6 @@ RACE_ONE_SPLIT = True
 #: chose alike in 0.88, 0.96 and 1.00 times the CPU time, within the timing's noise at load 8
 #: to 12 (benchmarks/race_cost.py --cv 5 --settings default,last-on --seeds 0,1,2).
 RACE_LAST_SPLIT = False
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One candidate: a loss and a preprocessing, with its training configuration (any C).
-    Its C values are the grid's times ``C_scale`` (see `pair_scale`)."""
-
-    loss: Any
-    preprocessing: str
-    config: Any
-    C_scale: float = 1.0
-
-
-def candidate_list(
-    losses: Sequence[Any],
-    preprocessings: Sequence[str],
-    config_of: Callable[[Any], Any],
-    searching: bool,
-    listed: bool,
-    refuse_latent: Callable[[], None],
-) -> List[Candidate]:
-    """The candidates, every loss with every preprocessing, each loss with its training
-    configuration ``config_of(loss)``. A loss is known by the model it trains (its canonical
-    losses, weights, slack and latent target), so that a loss listed twice, in any spelling, is
-    refused as a preprocessing listed twice is, rather than fitted twice as two candidates of
-    one model. ``listed``: the losses are the user's ``losses`` (their spelling is checked);
-    a latent-target loss is refused in a search and checked by ``refuse_latent`` otherwise."""
-    if listed:
-        for i, loss in enumerate(losses):
-            check_spelling(loss, f"losses[{i}]")
-    seen: Dict[str, Any] = {}
-    candidates: List[Candidate] = []
-    for loss in losses:
-        config = config_of(loss)
-        key = repr((sorted(tuple(group) for group in config.losses), config.slack, config.latent))
-        if key in seen:
-            raise ValueError(
-                f"losses lists one loss twice: {seen[key]!r} and {loss!r} train the same model; list it once"
-            )
-        seen[key] = loss
-        if config.latent is not None:
-            if searching:
-                raise ValueError(
-                    f"the search fits warm C paths of convex losses; {loss!r} is a latent-target loss "
-                    "(trained in CCCP rounds): fit it with loss=... and preprocessing=None"
-                )
-            refuse_latent()
-        candidates.extend(Candidate(loss, name, config) for name in preprocessings)
-    return candidates
 
 
 @dataclass(frozen=True)
