@@ -92,10 +92,19 @@ def wide():
     return d.X, d.y, d.qid
 
 
-def ga2m_search(budget: float) -> SVMMapCV:
+def ga2m_search(budget: float, verbose: int = 0) -> SVMMapCV:
     # The first candidate is map on the features as given (always fitted on every split, so
     # that there is a result), the second its GA2M.
-    return SVMMapCV([0.01], cv=2, loss="map", preprocessing=["none", "ga2m"], time_budget=budget, n_jobs=1, refit=False)
+    return SVMMapCV(
+        [0.01],
+        cv=2,
+        loss="map",
+        preprocessing=["none", "ga2m"],
+        time_budget=budget,
+        n_jobs=1,
+        refit=False,
+        verbose=verbose,
+    )
 
 
 def test_the_budget_cuts_a_pair_selection_that_outlasts_it(wide):
@@ -123,7 +132,7 @@ def test_the_budget_cuts_a_pair_selection_that_outlasts_it(wide):
     assert search.best_params_["preprocessing"] == "none"
 
 
-def test_a_selection_whose_deadline_passed_is_cut_though_the_budget_seems_left(data_small, monkeypatch):
+def test_a_selection_whose_deadline_passed_is_cut_though_the_budget_seems_left(data_small, monkeypatch, capsys):
     # Scripted without timing: the search's own clock says time is left (`remaining`), so
     # every fit starts, but the budget of a microsecond after the search's start has passed
     # when "ga2m"'s pair selection begins: the selection stops at its first check, and its
@@ -134,7 +143,10 @@ def test_a_selection_whose_deadline_passed_is_cut_though_the_budget_seems_left(d
     X, y, qid = data_small
     monkeypatch.setattr(engine._Search, "remaining", lambda self: 100.0)
     with pytest.warns(UserWarning, match="time budget"):
-        search = ga2m_search(1e-6).fit(X, y, qid=qid)
+        search = ga2m_search(1e-6, verbose=1).fit(X, y, qid=qid)
+    assert "map/ga2m C=0.01 not fitted: the time budget ran out while its pairs were chosen on split 1" in (
+        capsys.readouterr().err
+    )
     r = search.cv_results_
     assert list(r["split0_stop_reason"]) == ["converged", "budget"]
     assert list(r["split1_stop_reason"]) == ["converged", ""]
