@@ -96,10 +96,17 @@ def _split_rows(rows: Any, k: int, part: str, n_rows: int) -> np.ndarray:
     if np.any((arr < 0) | (arr >= n_rows)):
         raise ValueError(f"split {k} of cv has row indices outside the {n_rows} rows of X (0 to {n_rows - 1})")
     arr = arr.astype(np.int64)
-    if np.unique(arr).size != arr.size:
+    # Rows in increasing order (those of QueryKFold and of scikit-learn's splitters) are
+    # distinct; others are sorted to find a row given twice. np.unique, hashing in NumPy 2,
+    # took 0.25 s a call on 140,000 rows, a second of the default call on 174,000 documents
+    # (five splits, training and validation rows) before its time budget started.
+    if not np.all(arr[1:] > arr[:-1]):
         sorted_rows = np.sort(arr)
-        twice = sorted_rows[1:][sorted_rows[1:] == sorted_rows[:-1]][0]
-        raise ValueError(f"split {k} of cv lists row {twice} twice among its {part} rows; each row is used once")
+        repeated = sorted_rows[1:][sorted_rows[1:] == sorted_rows[:-1]]
+        if repeated.size:
+            raise ValueError(
+                f"split {k} of cv lists row {repeated[0]} twice among its {part} rows; each row is used once"
+            )
     return arr
 
 
