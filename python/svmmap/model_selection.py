@@ -151,8 +151,11 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         iterate and its split score, with the stop reason "budget"), no further fit is
         started, the rows left (and a row whose fit the budget cut) are listed with status
         "time budget", a warning says so, and the best of the fully fitted rows is chosen.
-        The first candidate (first loss and preprocessing, smallest C) is always fitted on
-        every split (its fits capped like any other once the budget is spent), so there is
+        A "ga2m" candidate's pair selection on a split (seconds on large data) stops at the
+        budget too: that split of its row has the stop reason "budget" without a fit or a
+        score, and its note says how far the selection came. The first candidate (first
+        loss and preprocessing, smallest C) is always fitted on every split (its fits capped
+        like any other once the budget is spent, its pairs chosen in full), so there is
         always a result; when the data refuses it (status "failed"), the next candidate
         that runs takes its place. None: no limit.
     prune_margin : float or None, default=0.02
@@ -243,7 +246,8 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         "rank_test_score", "mean_fit_time", "mean_n_iter", "mean_n_evals", per split
         "split{k}_fit_time", "split{k}_n_iter", "split{k}_stop_reason" (the solver's:
         "converged", "stalled", "max_iter", "max_time", or "budget" for a fit cut by
-        ``time_budget``; "" where not fitted) and "split{k}_train_queries" (the number of
+        ``time_budget``, or for a "ga2m" pair selection it cut, without a fit; "" where not
+        fitted) and "split{k}_train_queries" (the number of
         training queries the row's fit on split k trained on, see ``max_train_queries``; 0
         where not fitted), "confirmed", "cold_n_evals",
         "total_n_evals", "n_degenerate_splits", "status" ("fitted", "early stop" (left out
@@ -252,9 +256,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         scores fitted before are kept), "time budget" (left out, or not finished on every split, when
         ``time_budget`` was spent) or "failed" (the candidate's fit was refused on this
         data, e.g. an oracle that cannot run on a query that long, or a C too large for
-        float64 arithmetic; the search goes on without it)) and "note" (why a row failed or was
-        pruned). A row not fitted has NaN mean score and
-        ranks after every fitted one. When every candidate fails, fit raises the first
+        float64 arithmetic; the search goes on without it)) and "note" (why a row failed, was
+        pruned or was cut by the budget during its pair selection). A row not fitted has NaN
+        mean score and ranks after every fitted one. When every candidate fails, fit raises the first
         error.
     n_splits_ : int
         Number of splits.

@@ -282,8 +282,11 @@ pub(super) type PairHistograms<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyA
 /// The 2-D histograms of pair selection (see `crate::binning::pairs`): `coarse` is a
 /// (n_features, n_rows) C-contiguous uint8 array of coarse codes, `sizes` the number of coarse
 /// codes of every feature, `pairs` a (n_pairs, 2) int64 array. Returns (sums, counts), every
-/// pair's block of sizes[i] * sizes[j] cells after the earlier pairs'.
+/// pair's block of sizes[i] * sizes[j] cells after the earlier pairs'. `max_seconds` (a
+/// search's time budget left): None once that many seconds from the call have passed before
+/// the scan was done (see `crate::binning::pair_histograms`); an infinite one is no limit.
 #[pyfunction]
+#[pyo3(signature = (coarse, sizes, pairs, residual, n_threads, max_seconds=None))]
 pub(super) fn pair_histograms<'py>(
     py: Python<'py>,
     coarse: numpy::PyReadonlyArray2<'py, u8>,
@@ -291,7 +294,21 @@ pub(super) fn pair_histograms<'py>(
     pairs: numpy::PyReadonlyArray2<'py, i64>,
     residual: PyReadonlyArray1<'py, f64>,
     n_threads: usize,
-) -> PyResult<PairHistograms<'py>> {
+    max_seconds: Option<f64>,
+) -> PyResult<Option<PairHistograms<'py>>> {
+    // The clock starts here, as a fit's max_time does at its start; a time already spent is
+    // a deadline already passed.
+    let deadline = match max_seconds {
+        Some(s) if s.is_nan() => {
+            return Err(PyValueError::new_err(
+                "max_seconds must be a number of seconds or None, got nan",
+            ))
+        }
+        Some(s) => std::time::Duration::try_from_secs_f64(s.max(0.0))
+            .ok()
+            .and_then(|d| std::time::Instant::now().checked_add(d)),
+        None => None,
+    };
     let (codes, _, n_rows) = rows(&coarse, "coarse codes")?;
     let count = |v: i64| {
         usize::try_from(v).map_err(|_| pyo3::exceptions::PyValueError::new_err("negative size"))
@@ -306,11 +323,14 @@ pub(super) fn pair_histograms<'py>(
         .map(|p| Ok((count(p[0])?, count(p[1])?)))
         .collect::<PyResult<Vec<_>>>()?;
     let residual = slice(&residual, "residual")?;
-    let (sums, counts) = detach(py, || {
+    let scanned = detach(py, || {
         with_threads(n_threads, || {
-            binning::pair_histograms(codes, n_rows, &sizes, &pairs, residual)
+            binning::pair_histograms(codes, n_rows, &sizes, &pairs, residual, deadline)
         })?
     })
     .map_err(PyErr::from)?;
-    Ok((PyArray1::from_vec(py, sums), PyArray1::from_vec(py, counts)))
+    Ok(
+        scanned
+            .map(|(sums, counts)| (PyArray1::from_vec(py, sums), PyArray1::from_vec(py, counts))),
+    )
 }

@@ -460,13 +460,15 @@ def fit_pairs(
     threads: int,
     validation: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None,
     codes_at: Optional[Callable[[np.ndarray], np.ndarray]] = None,
+    deadline: Optional[float] = None,
 ) -> np.ndarray:
     """Sets the pairs of ``spec`` (given, or chosen by FAST and judged out of sample: on the
     validation set's queries when ``validation``, a checked (X, labels, query codes), is
     given) and their coarse thresholds; returns the held-out reductions of the chosen pairs
     (NaN for given ones). ``codes_at`` (with X None): the base codes under ``spec`` of the
     data's rows it is asked for (`select_pairs` reads a sample of them), for data that are rows
-    of a larger matrix that is not copied (SVMMapCV's splits)."""
+    of a larger matrix that is not copied (SVMMapCV's splits). ``deadline``: see
+    `select_pairs`; when it passes, `SelectionCut` is raised and ``spec`` keeps no pairs."""
 
     coarse = [coarse_indices(len(k), bins) for k in spec.thresholds]
     # FAST scores pairs on a grid of its own, so that its histograms stay small for all pairs.
@@ -507,6 +509,7 @@ def fit_pairs(
             threads,
             judged,
             codes_at=codes_at,
+            deadline=deadline,
         )
     # A pair of a constant feature has no cell: it is kept (the user named it) with no columns.
     spec.pairs = [(int(i), int(j)) for i, j in pairs]

@@ -53,6 +53,7 @@ the queries it chooses models by, as EBM's validation-based stopping does.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -86,6 +87,26 @@ POOL_MIN = 10
 #: two (`label_exponent`): the residuals' squares, summed over up to `SELECTION_ROWS`
 #: documents, then stay far from float64's overflow (2^1024) and underflow (2^-1022).
 LABEL_RANGE = 64
+
+
+class SelectionCut(TimeoutError):
+    """Pair selection (`select_pairs`) passed its deadline, a search's time budget, before it
+    chose: no pair is chosen, and the message says what it had done. The search counts the
+    "ga2m" row of that split as cut by the budget, as it does a fit the budget stops."""
+
+
+def on_time(deadline: Optional[float], done: List[str], step: str, what: str) -> None:
+    """Notes ``step`` among the steps ``done`` and raises `SelectionCut` once the
+    ``time.perf_counter()`` time ``deadline`` (None: no deadline) has passed, naming ``what``
+    was being chosen and the steps done."""
+    done.append(step)
+    if deadline is not None and time.perf_counter() >= deadline:
+        raise SelectionCut(cut_message(what, done))
+
+
+def cut_message(what: str, done: List[str]) -> str:
+    """What `SelectionCut` says: what was being chosen, and the steps done before the deadline."""
+    return f"pair selection of {what} stopped at its deadline (the time budget) after {', '.join(done)}; no pair was chosen"
 
 
 def check_interactions(interactions: Any, bins: Any) -> Optional[List[tuple]]:
@@ -328,6 +349,7 @@ def select_pairs(
     n_threads: int,
     validation: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None,
     codes_at: Optional[Callable[[np.ndarray], np.ndarray]] = None,
+    deadline: Optional[float] = None,
 ) -> Tuple[List[Tuple[int, int]], np.ndarray]:
     """The (at most) k pairs that reduce the squared residual on the queries they were not
     chosen on (see the module docstring), best first, and those held-out reductions.
@@ -336,7 +358,10 @@ def select_pairs(
     put forward by all the training rows and judged on the validation queries alone (one
     round instead of the two halves), under the same rule. ``codes_at`` (with ``codes`` None)
     gives the base codes of the rows it is asked for, so that only the selection rows are
-    binned (SVMMapCV's splits, whose rows are not copied)."""
+    binned (SVMMapCV's splits, whose rows are not copied). ``deadline``: a
+    ``time.perf_counter()`` time (a search's time budget) after which the selection raises
+    `SelectionCut`, checked between its steps and, through the core, between the pairs of
+    each histogram scan, where most of its time goes."""
     codes, y, qid = _selected(codes, codes_at, y, qid)
     y, validation, exponent = _scaled_labels(y, validation)
     by_feature = np.ascontiguousarray(codes.T)
@@ -354,6 +379,10 @@ def select_pairs(
 
     coarse_codes = coarse_of(by_feature)
     candidates = [(i, j) for a, i in enumerate(usable) for j in usable[a + 1 :]]
+    what = f"{len(candidates)} candidate pairs of {d} features on {codes.shape[0]} rows"
+    # The steps done, which a cut names.
+    done: List[str] = []
+    on_time(deadline, done, "the bin codes of its rows", what)
     # The rounds of choosing and judging: (the training rows that choose, the judged rows'
     # feature-major bin codes, coarse codes, labels, query ids and numbers among the judged
     # queries). Without a validation set each half chooses and the other half is judged.
@@ -403,6 +432,9 @@ def select_pairs(
     per_query: Dict[int, np.ndarray] = {}
     put_forward = np.zeros((len(rounds), len(candidates)), dtype=bool)
     for h, (chose, j_codes, j_coarse, j_y, j_qid, j_query) in enumerate(rounds):
+        step = f"round {h + 1} of {len(rounds)}"
+        if h:
+            on_time(deadline, done, f"the pair scan of round {h} of {len(rounds)}", what)
         q_chose = None if qid is None else qid[chose]
         # The additive model is fitted on the choosing rows alone and taken off the judged
         # ones, so that nothing the judged queries hold has shaped the residual they are
@@ -411,24 +443,57 @@ def select_pairs(
         r_judge = centred_labels(j_y, j_qid)
         for f in range(d):
             r_judge -= parts[f][j_codes[f]]
+        on_time(deadline, done, f"the main effects of {step}", what)
         chose_codes = np.ascontiguousarray(coarse_codes[:, chose])
-        sums, cnt = _core.pair_histograms(chose_codes, sizes, pairs, r_chose, n_threads)
+        left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+        scanned = _core.pair_histograms(chose_codes, sizes, pairs, r_chose, n_threads, left)
+        if scanned is None:
+            raise SelectionCut(cut_message(what, [*done, f"part of the pair scan of {step}"]))
+        sums, cnt = scanned
         scores, _ = interaction_scores(sums, cnt, shapes, float(np.mean(r_chose**2)))
         order = np.argsort(-scores, kind="stable")
         pool = order[scores[order] > 0][: pool_size(k)]
         put_forward[h, pool] = True
-        chosen_sums, chosen_cnt = _blocks(sums, shapes), _blocks(cnt, shapes)
+        chosen = (_blocks(sums, shapes), _blocks(cnt, shapes))
         for p in pool.tolist():
-            i, j = candidates[p]
-            # The correction is the choosing rows' cell means (0 in an empty cell); it
-            # changes a judged document's squared residual r^2 to (r - g)^2, by 2 g r - g^2.
-            n_chose = chosen_cnt[p]
-            g = np.where(n_chose > 0, chosen_sums[p] / np.where(n_chose > 0, n_chose, 1.0), 0.0).ravel()
-            cell = j_coarse[i].astype(np.int64) * shapes[p][1] + j_coarse[j]
-            gain = 2.0 * g[cell] * r_judge - g[cell] ** 2
             per_query.setdefault(p, np.zeros(n_queries))
-            per_query[p] += np.bincount(j_query, weights=gain, minlength=n_queries)
-    judged = [np.unique(r[5]) for r in rounds]
+            per_query[p] += _held_out(chosen, p, candidates[p], shapes[p][1], j_coarse, r_judge, j_query, n_queries)
+    kept, totals = _kept(per_query, put_forward, [np.unique(r[5]) for r in rounds], n_queries)
+    order = np.argsort(-np.asarray(totals), kind="stable")[:k]
+    # The reductions in the labels' units: exact, or inf beyond float64 (labels of 1e200).
+    with np.errstate(over="ignore"):
+        scores = np.ldexp(np.asarray(totals, dtype=np.float64)[order], -2 * exponent)
+    return [candidates[kept[o]] for o in order], scores
+
+
+def _held_out(
+    chosen: Tuple[List[np.ndarray], List[np.ndarray]],
+    p: int,
+    pair: Tuple[int, int],
+    width: int,
+    j_coarse: np.ndarray,
+    r_judge: np.ndarray,
+    j_query: np.ndarray,
+    n_queries: int,
+) -> np.ndarray:
+    """Step 4 of the module docstring for candidate ``p`` (features ``pair``, ``width`` coarse
+    codes of the second): the reduction of every judged query's squared residual by the
+    choosing rows' cell means (``chosen``: every candidate's sums and counts)."""
+    i, j = pair
+    # The correction is the choosing rows' cell means (0 in an empty cell); it changes a
+    # judged document's squared residual r^2 to (r - g)^2, by 2 g r - g^2.
+    sums, n_chose = chosen[0][p], chosen[1][p]
+    g = np.where(n_chose > 0, sums / np.where(n_chose > 0, n_chose, 1.0), 0.0).ravel()
+    cell = j_coarse[i].astype(np.int64) * width + j_coarse[j]
+    gain = 2.0 * g[cell] * r_judge - g[cell] ** 2
+    return np.bincount(j_query, weights=gain, minlength=n_queries)
+
+
+def _kept(
+    per_query: Dict[int, np.ndarray], put_forward: np.ndarray, judged: List[np.ndarray], n_queries: int
+) -> Tuple[List[int], List[float]]:
+    """Step 5 of the module docstring: the pairs (numbers among the candidates) that both
+    rounds put forward and whose held-out reduction passes the rule, with their totals."""
     every = [p for p in per_query if put_forward[:, p].all()]
     kept, totals = [], []
     for p in every:
@@ -440,8 +505,4 @@ def select_pairs(
         if min(by_round) > 0 and t > HELD_OUT_T:
             kept.append(p)
             totals.append(float(g.sum()))
-    order = np.argsort(-np.asarray(totals), kind="stable")[:k]
-    # The reductions in the labels' units: exact, or inf beyond float64 (labels of 1e200).
-    with np.errstate(over="ignore"):
-        scores = np.ldexp(np.asarray(totals, dtype=np.float64)[order], -2 * exponent)
-    return [candidates[kept[o]] for o in order], scores
+    return kept, totals

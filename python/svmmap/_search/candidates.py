@@ -1,15 +1,21 @@
-"""Private: the candidates of the search, the losses and preprocessings ``loss="auto"`` and
-``preprocessing=`` name, and the transformer of each preprocessing."""
+"""Private: the candidates of the search (`Candidate`, a loss and a preprocessing, listed by
+`candidate_list`), the losses and preprocessings ``loss="auto"`` and ``preprocessing=`` name,
+and the transformer of each preprocessing."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._validation import check_spelling
+
 __all__ = [
     "GA2M_PAIRS",
+    "Candidate",
+    "candidate_list",
     "PREPROCESSINGS",
     "auto_losses",
     "fit_preprocessor",
@@ -106,3 +112,52 @@ def pair_scale(labels: np.ndarray, codes: np.ndarray) -> float:
     pairs = (sizes**2 - (within**2).reshape(n_queries, len(levels)).sum(axis=1)) / 2
     ranked = pairs[pairs > 0]
     return 4.0 / float(ranked.mean()) if ranked.size else 1.0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate: a loss and a preprocessing, with its training configuration (any C).
+    Its C values are the grid's times ``C_scale`` (see `pair_scale`)."""
+
+    loss: Any
+    preprocessing: str
+    config: Any
+    C_scale: float = 1.0
+
+
+def candidate_list(
+    losses: Sequence[Any],
+    preprocessings: Sequence[str],
+    config_of: Callable[[Any], Any],
+    searching: bool,
+    listed: bool,
+    refuse_latent: Callable[[], None],
+) -> List[Candidate]:
+    """The candidates, every loss with every preprocessing, each loss with its training
+    configuration ``config_of(loss)``. A loss is known by the model it trains (its canonical
+    losses, weights, slack and latent target), so that a loss listed twice, in any spelling, is
+    refused as a preprocessing listed twice is, rather than fitted twice as two candidates of
+    one model. ``listed``: the losses are the user's ``losses`` (their spelling is checked);
+    a latent-target loss is refused in a search and checked by ``refuse_latent`` otherwise."""
+    if listed:
+        for i, loss in enumerate(losses):
+            check_spelling(loss, f"losses[{i}]")
+    seen: Dict[str, Any] = {}
+    candidates: List[Candidate] = []
+    for loss in losses:
+        config = config_of(loss)
+        key = repr((sorted(tuple(group) for group in config.losses), config.slack, config.latent))
+        if key in seen:
+            raise ValueError(
+                f"losses lists one loss twice: {seen[key]!r} and {loss!r} train the same model; list it once"
+            )
+        seen[key] = loss
+        if config.latent is not None:
+            if searching:
+                raise ValueError(
+                    f"the search fits warm C paths of convex losses; {loss!r} is a latent-target loss "
+                    "(trained in CCCP rounds): fit it with loss=... and preprocessing=None"
+                )
+            refuse_latent()
+        candidates.extend(Candidate(loss, name, config) for name in preprocessings)
+    return candidates

@@ -21,15 +21,15 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import _core
 from .._fit.convergence import overflow_named
 from .._fit.latent import latent_path
-from .._validation import check_spelling
-from .candidates import PREPROCESSINGS, pair_scale
+from .._fit.pairs import SelectionCut
+from .candidates import PREPROCESSINGS, Candidate, candidate_list, pair_scale
 from .results import (
     EARLY_STOP,
     FAILED,
@@ -97,55 +97,6 @@ RACE_ONE_SPLIT = True
 #: chose alike in 0.88, 0.96 and 1.00 times the CPU time, within the timing's noise at load 8
 #: to 12 (benchmarks/race_cost.py --cv 5 --settings default,last-on --seeds 0,1,2).
 RACE_LAST_SPLIT = False
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One candidate: a loss and a preprocessing, with its training configuration (any C).
-    Its C values are the grid's times ``C_scale`` (see `pair_scale`)."""
-
-    loss: Any
-    preprocessing: str
-    config: Any
-    C_scale: float = 1.0
-
-
-def candidate_list(
-    losses: Sequence[Any],
-    preprocessings: Sequence[str],
-    config_of: Callable[[Any], Any],
-    searching: bool,
-    listed: bool,
-    refuse_latent: Callable[[], None],
-) -> List[Candidate]:
-    """The candidates, every loss with every preprocessing, each loss with its training
-    configuration ``config_of(loss)``. A loss is known by the model it trains (its canonical
-    losses, weights, slack and latent target), so that a loss listed twice, in any spelling, is
-    refused as a preprocessing listed twice is, rather than fitted twice as two candidates of
-    one model. ``listed``: the losses are the user's ``losses`` (their spelling is checked);
-    a latent-target loss is refused in a search and checked by ``refuse_latent`` otherwise."""
-    if listed:
-        for i, loss in enumerate(losses):
-            check_spelling(loss, f"losses[{i}]")
-    seen: Dict[str, Any] = {}
-    candidates: List[Candidate] = []
-    for loss in losses:
-        config = config_of(loss)
-        key = repr((sorted(tuple(group) for group in config.losses), config.slack, config.latent))
-        if key in seen:
-            raise ValueError(
-                f"losses lists one loss twice: {seen[key]!r} and {loss!r} train the same model; list it once"
-            )
-        seen[key] = loss
-        if config.latent is not None:
-            if searching:
-                raise ValueError(
-                    f"the search fits warm C paths of convex losses; {loss!r} is a latent-target loss "
-                    "(trained in CCCP rounds): fit it with loss=... and preprocessing=None"
-                )
-            refuse_latent()
-        candidates.extend(Candidate(loss, name, config) for name in preprocessings)
-    return candidates
 
 
 @dataclass(frozen=True)
@@ -316,8 +267,15 @@ class _Search:
                 self._report(row, "not fitted: the time budget is spent")
             self.out_of_time = True
             return
-        if j == 0 and k == 0 and self._no_pairs(path):
-            return
+        if path.candidate.preprocessing == "ga2m":
+            # The pairs are chosen before the fit reads them, by the budget's deadline unless
+            # the row always runs: on large data their choice can take longer than a budget.
+            budget = self.policy.time_budget
+            deadline = None if (budget is None or first) else self.start + budget
+            if j == 0 and k == 0 and self._no_pairs(path, deadline):
+                return
+            if self._choose_pairs(row, k, deadline) is None:
+                return
         C = self.table.params[row]["C"]
         try:
             # Capped like every fit: once the budget is spent, the first row's remaining splits
@@ -351,7 +309,10 @@ class _Search:
     def _complete_first_row(self) -> None:
         """Out of time at the first C: fits the splits `_always_fitted`'s row skipped (it was not yet the one)."""
         while (path := self._always_fitted()) is not None:
-            missing = np.flatnonzero(self.table.stops[path.first_row] == "")
+            # A split whose pair selection the budget cut (`_choose_pairs`: stop "budget",
+            # never timed) is missing too, should that "ga2m" row become the one that runs.
+            stops, seconds = self.table.stops[path.first_row], self.table.seconds[path.first_row]
+            missing = np.flatnonzero((stops == "") | ((stops == "budget") & np.isnan(seconds)))
             if not missing.size:
                 return
             self._fit_split(path, 0, int(missing[0]))
@@ -423,18 +384,21 @@ class _Search:
         median = max(float(np.median(iters)), 1.0)
         return {row: float(n) / median for row, n in zip(rows, iters) if n > factor * median}
 
-    def _no_pairs(self, path: _Path) -> bool:
+    def _no_pairs(self, path: _Path, deadline: Optional[float]) -> bool:
         """Before a "ga2m" path's first fit: when its Binner keeps no pair on any split's
         training rows and "binned" with the same loss is a candidate too, the path would fit
         that candidate's models again, so it stops (status "no pairs") at the cost of the pair
-        selections alone; returns whether it did."""
+        selections alone. Returns whether its first fit is left out: it stopped, or the budget
+        ran out during a selection (`_choose_pairs`)."""
         candidate = path.candidate
-        if candidate.preprocessing != "ga2m":
-            return False
         if not any(p.candidate.preprocessing == "binned" and p.candidate.loss == candidate.loss for p in self.paths):
             return False
-        if any(self.data.ga2m_pairs(k) for k in range(self.data.n_splits)):
-            return False
+        for k in range(self.data.n_splits):
+            kept = self._choose_pairs(path.first_row, k, deadline)
+            if kept is None:
+                return True
+            if kept:
+                return False
         path.stop()
         last = path.first_row + len(self.policy.grid)
         for row in range(path.first_row, last):
@@ -445,6 +409,21 @@ class _Search:
         if self.policy.verbose >= 1:
             self._report(path.first_row, "left out, no pair kept on any split")
         return True
+
+    def _choose_pairs(self, row: int, k: int, deadline: Optional[float]) -> Optional[bool]:
+        """Whether "ga2m"'s Binner keeps a pair on split k (chosen once a split, then kept);
+        None when ``deadline`` (a ``time.perf_counter()`` time) passed during the choice: split
+        k of ``row`` is then cut as a fit the budget stops is (stop reason "budget", the row
+        never chosen), without a fit or a score, and the search is out of time."""
+        try:
+            return bool(self.data.ga2m_pairs(k, deadline))
+        except SelectionCut as cut:
+            self.table.stops[row, k] = "budget"
+            self.table.notes[row] = f"the time budget ran out on split {k}: {cut}"
+            self.out_of_time = True
+            if self.policy.verbose >= 1:
+                self._report(row, f"not fitted: the time budget ran out while its pairs were chosen on split {k + 1}")
+            return None
 
     def _fail(self, path: _Path, row: int, error: BaseException) -> None:
         """A candidate whose fit is refused on this data is left out, with the reason."""
