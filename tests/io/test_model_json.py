@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -261,3 +262,26 @@ def test_the_text_keeps_the_layout_older_readers_read():
     assert text == json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
     assert list(parse_model_text(text, "m.json")) == list(FIELDS[:-1])
     assert '"café"' in text
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status and sets RLIMIT_AS")
+def test_a_model_file_too_large_for_memory_is_refused_before_it_is_read_into_python(tmp_path):
+    # "0," two million times and a last 0: 4 MB of text and 2,000,001 values, which Python's
+    # json holds at about 80 bytes each (a float object, its list slot, the list's spare room):
+    # the core asks 2 x 4 MB + 96 bytes a value, 200 MB, of the 64 MB left under the
+    # address-space limit set below, and refuses before Python sees the text.
+    import resource
+
+    path = tmp_path / "big.json"
+    path.write_text('{"coef": [' + "0," * 2_000_000 + "0]}")
+    with open("/proc/self/status") as f:
+        used = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (used + 64 * 2**20, hard))
+    try:
+        with pytest.raises(
+            MemoryError, match=r"loading the model file \S*big\.json \(.* of JSON text, up to 2000001 numbers\)"
+        ):
+            _core.read_model_text(str(path))
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

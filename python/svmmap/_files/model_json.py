@@ -41,8 +41,8 @@ FIELDS = ("format", "version", "n_features", "coef", "params", "feature_names", 
 #: The free-form parts, objects (or null) whose keys the Python layer owns.
 _FREE_FORM = ("params", "binning", "training", "scaler")
 
-#: A model nests a few levels (a history record in the training summary is the deepest, at
-#: three); deeper text is refused before Python's own recursion limit is reached.
+#: A model nests a few levels (a Binner's interaction thresholds are the deepest, at six);
+#: deeper text is refused before Python's own recursion limit is reached.
 MAX_DEPTH = 128
 
 #: The largest magnitude an integer may have and still be a float64 (2^1024 is inf).
@@ -235,7 +235,9 @@ def _check_values(doc: Any, text: str, source: str) -> None:
     if found == "range":
         refused = _Refused("number out of range", lambda token: token.kind == "number" and token.out_of_range)
         raise ModelFormatError(_located(text, source, refused))
-    token = next(t for t in _tokens(text) if t.kind == "string" and _lone_surrogate_at(t.text) is not None)
+    token = next((t for t in _tokens(text) if t.kind == "string" and _lone_surrogate_at(t.text) is not None), None)
+    if token is None:  # pragma: no cover - a text read from UTF-8 holds surrogates only as escapes
+        raise ModelFormatError(f"{source}: a string holds half a UTF-16 surrogate pair, which is no character")
     field = "" if token.field is None else f' of field "{_show(token.field)[1:-1]}"'
     column = token.column + (_lone_surrogate_at(token.text) or 0)
     raise ModelFormatError(
