@@ -50,6 +50,12 @@ _FLOAT_LIMIT = 2**1024
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _floats(values: List[Any]) -> bool:
+    """Whether every item of a list is a float (not an int or a bool): the weights' lists are
+    checked at C speed, a model's weights can number millions."""
+    return set(map(type, values)) <= {float}
+
+
 class _Refused(Exception):
     """A part of the text that ``json`` reads but a model may not hold; `where` finds its first
     occurrence among the text's tokens (see `_tokens`), which the error then names."""
@@ -261,8 +267,8 @@ def _first_bad(value: Any, depth: int) -> Optional[str]:
             if found:
                 return found
     elif isinstance(value, list):
-        # A list of floats (the weights, the importances) is checked at C speed.
-        if all(type(v) is float for v in value):
+        # A list of floats (the weights, the importances) is checked at once.
+        if _floats(value):
             return None if all(map(math.isfinite, value)) else "range"
         for item in value:
             found = _first_bad(item, depth + 1)
@@ -372,7 +378,7 @@ def _field_problem(name: str, value: Any) -> Optional[Tuple[Tuple[Any, ...], str
     if name == "coef":
         if not isinstance(value, list):
             return (), f"invalid type: {_unexpected(value)}, expected a sequence"
-        if all(type(v) is float for v in value):
+        if _floats(value):
             return None
         for i, v in enumerate(value):
             if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -408,7 +414,7 @@ def _typed_fields(doc: Dict[str, Any], text: str, source: str) -> Dict[str, Any]
             raise ModelFormatError(f"{source}:{line}: malformed model: missing field `{name}`")
     model = {name: doc.get(name) for name in FIELDS}
     coef: List[Any] = doc["coef"]
-    if not all(type(v) is float for v in coef):
+    if not _floats(coef):
         # An integer weight is read as the float64 it writes, as every weight is.
         model["coef"] = [float(v) for v in coef]
     if model["scaler"] is None:
@@ -496,7 +502,7 @@ def _pretty(value: Any, indent: str, out: List[str]) -> None:
             _pretty(item, inner, out)
         out.append(f"\n{indent}}}")
     elif isinstance(value, list) and value:
-        if all(type(v) is float for v in value) and all(map(math.isfinite, value)):
+        if _floats(value) and all(map(math.isfinite, value)):
             # float.__repr__ is json's own float encoding: the shortest text that reads back
             # as the same float64.
             out.append(f"[\n{inner}" + f",\n{inner}".join(map(float.__repr__, value)) + f"\n{indent}]")
