@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use super::detach;
 use crate::data::reader::{read_letor, read_text, FromF64, LetorData, ReadOptions};
 use crate::error::Error;
-use crate::model::ModelFile;
 use crate::runtime::pool::with_threads;
 
 pub(super) fn letor_dict<'py, T: FromF64 + numpy::Element>(
@@ -86,13 +85,12 @@ pub(super) fn read_letor_file<'py>(
     }
 }
 
-/// Reads and checks a model file; returns its JSON text.
+/// The text of a model file, read by the one opener's rules (`model::read_text`: memory checked
+/// first, gzip decompressed, a UTF-8 byte order mark skipped, anything but UTF-8 refused);
+/// Python parses and checks it (`svmmap._files.model_json`).
 #[pyfunction]
-pub(super) fn load_model_json(py: Python<'_>, path: PathBuf) -> PyResult<String> {
-    detach(py, || {
-        ModelFile::load(&path).and_then(|m| m.to_json_compact())
-    })
-    .map_err(PyErr::from)
+pub(super) fn read_model_text(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    detach(py, || crate::model::read_text(&path)).map_err(PyErr::from)
 }
 
 /// The whole text of a file by the one opener's rules (`data::reader::open_text`: memory
@@ -110,13 +108,11 @@ pub(super) fn read_text_file<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bo
     })
 }
 
-/// Checks a model's JSON text and writes it atomically.
+/// Writes a model file's text atomically, gzip-compressed when `path` ends in ".gz"
+/// (`model::write_text`); Python has checked the text (`svmmap._files.model_json`).
 #[pyfunction]
-pub(super) fn save_model_json(py: Python<'_>, path: &str, text: &str) -> PyResult<()> {
-    detach(py, || {
-        ModelFile::from_json(text, path).and_then(|m| m.save(path))
-    })
-    .map_err(PyErr::from)
+pub(super) fn write_model_text(py: Python<'_>, path: &str, text: &str) -> PyResult<()> {
+    detach(py, || crate::model::write_text(path, text)).map_err(PyErr::from)
 }
 
 /// `runtime::memory::check` for the Python layer: a MemoryError "{what} needs N, but only M of

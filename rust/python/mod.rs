@@ -239,11 +239,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(io::_debug_panic, m)?)?;
     m.add_function(wrap_pyfunction!(io::_debug_global_pool_started, m)?)?;
     m.add_function(wrap_pyfunction!(io::_debug_write_atomic, m)?)?;
-    m.add("MODEL_FORMAT_VERSION", crate::model::FORMAT_VERSION)?;
-    m.add(
-        "MODEL_PLAIN_FORMAT_VERSION",
-        crate::model::PLAIN_FORMAT_VERSION,
-    )?;
     // The package version, declared once in Cargo.toml: `svmmap.__version__` reads it here
     // rather than through importlib.metadata, whose import and search of the installed
     // distributions cost a quarter of `svmmap learn`'s start-up.
@@ -261,9 +256,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluation::structured_hinge, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(io::read_letor_file, m)?)?;
-    m.add_function(wrap_pyfunction!(io::load_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(io::read_model_text, m)?)?;
     m.add_function(wrap_pyfunction!(io::read_text_file, m)?)?;
-    m.add_function(wrap_pyfunction!(io::save_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(io::write_model_text, m)?)?;
     m.add_function(wrap_pyfunction!(io::write_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(io::check_memory, m)?)?;
     m.add_function(wrap_pyfunction!(binning::bin_fit, m)?)?;

@@ -35,7 +35,7 @@ RUST = ROOT / "rust"
 #: its name (a name, or a package followed by ``.*`` for every module in it).
 LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
     # The extension, the one form of a matrix handed to it, input checks, option types,
-    # optional imports and the text-file rules.
+    # optional imports, the text-file rules and the model file's JSON.
     (
         "base",
         (
@@ -47,6 +47,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "svmmap._validation",
             "svmmap._files",
             "svmmap._files.text",
+            "svmmap._files.model_json",
         ),
     ),
     # Measures of rankings, and the callbacks that report them during a fit.

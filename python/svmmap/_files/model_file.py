@@ -27,6 +27,7 @@ from .._fit.fitted import (
     show,
 )
 from .._fit.scaler import ScalerSpec, scaler_from_dict, scaler_to_dict
+from .model_json import FORMAT_NAME, FORMAT_VERSION, PLAIN_FORMAT_VERSION, model_text, parse_model_text
 from .text import path_name
 
 __all__ = ["ModelDocument", "read_model", "svm_document", "write_model"]
@@ -155,7 +156,7 @@ class ModelDocument:
 
 
 def read_model(path: Any) -> ModelDocument:
-    """Reads and checks a model file (the core checks its format and version).
+    """Reads and checks a model file (``model_json`` checks its format and version).
 
     Raises
     ------
@@ -165,7 +166,7 @@ def read_model(path: Any) -> ModelDocument:
     from .._core import ModelFormatError
 
     name = path_name(path)
-    doc = json.loads(_core.load_model_json(name))
+    doc = parse_model_text(_core.read_model_text(name), name)
     try:
         return check_document(doc, name)
     except ValueError as exc:
@@ -265,9 +266,9 @@ def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
         if names is None:
             names = binner.get_feature_names_out(input_names)
     doc = {
-        "format": "svmmap-model",
+        "format": FORMAT_NAME,
         # A file without a scaler keeps version 1, which every svmmap reads.
-        "version": _core.MODEL_PLAIN_FORMAT_VERSION if scaler is None else _core.MODEL_FORMAT_VERSION,
+        "version": PLAIN_FORMAT_VERSION if scaler is None else FORMAT_VERSION,
         "svmmap_version": __version__,
         "n_features": int(svm.n_features_in_),
         "coef": [float(c) for c in svm.coef_],
@@ -305,8 +306,8 @@ def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
 def write_model(path: Any, doc: dict, check: Optional[Callable[[ModelDocument], None]] = None) -> ModelDocument:
     """Writes a model document atomically, only if it loads: the text to be written is read
     back through ``check_document`` (and ``check``, the loader's further checks, such as the
-    Binner's parameters) before anything is written, and the core checks its format as the
-    reader does. A model whose parameters were set to values the reader refuses
+    Binner's parameters) before anything is written, and ``model_json`` checks its format as
+    the reader does. A model whose parameters were set to values the reader refuses
     (``set_params(C=0)``, ``loss="mapp"``) would otherwise be written and then refused forever.
 
     Raises
@@ -322,5 +323,5 @@ def write_model(path: Any, doc: dict, check: Optional[Callable[[ModelDocument], 
             check(document)
     except ValueError as exc:
         raise ValueError(f"{name}: the model was not written, since svmmap could not load it again: {exc}") from None
-    _core.save_model_json(name, text)
+    _core.write_model_text(name, model_text(text, name))
     return document
