@@ -157,7 +157,12 @@ def test_nan_and_infinity_are_refused_naming_their_line(word):
     assert said.endswith("at line 7 column 5"), said
 
 
-@pytest.mark.parametrize("number", ["1e999", "-2.5e308", "1" + "0" * 400, "-" + "9" * 5000])
+@pytest.mark.parametrize(
+    "number",
+    # 2^1024 - 2^970 is halfway between the largest float64 (2^1024 - 2^971) and 2^1024, and
+    # rounds to even, that is to infinity: every integer from it on is out of range, below 2^1024.
+    ["1e999", "-2.5e308", "1" + "0" * 400, "-" + "9" * 5000, str(2**1024 - 1), str(-(2**1024 - 2**970))],
+)
 def test_numbers_beyond_float64_are_refused_naming_their_line(number):
     said = _refused(HEAD + f"    {number}\n  ]\n}}\n")
     assert said == "m.json:7: not valid JSON: number out of range at line 7 column 5", said
@@ -227,7 +232,7 @@ def test_the_version_is_read_before_the_rest():
         assert (
             said == f"m.json: unsupported model format version {shown}; this svmmap reads versions 1 to 2 (an integer)"
         )
-    assert _refused("[1, 2]").endswith('not an svmmap model (expected "format": "svmmap-model", got nothing)')
+    assert _refused("[1, 2]").endswith("not an svmmap model: the file holds an array, where a model is a JSON object")
 
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 100_000])
@@ -285,3 +290,54 @@ def test_a_model_file_too_large_for_memory_is_refused_before_it_is_read_into_pyt
             _core.read_model_text(str(path))
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def test_the_largest_integer_below_the_rounding_to_infinity_reads_as_the_largest_float64():
+    # One below the halfway point rounds down, to the largest float64 (by hand: 2^1024 - 2^971).
+    doc = parse_model_text(HEAD + f"    {2**1024 - 2**970 - 1}\n  ]\n}}\n", "m.json")
+    assert doc["coef"][-1] == float(2**1024 - 2**971) == sys.float_info.max
+
+
+@pytest.mark.parametrize(
+    "top, kind",
+    [
+        ("[1, 2]", "an array"),
+        ('"svmmap-model"', 'the lone value "svmmap-model"'),
+        ("3", "the lone value 3"),
+        ("null", "the lone value null"),
+    ],
+)
+def test_a_file_that_holds_no_object_says_what_it_holds(top, kind):
+    said = _refused(top + "\n")
+    assert said == f"m.json: not an svmmap model: the file holds {kind}, where a model is a JSON object", said
+
+
+def test_a_control_character_in_a_string_is_named_once_with_its_place():
+    said = _refused('{\n  "format": "svmmap\x01-model"\n}\n')
+    assert "at at" not in said and said.startswith(
+        "m.json:2: not valid JSON: Invalid control character at line 2 column"
+    ), said
+
+
+def test_a_model_with_a_nan_is_not_written_and_the_error_names_the_file_and_the_value(tmp_path):
+    from svmmap._files.model_file import write_model
+
+    path = tmp_path / "m.json"
+    for doc, where in [
+        (_sample(coef=[0.5, float("nan")]), "coef[1]"),
+        (_sample(training={"history": [{"gap": 1.0}, {"gap": float("inf")}]}), "training.history[1].gap"),
+    ]:
+        with pytest.raises(ValueError) as info:
+            write_model(path, doc)
+        assert str(info.value).startswith(f"{path}: the model was not written: {where} is not a finite number"), (
+            info.value
+        )
+        assert not path.exists()
+
+
+def test_a_binner_pairs_feature_index_is_named_by_its_path_in_the_file():
+    from svmmap._fit.fitted import _pairs_from_dict
+
+    with pytest.raises(ValueError) as info:
+        _pairs_from_dict([{"features": [0, -1], "thresholds": [[], []]}], [np.zeros(2), np.zeros(2)])
+    assert str(info.value) == '"interactions"[0]."features" must be a non-negative integer, got -1'

@@ -492,7 +492,7 @@ MODEL_ERRORS = {
     "model-gzip-truncated": (lambda t: b"\x1f\x8b\x08\x00\xff\xfe\xfa", "the gzip data ends early"),
     "model-not-json-object": (
         lambda t: "[1, 2, 3]",
-        'not an svmmap model (expected "format": "svmmap-model", got nothing)',
+        "not an svmmap model: the file holds an array, where a model is a JSON object",
     ),
     "model-other-format": (
         lambda t: _edit(t, format="lightgbm"),

@@ -9,6 +9,7 @@ SciPy. Both paths read, check and score through this module, so they cannot disa
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
@@ -303,6 +304,20 @@ def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
     return doc
 
 
+def _first_not_finite(value: Any, at: str = "") -> Optional[str]:
+    """The path (``coef[0]``, ``training.history[3].gap``) of the first NaN or infinite float in
+    a document, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return at
+    if isinstance(value, dict):
+        items: Any = ((f"{at}.{key}" if at else str(key), item) for key, item in value.items())
+    elif isinstance(value, list):
+        items = ((f"{at}[{i}]", item) for i, item in enumerate(value))
+    else:
+        return None
+    return next((found for where, item in items if (found := _first_not_finite(item, where)) is not None), None)
+
+
 def write_model(path: Any, doc: dict, check: Optional[Callable[[ModelDocument], None]] = None) -> ModelDocument:
     """Writes a model document atomically, only if it loads: the text to be written is read
     back through ``check_document`` (and ``check``, the loader's further checks, such as the
@@ -316,7 +331,15 @@ def write_model(path: Any, doc: dict, check: Optional[Callable[[ModelDocument], 
         When the file would not load; nothing is written.
     """
     name = path_name(path, writing=True)
-    text = json.dumps(doc, allow_nan=False)
+    try:
+        text = json.dumps(doc, allow_nan=False)
+    except ValueError:
+        # json names neither the file nor the value ("Out of range float values are not JSON
+        # compliant"): the first NaN or infinite number is found and named.
+        raise ValueError(
+            f"{name}: the model was not written: {_first_not_finite(doc) or 'a value'} is not a finite number, "
+            "which JSON cannot hold (was the model fitted to the end?)"
+        ) from None
     try:
         document = check_document(json.loads(text), name)
         if check is not None:

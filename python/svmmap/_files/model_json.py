@@ -83,11 +83,21 @@ def _no_constant(word: str) -> float:
     )
 
 
+def _beyond_float64(value: int) -> bool:
+    """Whether an integer reads as no finite float64: not only from 2^1024 on, as every integer
+    from 2^1024 - 2^970 rounds to infinity (Python's float() then raises OverflowError)."""
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
+
+
 def _integer(digits: str) -> int:
     # 309 digits are beyond float64 already; the length is checked first so that a hostile
     # file of a million digits is not converted (Python refuses over 4300 with a bare error).
     value = int(digits) if len(digits) <= 320 else _FLOAT_LIMIT
-    if abs(value) >= _FLOAT_LIMIT:
+    if _beyond_float64(value):
         raise _Refused("number out of range", lambda token: token.kind == "number" and token.out_of_range)
     return value
 
@@ -102,7 +112,8 @@ def _parse(text: str, source: str) -> Any:
         ends_early = not text[exc.pos :].strip() or exc.msg.startswith("Unterminated string")
         what = "the file ends early (truncated?)" if ends_early else "not valid JSON"
         raise ModelFormatError(
-            f"{source}:{exc.lineno}: {what}: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            # json's "Invalid control character at" ends with the word its position follows.
+            f"{source}:{exc.lineno}: {what}: {exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}"
         ) from None
     except _Refused as exc:
         raise ModelFormatError(_located(text, source, exc)) from None
@@ -178,7 +189,7 @@ class _Token:
     def out_of_range(self) -> bool:
         if any(c in self.text for c in ".eE"):
             return math.isinf(float(self.text))
-        return len(self.text) > 320 or abs(int(self.text)) >= _FLOAT_LIMIT
+        return len(self.text) > 320 or _beyond_float64(int(self.text))
 
     @property
     def line(self) -> int:
@@ -330,7 +341,10 @@ def parse_model_text(text: str, source: str) -> Dict[str, Any]:
 def _check_header(doc: Any, source: str) -> None:
     from .._core import ModelFormatError
 
-    header = doc if isinstance(doc, dict) else {}
+    if not isinstance(doc, dict):
+        kind = "an array" if isinstance(doc, list) else f"the lone value {_show(doc)}"
+        raise ModelFormatError(f"{source}: not an svmmap model: the file holds {kind}, where a model is a JSON object")
+    header = doc
     if header.get("format") != FORMAT_NAME:
         got = _show(header["format"]) if "format" in header else "nothing"
         raise ModelFormatError(f'{source}: not an svmmap model (expected "format": "{FORMAT_NAME}", got {got})')

@@ -345,7 +345,8 @@ def _pairs_from_dict(raw: Any, thresholds: List[np.ndarray]) -> Tuple[List[Tuple
         where = f'"interactions"[{p}]'
         if not isinstance(item, dict) or not isinstance(item.get("features"), list) or len(item["features"]) != 2:
             raise ValueError(f'{where} must be an object with "features": [i, j], got {show(item)}')
-        i, j = (count(f, f"{where}.features") for f in item["features"])
+        # `count` quotes a field's name; this one is a path, quoted in its parts already.
+        i, j = (count(f, f'interactions"[{p}]."features') for f in item["features"])
         if i == j or max(i, j) >= len(thresholds):
             raise ValueError(f"{where} must name two different features below {len(thresholds)}, got [{i}, {j}]")
         ks = item.get("thresholds")
