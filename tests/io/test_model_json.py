@@ -341,3 +341,22 @@ def test_a_binner_pairs_feature_index_is_named_by_its_path_in_the_file():
     with pytest.raises(ValueError) as info:
         _pairs_from_dict([{"features": [0, -1], "thresholds": [[], []]}], [np.zeros(2), np.zeros(2)])
     assert str(info.value) == '"interactions"[0]."features" must be a non-negative integer, got -1'
+
+
+def test_the_file_records_the_svmmap_that_wrote_it(tmp_path):
+    # docs/model-format.md: "svmmap_version", the svmmap that wrote the file, informative only.
+    # A file without it (every file written before it was kept) reads and writes as before.
+    import svmmap
+    from svmmap.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=6, docs_per_query=5, n_features=3, random_state=0)
+    path = tmp_path / "m.json"
+    with pytest.warns(Warning):
+        model = svmmap.SVMMap(C=1.0).fit(X, y, qid=qid)
+    svmmap.save_model(model, path)
+    assert json.loads(path.read_text())["svmmap_version"] == svmmap.__version__
+    np.testing.assert_array_equal(svmmap.load_model(path).predict(X), model.predict(X))
+    assert "svmmap_version" not in parse_model_text(_text(_sample()), "m.json")
+    said = _refused(_raw(_sample(svmmap_version=1)))
+    # Line 15 by hand: the field is added last to the sample, after "training" on line 14.
+    assert said == 'm.json:15: malformed model: field "svmmap_version": invalid type: integer `1`, expected a string', said

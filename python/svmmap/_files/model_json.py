@@ -37,7 +37,7 @@ FORMAT_VERSION = 2
 PLAIN_FORMAT_VERSION = 1
 
 #: The document's fields in the file's order; a reader keeps these and drops any other.
-FIELDS = ("format", "version", "n_features", "coef", "params", "feature_names", "binning", "training", "scaler")
+FIELDS = ("format", "version", "svmmap_version", "n_features", "coef", "params", "feature_names", "binning", "training", "scaler")
 #: The free-form parts, objects (or null) whose keys the Python layer owns.
 _FREE_FORM = ("params", "binning", "training", "scaler")
 
@@ -398,6 +398,8 @@ def _field_problem(name: str, value: Any) -> Optional[Tuple[Tuple[Any, ...], str
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 return (i,), f"invalid type: {_unexpected(v)}, expected f64"
         return None
+    if name == "svmmap_version" and value is not None and not isinstance(value, str):
+        return (), f"invalid type: {_unexpected(value)}, expected a string"
     if name == "feature_names" and value is not None:
         if not isinstance(value, list):
             return (), f"invalid type: {_unexpected(value)}, expected a sequence"
@@ -431,8 +433,10 @@ def _typed_fields(doc: Dict[str, Any], text: str, source: str) -> Dict[str, Any]
     if not _floats(coef):
         # An integer weight is read as the float64 it writes, as every weight is.
         model["coef"] = [float(v) for v in coef]
-    if model["scaler"] is None:
-        del model["scaler"]
+    # Left out when absent, as in files written before it was kept (see docs/model-format.md).
+    for optional in ("scaler", "svmmap_version"):
+        if model[optional] is None:
+            del model[optional]
     return model
 
 
