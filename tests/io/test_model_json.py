@@ -359,4 +359,6 @@ def test_the_file_records_the_svmmap_that_wrote_it(tmp_path):
     assert "svmmap_version" not in parse_model_text(_text(_sample()), "m.json")
     said = _refused(_raw(_sample(svmmap_version=1)))
     # Line 15 by hand: the field is added last to the sample, after "training" on line 14.
-    assert said == 'm.json:15: malformed model: field "svmmap_version": invalid type: integer `1`, expected a string', said
+    assert said == 'm.json:15: malformed model: field "svmmap_version": invalid type: integer `1`, expected a string', (
+        said
+    )

@@ -37,7 +37,18 @@ FORMAT_VERSION = 2
 PLAIN_FORMAT_VERSION = 1
 
 #: The document's fields in the file's order; a reader keeps these and drops any other.
-FIELDS = ("format", "version", "svmmap_version", "n_features", "coef", "params", "feature_names", "binning", "training", "scaler")
+FIELDS = (
+    "format",
+    "version",
+    "svmmap_version",
+    "n_features",
+    "coef",
+    "params",
+    "feature_names",
+    "binning",
+    "training",
+    "scaler",
+)
 #: The free-form parts, objects (or null) whose keys the Python layer owns.
 _FREE_FORM = ("params", "binning", "training", "scaler")
 
