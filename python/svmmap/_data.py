@@ -143,7 +143,9 @@ class CoreMatrix(_core.CoreMatrix):
                 shifted_mean = total / n
                 square = np.zeros(self.n_cols)
                 for i in range(0, self.n_rows, step):
-                    deviation = X[i : i + step] - shift - shifted_mean
+                    # In place: one float64 chunk at a time, not two (the same values).
+                    deviation = X[i : i + step] - shift
+                    deviation -= shifted_mean
                     square += np.einsum("ij,ij->j", deviation, deviation)
                 return shifted_mean * scale, square / n * scale * scale
             raw = type(self)(self.kind, self.arrays, self.n_rows, self.n_cols, self.missing)

@@ -126,7 +126,7 @@ pub(super) fn fit_path_from<'py>(
     warm_state: Option<PyRef<'py, WarmState>>,
     query_weights: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<(Bound<'py, PyList>, WarmState)> {
-    let start = warm_state.as_ref().map(|s| s.state.clone());
+    let start = warm_state.as_ref().map(|s| &s.state);
     let (path, state) = path_from(
         py,
         x,
@@ -158,7 +158,7 @@ fn path_from<'py>(
     config: &TrainConfig,
     cs: Option<Vec<f64>>,
     warm: bool,
-    start: Option<solver::WarmStart>,
+    start: Option<&solver::WarmStart>,
     callback: Option<Py<PyAny>>,
     with_coef: bool,
     method: &str,

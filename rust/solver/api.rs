@@ -77,6 +77,10 @@ pub fn train_path<M: RowMatrix + ?Sized>(
 /// method). The problem is prepared again from the same data, so a path fitted in pieces, each
 /// starting from the state the one before returned, gives the models of the path fitted in one
 /// call bit for bit: a caller can then look at each C's model before deciding to go on.
+/// `start` is borrowed, not taken: the caller (SVMMapCV's search, through `fit_path_from`)
+/// holds it until the call returns, and a copy here would hold a third working set beside
+/// the caller's and the solver's during the whole fit (9 MB a state of a GA2M at C = 10 on
+/// 573k rows, benchmarks/search_memory.py).
 #[allow(clippy::too_many_arguments)]
 pub fn train_path_from<M: RowMatrix + ?Sized>(
     x: &M,
@@ -87,7 +91,7 @@ pub fn train_path_from<M: RowMatrix + ?Sized>(
     opts: &ValidOptions,
     cs: &[f64],
     warm: bool,
-    start: Option<WarmStart>,
+    start: Option<&WarmStart>,
     on_iteration: &mut dyn FnMut(&IterationRecord, &[f64]) -> Result<Control>,
 ) -> Result<(Path, Option<WarmStart>)> {
     if cs.is_empty() {
@@ -114,10 +118,15 @@ pub fn train_path_from<M: RowMatrix + ?Sized>(
     counts.require_usable(opts.relevance_threshold)?;
     let mut source = QueryCuts { problem, oracles };
     let mut out = Vec::with_capacity(cs.len());
-    let mut state: Option<WarmStart> = start;
-    for o in &all {
-        let start = if warm { state.as_ref() } else { None };
-        let (w, mut summary, last) = solve_from(&mut source, o, start, on_iteration)?;
+    let mut state: Option<WarmStart> = None;
+    for (i, o) in all.iter().enumerate() {
+        // The first C starts from the caller's state, each later one from the C before.
+        let from = match (warm, i) {
+            (false, _) => None,
+            (true, 0) => start,
+            (true, _) => state.as_ref(),
+        };
+        let (w, mut summary, last) = solve_from(&mut source, o, from, on_iteration)?;
         summary.n_queries = counts.usable;
         summary.n_skipped_no_relevant = counts.no_relevant;
         summary.n_skipped_all_relevant = counts.all_relevant;
@@ -253,7 +262,7 @@ mod tests {
                 &opts,
                 &[*c],
                 true,
-                state,
+                state.as_ref(),
                 go,
             )
             .unwrap();

@@ -647,3 +647,40 @@ def test_the_confirmation_lets_go_of_each_splits_state_once_no_fit_reads_it(data
     assert all(state is None for path_states in states for state in path_states)
     assert binned is None
     assert caches == [{}] * 6
+
+
+def test_a_left_out_candidate_keeps_no_data_of_the_search_alive(monkeypatch):
+    # The refused fit's error is kept for its note; with its traceback it held the fit's frame,
+    # and so the search and every split's matrices in a reference cycle that only the garbage
+    # collector breaks: they stayed in memory through the refit. With the collector off, the
+    # split data must go as soon as the search returns.
+    import gc
+    import weakref
+
+    from svmmap._search import splits
+
+    made = []
+    init = splits.SplitData.__init__
+
+    def recording_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(weakref.ref(self))
+
+    monkeypatch.setattr(splits.SplitData, "__init__", recording_init)
+    d = make_ranking(8, 80, 4, random_state=1)
+    rng = np.random.default_rng(0)
+    X = np.vstack([d.X.astype(np.float64), rng.normal(size=(600, 4))])
+    y = np.concatenate([d.y.astype(np.float64), rng.integers(0, 5, size=600).astype(np.float64)])
+    qid = np.concatenate([d.qid, np.full(600, d.qid.max() + 1)])
+    gc.collect()
+    gc.disable()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search = SVMMapCV(
+                [0.1, 1.0], cv=2, loss="auto", scoring="map", losses=["map", "ndcg:graded"], n_jobs=1, refit=False
+            ).fit(X, y, qid=qid)
+        assert "failed" in list(search.cv_results_["status"])
+        assert made and all(ref() is None for ref in made)
+    finally:
+        gc.enable()
