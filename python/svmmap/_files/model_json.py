@@ -1,5 +1,5 @@
-"""The model file's JSON document: its text parsed and checked as every reader relies on it, and
-written again in the file's layout.
+"""The model file's JSON document: its text parsed and checked as every reader relies on it
+(``model_writing`` writes it, from a document checked by the same rules).
 
 The core reads the file (the one opener's rules: memory checked, gzip, byte order mark, UTF-8)
 and writes it atomically; what the text means is decided here, with the standard library's
