@@ -411,7 +411,9 @@ mod tests {
         );
         assert!(!shown.contains(".tmp-"), "{shown}");
         match &e {
-            Error::Io { path: p, source } => {
+            Error::Io {
+                path: p, source, ..
+            } => {
                 assert_eq!(p, &path);
                 assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
                 #[cfg(unix)]

@@ -3,6 +3,30 @@
 
 use std::fmt;
 
+/// A file's path as messages show it: as the OS has it, with every byte that is not UTF-8
+/// written as `\xNN` (`Path::display` writes U+FFFD instead, which names no file: the user
+/// could neither tell which byte it was nor type the name again).
+pub fn shown_path(file: &std::path::Path) -> String {
+    #[cfg(unix)]
+    {
+        use std::fmt::Write;
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = String::new();
+        for chunk in file.as_os_str().as_bytes().utf8_chunks() {
+            out.push_str(chunk.valid());
+            for byte in chunk.invalid() {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "\\x{byte:02x}");
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    {
+        file.display().to_string()
+    }
+}
+
 /// Where in an input file a problem was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
@@ -33,6 +57,10 @@ pub enum Error {
         path: String,
         #[source]
         source: std::io::Error,
+        /// The OS's path when it was given as one (a file that was opened), so that the Python
+        /// exception's `filename` is the name as the OS has it, whatever its bytes; `path` is
+        /// how messages show it (`shown_path`).
+        file: Option<std::path::PathBuf>,
     },
 
     /// A parameter (C, eps, k, a loss name ...) is out of its domain.
@@ -133,6 +161,16 @@ impl Error {
         Error::Io {
             path: path.to_string(),
             source,
+            file: None,
+        }
+    }
+
+    /// An I/O error on the OS's path `file` (see `Error::Io`).
+    pub fn io_file(file: &std::path::Path, source: std::io::Error) -> Self {
+        Error::Io {
+            path: shown_path(file),
+            source,
+            file: Some(file.to_path_buf()),
         }
     }
 
@@ -155,6 +193,7 @@ impl Error {
         let kind = os.kind();
         Error::Io {
             path: path.to_string(),
+            file: None,
             source: std::io::Error::new(
                 kind,
                 Explained {

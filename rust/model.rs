@@ -11,10 +11,10 @@
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 
-/// Reads the model file `file`, the OS's path (see `open_text`; errors name it as it
-/// displays), as UTF-8 text.
+/// Reads the model file `file`, the OS's path (see `open_text`; errors name it as
+/// `crate::error::shown_path` shows it), as UTF-8 text.
 pub fn read_text(file: &std::path::Path) -> Result<String> {
-    let name = file.display().to_string();
+    let name = crate::error::shown_path(file);
     let path = name.as_str();
     // The one opener of text files (gzip by its magic bytes, a byte order mark skipped,
     // UTF-16 refused), with the text's size checked against the available memory before it
@@ -39,10 +39,17 @@ pub fn read_text(file: &std::path::Path) -> Result<String> {
     })
 }
 
+/// Whether a model file's name asks for gzip: it ends in ".gz" in any case (`M.JSON.GZ` too,
+/// as gzip itself and file managers take the suffix).
+pub fn gzip_name(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    bytes.len() >= 3 && bytes[bytes.len() - 3..].eq_ignore_ascii_case(b".gz")
+}
+
 /// Writes a model file's text to `path` atomically, gzip-compressed when the name ends in
-/// ".gz": such a name promises gzip data, which `read_text` (and gunzip) then read.
+/// ".gz" (`gzip_name`): such a name promises gzip data, which `read_text` (and gunzip) then read.
 pub fn write_text(path: &str, text: &str) -> Result<()> {
-    if path.ends_with(".gz") {
+    if gzip_name(path) {
         let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         std::io::Write::write_all(&mut encoder, text.as_bytes())
             .and_then(|()| encoder.finish())

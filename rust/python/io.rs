@@ -108,8 +108,8 @@ pub(super) fn read_text_file<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bo
     })
 }
 
-/// Writes a model file's text atomically, gzip-compressed when `path` ends in ".gz"
-/// (`model::write_text`); Python has checked the text (`svmmap._files.model_json`).
+/// Writes a model file's text atomically, gzip-compressed when `path` ends in ".gz" (any case)
+/// (`model::write_text`); Python has checked the document (`svmmap._files.model_writing`).
 #[pyfunction]
 pub(super) fn write_model_text(py: Python<'_>, path: &str, text: &str) -> PyResult<()> {
     detach(py, || crate::model::write_text(path, text)).map_err(PyErr::from)

@@ -153,15 +153,22 @@ impl From<Error> for PyErr {
             Error::Io {
                 ref path,
                 ref source,
+                ref file,
             } => {
                 let errno = crate::error::os_errno(source).unwrap_or(0);
                 let kind = source.kind();
                 let message = source.to_string();
-                let path = path.clone();
+                // The OS's name as Python has it (os.fsdecode's str, a byte that is not UTF-8
+                // as a lone surrogate, which the exception's repr shows as "\udcff"), rather
+                // than a text that names no file.
+                let name: std::ffi::OsString = match file {
+                    Some(file) => file.as_os_str().to_os_string(),
+                    None => path.into(),
+                };
                 if kind == std::io::ErrorKind::NotFound {
-                    pyo3::exceptions::PyFileNotFoundError::new_err((errno, message, path))
+                    pyo3::exceptions::PyFileNotFoundError::new_err((errno, message, name))
                 } else {
-                    PyOSError::new_err((errno, message, path))
+                    PyOSError::new_err((errno, message, name))
                 }
             }
             Error::Model(_) => ModelFormatError::new_err(err.to_string()),

@@ -168,14 +168,12 @@ pub fn open_interruptibly(
             return open_fifo(file, options.clone());
         }
     }
-    options
-        .open(file)
-        .map_err(|e| Error::io(&file.display().to_string(), e))
+    options.open(file).map_err(|e| Error::io_file(file, e))
 }
 
 #[cfg(unix)]
 fn open_fifo(file: &std::path::Path, options: std::fs::OpenOptions) -> Result<std::fs::File> {
-    let name = file.display().to_string();
+    let name = crate::error::shown_path(file);
     let path = name.as_str();
     let (send, receive) = std::sync::mpsc::channel();
     let owned = file.to_path_buf();

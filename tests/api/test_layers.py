@@ -48,6 +48,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "svmmap._files",
             "svmmap._files.text",
             "svmmap._files.model_json",
+            "svmmap._files.model_writing",
         ),
     ),
     # Measures of rankings, and the callbacks that report them during a fit.

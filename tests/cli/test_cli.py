@@ -356,6 +356,34 @@ def test_classify_says_when_the_model_has_features_the_file_never_mentions(tmp_p
     assert "warning" not in capsys.readouterr().err
 
 
+def test_classify_refuses_only_features_beyond_the_model_as_the_pages_say(tmp_path, capsys):
+    # docs/model-format.md said classify refuses any other feature count; it refuses a file with
+    # features beyond the model's (above) and reads missing ones as 0 with a warning (the test
+    # before), as docs/guide/command-line.md says. Both pages now say so.
+    import pathlib
+
+    train = tmp_path / "train.txt"
+    train.write_text("2 qid:1 1:0.5 2:0.2\n0 qid:1 1:0.1 2:0.7\n1 qid:2 1:0.3 2:0.1\n0 qid:2 1:0.2 2:0.4\n")
+    model = tmp_path / "m.json"
+    assert main(["learn", str(train), str(model)]) == 0
+    wide = tmp_path / "wide.txt"
+    wide.write_text("1 qid:7 1:0.5 4:1\n")
+    capsys.readouterr()
+    assert main(["classify", str(wide), str(model), str(tmp_path / "p.txt")]) == 2
+    err = capsys.readouterr().err
+    assert f"{wide} has features up to index 4, but the model {model} was trained on 2 features" in err, err
+    assert not (tmp_path / "p.txt").exists()
+    docs = pathlib.Path(__file__).resolve().parents[2] / "docs"
+    page = " ".join((docs / "model-format.md").read_text().split())
+    assert (
+        "`svmmap classify` refuses a file with features beyond the model's, and reads the features a file never mentions as 0 with a warning"
+        in page
+    )
+    assert "reads the features a test file never mentions as 0" in " ".join(
+        (docs / "guide" / "command-line.md").read_text().split()
+    )
+
+
 def test_learn_takes_lightgbm_s_valid_spelling(tmp_path, capsys):
     # --valid (LightGBM's name for the validation data) is --vali: the same model.
     rows = two_feature_rows(8, 5)

@@ -18,7 +18,8 @@ import sys
 import numpy as np
 import pytest
 from svmmap import ModelFormatError, _core
-from svmmap._files.model_json import FIELDS, MAX_DEPTH, model_text, parse_model_text
+from svmmap._files.model_json import FIELDS, MAX_DEPTH, parse_model_text
+from svmmap._files.model_writing import model_text
 
 
 def _sample(**changes):
@@ -95,7 +96,8 @@ def test_a_byte_order_mark_is_skipped_and_a_model_without_weights_refused(tmp_pa
     path.write_bytes(b"\xef\xbb\xbf" + _text(_sample()).encode())
     assert parse_model_text(_core.read_model_text(str(path)), str(path)) == _sample()
     said = _refused(_raw(_sample(n_features=0, coef=[])))
-    assert said == "m.json: n_features is 0; a model has at least one weight"
+    # Line 4 of the text: "{", "format", "version", then "n_features".
+    assert said == "m.json:4: n_features is 0; a model has at least one weight"
 
 
 def test_bad_files_are_reported():
@@ -117,7 +119,8 @@ def test_a_scaler_needs_version_2_and_its_absence_keeps_version_1_text():
     said = _refused(text.replace('"version": 2', '"version": 1'))
     assert '"scaler" needs model format version 2' in said
     said = _refused(text.replace('"scaler": {', '"scaler": [{').replace('MaxAbsScaler"\n  }', 'MaxAbsScaler"\n  }]'))
-    assert said == 'm.json: "scaler" must be a JSON object or null, got an array'
+    # "scaler" comes last, after the eight lines of the sample's fields and coef's two weights.
+    assert said == 'm.json:15: "scaler" must be a JSON object or null, got an array'
     # A null scaler is no scaler: allowed in version 1, and left out of the document read.
     assert parse_model_text(_raw(_sample(scaler=None)), "m.json") == _sample()
 
@@ -137,7 +140,8 @@ def test_binary_and_mistyped_model_files_are_format_errors(tmp_path):
             _core.read_model_text(str(path))
     text = _text(_sample())
     said = _refused(text.replace('"params": {', '"params": [{').replace("1.0\n  }", "1.0\n  }]"))
-    assert said == 'm.json: "params" must be a JSON object or null, got an array'
+    # "params" follows "{", three fields and coef's four lines.
+    assert said == 'm.json:9: "params" must be a JSON object or null, got an array'
     # gzip data that inflates to a model is one, whatever the file's name.
     path.write_bytes(gzip.compress(text.encode()))
     assert parse_model_text(_core.read_model_text(str(path)), "m.json") == _sample()
@@ -198,10 +202,11 @@ def test_a_lone_surrogate_is_refused_naming_field_line_and_column():
 
 def test_wrong_types_name_the_field_and_line():
     cases = [
-        ("coef", [1.0, True], 7, "invalid type: boolean `true`, expected f64"),
+        ("coef", [1.0, True], 7, "invalid type: boolean `true`, expected a number"),
         ("coef", "w", 5, 'invalid type: string "w", expected a sequence'),
-        ("n_features", -1, 4, "invalid value: integer `-1`, expected usize"),
-        ("n_features", 2.0, 4, "invalid type: floating point `2.0`, expected usize"),
+        ("n_features", -1, 4, "invalid value: integer `-1`, expected a non-negative integer"),
+        ("n_features", 2.0, 4, "invalid type: floating point `2.0`, expected a non-negative integer"),
+        ("n_features", 2**64, 4, f"invalid value: integer `{2**64}`, expected a non-negative integer below 2^64"),
         ("feature_names", "ab", 12, 'invalid type: string "ab", expected a sequence'),
         ("feature_names", ["a", None], 14, "invalid type: null, expected a string"),
     ]
@@ -362,3 +367,116 @@ def test_the_file_records_the_svmmap_that_wrote_it(tmp_path):
     assert said == 'm.json:15: malformed model: field "svmmap_version": invalid type: integer `1`, expected a string', (
         said
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# Leftovers of the model file's trial: saving checks in memory, value errors name their line,
+# complex weights, the ".gz" suffix in any case.
+
+
+def _fitted_pipeline():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from svmmap import Binner, SVMMap
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(float)
+    qid = np.repeat(np.arange(6), 10)
+    model = make_pipeline(StandardScaler(), Binner(n_thresholds=3), SVMMap(C=2.0))
+    return model.fit(X, y, svmmap__qid=qid)
+
+
+def test_saving_parses_no_text_and_writes_the_former_bytes(tmp_path, monkeypatch):
+    # write_model encoded the document (json.dumps), parsed it back (json.loads) for
+    # check_document, then parsed it once more to check and lay it out: a 200,000-weight model
+    # took 1.4-2.0 s to save. Now the document is checked in memory and its text made once
+    # (benchmarks/model_save_speed.py times both).
+    from svmmap._files import model_file
+    from svmmap.persistence import model_document
+
+    doc = model_document(_fitted_pipeline())
+    # The former writer's text, made here independently of write_model: the document as JSON
+    # text, checked and laid out by the reader's parse.
+    former = model_text(json.dumps(doc, allow_nan=False), "m.json")
+    calls = []
+    real_loads, real_dumps = json.loads, json.dumps
+    monkeypatch.setattr(json, "loads", lambda *a, **k: calls.append("loads") or real_loads(*a, **k))
+    monkeypatch.setattr(json, "dumps", lambda *a, **k: calls.append("dumps") or real_dumps(*a, **k))
+    model_file.write_model(tmp_path / "m.json", doc)
+    assert calls == []
+    assert (tmp_path / "m.json").read_text() == former
+    # The refusals are kept: NaN named by its path, a value JSON cannot write as json's TypeError.
+    with pytest.raises(ValueError, match=r"m\.json: the model was not written: coef\[1\] is not a finite number"):
+        model_file.write_model(tmp_path / "m.json", dict(doc, coef=[1.0, float("nan")] + doc["coef"][2:]))
+    with pytest.raises(TypeError, match="Object of type int64 is not JSON serializable"):
+        model_file.write_model(tmp_path / "m.json", dict(doc, n_features=np.int64(doc["n_features"])))
+    assert (tmp_path / "m.json").read_text() == former
+
+
+def _line(text, needle):
+    """The line of the first line of `text` that holds `needle` (found by reading the text)."""
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_value_errors_name_the_line_of_their_field(tmp_path):
+    # The syntax and type errors named the line; the value errors (C=0, n_features against
+    # coef, the scaler's and the binning's checks) named only the file.
+    from svmmap._files.model_file import read_model
+    from svmmap.persistence import model_document
+
+    base = model_document(_fitted_pipeline())
+
+    def refused(change):
+        doc = json.loads(json.dumps(base))
+        change(doc)
+        text = json.dumps(doc, indent=2)
+        (tmp_path / "m.json").write_text(text)
+        with pytest.raises(ModelFormatError) as info:
+            read_model(tmp_path / "m.json")
+        return text, str(info.value).split(str(tmp_path / "m.json"), 1)[1]
+
+    text, said = refused(lambda d: d["params"].update(C=0.0))
+    line = _line(text, '"C": 0.0')
+    assert said.startswith(f':{line}: "params"."C": '), said
+    text, said = refused(lambda d: d.update(n_features=d["n_features"] + 1))
+    line = _line(text, '"n_features"')
+    assert said.startswith(f":{line}: n_features is "), said
+    text, said = refused(lambda d: d["scaler"]["attributes"]["var_"].__setitem__(1, -1.0))
+    # The entry's own line: the second below the list's key.
+    line = _line(text, '"var_"') + 2
+    assert said.startswith(f':{line}: invalid scaler: "attributes"."var_"[1]'), said
+    text, said = refused(lambda d: d["binning"]["params"].update(strategy="nope"))
+    line = _line(text, '"strategy": "nope"')
+    assert said.startswith(f':{line}: invalid binning: "params"."strategy"'), said
+    text, said = refused(lambda d: d["training"].update(n_iter=-1))
+    line = _line(text, '"n_iter": -1')
+    assert said.startswith(f':{line}: "training"."n_iter" must be'), said
+
+
+def test_complex_weights_are_refused_naming_coef(tmp_path):
+    # float(np.complex128) dropped the imaginary part, with only numpy's ComplexWarning.
+    from svmmap import load_model, save_model
+
+    model = _fitted_pipeline()[-1]
+    real = model.coef_.copy()
+    model.coef_ = real.astype(np.complex128)
+    model.coef_[2] += 0.5j
+    with pytest.raises(ValueError, match=r"coef_\[2\] is the complex number .*0\.5j\); a model's weights are real"):
+        save_model(model, tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
+    # Imaginary parts of 0 lose nothing: the real weights are saved.
+    model.coef_ = real.astype(np.complex128)
+    save_model(model, tmp_path / "m.json")
+    assert _bits(load_model(tmp_path / "m.json").coef_) == _bits(real)
+
+
+@pytest.mark.parametrize("name", ["m.json.gz", "M.JSON.GZ", "m.json.Gz"])
+def test_the_gz_suffix_compresses_in_any_case(tmp_path, name):
+    # "MODEL.JSON.GZ" was written as plain text under a gzip name.
+    path = tmp_path / name
+    _core.write_model_text(str(path), _text(_sample()))
+    data = path.read_bytes()
+    assert data[:2] == b"\x1f\x8b"
+    assert gzip.decompress(data).decode() == _text(_sample())
+    assert parse_model_text(_core.read_model_text(str(path)), name) == _sample()

@@ -243,3 +243,75 @@ def test_cli_classify_scores_with_the_scaler(data, tmp_path, binned):
     predictions = tmp_path / "pred.txt"
     assert main(["classify", str(letor), str(model), str(predictions)]) == 0
     np.testing.assert_array_equal(np.loadtxt(predictions), pipe.predict(X))
+
+
+def _edited(doc, **attributes):
+    return {**doc, "scaler": {**doc["scaler"], "attributes": {**doc["scaler"]["attributes"], **attributes}}}
+
+
+def test_scaler_statistics_that_contradict_each_other_are_refused_at_load(data, tmp_path):
+    # These loaded, and predict then blamed the user's X ("X[2, 0] is inf") for a scale of
+    # 1e308; a negative variance or sample count loaded silently.
+    X, _, _ = data
+    docs = {}
+    for kind in ("standard", "minmax", "maxabs"):
+        svmmap.save_model(fit(data, SCALERS[kind]()), tmp_path / "m.json")
+        docs[kind] = json.loads((tmp_path / "m.json").read_text())
+    a = {kind: doc["scaler"]["attributes"] for kind, doc in docs.items()}
+    no_std = _edited(docs["standard"], scale_=[0.0] * 5)
+    no_std["scaler"]["params"] = {**no_std["scaler"]["params"], "with_std": False}
+    cases = [
+        # x / 1e308 underflows and x * 1e308 overflows: neither is a fitted scale here.
+        (_edited(docs["standard"], scale_=[1e308] + a["standard"]["scale_"][1:]), r'"scale_"\[0\] is 1e\+308, but'),
+        (_edited(docs["standard"], scale_=[5e-324] + a["standard"]["scale_"][1:]), r'"scale_"\[0\] is 5e-324, but'),
+        (_edited(docs["minmax"], scale_=[1e308] + a["minmax"]["scale_"][1:]), r'"scale_"\[0\] is 1e\+308, but'),
+        (_edited(docs["maxabs"], scale_=[1e308] + a["maxabs"]["scale_"][1:]), r'"scale_"\[0\] is 1e\+308, but'),
+        (_edited(docs["standard"], var_=[-1.0] + a["standard"]["var_"][1:]), r'"var_"\[0\] is -1.0, but a variance'),
+        (_edited(docs["maxabs"], max_abs_=a["maxabs"]["max_abs_"][:4] + [-3.0]), r'"max_abs_"\[4\] is -3.0'),
+        (_edited(docs["standard"], n_samples_seen_=-5), r'"n_samples_seen_" must be a number >= 0'),
+        (_edited(docs["standard"], n_samples_seen_=[240, 240]), r'"n_samples_seen_" must be .* a list of 5'),
+        (_edited(docs["minmax"], data_range_=[1.0] * 5), r'"data_range_"\[0\] is 1.0, but .* data_max_ - data_min_'),
+        (_edited(docs["minmax"], min_=[1e300] + a["minmax"]["min_"][1:]), r'"min_"\[0\] is 1e\+300'),
+        # A scale of 0 where the map does not divide by it (with_std=False) is still refused.
+        (no_std, r'"scale_"\[0\] is 0.0; a scale must be positive'),
+    ]
+    for doc, message in cases:
+        (tmp_path / "bad.json").write_text(json.dumps(doc, indent=2))
+        with pytest.raises(ModelFormatError, match=rf"bad\.json:\d+: invalid scaler: .*{message}"):
+            svmmap.load_model(tmp_path / "bad.json")
+    # A contradiction says what scikit-learn would have fitted, from the file's own statistics.
+    (tmp_path / "bad.json").write_text(json.dumps(cases[0][0]))
+    with pytest.raises(ModelFormatError, match=r"square root of its var_ \(or 1, for a constant feature\)") as info:
+        svmmap.load_model(tmp_path / "bad.json")
+    assert repr(float(np.sqrt(a["standard"]["var_"][0]))) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "scaler, weights",
+    [
+        (StandardScaler(), None),
+        (StandardScaler(), "weights"),
+        (StandardScaler(with_mean=False), None),
+        (MinMaxScaler(feature_range=(-1.0, 4.0)), None),
+        (MaxAbsScaler(), None),
+    ],
+)
+def test_what_scikit_learn_fits_still_loads(data, tmp_path, scaler, weights):
+    # The statistics' rules are scikit-learn's own: a constant column (zero variance or range)
+    # gets the scale 1, a column of tiny but non-zero spread (1e-30 here: a variance of 1e-60,
+    # not constant by scikit-learn's test) the tiny scale, and sample weights make
+    # n_samples_seen_ a weight sum, not a count. Fitted in two batches with partial_fit, as the
+    # statistics are then merged.
+    X, y, qid = data
+    X = X.copy()
+    X[:, 1] = np.where(np.arange(len(X)) % 2 == 0, 1e-30, -1e-30)
+    if weights:
+        scaler.fit(X, sample_weight=np.linspace(0.5, 1.5, len(X)))
+    else:
+        scaler.partial_fit(X[:100])
+        scaler.partial_fit(X[100:])
+    # The pipeline of the fitted steps (Pipeline.fit would fit the scaler again, at once).
+    pipe = make_pipeline(scaler, SVMMap(C=10.0).fit(scaler.transform(X), y, qid=qid))
+    svmmap.save_model(pipe, tmp_path / "m.json")
+    loaded = svmmap.load_model(tmp_path / "m.json")
+    np.testing.assert_array_equal(loaded.predict(X), pipe.predict(X))

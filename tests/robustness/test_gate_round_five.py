@@ -111,7 +111,7 @@ def test_a_ga2m_model_file_with_bad_pair_parameters_is_refused_at_load(tmp_path,
     path.write_text(json.dumps(doc))
     # Before: loaded and predicted; save_model then failed with "invalid literal for int()"
     # (or a TypeError for null).
-    with pytest.raises(ModelFormatError, match=rf'ga2m\.json: invalid binning: "params"\."{field}": {field} must be'):
+    with pytest.raises(ModelFormatError, match=rf'ga2m\.json:1: invalid binning: "params"\."{field}": {field} must be'):
         load_model(path)
 
 

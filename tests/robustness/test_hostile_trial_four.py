@@ -500,8 +500,8 @@ def test_pandas_na_in_a_nullable_column_is_a_missing_value_as_nan_is(dtype):
 @pytest.mark.parametrize(
     "field, value, said",
     [
-        ("coef", ["1", 2.0, 3.0, 4.0], r'invalid type: string "1", expected f64'),
-        ("n_features", True, r"invalid type: boolean `true`, expected usize"),
+        ("coef", ["1", 2.0, 3.0, 4.0], r'invalid type: string "1", expected a number'),
+        ("n_features", True, r"invalid type: boolean `true`, expected a non-negative integer"),
         ("feature_names", [1, 2, 3, 4], r"invalid type: integer `1`, expected a string"),
     ],
 )

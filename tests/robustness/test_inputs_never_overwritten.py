@@ -318,6 +318,41 @@ def test_an_output_in_a_missing_folder_names_the_folder(files, command):
     assert "trained" not in err and "written" not in err, err
 
 
+def _unwritable_folder(tmp_path):
+    """A folder where this process can create no file: one without write permission, or for
+    root (whom permissions do not stop) /sys, which refuses every new file."""
+    if os.geteuid() != 0:
+        folder = tmp_path / "locked"
+        folder.mkdir()
+        folder.chmod(0o555)
+        return folder
+    try:
+        open("/sys/svmmap-probe", "w").close()
+    except OSError:
+        return "/sys"
+    pytest.skip("no folder refuses a new file to root here")  # pragma: no cover
+
+
+@pytest.mark.parametrize("command", sorted(WRITING_COMMANDS))
+def test_an_output_in_an_unwritable_folder_is_refused_before_the_work(files, tmp_path, monkeypatch, command):
+    # The folder existed, so only the atomic write found, after the training, that it could not
+    # create its temporary file there: learn trained for nothing. learn and classify start
+    # their work by reading the data, which must not happen.
+    read = []
+    monkeypatch.setattr(svmmap.io, "load_letor", lambda *args, **kw: read.append(args) or 1 / 0)
+    folder = _unwritable_folder(tmp_path)
+    out = os.path.join(str(folder), "out.txt")
+    before = sorted(os.listdir(folder))
+    code, err = _run_cli(WRITING_COMMANDS[command](files, out))
+    assert read == [], err
+    assert code == 2, err
+    assert f"no permission to create a file in the folder '{folder}'" in err, err
+    assert repr(out) in err, err
+    assert "trained" not in err and "written" not in err, err
+    # Nothing written, not even the probe of the folder.
+    assert sorted(os.listdir(folder)) == before
+
+
 def test_the_api_reports_a_missing_folder_as_file_not_found(tmp_path):
     out = tmp_path / "missing" / "sub" / "scores.txt"
     with pytest.raises(FileNotFoundError) as raised:

@@ -179,10 +179,14 @@ def test_readers_open_a_file_name_that_is_not_utf8(tmp_path, as_bytes):
 
 
 def test_a_missing_file_whose_name_is_not_utf8_is_named(tmp_path):
-    with pytest.raises(FileNotFoundError) as info:
-        svmmap.load_letor(_odd_name(tmp_path, b"gone\xff.txt", False))
-    # The name as it displays, the byte 0xff shown as U+FFFD.
-    assert "gone\ufffd.txt" in str(info.value)
+    for read, name in ((svmmap.load_letor, b"gone\xff.txt"), (svmmap.load_model, b"gone\xff.json")):
+        with pytest.raises(FileNotFoundError) as info:
+            read(_odd_name(tmp_path, name, False))
+        # The name as the OS has it: os.fsdecode's str, whose repr shows the byte 0xff as
+        # "\udcff" (it showed U+FFFD, which is no byte of the name, so no file could be found by it).
+        expected = os.fsdecode(bytes(tmp_path) + b"/" + name)
+        assert info.value.filename == expected
+        assert repr(expected) in str(info.value) and "\ufffd" not in str(info.value)
 
 
 def test_a_str_that_names_no_bytes_is_refused_naming_it():

@@ -8,10 +8,9 @@ SciPy. Both paths read, check and score through this module, so they cannot disa
 
 from __future__ import annotations
 
-import json
-import math
+import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -28,10 +27,42 @@ from .._fit.fitted import (
     show,
 )
 from .._fit.scaler import ScalerSpec, scaler_from_dict, scaler_to_dict
-from .model_json import FORMAT_NAME, FORMAT_VERSION, PLAIN_FORMAT_VERSION, model_text, parse_model_text
+from .model_json import FORMAT_NAME, FORMAT_VERSION, PLAIN_FORMAT_VERSION, line_of, parse_model_text
+from .model_writing import checked_fields, document_text, json_document
 from .text import path_name
 
 __all__ = ["ModelDocument", "read_model", "svm_document", "write_model"]
+
+
+class FieldError(ValueError):
+    """A value of a model document that ``check_document`` refuses, with the path (keys and
+    indices) of the field it is about, so that ``read_model`` names the file's line."""
+
+    def __init__(self, message: str, path: Tuple[Any, ...]) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+#: A field path at the start of a message: "params"."C", "thresholds"[2], "training"."history"[3].
+_LEADING_PATH = re.compile(r'^"([^"]*)"((?:\."[^"]*"|\[\d+\])*)')
+_PATH_STEP = re.compile(r'\."([^"]*)"|\[(\d+)\]')
+
+
+def _leading_path(message: str) -> Tuple[Any, ...]:
+    """The field path a message of the checks starts with, as keys and indices (none when it
+    starts otherwise)."""
+    m = _LEADING_PATH.match(message)
+    if m is None:
+        return ()
+    steps = [int(index) if index else key for key, index in _PATH_STEP.findall(m.group(2))]
+    return (m.group(1), *steps)
+
+
+def _within(exc: ValueError, *field: Any, prefix: str = "") -> FieldError:
+    """`exc` (a check's error, whose message may start with the path below `field`) as a
+    FieldError of `field` and that path, its message after `prefix`."""
+    return FieldError(f"{prefix}{exc}", field + _leading_path(str(exc)))
+
 
 #: The training summary's fields and their types, as ``model_document`` writes them; a model
 #: that is loaded must be savable again, so other types are refused at load.
@@ -167,11 +198,15 @@ def read_model(path: Any) -> ModelDocument:
     from .._core import ModelFormatError
 
     name = path_name(path)
-    doc = parse_model_text(_core.read_model_text(name), name)
+    text = _core.read_model_text(name)
+    doc = parse_model_text(text, name)
     try:
         return check_document(doc, name)
-    except ValueError as exc:
-        raise ModelFormatError(f"{name}: {exc}") from None
+    except FieldError as exc:
+        # The line of the field, as a syntax or type error names its line (the text is walked
+        # again only now, when a value is refused).
+        line = line_of(text, exc.path)
+        raise ModelFormatError(f"{name}:{line}: {exc}" if line is not None else f"{name}: {exc}") from None
 
 
 def check_document(doc: Dict[str, Any], name: str) -> ModelDocument:
@@ -181,40 +216,57 @@ def check_document(doc: Dict[str, Any], name: str) -> ModelDocument:
 
     Raises
     ------
-    ValueError
-        Naming the field that is refused.
+    FieldError
+        A ValueError naming the field that is refused, with its path (``FieldError.path``).
     """
     coef = np.asarray(doc["coef"], dtype=np.float64)
     n_features = int(doc["n_features"])
     params = doc.get("params") or {}
     training = doc.get("training") or {}
-    _check_params(params)
-    _check_training(training)
+    # The messages of these checks start with the field's path ("params"."C" ...).
+    try:
+        _check_params(params)
+    except ValueError as exc:
+        raise _within(exc) from None
+    try:
+        _check_training(training)
+    except ValueError as exc:
+        raise _within(exc) from None
     importances = training.get("feature_importances")
     if importances is not None and len(importances) != n_features:
-        raise ValueError(
-            f'"training"."feature_importances" has {len(importances)} values but the model has {n_features} weights'
+        raise FieldError(
+            f'"training"."feature_importances" has {len(importances)} values but the model has {n_features} weights',
+            ("training", "feature_importances"),
         )
     if doc.get("feature_names") is not None:
-        check_names(doc["feature_names"], "feature_names")
+        try:
+            check_names(doc["feature_names"], "feature_names")
+        except ValueError as exc:
+            raise _within(exc) from None
     binning = None
     if doc.get("binning") is not None:
+        # The Binner's messages name its fields from its own object down ("thresholds"[2]).
         try:
             binning = binning_from_dict(doc["binning"])
         except ValueError as exc:
-            raise ValueError(f"invalid binning: {exc}") from None
+            raise _within(exc, "binning", prefix="invalid binning: ") from None
         if binning.n_output != n_features:
-            raise ValueError(f"the binning produces {binning.n_output} features but the model has {n_features} weights")
+            raise FieldError(
+                f"the binning produces {binning.n_output} features but the model has {n_features} weights",
+                ("binning", "n_output_features"),
+            )
     scaler = None
     if doc.get("scaler") is not None:
         try:
             scaler = scaler_from_dict(doc["scaler"])
         except ValueError as exc:
-            raise ValueError(f"invalid scaler: {exc}") from None
+            raise _within(exc, "scaler", prefix="invalid scaler: ") from None
         after = binning.n_features_in if binning is not None else n_features
         if scaler.n_features_in != after:
             what = "the binning takes" if binning is not None else "the model has"
-            raise ValueError(f"the scaler has {scaler.n_features_in} features but {what} {after}")
+            raise FieldError(
+                f"the scaler has {scaler.n_features_in} features but {what} {after}", ("scaler", "n_features_in")
+            )
     return ModelDocument(
         path=name,
         coef=coef,
@@ -230,6 +282,23 @@ def check_document(doc: Dict[str, Any], name: str) -> ModelDocument:
 def _finite_or_none(value: Any) -> Optional[float]:
     v = float(value)
     return v if np.isfinite(v) else None
+
+
+def _real_weights(coef: Any) -> List[float]:
+    """The weights as floats; complex weights (set by hand: no fit makes them) are refused
+    unless every imaginary part is 0, rather than cut to their real parts by ``float`` with
+    nothing but numpy's ComplexWarning."""
+    values = np.asarray(coef)
+    if np.iscomplexobj(values):
+        imaginary = np.flatnonzero(values.imag != 0)
+        if imaginary.size:
+            j = int(imaginary[0])
+            raise ValueError(
+                f"coef_[{j}] is the complex number {complex(values[j])!r}; a model's weights are real numbers, and the "
+                "model was not written"
+            )
+        values = values.real
+    return [float(c) for c in values]
 
 
 def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
@@ -272,7 +341,7 @@ def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
         "version": PLAIN_FORMAT_VERSION if scaler is None else FORMAT_VERSION,
         "svmmap_version": __version__,
         "n_features": int(svm.n_features_in_),
-        "coef": [float(c) for c in svm.coef_],
+        "coef": _real_weights(svm.coef_),
         "params": params,
         "feature_names": None if names is None else [str(n) for n in names],
         "binning": binning,
@@ -304,25 +373,12 @@ def svm_document(svm: Any, binner: Any = None, scaler: Any = None) -> dict:
     return doc
 
 
-def _first_not_finite(value: Any, at: str = "") -> Optional[str]:
-    """The path (``coef[0]``, ``training.history[3].gap``) of the first NaN or infinite float in
-    a document, or None."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return at
-    if isinstance(value, dict):
-        items: Any = ((f"{at}.{key}" if at else str(key), item) for key, item in value.items())
-    elif isinstance(value, list):
-        items = ((f"{at}[{i}]", item) for i, item in enumerate(value))
-    else:
-        return None
-    return next((found for where, item in items if (found := _first_not_finite(item, where)) is not None), None)
-
-
 def write_model(path: Any, doc: dict, check: Optional[Callable[[ModelDocument], None]] = None) -> ModelDocument:
-    """Writes a model document atomically, only if it loads: the text to be written is read
-    back through ``check_document`` (and ``check``, the loader's further checks, such as the
-    Binner's parameters) before anything is written, and ``model_json`` checks its format as
-    the reader does. A model whose parameters were set to values the reader refuses
+    """Writes a model document atomically, only if it loads: the document as JSON holds it
+    (``model_writing.json_document``: finite numbers, ...) is checked by ``check_document`` (and
+    ``check``, the loader's further checks, such as the Binner's parameters) and as the reader
+    checks the file's format (``model_writing.checked_fields``), before its text is made and
+    written. A model whose parameters were set to values the reader refuses
     (``set_params(C=0)``, ``loss="mapp"``) would otherwise be written and then refused forever.
 
     Raises
@@ -331,20 +387,14 @@ def write_model(path: Any, doc: dict, check: Optional[Callable[[ModelDocument], 
         When the file would not load; nothing is written.
     """
     name = path_name(path, writing=True)
+    # The document is checked in memory, as a reader checks its text, and its text made once:
+    # encoding it and parsing it back (twice) first took longer than the rest of a save.
+    plain = json_document(doc, name)
     try:
-        text = json.dumps(doc, allow_nan=False)
-    except ValueError:
-        # json names neither the file nor the value ("Out of range float values are not JSON
-        # compliant"): the first NaN or infinite number is found and named.
-        raise ValueError(
-            f"{name}: the model was not written: {_first_not_finite(doc) or 'a value'} is not a finite number, "
-            "which JSON cannot hold (was the model fitted to the end?)"
-        ) from None
-    try:
-        document = check_document(json.loads(text), name)
+        document = check_document(plain, name)
         if check is not None:
             check(document)
     except ValueError as exc:
         raise ValueError(f"{name}: the model was not written, since svmmap could not load it again: {exc}") from None
-    _core.write_model_text(name, model_text(text, name))
+    _core.write_model_text(name, document_text(checked_fields(plain, name)))
     return document

@@ -1,5 +1,5 @@
-"""The model file's JSON document: its text parsed and checked as every reader relies on it, and
-written again in the file's layout.
+"""The model file's JSON document: its text parsed and checked as every reader relies on it
+(``model_writing`` writes it, from a document checked by the same rules).
 
 The core reads the file (the one opener's rules: memory checked, gzip, byte order mark, UTF-8)
 and writes it atomically; what the text means is decided here, with the standard library's
@@ -17,7 +17,8 @@ and writes it atomically; what the text means is decided here, with the standard
   layer's, see ``model_file.check_document``), and ``scaler`` needs version 2.
 
 Every error is a ``ModelFormatError`` naming the file, and the line and field where the text
-has them. ``model_file`` builds and reads the documents; this module knows only their text.
+has them. ``model_file`` builds and reads the documents; this module knows only their text, and
+``model_writing`` writes it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import math
 import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "PLAIN_FORMAT_VERSION", "model_text", "parse_model_text"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "PLAIN_FORMAT_VERSION", "line_of", "parse_model_text"]
 
 FORMAT_NAME = "svmmap-model"
 #: The newest format version, which this svmmap reads and writes for models with a scaler.
@@ -345,7 +346,7 @@ def parse_model_text(text: str, source: str) -> Dict[str, Any]:
     _check_values(doc, text, source)
     _check_header(doc, source)
     model = _typed_fields(doc, text, source)
-    _check_model(model, source)
+    _check_model(model, source, text)
     return model
 
 
@@ -397,9 +398,12 @@ def _field_problem(name: str, value: Any) -> Optional[Tuple[Tuple[Any, ...], str
     if name == "n_features":
         if type(value) is int and 0 <= value < 2**64:
             return None
+        # The words are JSON's, not the core's former serde_json's ("expected usize").
+        if type(value) is int and value >= 0:
+            return (), f"invalid value: integer `{value}`, expected a non-negative integer below 2^64"
         if type(value) is int:
-            return (), f"invalid value: integer `{value}`, expected usize"
-        return (), f"invalid type: {_unexpected(value)}, expected usize"
+            return (), f"invalid value: integer `{value}`, expected a non-negative integer"
+        return (), f"invalid type: {_unexpected(value)}, expected a non-negative integer"
     if name == "coef":
         if not isinstance(value, list):
             return (), f"invalid type: {_unexpected(value)}, expected a sequence"
@@ -407,7 +411,7 @@ def _field_problem(name: str, value: Any) -> Optional[Tuple[Tuple[Any, ...], str
             return None
         for i, v in enumerate(value):
             if isinstance(v, bool) or not isinstance(v, (int, float)):
-                return (i,), f"invalid type: {_unexpected(v)}, expected f64"
+                return (i,), f"invalid type: {_unexpected(v)}, expected a number"
         return None
     if name == "svmmap_version" and value is not None and not isinstance(value, str):
         return (), f"invalid type: {_unexpected(value)}, expected a string"
@@ -420,9 +424,10 @@ def _field_problem(name: str, value: Any) -> Optional[Tuple[Tuple[Any, ...], str
     return None
 
 
-def _typed_fields(doc: Dict[str, Any], text: str, source: str) -> Dict[str, Any]:
+def _typed_fields(doc: Dict[str, Any], text: Optional[str], source: str) -> Dict[str, Any]:
     """The fields of `FIELDS` of the document, after checking the types of those of fixed type
-    in the document's order (so that the first wrong one in the text is named)."""
+    in the document's order (so that the first wrong one in the text is named); errors name
+    the line when the document has a `text`."""
     from .._core import ModelFormatError
 
     for name in doc:
@@ -431,14 +436,13 @@ def _typed_fields(doc: Dict[str, Any], text: str, source: str) -> Dict[str, Any]
             continue
         below, said = problem
         # The document's keys are unique (checked), so the path finds the one value.
-        path = (name,) + below
-        token = next(t for t in _tokens(text) if not t.key and t.path == path)
-        raise ModelFormatError(f'{source}:{token.line}: malformed model: field "{name}": {said}')
+        where = source if text is None else f"{source}:{line_of(text, (name,) + below)}"
+        raise ModelFormatError(f'{where}: malformed model: field "{name}": {said}')
     for name in ("n_features", "coef"):
         if name not in doc:
             # A missing field is found at the end of the document, after every key.
-            line = text.count("\n", 0, len(text.rstrip())) + 1
-            raise ModelFormatError(f"{source}:{line}: malformed model: missing field `{name}`")
+            where = source if text is None else f"{source}:{text.count(chr(10), 0, len(text.rstrip())) + 1}"
+            raise ModelFormatError(f"{where}: malformed model: missing field `{name}`")
     model = {name: doc.get(name) for name in FIELDS}
     coef: List[Any] = doc["coef"]
     if not _floats(coef):
@@ -451,20 +455,26 @@ def _typed_fields(doc: Dict[str, Any], text: str, source: str) -> Dict[str, Any]
     return model
 
 
-def _check_model(model: Dict[str, Any], source: str) -> None:
+def _check_model(model: Dict[str, Any], source: str, text: Optional[str] = None) -> None:
+    """What the fields must agree on; an error names the line of the field it is about when
+    the document has a `text` (a value refused here is as much the file's as a syntax error)."""
     from .._core import ModelFormatError
+
+    def at(*path: Any) -> str:
+        line = None if text is None else line_of(text, path)
+        return source if line is None else f"{source}:{line}"
 
     n_features, coef = model["n_features"], model["coef"]
     if n_features == 0:
         # Nothing could be scored with it: predict refuses data without features.
-        raise ModelFormatError(f"{source}: n_features is 0; a model has at least one weight")
+        raise ModelFormatError(f"{at('n_features')}: n_features is 0; a model has at least one weight")
     if len(coef) != n_features:
-        raise ModelFormatError(f"{source}: n_features is {n_features} but coef has {len(coef)} entries")
+        raise ModelFormatError(f"{at('n_features')}: n_features is {n_features} but coef has {len(coef)} entries")
     # Python's json reads NaN, Infinity and 1e999, which the parse refuses; this guards the
     # rule itself, whoever hands the weights over.
     if not all(map(math.isfinite, coef)):
         i = next(i for i, v in enumerate(coef) if not math.isfinite(v))
-        raise ModelFormatError(f"{source}: coef[{i}] is not a finite number")
+        raise ModelFormatError(f"{at('coef', i)}: coef[{i}] is not a finite number")
     # A score is a sum of weights times features; on binned (0/1) features it can reach the
     # sum of the weights' magnitudes, which must therefore stay finite (summed in order; fsum
     # would raise on the overflow rather than return inf).
@@ -473,73 +483,33 @@ def _check_model(model: Dict[str, Any], source: str) -> None:
         total += abs(v)
     if math.isinf(total):
         raise ModelFormatError(
-            f"{source}: coef: the weights' magnitudes sum beyond the float64 range (1.8e308), so scores would "
+            f"{at('coef')}: coef: the weights' magnitudes sum beyond the float64 range (1.8e308), so scores would "
             "overflow to inf"
         )
     # The free-form parts are objects when present; a reader may look up keys in them.
     for name in _FREE_FORM:
         value = model.get(name)
         if value is not None and not isinstance(value, dict):
-            raise ModelFormatError(f'{source}: "{name}" must be a JSON object or null, got {_kind(value)}')
+            raise ModelFormatError(f'{at(name)}: "{name}" must be a JSON object or null, got {_kind(value)}')
     if model["version"] < 2 and model.get("scaler") is not None:
         # A version-1 reader ignores the field and would score unscaled features.
         raise ModelFormatError(
-            f'{source}: "scaler" needs model format version 2 (a version-1 reader would ignore it), but the '
+            f'{at("scaler")}: "scaler" needs model format version 2 (a version-1 reader would ignore it), but the '
             f"file says version {model['version']}"
         )
     names = model["feature_names"]
     if names is not None and len(names) != n_features:
-        raise ModelFormatError(f"{source}: {len(names)} feature names for {n_features} features")
+        raise ModelFormatError(f"{at('feature_names')}: {len(names)} feature names for {n_features} features")
 
 
-# ----------------------------------------------------------------------------------------------
-# The file's text.
-
-
-def model_text(text: str, source: str) -> str:
-    """The file's text of the model document `text` (JSON, as ``model_file.write_model`` encodes
-    it): checked as a reader checks it (`parse_model_text`), then written with the fields of
-    `FIELDS` in their order, the keys of every other object sorted, two spaces of indentation
-    per level and a line break at the end. Every number reads back as the same float64:
-    Python writes a float in the shortest form that does.
-
-    Raises
-    ------
-    svmmap.ModelFormatError
-        When a reader would refuse the document; the error names `source`.
-    """
-    pieces: List[str] = []
-    _pretty(parse_model_text(text, source), "", pieces)
-    pieces.append("\n")
-    return "".join(pieces)
-
-
-#: One JSON scalar (a string, number, true, false or null) as compact text; characters beyond
-#: ASCII are written as themselves.
-_scalar = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-
-
-def _pretty(value: Any, indent: str, out: List[str]) -> None:
-    """`value` as JSON with two spaces of indentation per level, as ``json.dumps(value,
-    indent=2, ensure_ascii=False)`` writes it, appended to `out`; a list of floats (the
-    weights) is joined at once rather than element by element."""
-    inner = indent + "  "
-    if isinstance(value, dict) and value:
-        out.append("{")
-        for i, (key, item) in enumerate(value.items()):
-            out.append(f"{',' if i else ''}\n{inner}{_scalar(key)}: ")
-            _pretty(item, inner, out)
-        out.append(f"\n{indent}}}")
-    elif isinstance(value, list) and value:
-        if _floats(value) and all(map(math.isfinite, value)):
-            # float.__repr__ is json's own float encoding: the shortest text that reads back
-            # as the same float64.
-            out.append(f"[\n{inner}" + f",\n{inner}".join(map(float.__repr__, value)) + f"\n{indent}]")
-            return
-        out.append("[")
-        for i, item in enumerate(value):
-            out.append(f"{',' if i else ''}\n{inner}")
-            _pretty(item, inner, out)
-        out.append(f"\n{indent}]")
-    else:
-        out.append(_scalar(value))
+def line_of(text: str, path: Tuple[Any, ...]) -> Optional[int]:
+    """The line of the value at `path` (keys and indices) in `text`, or of the deepest value on
+    the way to it that the text has; None when the text has not even the first."""
+    line, depth = None, 0
+    for token in _tokens(text):
+        n = len(token.path)
+        if not token.key and n > depth and token.path == path[:n]:
+            line, depth = token.line, n
+            if n == len(path):
+                break
+    return line

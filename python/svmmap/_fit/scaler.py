@@ -107,8 +107,8 @@ def scaler_from_dict(d: Any) -> ScalerSpec:
     ------
     ValueError
         When the type is not one of ``SCALER_TYPES``, a parameter makes the map not affine
-        (``clip=True``), or an attribute is missing, not finite, of the wrong length, or a
-        scale is not positive.
+        (``clip=True``), or an attribute is missing, not finite, of the wrong length, a
+        scale is not positive, or the statistics contradict each other (``_check_statistics``).
     """
     if not isinstance(d, dict):
         raise ValueError(f"must be an object, got {kind_of(d)}")
@@ -142,10 +142,14 @@ def scaler_from_dict(d: Any) -> ScalerSpec:
         value = raw.get(key)
         if key == "n_samples_seen_":
             # A count, or one count per feature when the data had NaN (scikit-learn's layout).
-            ok = is_number(value) or (isinstance(value, list) and all(is_number(t) for t in value))
+            # It is a weight sum with sample weights, so not always an integer, but never below 0.
+            ok = (isinstance(value, (int, float)) and is_number(value) and value >= 0) or (
+                isinstance(value, list) and len(value) == n and all(is_number(t) and t >= 0 for t in value)
+            )
             if not ok:
                 raise ValueError(
-                    f'"attributes"."n_samples_seen_" must be a number or a list of numbers, got {show(value)}'
+                    f'"attributes"."n_samples_seen_" must be a number >= 0 or a list of {n} such numbers, '
+                    f"got {show(value)}"
                 )
             spec.attributes[key] = np.asarray(value) if isinstance(value, list) else value
         elif value is None and key not in used:
@@ -154,12 +158,71 @@ def scaler_from_dict(d: Any) -> ScalerSpec:
         else:
             spec.attributes[key] = _number_list(value, n, f'attributes"."{key}')
     scale = spec.attributes.get("scale_")
-    if scale is not None and "scale_" in used and not np.all(scale > 0):
+    if scale is not None and not np.all(scale > 0):
         j = int(np.flatnonzero(~(scale > 0))[0])
         # A scale <= 0 would flip (or erase) the order of a feature's values; scikit-learn's
         # scalers never fit one (a constant feature gets the scale 1).
         raise ValueError(f'"attributes"."scale_"[{j}] is {float(scale[j])!r}; a scale must be positive')
+    _check_statistics(spec)
     return spec
+
+
+#: scikit-learn's ``_handle_zeros_in_scale``: a spread below this is a constant feature's,
+#: whose scale is 1.
+_CONSTANT_SPREAD = 10 * np.finfo(np.float64).eps
+
+
+def _first(bad: np.ndarray) -> int:
+    return int(np.flatnonzero(bad)[0])
+
+
+def _check_statistics(spec: ScalerSpec) -> None:
+    """The scale as scikit-learn's ``fit`` computes it from the statistics the file also holds
+    (StandardScaler: the square root of ``var_``, or 1 for a constant feature; MaxAbsScaler:
+    ``max_abs_``, or 1 below 10 eps; MinMaxScaler: the range's width over ``data_range_ =
+    data_max_ - data_min_``, with ``min_`` from ``data_min_``), the same float64 operations, so
+    a fitted scaler's file agrees bit for bit. A file that contradicts them (a scale of 1e308
+    beside a variance of 1) was edited or damaged; it used to load and then make the scores
+    overflow, which predict blamed on the user's X."""
+    a = spec.attributes
+    # A statistic left out (null) is not checked: the map reads only the scale and shift.
+    given = {name for name, value in a.items() if value is not None}
+    with np.errstate(all="ignore"):
+        if spec.name == "StandardScaler":
+            _not_negative(a.get("var_"), "var_", "a variance")
+            if a.get("scale_") is not None and a.get("var_") is not None:
+                expected = np.sqrt(a["var_"])
+                _agree(a["scale_"], expected, "scale_", "the square root of its var_", one=True)
+        elif spec.name == "MaxAbsScaler" and "max_abs_" in given:
+            _not_negative(a["max_abs_"], "max_abs_", "a largest magnitude")
+            expected = np.where(a["max_abs_"] < _CONSTANT_SPREAD, 1.0, a["max_abs_"])
+            _agree(a["scale_"], expected, "scale_", "its max_abs_ (1 below 10 eps)")
+        elif spec.name == "MinMaxScaler" and {"data_min_", "data_max_", "data_range_"} <= given:
+            _agree(a["data_range_"], a["data_max_"] - a["data_min_"], "data_range_", "data_max_ - data_min_")
+            low, high = (float(t) for t in spec.params.get("feature_range", (0.0, 1.0)))
+            spread = a["data_range_"]
+            scale = (high - low) / np.where(spread < _CONSTANT_SPREAD, 1.0, spread)
+            said = "the feature_range's width over data_range_ (1 below 10 eps)"
+            _agree(a["scale_"], scale, "scale_", said)
+            _agree(a["min_"], low - a["data_min_"] * a["scale_"], "min_", "feature_range[0] - data_min_ * scale_")
+
+
+def _not_negative(values: Optional[np.ndarray], name: str, what: str) -> None:
+    if values is not None and not np.all(values >= 0):
+        j = _first(~(values >= 0))
+        raise ValueError(f'"attributes"."{name}"[{j}] is {float(values[j])!r}, but {what} is never negative')
+
+
+def _agree(values: np.ndarray, expected: np.ndarray, name: str, rule: str, one: bool = False) -> None:
+    """Refuses the first entry of `values` that is not `expected` (nor 1, with `one`)."""
+    ok = (values == expected) | (values == 1.0) if one else values == expected
+    if not np.all(ok):
+        j = _first(~ok)
+        alternative = " (or 1, for a constant feature)" if one else ""
+        raise ValueError(
+            f'"attributes"."{name}"[{j}] is {float(values[j])!r}, but scikit-learn fits it as {rule}{alternative}, '
+            f"{float(expected[j])!r}: the scaler's statistics contradict each other (was the file edited?)"
+        )
 
 
 def _used_attributes(spec: ScalerSpec) -> List[Tuple[str, str]]:

@@ -30,9 +30,10 @@ def same_file(a: str, b: str) -> bool:
 def refuse_overwriting_inputs(out_label: str, out: str, inputs: Iterable[tuple]) -> None:
     """An output path that is one of the inputs would replace the input with the output (the
     atomic write succeeds, and the input is gone): refuse before any work is done. So is an
-    output that cannot be written at all, into a folder that does not exist or onto a folder:
-    found only when the output was written, it cost the whole training or classification (with
-    the message the atomic write gives, which names the folder)."""
+    output that cannot be written at all, into a folder that does not exist, onto a folder or
+    into a folder where no file can be created: found only when the output was written, it
+    cost the whole training or classification (with the message the atomic write gives, which
+    names the folder)."""
     import errno
     import os
 
@@ -48,12 +49,43 @@ def refuse_overwriting_inputs(out_label: str, out: str, inputs: Iterable[tuple])
         if os.path.exists(folder):
             raise NotADirectoryError(errno.ENOTDIR, f"'{folder}' is not a folder", out)
         raise FileNotFoundError(errno.ENOENT, f"the folder '{folder}' does not exist", out)
+    _check_writable(out)
     for label, path in inputs:
         if same_file(out, path):
             same = "" if out == path else f" (the same file as {label} {path!r})"
             raise ValueError(
                 f"{out_label} {out!r} is the input {label}{same}; refusing to overwrite an input: give another output path"
             )
+
+
+def _check_writable(out: str) -> None:
+    """Refuses an output whose folder takes no new file, as the atomic write would after the
+    work (it creates its temporary file beside the target): a file is created there and
+    removed at once, which answers for root, read-only file systems and access lists alike
+    (``os.access`` answers by the mode bits, and yes to root). A device, a FIFO or a
+    descriptor (``/dev/stdout``) is written in place, not replaced, and is not checked."""
+    import errno
+    import os
+    import tempfile
+
+    if os.path.exists(out) and not os.path.isfile(out):
+        return
+    real = os.path.realpath(out)
+    if out.startswith("/dev/") or real.startswith("/proc/"):
+        return
+    # The target of a symbolic link is replaced, so its folder is the one written in.
+    folder = os.path.dirname(real) or "."
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".svmmap-writable-", dir=folder)
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            why = f"no permission to create a file in the folder '{folder}'"
+        else:
+            why = f"cannot create a file in the folder '{folder}': {exc.strerror}"
+        # The atomic write's words (rust/atomic.rs), with the OS error's number and the user's path.
+        raise type(exc)(exc.errno, why, out) from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def data_inputs(label: str, path: str, group: Optional[str] = None) -> List[Tuple[str, str]]:

@@ -26,7 +26,7 @@ pub fn read_letor<T: FromF64>(file: &std::path::Path, opts: &ReadOptions) -> Res
     // `index:value` field), twice while the blocks are joined; every block of text is guarded
     // again as it is parsed (`parse_text`), since a gzip trailer's size can be wrong.
     let text = open_text(file, 3)?;
-    parse_text(text.reader, &file.display().to_string(), opts)
+    parse_text(text.reader, &crate::error::shown_path(file), opts)
 }
 
 /// Parses LETOR text from any reader (plain or gzip, by the opener's rules: `file::text_of`);

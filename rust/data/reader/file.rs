@@ -64,9 +64,9 @@ pub fn read_error(path: &str, e: std::io::Error) -> Error {
 /// when that exceeds the available memory, the call is an `Error::Memory` naming the file.
 ///
 /// `file` is the OS's path, opened by its bytes whatever they are (a Linux file name need not
-/// be UTF-8); messages name it as it displays, a byte that is not UTF-8 shown as U+FFFD.
+/// be UTF-8); messages name it as `crate::error::shown_path` shows it, a byte that is not UTF-8 as `\\xff`.
 pub fn open_text(file: &std::path::Path, bytes_per_text_byte: u64) -> Result<TextFile> {
-    let name = file.display().to_string();
+    let name = crate::error::shown_path(file);
     let path = name.as_str();
     let file =
         crate::runtime::cancel::open_interruptibly(file, std::fs::OpenOptions::new().read(true))?;
@@ -308,7 +308,7 @@ impl<R: Read> Read for GzipText<R> {
 /// not fit in memory is an `Error::Memory` naming the file, never an abort of the process.
 pub fn read_text(file: &std::path::Path, bytes_per_text_byte: u64) -> Result<Vec<u8>> {
     let mut text = open_text(file, bytes_per_text_byte)?;
-    let name = file.display().to_string();
+    let name = crate::error::shown_path(file);
     let path = name.as_str();
     let mut bytes = Vec::new();
     let out_of_memory = |size: u64| {
