@@ -3,6 +3,7 @@ the one before, and keeps the C with the best validation score."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any, List, Mapping, Optional, Sequence, Union
 
@@ -20,7 +21,7 @@ from ._search.candidates import auto_losses, make_preprocessor, preprocessing_na
 from ._search.checks import check_params, check_search_params, refuse_search_only_params
 from ._search.engine import RANKING_EPS, Policy, candidate_list, pair_scale, run
 from ._search.folds import QueryKFold
-from ._search.refit import refit_best
+from ._search.refit import cap_refit_time, refit_best
 from ._search.size import limit_training_queries
 from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
@@ -157,7 +158,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         loss and preprocessing, smallest C) is always fitted on every split (its fits capped
         like any other once the budget is spent, its pairs chosen in full), so there is
         always a result; when the data refuses it (status "failed"), the next candidate
-        that runs takes its place. None: no limit.
+        that runs takes its place. The refit has the budget as its ``max_time`` (unless its
+        own is smaller), so that ``fit`` returns within about twice the budget; a refit
+        stopped there keeps its best iterate, with a warning. None: no limit.
     prune_margin : float or None, default=0.02
         In the search (not the C search alone): the race across candidates. At each C the
         candidates are fitted split by split; from the second split on, a candidate whose
@@ -228,6 +231,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         Its row in ``cv_results_``.
     search_seconds_ : float
         Wall-clock seconds of the search (without the refit).
+    refit_time_ : float
+        Wall-clock seconds of the refit on all the data (with ``refit=True``), as in
+        scikit-learn's ``GridSearchCV``.
     best_score_ : float
         Its mean validation score.
     cv_results_ : dict of ndarray
@@ -510,8 +516,11 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
             judged = None if validation is None else (args.eval_set[0][0], *validation[1:])  # type: ignore[index]
             # The refit's warnings name SVMMapCV, the estimator the user called, not the
             # SVMMap it fits ("SVMMap stopped at max_iter=1" came out of SVMMapCV.fit).
-            with called_as(type(self).__name__):
+            name = cap_refit_time(model, self.time_budget, type(self).__name__)
+            start = time.perf_counter()
+            with called_as(name):
                 self.coef_ = refit_best(model, self.best_params_["preprocessing"], args, data, judged)
+            self.refit_time_ = time.perf_counter() - start
             self.best_estimator_ = model
 
     def _candidate(self, loss: Any, preprocessing: str, C: float, sparse: bool = False) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from .._fit.training import InMemory, Inputs, run_fit
 from .candidates import fit_preprocessor
 from .splits import check_standardizable, fit_scaler_in_chunks
 
-__all__ = ["Checked", "refit_best", "refit_standard"]
+__all__ = ["Checked", "cap_refit_time", "refit_best", "refit_standard"]
 
 
 class Checked(InMemory):
@@ -43,6 +43,24 @@ def refit_standard(model: Any, X: Any, y: Any, sample_weight: Any, data: Inputs)
     center = None if hasattr(X, "tocsr") else scaler.mean_
     scaled = replace(data, core_X=data.core_X.with_columns(center, 1.0 / scaler.scale_), names=None)
     run_fit(model[-1], FitRequest(X, y, data.qid, sample_weight=sample_weight), Checked(scaled), stacklevel=2)
+
+
+def cap_refit_time(model: Any, time_budget: Optional[float], name: str) -> str:
+    """Gives the refit of a search with a time budget a time limit of the budget (the smaller
+    of it and the SVMMap's own ``max_time``); returns the name its warnings give the fit.
+
+    The budget bounded the search alone, and the refit, at the eps given (10 times tighter than
+    the search's) on all the data, could take far longer: with ``time_budget=2`` the refit of
+    mrr@10 on binned MQ2008 fold 1 at C = 100 ran 133 s after a search of 2 s. With the budget
+    as its own limit the whole fit returns within about twice the budget, and a refit cut there
+    keeps its best iterate and says so as the refit's (the user gave no ``max_time``)."""
+    if time_budget is None:
+        return name
+    svm = model[-1] if hasattr(model, "steps") else model
+    if svm.max_time is not None and svm.max_time <= time_budget:
+        return name
+    svm.set_params(max_time=float(time_budget))
+    return f"{name}'s refit (max_time = time_budget)"
 
 
 def refit_best(model: Any, preprocessing: str, args: FitRequest, data: Inputs, judged: Any) -> Any:

@@ -330,7 +330,8 @@ def _learn(sub: Any) -> None:
         "--time-budget",
         type=_seconds,
         default=None,
-        help="with --auto: seconds for the whole search; no fit starts after them (default: no limit)",
+        help="with --auto: seconds for the whole search; no fit starts after them, and the refit of the best "
+        "candidate stops after as many (default: no limit)",
     )
     learn.add_argument(
         "--patience",

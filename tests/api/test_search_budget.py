@@ -1,0 +1,53 @@
+"""SVMMapCV's time budget beyond the search's own fits: the refit, the confirmation by cold
+fits, and what the warnings of a search cut by the budget say (search5's trial, TRIAL.md)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from svmmap import SkippedQueriesWarning, SVMMapCV
+from svmmap.datasets import load_mq2008
+
+
+@pytest.fixture(scope="module")
+def mq2008():
+    X, y, qid = load_mq2008(fold=1, split="train")
+    return X, y, qid
+
+
+def test_the_refit_of_a_budgeted_search_stops_at_the_budget(mq2008):
+    """time_budget bounded the search but not its refit: with a budget of 2 s, the refit of
+    mrr@10 on binned MQ2008 fold 1 at C = 100 ran 133 s more (1,134 iterations to converge).
+    The refit's max_time is now the budget, so fit returns within about twice the budget.
+    Here 120 queries: the refit alone converges after about 1,900 iterations (12 s at load
+    10), far beyond a budget of 0.5 s, so it must stop at max_time."""
+    X, y, qid = mq2008
+    keep = qid <= np.unique(qid)[119]
+    search = SVMMapCV(Cs=[100.0], loss="auto", losses=["mrr@10"], preprocessing="binned", cv=2, time_budget=0.5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X[keep], y[keep], qid=qid[keep])
+    refitted = search.best_estimator_[-1]
+    assert refitted.max_time == 0.5
+    assert refitted.stop_reason_ == "max_time"
+    # Said as the refit's, with the budget that capped it (the user gave no max_time).
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert any(m.startswith("SVMMapCV's refit (max_time = time_budget) stopped at max_time=0.5 s") for m in messages)
+    # Seconds of the refit, as scikit-learn's GridSearchCV gives them; a stop at 0.5 s is
+    # checked once an iteration, so allow for iterations slowed by a loaded machine.
+    assert 0 < search.refit_time_ < 10
+
+
+def test_a_max_time_below_the_budget_is_kept_by_the_refit(mq2008):
+    """The refit takes the smaller of max_time and time_budget: a max_time of its own below
+    the budget stays, and without a budget the refit is SVMMap(...).fit exactly."""
+    X, y, qid = mq2008
+    keep = qid <= np.unique(qid)[59]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedQueriesWarning)
+        small = SVMMapCV(Cs=[1.0], cv=2, time_budget=30.0, max_time=20.0).fit(X[keep], y[keep], qid=qid[keep])
+        free = SVMMapCV(Cs=[1.0], cv=2).fit(X[keep], y[keep], qid=qid[keep])
+    assert small.best_estimator_.max_time == 20.0
+    assert free.best_estimator_.max_time is None
+    assert free.refit_time_ > 0
