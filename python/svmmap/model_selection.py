@@ -103,7 +103,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         among on those scores (see above); when only one C is that close, it is chosen
         without refitting. None (the default) trusts the warm path's scores: the fastest,
         and the choice of independent fits whenever one C wins by more than the solver's
-        noise. 0.02 reproduces the independent fits' choice among near-ties as well.
+        noise. 0.02 reproduces the independent fits' choice among near-ties as well. When
+        ``time_budget`` runs out before the cold fits are done, they are left out (with a
+        warning) and the warm path's scores choose.
     refit : bool, default=True
         Fit the chosen C on all the training data (``best_estimator_``, ``coef_``,
         ``predict`` and ``score``).

@@ -51,3 +51,37 @@ def test_a_max_time_below_the_budget_is_kept_by_the_refit(mq2008):
     assert small.best_estimator_.max_time == 20.0
     assert free.best_estimator_.max_time is None
     assert free.refit_time_ > 0
+
+
+def test_a_confirmation_the_budget_cuts_leaves_the_choice_to_the_warm_path(mq2008, monkeypatch):
+    """confirm_tolerance with time_budget: once the budget was spent, the confirmation's cold
+    fits still ran, each capped at a millisecond (a pass or two), and the choice was made on
+    their scores. On MQ2008 fold 1 with time_budget=0.5 it chose C = 0.01 (0.6778, the one
+    row left unconfirmed) as the cut cold fits of C = 0.1 ... 100 scored 0.21 to 0.68; the
+    warm path's choice is C = 1 (0.6989). Here the budget is made to run out exactly when the
+    warm paths end (the search's clock is moved back), so that the test does not depend on the
+    machine's speed: the confirmation must then be left out, the choice be the warm path's,
+    and a warning say so."""
+    from svmmap._search import engine
+
+    X, y, qid = mq2008
+    keep = qid <= np.unique(qid)[149]
+    X, y, qid = X[keep], y[keep], qid[keep]
+    original = engine._Search.run
+
+    def run_then_spend_the_budget(self):
+        original(self)
+        self.start -= 1e6
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedQueriesWarning)
+        warm = SVMMapCV(cv=3, time_budget=1e5, n_jobs=1).fit(X, y, qid=qid)
+        monkeypatch.setattr(engine._Search, "run", run_then_spend_the_budget)
+        with pytest.warns(UserWarning, match="ran out before the confirmation") as caught:
+            cut = SVMMapCV(cv=3, time_budget=1e5, confirm_tolerance=0.02, n_jobs=1).fit(X, y, qid=qid)
+    assert not cut.cv_results_["confirmed"].any()
+    assert not cut.cv_results_["cold_n_evals"].any()
+    assert cut.best_C_ == warm.best_C_
+    np.testing.assert_array_equal(cut.cv_results_["mean_test_score"], warm.cv_results_["mean_test_score"])
+    assert "choice is made on the warm path's scores" in str(caught[0].message)
+    assert caught[0].filename == __file__  # The caller's line, as the search's other warnings.

@@ -475,14 +475,28 @@ class _Search:
         close = np.flatnonzero(table.fitted & (warm_mean >= np.nanmax(warm_mean) - margin))
         if close.size <= 1:
             return
-        table.confirmed[close] = True
+        # A cold fit the budget cuts scores a model of a pass or two, which chose C = 0.01 over
+        # the warm path's C = 1 on MQ2008: the warm scores stay until every cold fit is done.
+        warm = (table.scores.copy(), table.degenerate.copy(), table.cold_evals.copy())
         for k in range(self.data.n_splits):
             for row in close.tolist():
+                left = self.remaining()
                 path = self.paths[row // len(policy.grid)]
-                coef, summary, _, capped = self.fit(path.candidate, table.params[row]["C"], k, None, cold=True)
+                if left is None or left > 0:
+                    coef, summary, _, capped = self.fit(path.candidate, table.params[row]["C"], k, None, cold=True)
+                if (left is not None and left <= 0) or (capped and summary.stop == _core.TIME_LIMIT):
+                    table.scores, table.degenerate, table.cold_evals = warm
+                    warnings.warn(
+                        f"{policy.name}: the time budget of {policy.time_budget:g} s ran out before the confirmation "
+                        "by cold fits (confirm_tolerance) was done; the choice is made on the warm path's scores",
+                        UserWarning,
+                        stacklevel=5,  # confirm <- run <- SVMMapCV._fit <- SVMMapCV.fit <- the caller
+                    )
+                    return
                 self.score(row, k, coef, summary, capped, cold=True)
             # No later fit reads split k: its codes, window and statistics go before the next's.
             self.data.release(k)
+        table.confirmed[close] = True
 
     # --- progress --------------------------------------------------------------------------
 
