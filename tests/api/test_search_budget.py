@@ -85,3 +85,30 @@ def test_a_confirmation_the_budget_cuts_leaves_the_choice_to_the_warm_path(mq200
     np.testing.assert_array_equal(cut.cv_results_["mean_test_score"], warm.cv_results_["mean_test_score"])
     assert "choice is made on the warm path's scores" in str(caught[0].message)
     assert caught[0].filename == __file__  # The caller's line, as the search's other warnings.
+
+
+def test_a_budget_cut_search_does_not_blame_the_data_for_a_model_that_ranks_nothing():
+    """A search whose budget ran out during its first candidate's first C (map on the features
+    as given, C = 0.01, the row that always runs) fits that row's other splits with fits cut
+    after a millisecond, whose models can be w = 0: on MQ2008 fold 1, `svmmap learn --auto
+    --time-budget 0.3` warned "... No direction of the features lowers the loss ... Check the
+    features and labels", though that row ranks on every split given the time (0.6466,
+    0.686, 0.6413, 0.6666, 0.7395; 0.2342 with split 1 cut after one iteration). Whether a
+    cut fit stays at w = 0 depends on the machine's speed, so the rule is checked on the
+    table of such a search, built by hand: one fitted row, w = 0 on split 1 of 5, the budget
+    spent. The warning names the budget and a larger one, not the data."""
+    from svmmap import DegenerateModelWarning
+    from svmmap._search.results import FITTED, TIME_BUDGET, Table, choose
+
+    params = [{"loss": loss, "preprocessing": "none", "C": C} for loss in ("map", "pairwise") for C in (0.01, 0.1)]
+    table = Table(params, 5)
+    table.status[:] = TIME_BUDGET
+    table.status[0] = FITTED
+    table.scores[0] = [0.6466, 0.2342, 0.6413, 0.6666, 0.7395]
+    table.degenerate[0, 1] = True
+    for budget_cut in (False, True):
+        with pytest.warns(DegenerateModelWarning) as caught:
+            assert choose(table, "SVMMapCV", "ndcg@10", 0.0, ["map", "pairwise"], budget_cut=budget_cut) == 0
+        message = str(caught[0].message)
+        assert ("Check the features and labels" in message) is not budget_cut
+        assert ("larger time_budget" in message) is budget_cut

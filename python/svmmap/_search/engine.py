@@ -558,7 +558,8 @@ class _Search:
                 # finish <- run <- SVMMapCV._fit <- SVMMapCV.fit <- the caller's line.
                 stacklevel=5,
             )
-        best = choose(table, self.policy.name, self.policy.scoring, float(self.policy.score_tolerance), losses)
+        policy = self.policy
+        best = choose(table, policy.name, policy.scoring, float(policy.score_tolerance), losses, self.out_of_time)
         return Outcome(build_results(table, table.scored_splits()), best, elapsed)
 
 

@@ -74,13 +74,13 @@ class Outcome:
     seconds: float
 
 
-def choose(table: Table, name: str, scoring: str, tolerance: float, losses: List[Any]) -> int:
+def choose(table: Table, name: str, scoring: str, tolerance: float, losses: List[Any], budget_cut: bool = False) -> int:
     """THE selection rule: the row with the best mean validation score over the scored splits
     (ties: the row listed first, so the earlier candidate, then the smaller C), among the rows
     whose model ranks on every scored split when there are any; with ``tolerance`` > 0 the
     first such row within ``tolerance`` of the best. Warns when splits are left out of the
-    mean and when every row's model ranks nothing somewhere; raises when nothing can be
-    chosen."""
+    mean and when every row's model ranks nothing somewhere (``budget_cut``: the time budget
+    ended the search, which the warning then names); raises when nothing can be chosen."""
     scored = table.scored_splits()
     if not scored.any():
         raise ValueError(
@@ -105,11 +105,13 @@ def choose(table: Table, name: str, scoring: str, tolerance: float, losses: List
     if tolerance > 0:
         best = int(np.flatnonzero(pool & (mean >= mean[best] - tolerance))[0])
     if not ranks.any():
-        _warn_degenerate(table, name, scored, best, losses)
+        _warn_degenerate(table, name, scored, best, losses, budget_cut)
     return best
 
 
-def _warn_degenerate(table: Table, name: str, scored: np.ndarray, best: int, losses: List[Any]) -> None:
+def _warn_degenerate(
+    table: Table, name: str, scored: np.ndarray, best: int, losses: List[Any], budget_cut: bool
+) -> None:
     fitted = np.flatnonzero(table.fitted)
     one = len({(loss_text(p["loss"]), p["preprocessing"]) for p in table.params}) == 1
     labels = [_row_label(table.params[i], not one) for i in fitted]
@@ -133,8 +135,17 @@ def _warn_degenerate(table: Table, name: str, scored: np.ndarray, best: int, los
             f"within every query); splits whose model ranks nothing, per {'C' if one else 'candidate'}: {counts}. "
             f"{chosen} was chosen on mean scores that include those splits."
         )
+    advice = message_advice(table.params[best]["loss"])
+    if budget_cut:
+        # The budget left only the first rows, whose fits it may have cut after a millisecond:
+        # their w = 0 says nothing of the data ("Check the features and labels" on MQ2008).
+        advice = (
+            "The time budget ran out before the search could fit further (the rows fitted then may have been "
+            "cut after their first iterations): give a larger time_budget before judging the features, labels "
+            "or loss."
+        )
     warnings.warn(
-        f"{name}: {what} {message_advice(table.params[best]['loss'])}",
+        f"{name}: {what} {advice}",
         DegenerateModelWarning,
         stacklevel=7,
     )
