@@ -3,7 +3,6 @@ the one before, and keeps the C with the best validation score."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import Any, List, Mapping, Optional, Sequence, Union
 
@@ -13,7 +12,6 @@ from sklearn.base import BaseEstimator
 from ._fit.defaults import SEARCH_DEFAULTS, TRAINING_DEFAULTS
 from ._fit.evaluation_sets import check_eval_feature_names, refuse_single_fit_arguments
 from ._fit.latent import refuse_latent_options
-from ._fit.naming import called_as
 from ._fit.request import FitRequest, fit_doc
 from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting
 from ._fit.watch import lightgbm_eval_set, lightgbm_names
@@ -21,7 +19,7 @@ from ._search.candidates import auto_losses, make_preprocessor, preprocessing_na
 from ._search.checks import check_params, check_search_params, refuse_search_only_params
 from ._search.engine import RANKING_EPS, Policy, candidate_list, pair_scale, run
 from ._search.folds import QueryKFold
-from ._search.refit import cap_refit_time, refit_best
+from ._search.refit import refit_chosen
 from ._search.size import limit_training_queries
 from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
@@ -264,7 +262,8 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         scores fitted before are kept), "time budget" (left out, or not finished on every split, when
         ``time_budget`` was spent) or "failed" (the candidate's fit was refused on this
         data, e.g. an oracle that cannot run on a query that long, or a C too large for
-        float64 arithmetic; the search goes on without it)) and "note" (why a row failed, was
+        float64 arithmetic; the search goes on without it; also when the refit on all of X
+        is refused, and the next best is refitted)) and "note" (why a row failed, was
         pruned or was cut by the budget during its pair selection). A row not fitted has NaN
         mean score and ranks after every fitted one. When every candidate fails, fit raises the first
         error.
@@ -506,24 +505,19 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
                 raise
             raise ValueError(f"losses={list(self.losses)!r}: no candidate can run on this data; {exc}") from None
         self.search_seconds_ = outcome.seconds
+        self._set_choice(outcome)
+        self._set_data_attributes(len(splits), data.n_features, data.names)
+        del split_data  # The search's per-split codes go before the refit, never beside its.
+        if self.refit:
+            judged = None if validation is None else (args.eval_set[0][0], *validation[1:])  # type: ignore[index]
+            refit_chosen(self, outcome, args, data, judged)
+
+    def _set_choice(self, outcome: Any) -> None:
         self.cv_results_ = outcome.results
         self.best_index_ = outcome.best
         self.best_params_ = dict(outcome.results["params"][outcome.best])
         self.best_C_ = float(self.best_params_["C"])
         self.best_score_ = float(outcome.results["mean_test_score"][outcome.best])
-        self._set_data_attributes(len(splits), data.n_features, data.names)
-        del split_data  # The search's per-split codes go before the refit, never beside its.
-        if self.refit:
-            model = self._candidate(**self.best_params_, sparse=hasattr(args.X, "tocsr"))
-            judged = None if validation is None else (args.eval_set[0][0], *validation[1:])  # type: ignore[index]
-            # The refit's warnings name SVMMapCV, the estimator the user called, not the
-            # SVMMap it fits ("SVMMap stopped at max_iter=1" came out of SVMMapCV.fit).
-            name = cap_refit_time(model, self.time_budget, type(self).__name__)
-            start = time.perf_counter()
-            with called_as(name):
-                self.coef_ = refit_best(model, self.best_params_["preprocessing"], args, data, judged)
-            self.refit_time_ = time.perf_counter() - start
-            self.best_estimator_ = model
 
     def _candidate(self, loss: Any, preprocessing: str, C: float, sparse: bool = False) -> Any:
         """The unfitted model of one candidate of the search: an SVMMap, or a Pipeline of its

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
-from svmmap import SkippedQueriesWarning, SVMMapCV
+from svmmap import SkippedQueriesWarning, SVMMap, SVMMapCV
 from svmmap.datasets import load_mq2008
 
 
@@ -112,3 +112,37 @@ def test_a_budget_cut_search_does_not_blame_the_data_for_a_model_that_ranks_noth
         message = str(caught[0].message)
         assert ("Check the features and labels" in message) is not budget_cut
         assert ("larger time_budget" in message) is budget_cut
+
+
+def test_a_candidate_refused_at_the_refit_gives_way_to_the_next_best():
+    """With max_train_queries a split trains on some of its queries; a query too long for a
+    candidate's oracle (ndcg:graded on 450 documents: about 1e8 steps, over the core's
+    budget) may be in none of them. That candidate was fitted on every split, chosen, and its
+    refit on all of X raised the core's refusal after the whole search. It is now left out
+    as the search leaves out a candidate refused on a split (status "failed", the reason in
+    "note"), with a warning, and the next best is refitted."""
+    from svmmap.datasets import make_ranking
+
+    short = make_ranking(n_queries=20, docs_per_query=40, n_features=6, size_spread=0.0, random_state=0)
+    long = make_ranking(n_queries=1, docs_per_query=450, n_features=6, size_spread=0.0, random_state=1)
+    X = np.vstack([short.X, long.X]).astype(np.float64)
+    y = np.concatenate([short.y, long.y])
+    qid = np.concatenate([short.qid, long.qid + 1000])
+    search = SVMMapCV(
+        loss="auto", losses=["ndcg:graded", "map"], preprocessing="none", cv=3, scoring="ndcg", max_train_queries=4
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedQueriesWarning)
+        with pytest.warns(UserWarning, match="cannot be refitted on all the training data") as caught:
+            search.fit(X, y, qid=qid)
+    r = search.cv_results_
+    graded = np.array([p["loss"] == "ndcg:graded" for p in r["params"]])
+    # The long query is in no split's 4 training queries: ndcg:graded was fitted on each.
+    assert (r["split0_train_queries"] == 4).any() and not np.isnan(r["split0_test_score"][graded]).all()
+    assert set(r["status"][graded]) == {"failed"}
+    assert all(note.startswith("refused at the refit on all the training data: ") for note in r["note"][graded])
+    assert search.best_params_["loss"] == "map" and r["status"][search.best_index_] == "fitted"
+    assert r["rank_test_score"][search.best_index_] == 1
+    np.testing.assert_array_equal(search.coef_, SVMMap(C=search.best_C_).fit(X, y, qid=qid).coef_)
+    assert "ndcg:graded/none" in str(caught[0].message)
+    assert caught[0].filename == __file__  # The caller's line, as the search's other warnings.

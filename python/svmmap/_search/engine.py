@@ -560,7 +560,8 @@ class _Search:
             )
         policy = self.policy
         best = choose(table, policy.name, policy.scoring, float(policy.score_tolerance), losses, self.out_of_time)
-        return Outcome(build_results(table, table.scored_splits()), best, elapsed)
+        rule = (policy.name, policy.scoring, float(policy.score_tolerance), losses)
+        return Outcome(build_results(table, table.scored_splits()), best, elapsed, table, rule)
 
 
 def ranking_config(candidate: Candidate, policy: Policy) -> Candidate:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any, Optional
 
 import numpy as np
 
+from .._fit.naming import called_as
 from .._fit.request import FitRequest
 from .._fit.training import InMemory, Inputs, run_fit
 from .candidates import fit_preprocessor
+from .results import Outcome, refuse_at_refit
+from .scoring import refused_on_this_data
 from .splits import check_standardizable, fit_scaler_in_chunks
 
-__all__ = ["Checked", "cap_refit_time", "refit_best", "refit_standard"]
+__all__ = ["Checked", "cap_refit_time", "refit_best", "refit_chosen", "refit_standard"]
 
 
 class Checked(InMemory):
@@ -83,3 +87,29 @@ def refit_best(model: Any, preprocessing: str, args: FitRequest, data: Inputs, j
     features = transformer.transform(X)
     model[-1].fit(features, y, qid=data.qid, sample_weight=sample_weight)
     return model[-1].coef_
+
+
+def refit_chosen(search: Any, outcome: Outcome, args: FitRequest, data: Inputs, judged: Any) -> None:
+    """SVMMapCV's refit: fits the chosen candidate on all the training data and sets
+    ``coef_``, ``best_estimator_`` and ``refit_time_`` on ``search``. A candidate the core
+    refuses there (a query too long for its oracle that no split trained on, with
+    ``max_train_queries``) is left out as on a split, and the next best is refitted
+    (`refuse_at_refit`): it raised the core's refusal after the whole search."""
+    while True:
+        model = search._candidate(**search.best_params_, sparse=hasattr(args.X, "tocsr"))
+        # The refit's warnings name SVMMapCV, the estimator the user called, not the SVMMap
+        # it fits ("SVMMap stopped at max_iter=1" came out of SVMMapCV.fit).
+        name = cap_refit_time(model, search.time_budget, type(search).__name__)
+        start = time.perf_counter()
+        try:
+            with called_as(name):
+                search.coef_ = refit_best(model, search.best_params_["preprocessing"], args, data, judged)
+        except (ValueError, MemoryError) as error:
+            if not refused_on_this_data(error):
+                raise
+            refuse_at_refit(outcome, error)
+            search._set_choice(outcome)
+            continue
+        search.refit_time_ = time.perf_counter() - start
+        search.best_estimator_ = model
+        return

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from .._fit.degenerate import DegenerateModelWarning
 from .._fit.degenerate import advice as message_advice
 
-__all__ = ["Outcome", "Table", "choose", "loss_text"]
+__all__ = ["Outcome", "Table", "choose", "loss_text", "refuse_at_refit"]
 
 #: The status of a row (a candidate at one C) in ``cv_results_``.
 FITTED = "fitted"
@@ -72,6 +72,40 @@ class Outcome:
     results: Dict[str, Any]
     best: int
     seconds: float
+    #: The table and the arguments of `choose` after the search (name, scoring, tolerance,
+    #: losses), for `refuse_at_refit` to choose again.
+    table: Optional[Table] = None
+    rule: Tuple[Any, ...] = ()
+
+
+def refuse_at_refit(outcome: Outcome, error: BaseException) -> None:
+    """Leaves out the chosen candidate, whose refit on all the training data the core refused
+    (a query too long for its oracle that no split trained on, see ``max_train_queries``),
+    as the search leaves out a candidate refused on a split: its rows get status "failed"
+    and the reason, and the best of the others is chosen. Raises ``error`` when none is
+    left."""
+    table = outcome.table
+    assert table is not None
+    chosen = table.params[outcome.best]
+    rows = [
+        i
+        for i, p in enumerate(table.params)
+        if loss_text(p["loss"]) == loss_text(chosen["loss"]) and p["preprocessing"] == chosen["preprocessing"]
+    ]
+    table.status[rows] = FAILED
+    table.notes[rows] = f"refused at the refit on all the training data: {type(error).__name__}: {error}"
+    if not table.fitted.any():
+        raise error
+    outcome.best = choose(table, *outcome.rule)
+    outcome.results = build_results(table, table.scored_splits())
+    name = outcome.rule[0]
+    warnings.warn(
+        f"{name}: the chosen candidate {_row_label(chosen, True)} cannot be refitted on all the training data "
+        f"({error}); it is left out (status 'failed' in cv_results_) and the next best, "
+        f"{_row_label(table.params[outcome.best], True)}, is refitted",
+        UserWarning,
+        stacklevel=5,  # refuse_at_refit <- refit_chosen <- SVMMapCV._fit <- SVMMapCV.fit <- the caller
+    )
 
 
 def choose(table: Table, name: str, scoring: str, tolerance: float, losses: List[Any], budget_cut: bool = False) -> int:
