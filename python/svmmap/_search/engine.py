@@ -297,9 +297,11 @@ class _Search:
     def _finish_row(self, path: _Path, j: int) -> None:
         row = path.first_row + j
         self.table.status[row] = FITTED
-        self._patience(path, j)
+        # The row is done before its path stops (`_patience` says so): the other order read
+        # as a path that stopped before its last row was fitted.
         if self.policy.verbose >= 1:
             self._report(row, "done")
+        self._patience(path, j)
 
     def _always_fitted(self) -> Optional[_Path]:
         """The path whose first C runs on every split whatever the budget (so there is a result):
@@ -435,7 +437,7 @@ class _Search:
             self.table.status[later] = FAILED
             self.table.notes[later] = note
         if self.policy.verbose >= 1:
-            print(f"[{self.policy.name}] {self._label(row)} left out: {note}", file=sys.stderr, flush=True)
+            self._report(row, f"left out: {note}")  # With the figures of every other line.
 
     def _patience(self, path: _Path, j: int) -> None:
         """The early stop along C: after row j's mean, ``path`` stops once ``patience`` rows in

@@ -1,0 +1,43 @@
+"""SVMMapCV(verbose=1)'s progress lines, in the order things happen (search5's trial)."""
+
+import re
+import warnings
+
+import numpy as np
+from svmmap import SkippedQueriesWarning, SVMMapCV
+from svmmap.datasets import make_ranking
+
+LINE = re.compile(r"^\[SVMMapCV\] (\d+)/(\d+) fits  (\S+ C=\S+) (.*?)(?::|  best|  \d)")
+
+
+def test_a_row_is_done_before_its_path_stops(capsys):
+    """A row that ends its C path printed "stops: no better for 1 C values" before its own
+    "done" line; the row is fitted first, then its path stops."""
+    d = make_ranking(n_queries=30, docs_per_query=20, n_features=8, random_state=0)
+    SVMMapCV(loss="auto", preprocessing=["none"], cv=3, n_jobs=1, verbose=1).fit(d.X, d.y, qid=d.qid)
+    lines = [LINE.match(line) for line in capsys.readouterr().err.splitlines()]
+    events = [(m.group(3), m.group(4)) for m in lines if m]
+    stops = [i for i, (_, what) in enumerate(events) if what.startswith("stops")]
+    assert stops  # patience=1 stops every path of this search along C
+    for i in stops:
+        label = events[i][0]
+        assert (label, "done") in events[:i], events
+
+
+def test_a_candidate_refused_on_the_data_says_so_with_the_progress_figures(capsys):
+    """A candidate the core refuses (ndcg:graded on a query of 450 documents) printed only
+    "[SVMMapCV] ndcg:graded/none C=0.01 left out: ...", without the fits done of at most how
+    many, the time spent and the time left that every other line gives."""
+    short = make_ranking(n_queries=20, docs_per_query=40, n_features=6, size_spread=0.0, random_state=0)
+    long = make_ranking(n_queries=1, docs_per_query=450, n_features=6, size_spread=0.0, random_state=1)
+    X = np.vstack([short.X, long.X]).astype(np.float64)
+    y = np.concatenate([short.y, long.y])
+    qid = np.concatenate([short.qid, long.qid + 1000])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedQueriesWarning)
+        SVMMapCV(loss="auto", losses=["ndcg:graded", "map"], preprocessing="none", cv=3, scoring="ndcg", verbose=1).fit(
+            X, y, qid=qid
+        )
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if "left out" in line]
+    assert re.match(r"\[SVMMapCV\] \d+/\d+ fits  ndcg:graded/none C=0.01 left out: ValueError: loss must be", line)
+    assert re.search(r"\d+\.\d s, at most about \d+ s left$", line)
