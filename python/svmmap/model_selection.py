@@ -20,6 +20,7 @@ from ._search.checks import check_params, check_search_params, refuse_search_onl
 from ._search.engine import RANKING_EPS, Policy, candidate_list, pair_scale, run
 from ._search.folds import QueryKFold
 from ._search.refit import refit_chosen
+from ._search.scoring import QueryMeanScorer
 from ._search.size import limit_training_queries
 from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
@@ -234,6 +235,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
     refit_time_ : float
         Wall-clock seconds of the refit on all the data (with ``refit=True``), as in
         scikit-learn's ``GridSearchCV``.
+    scorer_ : callable
+        What scored the splits: ``scorer_(estimator, X, y, qid, sample_weight=None)`` is
+        ``scoring`` of ``estimator.predict(X)``, averaged over the queries as ``score`` does.
     best_score_ : float
         Its mean validation score.
     cv_results_ : dict of ndarray
@@ -505,6 +509,7 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
                 raise
             raise ValueError(f"losses={list(self.losses)!r}: no candidate can run on this data; {exc}") from None
         self.search_seconds_ = outcome.seconds
+        self.scorer_ = QueryMeanScorer(self.scoring, self.relevance_threshold)
         self._set_choice(outcome)
         self._set_data_attributes(len(splits), data.n_features, data.names)
         del split_data  # The search's per-split codes go before the refit, never beside its.

@@ -41,3 +41,22 @@ def test_a_candidate_refused_on_the_data_says_so_with_the_progress_figures(capsy
     (line,) = [line for line in capsys.readouterr().err.splitlines() if "left out" in line]
     assert re.match(r"\[SVMMapCV\] \d+/\d+ fits  ndcg:graded/none C=0.01 left out: ValueError: loss must be", line)
     assert re.search(r"\d+\.\d s, at most about \d+ s left$", line)
+
+
+def test_scorer_scores_an_estimator_by_the_search_metric():
+    """``scorer_``, as scikit-learn's searches have it: the callable that scored the splits,
+    here ``scorer_(estimator, X, y, qid)``. By hand, scoring="map" on two queries: query 1
+    ranks its relevant document first (AP 1), query 2 second (AP 1/2): MAP 0.75."""
+
+    class Fixed:
+        def predict(self, X):
+            return np.asarray(X)[:, 0]
+
+    d = make_ranking(n_queries=12, docs_per_query=10, n_features=4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedQueriesWarning)
+        search = SVMMapCV([0.1, 1.0], cv=3, scoring="map", n_jobs=1).fit(d.X, d.y, qid=d.qid)
+    X = np.array([[0.9], [0.1], [0.8], [0.2]])
+    assert search.scorer_(Fixed(), X, [1, 0, 0, 1], [1, 1, 2, 2]) == 0.75
+    assert search.scorer_(search.best_estimator_, d.X, d.y, d.qid) == search.score(d.X, d.y, qid=d.qid)
+    assert "map" in repr(search.scorer_)
