@@ -177,7 +177,8 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         split (``cv="validation"``) the race runs after each C's split, before the next C:
         a candidate below the best row so far by more than this margin, or slow and below
         it, is fitted at no larger C (its fitted rows stay, the later ones are "pruned").
-        None: every candidate is fitted on every split. The C search alone has one candidate
+        A row whose model ranks nothing on a split so far (w = 0) is not judged: its score
+        is its ties' order. None: every candidate is fitted on every split. The C search alone has one candidate
         and no race: there a value other than the default and None is refused.
     max_train_queries : int or None, default=500
         In the search (not the C search alone): the large-data rule. A split whose training

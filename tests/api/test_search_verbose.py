@@ -60,3 +60,23 @@ def test_scorer_scores_an_estimator_by_the_search_metric():
     assert search.scorer_(Fixed(), X, [1, 0, 0, 1], [1, 1, 2, 2]) == 0.75
     assert search.scorer_(search.best_estimator_, d.X, d.y, d.qid) == search.score(d.X, d.y, qid=d.qid)
     assert "map" in repr(search.scorer_)
+
+
+def test_the_race_does_not_stop_a_candidate_on_a_model_that_ranks_nothing():
+    """A model that ranks nothing (w = 0 here) scores what its ties' order gives, not what its
+    candidate can do: on binary labels ndcg@10:graded at C = 0.01 is w = 0 on the splits,
+    scored 0.0093 with ties broken pessimistically, and the race stopped the candidate there
+    for good, while at C = 0.1 ... 1000 it scores 0.72 to 0.74 (best of the search 0.7555,
+    prune_margin=None). The race now judges a row only on splits where its model ranks."""
+    short = make_ranking(n_queries=20, docs_per_query=40, n_features=6, size_spread=0.0, random_state=0)
+    long = make_ranking(n_queries=1, docs_per_query=450, n_features=6, size_spread=0.0, random_state=1)
+    X = np.vstack([short.X, long.X]).astype(np.float64)
+    y = (np.concatenate([short.y, long.y]) > 0).astype(int)
+    qid = np.concatenate([short.qid, long.qid + 1000])
+    search = SVMMapCV(loss="auto", preprocessing="none", cv=3, n_jobs=1).fit(X, y, qid=qid)
+    r = search.cv_results_
+    graded = [i for i, p in enumerate(r["params"]) if p["loss"] == "ndcg@10:graded"]
+    # C = 0.01 is fitted on every split (w = 0 on some), and C = 0.1 is fitted too, where the
+    # model ranks and the race may judge it.
+    assert r["status"][graded[0]] == "fitted" and r["n_degenerate_splits"][graded[0]] > 0
+    assert not np.isnan(r["split0_test_score"][graded[1]]) and r["n_degenerate_splits"][graded[1]] == 0

@@ -336,7 +336,9 @@ class _Search:
         by_score = before_next or k + 1 >= self.policy.prune_after
         table = self.table
         seen = table.scores[:, : k + 1]
-        done = ~np.isnan(seen).any(axis=1)
+        # A row whose model ranks nothing on a split (w = 0) is not judged: its score is its
+        # ties' order (0.0093 for ndcg@10:graded at C = 0.01 on binary labels, 0.72 at C = 0.1).
+        done = ~np.isnan(seen).any(axis=1) & ~table.degenerate[:, : k + 1].any(axis=1)
         if not done.any():
             return
         means = np.full(len(table.params), -np.inf)
