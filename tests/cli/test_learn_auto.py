@@ -84,3 +84,17 @@ def test_learn_auto_checks_its_search_options_as_python_does(tmp_path, capsys, o
     assert main(["learn", *options, str(train), str(model)]) == 2
     assert complaint in capsys.readouterr().err
     assert not model.exists()
+
+
+def test_an_unknown_loss_of_the_list_is_named_by_its_place(tmp_path, capsys):
+    """SVMMapCV(losses=["map", "bogus"]) said "loss must be one of ..., got 'bogus'", naming
+    loss, which the user left at "auto"; --losses said the same. Both name the list's item."""
+    import numpy as np
+    from svmmap import SVMMapCV
+
+    with pytest.raises(ValueError, match=r"^losses\[1\] must be one of map, "):
+        SVMMapCV(loss="auto", losses=["map", "bogus"]).fit(np.eye(4), [1, 0, 1, 0], qid=[1, 1, 2, 2])
+    train = tmp_path / "t.txt"
+    train.write_text(rows(6, 4))
+    assert main(["learn", "--auto", "--losses", "map,bogus", str(train), str(tmp_path / "m.json")]) == 2
+    assert "--losses[1] must be one of map, " in capsys.readouterr().err

@@ -146,8 +146,14 @@ def candidate_list(
             check_spelling(loss, f"{name}[{i}]")
     seen: Dict[str, Any] = {}
     candidates: List[Candidate] = []
-    for loss in losses:
-        config = config_of(loss)
+    for i, loss in enumerate(losses):
+        try:
+            config = config_of(loss)
+        except ValueError as exc:
+            # The core names "loss", which the user left at "auto": the item of the list is named.
+            if not (listed and str(exc).startswith("loss ")):
+                raise
+            raise ValueError(f"{name}[{i}] {str(exc)[len('loss ') :]}") from None
         key = repr((sorted(tuple(group) for group in config.losses), config.slack, config.latent))
         if key in seen:
             raise ValueError(
