@@ -12,7 +12,6 @@ from sklearn.base import BaseEstimator
 from ._fit.defaults import SEARCH_DEFAULTS, TRAINING_DEFAULTS
 from ._fit.evaluation_sets import check_eval_feature_names, refuse_single_fit_arguments
 from ._fit.latent import refuse_latent_options
-from ._fit.naming import called_as
 from ._fit.request import FitRequest, fit_doc
 from ._fit.training import TRAINING_PARAMETERS, check_inputs, fitting
 from ._fit.watch import lightgbm_eval_set, lightgbm_names
@@ -20,7 +19,8 @@ from ._search.candidates import auto_losses, make_preprocessor, preprocessing_na
 from ._search.checks import check_params, check_search_params, refuse_search_only_params
 from ._search.engine import RANKING_EPS, Policy, candidate_list, pair_scale, run
 from ._search.folds import QueryKFold
-from ._search.refit import refit_best
+from ._search.refit import refit_chosen
+from ._search.scoring import QueryMeanScorer
 from ._search.size import limit_training_queries
 from ._search.splits import SplitData, make_splits, validation_split
 from ._typing import Slack
@@ -102,7 +102,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         among on those scores (see above); when only one C is that close, it is chosen
         without refitting. None (the default) trusts the warm path's scores: the fastest,
         and the choice of independent fits whenever one C wins by more than the solver's
-        noise. 0.02 reproduces the independent fits' choice among near-ties as well.
+        noise. 0.02 reproduces the independent fits' choice among near-ties as well. When
+        ``time_budget`` runs out before the cold fits are done, they are left out (with a
+        warning) and the warm path's scores choose.
     refit : bool, default=True
         Fit the chosen C on all the training data (``best_estimator_``, ``coef_``,
         ``predict`` and ``score``).
@@ -157,7 +159,9 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         loss and preprocessing, smallest C) is always fitted on every split (its fits capped
         like any other once the budget is spent, its pairs chosen in full), so there is
         always a result; when the data refuses it (status "failed"), the next candidate
-        that runs takes its place. None: no limit.
+        that runs takes its place. The refit has the budget as its ``max_time`` (unless its
+        own is smaller), so that ``fit`` returns within about twice the budget; a refit
+        stopped there keeps its best iterate, with a warning. None: no limit.
     prune_margin : float or None, default=0.02
         In the search (not the C search alone): the race across candidates. At each C the
         candidates are fitted split by split; from the second split on, a candidate whose
@@ -173,7 +177,8 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         split (``cv="validation"``) the race runs after each C's split, before the next C:
         a candidate below the best row so far by more than this margin, or slow and below
         it, is fitted at no larger C (its fitted rows stay, the later ones are "pruned").
-        None: every candidate is fitted on every split. The C search alone has one candidate
+        A row whose model ranks nothing on a split so far (w = 0) is not judged: its score
+        is its ties' order. None: every candidate is fitted on every split. The C search alone has one candidate
         and no race: there a value other than the default and None is refused.
     max_train_queries : int or None, default=500
         In the search (not the C search alone): the large-data rule. A split whose training
@@ -228,6 +233,12 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         Its row in ``cv_results_``.
     search_seconds_ : float
         Wall-clock seconds of the search (without the refit).
+    refit_time_ : float
+        Wall-clock seconds of the refit on all the data (with ``refit=True``), as in
+        scikit-learn's ``GridSearchCV``.
+    scorer_ : callable
+        What scored the splits: ``scorer_(estimator, X, y, qid, sample_weight=None)`` is
+        ``scoring`` of ``estimator.predict(X)``, averaged over the queries as ``score`` does.
     best_score_ : float
         Its mean validation score.
     cv_results_ : dict of ndarray
@@ -256,7 +267,8 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
         scores fitted before are kept), "time budget" (left out, or not finished on every split, when
         ``time_budget`` was spent) or "failed" (the candidate's fit was refused on this
         data, e.g. an oracle that cannot run on a query that long, or a C too large for
-        float64 arithmetic; the search goes on without it)) and "note" (why a row failed, was
+        float64 arithmetic; the search goes on without it; also when the refit on all of X
+        is refused, and the next best is refitted)) and "note" (why a row failed, was
         pruned or was cut by the budget during its pair selection). A row not fitted has NaN
         mean score and ranks after every fitted one. When every candidate fails, fit raises the first
         error.
@@ -498,21 +510,20 @@ class SVMMapCV(BaseEstimator, _RefusesLightGBMParameters):
                 raise
             raise ValueError(f"losses={list(self.losses)!r}: no candidate can run on this data; {exc}") from None
         self.search_seconds_ = outcome.seconds
+        self.scorer_ = QueryMeanScorer(self.scoring, self.relevance_threshold)
+        self._set_choice(outcome)
+        self._set_data_attributes(len(splits), data.n_features, data.names)
+        del split_data  # The search's per-split codes go before the refit, never beside its.
+        if self.refit:
+            judged = None if validation is None else (args.eval_set[0][0], *validation[1:])  # type: ignore[index]
+            refit_chosen(self, outcome, args, data, judged)
+
+    def _set_choice(self, outcome: Any) -> None:
         self.cv_results_ = outcome.results
         self.best_index_ = outcome.best
         self.best_params_ = dict(outcome.results["params"][outcome.best])
         self.best_C_ = float(self.best_params_["C"])
         self.best_score_ = float(outcome.results["mean_test_score"][outcome.best])
-        self._set_data_attributes(len(splits), data.n_features, data.names)
-        del split_data  # The search's per-split codes go before the refit, never beside its.
-        if self.refit:
-            model = self._candidate(**self.best_params_, sparse=hasattr(args.X, "tocsr"))
-            judged = None if validation is None else (args.eval_set[0][0], *validation[1:])  # type: ignore[index]
-            # The refit's warnings name SVMMapCV, the estimator the user called, not the
-            # SVMMap it fits ("SVMMap stopped at max_iter=1" came out of SVMMapCV.fit).
-            with called_as(type(self).__name__):
-                self.coef_ = refit_best(model, self.best_params_["preprocessing"], args, data, judged)
-            self.best_estimator_ = model
 
     def _candidate(self, loss: Any, preprocessing: str, C: float, sparse: bool = False) -> Any:
         """The unfitted model of one candidate of the search: an SVMMap, or a Pipeline of its

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from svmmap import SVMMapCV, _core
 from svmmap._fit.pairs import SelectionCut, select_pairs
 from svmmap.datasets import make_ranking
@@ -162,7 +163,9 @@ def test_the_first_candidate_chooses_its_pairs_whatever_the_budget(data_small):
     # "ga2m" alone: its first C is the row that always runs, so its pair selection is not
     # bounded (there would be no model otherwise); its fits are capped as any first row's.
     X, y, qid = data_small
-    with pytest.warns(UserWarning, match="time budget"):
+    # The refit has the budget as its max_time too (search5), and says so when it stops there.
+    refit = "SVMMapCV's refit \\(max_time = time_budget\\)"
+    with pytest.warns(UserWarning, match="time budget"), pytest.warns(ConvergenceWarning, match=refit):
         search = SVMMapCV([0.01, 1.0], cv=2, loss="map", preprocessing="ga2m", time_budget=1e-6, n_jobs=1).fit(
             X, y, qid=qid
         )

@@ -543,7 +543,7 @@ def test_learn_auto_reports_the_seconds_of_the_search_that_the_budget_bounds(tmp
         return original_refit(*args, **kwargs)
 
     monkeypatch.setattr(SVMMapCV, "fit", fit)
-    monkeypatch.setattr("svmmap.model_selection.refit_best", slow_refit)
+    monkeypatch.setattr(refit_module, "refit_best", slow_refit)
     rows = two_feature_rows(8, 5)
     train = tmp_path / "t.txt"
     train.write_text("".join(rows))

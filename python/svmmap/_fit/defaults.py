@@ -44,8 +44,9 @@ SEARCH_DEFAULTS: Dict[str, Any] = {
 
 #: The defaults of ``svmmap learn``'s options that only some modes read (the parser's are None,
 #: so that an option given where it is not read can be told from one left out): the binner's
-#: thresholds of ``--missing nan`` and the search's folds, metric and patience of ``--auto``.
+#: thresholds of ``--missing nan`` and the search's folds, metric, patience, race margin and
+#: training queries per split of ``--auto``.
 LEARN_DEFAULTS: Dict[str, Any] = {
     "bins": BINNING_DEFAULTS["n_thresholds"],
-    **{name: SEARCH_DEFAULTS[name] for name in ("cv", "scoring", "patience")},
+    **{name: SEARCH_DEFAULTS[name] for name in ("cv", "scoring", "patience", "prune_margin", "max_train_queries")},
 }

@@ -132,24 +132,32 @@ def candidate_list(
     searching: bool,
     listed: bool,
     refuse_latent: Callable[[], None],
+    name: str = "losses",
 ) -> List[Candidate]:
     """The candidates, every loss with every preprocessing, each loss with its training
     configuration ``config_of(loss)``. A loss is known by the model it trains (its canonical
     losses, weights, slack and latent target), so that a loss listed twice, in any spelling, is
     refused as a preprocessing listed twice is, rather than fitted twice as two candidates of
     one model. ``listed``: the losses are the user's ``losses`` (their spelling is checked);
-    a latent-target loss is refused in a search and checked by ``refuse_latent`` otherwise."""
+    a latent-target loss is refused in a search and checked by ``refuse_latent`` otherwise.
+    ``name``: what the messages call the list (``--losses`` on the command line)."""
     if listed:
         for i, loss in enumerate(losses):
-            check_spelling(loss, f"losses[{i}]")
+            check_spelling(loss, f"{name}[{i}]")
     seen: Dict[str, Any] = {}
     candidates: List[Candidate] = []
-    for loss in losses:
-        config = config_of(loss)
+    for i, loss in enumerate(losses):
+        try:
+            config = config_of(loss)
+        except ValueError as exc:
+            # The core names "loss", which the user left at "auto": the item of the list is named.
+            if not (listed and str(exc).startswith("loss ")):
+                raise
+            raise ValueError(f"{name}[{i}] {str(exc)[len('loss ') :]}") from None
         key = repr((sorted(tuple(group) for group in config.losses), config.slack, config.latent))
         if key in seen:
             raise ValueError(
-                f"losses lists one loss twice: {seen[key]!r} and {loss!r} train the same model; list it once"
+                f"{name} lists one loss twice: {seen[key]!r} and {loss!r} train the same model; list it once"
             )
         seen[key] = loss
         if config.latent is not None:

@@ -12,7 +12,13 @@ import numpy as np
 from .._fit.defaults import SEARCH_DEFAULTS
 from .._validation import check_bool, check_spelling, check_verbose, invalid_parameter
 
-__all__ = ["check_params", "check_search_params", "refuse_search_only_params"]
+__all__ = [
+    "check_max_train_queries",
+    "check_params",
+    "check_prune_margin",
+    "check_search_params",
+    "refuse_search_only_params",
+]
 
 
 def check_search_params(params: Mapping[str, Any]) -> None:
@@ -20,14 +26,8 @@ def check_search_params(params: Mapping[str, Any]) -> None:
     p = params["patience"]
     if p is not None and (isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1):
         raise invalid_parameter("patience", "an integer >= 1 or None", p)
-    m = params["prune_margin"]
-    if m is not None and (
-        isinstance(m, bool) or not isinstance(m, numbers.Real) or not (np.isfinite(float(m)) and float(m) >= 0)
-    ):
-        raise invalid_parameter("prune_margin", "a finite number >= 0 or None", m)
-    q = params["max_train_queries"]
-    if q is not None and (isinstance(q, bool) or not isinstance(q, numbers.Integral) or q < 1):
-        raise invalid_parameter("max_train_queries", "an integer >= 1 or None", q)
+    check_prune_margin(params["prune_margin"])
+    check_max_train_queries(params["max_train_queries"])
     if not params["warm_start"] or params["confirm_tolerance"] is not None:
         raise ValueError(
             "the search over losses and preprocessings fits warm C paths: warm_start=False and "
@@ -37,6 +37,22 @@ def check_search_params(params: Mapping[str, Any]) -> None:
         raise ValueError(
             f'losses must be a non-empty list of losses, e.g. ["map", "pairwise"], got {params["losses"]!r}'
         )
+
+
+def check_prune_margin(m: Any, name: str = "prune_margin") -> None:
+    """THE check of the race's margin, SVMMapCV's and ``svmmap learn --prune-margin``'s
+    (``name``: the parameter as the user gave it)."""
+    if m is not None and (
+        isinstance(m, bool) or not isinstance(m, numbers.Real) or not (np.isfinite(float(m)) and float(m) >= 0)
+    ):
+        raise invalid_parameter(name, "a finite number >= 0 or None", m)
+
+
+def check_max_train_queries(q: Any, name: str = "max_train_queries") -> None:
+    """THE check of the large-data rule's size, SVMMapCV's and ``svmmap learn
+    --max-train-queries``'s (``name``: the parameter as the user gave it)."""
+    if q is not None and (isinstance(q, bool) or not isinstance(q, numbers.Integral) or q < 1):
+        raise invalid_parameter(name, "an integer >= 1 or None", q)
 
 
 def refuse_search_only_params(params: Mapping[str, Any]) -> None:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from .._fit.degenerate import DegenerateModelWarning
 from .._fit.degenerate import advice as message_advice
 
-__all__ = ["Outcome", "Table", "choose", "loss_text"]
+__all__ = ["Outcome", "Table", "choose", "loss_text", "refuse_at_refit"]
 
 #: The status of a row (a candidate at one C) in ``cv_results_``.
 FITTED = "fitted"
@@ -72,15 +72,49 @@ class Outcome:
     results: Dict[str, Any]
     best: int
     seconds: float
+    #: The table and the arguments of `choose` after the search (name, scoring, tolerance,
+    #: losses), for `refuse_at_refit` to choose again.
+    table: Optional[Table] = None
+    rule: Tuple[Any, ...] = ()
 
 
-def choose(table: Table, name: str, scoring: str, tolerance: float, losses: List[Any]) -> int:
+def refuse_at_refit(outcome: Outcome, error: BaseException) -> None:
+    """Leaves out the chosen candidate, whose refit on all the training data the core refused
+    (a query too long for its oracle that no split trained on, see ``max_train_queries``),
+    as the search leaves out a candidate refused on a split: its rows get status "failed"
+    and the reason, and the best of the others is chosen. Raises ``error`` when none is
+    left."""
+    table = outcome.table
+    assert table is not None
+    chosen = table.params[outcome.best]
+    rows = [
+        i
+        for i, p in enumerate(table.params)
+        if loss_text(p["loss"]) == loss_text(chosen["loss"]) and p["preprocessing"] == chosen["preprocessing"]
+    ]
+    table.status[rows] = FAILED
+    table.notes[rows] = f"refused at the refit on all the training data: {type(error).__name__}: {error}"
+    if not table.fitted.any():
+        raise error
+    outcome.best = choose(table, *outcome.rule)
+    outcome.results = build_results(table, table.scored_splits())
+    name = outcome.rule[0]
+    warnings.warn(
+        f"{name}: the chosen candidate {_row_label(chosen, True)} cannot be refitted on all the training data "
+        f"({error}); it is left out (status 'failed' in cv_results_) and the next best, "
+        f"{_row_label(table.params[outcome.best], True)}, is refitted",
+        UserWarning,
+        stacklevel=5,  # refuse_at_refit <- refit_chosen <- SVMMapCV._fit <- SVMMapCV.fit <- the caller
+    )
+
+
+def choose(table: Table, name: str, scoring: str, tolerance: float, losses: List[Any], budget_cut: bool = False) -> int:
     """THE selection rule: the row with the best mean validation score over the scored splits
     (ties: the row listed first, so the earlier candidate, then the smaller C), among the rows
     whose model ranks on every scored split when there are any; with ``tolerance`` > 0 the
     first such row within ``tolerance`` of the best. Warns when splits are left out of the
-    mean and when every row's model ranks nothing somewhere; raises when nothing can be
-    chosen."""
+    mean and when every row's model ranks nothing somewhere (``budget_cut``: the time budget
+    ended the search, which the warning then names); raises when nothing can be chosen."""
     scored = table.scored_splits()
     if not scored.any():
         raise ValueError(
@@ -105,11 +139,13 @@ def choose(table: Table, name: str, scoring: str, tolerance: float, losses: List
     if tolerance > 0:
         best = int(np.flatnonzero(pool & (mean >= mean[best] - tolerance))[0])
     if not ranks.any():
-        _warn_degenerate(table, name, scored, best, losses)
+        _warn_degenerate(table, name, scored, best, losses, budget_cut)
     return best
 
 
-def _warn_degenerate(table: Table, name: str, scored: np.ndarray, best: int, losses: List[Any]) -> None:
+def _warn_degenerate(
+    table: Table, name: str, scored: np.ndarray, best: int, losses: List[Any], budget_cut: bool
+) -> None:
     fitted = np.flatnonzero(table.fitted)
     one = len({(loss_text(p["loss"]), p["preprocessing"]) for p in table.params}) == 1
     labels = [_row_label(table.params[i], not one) for i in fitted]
@@ -133,8 +169,17 @@ def _warn_degenerate(table: Table, name: str, scored: np.ndarray, best: int, los
             f"within every query); splits whose model ranks nothing, per {'C' if one else 'candidate'}: {counts}. "
             f"{chosen} was chosen on mean scores that include those splits."
         )
+    advice = message_advice(table.params[best]["loss"])
+    if budget_cut:
+        # The budget left only the first rows, whose fits it may have cut after a millisecond:
+        # their w = 0 says nothing of the data ("Check the features and labels" on MQ2008).
+        advice = (
+            "The time budget ran out before the search could fit further (the rows fitted then may have been "
+            "cut after their first iterations): give a larger time_budget before judging the features, labels "
+            "or loss."
+        )
     warnings.warn(
-        f"{name}: {what} {message_advice(table.params[best]['loss'])}",
+        f"{name}: {what} {advice}",
         DegenerateModelWarning,
         stacklevel=7,
     )

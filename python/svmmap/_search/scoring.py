@@ -16,6 +16,25 @@ if TYPE_CHECKING:
     from .engine import Policy
 
 
+class QueryMeanScorer:
+    """SVMMapCV's ``scorer_``: the metric that scores a split, as a callable
+    ``scorer(estimator, X, y, qid, sample_weight=None)`` (scikit-learn's scorers take
+    ``(estimator, X, y)``; a ranking needs its queries too): the metric of the estimator's
+    ``predict(X)`` averaged over the queries where it is defined, weighted by
+    ``sample_weight`` when given, as the search's validation scores are."""
+
+    def __init__(self, metric: str, relevance_threshold: float) -> None:
+        self.metric = metric
+        self.relevance_threshold = relevance_threshold
+
+    def __call__(self, estimator: Any, X: Any, y: Any, qid: Any, sample_weight: Any = None) -> float:
+        scores = np.asarray(estimator.predict(X), dtype=np.float64)
+        return query_mean(self.metric, y, scores, qid, sample_weight, self.relevance_threshold)
+
+    def __repr__(self) -> str:
+        return f"QueryMeanScorer({self.metric!r}, relevance_threshold={self.relevance_threshold!r})"
+
+
 def refused_on_this_data(error: BaseException) -> bool:
     """Whether a fit's error means that its candidate cannot run on this data: the core's
     refusal of the loss for a query too long for its oracle ("loss must be a loss whose

@@ -39,6 +39,23 @@ def _floats(text: str) -> List[float]:
     return values
 
 
+def _loss_list(text: str) -> List[Any]:
+    """--losses: comma-separated as --loss is, each item one candidate of the search."""
+    spec = _loss_spec(text)
+    return [spec] if isinstance(spec, str) else spec
+
+
+def _number_or_text(text: str) -> Any:
+    """An option that Python's own check of its parameter checks (``--prune-margin``): 'none'
+    is None, a number an int or float, other text itself, which that check refuses."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return None if text.strip().lower() == "none" else text
+
+
 def _finite(text: str) -> float:
     """A finite number (a NaN threshold would make every document non-relevant)."""
     try:
@@ -330,7 +347,8 @@ def _learn(sub: Any) -> None:
         "--time-budget",
         type=_seconds,
         default=None,
-        help="with --auto: seconds for the whole search; no fit starts after them (default: no limit)",
+        help="with --auto: seconds for the whole search; no fit starts after them, and the refit of the best "
+        "candidate stops after as many (default: no limit)",
     )
     learn.add_argument(
         "--patience",
@@ -340,6 +358,14 @@ def _learn(sub: Any) -> None:
         help="with --auto: a C path stops after this many C values that do not improve its score; 'none' fits "
         "every C (default 1)",
     )
+    # SVMMapCV's search parameters, checked by its own checks (learn.py), which name the option.
+    losses = "each one loss (default: map, pairwise, pairwise:count, graded NDCG at the cutoff of --scoring)"
+    for flag, kind, text in (
+        ("--losses", _loss_list, f"the losses to search, comma-separated, {losses}"),
+        ("--prune-margin", _number_or_text, "the race's margin; 'none' fits every candidate on every split (0.02)"),
+        ("--max-train-queries", _number_or_text, "the most training queries of a split; 'none': all (500)"),
+    ):
+        learn.add_argument(flag, type=kind, default=None, help=f"with --auto: {text}")
     learn.add_argument("train", metavar="TRAIN", help="training data: a LETOR/svmlight file (.gz too)")
     learn.add_argument("model", metavar="MODEL", help="where to write the model (versioned JSON)")
 
