@@ -1,0 +1,55 @@
+"""A fifth independent trial (gate5): the same bad input given to every entry point, judged by
+whether they answer alike. Each test failed before its fix: an entry point that skipped a shared
+check of python/svmmap/_validation.py, and so took a value that the others refuse, or refused
+one that the others read."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import svmmap
+from svmmap import metrics
+from svmmap.losses import structured_hinge
+
+
+def _data():
+    # Four queries of five documents; query q holds relevant documents at rows 0 and 3.
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20, 3))
+    y = np.tile([1.0, 0, 0, 1, 0], 4)
+    return X, y, np.repeat(np.arange(4), 5)
+
+
+# 1. The metrics' relevance_threshold: every trainer and best_accuracy refuse True and "0"
+#    (finite_number); the metrics read True as 1 and "0" as 0.
+
+
+@pytest.mark.parametrize("threshold", [True, np.bool_(False), "0"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda y, s, q, t: metrics.evaluate(y, s, q, ["map"], relevance_threshold=t),
+        lambda y, s, q, t: metrics.mean_average_precision(y, s, q, relevance_threshold=t),
+        lambda y, s, q, t: metrics.ndcg(y, s, q, k=3, relevance_threshold=t),
+        lambda y, s, q, t: metrics.per_query("mrr", y, s, q, relevance_threshold=t),
+        lambda y, s, q, t: metrics.make_ranking_scorer("map", relevance_threshold=t),
+        lambda y, s, q, t: svmmap.baselines.AdaRank(relevance_threshold=t).fit(np.c_[s, -s], y, qid=q),
+        # The rule the others follow, for comparison.
+        lambda y, s, q, t: metrics.best_accuracy(y, s, q, relevance_threshold=t),
+        lambda y, s, q, t: structured_hinge(s, y, q, relevance_threshold=t),
+    ],
+)
+def test_relevance_threshold_of_the_metrics_is_the_shared_rule(call, threshold):
+    _, y, q = _data()
+    s = np.arange(20.0)
+    with pytest.raises(ValueError, match=r"relevance_threshold must be a finite number, got"):
+        call(y, s, q, threshold)
+
+
+def test_relevance_threshold_of_the_metrics_still_takes_numbers():
+    # Query 0 ranks its documents 0..4 by score 4, 3, 2, 1, 0 (reversed arange): relevant rows
+    # 0 and 3 sit at ranks 1 and 4, AP = (1/1 + 2/4) / 2 = 0.75, on every query.
+    _, y, q = _data()
+    s = -np.arange(20.0)
+    for t in (0, 0.5, np.float32(0.5), np.int64(0)):
+        assert metrics.mean_average_precision(y, s, q, relevance_threshold=t) == pytest.approx(0.75)
