@@ -212,6 +212,9 @@ def one_column(values: Any, name: str) -> np.ndarray:
         raw = np.asarray(values)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must hold numbers: {exc}") from None
+    if raw.dtype.kind == "c":
+        # NumPy's conversion would drop the imaginary part with a warning only.
+        raise ValueError(f"Complex data not supported: {name} must hold real numbers")
     text = next((v for v in raw.flat if isinstance(v, (str, bytes))), None) if raw.dtype.kind in "OSU" else None
     if text is not None:
         text = str(text) if isinstance(text, str) else bytes(text)  # NumPy's str_ repr is noisy
@@ -432,12 +435,8 @@ def query_weights(sample_weight: Any, codes: np.ndarray, uniques: np.ndarray) ->
     if sample_weight is None:
         return None
     n_rows = codes.shape[0]
-    try:
-        arr = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"sample_weight must hold numbers: {exc}") from None
-    if arr.ndim != 1:
-        raise ValueError(f"sample_weight must hold one weight per row of X (1-D), got shape {arr.shape}")
+    # The rule of every per-row array (strings, complex numbers, a column vector), as y's.
+    arr = one_column(sample_weight, "sample_weight")
     if arr.shape[0] != n_rows:
         raise ValueError(f"sample_weight has {arr.shape[0]} entries but X has {n_rows} rows")
     bad = np.flatnonzero(~(np.isfinite(arr) & (arr >= 0)))

@@ -53,3 +53,37 @@ def test_relevance_threshold_of_the_metrics_still_takes_numbers():
     s = -np.arange(20.0)
     for t in (0, 0.5, np.float32(0.5), np.int64(0)):
         assert metrics.mean_average_precision(y, s, q, relevance_threshold=t) == pytest.approx(0.75)
+
+
+# 2. sample_weight: the one rule of per-row numbers (one_column), as y's. It parsed strings,
+#    dropped the imaginary part of complex weights and refused the column vector df[["w"]].
+
+
+def _fit_weighted(model, X, y, q, w):
+    return model.fit(X, y, qid=q, sample_weight=w)
+
+
+def _score_weighted(model, X, y, q, w):
+    return model.fit(X, y, qid=q).score(X, y, qid=q, sample_weight=w)
+
+
+@pytest.mark.parametrize("call", [_fit_weighted, _score_weighted])
+@pytest.mark.parametrize("model", [svmmap.SVMMap, lambda: svmmap.SVMMapCV(Cs=[1.0], cv=2)])
+def test_sample_weight_follows_the_rule_of_per_row_numbers(model, call):
+    from sklearn.exceptions import DataConversionWarning
+
+    X, y, q = _data()
+    w = np.ones(20)
+    with pytest.raises(ValueError, match=r"sample_weight must hold numbers, got the string '1.0'"):
+        call(model(), X, y, q, w.astype(str))
+    with pytest.raises(ValueError, match=r"Complex data not supported: sample_weight"):
+        call(model(), X, y, q, w.astype(complex))
+    # A column vector is its entries, with scikit-learn's warning, as y of that shape is: the
+    # same model or score as the 1-D weights give.
+    with pytest.warns(DataConversionWarning, match=r"column-vector sample_weight of shape \(20, 1\)"):
+        column = call(model(), X, y, q, w.reshape(-1, 1))
+    flat = call(model(), X, y, q, w)
+    if isinstance(flat, float):
+        assert column == flat
+    else:
+        np.testing.assert_array_equal(column.coef_, flat.coef_)
