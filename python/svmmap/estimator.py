@@ -62,7 +62,13 @@ def query_mean(
     weights = query_weights(sample_weight, codes, uniques)
     weight_of = dict(zip(uniques.tolist(), cast(np.ndarray, weights).tolist()))
     w = np.array([weight_of[q] for q in pq.qids.tolist()], dtype=np.float64)
-    total = float(np.sum(w))
+    with np.errstate(over="ignore"):
+        total = float(np.sum(w))
+    if np.isinf(total):
+        # Weights near the float64 maximum add up to inf (and the mean to NaN), though only
+        # their ratios count, as in fit: scaled by a power of two, exactly, they add up.
+        w = np.ldexp(w, -np.frexp(np.max(w))[1])
+        total = float(np.sum(w))
     return float(np.dot(w, pq.values) / total) if total > 0 else float("nan")
 
 

@@ -87,3 +87,22 @@ def test_sample_weight_follows_the_rule_of_per_row_numbers(model, call):
         assert column == flat
     else:
         np.testing.assert_array_equal(column.coef_, flat.coef_)
+
+
+# 3. score's weighted mean: weights near the float64 maximum added up to inf and the score was
+#    NaN without a word, where fit with the same weights trains (or names them).
+
+
+@pytest.mark.parametrize("model", [svmmap.SVMMap, lambda: svmmap.SVMMapCV(Cs=[1.0], cv=2)])
+def test_score_with_huge_weights_is_the_weighted_mean(model):
+    X, y, q = _data()
+    fitted = model().fit(X, y, qid=q)
+    plain = fitted.score(X, y, qid=q)
+    # Equal weights, however large, are the plain mean over queries.
+    assert fitted.score(X, y, qid=q, sample_weight=np.full(20, 1e308)) == pytest.approx(plain, rel=1e-12)
+    # Weights 2:1:1:0 times 2^1022 (they add up to 2^1024, beyond float64) give the mean
+    # (2 a0 + a1 + a2) / 4 of the queries' scores a_q, each read from a score of that query alone.
+    alone = [fitted.score(X[q == k], y[q == k], qid=q[q == k]) for k in range(4)]
+    w = np.repeat([2.0, 1.0, 1.0, 0.0], 5) * 2.0**1022
+    expected = (2 * alone[0] + alone[1] + alone[2]) / 4
+    assert fitted.score(X, y, qid=q, sample_weight=w) == pytest.approx(expected, rel=1e-12)
