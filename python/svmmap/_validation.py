@@ -201,13 +201,14 @@ def _outside_svmmap() -> int:
     return level
 
 
-def one_column(values: Any, name: str) -> np.ndarray:
+def one_column(values: Any, name: str, entries: str = "") -> np.ndarray:
     """``values`` (named ``name``) as a 1-D float64 array: THE rule of every array of numbers
-    with one entry per row (labels, scores, per-query counts). Numbers written as strings are
-    refused, as a numeric array check refuses them ("1" is text, and NumPy's conversion would
-    read "1e400" as inf and "nan" as NaN without a word); a column vector of shape (n, 1) is
-    read as its n entries with scikit-learn's DataConversionWarning (its ``column_or_1d``), and
-    any other shape is refused naming it."""
+    with one entry per row (labels, scores, weights, per-query counts). Numbers written as
+    strings are refused, as a numeric array check refuses them ("1" is text, and NumPy's
+    conversion would read "1e400" as inf and "nan" as NaN without a word), and so are complex
+    numbers; a column vector of shape (n, 1) is read as its n entries with scikit-learn's
+    DataConversionWarning (its ``column_or_1d``), and any other shape is refused naming it
+    (and ``entries``, what the entries are, e.g. "one score per document", when given)."""
     try:
         raw = np.asarray(values)
     except (TypeError, ValueError) as exc:
@@ -239,7 +240,7 @@ def one_column(values: Any, name: str) -> np.ndarray:
         )
         arr = arr.ravel()
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise ValueError(f"{name} must be 1-D{f' ({entries})' if entries else ''}, got shape {arr.shape}")
     return arr
 
 

@@ -106,3 +106,33 @@ def test_score_with_huge_weights_is_the_weighted_mean(model):
     w = np.repeat([2.0, 1.0, 1.0, 0.0], 5) * 2.0**1022
     expected = (2 * alone[0] + alone[1] + alone[2]) / 4
     assert fitted.score(X, y, qid=q, sample_weight=w) == pytest.approx(expected, rel=1e-12)
+
+
+# 4. The scores of structured_hinge and save_predictions: the rule of the metrics' y_score. They
+#    parsed strings, dropped imaginary parts (structured_hinge) and refused a column vector.
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s, y, q, tmp_path: structured_hinge(s, y, q),
+        lambda s, y, q, tmp_path: svmmap.io.save_predictions(tmp_path / "p.txt", s),
+        # The rule they now follow, for comparison.
+        lambda s, y, q, tmp_path: metrics.evaluate(y, s, q, ["map"]),
+    ],
+)
+def test_scores_follow_the_rule_of_per_row_numbers(call, tmp_path):
+    from sklearn.exceptions import DataConversionWarning
+
+    _, y, q = _data()
+    s = np.linspace(1.0, 0.0, 20)
+    with pytest.raises(ValueError, match=r"scores? must hold numbers, got the string '1.0'"):
+        call(s.astype(str), y, q, tmp_path)
+    with pytest.raises(ValueError, match=r"Complex data not supported: y?_?scores?"):
+        call(s.astype(complex), y, q, tmp_path)
+    with pytest.warns(DataConversionWarning, match=r"column-vector y?_?scores? of shape \(20, 1\)"):
+        column = call(s.reshape(-1, 1), y, q, tmp_path)
+    flat = call(s, y, q, tmp_path)
+    if isinstance(flat, tuple):  # structured_hinge's (value, gradient)
+        assert column[0] == flat[0]
+        np.testing.assert_array_equal(column[1], flat[1])
