@@ -136,3 +136,70 @@ def test_scores_follow_the_rule_of_per_row_numbers(call, tmp_path):
     if isinstance(flat, tuple):  # structured_hinge's (value, gradient)
         assert column[0] == flat[0]
         np.testing.assert_array_equal(column[1], flat[1])
+
+
+# 5. Run.from_dict: the scores as from_frame and read_run check them. float() parsed "1.0",
+#    read True as 1.0 and raised a bare TypeError for None or a complex number.
+
+
+@pytest.mark.parametrize(
+    ("score", "message"),
+    [
+        ("1.0", r"score must hold numbers, got '1.0'"),
+        (True, r"score\[0\] must be a number, got True"),
+        (None, r"score must hold numbers, got None"),
+        (1 + 0j, r"score must hold numbers, got \(1\+0j\)"),
+    ],
+)
+def test_run_from_dict_scores_are_checked_as_from_frame(score, message):
+    from svmmap.ir.trec import Run
+
+    with pytest.raises(ValueError, match=message):
+        Run.from_dict({"1": {"a": score, "b": 2.0}})
+    with pytest.raises(ValueError, match=message):
+        Run.from_frame({"qid": ["1", "1"], "docno": ["a", "b"], "score": np.array([score, 2.0], dtype=object)})
+    # A mixed list, where NumPy would make True the score 1.0.
+    with pytest.raises(ValueError, match=r"score\[1\] must be a number, got True"):
+        Run.from_frame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [2.5, True]})
+
+
+def test_run_from_dict_still_takes_numbers():
+    from svmmap.ir.trec import Run
+
+    run = Run.from_dict({"1": {"a": 1, "b": np.float32(2.5)}, "2": {"c": np.int64(3)}})
+    assert run.score.tolist() == [1.0, 2.5, 3.0]
+
+
+# 6. Qrels.from_frame: its own check let a uint64 label of 2**63 wrap around to -2**63, which
+#    from_dict, read_qrels and the constructor refuse; and NumPy read [1, True] as [1, 1].
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        (np.array([2**63, 0], dtype=np.uint64), r"rel must hold integers within int64, got 9223372036854775808"),
+        (np.array([2**64 - 1, 0], dtype=np.uint64), r"rel must hold integers within int64"),
+        ([1, True], r"rel\[1\] must be an integer, got True"),
+        ([1.5, 0.0], r"rel must hold integers, got 1.5"),
+        (["1", "0"], r"rel must hold integers, got '1'"),
+    ],
+)
+def test_qrels_from_frame_checks_relevance_as_from_dict(labels, message):
+    import pandas as pd
+    from svmmap.ir.trec import Qrels
+
+    frame = {"qid": ["1", "1"], "docno": ["a", "b"], "label": labels}
+    with pytest.raises(ValueError, match=message):
+        Qrels.from_frame(frame)
+    with pytest.raises(ValueError, match=message):
+        Qrels.from_frame(pd.DataFrame(frame))
+    # The same labels from a dict, with the same words.
+    with pytest.raises(ValueError, match=message):
+        Qrels.from_dict({"1": dict(zip(["a", "b"], list(labels)))})
+
+
+def test_qrels_from_frame_still_takes_whole_numbers():
+    from svmmap.ir.trec import Qrels
+
+    qrels = Qrels.from_frame({"qid": ["1", "1", "2"], "docno": ["a", "b", "c"], "label": [2.0, 0.0, -1.0]})
+    assert qrels.rel.tolist() == [2, 0, -1]
