@@ -203,3 +203,21 @@ def test_qrels_from_frame_still_takes_whole_numbers():
 
     qrels = Qrels.from_frame({"qid": ["1", "1", "2"], "docno": ["a", "b", "c"], "label": [2.0, 0.0, -1.0]})
     assert qrels.rel.tolist() == [2, 0, -1]
+
+
+# 7. SVMAcc's dense copy: np.asarray raised float()'s TypeError on pandas' NA, where every other
+#    estimator reads a nullable column's NA as NaN and names its place.
+
+
+@pytest.mark.parametrize(
+    "model", [svmmap.SVMMap, svmmap.baselines.SVMAcc, svmmap.baselines.SVMAcc2, svmmap.baselines.AdaRank]
+)
+def test_svmacc_reads_a_nullable_frame_as_every_estimator(model):
+    import pandas as pd
+
+    X, y, q = _data()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["b"] = pd.array(np.arange(20), dtype="Int64")
+    frame.loc[2, "b"] = pd.NA
+    with pytest.raises(ValueError, match=r"X\[2, 1\] is NaN: features must be finite numbers"):
+        model().fit(frame, y, qid=q)
