@@ -4,7 +4,7 @@ pandas frames (`svmmap.ir.trec` re-exports them)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
 
@@ -136,7 +136,7 @@ class Run:
         run = cls(
             np.asarray(qid, dtype=object),
             np.asarray(docno, dtype=object),
-            score,
+            cast(np.ndarray, score),  # a list: the constructor converts it after its check
             np.zeros(len(qid), dtype=np.int64),
             tag,
             name,
