@@ -228,20 +228,25 @@ def one_column(values: Any, name: str, entries: str = "") -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must hold numbers: {exc}") from None
     if arr.ndim == 2 and arr.shape[1] == 1:
-        # scikit-learn's own class, so that its users' filters apply; imported only here, so
-        # that the command line reads labels without importing scikit-learn.
-        from sklearn.exceptions import DataConversionWarning
-
-        warnings.warn(
-            f"A column-vector {name} of shape {arr.shape} was passed when a 1-D array was expected; it is read "
-            f"as its {arr.shape[0]} entries: give {name}.ravel() to silence this",
-            DataConversionWarning,
-            stacklevel=_outside_svmmap(),
-        )
-        arr = arr.ravel()
+        arr = _column_vector_read(arr, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D{f' ({entries})' if entries else ''}, got shape {arr.shape}")
     return arr
+
+
+def _column_vector_read(arr: np.ndarray, name: str) -> np.ndarray:
+    """A column vector (n, 1) as its n entries, with scikit-learn's DataConversionWarning (its
+    ``column_or_1d``; its class, so that its users' filters apply, imported only here, so that
+    the command line reads labels without scikit-learn): `one_column`'s rule and the qid's."""
+    from sklearn.exceptions import DataConversionWarning
+
+    warnings.warn(
+        f"A column-vector {name} of shape {arr.shape} was passed when a 1-D array was expected; it is read "
+        f"as its {arr.shape[0]} entries: give {name}.ravel() to silence this",
+        DataConversionWarning,
+        stacklevel=_outside_svmmap(),
+    )
+    return arr.ravel()
 
 
 def warn_unused(given: str, why: str) -> None:
@@ -375,10 +380,10 @@ def check_qid(
             arr = np.asarray(qid)
         except (TypeError, ValueError):
             arr = _object_array(qid)
-        if arr.ndim != 1 and not isinstance(qid, np.ndarray):
+        if arr.ndim != 1 and isinstance(qid, (list, tuple)):
             arr = _object_array(qid)  # e.g. a list of tuples
-    if arr.ndim != 1:
-        arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = _column_vector_read(arr, qid_name)  # as y's (it was flattened without a word)
     if arr.ndim != 1:
         raise ValueError(f"{qid_name} must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n_rows:
@@ -567,28 +572,25 @@ def check_bool(value: Any, name: str) -> bool:
 
 
 def n_threads(n_jobs: int | None) -> int:
-    """scikit-learn's n_jobs convention as a thread count for the core (0 means all cores);
-    the rule and its error message are the core's (``_core.n_threads``)."""
+    """scikit-learn's n_jobs as a thread count for the core, by its rule and words (``_core.n_threads``)."""
     from . import _core
 
     return _core.n_threads(n_jobs)
 
 
 def queries_with_relevant(y: Any, qid: Any, relevance_threshold: float) -> list:
-    """The query ids (sorted as ``check_qid`` numbers them) that have a relevant document, by
-    the core's rule (``_core.query_kinds``): the queries that have an AP to validate on."""
+    """The query ids (sorted as ``check_qid`` numbers them) with a relevant document (an AP to
+    validate on), by the core's rule (``_core.query_kinds``)."""
     from . import _core
 
     labels = np.ascontiguousarray(y, dtype=np.float64)
     codes, uniques = check_qid(qid, labels.shape[0], required_by="queries_with_relevant")
     kinds = _core.query_kinds(labels, codes, len(uniques), float(relevance_threshold))
-    # Kind 1: no relevant document (no AP); the rest have one.
-    return uniques[kinds != 1].tolist()
+    return uniques[kinds != 1].tolist()  # kind 1: no relevant document (no AP)
 
 
-#: The score functions of scorers that need query ids (``make_ranking_scorer``'s), registered
-#: by the module that defines them (svmmap.metrics, which imports this one, so that this module
-#: need not import it back).
+#: The score functions of scorers that need query ids (``make_ranking_scorer``'s), registered by
+#: svmmap.metrics, which imports this module (so that this one need not import it back).
 _QUERY_SCORE_FUNCTIONS: list = []
 
 

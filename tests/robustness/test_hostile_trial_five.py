@@ -5,6 +5,8 @@ one that the others read."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import svmmap
@@ -179,7 +181,7 @@ def test_run_from_dict_still_takes_numbers():
     [
         (np.array([2**63, 0], dtype=np.uint64), r"rel must hold integers within int64, got 9223372036854775808"),
         (np.array([2**64 - 1, 0], dtype=np.uint64), r"rel must hold integers within int64"),
-        ([1, True], r"rel\[1\] must be an integer, got True"),
+        ([1, True], r"rel(evance)?\[1\] must be an integer, got True"),
         ([1.5, 0.0], r"rel must hold integers, got 1.5"),
         (["1", "0"], r"rel must hold integers, got '1'"),
     ],
@@ -221,3 +223,33 @@ def test_svmacc_reads_a_nullable_frame_as_every_estimator(model):
     frame.loc[2, "b"] = pd.NA
     with pytest.raises(ValueError, match=r"X\[2, 1\] is NaN: features must be finite numbers"):
         model().fit(frame, y, qid=q)
+
+
+# 8. qid as a column vector (a DataFrame's df[["qid"]]) or a row vector: flattened without a
+#    word, where y of the same shapes warns (column) or is refused (row).
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda X, y, q: svmmap.SVMMap().fit(X, y, qid=q),
+        lambda X, y, q: svmmap.Binner().fit(X, y, qid=q),
+        lambda X, y, q: metrics.evaluate(y, X[:, 0], q, ["map"]),
+        lambda X, y, q: structured_hinge(X[:, 0], y, q),
+    ],
+)
+def test_qid_column_vector_warns_as_y(call):
+    import pandas as pd
+    from sklearn.exceptions import DataConversionWarning
+
+    X, y, q = _data()
+    with pytest.warns(DataConversionWarning, match=r"column-vector qid of shape \(20, 1\)"):
+        call(X, y, q.reshape(-1, 1))
+    with pytest.warns(DataConversionWarning, match=r"column-vector qid of shape \(20, 1\)"):
+        call(X, y, pd.DataFrame({"qid": q})[["qid"]])
+    with pytest.raises(ValueError, match=r"qid must be 1-D, got shape \(1, 20\)"):
+        call(X, y, q.reshape(1, -1))
+    # A list of tuples stays a list of ids (one tuple per row).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        call(X, y, [(int(k), "a") for k in q])

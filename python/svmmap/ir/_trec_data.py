@@ -366,6 +366,7 @@ class Qrels:
         # private check here let uint64 2**63 wrap around to -2**63, and NumPy made [1, True]
         # the labels [1, 1].
         rel = frame["relevance" if "relevance" in frame.keys() else "label"]
+        refuse_bools(rel, f"{name}: relevance", "an integer")  # named as the frame's column
         _refuse_duplicates(qid, docno, name, "is judged")
         return cls(qid, docno, rel, name)
 
