@@ -253,3 +253,25 @@ def test_qid_column_vector_warns_as_y(call):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         call(X, y, [(int(k), "a") for k in q])
+
+
+# 9. `--n-jobs none`: its help says None (the default) uses every core, and the other options
+#    whose default is None take 'none'; it was refused as "expected an integer thread count".
+
+
+def test_cli_n_jobs_takes_none(capsys):
+    from svmmap.cli.parser import build_parser
+
+    parser = build_parser()
+    for command in (["learn", "t.txt", "m.json"], ["classify", "t.txt", "m.json", "p.txt"]):
+        assert parser.parse_args([*command, "--n-jobs", "none"]).n_jobs is None
+        assert parser.parse_args([*command, "--n-jobs", "2"]).n_jobs == 2
+        with pytest.raises(SystemExit):
+            parser.parse_args([*command, "--n-jobs", "0"])
+    with pytest.raises(SystemExit):
+        parser.parse_args(["learn", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "--n-jobs N_JOBS Threads for the oracles, scoring and cut sums; None (the default) uses every core; 'none' for None"
+        in help_text
+    )
