@@ -28,6 +28,7 @@ from ._fit.training import InMemory, SkippedQueriesWarning, run_fit, train_confi
 from ._typing import IterationRecord, Slack
 from ._validation import (
     check_feature_names,
+    check_labels,
     check_matrix,
     check_qid,
     n_threads,
@@ -47,6 +48,12 @@ def query_mean(
 ) -> float:
     """``metric`` averaged over the queries where it is defined, weighted by the queries'
     ``sample_weight`` (per document, constant within a query) when given."""
+    # The checks of fit, with fit's names: the metric's would name y_true and y_score, which the
+    # caller of score did not pass ("qid has 42 entries but y_score has 43 rows").
+    y = check_labels(y, scores.shape[0])
+    if qid is not None:
+        codes, uniques = check_qid(qid, scores.shape[0])
+        qid = uniques[codes]  # the same queries, 1-D: a column vector warned once, here
     try:
         pq = per_query(metric, y, scores, qid, relevance_threshold=relevance_threshold)
     except ValueError as exc:

@@ -275,3 +275,28 @@ def test_cli_n_jobs_takes_none(capsys):
         "--n-jobs N_JOBS Threads for the oracles, scoring and cut sums; None (the default) uses every core; 'none' for None"
         in help_text
     )
+
+
+# 10. score's messages: the metric's checks named y_true and y_score, which score's caller did
+#     not pass ("qid has 19 entries but y_score has 20 rows"); fit's name y, X and qid.
+
+
+@pytest.mark.parametrize("model", [svmmap.SVMMap, lambda: svmmap.SVMMapCV(Cs=[1.0], cv=2)])
+def test_score_messages_name_scores_arguments(model):
+    from sklearn.exceptions import DataConversionWarning
+
+    X, y, q = _data()
+    fitted = model().fit(X, y, qid=q)
+    for call in (fitted.score, model().fit):  # score's answers are fit's
+        with pytest.raises(ValueError, match=r"^qid has 19 entries but X has 20 rows$"):
+            call(X, y, qid=q[:-1])
+        with pytest.raises(
+            ValueError, match=r"^y must hold numbers, got the string '1.0'.*np.asarray\(y, dtype=float\)"
+        ):
+            call(X, y.astype(str), qid=q)
+        with pytest.raises(ValueError, match=r"^y has 19 entries but X has 20 rows$"):
+            call(X, y[:-1], qid=q)
+    # A column vector of query ids warns once, as in fit.
+    with pytest.warns(DataConversionWarning) as caught:
+        fitted.score(X, y, qid=q.reshape(-1, 1), sample_weight=np.ones(20))
+    assert len(caught) == 1
