@@ -228,13 +228,13 @@ def one_column(values: Any, name: str, entries: str = "") -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must hold numbers: {exc}") from None
     if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = _column_vector_read(arr, name)
+        arr = read_column_vector(arr, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D{f' ({entries})' if entries else ''}, got shape {arr.shape}")
     return arr
 
 
-def _column_vector_read(arr: np.ndarray, name: str) -> np.ndarray:
+def read_column_vector(arr: np.ndarray, name: str) -> np.ndarray:
     """A column vector (n, 1) as its n entries, with scikit-learn's DataConversionWarning (its
     ``column_or_1d``; its class, so that its users' filters apply, imported only here, so that
     the command line reads labels without scikit-learn): `one_column`'s rule and the qid's."""
@@ -383,7 +383,7 @@ def check_qid(
         if arr.ndim != 1 and isinstance(qid, (list, tuple)):
             arr = _object_array(qid)  # e.g. a list of tuples
     if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = _column_vector_read(arr, qid_name)  # as y's (it was flattened without a word)
+        arr = read_column_vector(arr, qid_name)  # as y's (it was flattened without a word)
     if arr.ndim != 1:
         raise ValueError(f"{qid_name} must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n_rows:

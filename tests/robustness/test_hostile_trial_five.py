@@ -300,3 +300,29 @@ def test_score_messages_name_scores_arguments(model):
     with pytest.warns(DataConversionWarning) as caught:
         fitted.score(X, y, qid=q.reshape(-1, 1), sample_weight=np.ones(20))
     assert len(caught) == 1
+
+
+# 11. svmmap.dask.SVMMap refused a column-vector y or qid ("y must be 1-D, got shape (20, 1)")
+#     that svmmap.SVMMap reads with scikit-learn's warning.
+
+
+def test_dask_reads_a_column_vector_y_as_svmmap():
+    da = pytest.importorskip("dask.array")
+    distributed = pytest.importorskip("distributed")
+    from sklearn.exceptions import DataConversionWarning
+
+    X, y, q = _data()
+    with (
+        distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster,
+        distributed.Client(cluster),
+    ):
+        dX = da.from_array(X, chunks=(10, 3))
+        # The model of the 1-D y and qid, which the column vectors must give.
+        local = svmmap.dask.SVMMap().fit(dX, da.from_array(y, chunks=10), qid=da.from_array(q, chunks=10))
+        for label, column in (("y", da.from_array(y.reshape(-1, 1), chunks=(10, 1))), ("y", y.reshape(-1, 1))):
+            with pytest.warns(DataConversionWarning, match=rf"column-vector {label} of shape \(20, 1\)"):
+                model = svmmap.dask.SVMMap().fit(dX, column, qid=da.from_array(q, chunks=10))
+            np.testing.assert_array_equal(model.coef_, local.coef_)
+        with pytest.warns(DataConversionWarning, match=r"column-vector qid of shape \(20, 1\)"):
+            model = svmmap.dask.SVMMap().fit(dX, da.from_array(y, chunks=10), qid=q.reshape(-1, 1))
+        np.testing.assert_array_equal(model.coef_, local.coef_)
