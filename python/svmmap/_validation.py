@@ -204,11 +204,10 @@ def _outside_svmmap() -> int:
 def one_column(values: Any, name: str, entries: str = "") -> np.ndarray:
     """``values`` (named ``name``) as a 1-D float64 array: THE rule of every array of numbers
     with one entry per row (labels, scores, weights, per-query counts). Numbers written as
-    strings are refused, as a numeric array check refuses them ("1" is text, and NumPy's
-    conversion would read "1e400" as inf and "nan" as NaN without a word), and so are complex
-    numbers; a column vector of shape (n, 1) is read as its n entries with scikit-learn's
-    DataConversionWarning (its ``column_or_1d``), and any other shape is refused naming it
-    (and ``entries``, what the entries are, e.g. "one score per document", when given)."""
+    strings are refused ("1" is text, and NumPy would read "1e400" as inf and "nan" as NaN
+    without a word), and so are complex numbers; a column vector (n, 1) is read as its n
+    entries with scikit-learn's DataConversionWarning (`read_column_vector`), and any other
+    shape is refused naming it (and ``entries``, e.g. "one score per document", when given)."""
     try:
         raw = np.asarray(values)
     except (TypeError, ValueError) as exc:
@@ -353,12 +352,13 @@ def qid_of(
 def check_qid(
     qid: Any, n_rows: int, *, required_by: str = "SVMMap", qid_name: str = "qid", rows_name: str = "X"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes 0..n_queries-1 and the distinct query ids they stand for.
-
-    Query ids may be any hashable values (integers, strings, tuples ...), in any order; rows of
-    one query need not be adjacent. Ids that can be sorted are numbered in sorted order;
-    otherwise (e.g. a mix of integers and strings) in order of first appearance.
-    """
+    """Integer codes 0..n_queries-1 and the distinct query ids they stand for. Query ids may be
+    any hashable values (integers, strings, tuples ...), in any order; rows of one query need
+    not be adjacent. Ids that can be sorted are numbered in sorted order; otherwise (e.g. a mix
+    of integers and strings) in order of first appearance."""
+    if qid is None and qid_name.startswith("eval_qid"):
+        # A validation set's ids, as SVMMap.fit words it: the advice below is fit's qid='s.
+        raise ValueError(f"{qid_name} is None: give the query ids of {rows_name.removesuffix(' X')}")
     if qid is None:
         raise ValueError(
             f"{required_by} ranks documents within queries and needs qid=: one query id per row "

@@ -326,3 +326,17 @@ def test_dask_reads_a_column_vector_y_as_svmmap():
         with pytest.warns(DataConversionWarning, match=r"column-vector qid of shape \(20, 1\)"):
             model = svmmap.dask.SVMMap().fit(dX, da.from_array(y, chunks=10), qid=q.reshape(-1, 1))
         np.testing.assert_array_equal(model.coef_, local.coef_)
+
+
+# 12. eval_qid=[None]: SVMMap.fit says "eval_qid[0] is None: give the query ids of eval_set[0]";
+#     Binner.fit answered fit's qid= advice about metadata routing, which is not the cause.
+
+
+@pytest.mark.parametrize(
+    "model",
+    [svmmap.SVMMap, lambda: svmmap.SVMMapCV(Cs=[1.0], cv="validation"), lambda: svmmap.Binner(interactions=1)],
+)
+def test_eval_qid_none_is_named_alike(model):
+    X, y, q = _data()
+    with pytest.raises(ValueError, match=r"^eval_qid\[0\] is None: give the query ids of eval_set\[0\]$"):
+        model().fit(X, y, qid=q, eval_set=[(X, y)], eval_qid=[None])
