@@ -389,7 +389,8 @@ def check_qid(
     if arr.shape[0] != n_rows:
         raise ValueError(f"{qid_name} has {arr.shape[0]} entries but {rows_name} has {n_rows} rows")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{qid_name} contains NaN or infinite values")
+        at = int(np.flatnonzero(~np.isfinite(arr))[0])  # named as y's NaN is
+        raise ValueError(f"{qid_name} contains NaN or infinite values: {qid_name}[{at}] is {arr[at]}")
     if arr.dtype.kind == "O" and arr.size:
         # None, pandas' NA or a float NaN among strings is a missing id, not a query: it would
         # pool every row that lacks one into one made-up query.
@@ -400,9 +401,8 @@ def check_qid(
                 "and every row needs a query id"
             )
     if arr.dtype.kind in "iuf" and arr.size and bool(np.all(arr[1:] >= arr[:-1])):
-        # Already sorted, as in LETOR files: the codes are the run numbers, found in one
-        # vectorized pass instead of np.unique's sort (the same result, several times faster
-        # on millions of rows; training calls this once per fit).
+        # Already sorted, as in LETOR files: the codes are the run numbers, in one vectorized pass
+        # (np.unique's result, several times faster on millions of rows; once per fit).
         new_query = np.concatenate(([False], arr[1:] != arr[:-1]))
         codes = np.cumsum(new_query, dtype=np.int64)
         new_query[0] = True

@@ -340,3 +340,24 @@ def test_eval_qid_none_is_named_alike(model):
     X, y, q = _data()
     with pytest.raises(ValueError, match=r"^eval_qid\[0\] is None: give the query ids of eval_set\[0\]$"):
         model().fit(X, y, qid=q, eval_set=[(X, y)], eval_qid=[None])
+
+
+# 15 (in part). A NaN query id was "qid contains NaN or infinite values" with no position, where
+#     a NaN label is "y[3] is nan"; a pandas nullable column's NA arrives as that NaN.
+
+
+def test_a_nan_query_id_is_named_by_its_position():
+    import pandas as pd
+
+    X, y, q = _data()
+    bad = pd.Series(q, dtype="Int64")
+    bad[3] = pd.NA
+    for call in (
+        lambda: svmmap.SVMMap().fit(X, y, qid=bad),
+        lambda: metrics.evaluate(y, X[:, 0], bad, ["map"]),
+        lambda: svmmap.SVMMap().fit(X, y, qid=q, eval_set=[(X, y)], eval_qid=[np.where(q == 0, np.inf, q)]),
+    ):
+        with pytest.raises(
+            ValueError, match=r"contains NaN or infinite values: (eval_)?qid(\[0\])?\[[03]\] is (nan|inf)$"
+        ):
+            call()
