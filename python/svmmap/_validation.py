@@ -23,6 +23,7 @@ from ._data import (  # noqa: F401 (the column-name checks, imported by callers 
     feature_names_mismatch,
     feature_names_of,
     issparse,
+    require_2d,
     unique_column_names,
 )
 from ._data import aligned as contiguous
@@ -66,16 +67,7 @@ def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
     with ``missing="indicator"``)."""
     _refuse_categorical_columns(X, name)
     arr = as_array(X, name)
-    if arr.ndim != 2:
-        raise ValueError(
-            f"{name} must be a 2-D array (documents x features), got {arr.ndim} dimension(s)"
-            + (
-                ". Reshape your data with X.reshape(-1, 1) if it has a single feature, or "
-                "X.reshape(1, -1) if it is a single document"
-                if arr.ndim == 1
-                else ""
-            )
-        )
+    require_2d(arr.ndim, name)
     _check_not_empty_or_complex(arr, name)
     if arr.dtype not in (np.float32, np.float64):
         if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating):

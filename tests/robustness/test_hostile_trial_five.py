@@ -361,3 +361,26 @@ def test_a_nan_query_id_is_named_by_its_position():
             ValueError, match=r"contains NaN or infinite values: (eval_)?qid(\[0\])?\[[03]\] is (nan|inf)$"
         ):
             call()
+
+
+# 11 (continued). svmmap.dask.SVMMap.predict of a 1-D dask X said "X has shape (20,), but SVMMap
+#     was fitted with 3 features" where svmmap.SVMMap.predict says how to reshape it.
+
+
+def test_dask_predict_of_a_1d_x_says_what_svmmap_says():
+    da = pytest.importorskip("dask.array")
+    distributed = pytest.importorskip("distributed")
+
+    X, y, q = _data()
+    local = svmmap.SVMMap().fit(X, y, qid=q)
+    with pytest.raises(ValueError) as in_memory:
+        local.predict(X[:, 0])
+    assert "Reshape your data with X.reshape(-1, 1)" in str(in_memory.value)
+    with (
+        distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster,
+        distributed.Client(cluster),
+    ):
+        model = svmmap.dask.SVMMap().fit(da.from_array(X, chunks=(10, 3)), da.from_array(y, chunks=10), qid=q)
+        with pytest.raises(ValueError) as on_dask:
+            model.predict(da.from_array(X[:, 0], chunks=10))
+    assert str(on_dask.value) == str(in_memory.value)
