@@ -53,6 +53,21 @@ def as_array(X: Any, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be a 2-D array, got rows of different lengths: {exc}") from None
 
 
+def require_2d(ndim: int, name: str) -> None:
+    """THE refusal of a matrix that is not 2-D (documents x features), for arrays in memory and
+    Dask arrays alike, with the reshape that a 1-D one most likely needs."""
+    if ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array (documents x features), got {ndim} dimension(s)"
+            + (
+                ". Reshape your data with X.reshape(-1, 1) if it has a single feature, or "
+                "X.reshape(1, -1) if it is a single document"
+                if ndim == 1
+                else ""
+            )
+        )
+
+
 def aligned(a: np.ndarray, dtype: Any = None) -> np.ndarray:
     """``a`` as a C-contiguous and aligned array, copied only when it is neither.
 

@@ -23,6 +23,7 @@ from ._data import (  # noqa: F401 (the column-name checks, imported by callers 
     feature_names_mismatch,
     feature_names_of,
     issparse,
+    require_2d,
     unique_column_names,
 )
 from ._data import aligned as contiguous
@@ -66,16 +67,7 @@ def dense_numbers(X: Any, name: str = "X") -> np.ndarray:
     with ``missing="indicator"``)."""
     _refuse_categorical_columns(X, name)
     arr = as_array(X, name)
-    if arr.ndim != 2:
-        raise ValueError(
-            f"{name} must be a 2-D array (documents x features), got {arr.ndim} dimension(s)"
-            + (
-                ". Reshape your data with X.reshape(-1, 1) if it has a single feature, or "
-                "X.reshape(1, -1) if it is a single document"
-                if arr.ndim == 1
-                else ""
-            )
-        )
+    require_2d(arr.ndim, name)
     _check_not_empty_or_complex(arr, name)
     if arr.dtype not in (np.float32, np.float64):
         if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating):
@@ -201,17 +193,20 @@ def _outside_svmmap() -> int:
     return level
 
 
-def one_column(values: Any, name: str) -> np.ndarray:
+def one_column(values: Any, name: str, entries: str = "") -> np.ndarray:
     """``values`` (named ``name``) as a 1-D float64 array: THE rule of every array of numbers
-    with one entry per row (labels, scores, per-query counts). Numbers written as strings are
-    refused, as a numeric array check refuses them ("1" is text, and NumPy's conversion would
-    read "1e400" as inf and "nan" as NaN without a word); a column vector of shape (n, 1) is
-    read as its n entries with scikit-learn's DataConversionWarning (its ``column_or_1d``), and
-    any other shape is refused naming it."""
+    with one entry per row (labels, scores, weights, per-query counts). Numbers written as
+    strings are refused ("1" is text, and NumPy would read "1e400" as inf and "nan" as NaN
+    without a word), and so are complex numbers; a column vector (n, 1) is read as its n
+    entries with scikit-learn's DataConversionWarning (`read_column_vector`), and any other
+    shape is refused naming it (and ``entries``, e.g. "one score per document", when given)."""
     try:
         raw = np.asarray(values)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must hold numbers: {exc}") from None
+    if raw.dtype.kind == "c":
+        # NumPy's conversion would drop the imaginary part with a warning only.
+        raise ValueError(f"Complex data not supported: {name} must hold real numbers")
     text = next((v for v in raw.flat if isinstance(v, (str, bytes))), None) if raw.dtype.kind in "OSU" else None
     if text is not None:
         text = str(text) if isinstance(text, str) else bytes(text)  # NumPy's str_ repr is noisy
@@ -224,20 +219,25 @@ def one_column(values: Any, name: str) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must hold numbers: {exc}") from None
     if arr.ndim == 2 and arr.shape[1] == 1:
-        # scikit-learn's own class, so that its users' filters apply; imported only here, so
-        # that the command line reads labels without importing scikit-learn.
-        from sklearn.exceptions import DataConversionWarning
-
-        warnings.warn(
-            f"A column-vector {name} of shape {arr.shape} was passed when a 1-D array was expected; it is read "
-            f"as its {arr.shape[0]} entries: give {name}.ravel() to silence this",
-            DataConversionWarning,
-            stacklevel=_outside_svmmap(),
-        )
-        arr = arr.ravel()
+        arr = read_column_vector(arr, name)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise ValueError(f"{name} must be 1-D{f' ({entries})' if entries else ''}, got shape {arr.shape}")
     return arr
+
+
+def read_column_vector(arr: np.ndarray, name: str) -> np.ndarray:
+    """A column vector (n, 1) as its n entries, with scikit-learn's DataConversionWarning (its
+    ``column_or_1d``; its class, so that its users' filters apply, imported only here, so that
+    the command line reads labels without scikit-learn): `one_column`'s rule and the qid's."""
+    from sklearn.exceptions import DataConversionWarning
+
+    warnings.warn(
+        f"A column-vector {name} of shape {arr.shape} was passed when a 1-D array was expected; it is read "
+        f"as its {arr.shape[0]} entries: give {name}.ravel() to silence this",
+        DataConversionWarning,
+        stacklevel=_outside_svmmap(),
+    )
+    return arr.ravel()
 
 
 def warn_unused(given: str, why: str) -> None:
@@ -344,12 +344,13 @@ def qid_of(
 def check_qid(
     qid: Any, n_rows: int, *, required_by: str = "SVMMap", qid_name: str = "qid", rows_name: str = "X"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes 0..n_queries-1 and the distinct query ids they stand for.
-
-    Query ids may be any hashable values (integers, strings, tuples ...), in any order; rows of
-    one query need not be adjacent. Ids that can be sorted are numbered in sorted order;
-    otherwise (e.g. a mix of integers and strings) in order of first appearance.
-    """
+    """Integer codes 0..n_queries-1 and the distinct query ids they stand for. Query ids may be
+    any hashable values (integers, strings, tuples ...), in any order; rows of one query need
+    not be adjacent. Ids that can be sorted are numbered in sorted order; otherwise (e.g. a mix
+    of integers and strings) in order of first appearance."""
+    if qid is None and qid_name.startswith("eval_qid"):
+        # A validation set's ids, as SVMMap.fit words it: the advice below is fit's qid='s.
+        raise ValueError(f"{qid_name} is None: give the query ids of {rows_name.removesuffix(' X')}")
     if qid is None:
         raise ValueError(
             f"{required_by} ranks documents within queries and needs qid=: one query id per row "
@@ -371,16 +372,17 @@ def check_qid(
             arr = np.asarray(qid)
         except (TypeError, ValueError):
             arr = _object_array(qid)
-        if arr.ndim != 1 and not isinstance(qid, np.ndarray):
+        if arr.ndim != 1 and isinstance(qid, (list, tuple)):
             arr = _object_array(qid)  # e.g. a list of tuples
-    if arr.ndim != 1:
-        arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = read_column_vector(arr, qid_name)  # as y's (it was flattened without a word)
     if arr.ndim != 1:
         raise ValueError(f"{qid_name} must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n_rows:
         raise ValueError(f"{qid_name} has {arr.shape[0]} entries but {rows_name} has {n_rows} rows")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{qid_name} contains NaN or infinite values")
+        at = int(np.flatnonzero(~np.isfinite(arr))[0])  # named as y's NaN is
+        raise ValueError(f"{qid_name} contains NaN or infinite values: {qid_name}[{at}] is {arr[at]}")
     if arr.dtype.kind == "O" and arr.size:
         # None, pandas' NA or a float NaN among strings is a missing id, not a query: it would
         # pool every row that lacks one into one made-up query.
@@ -391,9 +393,8 @@ def check_qid(
                 "and every row needs a query id"
             )
     if arr.dtype.kind in "iuf" and arr.size and bool(np.all(arr[1:] >= arr[:-1])):
-        # Already sorted, as in LETOR files: the codes are the run numbers, found in one
-        # vectorized pass instead of np.unique's sort (the same result, several times faster
-        # on millions of rows; training calls this once per fit).
+        # Already sorted, as in LETOR files: the codes are the run numbers, in one vectorized pass
+        # (np.unique's result, several times faster on millions of rows; once per fit).
         new_query = np.concatenate(([False], arr[1:] != arr[:-1]))
         codes = np.cumsum(new_query, dtype=np.int64)
         new_query[0] = True
@@ -432,12 +433,8 @@ def query_weights(sample_weight: Any, codes: np.ndarray, uniques: np.ndarray) ->
     if sample_weight is None:
         return None
     n_rows = codes.shape[0]
-    try:
-        arr = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"sample_weight must hold numbers: {exc}") from None
-    if arr.ndim != 1:
-        raise ValueError(f"sample_weight must hold one weight per row of X (1-D), got shape {arr.shape}")
+    # The rule of every per-row array (strings, complex numbers, a column vector), as y's.
+    arr = one_column(sample_weight, "sample_weight")
     if arr.shape[0] != n_rows:
         raise ValueError(f"sample_weight has {arr.shape[0]} entries but X has {n_rows} rows")
     bad = np.flatnonzero(~(np.isfinite(arr) & (arr >= 0)))
@@ -567,28 +564,25 @@ def check_bool(value: Any, name: str) -> bool:
 
 
 def n_threads(n_jobs: int | None) -> int:
-    """scikit-learn's n_jobs convention as a thread count for the core (0 means all cores);
-    the rule and its error message are the core's (``_core.n_threads``)."""
+    """scikit-learn's n_jobs as a thread count for the core, by its rule and words (``_core.n_threads``)."""
     from . import _core
 
     return _core.n_threads(n_jobs)
 
 
 def queries_with_relevant(y: Any, qid: Any, relevance_threshold: float) -> list:
-    """The query ids (sorted as ``check_qid`` numbers them) that have a relevant document, by
-    the core's rule (``_core.query_kinds``): the queries that have an AP to validate on."""
+    """The query ids (sorted as ``check_qid`` numbers them) with a relevant document (an AP to
+    validate on), by the core's rule (``_core.query_kinds``)."""
     from . import _core
 
     labels = np.ascontiguousarray(y, dtype=np.float64)
     codes, uniques = check_qid(qid, labels.shape[0], required_by="queries_with_relevant")
     kinds = _core.query_kinds(labels, codes, len(uniques), float(relevance_threshold))
-    # Kind 1: no relevant document (no AP); the rest have one.
-    return uniques[kinds != 1].tolist()
+    return uniques[kinds != 1].tolist()  # kind 1: no relevant document (no AP)
 
 
-#: The score functions of scorers that need query ids (``make_ranking_scorer``'s), registered
-#: by the module that defines them (svmmap.metrics, which imports this one, so that this module
-#: need not import it back).
+#: The score functions of scorers that need query ids (``make_ranking_scorer``'s), registered by
+#: svmmap.metrics, which imports this module (so that this one need not import it back).
 _QUERY_SCORE_FUNCTIONS: list = []
 
 

@@ -35,6 +35,7 @@ from ._validation import (
     check_matrix,
     check_memory,
     check_qid,
+    dense_numbers,
     densified,
     forget_fit,
     invalid_parameter,
@@ -163,7 +164,9 @@ class SVMAcc(_LinearScorer):
         if sp.issparse(X):
             augmented = sp.hstack([sp.csr_matrix(X), sp.csr_matrix(np.full((n_rows, 1), float(scaling)))], format="csr")
         else:
-            dense = np.asarray(X, dtype=np.float64)
+            # The shared reading of a dense X (a nullable column's NA is NaN, which the fit
+            # names): np.asarray raised float()'s TypeError on pandas' NA.
+            dense = dense_numbers(X).astype(np.float64, copy=False)
             augmented = np.hstack([dense, np.full((n_rows, 1), float(scaling))])
         model = SVMMap(
             C=self.C,

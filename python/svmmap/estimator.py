@@ -28,6 +28,7 @@ from ._fit.training import InMemory, SkippedQueriesWarning, run_fit, train_confi
 from ._typing import IterationRecord, Slack
 from ._validation import (
     check_feature_names,
+    check_labels,
     check_matrix,
     check_qid,
     n_threads,
@@ -47,6 +48,12 @@ def query_mean(
 ) -> float:
     """``metric`` averaged over the queries where it is defined, weighted by the queries'
     ``sample_weight`` (per document, constant within a query) when given."""
+    # The checks of fit, with fit's names: the metric's would name y_true and y_score, which the
+    # caller of score did not pass ("qid has 42 entries but y_score has 43 rows").
+    y = check_labels(y, scores.shape[0])
+    if qid is not None:
+        codes, uniques = check_qid(qid, scores.shape[0])
+        qid = uniques[codes]  # the same queries, 1-D: a column vector warned once, here
     try:
         pq = per_query(metric, y, scores, qid, relevance_threshold=relevance_threshold)
     except ValueError as exc:
@@ -62,7 +69,13 @@ def query_mean(
     weights = query_weights(sample_weight, codes, uniques)
     weight_of = dict(zip(uniques.tolist(), cast(np.ndarray, weights).tolist()))
     w = np.array([weight_of[q] for q in pq.qids.tolist()], dtype=np.float64)
-    total = float(np.sum(w))
+    with np.errstate(over="ignore"):
+        total = float(np.sum(w))
+    if np.isinf(total):
+        # Weights near the float64 maximum add up to inf (and the mean to NaN), though only
+        # their ratios count, as in fit: scaled by a power of two, exactly, they add up.
+        w = np.ldexp(w, -np.frexp(np.max(w))[1])
+        total = float(np.sum(w))
     return float(np.dot(w, pq.values) / total) if total > 0 else float("nan")
 
 

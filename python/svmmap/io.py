@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _core
 from ._files.text import BeyondInt64, PathLike, integer, number, path_name, split_fields, text_lines, write_atomic
-from ._validation import check_qid, invalid_parameter
+from ._validation import check_qid, invalid_parameter, one_column
 from .persistence import load_model, model_document, save_model
 
 __all__ = [
@@ -377,14 +377,9 @@ def save_predictions(path: PathLike, scores: np.ndarray) -> None:
     ``scores`` must be a 1-D array-like of finite numbers: `load_predictions` refuses "nan" and
     "inf", so such a file could not be read back, and a 2-D array has no one score per line.
     """
-    if np.iscomplexobj(scores):
-        raise ValueError("scores must hold real numbers, got complex values")
-    try:
-        values = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"scores must hold numbers: {exc}") from None
-    if values.ndim != 1:
-        raise ValueError(f"scores must be 1-D (one score per document), got shape {values.shape}")
+    # The rule of the metrics' y_score: strings ("1.5" was written as 1.5), complex numbers,
+    # a column vector.
+    values = one_column(scores, "scores", "one score per document")
     if values.size == 0:
         # An empty file, which load_predictions refuses ("no data lines").
         raise ValueError(

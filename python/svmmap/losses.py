@@ -44,7 +44,7 @@ import numpy as np
 from . import _core
 from ._fit.defaults import TRAINING_DEFAULTS
 from ._typing import Slack
-from ._validation import check_labels, check_qid, finite_number, n_threads
+from ._validation import check_labels, check_qid, finite_number, n_threads, one_column
 
 #: A loss name, a list of names (SVM-combo) or a dict of names to weights (C_l = weight * C).
 LossSpec = Union[str, Sequence[str], Mapping[str, float]]
@@ -150,11 +150,9 @@ def structured_hinge(
     >>> round(value, 6), np.round(grad, 6).tolist()
     (1.333333, [-1.333333, 0.666667, 0.666667, 0.0])
     """
-    s = np.asarray(scores, dtype=np.float64)
-    if s.ndim != 1:
-        # A 2-D array was flattened and reported as rows of an X this function does not take.
-        raise ValueError(f"scores must be 1-D (one score per document), got shape {s.shape}")
-    s = np.ascontiguousarray(s)
+    # The metrics' rule for their y_score (strings, complex numbers, a column vector); a 2-D
+    # array was once flattened and reported as rows of an X this function does not take.
+    s = np.ascontiguousarray(one_column(scores, "scores", "one score per document"))
     y = check_labels(labels, s.shape[0], name="labels", rows_name="scores")
     if not np.all(np.isfinite(s)):
         bad = int(np.flatnonzero(~np.isfinite(s))[0])

@@ -384,6 +384,8 @@ def evaluate(
     conv = resolve_conventions(
         conventions, relevance_threshold=relevance_threshold, ties=ties, gain=gain, no_relevant=no_relevant
     )
+    # The trainers' rule for the threshold: float() read True as 1 and "0" as 0.
+    conv["relevance_threshold"] = finite_number(conv["relevance_threshold"], "relevance_threshold")
     # A single name would otherwise be taken apart into its letters.
     if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics) or len(metrics) == 0:
         raise invalid_parameter("metrics", "a non-empty list of metric names, e.g. ['map', 'ndcg@10']", metrics)

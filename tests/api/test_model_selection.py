@@ -354,7 +354,7 @@ def test_cv_with_sample_weight_refits_with_the_weights(small):
         (lambda n, qid: -np.ones(n), r"sample_weight\[0\] is -1.0: weights must be finite numbers >= 0"),
         (lambda n, qid: np.full(n, np.nan), r"sample_weight\[0\] is nan"),
         (lambda n, qid: np.ones(n - 1), "sample_weight has .* entries but X has .* rows"),
-        (lambda n, qid: np.ones((n, 2)), "sample_weight must hold one weight per row of X"),
+        (lambda n, qid: np.ones((n, 2)), r"sample_weight must be 1-D, got shape \(\d+, 2\)"),
         (lambda n, qid: np.zeros(n), "sample_weight is 0 for every query"),
         (
             lambda n, qid: np.arange(n, dtype=float),

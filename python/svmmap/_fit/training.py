@@ -39,6 +39,7 @@ from .._validation import (
     forget_fit,
     invalid_parameter,
     n_threads,
+    one_column,
     qid_of,
     query_weights,
 )
@@ -266,8 +267,9 @@ def check_inputs(name: str, X: Any, y: Any, qid: Any, group: Any, sample_weight:
     labels = check_labels(y, n_rows)
     qid = qid_of(qid, group, n_rows, "qid", "group")
     codes, uniques = check_qid(qid, n_rows, required_by=f"{name}.fit")
-    weights = query_weights(sample_weight, codes, uniques)
-    doc_weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    # One reading of the weights (a column vector warns once), which the search's splits share.
+    doc_weights = None if sample_weight is None else one_column(sample_weight, "sample_weight")
+    weights = query_weights(doc_weights, codes, uniques)
     return Inputs(names, core_X, n_rows, n_features, labels, qid, codes, uniques, doc_weights, weights)
 
 

@@ -71,7 +71,8 @@ def refit_best(model: Any, preprocessing: str, args: FitRequest, data: Inputs, j
     """Fits ``model``, the search's chosen candidate (an SVMMap or a Pipeline of its
     preprocessing and the SVMMap), on all the data of the fit request; returns its weights.
     ``judged`` is the validation set (X, labels, query codes) of ``cv="validation"``, or None."""
-    X, y, sample_weight = args.X, args.y, args.sample_weight
+    # The weights as the search read them (1-D float64): a column vector warned once already.
+    X, y, sample_weight = args.X, args.y, data.doc_weights
     if not hasattr(model, "steps"):
         model.fit(X, y, qid=data.qid, sample_weight=sample_weight)
         return model.coef_

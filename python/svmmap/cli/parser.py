@@ -237,7 +237,7 @@ def _training_help(parameter: "ParameterInfo") -> str:
     if parameter["kind"] == "loss":
         text += "; comma-separated losses combine, MRR losses weighted 1e-4 and NDCG@k 0.1 against the others unless given as 'W*loss'"
     default = parameter["default"]
-    if parameter["kind"].startswith("optional_"):
+    if parameter["kind"].startswith("optional_") or parameter["kind"] == "threads":
         text += "; 'none' for None"
     if isinstance(default, float):
         text += f" (default {default:g})"
@@ -259,7 +259,8 @@ def _training_option(parser: argparse.ArgumentParser, parameter: "ParameterInfo"
         "optional_real": _or_none(_seconds, "seconds > 0"),
         "loss": _loss_spec,
         "choice": str,
-        "threads": _n_jobs,
+        # 'none' as the other options whose default is None take it (the help says None).
+        "threads": _or_none(_n_jobs, "thread count"),
     }
     parser.add_argument(
         flag or parameter["flag"],

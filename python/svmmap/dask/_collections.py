@@ -9,7 +9,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from .._optional import load
-from .._validation import feature_names_of
+from .._validation import feature_names_of, read_column_vector
 
 
 def _is_dask_array(obj: Any) -> bool:
@@ -23,6 +23,11 @@ def _is_dask_frame(obj: Any) -> bool:
 def _row_blocks(obj: Any, name: str, row_chunks: Optional[Tuple[int, ...]], n_parts: int, x_name: str = "X") -> list:
     """The row partitions of y or qid as a list of Delayed (or plain) objects, aligned with
     those of X (named ``x_name`` in messages)."""
+    if _is_dask_array(obj) or isinstance(obj, np.ndarray):
+        if obj.ndim == 2 and obj.shape[1] == 1:
+            # Read with the warning, as svmmap.SVMMap reads a column-vector y or qid (it was
+            # refused here); the column's row chunks are kept.
+            obj = read_column_vector(obj, name)
     if _is_dask_array(obj):
         if obj.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {obj.shape}")

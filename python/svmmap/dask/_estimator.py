@@ -14,7 +14,7 @@ from .._fit.request import FitRequest, fit_doc
 from .._fit.training import FITTED_ATTRIBUTES, Outcome, run_fit
 from .._optional import load
 from .._typing import IterationRecord
-from .._validation import check_qid
+from .._validation import check_qid, require_2d
 from ..estimator import SVMMap as _LocalSVMMap
 from ._binning import BinnedPartitions
 from ._collections import _check_whole_queries, _ClientMixin, _is_dask_array, _is_dask_frame
@@ -169,7 +169,8 @@ class SVMMap(_ClientMixin, _LocalSVMMap):
             X = X.source
         n_columns = self.n_features_in_ if binner is None else binner.n_features_in_
         if _is_dask_array(X):
-            if X.ndim != 2 or X.shape[1] != n_columns:
+            require_2d(X.ndim, "X")  # the words of svmmap.SVMMap.predict
+            if X.shape[1] != n_columns:
                 raise ValueError(
                     f"X has shape {X.shape}, but {type(self).__name__} was fitted with {n_columns} features"
                 )

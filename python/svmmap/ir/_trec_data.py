@@ -4,7 +4,7 @@ pandas frames (`svmmap.ir.trec` re-exports them)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
 
@@ -41,9 +41,9 @@ def _column(values: Any, what: str, dtype: Any, name: str) -> np.ndarray:
         # ids that a run or qrels file can carry and give back.
         check_ids(values, f"{name}: {what}", first_field=what == "qid")
         return np.asarray(values, dtype=str)
-    if dtype is np.int64:
-        # Before NumPy's conversion, which makes [1, True] the integers [1, 1].
-        refuse_bools(values, f"{name}: {what}", "an integer")
+    # Before NumPy's conversion, which makes [1, True] the integers [1, 1] (and [1.5, True]
+    # the scores [1.5, 1.0]).
+    refuse_bools(values, f"{name}: {what}", "an integer" if dtype is np.int64 else "a number")
     arr = np.asarray(values)
     first = arr.reshape(-1)[:1].tolist()
     if dtype is np.int64:
@@ -128,13 +128,15 @@ class Run:
             for d, s in docs.items():
                 qid.append(q)
                 docno.append(d)
-                score.append(float(s))
+                # As given: the constructor's check is from_frame's and read_run's (float()
+                # parsed "1.0", read True as 1 and raised a bare TypeError for None).
+                score.append(s)
         # Object arrays, not str arrays: the constructor checks the ids as given, before numpy's
         # str conversion drops a trailing NUL.
         run = cls(
             np.asarray(qid, dtype=object),
             np.asarray(docno, dtype=object),
-            np.asarray(score),
+            cast(np.ndarray, score),  # a list: the constructor converts it after its check
             np.zeros(len(qid), dtype=np.int64),
             tag,
             name,
@@ -196,7 +198,10 @@ class Run:
         name = _frame_attr(frame, "name", name, "run")
         qid = _frame_ids(frame, name, "query", "qid", "query_id")
         docno = _frame_ids(frame, name, "document", "docno", "doc_id")
-        score = _frame_column(frame, name, "score", "score")
+        _frame_column(frame, name, "score", "score")  # a missing column named
+        # As given, not through NumPy, which makes [2.5, True] the scores [2.5, 1.0]: the
+        # constructor's check refuses the True, as read_run refuses the field.
+        score = frame["score"]
         rank = _find_column(frame, "rank")
         run = cls(qid, docno, score, np.zeros(len(qid), dtype=np.int64) if rank is None else rank, tag, name)
         _refuse_duplicates(run.qid, run.docno, name, "appears")
@@ -356,15 +361,14 @@ class Qrels:
         name = _frame_attr(frame, "name", name, "qrels")
         qid = _frame_ids(frame, name, "query", "query_id", "qid")
         docno = _frame_ids(frame, name, "document", "doc_id", "docno")
-        rel = _frame_column(frame, name, "relevance", "relevance", "label")
-        refuse_bools(rel, f"{name}: relevance", "an integer")
-        if rel.dtype.kind == "f":
-            if not np.all(np.isfinite(rel) & (rel == np.round(rel))):
-                raise ValueError(f"{name}: relevance values must be whole numbers")
-        elif rel.dtype.kind not in "iu":
-            raise ValueError(f"{name}: relevance values must be integers, got dtype {rel.dtype}")
+        _frame_column(frame, name, "relevance", "relevance", "label")  # a missing column named
+        # The column as given, checked by the constructor as from_dict's and a file's are: a
+        # private check here let uint64 2**63 wrap around to -2**63, and NumPy made [1, True]
+        # the labels [1, 1].
+        rel = frame["relevance" if "relevance" in frame.keys() else "label"]
+        refuse_bools(rel, f"{name}: relevance", "an integer")  # named as the frame's column
         _refuse_duplicates(qid, docno, name, "is judged")
-        return cls(qid, docno, rel.astype(np.int64), name)
+        return cls(qid, docno, rel, name)
 
     def to_frame(self) -> Any:
         """The judgments as a pandas DataFrame in PyTerrier's layout: columns ``qid``, ``docno``
