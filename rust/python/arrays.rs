@@ -1,7 +1,8 @@
-//! Borrowing numpy buffers as the core's views: dense and CSR feature matrices, 1-D slices,
-//! query codes. Nothing is copied; the views are checked by the core's constructors.
+//! Borrowing NumPy arrays (through `ndbuf`) as the core's views: dense and CSR feature
+//! matrices, 1-D slices, query codes. Nothing is copied; the views are checked by the core's
+//! constructors.
 
-use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use super::ndbuf::{Element, PyReadonlyArray1, PyReadonlyArray2, SliceError};
 
 use crate::binning::Missing;
 use crate::data::BinnedView;
@@ -66,26 +67,32 @@ pub(super) enum Ints<'py> {
     I64(PyReadonlyArray1<'py, i64>),
 }
 
-pub(super) fn slice<'a, T: numpy::Element>(
+pub(super) fn slice<'a, T: Element>(
     a: &'a PyReadonlyArray1<'_, T>,
     what: &str,
 ) -> PyResult<&'a [T]> {
     a.as_slice()
-        .map_err(|_| PyValueError::new_err(format!("{what} must be a contiguous array")))
+        .map_err(|e| layout_error(e, what, "a contiguous array"))
+}
+
+/// The error of an array the core cannot read in place: `what` must be `layout`. The Python
+/// layer hands over C-contiguous, aligned arrays, so this is an internal error.
+fn layout_error(e: SliceError, what: &str, layout: &str) -> PyErr {
+    PyValueError::new_err(match e {
+        SliceError::NotContiguous => format!("{what} must be {layout}"),
+        SliceError::Misaligned => format!("{what} must be an aligned array"),
+    })
 }
 
 /// The values of a 2-D array in row order with its shape; `what` names it in the error.
-pub(super) fn rows<'a, T: numpy::Element>(
+pub(super) fn rows<'a, T: Element>(
     a: &'a PyReadonlyArray2<'_, T>,
     what: &str,
 ) -> PyResult<(&'a [T], usize, usize)> {
-    // as_slice also accepts Fortran order, whose memory would be read as the transpose.
-    let contiguous =
-        || PyValueError::new_err(format!("{what} must be a C-contiguous (row-major) array"));
-    if !a.is_c_contiguous() {
-        return Err(contiguous());
-    }
-    let s = a.as_slice().map_err(|_| contiguous())?;
+    // as_slice accepts C order alone: Fortran order would be read as the transpose.
+    let s = a
+        .as_slice()
+        .map_err(|e| layout_error(e, what, "a C-contiguous (row-major) array"))?;
     Ok((s, a.shape()[0], a.shape()[1]))
 }
 
@@ -154,7 +161,7 @@ impl<'py> Matrix<'py> {
         f: ViewFn<'_>,
     ) -> PyResult<()> {
         #[allow(clippy::too_many_arguments)]
-        fn csr<T: Scalar + numpy::Element, I: SparseIndex + numpy::Element>(
+        fn csr<T: Scalar + Element, I: SparseIndex + Element>(
             py: Python<'_>,
             check: Check,
             data: &PyReadonlyArray1<'_, T>,
@@ -180,7 +187,7 @@ impl<'py> Matrix<'py> {
             })
             .map_err(PyErr::from)
         }
-        fn binned<C: crate::data::binned::Code + numpy::Element>(
+        fn binned<C: crate::data::binned::Code + Element>(
             py: Python<'_>,
             codes: &PyReadonlyArray2<'_, C>,
             th: &crate::binning::Thresholds,
@@ -199,7 +206,7 @@ impl<'py> Matrix<'py> {
             })
             .map_err(PyErr::from)
         }
-        fn dense<T: Scalar + numpy::Element>(
+        fn dense<T: Scalar + Element>(
             py: Python<'_>,
             check: Check,
             a: &PyReadonlyArray2<'_, T>,

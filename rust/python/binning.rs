@@ -1,7 +1,7 @@
 //! Binning bindings: the binner's configuration (`BinnerConfig`, validated here once), threshold
 //! fitting, the indicator transform and bin codes.
 
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
+use super::ndbuf::{from_vec, from_vec_shaped, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
@@ -149,7 +149,7 @@ impl PyBinnerConfig {
 }
 
 /// Concatenated thresholds and the offsets of every column's block.
-pub(super) type ThresholdArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<i64>>);
+pub(super) type ThresholdArrays<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 /// Fits binning thresholds per column (the configuration's n_thresholds, strategy and missing),
 /// on the rows `rows` of `x` alone when given (as on `x[rows]`, without that copy).
@@ -189,10 +189,7 @@ pub(super) fn bin_fit<'py>(
         })?
     })?;
     let offsets: Vec<i64> = th.offsets.iter().map(|&o| o as i64).collect();
-    Ok((
-        PyArray1::from_vec(py, th.values),
-        PyArray1::from_vec(py, offsets),
-    ))
+    Ok((from_vec(py, th.values)?, from_vec(py, offsets)?))
 }
 
 /// The indicator features of a dense matrix: returns (indptr, indices, n_cols) of a CSR matrix
@@ -222,8 +219,8 @@ pub(super) fn bin_transform<'py>(
             })?
         })?;
         Ok((
-            PyArray1::from_vec(py, out.indptr).into_any(),
-            PyArray1::from_vec(py, out.indices).into_any(),
+            from_vec(py, out.indptr)?,
+            from_vec(py, out.indices)?,
             out.n_cols,
         ))
     } else {
@@ -233,8 +230,8 @@ pub(super) fn bin_transform<'py>(
             })?
         })?;
         Ok((
-            PyArray1::from_vec(py, out.indptr).into_any(),
-            PyArray1::from_vec(py, out.indices).into_any(),
+            from_vec(py, out.indptr)?,
+            from_vec(py, out.indices)?,
             out.n_cols,
         ))
     }
@@ -255,7 +252,7 @@ pub(super) fn bin_codes<'py>(
     let th = thresholds_from(&values, &offsets)?;
     let x = DenseFloats::extract(x)?;
     let shape = x.shape();
-    fn run<'py, C: crate::data::binned::Code + numpy::Element>(
+    fn run<'py, C: crate::data::binned::Code + super::ndbuf::Element>(
         py: Python<'py>,
         x: &DenseFloats<'py>,
         th: &binning::Thresholds,
@@ -266,9 +263,7 @@ pub(super) fn bin_codes<'py>(
         let codes = with_dense_floats!(py, &x, |s, n, d| with_threads(n_threads, || {
             binning::codes::<_, C>(s, n, d, th, missing)
         })?)?;
-        Ok(PyArray1::from_vec(py, codes)
-            .reshape([shape.0, shape.1])?
-            .into_any())
+        from_vec_shaped(py, codes, &[shape.0, shape.1])
     }
     match binning::code_width(&th, missing)? {
         1 => run::<u8>(py, &x, &th, missing, n_threads, shape),
@@ -277,7 +272,7 @@ pub(super) fn bin_codes<'py>(
 }
 
 /// The per-cell sums and counts of `pair_histograms`.
-pub(super) type PairHistograms<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+pub(super) type PairHistograms<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 /// The 2-D histograms of pair selection (see `crate::binning::pairs`): `coarse` is a
 /// (n_features, n_rows) C-contiguous uint8 array of coarse codes, `sizes` the number of coarse
@@ -289,9 +284,9 @@ pub(super) type PairHistograms<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyA
 #[pyo3(signature = (coarse, sizes, pairs, residual, n_threads, max_seconds=None))]
 pub(super) fn pair_histograms<'py>(
     py: Python<'py>,
-    coarse: numpy::PyReadonlyArray2<'py, u8>,
+    coarse: super::ndbuf::PyReadonlyArray2<'py, u8>,
     sizes: PyReadonlyArray1<'py, i64>,
-    pairs: numpy::PyReadonlyArray2<'py, i64>,
+    pairs: super::ndbuf::PyReadonlyArray2<'py, i64>,
     residual: PyReadonlyArray1<'py, f64>,
     n_threads: usize,
     max_seconds: Option<f64>,
@@ -329,8 +324,7 @@ pub(super) fn pair_histograms<'py>(
         })?
     })
     .map_err(PyErr::from)?;
-    Ok(
-        scanned
-            .map(|(sums, counts)| (PyArray1::from_vec(py, sums), PyArray1::from_vec(py, counts))),
-    )
+    scanned
+        .map(|(sums, counts)| Ok((from_vec(py, sums)?, from_vec(py, counts)?)))
+        .transpose()
 }

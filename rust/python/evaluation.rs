@@ -1,7 +1,7 @@
 //! Scoring and evaluation bindings: prediction, one query's oracle, the structured hinge and
 //! the per-query metrics.
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use super::ndbuf::{from_vec, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -28,7 +28,7 @@ fn check_rows(n: usize, n_queries: usize, per_row: usize, what: &str) -> Result<
 }
 
 /// A column statistic's means and variances.
-type Moments<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+type Moments<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 /// The mean and the variance of every column of a dense X (`kernels::column_moments`, one
 /// parallel read of X), or None for a CSR or binned matrix, whose moments Python computes from
@@ -40,9 +40,9 @@ pub(super) fn column_moments<'py>(
     x: &Bound<'py, PyAny>,
     n_threads: usize,
 ) -> PyResult<Option<Moments<'py>>> {
-    fn dense<T: Scalar + numpy::Element>(
+    fn dense<T: Scalar + super::ndbuf::Element>(
         py: Python<'_>,
-        a: &numpy::PyReadonlyArray2<'_, T>,
+        a: &super::ndbuf::PyReadonlyArray2<'_, T>,
         n_threads: usize,
     ) -> PyResult<(Vec<f64>, Vec<f64>)> {
         let (values, _, n_cols) = rows(a, "X")?;
@@ -58,10 +58,7 @@ pub(super) fn column_moments<'py>(
         Matrix::DenseF32(a) => dense(py, &a, n_threads)?,
         _ => return Ok(None),
     };
-    Ok(Some((
-        PyArray1::from_vec(py, means),
-        PyArray1::from_vec(py, variances),
-    )))
+    Ok(Some((from_vec(py, means)?, from_vec(py, variances)?)))
 }
 
 /// X^T v (`kernels::transpose_dot`: in row order on one thread, fallible allocation, Ctrl-C
@@ -73,13 +70,13 @@ pub(super) fn transpose_dot<'py>(
     x: &Bound<'py, PyAny>,
     v: PyReadonlyArray1<'py, f64>,
     n_threads: usize,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let x = Matrix::extract(x)?;
     let v = slice(&v, "v")?;
     let sums = x.run_checked(py, Check::Shape, n_threads, |m| {
         crate::data::kernels::transpose_dot(m, v)
     })?;
-    Ok(PyArray1::from_vec(py, sums))
+    from_vec(py, sums)
 }
 
 /// Scores every row: X . coef; with `rows` (int64 positions), the rows listed alone, in that
@@ -92,7 +89,7 @@ pub(super) fn predict<'py>(
     coef: PyReadonlyArray1<'py, f64>,
     n_threads: usize,
     rows: Option<PyReadonlyArray1<'py, i64>>,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let x = Matrix::extract(x)?;
     let w = slice(&coef, "coef")?;
     let rows = rows.map(|r| row_positions(&r, x.n_rows())).transpose()?;
@@ -141,7 +138,7 @@ pub(super) fn predict<'py>(
         }
         Ok(out)
     })?;
-    Ok(PyArray1::from_vec(py, scores))
+    from_vec(py, scores)
 }
 
 /// `rows` as positions into a matrix of `n_rows` rows, each checked to be inside it.
@@ -169,7 +166,7 @@ pub(super) fn oracle_argmax<'py>(
     scores: PyReadonlyArray1<'py, f64>,
     relevant: PyReadonlyArray1<'py, bool>,
     loss: &str,
-) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
+) -> PyResult<(f64, Bound<'py, PyAny>)> {
     let s = slice(&scores, "scores")?;
     let r = slice(&relevant, "relevant")?;
     if s.len() != r.len() {
@@ -191,11 +188,11 @@ pub(super) fn oracle_argmax<'py>(
     oracle::check_query_len(o.as_ref(), s.len())?;
     let mut coef = vec![0.0; s.len()];
     let delta = detach(py, || Ok(o.argmax(s, r, &mut coef)))?;
-    Ok((delta, PyArray1::from_vec(py, coef)))
+    Ok((delta, from_vec(py, coef)?))
 }
 
 /// (value, grad, per_query) of `structured_hinge`.
-pub(super) type HingeTuple<'py> = (f64, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+pub(super) type HingeTuple<'py> = (f64, Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 /// The structural hinge of every query through the given slack groups (one list of (weight,
 /// loss name) per group, several losses sharing a slack; the groups' hinges are added up),
@@ -244,8 +241,8 @@ pub(super) fn structured_hinge<'py>(
     })?;
     Ok((
         result.value,
-        PyArray1::from_vec(py, result.grad),
-        PyArray1::from_vec(py, result.per_query),
+        from_vec(py, result.grad)?,
+        from_vec(py, result.per_query)?,
     ))
 }
 
@@ -266,7 +263,7 @@ pub(super) fn evaluate<'py>(
     relevance_threshold: f64,
     n_relevant: Option<PyReadonlyArray1<'py, f64>>,
     letor_ndcg: bool,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let metric = Metric::parse(metric)?;
     let conv = Conventions {
         ties: Ties::parse(ties).ok_or_else(|| {
@@ -306,5 +303,5 @@ pub(super) fn evaluate<'py>(
             metrics::evaluate(metric, s, t, &groups, &conv, nr)
         })?
     })?;
-    Ok(PyArray1::from_vec(py, values))
+    from_vec(py, values)
 }

@@ -1,8 +1,7 @@
 //! File bindings: the LETOR reader, model files, atomic writes, and the debug hooks the tests
 //! use to interrupt a write or raise a panic inside the guard.
 
-use numpy::ndarray::Array2;
-use numpy::{PyArray1, PyArray2};
+use super::ndbuf::{from_vec, from_vec_shaped};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -13,7 +12,7 @@ use crate::data::reader::{read_letor, read_text, FromF64, LetorData, ReadOptions
 use crate::error::Error;
 use crate::runtime::pool::with_threads;
 
-pub(super) fn letor_dict<'py, T: FromF64 + numpy::Element>(
+pub(super) fn letor_dict<'py, T: FromF64 + super::ndbuf::Element>(
     py: Python<'py>,
     data: LetorData<T>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -24,18 +23,16 @@ pub(super) fn letor_dict<'py, T: FromF64 + numpy::Element>(
     d.set_item("n_features", nf)?;
     d.set_item("qid_names", data.qid_names)?;
     d.set_item("comments", data.comments)?;
-    d.set_item("labels", PyArray1::from_vec(py, data.labels))?;
-    d.set_item("qid_codes", PyArray1::from_vec(py, data.qid_codes))?;
-    d.set_item("line_numbers", PyArray1::from_vec(py, data.line_numbers))?;
+    d.set_item("labels", from_vec(py, data.labels)?)?;
+    d.set_item("qid_codes", from_vec(py, data.qid_codes)?)?;
+    d.set_item("line_numbers", from_vec(py, data.line_numbers)?)?;
     if dense_complete {
         // Every row lists features 1..d in order: the values are the dense matrix already.
-        let arr = Array2::from_shape_vec((n, nf), data.values)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        d.set_item("dense", PyArray2::from_owned_array(py, arr))?;
+        d.set_item("dense", from_vec_shaped(py, data.values, &[n, nf])?)?;
     } else {
-        d.set_item("indptr", PyArray1::from_vec(py, data.indptr))?;
-        d.set_item("indices", PyArray1::from_vec(py, data.indices))?;
-        d.set_item("values", PyArray1::from_vec(py, data.values))?;
+        d.set_item("indptr", from_vec(py, data.indptr)?)?;
+        d.set_item("indices", from_vec(py, data.indices)?)?;
+        d.set_item("values", from_vec(py, data.values)?)?;
     }
     Ok(d)
 }

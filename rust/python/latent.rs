@@ -2,7 +2,7 @@
 //! and the target coefficients on their own (for tests and benchmarks). python/svmmap/_latent.py
 //! owns the rounds' settings and passes them.
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use super::ndbuf::{from_vec, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -59,12 +59,12 @@ pub(super) fn fit_latent<'py>(
     target_cutoff: Option<usize>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<(
-    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyAny>,
     FitSummary,
     Vec<f64>,
     bool,
     Option<&'static str>,
-    Option<(usize, f64, Bound<'py, PyList>, Bound<'py, PyArray1<f64>>)>,
+    Option<(usize, f64, Bound<'py, PyList>, Bound<'py, PyAny>)>,
 )> {
     let (cutoff, graded) = base_of(&config)?;
     let settings = LatentOptions {
@@ -110,12 +110,12 @@ pub(super) fn fit_latent<'py>(
             for point in z.ray {
                 points.append(point)?;
             }
-            Some((z.kept, z.at_zero, points, PyArray1::from_vec(py, z.start)))
+            Some((z.kept, z.at_zero, points, from_vec(py, z.start)?))
         }
         None => None,
     };
     Ok((
-        PyArray1::from_vec(py, fit.w),
+        from_vec(py, fit.w)?,
         summary,
         fit.objectives,
         fit.exhausted,
@@ -136,7 +136,7 @@ pub(super) fn latent_target_coefficients<'py>(
     n_queries: usize,
     cutoff: usize,
     graded: bool,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let (s, g) = (slice(&scores, "scores")?, slice(&grades, "grades")?);
     let groups = groups(&qid_codes, n_queries)?;
     if s.len() != g.len() || s.len() != groups.n_rows() {
@@ -151,5 +151,5 @@ pub(super) fn latent_target_coefficients<'py>(
         return Err(PyValueError::new_err("scores and grades must be finite"));
     }
     let e = latent::target_coefficients(s, g, &groups, cutoff, graded)?;
-    Ok(PyArray1::from_vec(py, e))
+    from_vec(py, e)
 }

@@ -6,9 +6,7 @@
 
 use std::sync::Arc;
 
-use numpy::{
-    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyUntypedArray, PyUntypedArrayMethods,
-};
+use super::ndbuf::{Element, Interface, PyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -21,12 +19,12 @@ const KINDS: [&str; 3] = ["dense", "csr", "binned"];
 
 /// One of two array types, held by the matrix between calls.
 enum Either<A, B> {
-    First(Py<A>),
-    Second(Py<B>),
+    First(A),
+    Second(B),
 }
 
 /// A matrix's column centers (empty for none) and scales.
-type Columns = (Py<PyArray1<f64>>, Py<PyArray1<f64>>);
+type Columns = (PyArray1<f64>, PyArray1<f64>);
 
 /// The arrays of a `CoreMatrix` by kind and dtype, as `CoreMatrix.__new__` sorted them.
 enum Stored {
@@ -66,12 +64,12 @@ pub struct CoreMatrix {
 /// rebuilt from network frames or made with `np.frombuffer` at an odd offset can be unaligned
 /// views, which Rust must not read as slices.
 fn aligned<'py>(a: &Bound<'py, PyAny>, dtype: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
-    if let Ok(array) = a.cast::<PyUntypedArray>() {
+    if let Some(array) = Interface::of(a)? {
         let dtype_ok = match dtype {
             None => true,
-            Some(_) => a.cast::<PyArray1<f64>>().is_ok(),
+            Some(_) => PyArray1::<f64>::of(a).is_ok(),
         };
-        if dtype_ok && array.is_c_contiguous() && array.is_aligned() {
+        if dtype_ok && array.c_contiguous && array.aligned {
             return Ok(a.clone());
         }
     }
@@ -83,22 +81,21 @@ fn aligned<'py>(a: &Bound<'py, PyAny>, dtype: Option<&str>) -> PyResult<Bound<'p
 }
 
 /// The first of two array types that `a` is, or the error `message`.
-fn either<A, B>(a: &Bound<'_, PyAny>, message: &str) -> PyResult<Either<A, B>>
-where
-    A: pyo3::PyTypeCheck,
-    B: pyo3::PyTypeCheck,
-{
-    if let Ok(first) = a.cast::<A>() {
-        return Ok(Either::First(first.clone().unbind()));
+fn either<A: Element, B: Element, const N: usize>(
+    a: &Bound<'_, PyAny>,
+    message: &str,
+) -> PyResult<Either<PyArray<A, N>, PyArray<B, N>>> {
+    if let Ok(first) = PyArray::of(a) {
+        return Ok(Either::First(first));
     }
-    a.cast::<B>()
-        .map(|second| Either::Second(second.clone().unbind()))
+    PyArray::of(a)
+        .map(Either::Second)
         .map_err(|_| PyValueError::new_err(message.to_string()))
 }
 
 /// A 1-D array of exactly `T` (a threshold or grid array of a binned matrix), or pyo3's error
 /// of the conversion that failed, as the core's calls raised it before.
-fn vector<'py, T: numpy::Element>(a: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, T>> {
+fn vector<'py, T: Element>(a: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, T>> {
     a.extract()
 }
 
@@ -161,11 +158,11 @@ impl CoreMatrix {
         let py = arrays.py();
         // Binned codes have one column per base feature, not per indicator.
         let (rows, cols) = match &stored {
-            Stored::Dense(Either::First(a)) => shape2(a.bind(py).shape()),
-            Stored::Dense(Either::Second(a)) => shape2(a.bind(py).shape()),
+            Stored::Dense(Either::First(a)) => shape2(a.readonly(py)?.shape()),
+            Stored::Dense(Either::Second(a)) => shape2(a.readonly(py)?.shape()),
             Stored::Binned { codes, .. } => match codes {
-                Either::First(a) => (a.bind(py).shape()[0], n_cols),
-                Either::Second(a) => (a.bind(py).shape()[0], n_cols),
+                Either::First(a) => (a.readonly(py)?.shape()[0], n_cols),
+                Either::Second(a) => (a.readonly(py)?.shape()[0], n_cols),
             },
             Stored::Csr { .. } => (n_rows, n_cols),
         };
@@ -184,20 +181,19 @@ fn shape2(s: &[usize]) -> (usize, usize) {
     (s[0], s[1])
 }
 
-/// A stored array borrowed for one call; a NumPy borrow error (the array is borrowed mutably
-/// elsewhere) is a Python exception.
-fn borrow2<'py, T: numpy::Element>(
+/// A stored array borrowed for one call (see `PyArray::readonly`).
+fn borrow2<'py, T: Element>(
     py: Python<'py>,
-    a: &Py<PyArray2<T>>,
-) -> PyResult<numpy::PyReadonlyArray2<'py, T>> {
-    Ok(a.bind(py).try_readonly()?)
+    a: &PyArray2<T>,
+) -> PyResult<super::ndbuf::PyReadonlyArray2<'py, T>> {
+    a.readonly(py)
 }
 
-fn borrow1<'py, T: numpy::Element>(
+fn borrow1<'py, T: Element>(
     py: Python<'py>,
-    a: &Py<PyArray1<T>>,
+    a: &PyArray1<T>,
 ) -> PyResult<PyReadonlyArray1<'py, T>> {
-    Ok(a.bind(py).try_readonly()?)
+    a.readonly(py)
 }
 
 impl<'py> Matrix<'py> {
@@ -312,11 +308,8 @@ impl CoreMatrix {
         let columns = match columns {
             None => None,
             Some((center, scale)) => {
-                let column = |a: &Bound<'_, PyAny>| -> PyResult<Py<PyArray1<f64>>> {
-                    Ok(aligned(a, Some("float64"))?
-                        .cast::<PyArray1<f64>>()?
-                        .clone()
-                        .unbind())
+                let column = |a: &Bound<'_, PyAny>| -> PyResult<PyArray1<f64>> {
+                    PyArray1::of(&aligned(a, Some("float64"))?)
                 };
                 Some((column(&center)?, column(&scale)?))
             }
@@ -362,10 +355,10 @@ impl CoreMatrix {
     }
     /// The column centers (empty for none) and scales, or None.
     #[getter]
-    fn columns(&self, py: Python<'_>) -> Option<Columns> {
+    fn columns(&self, py: Python<'_>) -> Option<(Py<PyAny>, Py<PyAny>)> {
         self.columns
             .as_ref()
-            .map(|(c, s)| (c.clone_ref(py), s.clone_ref(py)))
+            .map(|(c, s)| (c.bind(py).clone().unbind(), s.bind(py).clone().unbind()))
     }
 
     // Pickling (to Dask workers) rebuilds the matrix from its constructor's arguments, which
@@ -380,7 +373,7 @@ impl CoreMatrix {
         usize,
         usize,
         bool,
-        Option<Columns>,
+        Option<(Py<PyAny>, Py<PyAny>)>,
     ) {
         (
             self.kind,

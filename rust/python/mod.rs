@@ -1,8 +1,9 @@
 //! All PyO3 code (module `svmmap._core`), split by concern: `matrix` (the CoreMatrix class,
 //! checked once) and `arrays` (its views, borrowed per call); `config`, `params`, `losses` and
 //! `tables` (the training configuration, validated once); `training`, `solve`, `queries`,
-//! `latent`, `partition` and `results`; `evaluation`, `io` and `binning`. Each binding borrows the
-//! numpy buffers, builds a view, releases the GIL, calls the core and converts its error. Nothing
+//! `latent`, `partition` and `results`; `evaluation`, `io` and `binning`; `ndbuf` (NumPy arrays
+//! read and made through their array interface). Each binding borrows the
+//! NumPy arrays, builds a view, releases the GIL, calls the core and converts its error. Nothing
 //! here computes anything itself.
 
 mod arrays;
@@ -13,6 +14,7 @@ mod io;
 mod latent;
 mod losses;
 mod matrix;
+mod ndbuf;
 mod params;
 mod partition;
 mod queries;
@@ -28,7 +30,6 @@ use pyo3::exceptions::{
 use pyo3::prelude::*;
 
 use crate::error::Error;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 create_exception!(
     _core,
@@ -183,14 +184,11 @@ impl From<Error> for PyErr {
     }
 }
 
-/// The first use of NumPy's C API by the `numpy` crate runs Python code (it imports NumPy's
-/// core module and parses `numpy.__version__` with `numpy.lib.NumpyVersion`), and a failure
-/// there, such as a `KeyboardInterrupt` from a Ctrl-C that lands during it, is a panic in the
-/// crate ("Failed to access NumPy array API capsule"), which pyo3 raises as `PanicException`.
-/// So the API is set up here, once, while the module is imported: the crate's fallible
-/// `get_array_module` runs that Python code first and an interrupt fails the import with
-/// `KeyboardInterrupt`; afterwards the array API, the dtype table and the borrow-checking
-/// capsule are initialized from modules already imported, with no Python code left to run.
+/// The core looks up NumPy's `ndarray`, `asarray` and `empty` (see `ndbuf`) once, here while the module
+/// is imported: a first array would otherwise do it. Every step of it is fallible, so a
+/// `KeyboardInterrupt` from a Ctrl-C that lands during it fails that import or call and the
+/// next one tries again. (With the `numpy` crate, which the bindings used before, a failure
+/// while setting up NumPy's C API was a panic, raised as `PanicException`.)
 ///
 /// Importing NumPy costs more than the whole `svmmap --version` or `--help`, which read only
 /// this module's tables, so the import does it only when NumPy is already imported (every
@@ -198,21 +196,10 @@ impl From<Error> for PyErr {
 /// imports the core first and NumPy later calls `_set_up_numpy` before its first array: the
 /// command line after parsing its arguments, and `svmmap`'s lazy names.
 fn set_up_numpy(py: Python<'_>) -> PyResult<()> {
-    use numpy::{PyArray1, PyArrayMethods};
-    if NUMPY_READY.load(Ordering::Acquire) {
-        return Ok(());
-    }
-    numpy::get_array_module(py)?;
-    let probe = PyArray1::<f64>::zeros(py, 1, false);
-    drop(probe.readonly());
-    NUMPY_READY.store(true, Ordering::Release);
-    Ok(())
+    ndbuf::set_up(py)
 }
 
-/// Whether `set_up_numpy` has run to its end in this process.
-static NUMPY_READY: AtomicBool = AtomicBool::new(false);
-
-/// Sets up NumPy's C API for the core's calls if that was not done at import (see
+/// Looks NumPy's objects up for the core's calls if that was not done at import (see
 /// `set_up_numpy`); returns immediately once done. A `KeyboardInterrupt` during it is raised
 /// here, and a later call sets it up again.
 #[pyfunction]
@@ -220,11 +207,11 @@ fn _set_up_numpy(py: Python<'_>) -> PyResult<()> {
     set_up_numpy(py)
 }
 
-/// Whether NumPy's C API is set up for the core's calls (tests check every path into the
-/// core sets it up before its first array).
+/// Whether NumPy's objects are looked up for the core's calls (tests check every path into the
+/// core sets them up before its first array).
 #[pyfunction]
-fn _numpy_ready() -> bool {
-    NUMPY_READY.load(Ordering::Acquire)
+fn _numpy_ready(py: Python<'_>) -> bool {
+    ndbuf::ready(py)
 }
 
 #[pymodule]

@@ -4,7 +4,7 @@
 //! matrix once in the oracle pass, instead of rebuilding the configuration, the oracles and
 //! the groups and checking every value again.
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use super::ndbuf::{from_vec, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
@@ -113,7 +113,7 @@ impl Partition {
         })?;
         let out = PyList::empty(py);
         for (b, g) in sums {
-            out.append((b, PyArray1::from_vec(py, g)))?;
+            out.append((b, from_vec(py, g)?))?;
         }
         Ok(out)
     }

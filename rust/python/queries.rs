@@ -1,7 +1,7 @@
 //! Which queries of a data set can take part in training (the usable-query rule of
 //! `oracle::QueryUse`), and scikit-learn's n_jobs as the core's thread count.
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use super::ndbuf::{from_vec, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use super::arrays::*;
@@ -74,7 +74,7 @@ pub(super) fn query_kinds<'py>(
     qid_codes: PyReadonlyArray1<'py, i64>,
     n_queries: usize,
     relevance_threshold: f64,
-) -> PyResult<Bound<'py, PyArray1<u8>>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let rule = query_use(&y, &qid_codes, n_queries, relevance_threshold, None)?;
     let kinds: Vec<u8> = rule
         .kinds
@@ -85,7 +85,7 @@ pub(super) fn query_kinds<'py>(
             oracle::QueryKind::AllRelevant => 2,
         })
         .collect();
-    Ok(PyArray1::from_vec(py, kinds))
+    from_vec(py, kinds)
 }
 
 /// scikit-learn's n_jobs as the core's thread count (0: one per core).

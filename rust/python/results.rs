@@ -2,7 +2,7 @@
 //! (`FitSummary`), and the iteration records, with the per-iteration hook that hands them to
 //! Python (`progress_hook`, shared by `training.rs` and `solve.rs`).
 
-use numpy::PyArray1;
+use super::ndbuf::from_slice;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
@@ -214,7 +214,7 @@ pub(super) fn progress_hook<'a>(
             let outcome = record_dict(py, r)
                 .and_then(|record| {
                     if with_coef {
-                        record.set_item("coef", PyArray1::from_slice(py, w))?;
+                        record.set_item("coef", from_slice(py, w)?)?;
                     }
                     cb.call1(py, (record,))
                 })

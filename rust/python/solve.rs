@@ -1,7 +1,7 @@
 //! The cutting-plane loop over cuts computed in Python (distributed training, `svmmap.dask`):
 //! `solve` and `solve_warm`, the source that sums the parts' cuts, and the opaque warm state.
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use super::ndbuf::{from_slice, from_vec, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -28,7 +28,7 @@ pub(super) struct PyCutSource {
 impl PyCutSource {
     fn call(&self, py: Python<'_>, w: &[f64]) -> PyResult<Vec<(f64, Vec<f64>)>> {
         py.check_signals()?;
-        let result = self.source.bind(py).call1((PyArray1::from_slice(py, w),))?;
+        let result = self.source.bind(py).call1((from_slice(py, w)?,))?;
         let shape_error = || {
             PyValueError::new_err(format!(
                 "the cut source must return, for every part, a list of {} (float, float64 array \
@@ -113,7 +113,7 @@ pub(super) fn solve<'py>(
     problem: PyRef<'py, ProblemSummary>,
     callback: Option<Py<PyAny>>,
     with_coef: bool,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary)> {
+) -> PyResult<(Bound<'py, PyAny>, FitSummary)> {
     let (w, summary, _) = solve_from(
         py, cut_source, dim, &config, &problem, callback, with_coef, None,
     )?;
@@ -133,7 +133,7 @@ pub(super) fn solve_warm<'py>(
     problem: PyRef<'py, ProblemSummary>,
     warm: Option<PyRef<'py, WarmState>>,
     callback: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, FitSummary, WarmState)> {
+) -> PyResult<(Bound<'py, PyAny>, FitSummary, WarmState)> {
     let warm = warm.as_ref().map(|state| &state.state);
     let (w, summary, state) = solve_from(
         py, cut_source, dim, &config, &problem, callback, false, warm,
@@ -173,11 +173,7 @@ fn solve_from<'py>(
     callback: Option<Py<PyAny>>,
     with_coef: bool,
     warm: Option<&solver::WarmStart>,
-) -> PyResult<(
-    Bound<'py, PyArray1<f64>>,
-    FitSummary,
-    Option<solver::WarmStart>,
-)> {
+) -> PyResult<(Bound<'py, PyAny>, FitSummary, Option<solver::WarmStart>)> {
     if dim == 0 {
         return Err(PyValueError::new_err("dim must be at least 1, got 0"));
     }
@@ -209,7 +205,7 @@ fn solve_from<'py>(
         }
     };
     Ok((
-        PyArray1::from_vec(py, w),
+        from_vec(py, w)?,
         FitSummary::new(py, &s, problem.counts)?,
         state,
     ))

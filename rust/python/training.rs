@@ -3,7 +3,7 @@
 //! `results.rs`, with the records it passes.
 //! The query counts are in `queries.rs`, the loop over cuts computed in Python in `solve.rs`.
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use super::ndbuf::{from_vec, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -210,7 +210,7 @@ fn path_from<'py>(
     )?;
     let out = PyList::empty(py);
     for (w, s) in path {
-        out.append((PyArray1::from_vec(py, w), fit_summary(py, &s)?))?;
+        out.append((from_vec(py, w)?, fit_summary(py, &s)?))?;
     }
     Ok((out, state))
 }
