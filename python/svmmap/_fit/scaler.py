@@ -167,9 +167,9 @@ def scaler_from_dict(d: Any) -> ScalerSpec:
     return spec
 
 
-#: scikit-learn's ``_handle_zeros_in_scale``: a spread below this is a constant feature's,
-#: whose scale is 1.
-_CONSTANT_SPREAD = 10 * np.finfo(np.float64).eps
+#: scikit-learn's ``_handle_zeros_in_scale``: a spread below this (ten machine epsilons of
+#: float64, np.spacing(1.0)) is a constant feature's, whose scale is 1.
+_CONSTANT_SPREAD = 10 * np.spacing(1.0)
 
 
 def _first(bad: np.ndarray) -> int:
@@ -179,7 +179,7 @@ def _first(bad: np.ndarray) -> int:
 def _check_statistics(spec: ScalerSpec) -> None:
     """The scale as scikit-learn's ``fit`` computes it from the statistics the file also holds
     (StandardScaler: the square root of ``var_``, or 1 for a constant feature; MaxAbsScaler:
-    ``max_abs_``, or 1 below 10 eps; MinMaxScaler: the range's width over ``data_range_ =
+    ``max_abs_``, or 1 below ten machine epsilons; MinMaxScaler: the range's width over ``data_range_ =
     data_max_ - data_min_``, with ``min_`` from ``data_min_``), the same float64 operations, so
     a fitted scaler's file agrees bit for bit. A file that contradicts them (a scale of 1e308
     beside a variance of 1) was edited or damaged; it used to load and then make the scores
@@ -196,13 +196,13 @@ def _check_statistics(spec: ScalerSpec) -> None:
         elif spec.name == "MaxAbsScaler" and "max_abs_" in given:
             _not_negative(a["max_abs_"], "max_abs_", "a largest magnitude")
             expected = np.where(a["max_abs_"] < _CONSTANT_SPREAD, 1.0, a["max_abs_"])
-            _agree(a["scale_"], expected, "scale_", "its max_abs_ (1 below 10 eps)")
+            _agree(a["scale_"], expected, "scale_", "its max_abs_ (1 below ten machine epsilons)")
         elif spec.name == "MinMaxScaler" and {"data_min_", "data_max_", "data_range_"} <= given:
             _agree(a["data_range_"], a["data_max_"] - a["data_min_"], "data_range_", "data_max_ - data_min_")
             low, high = (float(t) for t in spec.params.get("feature_range", (0.0, 1.0)))
             spread = a["data_range_"]
             scale = (high - low) / np.where(spread < _CONSTANT_SPREAD, 1.0, spread)
-            said = "the feature_range's width over data_range_ (1 below 10 eps)"
+            said = "the feature_range's width over data_range_ (1 below ten machine epsilons)"
             _agree(a["scale_"], scale, "scale_", said)
             _agree(a["min_"], low - a["data_min_"] * a["scale_"], "min_", "feature_range[0] - data_min_ * scale_")
 
