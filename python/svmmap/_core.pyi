@@ -377,6 +377,8 @@ def latent_target_coefficients(
 # Where solve_warm may start: the final working set and iterate of a solve (opaque).
 @final
 class WarmState:
+    @property
+    def nbytes(self) -> int: ...
     def shifted(self, delta: npt.NDArray[np.float64]) -> WarmState: ...
 
 def solve_warm(

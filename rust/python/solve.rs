@@ -152,6 +152,13 @@ pub struct WarmState {
 
 #[pymethods]
 impl WarmState {
+    /// The bytes the state holds (its cuts, dual variables and iterate): a C path's states keep
+    /// their cuts in f32 (see `solver::WarmStart`).
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.state.nbytes()
+    }
+
     /// The state for the problem whose every cut is this one's with `delta` added to its g
     /// (in the units of the solver's cuts: a source's sums times 1/n); see
     /// `solver::WarmStart::shifted`.

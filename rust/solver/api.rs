@@ -5,11 +5,12 @@
 //! of `Options::method` (ocas.rs or plain.rs) on any `CutSource`, such as the sum of the parts
 //! of several machines.
 
-use super::ocas::{solve_ocas, WarmStart};
+use super::ocas::solve_ocas;
 use super::options::{Method, ValidOptions};
 use super::plain::solve_plain;
 use super::problem::{CutSource, QueryCuts, RankingProblem};
 use super::progress::{Control, IterationRecord, Summary};
+use super::warm::WarmStart;
 use crate::data::{QueryGroups, RowMatrix};
 use crate::error::{Error, Result};
 use crate::oracle::Oracle;
@@ -131,7 +132,10 @@ pub fn train_path_from<M: RowMatrix + ?Sized>(
         summary.n_skipped_no_relevant = counts.no_relevant;
         summary.n_skipped_all_relevant = counts.all_relevant;
         out.push((w, summary));
-        state = last;
+        // A path's states are held between its Cs, and by a search between its calls, in f32
+        // (see `WarmStart`): every C of the path starts from the rounded state, so a path
+        // fitted in pieces is the path fitted at once.
+        state = last.map(WarmStart::rounded);
     }
     Ok((out, state))
 }

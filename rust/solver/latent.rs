@@ -26,10 +26,10 @@
 use std::time::{Duration, Instant};
 
 use super::api::{solve_from, train_path_from};
-use super::ocas::WarmStart;
 use super::options::ValidOptions;
 use super::problem::{CutSource, RankingProblem};
 use super::progress::{Control, IterationRecord, StopReason, Summary};
+use super::warm::WarmStart;
 use crate::data::kernels::{matvec, transpose_dot};
 use crate::data::{QueryGroups, RowMatrix};
 use crate::error::{Error, Result};

@@ -52,12 +52,13 @@ mod plain;
 mod problem;
 mod progress;
 pub mod qp;
+mod warm;
 
 pub use api::{solve, solve_from, train, train_path, train_path_from};
-pub use ocas::WarmStart;
 pub use options::{
     expected, name_of, parameter, text_default, Kind, Method, Options, Parameter, ValidOptions,
     Value, PARAMETERS, PER_QUERY,
 };
 pub use problem::{CutSource, QueryCuts, RankingProblem};
 pub use progress::{Control, IterationRecord, StopReason, Summary};
+pub use warm::WarmStart;

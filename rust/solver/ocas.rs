@@ -43,6 +43,7 @@ use super::options::{Options, ValidOptions, QP_TOL_FACTOR};
 use super::problem::CutSource;
 use super::progress::{out_of_range, Control, IterationRecord, Limits, Progress, Summary};
 use super::qp::{dot, Cut, WorkingSet};
+use super::warm::WarmStart;
 use crate::error::{Error, Result};
 
 /// An active-set solution that misses QP_TOL_FACTOR by rounding is accepted at this fraction
@@ -74,69 +75,6 @@ const MIN_NULL_STEP_FRACTION: f64 = 0.01;
 /// on rescaled columns at C = 10^4 it costs 20% more iterations (137 instead of 115); at 2 the
 /// rescaled fold needs 4 times as many.
 const NULL_STEP_MARGIN: f64 = 1.0;
-
-/// Where a solve of the same problem at another C may start: the final working set (cuts and
-/// dual variables) and iterate of a solve at `c`.
-///
-/// Why this is exact. Each cut (b_j, g_j) is an average of the oracles' constraints, and
-/// b_j - w.g_j <= the risk at w whatever C is, so the cuts of a solve at C stay valid lower
-/// bounds of the risk at C'; only the dual's caps sum_j a_j <= C change, and a C'/C is feasible
-/// for them. The working set's dual at C' therefore still bounds min P from below, and the
-/// stopping test P(w_b) - D <= eps C' certifies the result exactly as in a cold start. The
-/// iterate w_b keeps its risk, so P at C' is known there without an oracle pass:
-/// P'(w_b) = 1/2 ||w_b||^2 + C' risk(w_b).
-///
-/// Why the iterate matters. With the cuts alone, the first iterate is the optimum of the old
-/// cuts' model at C', which overshoots where the model is flat; OCAS then starts its
-/// stabilization from there. Starting w_b at the previous optimum keeps the stabilization
-/// centre where the risk is known, and the first proposal w_c is judged against it. On
-/// MQ2008 Fold 1 over C = 0.01, 0.1, ..., 1000 (each C from the one before): 98 oracle passes
-/// instead of 169 for cold starts (benchmarks/cv_path.py --path), where seeding the cuts
-/// alone took 128 when this was developed (and 31 iterations
-/// at C = 100, more than the cold start's 20); with the columns rescaled as in
-/// benchmarks/solver.py, 242 passes instead of 759, and 384 with the cuts alone. Every cut is
-/// handed on, the inactive ones too: keeping only the active cuts made the QPs smaller but
-/// took about 20% more passes (benchmarks/cv_path.py). With cut blocks the retired cuts
-/// (`QP_IDLE`) are handed on as well, with a = 0, and start in the QP at the new C.
-///
-/// A problem whose every cut is the old one's plus a fixed vector (`shifted`; the rounds of
-/// a latent-target loss, whose sources subtract a constant sum from the same oracles' cuts)
-/// can start from the same state: the moved cuts are exactly the new problem's cuts at the
-/// same points, so they bound its risk as the old ones bounded the old risk. Only the risk at
-/// w changes, and it is measured again by the first iteration, which evaluates w.
-#[derive(Debug, Clone)]
-pub struct WarmStart {
-    c: f64,
-    cuts: Vec<Cut>,
-    alpha: Vec<f64>,
-    w: Vec<f64>,
-    /// sum_s max(0, b_s - w.g_s) of the cuts taken at w: the risk at w, summed over groups;
-    /// None after `shifted`, until w is evaluated again.
-    risk: Option<f64>,
-}
-
-impl WarmStart {
-    /// The state for the problem whose cuts are this one's with `delta` added to every g
-    /// (see the type's documentation); `delta` is in the units of the cuts (the sums of a
-    /// source times 1/n).
-    pub fn shifted(&self, delta: &[f64]) -> Result<WarmStart> {
-        if delta.len() != self.w.len() || delta.iter().any(|v| !v.is_finite()) {
-            return Err(Error::input(format!(
-                "a warm start's shift needs {} finite values, got {} values",
-                self.w.len(),
-                delta.len()
-            )));
-        }
-        let mut state = self.clone();
-        for cut in &mut state.cuts {
-            for (g, d) in cut.g.iter_mut().zip(delta) {
-                *g += d;
-            }
-        }
-        state.risk = None;
-        Ok(state)
-    }
-}
 
 /// The cuts of every group at `w` and the primal objective there.
 struct Evaluation {
@@ -255,13 +193,13 @@ pub(super) fn solve_ocas(
     // The retired cuts are handed on too, with a = 0 (see `WarmStart`).
     let mut alpha = ws.alpha().to_vec();
     alpha.resize(ws.len() + ws.n_retired(), 0.0);
-    let warm_start = WarmStart {
-        c: opts.c,
-        cuts: ws.all_cuts().cloned().collect(),
+    let warm_start = WarmStart::new(
+        opts.c,
+        ws.all_cuts().cloned().collect(),
         alpha,
-        w: w.clone(),
-        risk: Some(risk),
-    };
+        w.clone(),
+        risk,
+    );
     Ok((
         w,
         progress.summary(&ws, n_evals, qp_seconds, qp_fallbacks),
@@ -311,20 +249,14 @@ impl OcasState {
         qp_tol: f64,
     ) -> Result<()> {
         let d = self.w_c.len();
-        if warm.w.len() != d
-            || warm
-                .cuts
-                .iter()
-                .any(|c| c.g.len() != d || c.group >= n_slacks)
-        {
+        if !warm.fits(d, n_slacks) {
             return Err(Error::input(
                 "a warm start must come from a solve of the same problem",
             ));
         }
         // The old dual variables scaled to the new caps are feasible (see `WarmStart`).
-        let scale = opts.c / warm.c;
-        let alpha = warm.alpha.iter().map(|a| a * scale).collect();
-        self.ws = WorkingSet::with_cuts(d, vec![opts.c; n_slacks], warm.cuts.clone(), alpha);
+        let (cuts, alpha) = warm.start_at(opts.c);
+        self.ws = WorkingSet::with_cuts(d, vec![opts.c; n_slacks], cuts, alpha);
         self.solve(opts.eps, qp_tol);
         self.dual = self.ws.dual_objective_at(&self.w_c).max(0.0);
         match warm.risk {
