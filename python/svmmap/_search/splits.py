@@ -449,6 +449,10 @@ class SplitData:
         rows it reads, binned where they are. Kept (thresholds and pairs), unless ``deadline``
         passed during the choice (`SelectionCut`, see `ga2m_pairs`)."""
         if k not in self._ga2m:
+            # The codes held now (the split's "binned" ones, which its GA2M fits replace) go
+            # before the pairs' choice, so that the two never take memory together.
+            self._binned = None
+            _return_free_pages()
             base = self._thresholds_of(k)
             binner = make_preprocessor("ga2m", False, self.n_jobs)
             spec = BinningSpec(base.config, binner.get_params(), base.thresholds, base.n_features_in)
