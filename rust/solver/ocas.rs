@@ -193,18 +193,11 @@ pub(super) fn solve_ocas(
     // The retired cuts are handed on too, with a = 0 (see `WarmStart`).
     let mut alpha = ws.alpha().to_vec();
     alpha.resize(ws.len() + ws.n_retired(), 0.0);
-    let warm_start = WarmStart::new(
-        opts.c,
-        ws.all_cuts().cloned().collect(),
-        alpha,
-        w.clone(),
-        risk,
-    );
-    Ok((
-        w,
-        progress.summary(&ws, n_evals, qp_seconds, qp_fallbacks),
-        warm_start,
-    ))
+    let summary = progress.summary(&ws, n_evals, qp_seconds, qp_fallbacks);
+    // The working set's cuts move into the state: a copy would hold them twice at the end of
+    // every fit (10 MB for a GA2M at C = 10 on 573k documents).
+    let warm_start = WarmStart::new(opts.c, ws.into_all_cuts(), alpha, w.clone(), risk);
+    Ok((w, summary, warm_start))
 }
 
 /// What OCAS carries from one iteration to the next.

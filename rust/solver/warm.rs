@@ -83,12 +83,9 @@ const ERR_MARGIN: f64 = 1.0 + 1e-9;
 const MAX_LOWERING: f64 = 1e-6;
 
 impl RoundedCut {
-    /// The cut rounded, or None when a value of g is beyond f32's range.
-    fn of(cut: &Cut) -> Option<RoundedCut> {
+    /// The cut rounded; its values are within f32's range (see `WarmStart::rounded`).
+    fn of(cut: &Cut) -> RoundedCut {
         let g: Vec<f32> = cut.g.iter().map(|&v| v as f32).collect();
-        if g.iter().any(|v| !v.is_finite()) {
-            return None;
-        }
         // Each difference is exact (Sterbenz: v and its rounding are within a factor of 2).
         let square: f64 = cut
             .g
@@ -96,12 +93,12 @@ impl RoundedCut {
             .zip(&g)
             .map(|(&v, &r)| (v - f64::from(r)) * (v - f64::from(r)))
             .sum();
-        Some(RoundedCut {
+        RoundedCut {
             g,
             b: cut.b,
             err: square.sqrt() * ERR_MARGIN,
             group: cut.group,
-        })
+        }
     }
 }
 
@@ -118,19 +115,32 @@ impl WarmStart {
 
     /// The same state with its cuts in f32 (see the type's documentation), or as it is when
     /// the risk at its iterate is unknown (after `shifted`) or a value is beyond f32's range.
+    /// Each f64 cut goes as soon as it is rounded, so the two forms are never held whole.
     pub fn rounded(self) -> WarmStart {
         let HeldCuts::Exact(cuts) = &self.cuts else {
             return self;
         };
-        if self.risk.is_none() {
+        let in_range = |v: &f64| (*v as f32).is_finite();
+        if self.risk.is_none() || !cuts.iter().all(|c| c.g.iter().all(in_range)) {
             return self;
         }
-        match cuts.iter().map(RoundedCut::of).collect::<Option<Vec<_>>>() {
-            Some(rounded) => WarmStart {
-                cuts: HeldCuts::Rounded(rounded),
-                ..self
-            },
-            None => self,
+        let WarmStart {
+            c,
+            cuts: HeldCuts::Exact(cuts),
+            alpha,
+            w,
+            risk,
+        } = self
+        else {
+            unreachable!("matched above")
+        };
+        let rounded = cuts.into_iter().map(|cut| RoundedCut::of(&cut)).collect();
+        WarmStart {
+            c,
+            cuts: HeldCuts::Rounded(rounded),
+            alpha,
+            w,
+            risk,
         }
     }
 
@@ -348,6 +358,12 @@ mod tests {
         assert!(cuts.is_empty() && alpha.is_empty());
         let moved = state.shifted(&[0.0; 30]).unwrap().rounded();
         assert!(matches!(moved.cuts, HeldCuts::Exact(_)));
-        assert!(state.rounded().shifted(&[0.0; 30]).is_err());
+        assert!(state.clone().rounded().shifted(&[0.0; 30]).is_err());
+        // A value beyond f32's range keeps the state exact.
+        let mut far = state;
+        if let HeldCuts::Exact(cuts) = &mut far.cuts {
+            cuts[3].g[7] = 1e300;
+        }
+        assert!(matches!(far.rounded().cuts, HeldCuts::Exact(_)));
     }
 }

@@ -285,6 +285,13 @@ impl WorkingSet {
         self.cuts.iter().chain(self.retired.iter().map(|(c, _)| c))
     }
 
+    /// The cuts of `all_cuts`, in its order, without a copy.
+    pub fn into_all_cuts(self) -> Vec<Cut> {
+        let mut cuts = self.cuts;
+        cuts.extend(self.retired.into_iter().map(|(c, _)| c));
+        cuts
+    }
+
     /// Number of retired cuts (see `retire_idle`).
     pub fn n_retired(&self) -> usize {
         self.retired.len()
