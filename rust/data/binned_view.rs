@@ -171,32 +171,18 @@ impl<'a, C: Code> BinnedView<'a, C> {
         missing: Missing,
         grids: &[(usize, usize)],
     ) -> Result<Self> {
-        let width = n_features + grids.len();
-        Self::build((codes, &[]), width, n_rows, n_features, th, missing, grids)
+        Self::split((codes, &[]), n_rows, n_features, th, missing, grids)
     }
 }
 
 impl<'a, B: Code, P: Code> BinnedView<'a, B, P> {
     /// `with_pairs` for the base features' codes (n_rows, n_features) and the pairs' codes
-    /// (n_rows, grids.len()) in two arrays, each of its own code type.
+    /// (n_rows, grids.len()) in two arrays, each of its own code type; an empty pair array
+    /// stands for codes in one array (`base` holds every code column). Checks the thresholds
+    /// against `n_features`, the arrays' lengths, and every code against its column's limit,
+    /// reporting the first bad code in row order of the combined columns.
     pub fn split(
-        base: &'a [B],
-        pairs: &'a [P],
-        n_rows: usize,
-        n_features: usize,
-        th: &Thresholds,
-        missing: Missing,
-        grids: &[(usize, usize)],
-    ) -> Result<Self> {
-        let split = n_features;
-        Self::build((base, pairs), split, n_rows, n_features, th, missing, grids)
-    }
-
-    /// Checks the thresholds against `n_features`, the arrays' lengths, and every code against
-    /// its column's limit, reporting the first bad code in row order of the combined columns.
-    fn build(
         (base, pairs): (&'a [B], &'a [P]),
-        split: usize,
         n_rows: usize,
         n_features: usize,
         th: &Thresholds,
@@ -210,6 +196,8 @@ impl<'a, B: Code, P: Code> BinnedView<'a, B, P> {
             )));
         }
         let width = n_features + grids.len();
+        // Without rows both splits read nothing, and the lengths are 0 either way.
+        let split = if pairs.is_empty() { width } else { n_features };
         check_len("bin codes", base.len(), n_rows, split)?;
         check_len("pair codes", pairs.len(), n_rows, width - split)?;
         let layout = BinLayout::with_pairs(th, missing, grids);
@@ -476,7 +464,7 @@ mod tests {
             .map(|i| P::from_usize(codes[i / (d - nb) * d + nb + i % (d - nb)]))
             .collect();
         let single = BinnedView::with_pairs(&one, n, nb, th, missing, grids).unwrap();
-        let split = BinnedView::split(&base, &pairs, n, nb, th, missing, grids).unwrap();
+        let split = BinnedView::split((&base, &pairs), n, nb, th, missing, grids).unwrap();
         assert_eq!(split.n_cols(), single.n_cols());
         assert_eq!(split.acc_len(), single.acc_len());
         let table = single.prepare(w);
@@ -563,7 +551,7 @@ mod tests {
             let base: Vec<u8> = [0, 1, 3, 4, 6, 7].iter().map(|&i| codes[i] as u8).collect();
             let pairs: Vec<u16> = [2, 5, 8].iter().map(|&i| codes[i] as u16).collect();
             let e1 = BinnedView::with_pairs(&one, 3, 2, &th, Missing::Error, &grids).err();
-            let e2 = BinnedView::split(&base, &pairs, 3, 2, &th, Missing::Error, &grids).err();
+            let e2 = BinnedView::split((&base, &pairs), 3, 2, &th, Missing::Error, &grids).err();
             let (e1, e2) = (e1.map(|e| e.to_string()), e2.map(|e| e.to_string()));
             assert_eq!(e1, e2);
             e2
@@ -582,7 +570,7 @@ mod tests {
             .unwrap()
             .contains("row 2, feature 1"));
         // A pair array of the wrong length is refused by name.
-        let err = BinnedView::split(&[0u8; 6], &[0u16; 2], 3, 2, &th, Missing::Error, &grids)
+        let err = BinnedView::split((&[0u8; 6], &[0u16; 2]), 3, 2, &th, Missing::Error, &grids)
             .err()
             .unwrap();
         assert!(

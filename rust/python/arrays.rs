@@ -267,6 +267,16 @@ impl<'py> Matrix<'py> {
     }
 }
 
+/// Runs `f` on the view `make` builds, with the GIL released, on a pool of `n_threads`.
+fn viewed<V: RowMatrix>(
+    py: Python<'_>,
+    n_threads: usize,
+    f: ViewFn<'_>,
+    make: impl FnOnce() -> crate::Result<V> + Send,
+) -> PyResult<()> {
+    detach(py, || with_threads(n_threads, || f(&make()?))?).map_err(PyErr::from)
+}
+
 /// `Matrix::run_erased` of bin codes: one array of them, or the base and pair codes in two
 /// (`BinnedView::split`), each of either code type.
 fn run_binned(
@@ -278,30 +288,11 @@ fn run_binned(
     t: usize,
     f: ViewFn<'_>,
 ) -> PyResult<()> {
-    fn binned<C: crate::data::binned::Code + Element>(
-        py: Python<'_>,
-        codes: &PyReadonlyArray2<'_, C>,
-        th: &crate::binning::Thresholds,
-        missing: Missing,
-        grids: &[(usize, usize)],
-        n_threads: usize,
-        f: ViewFn<'_>,
-    ) -> PyResult<()> {
-        let (s, n, d) = rows(codes, "bin codes")?;
-        // The code columns are the base features' and then the pairs'.
-        let base = d.saturating_sub(grids.len());
-        detach(py, || {
-            with_threads(n_threads, || {
-                f(&BinnedView::with_pairs(s, n, base, th, missing, grids)?)
-            })?
-        })
-        .map_err(PyErr::from)
-    }
     #[allow(clippy::too_many_arguments)]
-    fn split<B: crate::data::binned::Code + Element, P: crate::data::binned::Code + Element>(
+    fn binned<B: crate::data::binned::Code + Element, P: crate::data::binned::Code + Element>(
         py: Python<'_>,
         codes: &PyReadonlyArray2<'_, B>,
-        pair_codes: &PyReadonlyArray2<'_, P>,
+        pair_codes: Option<&PyReadonlyArray2<'_, P>>,
         th: &crate::binning::Thresholds,
         missing: Missing,
         grids: &[(usize, usize)],
@@ -309,6 +300,13 @@ fn run_binned(
         f: ViewFn<'_>,
     ) -> PyResult<()> {
         let (s, n, d) = rows(codes, "bin codes")?;
+        let Some(pair_codes) = pair_codes else {
+            // The code columns are the base features' and then the pairs'.
+            let base = d.saturating_sub(grids.len());
+            return viewed(py, n_threads, f, || {
+                BinnedView::with_pairs(s, n, base, th, missing, grids)
+            });
+        };
         let (p, n_p, d_p) = rows(pair_codes, "pair codes")?;
         if (n_p, d_p) != (n, grids.len()) {
             return Err(PyValueError::new_err(format!(
@@ -318,20 +316,19 @@ fn run_binned(
                 (n_p, d_p)
             )));
         }
-        detach(py, || {
-            with_threads(n_threads, || {
-                f(&BinnedView::split(s, p, n, d, th, missing, grids)?)
-            })?
+        viewed(py, n_threads, f, || {
+            BinnedView::split((s, p), n, d, th, missing, grids)
         })
-        .map_err(PyErr::from)
     }
+    // Without pair codes their type is any (u8).
+    let none = None::<&PyReadonlyArray2<'_, u8>>;
     match (codes, pair_codes) {
-        (Codes::U8(a), None) => binned(py, a, th, m, grids, t, f),
-        (Codes::U16(a), None) => binned(py, a, th, m, grids, t, f),
-        (Codes::U8(a), Some(Codes::U8(p))) => split(py, a, p, th, m, grids, t, f),
-        (Codes::U8(a), Some(Codes::U16(p))) => split(py, a, p, th, m, grids, t, f),
-        (Codes::U16(a), Some(Codes::U8(p))) => split(py, a, p, th, m, grids, t, f),
-        (Codes::U16(a), Some(Codes::U16(p))) => split(py, a, p, th, m, grids, t, f),
+        (Codes::U8(a), None) => binned(py, a, none, th, m, grids, t, f),
+        (Codes::U16(a), None) => binned(py, a, none, th, m, grids, t, f),
+        (Codes::U8(a), Some(Codes::U8(p))) => binned(py, a, Some(p), th, m, grids, t, f),
+        (Codes::U8(a), Some(Codes::U16(p))) => binned(py, a, Some(p), th, m, grids, t, f),
+        (Codes::U16(a), Some(Codes::U8(p))) => binned(py, a, Some(p), th, m, grids, t, f),
+        (Codes::U16(a), Some(Codes::U16(p))) => binned(py, a, Some(p), th, m, grids, t, f),
     }
 }
 
