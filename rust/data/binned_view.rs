@@ -22,7 +22,9 @@ use crate::error::{Error, Result};
 pub struct BinnedView<'a, B, P = B> {
     base: &'a [B],
     pairs: &'a [P],
+    /// Code columns a row in `base` and in `pairs`.
     split: usize,
+    pair_width: usize,
     n_rows: usize,
     layout: BinLayout,
 }
@@ -36,7 +38,9 @@ const CHECK_ROWS: usize = 4096;
 const LANES: usize = 4;
 
 /// The first code in row-major order that is above its column's limit in `codes` (`width` code
-/// columns a row, the first of them the combined column `first`): (row, column, code).
+/// columns a row, the first of them the combined column `first`): (row, column, code). A row
+/// is compared with the limits whole, without a branch per code, and searched only when one
+/// of its codes is out of range.
 fn first_bad<C: Code>(
     codes: &[C],
     width: usize,
@@ -46,13 +50,18 @@ fn first_bad<C: Code>(
     if width == 0 {
         return None;
     }
+    let limits = &limits[first..first + width];
     codes
         .par_chunks(CHECK_ROWS * width)
         .enumerate()
         .find_map_first(|(c, chunk)| {
-            chunk.iter().enumerate().find_map(|(i, v)| {
-                let f = first + i % width;
-                (v.to_usize() > limits[f]).then(|| (c * CHECK_ROWS + i / width, f, v.to_usize()))
+            chunk.chunks_exact(width).enumerate().find_map(|(r, row)| {
+                let over = |(v, &limit): (&C, &usize)| v.to_usize() > limit;
+                if !row.iter().zip(limits).fold(false, |bad, x| bad | over(x)) {
+                    return None;
+                }
+                let j = row.iter().zip(limits).position(over)?;
+                Some((c * CHECK_ROWS + r, first + j, row[j].to_usize()))
             })
         })
 }
@@ -117,6 +126,14 @@ fn add_lanes<C: Code>(
     }
     for (l, (code, slot)) in c.remainder().iter().zip(s.remainder()).enumerate() {
         acc[l] += table[slot + code.to_usize()];
+    }
+}
+
+/// Adds `alpha` to the histogram slot of every code: slot `slots[i] + codes[i]`.
+#[inline(always)]
+fn add_at<C: Code>(slots: &[usize], codes: &[C], alpha: f64, hist: &mut [f64]) {
+    for (s, code) in slots.iter().zip(codes) {
+        hist[s + code.to_usize()] += alpha;
     }
 }
 
@@ -213,6 +230,7 @@ impl<'a, B: Code, P: Code> BinnedView<'a, B, P> {
             base,
             pairs,
             split,
+            pair_width: width - split,
             n_rows,
             layout,
         })
@@ -221,7 +239,7 @@ impl<'a, B: Code, P: Code> BinnedView<'a, B, P> {
     /// Row `row`'s codes: those in `base`, then those in `pairs`.
     #[inline(always)]
     fn row(&self, row: usize) -> (&'a [B], &'a [P]) {
-        let (s, p) = (self.split, self.layout.n_code_columns() - self.split);
+        let (s, p) = (self.split, self.pair_width);
         (
             &self.base[row * s..(row + 1) * s],
             &self.pairs[row * p..(row + 1) * p],
@@ -300,13 +318,9 @@ impl<B: Code, P: Code> RowMatrix for BinnedView<'_, B, P> {
     #[inline]
     fn row_accumulate(&self, row: usize, alpha: f64, hist: &mut [f64]) {
         let (base, pairs) = self.row(row);
-        let slots = &self.layout.slots;
-        for (s, code) in slots.iter().zip(base) {
-            hist[s + code.to_usize()] += alpha;
-        }
-        for (s, code) in slots[base.len()..].iter().zip(pairs) {
-            hist[s + code.to_usize()] += alpha;
-        }
+        let (base_slots, pair_slots) = self.layout.slots.split_at(base.len());
+        add_at(base_slots, base, alpha, hist);
+        add_at(pair_slots, pairs, alpha, hist);
     }
     fn finish(&self, hist: Vec<f64>) -> Vec<f64> {
         self.layout.columns_from_histogram(&hist)
