@@ -4,6 +4,8 @@
 //! directly, never through here, so that no two files import each other.
 
 pub mod binned;
+#[cfg(test)]
+mod binned_split;
 pub mod binned_view;
 pub mod csr;
 pub mod dense;
