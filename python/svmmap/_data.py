@@ -17,7 +17,10 @@ input), after which the matrix cannot be changed. Three kinds exist:
   for, the length of ``coef_``. With pairwise interactions, ``arrays = (codes, values, offsets,
   grids)``: the codes have one more column per pair after the base features', and ``grids``
   (int64) holds every pair's two coarse threshold counts (a_0, b_0, a_1, b_1, ...), see
-  ``rust/data/binned.rs``.
+  ``rust/data/binned.rs``. Or ``arrays = (codes, values, offsets, grids, pair_codes)``: the
+  codes of the base features alone and, in an array of their own (uint8 or uint16, one column
+  per pair), the pairs' codes, so that uint8 base codes need not widen to the pairs' uint16
+  (``rust/data/binned_view.rs``); the core reads both forms alike, bit for bit.
 
 Any kind may carry ``columns = (center, scale)`` (float64, one value per column; the center
 empty for none): the core then reads column j as (x_j - center_j) * scale_j without a copy
@@ -113,8 +116,15 @@ class CoreMatrix(_core.CoreMatrix):
         n_cols: int,
         missing: bool,
         grids: Any = None,
+        pair_codes: Optional[np.ndarray] = None,
     ) -> "CoreMatrix":
-        arrays = (codes, values, offsets) if grids is None else (codes, values, offsets, grids)
+        """Bin codes with pairs' codes after the base features' (``grids`` given), or beside
+        them in ``pair_codes`` (see the module docstring)."""
+        arrays: Tuple[Any, ...] = (codes, values, offsets)
+        if grids is not None:
+            arrays += (grids,) if pair_codes is None else (grids, pair_codes)
+        elif pair_codes is not None:
+            raise ValueError("pair_codes need the grids of their pairs")
         return cls("binned", arrays, codes.shape[0], n_cols, missing)
 
     def take_rows(self, rows: np.ndarray) -> "CoreMatrix":
@@ -124,8 +134,9 @@ class CoreMatrix(_core.CoreMatrix):
         if self.kind == "binned":
             # One row of codes per document; the thresholds are shared.
             codes, values, offsets = self.arrays[:3]
-            grids = self.arrays[3] if len(self.arrays) == 4 else None
-            return CoreMatrix.binned(codes[rows], values, offsets, self.n_cols, self.missing, grids)
+            grids = self.arrays[3] if len(self.arrays) >= 4 else None
+            pair_codes = self.arrays[4][rows] if len(self.arrays) == 5 else None
+            return CoreMatrix.binned(codes[rows], values, offsets, self.n_cols, self.missing, grids, pair_codes)
         data, indices, indptr = self.arrays
         starts, ends = indptr[rows], indptr[rows + 1]
         lengths = ends - starts
@@ -185,11 +196,13 @@ class CoreMatrix(_core.CoreMatrix):
                 shares.append(above / n)
                 if self.missing:
                     shares.append(np.array([counts[k + 1] / n]))
-            grids = self.arrays[3].reshape(-1, 2) if len(self.arrays) == 4 else np.zeros((0, 2), np.int64)
+            grids = self.arrays[3].reshape(-1, 2) if len(self.arrays) >= 4 else np.zeros((0, 2), np.int64)
+            # The pairs' codes follow the base features' or are an array of their own.
+            pair_codes = self.arrays[4] if len(self.arrays) == 5 else codes[:, len(offsets) - 1 :]
             for p, (a, b) in enumerate(grids.tolist()):
                 # Cell (s, t) is set by the codes ci * (b + 1) + cj with ci >= s, cj >= t: the
                 # 2-D suffix sums of the code counts (the missing code sets none).
-                cells = np.bincount(codes[:, len(offsets) - 1 + p], minlength=(a + 1) * (b + 1) + 1)
+                cells = np.bincount(pair_codes[:, p], minlength=(a + 1) * (b + 1) + 1)
                 grid = cells[: (a + 1) * (b + 1)].reshape(a + 1, b + 1)[::-1, ::-1].cumsum(0).cumsum(1)[::-1, ::-1]
                 shares.append(grid[1:, 1:].reshape(-1) / n)
             mean = np.concatenate(shares) if shares else np.zeros(0)

@@ -260,7 +260,7 @@ mod tests {
     use super::*;
     use crate::binning::fit::fit;
     use crate::binning::thresholds::Strategy;
-    use crate::data::binned::BinnedView;
+    use crate::data::binned_view::BinnedView;
     use crate::data::csr::CsrView;
     use crate::data::matrix::RowMatrix;
     use rand::{Rng, SeedableRng};

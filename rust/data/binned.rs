@@ -1,5 +1,7 @@
 //! A binned feature matrix stored as one bin code per (document, base feature), read as the
-//! indicator matrix of `crate::binning::transform` without ever building it.
+//! indicator matrix of `crate::binning::transform` without ever building it: the codes' types
+//! and their layout (which columns and table slots every code column owns) are here, the view
+//! that reads the codes (`BinnedView`) is in `crate::data::binned_view`.
 //!
 //! Base feature f with K_f thresholds owns indicator columns start_f .. start_f + K_f (the
 //! indicators 1[x > k_t]) and, with a missing indicator, column start_f + K_f. A document's code
@@ -26,11 +28,7 @@
 //! two kernels apply: the pair's table is the 2-D prefix sum of its weights (one slot per code),
 //! and its columns of X^T c the 2-D suffix sums of its histogram.
 
-use rayon::prelude::*;
-
 use crate::binning::thresholds::{Missing, Thresholds};
-use crate::data::matrix::RowMatrix;
-use crate::error::{Error, Result};
 
 /// Unsigned integer types that hold bin codes.
 pub trait Code: Copy + Send + Sync + Default + 'static {
@@ -215,7 +213,7 @@ impl BinLayout {
     /// Where pair p's code sets its columns: (first column, b, ci, cj), the columns
     /// first + s b + t for s < ci and t < cj; ci = 0 for the missing code, which sets none.
     #[inline]
-    fn pair_cells(&self, p: usize, code: usize) -> (usize, usize, usize, usize) {
+    pub fn pair_cells(&self, p: usize, code: usize) -> (usize, usize, usize, usize) {
         let (a, b) = self.grids[p];
         let c = self.starts[self.n_features() + p];
         if code > a * (b + 1) + b {
@@ -225,222 +223,9 @@ impl BinLayout {
     }
 }
 
-/// Row-major bin codes of shape (n_rows, n_features) with their thresholds, as a `RowMatrix`
-/// over the indicator columns.
-pub struct BinnedView<'a, C> {
-    codes: &'a [C],
-    n_rows: usize,
-    layout: BinLayout,
-}
-
-/// Rows per chunk of the parallel code check.
-const CHECK_ROWS: usize = 4096;
-
-impl<'a, C: Code> BinnedView<'a, C> {
-    /// Checks the shape and that every code is one its feature can have.
-    pub fn new(
-        codes: &'a [C],
-        n_rows: usize,
-        n_features: usize,
-        th: &Thresholds,
-        missing: Missing,
-    ) -> Result<Self> {
-        Self::with_pairs(codes, n_rows, n_features, th, missing, &[])
-    }
-
-    /// `new` for codes with `grids.len()` pair columns after the `n_features` base features
-    /// (see `BinLayout::with_pairs`).
-    pub fn with_pairs(
-        codes: &'a [C],
-        n_rows: usize,
-        n_features: usize,
-        th: &Thresholds,
-        missing: Missing,
-        grids: &[(usize, usize)],
-    ) -> Result<Self> {
-        if th.n_features() != n_features {
-            return Err(Error::input(format!(
-                "the bin codes have {n_features} features, but their thresholds are for {}",
-                th.n_features()
-            )));
-        }
-        let width = n_features + grids.len();
-        if n_rows.checked_mul(width) != Some(codes.len()) {
-            return Err(Error::input(format!(
-                "bin codes of shape ({n_rows}, {width}) need {} values, got {}",
-                n_rows as u128 * width as u128,
-                codes.len()
-            )));
-        }
-        let layout = BinLayout::with_pairs(th, missing, grids);
-        let extra = usize::from(missing == Missing::Indicator);
-        let limits: Vec<usize> = (0..width).map(|f| layout.code_limit(f)).collect();
-        if width > 0 {
-            let bad = codes
-                .par_chunks(CHECK_ROWS * width)
-                .enumerate()
-                .find_map_first(|(c, chunk)| {
-                    chunk.iter().enumerate().find_map(|(i, v)| {
-                        let f = i % width;
-                        (v.to_usize() > limits[f])
-                            .then(|| (c * CHECK_ROWS + i / width, f, v.to_usize()))
-                    })
-                });
-            if let Some((r, f, v)) = bad {
-                if f >= n_features {
-                    let (a, b) = grids[f - n_features];
-                    return Err(Error::input(format!(
-                        "bin code {v} at row {r}, pair {} is out of range: the pair has {a} x \
-                         {b} coarse thresholds, so its codes are 0..={}",
-                        f - n_features,
-                        (a + 1) * (b + 1)
-                    )));
-                }
-                let k = layout.counts[f];
-                let what = if extra == 1 {
-                    format!("0..={k} (and {} for a missing value)", k + 1)
-                } else {
-                    format!("0..={k}")
-                };
-                return Err(Error::input(format!(
-                    "bin code {v} at row {r}, feature {f} is out of range: feature {f} has {k} \
-                     thresholds, so its codes are {what}"
-                )));
-            }
-        }
-        Ok(BinnedView {
-            codes,
-            n_rows,
-            layout,
-        })
-    }
-
-    #[inline(always)]
-    fn row(&self, row: usize) -> &'a [C] {
-        let d = self.layout.n_code_columns();
-        &self.codes[row * d..(row + 1) * d]
-    }
-
-    pub fn layout(&self) -> &BinLayout {
-        &self.layout
-    }
-}
-
-impl<C: Code> RowMatrix for BinnedView<'_, C> {
-    fn n_rows(&self) -> usize {
-        self.n_rows
-    }
-    fn n_cols(&self) -> usize {
-        self.layout.n_cols
-    }
-    /// The sum of the weights of the set columns, column by column (for callers without a
-    /// table; `row_score` is the fast way).
-    fn row_dot(&self, row: usize, w: &[f64]) -> f64 {
-        let l = &self.layout;
-        let (codes, n_base) = (self.row(row), l.n_features());
-        let mut acc = 0.0;
-        for (f, code) in codes[..n_base].iter().enumerate() {
-            let (k, c) = (l.counts[f], l.starts[f]);
-            let code = code.to_usize();
-            if code > k {
-                acc += w[c + k];
-            } else {
-                for v in &w[c..c + code] {
-                    acc += v;
-                }
-            }
-        }
-        for (p, code) in codes[n_base..].iter().enumerate() {
-            let (c, b, ci, cj) = l.pair_cells(p, code.to_usize());
-            for s in 0..ci {
-                for v in &w[c + s * b..c + s * b + cj] {
-                    acc += v;
-                }
-            }
-        }
-        acc
-    }
-    fn row_axpy(&self, row: usize, alpha: f64, out: &mut [f64]) {
-        let l = &self.layout;
-        let (codes, n_base) = (self.row(row), l.n_features());
-        for (f, code) in codes[..n_base].iter().enumerate() {
-            let (k, c) = (l.counts[f], l.starts[f]);
-            let code = code.to_usize();
-            if code > k {
-                out[c + k] += alpha;
-            } else {
-                for o in &mut out[c..c + code] {
-                    *o += alpha;
-                }
-            }
-        }
-        for (p, code) in codes[n_base..].iter().enumerate() {
-            let (c, b, ci, cj) = l.pair_cells(p, code.to_usize());
-            for s in 0..ci {
-                for o in &mut out[c + s * b..c + s * b + cj] {
-                    *o += alpha;
-                }
-            }
-        }
-    }
-    fn prepare(&self, w: &[f64]) -> Vec<f64> {
-        self.layout.table(w)
-    }
-    #[inline]
-    fn row_score(&self, row: usize, _w: &[f64], table: &[f64]) -> f64 {
-        // Four accumulators (features j, j + 4, ...) added in a fixed order: independent
-        // chains of additions, where one chain would wait for every addition in turn.
-        const LANES: usize = 4;
-        let codes = self.row(row);
-        let slots = &self.layout.slots[..codes.len()];
-        let mut acc = [0.0f64; LANES];
-        let mut c = codes.chunks_exact(LANES);
-        let mut s = slots.chunks_exact(LANES);
-        for (cs, ss) in (&mut c).zip(&mut s) {
-            for l in 0..LANES {
-                acc[l] += table[ss[l] + cs[l].to_usize()];
-            }
-        }
-        let mut tail = 0.0;
-        for (code, slot) in c.remainder().iter().zip(s.remainder()) {
-            tail += table[slot + code.to_usize()];
-        }
-        ((acc[0] + acc[1]) + (acc[2] + acc[3])) + tail
-    }
-    fn acc_len(&self) -> usize {
-        self.layout.slots[self.layout.n_code_columns()]
-    }
-    #[inline]
-    fn row_accumulate(&self, row: usize, alpha: f64, hist: &mut [f64]) {
-        for (s, code) in self.layout.slots.iter().zip(self.row(row)) {
-            hist[s + code.to_usize()] += alpha;
-        }
-    }
-    fn finish(&self, hist: Vec<f64>) -> Vec<f64> {
-        self.layout.columns_from_histogram(&hist)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn out_of_range_codes_are_rejected() {
-        // Feature 0 has thresholds {0.5, 2}, feature 1 {10}: codes 0..=2 and 0..=1 (plus 3
-        // and 2 for a missing value with a missing indicator).
-        let th = Thresholds::new(vec![0.5, 2.0, 10.0], vec![0, 2, 3]).unwrap();
-        let ok: [u8; 4] = [2, 1, 0, 0];
-        assert!(BinnedView::new(&ok, 2, 2, &th, Missing::Error).is_ok());
-        let bad: [u8; 4] = [2, 1, 0, 2];
-        let err = BinnedView::new(&bad, 2, 2, &th, Missing::Error)
-            .err()
-            .unwrap();
-        assert!(err.to_string().contains("row 1, feature 1"), "{err}");
-        assert!(BinnedView::new(&bad, 2, 2, &th, Missing::Indicator).is_ok());
-        assert!(BinnedView::new(&ok, 1, 2, &th, Missing::Error).is_err());
-        assert!(BinnedView::new(&ok, 2, 3, &th, Missing::Error).is_err());
-    }
 
     #[test]
     fn table_and_histogram_by_hand() {
@@ -480,82 +265,5 @@ mod tests {
             layout.columns_from_histogram(&hist),
             vec![0.0, 8.0 + 32.0, 32.0]
         );
-        // A code above the missing code is refused, and the missing code sets nothing.
-        let codes: [u8; 4] = [1, 6, 0, 7];
-        assert!(BinnedView::with_pairs(&codes, 2, 1, &th, Missing::Error, &[(2, 1)]).is_err());
-        let view =
-            BinnedView::with_pairs(&codes[..2], 1, 1, &th, Missing::Error, &[(2, 1)]).unwrap();
-        assert_eq!(view.row_dot(0, &[1.0, 2.0, 4.0]), 1.0);
-    }
-
-    #[test]
-    fn pair_kernels_equal_the_cell_indicators() {
-        use rand::{Rng, SeedableRng};
-        use rand_chacha::ChaCha8Rng;
-        // Two base features (thresholds 3 and 2, with missing indicators) and pairs of grids
-        // (2, 3) and (1, 1); random codes, including the pairs' missing codes. The indicator
-        // matrix is written from the definition: base feature f sets its first `code` columns
-        // (or only its missing column), a pair sets (s, t) when ci >= s and cj >= t.
-        let th = Thresholds::new(vec![0.0, 1.0, 2.0, 0.0, 1.0], vec![0, 3, 5]).unwrap();
-        let grids = [(2, 3), (1, 1)];
-        let layout = BinLayout::with_pairs(&th, Missing::Indicator, &grids);
-        let n = 200;
-        let mut rng = ChaCha8Rng::seed_from_u64(5);
-        let mut codes: Vec<u8> = Vec::new();
-        let mut dense = vec![vec![0.0f64; layout.n_cols]; n];
-        for row in dense.iter_mut() {
-            for f in 0..4 {
-                let code = rng.random_range(0..=layout.code_limit(f));
-                codes.push(code as u8);
-                let c = layout.starts[f];
-                if f < 2 {
-                    let k = layout.counts[f];
-                    if code > k {
-                        row[c + k] = 1.0;
-                    } else {
-                        row[c..c + code].iter_mut().for_each(|v| *v = 1.0);
-                    }
-                } else {
-                    let (a, b) = grids[f - 2];
-                    if code < (a + 1) * (b + 1) {
-                        let (ci, cj) = (code / (b + 1), code % (b + 1));
-                        for s in 1..=a {
-                            for t in 1..=b {
-                                if ci >= s && cj >= t {
-                                    row[c + (s - 1) * b + (t - 1)] = 1.0;
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        let view = BinnedView::with_pairs(&codes, n, 2, &th, Missing::Indicator, &grids).unwrap();
-        assert_eq!(view.n_cols(), 5 + 2 + 6 + 1);
-        let w: Vec<f64> = (0..layout.n_cols)
-            .map(|_| rng.random_range(-1.0..1.0))
-            .collect();
-        let table = view.prepare(&w);
-        let mut hist = vec![0.0; view.acc_len()];
-        let (mut expect_g, mut axpy) = (vec![0.0; layout.n_cols], vec![0.0; layout.n_cols]);
-        for (r, x) in dense.iter().enumerate() {
-            let expect: f64 = x.iter().zip(&w).map(|(a, b)| a * b).sum();
-            assert!(
-                (view.row_score(r, &w, &table) - expect).abs() < 1e-12,
-                "row {r}"
-            );
-            assert!((view.row_dot(r, &w) - expect).abs() < 1e-12, "row {r}");
-            let alpha = r as f64 - 50.0;
-            view.row_accumulate(r, alpha, &mut hist);
-            view.row_axpy(r, alpha, &mut axpy);
-            for (g, v) in expect_g.iter_mut().zip(x) {
-                *g += alpha * v;
-            }
-        }
-        let g = view.finish(hist);
-        for j in 0..layout.n_cols {
-            assert!((g[j] - expect_g[j]).abs() < 1e-9, "column {j}");
-            assert!((axpy[j] - expect_g[j]).abs() < 1e-9, "column {j}");
-        }
     }
 }

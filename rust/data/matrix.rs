@@ -51,7 +51,7 @@ impl SparseIndex for i64 {
 
 /// A matrix whose rows are documents. The solver needs only two row operations, `row_dot` and
 /// `row_axpy`; the other methods let a matrix stored in another form (bin codes, see
-/// [`BinnedView`](crate::data::binned::BinnedView)) score rows and accumulate X^T c faster than column by column. Their defaults
+/// [`BinnedView`](crate::data::binned_view::BinnedView)) score rows and accumulate X^T c faster than column by column. Their defaults
 /// are the two row operations themselves, so that dense and CSR matrices keep their arithmetic.
 pub trait RowMatrix: Sync {
     fn n_rows(&self) -> usize;

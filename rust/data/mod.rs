@@ -4,6 +4,9 @@
 //! directly, never through here, so that no two files import each other.
 
 pub mod binned;
+#[cfg(test)]
+mod binned_split;
+pub mod binned_view;
 pub mod csr;
 pub mod dense;
 pub mod groups;
@@ -12,7 +15,7 @@ pub mod matrix;
 pub mod reader;
 pub mod scaled;
 
-pub use binned::BinnedView;
+pub use binned_view::BinnedView;
 pub use csr::CsrView;
 pub use dense::DenseView;
 pub use groups::QueryGroups;

@@ -25,6 +25,9 @@ pub(super) enum Check {
 pub(super) enum Matrix<'py> {
     Binned {
         codes: Codes<'py>,
+        /// The pairs' codes in an array of their own (`BinnedView::split`), or None when
+        /// `codes` holds them after the base features'.
+        pair_codes: Option<Codes<'py>>,
         /// Parsed once, when the `CoreMatrix` was made.
         thresholds: std::sync::Arc<crate::binning::Thresholds>,
         missing: Missing,
@@ -187,25 +190,6 @@ impl<'py> Matrix<'py> {
             })
             .map_err(PyErr::from)
         }
-        fn binned<C: crate::data::binned::Code + Element>(
-            py: Python<'_>,
-            codes: &PyReadonlyArray2<'_, C>,
-            th: &crate::binning::Thresholds,
-            missing: Missing,
-            grids: &[(usize, usize)],
-            n_threads: usize,
-            f: ViewFn<'_>,
-        ) -> PyResult<()> {
-            let (s, n, d) = rows(codes, "bin codes")?;
-            // The code columns are the base features' and then the pairs'.
-            let base = d.saturating_sub(grids.len());
-            detach(py, || {
-                with_threads(n_threads, || {
-                    f(&BinnedView::with_pairs(s, n, base, th, missing, grids)?)
-                })?
-            })
-            .map_err(PyErr::from)
-        }
         fn dense<T: Scalar + Element>(
             py: Python<'_>,
             check: Check,
@@ -242,13 +226,19 @@ impl<'py> Matrix<'py> {
             }
             Matrix::Binned {
                 codes,
+                pair_codes,
                 thresholds,
                 missing,
                 grids,
-            } => match codes {
-                Codes::U8(a) => binned(py, a, thresholds, *missing, grids, t, f),
-                Codes::U16(a) => binned(py, a, thresholds, *missing, grids, t, f),
-            },
+            } => run_binned(
+                py,
+                (codes, pair_codes.as_ref()),
+                thresholds,
+                *missing,
+                grids,
+                t,
+                f,
+            ),
             Matrix::DenseF64(a) => dense(py, check, a, t, f),
             Matrix::DenseF32(a) => dense(py, check, a, t, f),
             Matrix::Csr {
@@ -274,6 +264,71 @@ impl<'py> Matrix<'py> {
                 )),
             },
         }
+    }
+}
+
+/// Runs `f` on the view `make` builds, with the GIL released, on a pool of `n_threads`.
+fn viewed<V: RowMatrix>(
+    py: Python<'_>,
+    n_threads: usize,
+    f: ViewFn<'_>,
+    make: impl FnOnce() -> crate::Result<V> + Send,
+) -> PyResult<()> {
+    detach(py, || with_threads(n_threads, || f(&make()?))?).map_err(PyErr::from)
+}
+
+/// `Matrix::run_erased` of bin codes: one array of them, or the base and pair codes in two
+/// (`BinnedView::split`), each of either code type.
+fn run_binned(
+    py: Python<'_>,
+    (codes, pair_codes): (&Codes<'_>, Option<&Codes<'_>>),
+    th: &crate::binning::Thresholds,
+    m: Missing,
+    grids: &[(usize, usize)],
+    t: usize,
+    f: ViewFn<'_>,
+) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn binned<B: crate::data::binned::Code + Element, P: crate::data::binned::Code + Element>(
+        py: Python<'_>,
+        codes: &PyReadonlyArray2<'_, B>,
+        pair_codes: Option<&PyReadonlyArray2<'_, P>>,
+        th: &crate::binning::Thresholds,
+        missing: Missing,
+        grids: &[(usize, usize)],
+        n_threads: usize,
+        f: ViewFn<'_>,
+    ) -> PyResult<()> {
+        let (s, n, d) = rows(codes, "bin codes")?;
+        let Some(pair_codes) = pair_codes else {
+            // The code columns are the base features' and then the pairs'.
+            let base = d.saturating_sub(grids.len());
+            return viewed(py, n_threads, f, || {
+                BinnedView::with_pairs(s, n, base, th, missing, grids)
+            });
+        };
+        let (p, n_p, d_p) = rows(pair_codes, "pair codes")?;
+        if (n_p, d_p) != (n, grids.len()) {
+            return Err(PyValueError::new_err(format!(
+                "pair codes must have shape {:?} ({n} rows of bin codes, {} pairs), got {:?}",
+                (n, grids.len()),
+                grids.len(),
+                (n_p, d_p)
+            )));
+        }
+        viewed(py, n_threads, f, || {
+            BinnedView::split((s, p), n, d, th, missing, grids)
+        })
+    }
+    // Without pair codes their type is any (u8).
+    let none = None::<&PyReadonlyArray2<'_, u8>>;
+    match (codes, pair_codes) {
+        (Codes::U8(a), None) => binned(py, a, none, th, m, grids, t, f),
+        (Codes::U16(a), None) => binned(py, a, none, th, m, grids, t, f),
+        (Codes::U8(a), Some(Codes::U8(p))) => binned(py, a, Some(p), th, m, grids, t, f),
+        (Codes::U8(a), Some(Codes::U16(p))) => binned(py, a, Some(p), th, m, grids, t, f),
+        (Codes::U16(a), Some(Codes::U8(p))) => binned(py, a, Some(p), th, m, grids, t, f),
+        (Codes::U16(a), Some(Codes::U16(p))) => binned(py, a, Some(p), th, m, grids, t, f),
     }
 }
 

@@ -36,6 +36,8 @@ enum Stored {
     },
     Binned {
         codes: Either<PyArray2<u8>, PyArray2<u16>>,
+        /// The pairs' codes in an array of their own (the fifth array), or None.
+        pair_codes: Option<Either<PyArray2<u8>, PyArray2<u16>>>,
         /// Parsed once from the threshold arrays, shared by every call's view.
         thresholds: Arc<Thresholds>,
         grids: Vec<(usize, usize)>,
@@ -135,16 +137,23 @@ impl CoreMatrix {
                     indptr,
                 }
             }
-            ("binned", 3 | 4) => {
-                let grids = if arrays.len() == 4 {
+            ("binned", 3..=5) => {
+                let grids = if arrays.len() >= 4 {
                     grids_from(slice(&vector::<i64>(&item(3)?)?, "pair grids")?)?
                 } else {
                     Vec::new()
                 };
                 let thresholds =
                     thresholds_from(&vector::<f64>(&item(1)?)?, &vector::<i64>(&item(2)?)?)?;
+                let pair_codes = if arrays.len() == 5 {
+                    let message = "pair codes must be a 2-D uint8 or uint16 array";
+                    Some(either(&item(4)?, message)?)
+                } else {
+                    None
+                };
                 Stored::Binned {
                     codes: either(&item(0)?, "bin codes must be a 2-D uint8 or uint16 array")?,
+                    pair_codes,
                     thresholds: Arc::new(thresholds),
                     grids,
                 }
@@ -160,10 +169,20 @@ impl CoreMatrix {
         let (rows, cols) = match &stored {
             Stored::Dense(Either::First(a)) => shape2(a.readonly(py)?.shape()),
             Stored::Dense(Either::Second(a)) => shape2(a.readonly(py)?.shape()),
-            Stored::Binned { codes, .. } => match codes {
-                Either::First(a) => (a.readonly(py)?.shape()[0], n_cols),
-                Either::Second(a) => (a.readonly(py)?.shape()[0], n_cols),
-            },
+            Stored::Binned {
+                codes, pair_codes, ..
+            } => {
+                // Both arrays of codes have a row per document.
+                let rows_of = |a: &Either<PyArray2<u8>, PyArray2<u16>>| -> PyResult<usize> {
+                    Ok(match a {
+                        Either::First(a) => a.readonly(py)?.shape()[0],
+                        Either::Second(a) => a.readonly(py)?.shape()[0],
+                    })
+                };
+                let rows = rows_of(codes)?;
+                let pair_rows = pair_codes.as_ref().map(rows_of).transpose()?;
+                (pair_rows.filter(|&r| r != rows).unwrap_or(rows), n_cols)
+            }
             Stored::Csr { .. } => (n_rows, n_cols),
         };
         if (rows, cols) != (n_rows, n_cols) {
@@ -194,6 +213,14 @@ fn borrow1<'py, T: Element>(
     a: &PyArray1<T>,
 ) -> PyResult<PyReadonlyArray1<'py, T>> {
     a.readonly(py)
+}
+
+/// Stored bin codes borrowed for one call.
+fn codes_of<'py>(py: Python<'py>, a: &Either<PyArray2<u8>, PyArray2<u16>>) -> PyResult<Codes<'py>> {
+    Ok(match a {
+        Either::First(a) => Codes::U8(borrow2(py, a)?),
+        Either::Second(a) => Codes::U16(borrow2(py, a)?),
+    })
 }
 
 impl<'py> Matrix<'py> {
@@ -239,13 +266,12 @@ impl<'py> Matrix<'py> {
             }
             Stored::Binned {
                 codes,
+                pair_codes,
                 thresholds,
                 grids,
             } => Matrix::Binned {
-                codes: match codes {
-                    Either::First(a) => Codes::U8(borrow2(py, a)?),
-                    Either::Second(a) => Codes::U16(borrow2(py, a)?),
-                },
+                codes: codes_of(py, codes)?,
+                pair_codes: pair_codes.as_ref().map(|p| codes_of(py, p)).transpose()?,
                 thresholds: Arc::clone(thresholds),
                 missing: if m.missing {
                     Missing::Indicator

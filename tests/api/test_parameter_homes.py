@@ -58,8 +58,7 @@ OTHER_MEANINGS: Dict[str, Dict[str, str]] = {
         "python/svmmap/dask/_parts.py": 'NumPy\'s memory order (requirements=["C", "A"])',
         "rust/python/matrix.rs": 'NumPy\'s memory order (np.require(..., ("C", "A")))',
         "rust/binning/transform.rs": "a type parameter (C: Code, the bin codes' integer type)",
-        "rust/data/binned.rs": "a type parameter (C: Code, the bin codes' integer type)",
-        "rust/python/arrays.rs": "a type parameter (C: Code, the bin codes' integer type)",
+        "rust/data/binned_view.rs": "a type parameter (C: Code, the bin codes' integer type)",
         "rust/python/binning.rs": "a type parameter (C: Code, the bin codes' integer type)",
     },
     "max_time": {
