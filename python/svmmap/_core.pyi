@@ -329,6 +329,10 @@ def solve(
     callback: _Callback = None,
     with_coef: bool = False,
 ) -> Tuple[npt.NDArray[np.float64], FitSummary]: ...
+
+# A path whose first C starts from warm_state, which must come from a path of the same losses,
+# labels, queries, query weights, relevance threshold and number of features (ValueError
+# otherwise; the feature values are not compared).
 def fit_path_from(
     x: _Matrix,
     y: npt.NDArray[np.float64],

@@ -111,7 +111,8 @@ pub(super) fn fit_path<'py>(
 /// same data and config returned; None: from scratch). Returns ([(coef, FitSummary)], the
 /// WarmState its last C ended in): a path fitted in pieces this way gives the models of the
 /// path fitted in one `fit_path` call bit for bit, so that a caller (SVMMapCV's search) can
-/// score each C before deciding whether to fit larger ones.
+/// score each C before deciding whether to fit larger ones. A state of another problem (other
+/// losses, labels, queries, query weights, threshold or number of features) is refused.
 #[pyfunction]
 #[pyo3(signature = (x, y, qid_codes, n_queries, config, cs, warm_state=None, query_weights=None))]
 #[allow(clippy::too_many_arguments)]

@@ -117,6 +117,14 @@ pub fn train_path_from<M: RowMatrix + ?Sized>(
     }
     let counts = problem.counts;
     counts.require_usable(opts.relevance_threshold)?;
+    let key = problem_key(x.n_cols(), labels, groups, weights, oracles, opts);
+    if start.is_some_and(|s| !s.is_of(key)) {
+        return Err(Error::input(
+            "warm_state comes from a path of another problem (other losses, labels, queries, \
+             query weights, relevance threshold or number of features): a path's state starts \
+             only a path of the same data and configuration",
+        ));
+    }
     let mut source = QueryCuts { problem, oracles };
     let mut out = Vec::with_capacity(cs.len());
     let mut state: Option<WarmStart> = None;
@@ -135,9 +143,39 @@ pub fn train_path_from<M: RowMatrix + ?Sized>(
         // A path's states are held between its Cs, and by a search between its calls, in f32
         // (see `WarmStart`): every C of the path starts from the rounded state, so a path
         // fitted in pieces is the path fitted at once.
-        state = last.map(WarmStart::rounded);
+        state = last.map(|s| s.rounded().of_problem(key));
     }
     Ok((out, state))
+}
+
+/// A fingerprint of what makes a path's cuts bound its risk: the losses, the labels and their
+/// relevance threshold, the queries, the query weights and the cut blocks. A state carries
+/// the one of the path that made it, and a path refuses another's: the cuts and the risk a
+/// state holds are those of its own problem, and starting another problem from them gave a
+/// "converged" fit whose primal objective was the old problem's (below the new optimum, with
+/// a negative gap). The feature values are not read (that would cost an oracle pass), only
+/// their number; O(n) beside a fit's passes over X.
+fn problem_key(
+    n_cols: usize,
+    labels: &[f64],
+    groups: &QueryGroups,
+    weights: Option<&[f64]>,
+    oracles: &[&dyn Oracle],
+    opts: &ValidOptions,
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    n_cols.hash(&mut h);
+    labels.iter().for_each(|v| v.to_bits().hash(&mut h));
+    groups.order.hash(&mut h);
+    groups.bounds.hash(&mut h);
+    weights
+        .map(|w| w.iter().map(|v| v.to_bits()).collect::<Vec<_>>())
+        .hash(&mut h);
+    oracles.iter().for_each(|o| o.name().hash(&mut h));
+    opts.relevance_threshold.to_bits().hash(&mut h);
+    opts.n_blocks.hash(&mut h);
+    h.finish()
 }
 
 /// The cutting-plane loop on any source of cuts (the query counts of the summary are left 0).

@@ -57,6 +57,9 @@ pub struct WarmStart {
     /// sum_s max(0, b_s - w.g_s) of the cuts taken at w: the risk at w, summed over groups;
     /// None after `shifted`, until w is evaluated again.
     pub(super) risk: Option<f64>,
+    /// The fingerprint of the C path's problem (`api::problem_key`); None for a single solve's
+    /// state, which its caller matches with its problem.
+    problem: Option<u64>,
 }
 
 /// The cuts of a `WarmStart`: as the working set had them, or rounded (`WarmStart::rounded`).
@@ -110,7 +113,21 @@ impl WarmStart {
             alpha,
             w,
             risk: Some(risk),
+            problem: None,
         }
+    }
+
+    /// The state stamped with the fingerprint of the path's problem.
+    pub(super) fn of_problem(self, key: u64) -> WarmStart {
+        WarmStart {
+            problem: Some(key),
+            ..self
+        }
+    }
+
+    /// Whether the state is one of a path of the problem with this fingerprint.
+    pub(super) fn is_of(&self, key: u64) -> bool {
+        self.problem == Some(key)
     }
 
     /// The same state with its cuts in f32 (see the type's documentation), or as it is when
@@ -130,6 +147,7 @@ impl WarmStart {
             alpha,
             w,
             risk,
+            problem,
         } = self
         else {
             unreachable!("matched above")
@@ -141,6 +159,7 @@ impl WarmStart {
             alpha,
             w,
             risk,
+            problem,
         }
     }
 
@@ -232,6 +251,7 @@ impl WarmStart {
         Ok(WarmStart {
             cuts: HeldCuts::Exact(cuts),
             risk: None,
+            problem: None,
             ..self.clone()
         })
     }
