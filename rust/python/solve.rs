@@ -39,8 +39,10 @@ impl PyCutSource {
         let mut cuts: Vec<(f64, Vec<f64>)> = (0..self.n_groups)
             .map(|_| (0.0, vec![0.0; self.dim]))
             .collect();
+        let mut n_parts = 0;
         for part in result.try_iter().map_err(|_| shape_error())? {
             let part = part?;
+            n_parts += 1;
             let mut n_seen = 0;
             for (s, item) in part.try_iter().map_err(|_| shape_error())?.enumerate() {
                 let (b, g): (f64, PyReadonlyArray1<'_, f64>) =
@@ -59,6 +61,15 @@ impl PyCutSource {
             if n_seen != self.n_groups {
                 return Err(shape_error());
             }
+        }
+        // No part is no data, not a zero risk: summing none made w = 0 "converged" with a
+        // primal objective of 0 whatever the problem was.
+        if n_parts == 0 {
+            return Err(PyValueError::new_err(format!(
+                "the cut source returned no part: it must return, for every part, a list of {} \
+                 (float, float64 array of length {}) pairs, and at least one part",
+                self.n_groups, self.dim
+            )));
         }
         for (b, g) in cuts.iter_mut() {
             *b *= self.inv_n;

@@ -43,3 +43,13 @@ def test_the_same_problem_still_continues_its_path_bit_for_bit(problem):
     rest, _ = _core.fit_path_from(M, y, codes, n, config, [1.0, 10.0], warm_state=state)
     for (a, _), (b, _) in zip(whole, list(first) + list(rest)):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("solve", ["solve", "solve_warm"])
+def test_a_cut_source_of_no_part_is_refused(solve):
+    # A source that returns no part has summed no data; it made w = 0 "converged" with a
+    # primal objective of 0, a certificate of nothing.
+    config = _core.TrainConfig(C=1.0)
+    problem = _core.ProblemSummary(used=3)
+    with pytest.raises(ValueError, match="the cut source returned no part"):
+        getattr(_core, solve)(lambda w: [], 4, config, problem)
