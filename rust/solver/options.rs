@@ -490,7 +490,9 @@ impl Options {
                     // a normal number, far from the underflow.
                     f64::MIN_POSITIVE / self.eps
                 ),
-                self.c,
+                // Debug is the shortest form that reads back ("5e-324"); Display wrote the
+                // 324 decimals of a subnormal C given in a path's Cs.
+                format!("{:?}", self.c),
             ))
         }
     }

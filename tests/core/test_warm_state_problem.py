@@ -53,3 +53,11 @@ def test_a_cut_source_of_no_part_is_refused(solve):
     problem = _core.ProblemSummary(used=3)
     with pytest.raises(ValueError, match="the cut source returned no part"):
         getattr(_core, solve)(lambda w: [], 4, config, problem)
+
+
+def test_a_path_c_whose_tolerance_underflows_is_named_as_given(problem):
+    # 1e-3 * 5e-324 is 0 in float64. The message wrote the C of a path's Cs with its 324
+    # decimals ("got 0.000...0005"); TrainConfig(C=5e-324) writes it as given.
+    M, y, codes, n = problem
+    with pytest.raises(ValueError, match=r"C = 2\.2e-305 or more\), got 5e-324$"):
+        _core.fit_path(M, y, codes, n, _core.TrainConfig(C=1.0), cs=[5e-324])
