@@ -133,7 +133,10 @@ pub(super) fn solve<'py>(
 
 /// `solve` started from `warm` (None: from scratch), also returning the final state, from
 /// which a solve of the same problem at another C, or of a shifted one
-/// (`WarmState.shifted`), can start. Returns (coef, FitSummary, WarmState).
+/// (`WarmState.shifted`), can start. Returns (coef, FitSummary, WarmState). The state must
+/// come from this cut source's problem (or its shift): its cuts bound only that problem's risk,
+/// and a cut source has no identity to check, so a state of another problem gives a wrong fit
+/// certified as converged. `fit_path_from`, whose problem is known, refuses such a state.
 #[pyfunction]
 #[pyo3(signature = (cut_source, dim, config, problem, warm=None, callback=None))]
 pub(super) fn solve_warm<'py>(
