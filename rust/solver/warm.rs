@@ -134,33 +134,16 @@ impl WarmStart {
     /// the risk at its iterate is unknown (after `shifted`) or a value is beyond f32's range.
     /// Each f64 cut goes as soon as it is rounded, so the two forms are never held whole.
     pub fn rounded(self) -> WarmStart {
-        let HeldCuts::Exact(cuts) = &self.cuts else {
-            return self;
-        };
         let in_range = |v: &f64| (*v as f32).is_finite();
-        if self.risk.is_none() || !cuts.iter().all(|c| c.g.iter().all(in_range)) {
-            return self;
-        }
-        let WarmStart {
-            c,
-            cuts: HeldCuts::Exact(cuts),
-            alpha,
-            w,
-            risk,
-            problem,
-        } = self
-        else {
-            unreachable!("matched above")
+        let cuts = match self.cuts {
+            HeldCuts::Exact(cuts)
+                if self.risk.is_some() && cuts.iter().all(|c| c.g.iter().all(in_range)) =>
+            {
+                HeldCuts::Rounded(cuts.into_iter().map(|cut| RoundedCut::of(&cut)).collect())
+            }
+            kept => kept,
         };
-        let rounded = cuts.into_iter().map(|cut| RoundedCut::of(&cut)).collect();
-        WarmStart {
-            c,
-            cuts: HeldCuts::Rounded(rounded),
-            alpha,
-            w,
-            risk,
-            problem,
-        }
+        WarmStart { cuts, ..self }
     }
 
     /// Whether the state is one of a problem in `d` dimensions with `n_slacks` slacks.
